@@ -15,8 +15,44 @@ extern "C" {
 #define GIMPI_VERSION_MAJOR 0
 #define GIMPI_VERSION_MINOR 1
 
+/*  Error codes: the values of PVM 3.4's (pvm3.h), so both APIs speak the same numbers. */
+enum {
+    GIMPI_OK = 0,
+    GIMPI_EBADPARAM = -2,       /* PvmBadParam */
+    GIMPI_EMISMATCH = -3,       /* PvmMismatch */
+    GIMPI_EOVERFLOW = -4,       /* PvmOverflow */
+    GIMPI_ENODATA = -5,         /* PvmNoData */
+    GIMPI_ENOHOST = -6,         /* PvmNoHost */
+    GIMPI_ENOFILE = -7,         /* PvmNoFile */
+    GIMPI_EDENIED = -8,         /* PvmDenied */
+    GIMPI_ENOMEM = -10,         /* PvmNoMem */
+    GIMPI_EBADMSG = -12,        /* PvmBadMsg */
+    GIMPI_ESYSERR = -14,        /* PvmSysErr: daemon or peer unreachable */
+    GIMPI_ENOBUF = -15,         /* PvmNoBuf */
+    GIMPI_ENOSUCHBUF = -16,     /* PvmNoSuchBuf */
+    GIMPI_ENULLGROUP = -17,     /* PvmNullGroup */
+    GIMPI_EDUPGROUP = -18,      /* PvmDupGroup */
+    GIMPI_ENOGROUP = -19,       /* PvmNoGroup */
+    GIMPI_ENOTINGROUP = -20,    /* PvmNotInGroup */
+    GIMPI_ENOINST = -21,        /* PvmNoInst */
+    GIMPI_EHOSTFAIL = -22,      /* PvmHostFail */
+    GIMPI_ENOPARENT = -23,      /* PvmNoParent */
+    GIMPI_ENOTIMPL = -24,       /* PvmNotImpl */
+    GIMPI_EDSYSERR = -25,       /* PvmDSysErr */
+    GIMPI_EBADVERSION = -26,    /* PvmBadVersion */
+    GIMPI_EOUTOFRES = -27,      /* PvmOutOfRes */
+    GIMPI_ECANTSTART = -29,     /* PvmCantStart */
+    GIMPI_EALREADY = -30,       /* PvmAlready */
+    GIMPI_ENOTASK = -31,        /* PvmNoTask */
+    GIMPI_ENOTFOUND = -32,      /* PvmNotFound */
+    GIMPI_EEXISTS = -33,        /* PvmExists */
+};
+
 /*  Version string of the library ("0.1.0"). */
 const char *gimpi_version(void);
+
+/*  Text for an error code (PVM's pvm_perror wording, e.g. "No such group"). */
+const char *gimpi_strerror(int code);
 
 #ifdef __cplusplus
 }
