@@ -287,7 +287,7 @@ static void s_drop(s_conn_t *conn, const char *reason)
         } else {
             memset(rk, 0, sizeof *rk);
             self->njoined--;
-            s_log(self, "%s: %s before the job started; rank %d is free again", who,
+            s_log(self, "%s: %s; rank %d is free again (the job had not started)", who,
                   reason ? reason : "closed", rank);
         }
     } else if (reason) {
