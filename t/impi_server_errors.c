@@ -329,6 +329,49 @@ static void test_unknown_label(void)
     cmp_ok(st_finish(&srv), "==", 0, "exit 0");
 }
 
+/*  COLL after DONE and a second DONE drop the client; FINI before DONE is a clean exit
+ *  that counts as done. */
+static void test_after_done(void)
+{
+    st_server_t srv;
+    start(&srv, "3", "none");
+    int a = st_client(&srv, 0), b = st_client(&srv, 1), c = st_client(&srv, 2);
+    st_recv_impi(a);
+    st_recv_impi(b);
+    st_recv_impi(c);
+    st_send_cmd(a, IMPI_CMD_DONE, NULL, 0);
+    uint8_t x[4] = { 0, 0, 0, 1 };
+    st_coll(a, IMPI_C_NHOSTS, x, 4);
+    ok(tl_wait_closed(a, ST_TIMEOUT_MS), "COLL after DONE: closed");
+    close(a);
+    ok(st_expect_err(&srv, "after DONE", s_line, sizeof s_line) == 0, "stderr: %s", s_line);
+    st_send_cmd(b, IMPI_CMD_DONE, NULL, 0);
+    st_send_cmd(b, IMPI_CMD_DONE, NULL, 0);
+    ok(tl_wait_closed(b, ST_TIMEOUT_MS), "second DONE: closed");
+    close(b);
+    ok(st_expect_err(&srv, "DONE twice", s_line, sizeof s_line) == 0, "stderr: %s", s_line);
+    st_send_cmd(c, IMPI_CMD_FINI, NULL, 0);
+    ok(tl_wait_closed(c, ST_TIMEOUT_MS), "FINI before DONE: closed cleanly");
+    close(c);
+    cmp_ok(st_finish(&srv), "==", 1, "exit 1: two clients were dropped");
+
+    /* FINI before DONE from one client does not block the others' DONE */
+    start(&srv, "2", "none");
+    a = st_client(&srv, 0);
+    b = st_client(&srv, 1);
+    st_recv_impi(a);
+    st_recv_impi(b);
+    st_send_cmd(a, IMPI_CMD_FINI, NULL, 0);
+    ok(tl_wait_closed(a, ST_TIMEOUT_MS), "client 0 FINI without DONE");
+    close(a);
+    st_send_cmd(b, IMPI_CMD_DONE, NULL, 0);
+    ok(st_recv_done(b) == 0, "client 1 still gets DONE");
+    st_send_cmd(b, IMPI_CMD_FINI, NULL, 0);
+    tl_wait_closed(b, ST_TIMEOUT_MS);
+    close(b);
+    cmp_ok(st_finish(&srv), "==", 0, "exit 0: both sent FINI");
+}
+
 /*  Runs impi-server with argv, expects exit status 2 and a stderr containing needle. */
 static void bad_cmdline(const char *needle, char *const *args, const char *what)
 {
@@ -405,6 +448,7 @@ int main(void)
     test_huge_frame();
     test_disconnect();
     test_unknown_label();
+    test_after_done();
     test_cmdline();
     test_env_auth();
     done_testing();

@@ -62,7 +62,7 @@ static int start_three(st_server_t *srv, int fd[N])
 }
 
 /*  DONE from all, DONE to all, FINI from all, exit 0. */
-static void finish_three(st_server_t *srv, int fd[N])
+static void finish_three(st_server_t *srv, int fd[N], const char *trace)
 {
     static const uint8_t done[8] = { 0x44, 0x4F, 0x4E, 0x45, B4(0) };
     for (int c = 0; c < N; c++)
@@ -72,6 +72,11 @@ static void finish_three(st_server_t *srv, int fd[N])
         st_send_cmd(fd[c], IMPI_CMD_FINI, NULL, 0);
         ok(tl_wait_closed(fd[c], ST_TIMEOUT_MS), "server closes client %d after FINI", c);
         close(fd[c]);
+    }
+    if (trace) {
+        static char err[65536];
+        tl_read_all(srv->child.err, err, sizeof err, ST_TIMEOUT_MS);
+        ok(strstr(err, trace) != NULL, "-v traces '%s'", trace);
     }
     cmp_ok(st_finish(srv), "==", 0, "server exits 0 after FINI from all three");
 }
@@ -131,7 +136,7 @@ static void test_examples(void)
     };
     ok(all_receive(fd, port_reply, sizeof port_reply) == N,
        "H_PORT: reply len 36, 5001..5003 6001 6002 7001 7002 in client order");
-    finish_three(&srv, fd);
+    finish_three(&srv, fd, NULL);
 }
 
 /*  Seed 000's note: client 1 sends no PKTLEN (it sends its next label instead). */
@@ -139,7 +144,7 @@ static void test_missing_label(void)
 {
     st_server_t srv;
     int fd[N];
-    if (st_start(&srv, "-server", "3", "-auth", "none", (char *)NULL) < 0)
+    if (st_start(&srv, "-server", "3", "-auth", "none", "-v", (char *)NULL) < 0)
         BAIL_OUT("cannot start impi-server");
     if (start_three(&srv, fd) < 0)
         BAIL_OUT("clients could not join");
@@ -162,7 +167,7 @@ static void test_missing_label(void)
         0x43, 0x4F, 0x4C, 0x4C, B4(20), B4(0x1400), B4(0x7), B4(65535), B4(32767), B4(65535),
     };
     ok(all_receive(fd, tagub, sizeof tagub) == N, "next label TAGUB complete with mask 0x7");
-    finish_three(&srv, fd);
+    finish_three(&srv, fd, "COLL reply IMPI_C_DATALEN (0x1300) mask 0x5 len 16");
 }
 
 int main(void)
