@@ -42,6 +42,7 @@ enum {
     S_READ_CHUNK = 64 * 1024,   /* bytes read per readiness event (fairness) */
     S_MAX_PENDING = 128,        /* connections not yet joined */
     S_DEFAULT_JOIN_TIMEOUT_MS = 60000,
+    S_ACCEPT_PAUSE_MS = 200,    /* after EMFILE and the like */
 };
 
 /*  A reply shared by every connection it is queued on. */
@@ -66,8 +67,8 @@ typedef struct s_conn {
     s_cstate_t state;
     int rank;                   /* -1 until joined */
     int timer;                  /* join timeout, 0 when none */
-    uint8_t *in;
-    size_t in_len, in_cap;
+    uint8_t *in;                /* unparsed bytes are in[in_off .. in_len) */
+    size_t in_off, in_len, in_cap;
     s_out_t *out_head, *out_tail;
     size_t out_off;             /* bytes of out_head already written */
     struct s_conn *prev, *next;
@@ -312,10 +313,17 @@ static void s_join_timeout(gimpi_loop_t *loop, int id, void *arg)
     s_drop(conn, reason);
 }
 
+/*  Timer: listens again after a pause forced by descriptor exhaustion. */
+static void s_resume_accept(gimpi_loop_t *loop, int id, void *arg)
+{
+    (void)id;
+    impi_server_t *self = arg;
+    gimpi_loop_fd_set(loop, self->listen_fd, GIMPI_LOOP_READ);
+}
+
 /*  Accepts every pending connection. */
 static void s_accept(gimpi_loop_t *loop, int fd, int events, void *arg)
 {
-    (void)loop;
     (void)events;
     impi_server_t *self = arg;
     for (;;) {
@@ -323,9 +331,16 @@ static void s_accept(gimpi_loop_t *loop, int fd, int events, void *arg)
         socklen_t salen = sizeof sa;
         int cfd = accept4(fd, (struct sockaddr *)&sa, &salen, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (cfd < 0) {
-            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
-                errno != ECONNABORTED)
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                /* the pending connection stays readable: pause instead of spinning */
+                s_log(self, "accept: %s; pausing new connections for %d ms", strerror(errno),
+                      S_ACCEPT_PAUSE_MS);
+                gimpi_loop_fd_set(loop, fd, 0);
+                gimpi_loop_timer_add(loop, S_ACCEPT_PAUSE_MS, 0, s_resume_accept, self);
+            } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+                       errno != ECONNABORTED) {
                 s_log(self, "accept: %s", strerror(errno));
+            }
             return;
         }
         char peer[48], ip[INET_ADDRSTRLEN] = "?";
@@ -478,16 +493,11 @@ static int s_add_contribution(impi_server_t *self, int r, const impi_coll_t *col
 /* ------------------------------------------------------------------ commands */
 
 /*  Handles AUTH on a fresh connection.  Returns 0, or -1 when the connection is gone. */
-static int s_on_auth(s_conn_t *conn, const impi_cmd_t *cmd, const uint8_t *payload)
+static int s_on_auth(s_conn_t *conn, const uint8_t *payload)
 {
     impi_server_t *self = conn->server;
     char reason[160];
-    if (cmd->cmd != IMPI_CMD_AUTH) {
-        snprintf(reason, sizeof reason, "first command is %s, not AUTH", impi_cmd_name(cmd->cmd));
-        s_drop(conn, reason);
-        return -1;
-    }
-    uint32_t mask = impi_get32(payload);
+    uint32_t mask = (uint32_t)impi_cmd_int4_decode(payload);
     int which = impi_auth_choose(mask, self->auth_mask);
     if (which < 0) {
         snprintf(reason, sizeof reason,
@@ -511,7 +521,7 @@ static int s_on_auth(s_conn_t *conn, const impi_cmd_t *cmd, const uint8_t *paylo
 /*  Checks the 8 raw key bytes.  Returns 0, or -1 when the connection is gone. */
 static int s_on_key(s_conn_t *conn, const uint8_t *bytes)
 {
-    if (impi_get64(bytes) != conn->server->key) {
+    if (impi_auth_key_decode(bytes) != conn->server->key) {
         s_drop(conn, "wrong authentication key");
         return -1;
     }
@@ -520,16 +530,11 @@ static int s_on_key(s_conn_t *conn, const uint8_t *bytes)
 }
 
 /*  Handles IMPI (the join).  Returns 0, or -1 when the connection is gone. */
-static int s_on_join(s_conn_t *conn, const impi_cmd_t *cmd, const uint8_t *payload)
+static int s_on_join(s_conn_t *conn, const uint8_t *payload)
 {
     impi_server_t *self = conn->server;
     char reason[160];
-    if (cmd->cmd != IMPI_CMD_IMPI) {
-        snprintf(reason, sizeof reason, "sent %s where IMPI was expected", impi_cmd_name(cmd->cmd));
-        s_drop(conn, reason);
-        return -1;
-    }
-    int32_t rank = (int32_t)impi_get32(payload);
+    int32_t rank = impi_cmd_int4_decode(payload);
     if (rank < 0 || rank >= self->nclients) {
         snprintf(reason, sizeof reason, "rank %" PRId32 " refused: out of range 0..%d", rank,
                  self->nclients - 1);
@@ -559,13 +564,12 @@ static int s_on_join(s_conn_t *conn, const impi_cmd_t *cmd, const uint8_t *paylo
               self->nclients);
     if (self->njoined == self->nclients) {
         self->started = true;
-        s_msg_t *msg = s_msg_new(IMPI_CMD_HDR_SIZE + 4);
+        s_msg_t *msg = s_msg_new(IMPI_CMD_INT4_SIZE);
         if (!msg) {
             s_drop(conn, "out of memory");
             return -1;
         }
-        impi_cmd_encode(msg->data, IMPI_CMD_IMPI, 4);
-        impi_put32(msg->data + IMPI_CMD_HDR_SIZE, (uint32_t)self->nclients);
+        impi_cmd_int4_encode(msg->data, IMPI_CMD_IMPI, self->nclients);
         s_send_all(self, msg);
     }
     return 0;
@@ -578,12 +582,6 @@ static int s_on_joined(s_conn_t *conn, const impi_cmd_t *cmd, const uint8_t *pay
     impi_server_t *self = conn->server;
     s_rank_t *rk = &self->ranks[conn->rank];
     char reason[200];
-    const char *name = impi_cmd_name(cmd->cmd);
-    if (!self->started) {
-        snprintf(reason, sizeof reason, "sent %s before the IMPI reply (protocol violation)", name);
-        s_drop(conn, reason);
-        return -1;
-    }
     switch (cmd->cmd) {
     case IMPI_CMD_COLL: {
         impi_coll_t coll;
@@ -637,18 +635,40 @@ static int s_on_joined(s_conn_t *conn, const impi_cmd_t *cmd, const uint8_t *pay
         }
         s_update_interest(conn);
         return 1;
-    default:
-        snprintf(reason, sizeof reason, "unexpected %s after joining", name);
-        s_drop(conn, reason);
+    default:                    /* excluded by s_command_allowed() */
+        s_drop(conn, "internal error: unexpected command");
         return -1;
     }
 }
 
-/*  Consumes the first n bytes of the input buffer. */
-static void s_consume(s_conn_t *conn, size_t n)
+/*  Whether a command may come in the connection's state, checked from the header alone
+ *  (before waiting for any payload).  Writes the reason into buf and returns false when
+ *  it may not. */
+static bool s_command_allowed(s_conn_t *conn, int32_t cmd, char *buf, size_t size)
 {
-    memmove(conn->in, conn->in + n, conn->in_len - n);
-    conn->in_len -= n;
+    const char *name = impi_cmd_name(cmd);
+    switch (conn->state) {
+    case C_AUTH:
+        if (cmd == IMPI_CMD_AUTH)
+            return true;
+        snprintf(buf, size, "first command is %s, not AUTH", name);
+        return false;
+    case C_JOIN:
+        if (cmd == IMPI_CMD_IMPI)
+            return true;
+        snprintf(buf, size, "sent %s where IMPI was expected", name);
+        return false;
+    default:
+        if (cmd == IMPI_CMD_AUTH || cmd == IMPI_CMD_IMPI) {
+            snprintf(buf, size, "unexpected %s after joining", name);
+            return false;
+        }
+        if (!conn->server->started) {
+            snprintf(buf, size, "sent %s before the IMPI reply (protocol violation)", name);
+            return false;
+        }
+        return true;
+    }
 }
 
 /*  Cuts and handles every complete frame in the input buffer.  Returns 0, or -1 when the
@@ -657,18 +677,20 @@ static int s_parse(s_conn_t *conn)
 {
     impi_server_t *self = conn->server;
     while (conn->state != C_CLOSING) {
+        const uint8_t *in = conn->in + conn->in_off;
+        size_t avail = conn->in_len - conn->in_off;
         if (conn->state == C_KEY) {
-            if (conn->in_len < IMPI_AUTH_KEY_SIZE)
-                return 0;
-            if (s_on_key(conn, conn->in) < 0)
+            if (avail < IMPI_AUTH_KEY_SIZE)
+                break;
+            if (s_on_key(conn, in) < 0)
                 return -1;
-            s_consume(conn, IMPI_AUTH_KEY_SIZE);
+            conn->in_off += IMPI_AUTH_KEY_SIZE;
             continue;
         }
-        if (conn->in_len < IMPI_CMD_HDR_SIZE)
-            return 0;
+        if (avail < IMPI_CMD_HDR_SIZE)
+            break;
         impi_cmd_t cmd;
-        int rc = impi_cmd_decode(conn->in, IMPI_MAX_PAYLOAD, &cmd);
+        int rc = impi_cmd_decode(in, IMPI_MAX_PAYLOAD, &cmd);
         if (rc != IMPI_OK) {
             char reason[160];
             if (rc == IMPI_ERR_COMMAND)
@@ -681,24 +703,35 @@ static int s_parse(s_conn_t *conn)
             s_drop(conn, reason);
             return -1;
         }
-        if (conn->in_len - IMPI_CMD_HDR_SIZE < cmd.len)
-            return 0;           /* partial frame: wait for more */
-        const uint8_t *payload = conn->in + IMPI_CMD_HDR_SIZE;
+        char reason[160];
+        if (!s_command_allowed(conn, cmd.cmd, reason, sizeof reason)) {
+            s_drop(conn, reason);
+            return -1;
+        }
+        if (avail - IMPI_CMD_HDR_SIZE < cmd.len)
+            break;              /* partial frame: wait for more */
+        const uint8_t *payload = in + IMPI_CMD_HDR_SIZE;
         if (self->verbose) {
             char who[96], prefix[128];
             snprintf(prefix, sizeof prefix, "impi-server: %s: ", s_who(conn, who, sizeof who));
             impi_cmd_print(self->log, prefix, &cmd, payload, cmd.len);
         }
         switch (conn->state) {
-        case C_AUTH: rc = s_on_auth(conn, &cmd, payload); break;
-        case C_JOIN: rc = s_on_join(conn, &cmd, payload); break;
+        case C_AUTH: rc = s_on_auth(conn, payload); break;
+        case C_JOIN: rc = s_on_join(conn, payload); break;
         default: rc = s_on_joined(conn, &cmd, payload); break;
         }
         if (rc < 0)
             return -1;
-        s_consume(conn, IMPI_CMD_HDR_SIZE + cmd.len);
+        conn->in_off += IMPI_CMD_HDR_SIZE + cmd.len;
         if (rc > 0)
-            return 0;
+            break;
+    }
+    /* keep only the unparsed tail, at the front of the buffer */
+    if (conn->in_off) {
+        memmove(conn->in, conn->in + conn->in_off, conn->in_len - conn->in_off);
+        conn->in_len -= conn->in_off;
+        conn->in_off = 0;
     }
     return 0;
 }
@@ -707,7 +740,11 @@ static int s_parse(s_conn_t *conn)
 static void s_conn_read(s_conn_t *conn)
 {
     if (conn->in_cap - conn->in_len < S_READ_CHUNK) {
+        /* grow geometrically, driven by bytes that actually arrived (never by a length
+           a peer merely claims), so a large frame costs amortised linear copying */
         size_t cap = conn->in_len + S_READ_CHUNK;
+        if (cap < 2 * conn->in_cap)
+            cap = 2 * conn->in_cap;
         uint8_t *in = realloc(conn->in, cap);
         if (!in) {
             s_drop(conn, "out of memory reading");

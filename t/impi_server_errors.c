@@ -113,6 +113,15 @@ static void test_auth_refusals(void)
     ok(st_expect_err(&srv, "no common authentication method", s_line, sizeof s_line) == 0,
        "stderr: %s", s_line);
 
+    /* refused from the header alone: no waiting for a payload that may never come */
+    int h = st_connect(&srv);
+    uint8_t hdr[8];
+    impi_cmd_encode(hdr, IMPI_CMD_DONE, 10000000);
+    tl_send_all(h, hdr, 8);
+    ok(tl_wait_closed(h, ST_TIMEOUT_MS), "DONE claiming 10 MB as first command: closed at once");
+    close(h);
+    ok(st_expect_err(&srv, "first command is DONE", s_line, sizeof s_line) == 0, "stderr: %s", s_line);
+
     int c = st_connect(&srv);
     impi_put32(m, 0);
     st_send_cmd(c, IMPI_CMD_AUTH, m, 4);

@@ -83,9 +83,9 @@ int st_send_cmd(int fd, int32_t cmd, const void *payload, uint32_t len)
 /*  AUTH exchange. */
 int st_auth(int fd, uint32_t mask, uint64_t key)
 {
-    uint8_t m[4], reply[IMPI_AUTH_REPLY_SIZE];
-    impi_put32(m, mask);
-    if (st_send_cmd(fd, IMPI_CMD_AUTH, m, 4) < 0)
+    uint8_t m[IMPI_CMD_INT4_SIZE], reply[IMPI_AUTH_REPLY_SIZE];
+    impi_cmd_int4_encode(m, IMPI_CMD_AUTH, (int32_t)mask);
+    if (tl_send_all(fd, m, sizeof m) < 0)
         return -1;
     if (tl_recv_exact(fd, reply, sizeof reply, ST_TIMEOUT_MS) != (long)sizeof reply)
         return -1;
@@ -94,7 +94,7 @@ int st_auth(int fd, uint32_t mask, uint64_t key)
         return -1;
     if (which == IMPI_AUTH_KEY) {
         uint8_t k[IMPI_AUTH_KEY_SIZE];
-        impi_put64(k, key);
+        impi_auth_key_encode(k, key);
         if (len != IMPI_AUTH_KEY_SIZE || tl_send_all(fd, k, sizeof k) < 0)
             return -1;
     } else if (len != 0) {
@@ -106,9 +106,9 @@ int st_auth(int fd, uint32_t mask, uint64_t key)
 /*  IMPI join. */
 int st_join(int fd, int32_t rank)
 {
-    uint8_t r[4];
-    impi_put32(r, (uint32_t)rank);
-    return st_send_cmd(fd, IMPI_CMD_IMPI, r, 4);
+    uint8_t r[IMPI_CMD_INT4_SIZE];
+    impi_cmd_int4_encode(r, IMPI_CMD_IMPI, rank);
+    return tl_send_all(fd, r, sizeof r);
 }
 
 /*  One command from the server. */
@@ -138,7 +138,7 @@ int st_recv_impi(int fd)
     uint8_t *p;
     if (st_recv_cmd(fd, &cmd, &p) < 0)
         return -1;
-    int n = cmd.cmd == IMPI_CMD_IMPI && cmd.len == 4 ? (int)impi_get32(p) : -1;
+    int n = cmd.cmd == IMPI_CMD_IMPI && cmd.len == 4 ? (int)impi_cmd_int4_decode(p) : -1;
     free(p);
     return n;
 }
