@@ -256,18 +256,23 @@ static int s_fire_timers(gimpi_loop_t *self, int64_t now)
             ndue++;
     if (ndue == 0)
         return 0;
-    struct { int id; int64_t due; } due[ndue > 64 ? 64 : ndue];
+    /* the earliest 64 per round; any others are still due and fire next round (the
+       poll timeout is then 0) */
+    enum { MAX_PER_ROUND = 64 };
+    int cap = ndue > MAX_PER_ROUND ? MAX_PER_ROUND : ndue;
+    struct { int id; int64_t due; } due[cap];
     int n = 0;
-    for (int i = 0; i < self->ntimers && n < (int)(sizeof due / sizeof due[0]); i++) {
-        if (self->timers[i].due > now)
+    for (int i = 0; i < self->ntimers; i++) {
+        const s_timer_t *t = &self->timers[i];
+        if (t->due > now || (n == cap && t->due >= due[n - 1].due))
             continue;
-        int j = n++;            /* insertion sort by due time */
-        while (j > 0 && due[j - 1].due > self->timers[i].due) {
+        int j = n < cap ? n++ : n - 1;  /* insertion sort; a full array drops its last */
+        while (j > 0 && due[j - 1].due > t->due) {
             due[j] = due[j - 1];
             j--;
         }
-        due[j].id = self->timers[i].id;
-        due[j].due = self->timers[i].due;
+        due[j].id = t->id;
+        due[j].due = t->due;
     }
     int fired = 0;
     for (int k = 0; k < n; k++) {

@@ -8,6 +8,7 @@
 #include "gimpi_loop.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -247,6 +248,58 @@ static void test_timer_with_fds(void)
     gimpi_loop_destroy(&loop);
 }
 
+typedef struct {
+    int64_t last_due;
+    int count;
+    int out_of_order;
+} many_t;
+
+typedef struct {
+    many_t *m;
+    int64_t due;
+} many_arg_t;
+
+/*  Checks that due times never go backwards. */
+static void on_many(gimpi_loop_t *loop, int id, void *arg)
+{
+    (void)loop;
+    (void)id;
+    many_arg_t *a = arg;
+    if (a->due + 1 < a->m->last_due)   /* 1 ms slack: `due` is measured next to the add */
+        a->m->out_of_order++;
+    a->m->last_due = a->due;
+    a->m->count++;
+}
+
+/*  A slow callback (60 ms of work simulated by poll): everything else falls due. */
+static void on_slow(gimpi_loop_t *loop, int id, void *arg)
+{
+    (void)loop;
+    (void)id;
+    (void)arg;
+    poll(NULL, 0, 60);
+}
+
+/*  More than 64 timers due in one round: all fire, earliest first. */
+static void test_many_timers(void)
+{
+    gimpi_loop_t *loop = gimpi_loop_new();
+    enum { NT = 200 };
+    static many_arg_t args[NT];
+    many_t m = { 0 };
+    gimpi_loop_timer_add(loop, 0, 0, on_slow, NULL);
+    for (int i = 0; i < NT; i++) {
+        int64_t delay = 1 + (i * 37) % 50;  /* scrambled, many equal */
+        args[i].m = &m;
+        args[i].due = gimpi_loop_now_ms() + delay;
+        gimpi_loop_timer_add(loop, delay, 0, on_many, &args[i]);
+    }
+    gimpi_loop_run(loop);
+    cmp_ok(m.count, "==", NT, "%d timers all fired", NT);
+    cmp_ok(m.out_of_order, "==", 0, "earliest first, also beyond 64 due in one round");
+    gimpi_loop_destroy(&loop);
+}
+
 int main(void)
 {
     plan(NO_PLAN);
@@ -254,5 +307,6 @@ int main(void)
     test_delete_in_round();
     test_timers();
     test_timer_with_fds();
+    test_many_timers();
     done_testing();
 }
