@@ -98,6 +98,11 @@ struct impi_server_t {
     int port;
     char endpoint[48];
     gimpi_loop_t *loop;
+    bool own_loop;              /* false once attached to the caller's loop */
+    bool running;               /* impi_server_run() entered */
+    impi_server_done_fn *done_fn;
+    void *done_arg;
+    int accept_timer;           /* accept pause after EMFILE, 0 when none */
     s_conn_t *conns;
     int npending;               /* connections not joined */
     int next_conn_id;
@@ -318,6 +323,7 @@ static void s_resume_accept(gimpi_loop_t *loop, int id, void *arg)
 {
     (void)id;
     impi_server_t *self = arg;
+    self->accept_timer = 0;
     gimpi_loop_fd_set(loop, self->listen_fd, GIMPI_LOOP_READ);
 }
 
@@ -336,7 +342,9 @@ static void s_accept(gimpi_loop_t *loop, int fd, int events, void *arg)
                 s_log(self, "accept: %s; pausing new connections for %d ms", strerror(errno),
                       S_ACCEPT_PAUSE_MS);
                 gimpi_loop_fd_set(loop, fd, 0);
-                gimpi_loop_timer_add(loop, S_ACCEPT_PAUSE_MS, 0, s_resume_accept, self);
+                if (!self->accept_timer)
+                    self->accept_timer = gimpi_loop_timer_add(loop, S_ACCEPT_PAUSE_MS, 0,
+                                                              s_resume_accept, self);
             } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
                        errno != ECONNABORTED) {
                 s_log(self, "accept: %s", strerror(errno));
@@ -460,7 +468,10 @@ static void s_check_progress(impi_server_t *self)
         self->result = any_dropped ? 1 : 0;
         if (any_dropped)
             s_log(self, "no client left; the job failed (a client was dropped before FINI)");
-        gimpi_loop_stop(self->loop);
+        if (self->own_loop)
+            gimpi_loop_stop(self->loop);
+        else if (self->done_fn)
+            self->done_fn(self, self->result, self->done_arg);
     }
 }
 
@@ -872,6 +883,7 @@ impi_server_t *impi_server_new(int nclients, const char *bind_addr, int port,
         inet_ntop(AF_INET, &sa.sin_addr, host, sizeof host);
     snprintf(self->endpoint, sizeof self->endpoint, "%s:%d", host, self->port);
     self->loop = gimpi_loop_new();
+    self->own_loop = true;
     if (!self->loop ||
         gimpi_loop_fd_add(self->loop, self->listen_fd, GIMPI_LOOP_READ, s_accept, self) < 0) {
         fprintf(log, "impi-server: out of memory\n");
@@ -895,9 +907,15 @@ void impi_server_destroy(impi_server_t **self_p)
         self->labels = l->next;
         s_label_free(l);
     }
+    if (self->loop) {
+        gimpi_loop_fd_del(self->loop, self->listen_fd);
+        if (self->accept_timer)
+            gimpi_loop_timer_cancel(self->loop, self->accept_timer);
+        if (self->own_loop)
+            gimpi_loop_destroy(&self->loop);
+    }
     if (self->listen_fd >= 0)
         close(self->listen_fd);
-    gimpi_loop_destroy(&self->loop);
     free(self);
     *self_p = NULL;
 }
@@ -914,6 +932,31 @@ int impi_server_port(impi_server_t *self)
 {
     assert(self);
     return self->port;
+}
+
+/*  Moves the listening socket (the only thing registered so far) onto the caller's loop. */
+int impi_server_attach(impi_server_t *self, gimpi_loop_t *loop, impi_server_done_fn *done,
+                       void *arg)
+{
+    assert(self);
+    assert(loop);
+    if (!self->own_loop || self->running || self->conns || self->result >= 0)
+        return -1;
+    if (gimpi_loop_fd_add(loop, self->listen_fd, GIMPI_LOOP_READ, s_accept, self) < 0)
+        return -1;
+    gimpi_loop_destroy(&self->loop);
+    self->loop = loop;
+    self->own_loop = false;
+    self->done_fn = done;
+    self->done_arg = arg;
+    return 0;
+}
+
+/*  The job's result so far. */
+int impi_server_result(impi_server_t *self)
+{
+    assert(self);
+    return self->result;
 }
 
 /*  Join timeout for new connections. */
@@ -936,6 +979,11 @@ int impi_server_run(impi_server_t *self)
     assert(self);
     if (self->result >= 0)
         return self->result;
+    if (!self->own_loop) {
+        s_log(self, "impi_server_run: the server runs on its caller's loop");
+        return -1;
+    }
+    self->running = true;
     if (gimpi_loop_run(self->loop) < 0) {
         s_log(self, "event loop: %s", strerror(errno));
         return -1;

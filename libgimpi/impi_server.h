@@ -12,10 +12,16 @@
 #ifndef GIMPI_IMPI_SERVER_H
 #define GIMPI_IMPI_SERVER_H
 
+#include "gimpi_loop.h"
+
 #include <stdint.h>
 #include <stdio.h>
 
 typedef struct impi_server_t impi_server_t;
+
+/*  Called once when an attached server's job is over (result as impi_server_run()).  It
+ *  must not destroy the server; stop the loop and destroy it afterwards. */
+typedef void (impi_server_done_fn)(impi_server_t *server, int result, void *arg);
 
 /*  Auth mask bits (bit i = method i). */
 #define IMPI_SERVER_AUTH_NONE (1u << 0)
@@ -40,10 +46,23 @@ const char *impi_server_endpoint(impi_server_t *self);
 /*  The listening port. */
 int impi_server_port(impi_server_t *self);
 
-/*  Serves until the job is over.  Returns 0 once all clients sent FINI; 1 when the job
- *  failed (a client that had joined was dropped or disconnected before FINI, and no
- *  client is left); -1 on an internal error (poll, memory). */
+/*  Serves on the server's own loop until the job is over.  Returns 0 once all clients
+ *  sent FINI; 1 when the job failed (a client that had joined was dropped or
+ *  disconnected before FINI, and no client is left); -1 on an internal error (poll,
+ *  memory) or when the server is attached to another loop. */
 int impi_server_run(impi_server_t *self);
+
+/*  Moves the server onto the caller's loop instead of its own: it then progresses
+ *  whenever the caller runs `loop` (next to the caller's own descriptors and timers), and
+ *  calls done(server, result, arg) when the job is over instead of stopping anything.
+ *  Call it right after impi_server_new(); impi_server_run() is refused afterwards.
+ *  impi_server_destroy() removes every descriptor and timer it put on the loop.
+ *  Returns 0, or -1 (already attached or running, or out of memory). */
+int impi_server_attach(impi_server_t *self, gimpi_loop_t *loop, impi_server_done_fn *done,
+                       void *arg);
+
+/*  -1 while the job runs, then its result (0 all FINI, 1 failed). */
+int impi_server_result(impi_server_t *self);
 
 /*  Sets how many milliseconds a connection may take from connect() to a completed AUTH
  *  and IMPI before it is closed with a message (default 60000; 0 = no limit).  Call it

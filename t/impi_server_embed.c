@@ -121,10 +121,78 @@ static void test_run(void)
     fclose(log);
 }
 
+typedef struct {
+    gimpi_loop_t *loop;
+    int result;
+    int done_calls;
+    int ticks;
+} host_t;
+
+/*  The attached server's end of job: record and stop the caller's loop. */
+static void on_done(impi_server_t *server, int result, void *arg)
+{
+    host_t *h = arg;
+    h->result = result;
+    h->done_calls++;
+    ok(impi_server_result(server) == result, "result visible in the callback");
+    gimpi_loop_stop(h->loop);
+}
+
+/*  The caller's own timer, running next to the server. */
+static void on_tick(gimpi_loop_t *loop, int id, void *arg)
+{
+    (void)loop;
+    (void)id;
+    ((host_t *)arg)->ticks++;
+}
+
+/*  Thread body: runs the caller's loop. */
+static void *run_host(void *arg)
+{
+    host_t *h = arg;
+    gimpi_loop_run(h->loop);
+    return NULL;
+}
+
+/*  The server attached to a loop the caller owns (how gimpirun embeds it). */
+static void test_attach(void)
+{
+    FILE *log = tmpfile();
+    host_t h = { .loop = gimpi_loop_new(), .result = -2 };
+    impi_server_t *s = impi_server_new(2, "127.0.0.1", 0, IMPI_SERVER_AUTH_NONE, 0, log);
+    ok(impi_server_attach(s, h.loop, on_done, &h) == 0, "attached to the caller's loop");
+    ok(impi_server_attach(s, h.loop, on_done, &h) == -1, "second attach refused");
+    cmp_ok(impi_server_run(s), "==", -1, "impi_server_run refused once attached");
+    cmp_ok(impi_server_result(s), "==", -1, "result -1 while running");
+    int tick = gimpi_loop_timer_add(h.loop, 0, 0, on_tick, &h);  /* fires in the first round */
+    st_server_t addr = { .port = impi_server_port(s) };
+    snprintf(addr.host, sizeof addr.host, "127.0.0.1");
+    pthread_t th;
+    pthread_create(&th, NULL, run_host, &h);
+    int a = st_client(&addr, 0), b = st_client(&addr, 1);
+    ok(st_recv_impi(a) == 2 && st_recv_impi(b) == 2, "IMPI replies from the attached server");
+    st_send_cmd(a, IMPI_CMD_DONE, NULL, 0);
+    st_send_cmd(b, IMPI_CMD_DONE, NULL, 0);
+    ok(st_recv_done(a) == 0 && st_recv_done(b) == 0, "DONE");
+    st_send_cmd(a, IMPI_CMD_FINI, NULL, 0);
+    st_send_cmd(b, IMPI_CMD_FINI, NULL, 0);
+    pthread_join(th, NULL);
+    ok(h.done_calls == 1 && h.result == 0, "done callback once with result 0");
+    cmp_ok(h.ticks, ">", 0, "the caller's timer ran next to the server");
+    gimpi_loop_timer_cancel(h.loop, tick);
+    impi_server_destroy(&s);
+    cmp_ok(gimpi_loop_run_once(h.loop, 0), "==", 0, "destroy left nothing on the caller's loop");
+    close(a);
+    close(b);
+    gimpi_loop_destroy(&h.loop);
+    fclose(log);
+}
+
 int main(void)
 {
     plan(NO_PLAN);
     test_new_refusals();
     test_run();
+    test_attach();
     done_testing();
 }
