@@ -403,13 +403,13 @@ static void s_answer_label(impi_server_t *self, s_label_t *l)
     size_t total = 0;
     for (int r = 0; r < self->nclients; r++)
         total += l->len[r];
-    s_msg_t *msg = s_msg_new(16 + total);
+    s_msg_t *msg = s_msg_new(IMPI_COLL_REPLY_HDR_SIZE + total);
     if (!msg) {
         s_log(self, "out of memory building the reply of %s", impi_label_name(l->label));
         return;
     }
     impi_coll_reply_header(msg->data, l->label, l->mask, (uint32_t)total);
-    size_t off = 16;
+    size_t off = IMPI_COLL_REPLY_HDR_SIZE;
     for (int r = 0; r < self->nclients; r++) {
         if (l->len[r])
             memcpy(msg->data + off, l->data[r], l->len[r]);

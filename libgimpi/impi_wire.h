@@ -264,6 +264,7 @@ int impi_coll_reply_decode(const uint8_t *payload, size_t len, impi_coll_reply_t
 /*  Writes the 16-byte header of a server reply (COLL cmd, len = 8 + data_len, label, mask);
  *  the concatenated data follows it on the wire. */
 void impi_coll_reply_header(uint8_t out[16], int32_t label, uint32_t mask, uint32_t data_len);
+enum { IMPI_COLL_REPLY_HDR_SIZE = 16 };  /* cmd, len, label, mask */
 
 /*  A contributing client's slice of a reply. */
 typedef struct {

@@ -245,6 +245,26 @@ static void test_unknown_command(void)
     cmp_ok(st_finish(&srv), "==", 0, "exit 0");
 }
 
+/*  COLL with label 0 (reserved) and COLL shorter than its label: dropped. */
+static void test_bad_coll(void)
+{
+    st_server_t srv;
+    start(&srv, "2", "none");
+    int a = st_client(&srv, 0), b = st_client(&srv, 1);
+    st_recv_impi(a);
+    st_recv_impi(b);
+    st_coll(a, IMPI_NO_LABEL, "x", 1);
+    ok(tl_wait_closed(a, ST_TIMEOUT_MS), "label 0: closed");
+    close(a);
+    ok(st_expect_err(&srv, "bad COLL: bad label", s_line, sizeof s_line) == 0, "stderr: %s", s_line);
+    st_send_cmd(b, IMPI_CMD_COLL, "ab", 2);
+    ok(tl_wait_closed(b, ST_TIMEOUT_MS), "COLL len 2: closed");
+    close(b);
+    ok(st_expect_err(&srv, "COLL with length 2 refused", s_line, sizeof s_line) == 0,
+       "stderr: %s", s_line);
+    cmp_ok(st_finish(&srv), "==", 1, "exit 1");
+}
+
 /*  A frame claiming 2^31 bytes, before and after the start. */
 static void test_huge_frame(void)
 {
@@ -455,6 +475,7 @@ int main(void)
     test_descending();
     test_unknown_command();
     test_huge_frame();
+    test_bad_coll();
     test_disconnect();
     test_unknown_label();
     test_after_done();
