@@ -160,6 +160,33 @@ int impi_auth_choose(uint32_t client_mask, uint32_t server_mask)
     return -1;
 }
 
+/*  The raw key bytes. */
+void impi_auth_key_encode(uint8_t out[IMPI_AUTH_KEY_SIZE], uint64_t key)
+{
+    impi_put64(out, key);
+}
+
+/*  Reads the raw key bytes. */
+uint64_t impi_auth_key_decode(const uint8_t in[IMPI_AUTH_KEY_SIZE])
+{
+    return impi_get64(in);
+}
+
+/* ------------------------------------------------------------------ Int4 commands */
+
+/*  Header {cmd, 4} and one Int4. */
+void impi_cmd_int4_encode(uint8_t out[IMPI_CMD_INT4_SIZE], int32_t cmd, int32_t value)
+{
+    impi_cmd_encode(out, cmd, 4);
+    impi_put32(out + IMPI_CMD_HDR_SIZE, (uint32_t)value);
+}
+
+/*  The Int4 after the header. */
+int32_t impi_cmd_int4_decode(const uint8_t payload[4])
+{
+    return (int32_t)impi_get32(payload);
+}
+
 /* ------------------------------------------------------------------ IMPI_Proc */
 
 /*  Writes a 24-byte IMPI_Proc. */

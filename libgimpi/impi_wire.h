@@ -201,6 +201,18 @@ void impi_auth_reply_encode(uint8_t out[IMPI_AUTH_REPLY_SIZE], int32_t which, in
 int impi_auth_reply_decode(const uint8_t in[IMPI_AUTH_REPLY_SIZE], int32_t *which, int32_t *len);
 /*  Chooses the strongest method enabled on both sides (KEY over NONE); -1 when none. */
 int impi_auth_choose(uint32_t client_mask, uint32_t server_mask);
+/*  The raw 8-byte key (Uint8, big-endian, no header) a client sends after a KEY reply. */
+void impi_auth_key_encode(uint8_t out[IMPI_AUTH_KEY_SIZE], uint64_t key);
+uint64_t impi_auth_key_decode(const uint8_t in[IMPI_AUTH_KEY_SIZE]);
+
+/* ------------------------------------------------------------------ Int4 commands */
+
+/*  AUTH (mask), IMPI (client rank, or the server's client count) carry one Int4. */
+enum { IMPI_CMD_INT4_SIZE = IMPI_CMD_HDR_SIZE + 4 };
+/*  Writes such a command: header {cmd, 4} and the value, 12 bytes. */
+void impi_cmd_int4_encode(uint8_t out[IMPI_CMD_INT4_SIZE], int32_t cmd, int32_t value);
+/*  Reads the Int4 payload of a command impi_cmd_decode accepted with len 4. */
+int32_t impi_cmd_int4_decode(const uint8_t payload[4]);
 
 /* ------------------------------------------------------------------ IMPI_Proc */
 
@@ -252,6 +264,7 @@ int impi_coll_reply_decode(const uint8_t *payload, size_t len, impi_coll_reply_t
 /*  Writes the 16-byte header of a server reply (COLL cmd, len = 8 + data_len, label, mask);
  *  the concatenated data follows it on the wire. */
 void impi_coll_reply_header(uint8_t out[16], int32_t label, uint32_t mask, uint32_t data_len);
+enum { IMPI_COLL_REPLY_HDR_SIZE = 16 };  /* cmd, len, label, mask */
 
 /*  A contributing client's slice of a reply. */
 typedef struct {

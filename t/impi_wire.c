@@ -209,6 +209,24 @@ static void test_packet(void)
     ok(strstr(impi_packet_format(&p, buf, sizeof buf), "IMPI_PK_DATA") != NULL, "formats");
 }
 
+/*  Raw key bytes and the one-Int4 commands (AUTH mask, IMPI rank/size). */
+static void test_int4_cmds(void)
+{
+    uint8_t k[8];
+    impi_auth_key_encode(k, 0x0102030405060708ULL);
+    static const uint8_t kw[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+    ok(memcmp(k, kw, 8) == 0, "key is 8 raw big-endian bytes");
+    ok(impi_auth_key_decode(k) == 0x0102030405060708ULL, "key round trip");
+    uint8_t b[IMPI_CMD_INT4_SIZE];
+    impi_cmd_int4_encode(b, IMPI_CMD_IMPI, 3);
+    static const uint8_t iw[12] = { 0x49, 0x4D, 0x50, 0x49, 0, 0, 0, 4, 0, 0, 0, 3 };
+    ok(memcmp(b, iw, 12) == 0, "IMPI {4, 3} bytes");
+    impi_cmd_int4_encode(b, IMPI_CMD_IMPI, -1);
+    impi_cmd_t c;
+    ok(impi_cmd_decode(b, IMPI_MAX_PAYLOAD, &c) == IMPI_OK && impi_cmd_int4_decode(b + 8) == -1,
+       "negative rank round trip");
+}
+
 int main(void)
 {
     plan(NO_PLAN);
@@ -219,5 +237,6 @@ int main(void)
     test_coll_seeds();
     test_coll_validate();
     test_packet();
+    test_int4_cmds();
     done_testing();
 }
