@@ -184,11 +184,12 @@ static void s_parse(int argc, char **argv, opts_t *o)
     }
 }
 
-/*  Sets the AUTH choice from -auth / -key when given (else the environment decides). */
-static void s_auth(impi_client_t *client, const opts_t *o)
+/*  The AUTH choice from -auth / -key: false when neither is given (the environment
+ *  decides); exits 2 on a bad value. */
+static bool s_auth(const opts_t *o, uint32_t *mask_p, uint64_t *key_p)
 {
     if (!o->auth && !o->key)
-        return;
+        return false;
     uint32_t mask = 0;
     uint64_t key = 0;
     const char *auth = o->auth ? o->auth : "key";
@@ -214,7 +215,9 @@ static void s_auth(impi_client_t *client, const opts_t *o)
         }
         key = v;
     }
-    impi_client_set_auth(client, mask, key);
+    *mask_p = mask;
+    *key_p = key;
+    return true;
 }
 
 /*  Waits for stdin to close (or the server to go away) before FINI. */
@@ -246,6 +249,9 @@ int main(int argc, char **argv)
 {
     opts_t o;
     s_parse(argc, argv, &o);
+    uint32_t mask = 0;
+    uint64_t key = 0;
+    bool auth_set = s_auth(&o, &mask, &key);
     impi_desc_t desc = { .rank = o.rank, .datalen = (uint32_t)o.datalen,
                          .tagub = (int32_t)o.tagub, .xsize = (int32_t)o.xsize,
                          .maxlinear = (int32_t)o.maxlinear, .nhosts = (int)o.hosts,
@@ -266,10 +272,16 @@ int main(int argc, char **argv)
     desc.hosts = calloc((size_t)desc.nhosts, sizeof *desc.hosts);
     desc.procs = calloc((size_t)desc.nprocs, sizeof *desc.procs);
     int *listeners = calloc((size_t)desc.nhosts, sizeof *listeners);
+    impi_client_t *client = NULL;
+    int status = 0;
+    char err[512];
     if (!desc.hosts || !desc.procs || !listeners) {
         fprintf(stderr, PROG ": out of memory\n");
-        return 1;
+        status = 1;
+        goto out;
     }
+    for (int h = 0; h < desc.nhosts; h++)
+        listeners[h] = -1;
     int64_t pid = getpid();
     for (int h = 0; h < desc.nhosts; h++) {
         impi_desc_host_t *host = &desc.hosts[h];
@@ -277,13 +289,13 @@ int main(int argc, char **argv)
         host->nprocs = (int)o.procs;
         host->ackmark = (uint32_t)o.ackmark;
         host->hiwater = (uint32_t)o.hiwater;
-        listeners[h] = -1;
         if (o.port)
             host->port = (int)(o.port + h);
         else if ((listeners[h] = s_listen(&host->port)) < 0) {
             fprintf(stderr, PROG ": cannot open a listening port for host %d: %s\n", h,
                     strerror(errno));
-            return 1;
+            status = 1;
+            goto out;
         }
         for (long k = 0; k < o.procs; k++) {
             long i = h * o.procs + k;
@@ -291,20 +303,21 @@ int main(int argc, char **argv)
             desc.procs[i].pid = i == 0 ? pid : (pid << 32 | i);
         }
     }
-    char err[512];
     if (impi_desc_check(&desc, err, sizeof err) < 0) {
         fprintf(stderr, PROG ": %s\n", err);
-        return 2;
+        status = 2;
+        goto out;
     }
-    impi_client_t *client = impi_client_new(o.server, (int)(o.timeout * 1000));
+    client = impi_client_new(o.server, (int)(o.timeout * 1000));
     if (!client) {
         fprintf(stderr, PROG ": out of memory\n");
-        return 1;
+        status = 1;
+        goto out;
     }
-    s_auth(client, &o);
+    if (auth_set)
+        impi_client_set_auth(client, mask, key);
     if (o.trace)
         impi_client_set_trace(client, stderr);
-    int status = 0;
     int rc = impi_client_start(client, &desc, err, sizeof err);
     if (rc) {
         fprintf(stderr, PROG ": client %d, server %s: %s\n", o.rank, o.server, err);
@@ -331,8 +344,9 @@ int main(int argc, char **argv)
             status = 1;
         }
     }
+out:
     impi_client_destroy(&client);
-    for (int h = 0; h < desc.nhosts; h++)
+    for (int h = 0; listeners && h < desc.nhosts; h++)
         if (listeners[h] >= 0)
             close(listeners[h]);
     free(listeners);

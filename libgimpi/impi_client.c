@@ -423,18 +423,8 @@ static int s_connect(impi_client_t *self, char *err, size_t errsize)
 /* ------------------------------------------------------------------ AUTH and IMPI */
 
 /*  AUTH: mask, the raw reply, the raw key if KEY was chosen. */
-static int s_auth(impi_client_t *self, char *err, size_t errsize)
+static int s_auth(impi_client_t *self, uint32_t mask, uint64_t key, char *err, size_t errsize)
 {
-    uint32_t mask = self->auth_mask;
-    uint64_t key = self->key;
-    if (!self->auth_set) {
-        int rc = impi_client_auth_from_env(&mask, &key, err, errsize);
-        if (rc)
-            return rc;
-    }
-    if (!(mask & ((1u << IMPI_AUTH_NONE) | (1u << IMPI_AUTH_KEY))))
-        return s_fail(err, errsize, IMPI_CLIENT_ERR_AUTH, "authentication mask 0x%" PRIx32
-                      " enables neither NONE (0x1) nor KEY (0x2)", mask);
     uint8_t p[4];
     impi_put32(p, mask);
     int rc = s_send_cmd(self, IMPI_CMD_AUTH, p, 4, "AUTH", err, errsize);
@@ -479,10 +469,23 @@ int impi_client_join(impi_client_t *self, int rank, char *err, size_t errsize)
     if (rank < 0 || rank >= IMPI_MAX_CLIENTS)
         return s_fail(err, errsize, IMPI_CLIENT_ERR_USAGE, "client rank %d out of range 0..%d",
                       rank, IMPI_MAX_CLIENTS - 1);
+    /* the AUTH choice is settled before connecting: a client without a method never
+     * bothers the server */
+    uint32_t mask = self->auth_mask;
+    uint64_t key = self->key;
+    if (!self->auth_set) {
+        int rc = impi_client_auth_from_env(&mask, &key, err, errsize);
+        if (rc)
+            return s_failed(self, rc);
+    }
+    if (!(mask & ((1u << IMPI_AUTH_NONE) | (1u << IMPI_AUTH_KEY))))
+        return s_failed(self, s_fail(err, errsize, IMPI_CLIENT_ERR_AUTH, "authentication mask "
+                                     "0x%" PRIx32 " enables neither NONE (0x1) nor KEY (0x2)",
+                                     mask));
     int rc = s_connect(self, err, errsize);
     if (rc)
         return s_failed(self, rc);
-    rc = s_auth(self, err, errsize);
+    rc = s_auth(self, mask, key, err, errsize);
     if (rc)
         return s_failed(self, rc);
     uint8_t p[4];

@@ -339,7 +339,9 @@ int impi_tables_add_reply(impi_tables_t *self, const uint8_t *payload, size_t le
         return s_fail(err, errsize, "%s reply: %zu data bytes do not match mask 0x%" PRIx32
                       "%s (%s)", info->name, r.len, r.mask,
                       info->scope == IMPI_SCOPE_HOST ? " and the clients' IMPI_C_NHOSTS"
-                      : info->scope == IMPI_SCOPE_PROC ? " and the clients' IMPI_C_NPROCS" : "",
+                      : info->scope == IMPI_SCOPE_PROC ? " and the clients' IMPI_C_NPROCS"
+                      : info->type == IMPI_ELEM_VERSION ? " (every client's list must start "
+                      "with 0.0)" : "",
                       impi_strerror(rc));
     for (int c = 0; c < self->nclients; c++) {
         rc = impi_coll_validate(r.label, slices[c].data, slices[c].len,
