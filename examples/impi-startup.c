@@ -35,6 +35,7 @@ typedef struct {
     const char *auth;
     const char *key;
     const char *save;
+    const char *load;
     bool trace, wait;
 } opts_t;
 
@@ -45,7 +46,8 @@ static void s_usage(FILE *out)
             "usage: " PROG " -client RANK HOST:PORT [-hosts N] [-procs P] [-datalen B]\n"
             "       [-tagub T] [-ackmark A] [-hiwater H] [-xsize X] [-maxlinear M]\n"
             "       [-versions 0.0,0.1] [-addr ADDRESS] [-port BASE] [-timeout SECONDS]\n"
-            "       [-auth none|key|none,key] [-key KEY] [-save FILE] [-trace] [-wait]\n");
+            "       [-auth none|key|none,key] [-key KEY] [-save FILE] [-trace] [-wait]\n"
+            "       " PROG " -load FILE [-client RANK]\n");
 }
 
 /*  Parses a whole decimal integer within lo..hi; exits with a message otherwise. */
@@ -120,7 +122,7 @@ static void s_parse(int argc, char **argv, opts_t *o)
         if (strcmp(a, "-h") == 0 || strcmp(a, "-help") == 0 || strcmp(a, "--help") == 0) {
             s_usage(stdout);
             exit(0);
-        } else if (strcmp(a, "-client") == 0) {
+        } else if (strcmp(a, "-client") == 0 && !o->load) {
             if (i + 2 >= argc) {
                 fprintf(stderr, PROG ": -client needs RANK and HOST:PORT\n");
                 exit(2);
@@ -158,6 +160,11 @@ static void s_parse(int argc, char **argv, opts_t *o)
             o->key = v;
         } else if (OPT("-save")) {
             o->save = v;
+        } else if (OPT("-load")) {
+            o->load = v;
+        } else if (o->load && strcmp(a, "-client") == 0 && v) {
+            o->rank = (int)s_number(a, v, 0, IMPI_MAX_CLIENTS - 1);
+            i++;
         } else if (strcmp(a, "-trace") == 0) {
             o->trace = true;
         } else if (strcmp(a, "-wait") == 0) {
@@ -169,6 +176,8 @@ static void s_parse(int argc, char **argv, opts_t *o)
         }
 #undef OPT
     }
+    if (o->load)
+        return;
     if (o->rank < 0) {
         fprintf(stderr, PROG ": -client RANK HOST:PORT is required\n");
         s_usage(stderr);
@@ -249,6 +258,23 @@ int main(int argc, char **argv)
 {
     opts_t o;
     s_parse(argc, argv, &o);
+    if (o.load) {
+        int fd = open(o.load, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            fprintf(stderr, PROG ": %s: %s\n", o.load, strerror(errno));
+            return 1;
+        }
+        char lerr[512];
+        impi_tables_t *t = impi_tables_load(fd, o.rank, lerr, sizeof lerr);
+        close(fd);
+        if (!t) {
+            fprintf(stderr, PROG ": %s: %s\n", o.load, lerr);
+            return 1;
+        }
+        impi_tables_print(t, stdout);
+        impi_tables_destroy(&t);
+        return 0;
+    }
     uint32_t mask = 0;
     uint64_t key = 0;
     bool auth_set = s_auth(&o, &mask, &key);

@@ -711,8 +711,10 @@ static void test_program(void)
     snprintf(server, sizeof server, "127.0.0.1:%d", s->port);
     char prog[4096];
     snprintf(prog, sizeof prog, "%s", tl_prog("examples/impi-startup"));
+    char saved[64];
+    snprintf(saved, sizeof saved, "/tmp/gimpi-t-impi-client-%d.tables", (int)getpid());
     char *argv0[] = { prog, "-client", "0", server, "-hosts", "2", "-procs", "2",
-                      "-datalen", "8000", "-versions", "0.0,0.1", NULL };
+                      "-datalen", "8000", "-versions", "0.0,0.1", "-save", saved, NULL };
     char *argv1[] = { prog, "-client", "1", server, "-port", "6000", "-addr", "10.1.2.3",
                       "-hiwater", "15", "-xsize", "1024", NULL };
     tl_child_t c0, c1;
@@ -738,6 +740,30 @@ static void test_program(void)
         char line[64];
         snprintf(line, sizeof line, "%d", (int)c0.pid);
         ok(strstr(out1, line) != NULL, "client 0's first proc has its pid");
+    }
+
+    /* -load prints what -save kept, identically; a truncated file is refused */
+    {
+        char *argv[] = { prog, "-load", saved, "-client", "0", NULL };
+        tl_child_t c;
+        static char out[65536];
+        tl_spawn(argv, &c);
+        tl_read_all(c.out, out, sizeof out, T_MS);
+        int st = tl_wait(&c, T_MS);
+        tl_child_close(&c);
+        ok(st == 0 && strcmp(out, out0) == 0, "-load prints the saved tables identically");
+        FILE *f = fopen(saved, "r+");
+        ok(f && ftruncate(fileno(f), 100) == 0, "saved file cut to 100 bytes");
+        if (f)
+            fclose(f);
+        char eb[4096] = "";
+        tl_spawn(argv, &c);
+        tl_read_all(c.err, eb, sizeof eb, T_MS);
+        st = tl_wait(&c, T_MS);
+        tl_child_close(&c);
+        ok(WIFEXITED(st) && WEXITSTATUS(st) == 1 && strstr(eb, "truncated"),
+           "-load of a truncated file: exit 1, \"truncated\"");
+        unlink(saved);
     }
 
     /* usage errors: exit 2 with a message */
