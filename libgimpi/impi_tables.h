@@ -125,7 +125,8 @@ impi_tables_t *impi_tables_load(int fd, int myclient, char *err, size_t errsize)
 int impi_desc_check(const impi_desc_t *desc, char *err, size_t errsize);
 
 /*  The COLL payload (label + elements) this client sends for `label`, built from desc.
- *  Returns a malloc'd buffer and its length in *len, or NULL for an unknown label. */
+ *  Returns a malloc'd buffer and its length in *len, or NULL for an unknown label, more
+ *  than 8 versions, missing hosts/procs arrays or no memory. */
 uint8_t *impi_desc_payload(const impi_desc_t *desc, int32_t label, size_t *len);
 
 #endif
