@@ -1,0 +1,80 @@
+#!/bin/bash
+# fuzz/make-corpus.sh — writes the committed seed corpora fuzz/corpus/<target>/ of the
+# libFuzzer targets: small valid (and a few deliberately wrong) inputs in each target's
+# input layout, mostly the worked examples of the IMPI seeds (impi-protocol.md §3).
+# Re-run it after changing a target's input layout: `bash fuzz/make-corpus.sh`.
+set -eu
+cd "$(dirname "$0")"
+mkdir -p corpus && cd corpus
+
+# Big-endian Int4 / Int8 of each argument, as raw bytes.
+be32() { for v in "$@"; do printf "$(printf '\\x%02x\\x%02x\\x%02x\\x%02x' \
+    $(((v >> 24) & 255)) $(((v >> 16) & 255)) $(((v >> 8) & 255)) $((v & 255)))"; done; }
+be64() { for v in "$@"; do be32 $((v >> 32)) $((v & 0xffffffff)); done; }
+# Raw bytes given as decimal numbers.
+bytes() { for v in "$@"; do printf "$(printf '\\x%02x' "$v")"; done; }
+# seed TARGET NAME: writes stdin to TARGET/NAME.
+seed() { mkdir -p "$1"; cat >"$1/$2"; }
+
+AUTH=0x41555448 IMPI=0x494D5049 COLL=0x434F4C4C DONE=0x444F4E45 FINI=0x46494E49
+C_VERSION=0x1000 C_NHOSTS=0x1100 C_NPROCS=0x1200 C_DATALEN=0x1300 C_TAGUB=0x1400
+C_XSIZE=0x1500 C_MAXLINEAR=0x1600 H_IPV6=0x2000 H_PORT=0x2100 H_NPROCS=0x2200
+H_ACKMARK=0x2300 H_HIWATER=0x2400 P_IPV6=0x3000 P_PID=0x3100
+# 127.0.0.1 in the IPv4-compatible 16-byte form.
+loop4() { bytes 0 0 0 0 0 0 0 0 0 0 0 0 127 0 0 1; }
+
+# fuzz_cmd: 8-byte header, then the payload.
+{ be32 $AUTH 4 3; } | seed fuzz_cmd auth
+{ be32 $IMPI 4 3; } | seed fuzz_cmd impi
+{ be32 $COLL 8 $C_NHOSTS 3; } | seed fuzz_cmd coll-nhosts
+{ be32 $COLL 16 $H_PORT 5001 5002 5003; } | seed fuzz_cmd coll-port
+{ be32 $COLL 20 $C_VERSION; be64 0 1; } | seed fuzz_cmd coll-version
+{ be32 $COLL 20 $P_IPV6; loop4; } | seed fuzz_cmd coll-p-ipv6
+{ be32 $DONE 0; } | seed fuzz_cmd "done"
+{ be32 $FINI 0; } | seed fuzz_cmd fini
+{ be32 $COLL 0x80000000; } | seed fuzz_cmd coll-huge
+{ be32 0x58585858 0; } | seed fuzz_cmd unknown
+
+# fuzz_auth: raw reply (which, len), then client and server masks.
+{ be32 1 8 3 3; } | seed fuzz_auth key
+{ be32 0 0 1 3; } | seed fuzz_auth none
+{ be32 7 0 2 1; } | seed fuzz_auth unknown
+
+# fuzz_coll: a client's COLL payload (label, elements).
+{ be32 $C_VERSION; be64 0 1; } | seed fuzz_coll version
+{ be32 $C_NHOSTS 3; } | seed fuzz_coll nhosts
+{ be32 $C_NPROCS 4; } | seed fuzz_coll nprocs
+{ be32 $C_DATALEN 8000; } | seed fuzz_coll datalen
+{ be32 $C_TAGUB 32767; } | seed fuzz_coll tagub
+{ be32 $C_XSIZE -1; } | seed fuzz_coll xsize
+{ be32 $C_MAXLINEAR 4; } | seed fuzz_coll maxlinear
+{ be32 $H_IPV6; loop4; loop4; } | seed fuzz_coll h-ipv6
+{ be32 $H_PORT 5001 5002; } | seed fuzz_coll h-port
+{ be32 $H_NPROCS 2 1; } | seed fuzz_coll h-nprocs
+{ be32 $H_ACKMARK 10; } | seed fuzz_coll h-ackmark
+{ be32 $H_HIWATER 20; } | seed fuzz_coll h-hiwater
+{ be32 $P_IPV6; loop4; } | seed fuzz_coll p-ipv6
+{ be32 $P_PID; be64 4242 4243; } | seed fuzz_coll p-pid
+{ be32 $C_TAGUB 100; } | seed fuzz_coll tagub-too-small
+
+# fuzz_coll_reply: nclients, with_counts, nclients count bytes, then the reply payload
+# (label, mask, concatenated data): the seeds' three-client examples.
+{ bytes 3 0 1 1 1; be32 $C_NHOSTS 7 3 2 2; } | seed fuzz_coll_reply nhosts
+{ bytes 3 0 1 1 1; be32 $C_DATALEN 5 8000 4000; } | seed fuzz_coll_reply pktlen-mask5
+{ bytes 3 1 3 2 2; be32 $H_PORT 7 5001 5002 5003 6001 6002 7001 7002; } | seed fuzz_coll_reply h-port
+{ bytes 3 0 1 1 1; be32 $C_VERSION 7; be64 0 0 1 0 1; } | seed fuzz_coll_reply version
+{ bytes 2 1 1 2; be32 $P_PID 3; be64 11 21 22; } | seed fuzz_coll_reply p-pid
+
+# fuzz_packet: 128-byte header, then Uint4 max_data and a format-buffer size byte.
+# packet TYPE LEN MSGLEN: a header from 127.0.0.1/11 to 127.0.0.1/12, tag 3, cid 1.
+packet() {
+    be32 "$1" "$2"; loop4; be64 11; loop4; be64 12
+    be64 7 9 "$3"; be32 0 3; be64 1 42 "$3" 2 0
+}
+{ packet 0 8 8; be32 8000; bytes 255; } | seed fuzz_packet data
+{ packet 1 100 1000; be32 4096; bytes 255; } | seed fuzz_packet datasync
+{ packet 3 128 128; be32 16; bytes 20; } | seed fuzz_packet syncack
+{ packet 2 128 0; } | seed fuzz_packet protoack
+{ packet 4 128 0; } | seed fuzz_packet cancel
+{ packet 7 128 0; } | seed fuzz_packet fini
+{ packet 0 9000 9000; be32 8000; bytes 1; } | seed fuzz_packet data-too-long
