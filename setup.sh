@@ -65,7 +65,10 @@ autogen() {
         die "the source tree is configured in place (./config.status): run 'make distclean' in $SRCDIR first"
     if [ ! -x configure ] || [ ! -f build-aux/tap-driver.sh ] || [ configure.ac -nt configure ]; then
         say "./autogen.sh"
-        ./autogen.sh >/dev/null
+        local log
+        log=$(mktemp)
+        ./autogen.sh >"$log" 2>&1 || { cat "$log" >&2; rm -f "$log"; die "./autogen.sh failed"; }
+        rm -f "$log"
     fi
 }
 
