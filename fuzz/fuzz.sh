@@ -8,7 +8,8 @@
 #   fuzz.sh run SECONDS TARGET...    run each target for SECONDS (0: only replay the seeds)
 #                                    on a scratch copy of fuzz/corpus/TARGET/; writes
 #                                    fuzz/run/TARGET.log and an automake-style
-#                                    fuzz/run/TARGET.trs (:test-result: PASS or FAIL)
+#                                    fuzz/run/TARGET.trs (:test-result: PASS or FAIL);
+#                                    dictionary: fuzz/TARGET.dict, else fuzz/impi.dict
 #
 # The build takes its settings from the environment, set by the Makefile: srcdir, FUZZ_CC,
 # FUZZ_FLAGS, FUZZ_CPPFLAGS, FUZZ_LIBS, FUZZ_LIBSRC (paths relative to srcdir; only
@@ -70,6 +71,10 @@ run() {
         mkdir -p "$dir/corpus" "$dir/artifacts"
         seeds=$srcdir/fuzz/corpus/$t
         [ -d "$seeds" ] || { echo "fuzz: warning: no seed corpus $seeds" >&2; seeds=; }
+        # a target's own dictionary fuzz/TARGET.dict, else the shared IMPI one
+        dict=$srcdir/fuzz/$t.dict
+        [ -f "$dict" ] || dict=$srcdir/fuzz/impi.dict
+        [ -f "$dict" ] && dict="-dict=$dict" || dict=
         if [ "$secs" -gt 0 ]; then
             limit="-max_total_time=$secs"
         else
@@ -79,7 +84,7 @@ run() {
         # libFuzzer writes new inputs to the first corpus directory: a scratch one, never
         # the committed seeds.  The outer timeout is only a safety net.
         UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
-        timeout -k 10 $((secs + 120)) "fuzz/bin/$t" $limit -timeout=10 -rss_limit_mb=2048 \
+        timeout -k 10 $((secs + 120)) "fuzz/bin/$t" $limit $dict -timeout=10 -rss_limit_mb=2048 \
             -print_final_stats=1 -artifact_prefix="$dir/artifacts/" \
             "$dir/corpus" $seeds >"$dir.log" 2>&1
         rc=$?
