@@ -231,6 +231,8 @@ const char *impi_addr16_format(const uint8_t addr[16], char *buf, size_t size)
         snprintf(buf, size, "%u.%u.%u.%u", addr[12], addr[13], addr[14], addr[15]);
     } else {
         size_t off = 0;
+        if (size > 0)
+            buf[0] = '\0';     /* even when not one digit pair fits */
         for (int i = 0; i < 16 && off + 3 <= size; i++)
             off += (size_t)snprintf(buf + off, size - off, "%02x", addr[i]);
     }
