@@ -412,10 +412,11 @@ static int s_startup(launcher_t *self, const char *addr)
     if (self->client_rank < 0) {
         self->tables = gimpi_job_local_startup(desc, err, sizeof err);
     } else {
-        self->client = impi_client_new(self->server, self->timeout_s * 1000, err, sizeof err);
-        if (self->client &&
-            impi_client_startup(self->client, desc, &self->tables, err, sizeof err) < 0)
-            impi_tables_destroy(&self->tables);
+        self->client = impi_client_new(self->server, self->timeout_s * 1000);
+        if (!self->client)
+            snprintf(err, sizeof err, "out of memory");
+        else if (impi_client_start(self->client, desc, err, sizeof err) == IMPI_CLIENT_OK)
+            self->tables = impi_client_take_tables(self->client);
     }
     s_desc_free(desc);
     if (!self->tables) {
