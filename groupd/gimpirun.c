@@ -15,6 +15,7 @@
  */
 #include "config.h"
 #include "gimpi_job.h"
+#include "gimpi_loop.h"
 #include "impi_client.h"
 
 #include <arpa/inet.h>
@@ -37,8 +38,12 @@
 
 #define LINE_MAX_BYTES 65536
 
+typedef struct launcher_t launcher_t;
+typedef struct task_t task_t;
+
 /*  One output stream of a task, split into lines. */
 typedef struct {
+    task_t *task;
     int fd;                     /* read end, -1 when closed */
     FILE *to;                   /* stdout or stderr of gimpirun */
     char *buf;
@@ -46,7 +51,8 @@ typedef struct {
 } stream_t;
 
 /*  One task. */
-typedef struct {
+struct task_t {
+    launcher_t *self;
     char **argv;                /* points into the command line */
     pid_t pid;
     int listen_fd, port;
@@ -55,10 +61,10 @@ typedef struct {
     bool exited;
     int status;
     int world_rank;
-} task_t;
+};
 
 /*  The launcher's whole state. */
-typedef struct {
+struct launcher_t {
     /* options */
     bool tag;
     int client_rank;            /* -1: single-client job */
@@ -73,20 +79,14 @@ typedef struct {
     /* job */
     impi_client_t *client;
     impi_tables_t *tables;
+    gimpi_loop_t *loop;
     int sigfd;
-    int64_t kill_at;            /* ms deadline to terminate the rest, 0 = none */
-    int kill_stage;
-    int nrunning;
+    int grace_timer;            /* armed after a failure, 0 = none */
+    int kill_stage;             /* 0: grace, 1: SIGTERM sent, 2: SIGKILL sent */
+    int nrunning;               /* tasks not yet reaped */
+    int nstreams;               /* task output pipes still open */
     bool failed;
-} launcher_t;
-
-/*  Monotonic milliseconds. */
-static int64_t s_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+};
 
 /*  The synopsis. */
 static void s_usage(FILE *to)
@@ -345,8 +345,10 @@ static void s_drain(launcher_t *self, task_t *t, stream_t *s)
         if (s->len)
             s_emit(self, t, s, s->buf, s->len);
         s->len = 0;
+        gimpi_loop_fd_del(self->loop, s->fd);
         close(s->fd);
         s->fd = -1;
+        self->nstreams--;
         free(s->buf);
         s->buf = NULL;
         return;
@@ -374,6 +376,9 @@ static void s_signal_all(launcher_t *self, int sig)
             kill(self->tasks[i].pid, sig);
 }
 
+static void s_arm_grace(launcher_t *self);
+static void s_check_done(launcher_t *self);
+
 /*  Reaps finished tasks and reports the ones that failed. */
 static void s_reap(launcher_t *self)
 {
@@ -398,10 +403,66 @@ static void s_reap(launcher_t *self)
                 fprintf(stderr, "gimpirun: task %d (%s, pid %d) killed by signal %d (%s)\n",
                         t->world_rank, t->argv[0], (int)pid, WTERMSIG(status),
                         strsignal(WTERMSIG(status)));
-            if (!self->kill_at && self->nrunning > 0)
-                self->kill_at = s_now_ms() + (int64_t)self->grace_s * 1000;
+            s_arm_grace(self);
         }
     }
+    s_check_done(self);
+}
+
+/*  Stops the loop once every task is reaped and every output pipe drained. */
+static void s_check_done(launcher_t *self)
+{
+    if (self->loop && self->nrunning == 0 && self->nstreams == 0)
+        gimpi_loop_stop(self->loop);
+}
+
+/*  Grace period over: SIGTERM the rest, then SIGKILL two seconds later. */
+static void s_on_grace(gimpi_loop_t *loop, int id, void *arg)
+{
+    (void)id;
+    launcher_t *self = arg;
+    self->grace_timer = 0;
+    if (self->nrunning == 0)
+        return;
+    if (self->kill_stage == 0)
+        fprintf(stderr, "gimpirun: terminating the %d remaining task%s\n",
+                self->nrunning, self->nrunning == 1 ? "" : "s");
+    s_signal_all(self, self->kill_stage == 0 ? SIGTERM : SIGKILL);
+    if (++self->kill_stage < 2)
+        self->grace_timer = gimpi_loop_timer_add(loop, 2000, 0, s_on_grace, self);
+}
+
+/*  After a failure: the others get the grace period, once. */
+static void s_arm_grace(launcher_t *self)
+{
+    if (self->loop && !self->grace_timer && self->kill_stage == 0 && self->nrunning > 0)
+        self->grace_timer = gimpi_loop_timer_add(self->loop, (int64_t)self->grace_s * 1000, 0,
+                                                 s_on_grace, self);
+}
+
+/*  A task wrote something (or closed its end). */
+static void s_on_output(gimpi_loop_t *loop, int fd, int events, void *arg)
+{
+    (void)loop, (void)fd, (void)events;
+    stream_t *s = arg;
+    s_drain(s->task->self, s->task, s);
+    s_check_done(s->task->self);
+}
+
+/*  SIGCHLD reaps; SIGINT, SIGTERM and SIGHUP are forwarded and fail the job. */
+static void s_on_signal(gimpi_loop_t *loop, int fd, int events, void *arg)
+{
+    (void)loop, (void)events;
+    launcher_t *self = arg;
+    struct signalfd_siginfo si;
+    while (read(fd, &si, sizeof si) == (ssize_t)sizeof si) {
+        if (si.ssi_signo == SIGCHLD)
+            continue;
+        s_signal_all(self, (int)si.ssi_signo);
+        self->failed = true;
+        s_arm_grace(self);
+    }
+    s_reap(self);               /* SIGCHLDs coalesce: reaping is idempotent */
 }
 
 /*  The startup: local for one client, through the server with -client.  0 or -1. */
@@ -478,57 +539,25 @@ static int s_run(launcher_t *self)
         self->failed = true;
 
     /* the loop: task output, signals, and the grace deadline after a failure */
-    struct pollfd *pfd = calloc((size_t)self->ntasks * 2 + 1, sizeof *pfd);
-    for (;;) {
-        int n = 0;
-        pfd[n++] = (struct pollfd){ .fd = self->sigfd, .events = POLLIN };
-        bool streams = false;
-        for (int i = 0; i < self->ntasks; i++) {
-            pfd[n++] = (struct pollfd){ .fd = self->tasks[i].out.fd, .events = POLLIN };
-            pfd[n++] = (struct pollfd){ .fd = self->tasks[i].err.fd, .events = POLLIN };
-            streams |= self->tasks[i].out.fd >= 0 || self->tasks[i].err.fd >= 0;
-        }
-        if (self->nrunning == 0 && !streams)
-            break;
-        int timeout = -1;
-        if (self->kill_at) {
-            int64_t left = self->kill_at - s_now_ms();
-            timeout = left > 0 ? (int)left : 0;
-        }
-        int rc = poll(pfd, (nfds_t)n, timeout);
-        if (rc < 0 && errno != EINTR)
-            break;
-        if (pfd[0].revents & POLLIN) {
-            struct signalfd_siginfo si;
-            while (read(self->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
-                if (si.ssi_signo == SIGCHLD)
-                    s_reap(self);
-                else {
-                    s_signal_all(self, (int)si.ssi_signo);
-                    if (!self->kill_at)
-                        self->kill_at = s_now_ms() + (int64_t)self->grace_s * 1000;
-                    self->failed = true;
-                }
-            }
-        }
-        for (int i = 0; i < self->ntasks; i++) {
-            task_t *t = &self->tasks[i];
-            if (pfd[1 + 2 * i].revents)
-                s_drain(self, t, &t->out);
-            if (pfd[2 + 2 * i].revents)
-                s_drain(self, t, &t->err);
-        }
-        s_reap(self);           /* SIGCHLD may coalesce: reaping is idempotent */
-        if (self->kill_at && s_now_ms() >= self->kill_at && self->nrunning > 0) {
-            if (self->kill_stage == 0)
-                fprintf(stderr, "gimpirun: terminating the %d remaining task%s\n",
-                        self->nrunning, self->nrunning == 1 ? "" : "s");
-            s_signal_all(self, self->kill_stage == 0 ? SIGTERM : SIGKILL);
-            self->kill_stage++;
-            self->kill_at = s_now_ms() + 2000;
-        }
+    self->loop = gimpi_loop_new();
+    if (!self->loop) {
+        fprintf(stderr, "gimpirun: out of memory\n");
+        s_signal_all(self, SIGKILL);
+        return 1;
     }
-    free(pfd);
+    gimpi_loop_fd_add(self->loop, self->sigfd, GIMPI_LOOP_READ, s_on_signal, self);
+    for (int i = 0; i < self->ntasks; i++) {
+        task_t *t = &self->tasks[i];
+        t->self = self;
+        t->out.task = t->err.task = t;
+        gimpi_loop_fd_add(self->loop, t->out.fd, GIMPI_LOOP_READ, s_on_output, &t->out);
+        gimpi_loop_fd_add(self->loop, t->err.fd, GIMPI_LOOP_READ, s_on_output, &t->err);
+        self->nstreams += 2;
+    }
+    s_reap(self);               /* a task may have died before the loop existed */
+    if (self->nrunning > 0 || self->nstreams > 0)
+        gimpi_loop_run(self->loop);
+    gimpi_loop_destroy(&self->loop);
     if (self->client) {
         if (impi_client_fini(self->client, err, sizeof err) < 0) {
             fprintf(stderr, "gimpirun: FINI to the server failed: %s\n", err);
