@@ -88,13 +88,16 @@ struct impi_tables_t {
     void *priv;
 };
 
-/*  New, empty tables for a job of nclients, seen from client myclient (-1: unknown). */
+/*  New, empty tables for a job of nclients (1..32), seen from client myclient (-1:
+ *  unknown).  NULL when nclients or myclient is out of range. */
 impi_tables_t *impi_tables_new(int nclients, int myclient);
 /*  Frees them and nulls the pointer. */
 void impi_tables_destroy(impi_tables_t **self_p);
 
 /*  Takes one server COLL reply payload (label, mask, data).  Labels must arrive in
- *  ascending order; unknown labels are skipped.  Returns 0, or -1 with a message in err. */
+ *  ascending order; unknown labels are skipped.  Every one of the 14 labels is mandatory
+ *  (v0.0), so its mask must name every client.  Returns 0, or -1 with a message in err;
+ *  after an error the tables refuse further replies. */
 int impi_tables_add_reply(impi_tables_t *self, const uint8_t *payload, size_t len,
                           char *err, size_t errsize);
 
@@ -106,12 +109,24 @@ int impi_tables_finish(impi_tables_t *self, char *err, size_t errsize);
 /*  Writes the tables in a human-readable form (what examples/impi-startup prints). */
 void impi_tables_print(const impi_tables_t *self, FILE *out);
 
-/*  Serialises the tables (the raw replies) to a file descriptor / reads them back. */
+/*  Serialises the tables (the raw replies) to a file descriptor / reads them back.
+ *  Format: "GIMPITB1", Uint4 nclients, Uint4 nreplies, per reply Uint4 len + the reply
+ *  payload (label, mask, data), then a Uint8 FNV-1a checksum of all the preceding bytes;
+ *  all big-endian.  save returns 0 or -1 (errno set).  load reads exactly that many bytes,
+ *  feeds every reply to impi_tables_add_reply and calls impi_tables_finish, so a
+ *  truncated, garbled or inconsistent file is refused with a message in err (NULL). */
 int impi_tables_save(const impi_tables_t *self, int fd);
 impi_tables_t *impi_tables_load(int fd, int myclient, char *err, size_t errsize);
 
+/*  Checks a description before it is sent: 0 <= rank < 32, 1..8 versions ascending from
+ *  0.0, nhosts >= 1 with hosts, nprocs = sum of hosts[].nprocs with procs, and every value
+ *  inside the label table's range (so the server never sees what peers would refuse).
+ *  Returns 0, or -1 with a message in err. */
+int impi_desc_check(const impi_desc_t *desc, char *err, size_t errsize);
+
 /*  The COLL payload (label + elements) this client sends for `label`, built from desc.
- *  Returns a malloc'd buffer and its length in *len, or NULL for an unknown label. */
+ *  Returns a malloc'd buffer and its length in *len, or NULL for an unknown label, more
+ *  than 8 versions, missing hosts/procs arrays or no memory. */
 uint8_t *impi_desc_payload(const impi_desc_t *desc, int32_t label, size_t *len);
 
 #endif
