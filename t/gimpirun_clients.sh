@@ -1,0 +1,45 @@
+#!/bin/bash
+# t/gimpirun_clients.sh — a job of two IMPI clients on the loopback: one impi-server and
+# two gimpirun -client with different task counts; both clients' tasks must see the
+# whole job (world ranks client by client), both launchers and the server exit 0.  Also:
+# a client whose key the server refuses fails with a clear error and a non-zero exit.
+set -u
+top_builddir=${top_builddir:-.}
+SERVER="$top_builddir/groupd/impi-server"
+RUN="$top_builddir/groupd/gimpirun"
+TASK="$top_builddir/t/job_task"
+tmp=$(mktemp -d)
+trap 'kill -9 $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+n=0 failed=0
+ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi; }
+echo "1..7"
+
+mkfifo "$tmp/srv"
+timeout 60 "$SERVER" -server 2 -host 127.0.0.1 >"$tmp/srv" 2>"$tmp/srv.err" &
+srv=$!
+exec 3<"$tmp/srv"
+read -r -t 20 addr <&3
+case "$addr" in 127.0.0.1:*) ok 0 "server at $addr" ;; *) ok 1 "server address '$addr'" ;; esac
+IMPI_AUTH_NONE= timeout 60 "$RUN" -tag -client 1 "$addr" -np 3 "$TASK" info >"$tmp/c1" 2>&1 &
+c1=$!
+IMPI_AUTH_NONE= timeout 60 "$RUN" -tag -client 0 "$addr" -np 2 "$TASK" info >"$tmp/c0" 2>&1
+ok $? "client 0 (2 tasks) exits 0"
+wait $c1; ok $? "client 1 (3 tasks) exits 0"
+grep -q '^\[0\] rank 0 of 5 .*clients 2' "$tmp/c0" && grep -q '^\[1\] rank 1 of 5' "$tmp/c0"
+ok $? "client 0 runs world ranks 0-1 of 5"
+grep -q '^\[2\] rank 2 of 5' "$tmp/c1" && grep -q '^\[4\] rank 4 of 5 .*clients 2' "$tmp/c1"
+ok $? "client 1 runs world ranks 2-4 of 5"
+wait $srv; ok $? "server exits 0 after both FINIs"
+exec 3<&-
+
+# the server wants a key; this client offers a wrong one
+mkfifo "$tmp/srv2"
+IMPI_AUTH_KEY=1234 timeout 60 "$SERVER" -server 1 -host 127.0.0.1 -auth key >"$tmp/srv2" 2>"$tmp/srv2.err" &
+srv=$!
+exec 3<"$tmp/srv2"
+read -r -t 20 addr <&3
+IMPI_AUTH_KEY=999 timeout 60 "$RUN" -timeout 5 -client 0 "$addr" -np 1 "$TASK" info >"$tmp/bad" 2>&1
+rc=$?
+if [ $rc = 1 ] && grep -q "startup failed" "$tmp/bad"; then ok 0 "wrong key: clear error, exit 1"; else ok 1 "wrong key (rc $rc)"; sed 's/^/# /' "$tmp/bad"; fi
+kill $srv 2>/dev/null
+exit $((failed > 0))

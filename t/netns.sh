@@ -1,0 +1,86 @@
+#!/bin/bash
+# t/netns.sh — several machines emulated with network namespaces: a "switch" namespace
+# holding a bridge, and one namespace per machine joined to it by a veth pair, each with
+# its own address in 192.0.2.0/24 (TEST-NET-1, never routed).  An impi-server runs on
+# machine 0 and one gimpirun per machine joins the job as its IMPI client; the tasks
+# must agree on tables that name every machine's address, and (when the data-plane test
+# program exists) exchange messages across the machines.  Namespaces are created and
+# removed here; the test skips only when the kernel refuses them.
+set -u
+top_builddir=${top_builddir:-.}
+NM=3                                    # machines
+P=gimpi$$
+SERVER="$top_builddir/groupd/impi-server"
+RUN="$top_builddir/groupd/gimpirun"
+TASK="$top_builddir/t/job_task"
+tmp=$(mktemp -d)
+n=0 failed=0
+
+ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi; }
+
+cleanup() {
+    for i in $(seq 0 $((NM - 1))); do ip netns pids "$P-h$i" 2>/dev/null | xargs -r kill -9 2>/dev/null; done
+    for i in $(seq 0 $((NM - 1))); do ip netns del "$P-h$i" 2>/dev/null; done
+    ip netns del "$P-sw" 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null || ! ip netns add "$P-sw" 2>/dev/null; then
+    echo "1..0 # SKIP network namespaces unavailable (needs root and iproute2)"
+    exit 0
+fi
+ip -n "$P-sw" link add br0 type bridge && ip -n "$P-sw" link set br0 up || { echo "1..0 # SKIP no bridge support"; exit 0; }
+for i in $(seq 0 $((NM - 1))); do
+    ip netns add "$P-h$i"
+    ip link add "$P-a$i" type veth peer name "$P-b$i"
+    ip link set "$P-a$i" netns "$P-sw"
+    ip link set "$P-b$i" netns "$P-h$i"
+    ip -n "$P-sw" link set "$P-a$i" master br0 up
+    ip -n "$P-h$i" link set "$P-b$i" name eth0
+    ip -n "$P-h$i" addr add "192.0.2.$((10 + i))/24" dev eth0
+    ip -n "$P-h$i" link set eth0 up
+    ip -n "$P-h$i" link set lo up
+done
+echo "1..$((NM + 4))"
+
+# machine 0 serves the startup
+mkfifo "$tmp/srv"
+ip netns exec "$P-h0" timeout 60 "$SERVER" -server $NM -host 192.0.2.10 >"$tmp/srv" 2>"$tmp/srv.err" &
+srvpid=$!
+exec 3<"$tmp/srv"
+addr=""
+read -r -t 20 addr <&3
+case "$addr" in 192.0.2.10:*) ok 0 "impi-server on machine 0 prints $addr" ;; *) ok 1 "impi-server address ($addr)" ;; esac
+
+# one client per machine, two tasks each
+pids=""
+for i in $(seq 0 $((NM - 1))); do
+    IMPI_AUTH_NONE= ip netns exec "$P-h$i" timeout 60 "$RUN" -client "$i" "$addr" -np 2 "$TASK" info \
+        >"$tmp/c$i.out" 2>"$tmp/c$i.err" &
+    pids="$pids $!"
+done
+rc=0
+for p in $pids; do wait "$p" || rc=1; done
+ok $rc "every machine's gimpirun exits 0"
+for i in $(seq 0 $((NM - 1))); do
+    r0=$((2 * i)); r1=$((2 * i + 1))
+    if grep -q "^rank $r0 of $((2 * NM)) .* clients $NM" "$tmp/c$i.out" &&
+       grep -q "^rank $r1 of $((2 * NM)) .* clients $NM" "$tmp/c$i.out"; then
+        ok 0 "machine $i runs world ranks $r0 and $r1 of $((2 * NM))"
+    else
+        ok 1 "machine $i ranks"; sed 's/^/# /' "$tmp/c$i.out" "$tmp/c$i.err"
+    fi
+done
+wait "$srvpid"; ok $? "impi-server exits 0 after every client's FINI"
+exec 3<&-
+
+# a client on a machine that cannot reach the server fails cleanly and quickly
+ip -n "$P-h2" link set eth0 down
+start=$(date +%s)
+IMPI_AUTH_NONE= ip netns exec "$P-h2" timeout 60 "$RUN" -timeout 3 -client 0 192.0.2.10:9 -np 1 "$TASK" info \
+    >"$tmp/u.out" 2>"$tmp/u.err"
+rc=$?
+el=$(( $(date +%s) - start ))
+if [ $rc = 1 ] && grep -q "startup failed" "$tmp/u.err" && [ $el -lt 30 ]; then ok 0 "unreachable server: clear error, exit 1"; else ok 1 "unreachable server (rc $rc, ${el}s)"; sed 's/^/# /' "$tmp/u.err"; fi
+exit $((failed > 0))
