@@ -1,0 +1,319 @@
+/*  pvm_buf.c — packing and unpacking of one PVM message buffer (see pvm_buf.h).
+ *
+ *  The packed bytes live in one growing array.  An InPlace pack reserves room in that
+ *  array and remembers the user's pointer; pvm_buf_bytes() copies the user data into the
+ *  reserved room just before the send.  Default-encoding conversion goes element by
+ *  element through big-endian integers of the element's wire size.
+ */
+#include "pvm_buf.h"
+#include "gimpi.h"
+#include "gimpi_ops.h"
+#include "impi_wire.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    size_t off;                 /* where in data */
+    const void *ptr;            /* user memory */
+    size_t len;
+} inplace_t;
+
+struct pvm_buf_t {
+    int encoding;
+    uint8_t *data;
+    size_t len, cap;
+    size_t rpos;                /* unpack position */
+    inplace_t *segs;
+    size_t nsegs, segcap;
+};
+
+/*  Wire size of one element in the default encoding, 0 for unknown types. */
+static size_t s_wire_size(int datatype)
+{
+    switch (datatype) {
+    case GIMPI_BYTE: return 1;
+    case GIMPI_SHORT: case GIMPI_USHORT: return 2;
+    case GIMPI_INT: case GIMPI_UINT: case GIMPI_FLOAT: return 4;
+    case GIMPI_CPLX: case GIMPI_DOUBLE: case GIMPI_LONG: case GIMPI_ULONG: return 8;
+    case GIMPI_DCPLX: return 16;
+    default: return 0;
+    }
+}
+
+/*  Element size in the buffer's encoding. */
+static size_t s_elem_size(const pvm_buf_t *self, int datatype)
+{
+    if (datatype <= GIMPI_STR || datatype >= GIMPI_NDATATYPES)
+        return 0;
+    return self->encoding == PVM_BUF_DEFAULT ? s_wire_size(datatype)
+                                             : gimpi_datatype_size(datatype);
+}
+
+/*  An empty buffer. */
+pvm_buf_t *pvm_buf_new(int encoding)
+{
+    if (encoding != PVM_BUF_DEFAULT && encoding != PVM_BUF_RAW && encoding != PVM_BUF_INPLACE)
+        return NULL;
+    pvm_buf_t *self = calloc(1, sizeof *self);
+    if (self)
+        self->encoding = encoding;
+    return self;
+}
+
+/*  Takes ownership of received bytes. */
+pvm_buf_t *pvm_buf_adopt(int encoding, void *bytes, size_t len)
+{
+    pvm_buf_t *self = pvm_buf_new(encoding == PVM_BUF_INPLACE ? PVM_BUF_RAW : encoding);
+    if (!self)
+        return NULL;
+    self->data = bytes;
+    self->len = self->cap = len;
+    return self;
+}
+
+/*  Copies received bytes. */
+pvm_buf_t *pvm_buf_from_bytes(int encoding, const void *bytes, size_t len)
+{
+    void *copy = malloc(len ? len : 1);
+    if (!copy)
+        return NULL;
+    if (len)
+        memcpy(copy, bytes, len);
+    pvm_buf_t *self = pvm_buf_adopt(encoding, copy, len);
+    if (!self)
+        free(copy);
+    return self;
+}
+
+/*  Frees everything. */
+void pvm_buf_destroy(pvm_buf_t **self_p)
+{
+    assert(self_p);
+    pvm_buf_t *self = *self_p;
+    if (!self)
+        return;
+    free(self->data);
+    free(self->segs);
+    free(self);
+    *self_p = NULL;
+}
+
+/*  The encoding. */
+int pvm_buf_encoding(const pvm_buf_t *self)
+{
+    assert(self);
+    return self->encoding;
+}
+
+/*  Makes room for `more` bytes; returns where they go, or NULL. */
+static uint8_t *s_grow(pvm_buf_t *self, size_t more)
+{
+    if (more > SIZE_MAX / 2 - self->len)
+        return NULL;
+    if (self->len + more > self->cap) {
+        size_t cap = self->cap ? self->cap : 256;
+        while (cap < self->len + more)
+            cap *= 2;
+        uint8_t *data = realloc(self->data, cap);
+        if (!data)
+            return NULL;
+        self->data = data;
+        self->cap = cap;
+    }
+    uint8_t *p = self->data + self->len;
+    self->len += more;
+    return p;
+}
+
+/*  Writes one element big-endian in its wire size. */
+static void s_encode(int datatype, const uint8_t *src, uint8_t *dst)
+{
+    switch (datatype) {
+    case GIMPI_BYTE: dst[0] = src[0]; break;
+    case GIMPI_SHORT: case GIMPI_USHORT: {
+        unsigned short v; memcpy(&v, src, sizeof v);
+        dst[0] = (uint8_t)(v >> 8); dst[1] = (uint8_t)v; break;
+    }
+    case GIMPI_INT: case GIMPI_UINT: case GIMPI_FLOAT: {
+        uint32_t v; memcpy(&v, src, 4); impi_put32(dst, v); break;
+    }
+    case GIMPI_LONG: case GIMPI_ULONG: {
+        unsigned long v; memcpy(&v, src, sizeof v); impi_put64(dst, (uint64_t)v); break;
+    }
+    case GIMPI_DOUBLE: {
+        uint64_t v; memcpy(&v, src, 8); impi_put64(dst, v); break;
+    }
+    case GIMPI_CPLX:
+        s_encode(GIMPI_FLOAT, src, dst);
+        s_encode(GIMPI_FLOAT, src + 4, dst + 4);
+        break;
+    case GIMPI_DCPLX:
+        s_encode(GIMPI_DOUBLE, src, dst);
+        s_encode(GIMPI_DOUBLE, src + 8, dst + 8);
+        break;
+    }
+}
+
+/*  Reads one element from its big-endian wire form. */
+static void s_decode(int datatype, const uint8_t *src, uint8_t *dst)
+{
+    switch (datatype) {
+    case GIMPI_BYTE: dst[0] = src[0]; break;
+    case GIMPI_SHORT: case GIMPI_USHORT: {
+        unsigned short v = (unsigned short)(src[0] << 8 | src[1]);
+        memcpy(dst, &v, sizeof v); break;
+    }
+    case GIMPI_INT: case GIMPI_UINT: case GIMPI_FLOAT: {
+        uint32_t v = impi_get32(src); memcpy(dst, &v, 4); break;
+    }
+    case GIMPI_LONG: case GIMPI_ULONG: {
+        unsigned long v = (unsigned long)impi_get64(src); memcpy(dst, &v, sizeof v); break;
+    }
+    case GIMPI_DOUBLE: {
+        uint64_t v = impi_get64(src); memcpy(dst, &v, 8); break;
+    }
+    case GIMPI_CPLX:
+        s_decode(GIMPI_FLOAT, src, dst);
+        s_decode(GIMPI_FLOAT, src + 4, dst + 4);
+        break;
+    case GIMPI_DCPLX:
+        s_decode(GIMPI_DOUBLE, src, dst);
+        s_decode(GIMPI_DOUBLE, src + 8, dst + 8);
+        break;
+    }
+}
+
+/*  Typed pack. */
+int pvm_buf_pack(pvm_buf_t *self, int datatype, const void *data, int n, int stride)
+{
+    assert(self);
+    size_t esize = s_elem_size(self, datatype);
+    size_t usize = gimpi_datatype_size(datatype);
+    if (!esize || n < 0 || stride < 1 || (!data && n > 0))
+        return GIMPI_EBADPARAM;
+    if (n == 0)
+        return 0;
+    if ((size_t)n > SIZE_MAX / esize / 2)
+        return GIMPI_ENOMEM;
+    const uint8_t *src = data;
+    if (self->encoding == PVM_BUF_INPLACE && stride == 1) {
+        if (self->nsegs == self->segcap) {
+            size_t cap = self->segcap ? 2 * self->segcap : 8;
+            inplace_t *segs = realloc(self->segs, cap * sizeof *segs);
+            if (!segs)
+                return GIMPI_ENOMEM;
+            self->segs = segs;
+            self->segcap = cap;
+        }
+        size_t off = self->len;
+        if (!s_grow(self, (size_t)n * esize))
+            return GIMPI_ENOMEM;
+        self->segs[self->nsegs++] = (inplace_t){ off, data, (size_t)n * esize };
+        return 0;
+    }
+    uint8_t *dst = s_grow(self, (size_t)n * esize);
+    if (!dst)
+        return GIMPI_ENOMEM;
+    if (self->encoding != PVM_BUF_DEFAULT && stride == 1) {
+        memcpy(dst, src, (size_t)n * esize);
+        return 0;
+    }
+    for (int i = 0; i < n; i++, dst += esize, src += usize * (size_t)stride) {
+        if (self->encoding == PVM_BUF_DEFAULT)
+            s_encode(datatype, src, dst);
+        else
+            memcpy(dst, src, esize);
+    }
+    return 0;
+}
+
+/*  Typed unpack. */
+int pvm_buf_unpack(pvm_buf_t *self, int datatype, void *data, int n, int stride)
+{
+    assert(self);
+    size_t esize = s_elem_size(self, datatype);
+    size_t usize = gimpi_datatype_size(datatype);
+    if (!esize || n < 0 || stride < 1 || (!data && n > 0))
+        return GIMPI_EBADPARAM;
+    if ((size_t)n > (self->len - self->rpos) / esize)
+        return GIMPI_ENODATA;
+    const uint8_t *src = self->data + self->rpos;
+    uint8_t *dst = data;
+    if (self->encoding != PVM_BUF_DEFAULT && stride == 1)
+        memcpy(dst, src, (size_t)n * esize);
+    else
+        for (int i = 0; i < n; i++, src += esize, dst += usize * (size_t)stride) {
+            if (self->encoding == PVM_BUF_DEFAULT)
+                s_decode(datatype, src, dst);
+            else
+                memcpy(dst, src, esize);
+        }
+    self->rpos += (size_t)n * esize;
+    return 0;
+}
+
+/*  A string: Uint4 length including the NUL (big-endian in every encoding), bytes. */
+int pvm_buf_pack_str(pvm_buf_t *self, const char *s)
+{
+    assert(self);
+    if (!s)
+        return GIMPI_EBADPARAM;
+    size_t n = strlen(s) + 1;
+    if (n > UINT32_MAX)
+        return GIMPI_EBADPARAM;
+    uint8_t *dst = s_grow(self, 4 + n);
+    if (!dst)
+        return GIMPI_ENOMEM;
+    impi_put32(dst, (uint32_t)n);
+    memcpy(dst + 4, s, n);
+    return 0;
+}
+
+/*  The next string. */
+int pvm_buf_unpack_str(pvm_buf_t *self, char *s, size_t max)
+{
+    assert(self);
+    if (!s)
+        return GIMPI_EBADPARAM;
+    if (self->len - self->rpos < 4)
+        return GIMPI_ENODATA;
+    uint32_t n = impi_get32(self->data + self->rpos);
+    if (n == 0 || n > self->len - self->rpos - 4)
+        return GIMPI_ENODATA;
+    const char *src = (const char *)self->data + self->rpos + 4;
+    if (src[n - 1] != '\0')
+        return GIMPI_EBADMSG;
+    size_t copy = max > 0 && n > max ? max : n;
+    memcpy(s, src, copy);
+    if (copy < n)
+        s[copy - 1] = '\0';
+    self->rpos += 4 + n;
+    return 0;
+}
+
+/*  The bytes to send: InPlace segments are copied in now. */
+const uint8_t *pvm_buf_bytes(pvm_buf_t *self, size_t *len)
+{
+    assert(self);
+    for (size_t i = 0; i < self->nsegs; i++)
+        memcpy(self->data + self->segs[i].off, self->segs[i].ptr, self->segs[i].len);
+    *len = self->len;
+    static const uint8_t empty[1] = { 0 };
+    return self->data ? self->data : empty;
+}
+
+/*  Bytes packed so far. */
+size_t pvm_buf_len(const pvm_buf_t *self)
+{
+    assert(self);
+    return self->len;
+}
+
+/*  Unpack from the start again. */
+void pvm_buf_rewind(pvm_buf_t *self)
+{
+    assert(self);
+    self->rpos = 0;
+}

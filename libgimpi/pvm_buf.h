@@ -1,0 +1,56 @@
+/*  pvm_buf.h — one PVM message buffer: typed packing and unpacking in PVM's three
+ *  encodings, independent of how the bytes travel.
+ *
+ *  PvmDataDefault packs a portable form: every element big-endian with a fixed size
+ *  (byte 1, short 2, int 4, float 4, double 8, long 8 — all 64 bits of a long, sign
+ *  kept, unlike PVM's XDR which truncates to 32), complex as two floats/doubles,
+ *  strings as Uint4 length (with the NUL) then the bytes.  PvmDataRaw packs native bytes.
+ *  PvmDataInPlace records where contiguous user data lives and copies it only when the
+ *  message is sent (pvm_buf_bytes), so later changes to that data before the send are
+ *  sent, as PVM does; the receiver sees it as raw.  Unpacking past the end is
+ *  GIMPI_ENODATA and leaves the buffer as it was.
+ */
+#ifndef GIMPI_PVM_BUF_H
+#define GIMPI_PVM_BUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum { PVM_BUF_DEFAULT = 0, PVM_BUF_RAW = 1, PVM_BUF_INPLACE = 2 };
+
+typedef struct pvm_buf_t pvm_buf_t;
+
+/*  An empty buffer for packing in `encoding` (NULL for an unknown encoding). */
+pvm_buf_t *pvm_buf_new(int encoding);
+/*  A buffer holding received bytes (copied) for unpacking; encoding as sent. */
+pvm_buf_t *pvm_buf_from_bytes(int encoding, const void *bytes, size_t len);
+/*  A buffer that takes ownership of malloc'd bytes. */
+pvm_buf_t *pvm_buf_adopt(int encoding, void *bytes, size_t len);
+/*  Frees the buffer and nulls the pointer. */
+void pvm_buf_destroy(pvm_buf_t **self_p);
+
+/*  The encoding the bytes are in (InPlace buffers report PVM_BUF_RAW once sent). */
+int pvm_buf_encoding(const pvm_buf_t *self);
+
+/*  Appends n elements of `datatype` (PVM_BYTE .. PVM_ULONG) taken every `stride`
+ *  elements from data.  Returns 0, or GIMPI_EBADPARAM (unknown type, n < 0, stride < 1,
+ *  NULL data with n > 0) or GIMPI_ENOMEM. */
+int pvm_buf_pack(pvm_buf_t *self, int datatype, const void *data, int n, int stride);
+/*  Appends a NUL-terminated string. */
+int pvm_buf_pack_str(pvm_buf_t *self, const char *s);
+
+/*  Takes the next n elements into data every `stride` elements.  Returns 0, or
+ *  GIMPI_ENODATA when the buffer holds fewer, GIMPI_EBADPARAM for bad arguments. */
+int pvm_buf_unpack(pvm_buf_t *self, int datatype, void *data, int n, int stride);
+/*  Takes the next string into s (which must be large enough, as in PVM); max bounds the
+ *  copy when > 0.  GIMPI_ENODATA past the end, GIMPI_EBADMSG when it is not a string. */
+int pvm_buf_unpack_str(pvm_buf_t *self, char *s, size_t max);
+
+/*  The bytes to send (InPlace data is gathered now) and their number; NULL on ENOMEM. */
+const uint8_t *pvm_buf_bytes(pvm_buf_t *self, size_t *len);
+/*  Bytes packed so far (InPlace segments included). */
+size_t pvm_buf_len(const pvm_buf_t *self);
+/*  Restarts unpacking from the beginning. */
+void pvm_buf_rewind(pvm_buf_t *self);
+
+#endif
