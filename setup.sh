@@ -21,7 +21,7 @@ SRCDIR=$(pwd)
 BUILDDIR=${GIMPI_BUILDDIR:-_build}
 CONFIGURE_FLAGS=${GIMPI_CONFIGURE_FLAGS:-}
 JOBS=$(nproc 2>/dev/null || echo 2)
-PACKAGES="build-essential autoconf automake libtool pkg-config libzmq3-dev"
+PACKAGES="build-essential autoconf automake libtool pkg-config libzmq3-dev iproute2"
 FUZZ_PACKAGES="clang libclang-rt-dev"
 
 # Prints a step on stderr.

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -241,6 +242,7 @@ static int s_spawn(launcher_t *self, int i, int tables_fd)
     }
     fflush(stdout);
     fflush(stderr);
+    pid_t launcher = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "gimpirun: fork: %s\n", strerror(errno));
@@ -251,6 +253,9 @@ static int s_spawn(launcher_t *self, int i, int tables_fd)
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
         signal(SIGPIPE, SIG_DFL);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);     /* the job does not outlive its launcher */
+        if (getppid() != launcher)            /* it died before the line above */
+            _exit(127);
         dup2(out[1], 1);
         dup2(err[1], 2);
         if (i != 0) {           /* only the first task reads gimpirun's stdin */

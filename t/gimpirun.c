@@ -6,6 +6,7 @@
 #include "gtap.h"
 #include "testlib.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,7 +39,7 @@ static void s_run(run_t *r, const char *stdin_text, ...)
     va_end(ap);
     argv[n] = NULL;
     int in[2];
-    if (pipe(in) < 0)
+    if (pipe2(in, O_CLOEXEC) < 0)
         BAIL_OUT("pipe");
     int saved = dup(0);
     dup2(in[0], 0);
@@ -49,7 +50,7 @@ static void s_run(run_t *r, const char *stdin_text, ...)
     close(saved);
     if (rc < 0)
         BAIL_OUT("cannot start gimpirun");
-    if (stdin_text && tl_send_all(in[1], stdin_text, strlen(stdin_text)) < 0)
+    if (stdin_text && write(in[1], stdin_text, strlen(stdin_text)) != (ssize_t)strlen(stdin_text))
         diag("stdin write failed");
     close(in[1]);
     tl_read_all(c.out, r->out, sizeof r->out, BOUND_MS);
@@ -103,6 +104,8 @@ int main(void)
 
     s_run(&r, "hello there\n", "-np", "2", task, "stdin", NULL);
     ok(s_exited(&r, 0) && s_count(r.out, "stdin: hello there") == 1, "stdin reaches task 0 only");
+    if (!s_exited(&r, 0) || s_count(r.out, "stdin: hello there") != 1)
+        diag("status %d out [%s] err [%s]", r.status, r.out, r.err);
 
     s_run(&r, NULL, "-np", "3", task, "info", ":", "-np", "1", task, "exit", "3", NULL);
     ok(s_exited(&r, 1), "a task exiting 3 makes gimpirun exit 1");
