@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -121,6 +122,39 @@ static int s_standalone(gimpi_job_t *job, char *err, size_t errsize)
     return 0;
 }
 
+/*  Copies a shared descriptor's whole content (pread: no shared offset touched) into a
+ *  private memfd positioned at 0.  Returns it, or -1 with a message in err. */
+static int s_private_copy(int shared, char *err, size_t errsize)
+{
+    int mine = memfd_create("gimpi-tables-copy", MFD_CLOEXEC);
+    if (mine < 0) {
+        snprintf(err, errsize, "memfd_create: %s", strerror(errno));
+        return -1;
+    }
+    char buf[65536];
+    off_t off = 0;
+    for (;;) {
+        ssize_t r = pread(shared, buf, sizeof buf, off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            snprintf(err, errsize, "reading the startup tables: %s", strerror(errno));
+            close(mine);
+            return -1;
+        }
+        if (r == 0)
+            break;
+        if (write(mine, buf, (size_t)r) != r) {
+            snprintf(err, errsize, "copying the startup tables: %s", strerror(errno));
+            close(mine);
+            return -1;
+        }
+        off += r;
+    }
+    lseek(mine, 0, SEEK_SET);
+    return mine;
+}
+
 /*  Waits for the launcher's go byte. */
 static int s_wait_go(int go_fd, int timeout_ms, char *err, size_t errsize)
 {
@@ -173,9 +207,16 @@ int gimpi_job_init(gimpi_job_t *job, int timeout_ms, char *err, size_t errsize)
         close(listen_fd);
         return -1;
     }
-    lseek(tables_fd, 0, SEEK_SET);
-    job->tables = impi_tables_load(tables_fd, client, err, errsize);
+    /* every task inherited the same open memfd, so its file offset is shared: read it with
+     * pread into a private copy, whose offset is ours */
+    int mine = s_private_copy(tables_fd, err, errsize);
     close(tables_fd);
+    if (mine < 0) {
+        close(listen_fd);
+        return -1;
+    }
+    job->tables = impi_tables_load(mine, client, err, errsize);
+    close(mine);
     if (!job->tables) {
         close(listen_fd);
         return -1;

@@ -70,7 +70,10 @@ static int s_count(const char *hay, const char *needle)
 
 static int s_exited(const run_t *r, int code)
 {
-    return r->status >= 0 && WIFEXITED(r->status) && WEXITSTATUS(r->status) == code;
+    int good = r->status >= 0 && WIFEXITED(r->status) && WEXITSTATUS(r->status) == code;
+    if (!good)
+        diag("status %#x err [%s] out [%.300s]", r->status, r->err, r->out);
+    return good;
 }
 
 int main(void)
