@@ -9,9 +9,12 @@
 #include "gimpi.h"
 #include "pvmtest.h"
 
+#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 
 /*  Packs every family strided into a new send buffer of `enc`, sends it to ourselves,
  *  receives and unpacks; 1 if every value came back. */
@@ -234,6 +237,27 @@ int main(void)
     pvmtest_capture(s_call_pkint_nobuf, NULL, err, sizeof err);
     is(err, "", "PvmAutoErr 0 prints nothing");
     cmp_ok(pvm_errno, "==", PvmNoBuf, "... but sets pvm_errno");
+
+    /* PvmAutoErr 2 exits after the diagnostic, 3 aborts */
+    for (int mode = 2; mode <= 3; mode++) {
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            int fd = open("/dev/null", O_WRONLY);
+            dup2(fd, 1);
+            dup2(fd, 2);
+            pvm_setopt(PvmAutoErr, mode);
+            pvm_setsbuf(0);
+            pvm_pkint(&v, 1, 1);
+            _exit(0);
+        }
+        int st = 0;
+        waitpid(pid, &st, 0);
+        if (mode == 2)
+            ok(WIFEXITED(st) && WEXITSTATUS(st) != 0, "PvmAutoErr 2: the task exits on error");
+        else
+            ok(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT, "PvmAutoErr 3: the task aborts");
+    }
 
     /* pvm_perror */
     pvm_errno = PvmNoGroup;
