@@ -206,6 +206,12 @@ int pvm_upkulong(unsigned long *xp, int n, int stride);
 int pvm_upkushort(unsigned short *xp, int n, int stride);
 int pvm_upkstr(char *s);
 
+/* ---- printf-like packing: "%+" (initsend, takes the encoding), then specs
+ *      %[count|*][.stride|.*][h|l|u...](c|d|f|x|s); with a count or stride the argument
+ *      is a pointer, otherwise a value (unpacking always takes pointers) ---- */
+int pvm_packf(const char *fmt, ...);
+int pvm_unpackf(const char *fmt, ...);
+
 /* ---- point-to-point messages (tid and tag -1 are wildcards when receiving) ---- */
 int pvm_send(int tid, int msgtag);
 int pvm_mcast(int *tids, int ntask, int msgtag);

@@ -275,6 +275,32 @@ int main(void)
     lb = pvmtest_setup(PVMTEST_TID, 0);
     (void)lb;
 
+    /* pvm_packf / pvm_unpackf */
+    {
+        int arr[6] = { 1, 2, 3, 4, 5, 6 }, arr2[3] = { 0 }, iv = 0, cnt = 3;
+        double dv[2] = { 2.5, -1 }, dv2[2] = { 0 };
+        long lval = 0;
+        short shv = 0;
+        unsigned uv = 0;
+        float fv = 0, cxv[2] = { 1, 2 }, cxv2[2] = { 0 };
+        char sv[16], cv = 0;
+        cmp_ok(pvm_packf("%+ %d %*.2d %2lf %ld %hd %ud %f %c %x %s", PvmDataDefault, -7,
+                         cnt, arr, dv, -6L, -3, 4000000000u, 1.25, 'q', cxv, "str"),
+               "==", 0, "pvm_packf with init, values, counts, strides, modifiers");
+        pvm_setrbuf(pvm_getsbuf());
+        cmp_ok(pvm_unpackf("%d %3d %2lf %ld %hd %ud %f %c %x %s", &iv, arr2, dv2, &lval,
+                           &shv, &uv, &fv, &cv, cxv2, sv), "==", 0, "pvm_unpackf");
+        ok(iv == -7 && arr2[0] == 1 && arr2[1] == 3 && arr2[2] == 5 && dv2[0] == 2.5
+           && dv2[1] == -1 && lval == -6 && shv == -3 && uv == 4000000000u && fv == 1.25f
+           && cv == 'q' && cxv2[0] == 1 && cxv2[1] == 2 && !strcmp(sv, "str"),
+           "... every value came back");
+        cmp_ok(pvm_unpackf("%d", &iv), "==", PvmNoData, "unpackf past the end: PvmNoData");
+        cmp_ok(pvm_packf("%+ %q", PvmDataRaw), "==", PvmBadParam,
+               "packf with an unknown conversion: PvmBadParam");
+        cmp_ok(pvm_packf("%+", 17), "==", PvmBadParam, "packf %%+ with a bad encoding");
+        cmp_ok(pvm_packf(NULL), "==", PvmBadParam, "packf(NULL)");
+    }
+
     /* helpers */
     struct timeval tv = { 0, 0 };
     cmp_ok(pvmgetclock(&tv), "==", 0, "pvmgetclock");
