@@ -41,17 +41,22 @@ enum {
     GIMPI_EDSYSERR = -25,       /* PvmDSysErr */
     GIMPI_EBADVERSION = -26,    /* PvmBadVersion */
     GIMPI_EOUTOFRES = -27,      /* PvmOutOfRes */
+    GIMPI_EDUPHOST = -28,       /* PvmDupHost */
     GIMPI_ECANTSTART = -29,     /* PvmCantStart */
     GIMPI_EALREADY = -30,       /* PvmAlready */
     GIMPI_ENOTASK = -31,        /* PvmNoTask */
     GIMPI_ENOTFOUND = -32,      /* PvmNotFound */
     GIMPI_EEXISTS = -33,        /* PvmExists */
+    GIMPI_EHOSTRNMSTR = -34,    /* PvmHostrNMstr */
+    GIMPI_EPARENTNOTSET = -35,  /* PvmParentNotSet */
+    GIMPI_EIPLOOPBACK = -36,    /* PvmIPLoopback */
 };
 
 /*  Version string of the library ("0.1.0"). */
 const char *gimpi_version(void);
 
-/*  Text for an error code (PVM's pvm_perror wording, e.g. "No such group"). */
+/*  Text for an error code: PVM 3.4.6's pvm_perror wording ("No such group"; "Error 9" for
+ *  the unused codes between 0 and -36, "Unknown Error" outside that range). */
 const char *gimpi_strerror(int code);
 
 #ifdef __cplusplus

@@ -36,11 +36,19 @@ const char *gimpi_strerror(int code)
     case GIMPI_EDSYSERR: return "Pvmd system error";
     case GIMPI_EBADVERSION: return "Version mismatch";
     case GIMPI_EOUTOFRES: return "Out of resources";
+    case GIMPI_EDUPHOST: return "Duplicate host";
     case GIMPI_ECANTSTART: return "Can't start pvmd";
     case GIMPI_EALREADY: return "Already in progress";
     case GIMPI_ENOTASK: return "No such task";
     case GIMPI_ENOTFOUND: return "Not Found";
-    case GIMPI_EEXISTS: return "Already exists";
-    default: return "Unknown error";
+    case GIMPI_EEXISTS: return "Already Exists";
+    case GIMPI_EHOSTRNMSTR: return "Hoster must run on master host";
+    case GIMPI_EPARENTNOTSET: return "Spawning parent set PvmNoParent";
+    case GIMPI_EIPLOOPBACK: return "Master Host IP Address is Loopback! (See pvm3/Readme)";
+    case -1: return "Error 1";
+    case -9: return "Error 9";
+    case -11: return "Error 11";
+    case -13: return "Error 13";
+    default: return "Unknown Error";
     }
 }

@@ -304,6 +304,20 @@ const uint8_t *pvm_buf_bytes(pvm_buf_t *self, size_t *len)
     return self->data ? self->data : empty;
 }
 
+/*  Element size in this encoding. */
+size_t pvm_buf_elem_size(const pvm_buf_t *self, int datatype)
+{
+    assert(self);
+    return s_elem_size(self, datatype);
+}
+
+/*  Bytes left to unpack. */
+size_t pvm_buf_left(const pvm_buf_t *self)
+{
+    assert(self);
+    return self->len - self->rpos;
+}
+
 /*  Bytes packed so far. */
 size_t pvm_buf_len(const pvm_buf_t *self)
 {

@@ -48,6 +48,10 @@ int pvm_buf_unpack_str(pvm_buf_t *self, char *s, size_t max);
 
 /*  The bytes to send (InPlace data is gathered now) and their number; NULL on ENOMEM. */
 const uint8_t *pvm_buf_bytes(pvm_buf_t *self, size_t *len);
+/*  Bytes one element of datatype takes in this buffer's encoding (0 if unknown). */
+size_t pvm_buf_elem_size(const pvm_buf_t *self, int datatype);
+/*  Bytes not yet unpacked. */
+size_t pvm_buf_left(const pvm_buf_t *self);
 /*  Bytes packed so far (InPlace segments included). */
 size_t pvm_buf_len(const pvm_buf_t *self);
 /*  Restarts unpacking from the beginning. */

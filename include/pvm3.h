@@ -1,0 +1,253 @@
+/*  pvm3.h — gimpi's PVM 3.4 compatibility interface.
+ *
+ *  A PVM 3.4 program includes this header instead of PVM's and links libgimpi.  It
+ *  declares the porting surface (doc/pvm-differences.md lists where we differ): the
+ *  constants with the numeric values PVM programs were compiled with, and the task,
+ *  message, buffer and group calls.  The prototypes stay compatible with old K&R callers:
+ *  a user file that says `extern void PvmSum();` still compiles, because an unprototyped
+ *  declaration is compatible with a prototype whose parameters are all pointers.
+ */
+#ifndef GIMPI_PVM3_H
+#define GIMPI_PVM3_H
+
+#include <sys/time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*  Release this interface follows. */
+#define PVM_VER                 "3.4.6"
+#define PVM_MAJOR_VERSION       3
+#define PVM_MINOR_VERSION       4
+#define PVM_PATCH_VERSION       6
+
+/*  Message encodings (pvm_initsend, pvm_mkbuf). */
+#define PvmDataDefault          0   /* portable: big-endian, 64-bit long */
+#define PvmDataRaw              1   /* the sender's memory layout */
+#define PvmDataInPlace          2   /* raw, copied from user memory at send time */
+#define PvmDataFoo              PvmDataDefault
+#define PvmDataTrace            4   /* PVM's tracing encoding; refused here */
+
+/*  pvm_spawn flags. */
+#define PvmTaskDefault          0
+#define PvmTaskHost             1
+#define PvmTaskArch             2
+#define PvmTaskDebug            4
+#define PvmTaskTrace            8
+#define PvmMppFront             16
+#define PvmHostCompl            32
+#define PvmNoSpawnParent        64
+
+/*  pvm_notify events. */
+#define PvmTaskExit             1
+#define PvmHostDelete           2
+#define PvmHostAdd              3
+#define PvmRouteAdd             4
+#define PvmRouteDelete          5
+#define PvmNotifyCancel         256
+
+/*  pvm_setopt / pvm_getopt options and their values. */
+#define PvmRoute                1
+#define PvmDontRoute            1
+#define PvmAllowDirect          2
+#define PvmRouteDirect          3
+#define PvmDebugMask            2
+#define PvmAutoErr              3
+#define PvmOutputTid            4
+#define PvmOutputCode           5
+#define PvmTraceTid             6
+#define PvmTraceCode            7
+#define PvmTraceBuffer          8
+#define PvmTraceOptions         9
+#define PvmTraceFull            1
+#define PvmTraceTime            2
+#define PvmTraceCount           3
+#define PvmFragSize             10
+#define PvmResvTids             11
+#define PvmSelfOutputTid        12
+#define PvmSelfOutputCode       13
+#define PvmSelfTraceTid         14
+#define PvmSelfTraceCode        15
+#define PvmSelfTraceBuffer      16
+#define PvmSelfTraceOptions     17
+#define PvmShowTids             18
+#define PvmPollType             19
+#define PvmPollConstant         1
+#define PvmPollSleep            2
+#define PvmPollTime             20
+#define PvmOutputContext        21
+#define PvmTraceContext         22
+#define PvmSelfOutputContext    23
+#define PvmSelfTraceContext     24
+#define PvmNoReset              25
+
+/*  pvm_gettmask / pvm_settmask selectors. */
+#define PvmTaskSelf             0
+#define PvmTaskChild            1
+
+/*  The message context every task starts in. */
+#define PvmBaseContext          0
+
+/*  Mailbox flags (pvm_putinfo and friends; not implemented yet). */
+#define PvmMboxDefault          0
+#define PvmMboxPersistent       1
+#define PvmMboxMultiInstance    2
+#define PvmMboxOverWritable     4
+#define PvmMboxFirstAvail       8
+#define PvmMboxReadAndDelete    16
+#define PvmMboxWaitForInfo      32
+#define PvmMboxMaxFlag          512
+
+/*  Error codes: every call returns one of these (< 0) on failure and sets pvm_errno. */
+#define PvmOk                   0
+#define PvmBadParam             -2
+#define PvmMismatch             -3
+#define PvmOverflow             -4
+#define PvmNoData               -5
+#define PvmNoHost               -6
+#define PvmNoFile               -7
+#define PvmDenied               -8
+#define PvmNoMem                -10
+#define PvmBadMsg               -12
+#define PvmSysErr               -14
+#define PvmNoBuf                -15
+#define PvmNoSuchBuf            -16
+#define PvmNullGroup            -17
+#define PvmDupGroup             -18
+#define PvmNoGroup              -19
+#define PvmNotInGroup           -20
+#define PvmNoInst               -21
+#define PvmHostFail             -22
+#define PvmNoParent             -23
+#define PvmNotImpl              -24
+#define PvmDSysErr              -25
+#define PvmBadVersion           -26
+#define PvmOutOfRes             -27
+#define PvmDupHost              -28
+#define PvmCantStart            -29
+#define PvmAlready              -30
+#define PvmNoTask               -31
+#define PvmNotFound             -32
+#define PvmExists               -33
+#define PvmHostrNMstr           -34
+#define PvmParentNotSet         -35
+#define PvmIPLoopback           -36
+#define PvmNoEntry              PvmNotFound
+#define PvmDupEntry             PvmDenied
+
+/*  Datatypes (pvm_psend, pvm_precv, pvm_reduce, pvm_gather, pvm_scatter). */
+#define PVM_STR                 0
+#define PVM_BYTE                1
+#define PVM_SHORT               2
+#define PVM_INT                 3
+#define PVM_FLOAT               4
+#define PVM_CPLX                5
+#define PVM_DOUBLE              6
+#define PVM_DCPLX               7
+#define PVM_LONG                8
+#define PVM_USHORT              9
+#define PVM_UINT                10
+#define PVM_ULONG               11
+
+/*  The last error code a call returned (not reset by successful calls), and the debug
+ *  mask (the same value as the PvmDebugMask option).  Real variables, as in libpvm. */
+extern int pvm_errno;
+extern int pvmdebmask;
+
+/* ---- tasks and options ---- */
+int pvm_mytid(void);
+int pvm_parent(void);
+int pvm_siblings(int **tids);
+int pvm_exit(void);
+int pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *tids);
+int pvm_kill(int tid);
+int pvm_perror(char *msg);
+int pvm_setopt(int what, int val);
+int pvm_getopt(int what);
+int pvmsleep(int secs);
+int pvmgetclock(struct timeval *tv);
+
+/* ---- message buffers ---- */
+int pvm_mkbuf(int encoding);
+int pvm_freebuf(int bufid);
+int pvm_getsbuf(void);
+int pvm_getrbuf(void);
+int pvm_setsbuf(int bufid);
+int pvm_setrbuf(int bufid);
+int pvm_initsend(int encoding);
+int pvm_bufinfo(int bufid, int *bytes, int *msgtag, int *tid);
+
+/* ---- packing (n elements, every stride-th) ---- */
+int pvm_pkbyte(char *xp, int n, int stride);
+int pvm_pkcplx(float *xp, int n, int stride);
+int pvm_pkdcplx(double *xp, int n, int stride);
+int pvm_pkdouble(double *xp, int n, int stride);
+int pvm_pkfloat(float *xp, int n, int stride);
+int pvm_pkint(int *xp, int n, int stride);
+int pvm_pklong(long *xp, int n, int stride);
+int pvm_pkshort(short *xp, int n, int stride);
+int pvm_pkuint(unsigned int *xp, int n, int stride);
+int pvm_pkulong(unsigned long *xp, int n, int stride);
+int pvm_pkushort(unsigned short *xp, int n, int stride);
+int pvm_pkstr(char *s);
+
+/* ---- unpacking ---- */
+int pvm_upkbyte(char *xp, int n, int stride);
+int pvm_upkcplx(float *xp, int n, int stride);
+int pvm_upkdcplx(double *xp, int n, int stride);
+int pvm_upkdouble(double *xp, int n, int stride);
+int pvm_upkfloat(float *xp, int n, int stride);
+int pvm_upkint(int *xp, int n, int stride);
+int pvm_upklong(long *xp, int n, int stride);
+int pvm_upkshort(short *xp, int n, int stride);
+int pvm_upkuint(unsigned int *xp, int n, int stride);
+int pvm_upkulong(unsigned long *xp, int n, int stride);
+int pvm_upkushort(unsigned short *xp, int n, int stride);
+int pvm_upkstr(char *s);
+
+/* ---- printf-like packing: "%+" (initsend, takes the encoding), then specs
+ *      %[count|*][.stride|.*][h|l|u...](c|d|f|x|s); with a count or stride the argument
+ *      is a pointer, otherwise a value (unpacking always takes pointers) ---- */
+int pvm_packf(const char *fmt, ...);
+int pvm_unpackf(const char *fmt, ...);
+
+/* ---- point-to-point messages (tid and tag -1 are wildcards when receiving) ---- */
+int pvm_send(int tid, int msgtag);
+int pvm_mcast(int *tids, int ntask, int msgtag);
+int pvm_recv(int tid, int msgtag);
+int pvm_nrecv(int tid, int msgtag);
+int pvm_trecv(int tid, int msgtag, struct timeval *tmout);
+int pvm_probe(int tid, int msgtag);
+int pvm_psend(int tid, int msgtag, void *buf, int len, int datatype);
+int pvm_precv(int tid, int msgtag, void *buf, int len, int datatype,
+              int *rtid, int *rtag, int *rlen);
+
+/* ---- dynamic groups ---- */
+int pvm_joingroup(char *group);
+int pvm_lvgroup(char *group);
+int pvm_gettid(char *group, int inum);
+int pvm_getinst(char *group, int tid);
+int pvm_gsize(char *group);
+int pvm_barrier(char *group, int count);
+int pvm_bcast(char *group, int msgtag);
+int pvm_freezegroup(char *group, int size);
+int pvm_reduce(void (*func)(int *datatype, void *x, void *y, int *num, int *info),
+               void *data, int count, int datatype, int msgtag, char *group, int rootginst);
+int pvm_gather(void *result, void *data, int count, int datatype, int msgtag,
+               char *group, int rootginst);
+int pvm_scatter(void *result, void *data, int count, int datatype, int msgtag,
+                char *group, int rootginst);
+
+/*  Predefined reduce functions: x[i] = x[i] op y[i] for *num elements of *datatype;
+ *  *info < 0 on a bad datatype.  All parameters are pointers, so K&R redeclarations
+ *  (`extern void PvmSum();`) remain compatible. */
+void PvmMax(int *datatype, void *x, void *y, int *num, int *info);
+void PvmMin(int *datatype, void *x, void *y, int *num, int *info);
+void PvmSum(int *datatype, void *x, void *y, int *num, int *info);
+void PvmProduct(int *datatype, void *x, void *y, int *num, int *info);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

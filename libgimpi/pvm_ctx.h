@@ -1,0 +1,141 @@
+/*  pvm_ctx.h — the per-process state behind the PVM compatibility API, and the small
+ *  interface through which a message transport plugs into it.
+ *
+ *  A pvm_ctx_t holds everything libpvm kept in globals: the message buffers and their
+ *  ids, the active send and receive buffers, the queue of received messages not yet
+ *  taken (in arrival order), the options (PvmAutoErr, PvmRoute) and the transport.  The
+ *  PVM API has no handle argument, so the pvm_* calls find their context through ONE
+ *  process-wide pointer (pvm_ctx_current), created on first use; see pvm_ctx.c.
+ *
+ *  The transport is a vtable (pvm_transport_ops_t) plus an opaque implementation
+ *  pointer.  It moves whole messages (bytes + encoding + tag + context id) and hands
+ *  back, one at a time and in arrival order, whatever has arrived for this task; the
+ *  context does the matching on (source, tag, context), so per-sender order is kept even
+ *  when pvm_probe has looked at a later message.  Enrolment = attaching a transport:
+ *  pvm_ctx_enrol attaches the default one (pvm_transport_open_default) when none is.
+ *  Tests attach the in-process loopback (pvm_loopback.h).
+ */
+#ifndef GIMPI_PVM_CTX_H
+#define GIMPI_PVM_CTX_H
+
+#include "pvm_buf.h"
+
+#include <stddef.h>
+
+/*  One received message as a transport delivers it.  `bytes` is malloc'd (or NULL when
+ *  len is 0) and becomes the receiver's. */
+typedef struct {
+    int src;                    /* sender's tid */
+    int tag;                    /* message tag (>= 0) */
+    int ctxid;                  /* message context (PvmBaseContext = 0 for user traffic) */
+    int encoding;               /* PVM_BUF_DEFAULT or PVM_BUF_RAW */
+    void *bytes;
+    size_t len;
+} pvm_msg_t;
+
+/*  What a transport implements.  Every function gets the `impl` given at attach time.
+ *  Return values are GIMPI_E* codes (< 0) on failure. */
+typedef struct {
+    const char *name;
+    /*  This task's tid (> 0). */
+    int (*mytid)(void *impl);
+    /*  The spawner's tid, or GIMPI_ENOPARENT for a task started from the shell. */
+    int (*parent)(void *impl);
+    /*  Queues one message for dst; returns 0 once the bytes are buffered (the caller may
+     *  reuse them at once), whatever their size. */
+    int (*send)(void *impl, int dst, int tag, int ctxid, int encoding,
+                const void *bytes, size_t len);
+    /*  The next arrived message, waiting up to timeout_ms (0: poll, -1: no limit).
+     *  Returns 1 with *msg filled, 0 when nothing arrived in time, or < 0 (e.g.
+     *  GIMPI_ESYSERR when nothing can ever arrive). */
+    int (*next)(void *impl, int timeout_ms, pvm_msg_t *msg);
+    /*  Optional (may be NULL): tasks started by the same spawn, *tids valid until the
+     *  transport is destroyed; NULL means "this task alone". */
+    int (*siblings)(void *impl, const int **tids);
+    /*  Releases impl (called by pvm_ctx_detach / pvm_ctx_destroy). */
+    void (*destroy)(void *impl);
+} pvm_transport_ops_t;
+
+typedef struct pvm_ctx_t pvm_ctx_t;
+
+/*  A fresh context: no buffers, no transport, PvmAutoErr 1; NULL on ENOMEM. */
+pvm_ctx_t *pvm_ctx_new(void);
+/*  Destroys the transport (if any), every buffer and the context; nulls the pointer. */
+void pvm_ctx_destroy(pvm_ctx_t **self_p);
+
+/*  The process-wide context the pvm_* calls use, created on first use (NULL only when
+ *  out of memory). */
+pvm_ctx_t *pvm_ctx_current(void);
+/*  Makes ctx the process-wide context (taking ownership), destroying any previous one;
+ *  NULL just destroys it.  For launchers and tests. */
+void pvm_ctx_install(pvm_ctx_t *ctx);
+
+/*  Attaches a transport (the context owns impl from now on); replaces and destroys any
+ *  previous one.  Returns 0, or the transport's mytid error (then nothing is attached
+ *  and impl has been destroyed). */
+int pvm_ctx_attach(pvm_ctx_t *self, const pvm_transport_ops_t *ops, void *impl);
+/*  Destroys the transport and forgets the tid; buffers and options stay. */
+void pvm_ctx_detach(pvm_ctx_t *self);
+/*  Makes sure a transport is attached (the default one if none); 0 or GIMPI_ESYSERR. */
+int pvm_ctx_enrol(pvm_ctx_t *self);
+/*  This task's tid once enrolled, else 0 (never enrols). */
+int pvm_ctx_tid(const pvm_ctx_t *self);
+/*  Points at the context's tid (a one-element tid list for pvm_siblings). */
+const int *pvm_ctx_tidp(const pvm_ctx_t *self);
+/*  The transport (NULL ops when none). */
+const pvm_transport_ops_t *pvm_ctx_ops(const pvm_ctx_t *self, void **impl);
+
+/*  The default transport, opened when a PVM call first needs one.  Returns 0 with
+ *  ops and impl set, or GIMPI_ESYSERR.  Until the data plane is merged it always fails. */
+int pvm_transport_open_default(const pvm_transport_ops_t **ops, void **impl);
+
+/* ---- buffers: ids are > 0; 0 means "none" ---- */
+
+/*  Registers a buffer (the context owns it) and returns its id, or GIMPI_ENOMEM (then
+ *  the buffer has been destroyed).  src/tag are what pvm_bufinfo reports. */
+int pvm_ctx_add_buf(pvm_ctx_t *self, pvm_buf_t *buf, int src, int tag, int ctxid);
+/*  The buffer with that id, or NULL (queued, not yet received messages included). */
+pvm_buf_t *pvm_ctx_buf(pvm_ctx_t *self, int bufid);
+/*  Frees a buffer (and drops it from the receive queue or the active slots).  0,
+ *  GIMPI_EBADPARAM for a negative id, GIMPI_ENOSUCHBUF for an unknown one; 0 is a no-op. */
+int pvm_ctx_free_buf(pvm_ctx_t *self, int bufid);
+/*  Source, tag and context of a buffer; 0 or GIMPI_ENOSUCHBUF. */
+int pvm_ctx_buf_info(pvm_ctx_t *self, int bufid, int *src, int *tag, int *ctxid);
+/*  Active send / receive buffer ids (0 = none). */
+int pvm_ctx_sbuf(const pvm_ctx_t *self);
+int pvm_ctx_rbuf(const pvm_ctx_t *self);
+/*  Make a buffer (or 0) the active send / receive one; return the previous id or
+ *  GIMPI_ENOSUCHBUF / GIMPI_EBADPARAM.  A buffer is never both: making the active send
+ *  buffer the receive buffer leaves no send buffer, and the other way round. */
+int pvm_ctx_set_sbuf(pvm_ctx_t *self, int bufid);
+int pvm_ctx_set_rbuf(pvm_ctx_t *self, int bufid);
+
+/* ---- messages (the layer group operations build on) ---- */
+
+/*  Sends the bytes of buffer bufid to dst (tid > 0) with tag and context id; the buffer
+ *  is unchanged.  0 or a GIMPI_E* code; enrols first. */
+int pvm_ctx_send(pvm_ctx_t *self, int bufid, int dst, int tag, int ctxid);
+/*  Takes the first queued or arriving message from src (-1: any) with tag (-1: any) in
+ *  context ctxid, waiting up to timeout_ms (0: poll, -1: no limit).  Returns its buffer
+ *  id (> 0, out of the queue, not made active), 0 on timeout, or < 0. */
+int pvm_ctx_recv(pvm_ctx_t *self, int src, int tag, int ctxid, int timeout_ms);
+/*  Like pvm_ctx_recv with timeout 0 but the message stays queued; its id (> 0) is the
+ *  one pvm_ctx_recv will return for it. */
+int pvm_ctx_probe(pvm_ctx_t *self, int src, int tag, int ctxid);
+
+/* ---- options and errors ---- */
+
+/*  Options 1 (PvmRoute) .. 25 (PvmNoReset) of pvm_setopt.  The context keeps their
+ *  values; only PvmAutoErr changes behaviour here (PvmDebugMask lives in pvmdebmask). */
+#define PVM_CTX_NOPTS 26
+/*  Where option `what` is kept, or NULL for an unknown option. */
+int *pvm_ctx_opt(pvm_ctx_t *self, int what);
+
+/*  Records a failure of PVM call `fn` ("pvm_send"): sets pvm_errno and, as PvmAutoErr
+ *  says, prints `libpvm [t<tid>]: fn(): <text>` to stderr (1), then exits (2) or aborts
+ *  (3).  Returns code so callers can `return pvm_ctx_fail(...)`.  self may be NULL. */
+int pvm_ctx_fail(pvm_ctx_t *self, const char *fn, int code);
+/*  Writes the `libpvm [t<hex tid>]` (or `libpvm [pid<pid>]` before enrolment) prefix. */
+void pvm_ctx_prefix(const pvm_ctx_t *self, char *out, size_t size);
+
+#endif
