@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -40,6 +41,7 @@
 
 #define STAGE_SIZE (128 * 1024)     /* receive staging buffer per connection */
 #define DIRECT_MIN 2048             /* payload bytes worth a readv straight to the user */
+#define DIRECT_READ_MAX 2           /* a quick look reads up to this many sockets directly */
 #define SPIN_US_DEFAULT 50          /* how long a blocked call polls without sleeping */
 #define BUFFER_AFTER_US 1000        /* a standard long send copies its data after this */
 #define IDLE_TAKEOVER_MS 2          /* app out of the library this long: thread polls */
@@ -167,6 +169,7 @@ struct gimpi_msg_t {
     umsg_t *uhead, *utail;
     int ndetached;
     int app_blocked, driving, prog_polling;
+    int app_polling;                /* application threads inside a blocking poll() */
     uint64_t app_epoch;
     int timeout_ms, spin_us;
     int debug;                      /* GIMPI_DEBUG=1: every packet on stderr */
@@ -616,8 +619,8 @@ static int s_flush(gimpi_msg_t *self, int h)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
                 c->want_out = 1;
-                if (self->prog_polling)
-                    s_kick(self);
+                if (self->prog_polling || self->app_polling)
+                    s_kick(self);           /* pollers must add POLLOUT */
                 return 0;
             }
             s_fault(self, h, "send: %s", strerror(errno));
@@ -872,6 +875,7 @@ static void s_take_payload(conn_t *c, const uint8_t *src, size_t n)
 static int s_read(gimpi_msg_t *self, int h)
 {
     conn_t *c = &self->conns[h];
+    int drained = 0;            /* the last read came back short: the socket is empty */
     while (c->state == C_OPEN) {
         size_t avail = c->st_len - c->st_off;
         if (c->rphase == 0 && avail) {
@@ -897,17 +901,24 @@ static int s_read(gimpi_msg_t *self, int h)
                 continue;
             }
         }
-        /* staging buffer empty: read, straight into the user's buffer when worth it */
+        /* staging buffer empty: read, straight into the user's buffer when worth it.
+         * After a short read the socket is empty: poll() will tell when there is more,
+         * which saves a read that would only say EAGAIN. */
+        if (drained)
+            return 0;
         ssize_t n;
-        size_t direct = 0;
+        size_t direct = 0, want;
         if (c->rphase == 1 && c->rdst && c->rpay_off < c->rdst_len
             && c->rdst_len - c->rpay_off >= DIRECT_MIN) {
             direct = c->rdst_len - c->rpay_off;
             struct iovec iov[2] = { { c->rdst + c->rpay_off, direct },
                                     { c->stage, STAGE_SIZE } };
+            want = direct + STAGE_SIZE;
             n = readv(c->fd, iov, 2);
-        } else
+        } else {
+            want = STAGE_SIZE;
             n = recv(c->fd, c->stage, STAGE_SIZE, MSG_DONTWAIT);
+        }
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -927,6 +938,7 @@ static int s_read(gimpi_msg_t *self, int h)
             return -1;
         }
         size_t m = (size_t)n;
+        drained = m < want;
         if (direct) {
             size_t k = m < direct ? m : direct;
             c->rpay_off += k;
@@ -941,9 +953,11 @@ static int s_read(gimpi_msg_t *self, int h)
 /* ------------------------------------------------------------------ driving */
 
 /*  One round of progress: polls the connections (timeout_ms; 0 = just look, the lock is
- *  then kept), then writes and reads what they are ready for.  With extra_fd >= 0 that
- *  descriptor is polled too and its readiness returned in *extra_ready. */
-static void s_drive(gimpi_msg_t *self, int timeout_ms, int extra_fd, int *extra_ready)
+ *  then kept), then writes and reads what they are ready for.  A blocking poll also
+ *  watches the eventfd (kicks).  app says whether an application thread is calling: a
+ *  thread that made progress while an application thread sits in poll() kicks it, since
+ *  that thread may have consumed the very bytes the other one was waiting for. */
+static void s_drive(gimpi_msg_t *self, int timeout_ms, int app)
 {
     struct pollfd pfd[self->nhosts + 1];
     int map[self->nhosts + 1];
@@ -956,30 +970,48 @@ static void s_drive(gimpi_msg_t *self, int timeout_ms, int extra_fd, int *extra_
                                    .events = (short)(POLLIN | (c->want_out ? POLLOUT : 0)) };
         map[np++] = h;
     }
-    if (extra_fd >= 0) {
-        pfd[np] = (struct pollfd){ .fd = extra_fd, .events = POLLIN };
-        map[np++] = -1;
-    }
-    if (np == 0) {
-        if (timeout_ms) {           /* nothing to watch: wait for a state change */
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_nsec += 10 * 1000000L;
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-            }
-            pthread_cond_timedwait(&self->cv, &self->mu, &ts);
+    if (np == 0 && timeout_ms && app) {     /* nothing to watch: wait for a state change */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 10 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
         }
+        pthread_cond_timedwait(&self->cv, &self->mu, &ts);
+        return;
+    }
+    if (timeout_ms == 0 && np <= DIRECT_READ_MAX) {
+        /* a quick look at few connections: try them directly, one syscall each, rather
+         * than poll() and then read */
+        for (int i = 0; i < np; i++) {
+            int h = map[i];
+            if (self->conns[h].want_out && s_flush(self, h) < 0)
+                continue;
+            s_read(self, h);
+        }
+        if (self->app_polling)
+            s_kick(self);
+        pthread_cond_broadcast(&self->cv);
         return;
     }
     int rc;
     if (timeout_ms) {
+        pfd[np] = (struct pollfd){ .fd = self->evfd, .events = POLLIN };
+        map[np++] = -1;
+        if (app)
+            self->app_polling++;
+        else
+            self->prog_polling = 1;
         pthread_mutex_unlock(&self->mu);
         rc = poll(pfd, (nfds_t)np, timeout_ms);
         pthread_mutex_lock(&self->mu);
+        if (app)
+            self->app_polling--;
+        else
+            self->prog_polling = 0;
     } else
-        rc = poll(pfd, (nfds_t)np, 0);
+        rc = np ? poll(pfd, (nfds_t)np, 0) : 0;
     if (rc <= 0)
         return;
     for (int i = 0; i < np; i++) {
@@ -987,8 +1019,9 @@ static void s_drive(gimpi_msg_t *self, int timeout_ms, int extra_fd, int *extra_
             continue;
         int h = map[i];
         if (h < 0) {
-            if (extra_ready)
-                *extra_ready = 1;
+            uint64_t v;
+            ssize_t n = read(self->evfd, &v, sizeof v);
+            (void)n;
             continue;
         }
         if (self->conns[h].fd != pfd[i].fd)
@@ -999,6 +1032,8 @@ static void s_drive(gimpi_msg_t *self, int timeout_ms, int extra_fd, int *extra_
         if (pfd[i].revents & (POLLIN | POLLERR | POLLHUP))
             s_read(self, h);
     }
+    if (self->app_polling)
+        s_kick(self);
     pthread_cond_broadcast(&self->cv);
 }
 
@@ -1019,7 +1054,7 @@ static int s_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
     int64_t start = s_now_us();
     int64_t spin_until = start + self->spin_us;
     int64_t deadline = self->timeout_ms > 0 ? start + (int64_t)self->timeout_ms * 1000 : 0;
-    int rc = 0;
+    int rc = 0, first = 1;
     while (!pred(self, arg)) {
         int64_t now = s_now_us();
         if (deadline && now >= deadline) {
@@ -1048,8 +1083,14 @@ static int s_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
             if (t < 1)
                 t = 1;
         }
-        self->driving = 1;
-        s_drive(self, t, -1, NULL);
+        if (t == 0 && !first) {         /* spinning: let a peer on our core run */
+            pthread_mutex_unlock(&self->mu);
+            sched_yield();
+            pthread_mutex_lock(&self->mu);
+        }
+        first = 0;
+        self->driving = t != 0;
+        s_drive(self, t, 1);
         self->driving = 0;
     }
     self->app_blocked--;
@@ -1078,15 +1119,7 @@ static void *s_progress(void *arg)
             pthread_cond_timedwait(&self->pcv, &self->mu, &ts);
             continue;
         }
-        int kicked = 0;
-        self->prog_polling = 1;
-        s_drive(self, 1000, self->evfd, &kicked);
-        self->prog_polling = 0;
-        if (kicked) {
-            uint64_t v;
-            ssize_t rc = read(self->evfd, &v, sizeof v);
-            (void)rc;
-        }
+        s_drive(self, 1000, 0);
     }
     pthread_mutex_unlock(&self->mu);
     return NULL;
@@ -1616,7 +1649,7 @@ int gimpi_msg_iprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int 
     probe_t pr = { cid, p, tag, NULL };
     *flag = 0;
     if (!s_probe_pred(self, &pr))
-        s_drive(self, 0, -1, NULL);
+        s_drive(self, 0, 1);
     int rc = 0;
     if (s_probe_pred(self, &pr)) {
         rc = s_probe_result(self, &pr, status);
@@ -1707,7 +1740,7 @@ int gimpi_msg_test(gimpi_msg_t *self, gimpi_msg_req_t **req, int *flag,
         return GIMPI_EBADPARAM;
     s_enter(self);
     if (!(*req)->done)
-        s_drive(self, 0, -1, NULL);
+        s_drive(self, 0, 1);
     int rc = 0;
     *flag = (*req)->done;
     if (*flag)

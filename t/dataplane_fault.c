@@ -147,7 +147,7 @@ static int s_vanish_body(const impi_tables_t *t, int rank, int lfd, void *arg)
 /*  Runs one job; want[] are the expected exit codes. */
 static void s_job(const char *name, int n, dp_body_t body, void *arg, const int *want)
 {
-    dp_opts_t o = { n, 65536, 10, 20, 60000 };
+    dp_opts_t o = { n, 65536, 10, 20, 60000, 0 };
     int codes[8];
     int64_t t0 = tl_now_ms();
     dp_run(&o, body, arg, codes);

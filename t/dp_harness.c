@@ -62,8 +62,8 @@ int dp_run(const dp_opts_t *o, dp_body_t body, void *arg, int *codes)
             for (int j = 0; j < n; j++)
                 if (j != i)
                     close(lfd[j]);
-            int null = open("/dev/null", O_WRONLY);   /* stdout is the parent's TAP */
-            if (null >= 0) {
+            int null = o->keep_stdout ? -1 : open("/dev/null", O_WRONLY);
+            if (null >= 0) {                /* stdout is the parent's TAP */
                 dup2(null, 1);
                 close(null);
             }

@@ -15,7 +15,8 @@
 typedef struct {
     int n;                      /* tasks */
     uint32_t pktlen, ackmark, hiwater;
-    int timeout_ms;             /* whole job; also each task's context timeout */
+    int timeout_ms;             /* whole job */
+    int keep_stdout;            /* tasks keep the parent's stdout (else /dev/null) */
 } dp_opts_t;
 
 /*  What a task runs: returns its exit code.  listen_fd is its own listening socket. */
