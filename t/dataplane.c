@@ -331,6 +331,40 @@ static int s_cancel_body(const impi_tables_t *t, int rank, int lfd, void *arg)
     return dp_close(&ctx) ? 1 : 0;
 }
 
+/*  Progress while the receiver computes: rank 0 posts a 64 MiB receive and then stays out
+ *  of the library (blocked on a pipe) until rank 1's synchronous send of it has completed,
+ *  which needs rank 0's progress thread to match it, answer SYNCACK and take every packet
+ *  (flow control).  Then eager messages the same way, under ackmark 1 / hiwater 1. */
+static int s_progress_body(const impi_tables_t *t, int rank, int lfd, void *arg)
+{
+    int *pipefd = arg;          /* rank 1 -> rank 0: "my send completed" */
+    gimpi_msg_t *ctx = dp_open(t, rank, lfd, TMO);
+    if (!ctx)
+        return 1;
+    int peer = gimpi_msg_tid(ctx, 1 - rank);
+    size_t big = 64u << 20;
+    uint8_t *buf = malloc(big);
+    CHECK(buf, "malloc");
+    gimpi_status_t st;
+    if (rank == 0) {
+        gimpi_msg_req_t *q;
+        CALL(gimpi_msg_irecv(ctx, peer, 1, buf, big, &q));
+        CALL(gimpi_msg_send(ctx, peer, 2, "posted", 7));
+        CHECK(s_pipe_wait(pipefd[0]) == 0, "rank 1's synchronous send never completed");
+        int flag = 0;
+        CALL(gimpi_msg_test(ctx, &q, &flag, &st));
+        CHECK(flag == 1, "the receive completed while we were away");
+        CHECK(dp_check(buf, big, 3) < 0, "contents");
+    } else {
+        CALL(gimpi_msg_recv(ctx, peer, 2, buf, 8, &st));
+        dp_fill(buf, big, 3);
+        CALL(gimpi_msg_ssend(ctx, peer, 1, buf, big));
+        CHECK(write(pipefd[1], "d", 1) == 1, "pipe");
+    }
+    free(buf);
+    return dp_close(&ctx) ? 1 : 0;
+}
+
 typedef struct {
     int count;
     size_t maxlen;
@@ -436,6 +470,12 @@ int main(void)
     int pipefd[2];
     if (pipe(pipefd) == 0) {
         s_job("cancel accepted and too late", 2, 1024, 10, 20, s_cancel_body, pipefd);
+        close(pipefd[0]);
+        close(pipefd[1]);
+    }
+    if (pipe(pipefd) == 0) {
+        s_job("progress thread: 64 MiB ssend completes while the receiver computes", 2,
+              65536, 1, 1, s_progress_body, pipefd);
         close(pipefd[0]);
         close(pipefd[1]);
     }
