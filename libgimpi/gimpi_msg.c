@@ -379,7 +379,9 @@ static void s_deliver(gimpi_msg_t *self, umsg_t *um, gimpi_msg_req_t *r)
     if (n)
         memcpy(r->rbuf, um->data, n);
     r->recvd = um->have;
-    if (um->is_long) {
+    if (um->is_long && self->peers[um->src].gone) {
+        s_complete(self, r, self->peers[um->src].gone);   /* the rest can never come */
+    } else if (um->is_long) {
         L1_PUSH(&self->longrecv, r);
         s_queue_ctl(self, um->src, IMPI_PK_SYNCACK, um->srqid, r->id, um->tag, um->cid);
     } else {
@@ -399,6 +401,16 @@ static int s_matches(const gimpi_msg_req_t *r, int src, int tag, uint64_t cid)
 }
 
 /* ------------------------------------------------------------------ failures */
+
+/*  1 when every other task's host has died or finished (a wildcard receive can then only
+ *  be satisfied by what is already queued). */
+static int s_all_gone(gimpi_msg_t *self)
+{
+    for (int p = 0; p < self->nprocs; p++)
+        if (p != self->rank && !self->peers[p].gone)
+            return 0;
+    return self->nprocs > 1;
+}
 
 /*  Every operation involving host h fails with err (a death: also pending wildcard
  *  receives, which might have been waiting for it). */
@@ -431,7 +443,8 @@ static void s_host_gone(gimpi_msg_t *self, int h, int err, int death)
     }
     for (gimpi_msg_req_t *r = self->posted.head, *nx; r; r = nx) {
         nx = L1_NEXT(r);
-        if ((r->peer >= 0 && self->peers[r->peer].host == h) || (r->peer < 0 && death))
+        if ((r->peer >= 0 && self->peers[r->peer].host == h)
+            || (r->peer < 0 && (death || s_all_gone(self))))
             s_complete(self, r, err);
     }
     /* a buffered first packet of a long message can never be completed */
@@ -453,6 +466,9 @@ static void s_conn_close(gimpi_msg_t *self, int h)
         close(c->fd);
     c->fd = -1;
     c->state = C_CLOSED;
+    /* a standard short send half written is in no list: it fails here */
+    if (c->tbusy && c->treq && c->treq->state == S_STD && !c->treq->done)
+        s_complete(self, c->treq, GIMPI_ESYSERR);
     c->tbusy = 0;
     c->treq = NULL;
     s_ctl_clear(&c->urgent);
@@ -1435,6 +1451,8 @@ static int s_irecv(gimpi_msg_t *self, uint64_t cid, int tid, int tag, void *buf,
         }
     if (p >= 0 && p != self->rank && self->peers[p].gone)
         s_complete(self, r, self->peers[p].gone);
+    else if (p < 0 && s_all_gone(self))
+        s_complete(self, r, GIMPI_ESYSERR);
     else
         L1_PUSH(&self->posted, r);
     return 0;

@@ -331,13 +331,15 @@ static int s_cancel_body(const impi_tables_t *t, int rank, int lfd, void *arg)
     return dp_close(&ctx) ? 1 : 0;
 }
 
-/*  Progress while the receiver computes: rank 0 posts a 64 MiB receive and then stays out
- *  of the library (blocked on a pipe) until rank 1's synchronous send of it has completed,
+/*  Progress while a task computes: rank 0 posts a 64 MiB receive and then stays out of
+ *  the library (blocked on a pipe) until rank 1's synchronous send of it has completed,
  *  which needs rank 0's progress thread to match it, answer SYNCACK and take every packet
- *  (flow control).  Then eager messages the same way, under ackmark 1 / hiwater 1. */
+ *  (flow control, ackmark 1 / hiwater 1).  Then rank 0's standard 64 MiB send, buffered
+ *  because rank 1 had not posted its receive, must be pushed by rank 0's progress thread
+ *  while rank 0 waits on a pipe for rank 1 to have it all. */
 static int s_progress_body(const impi_tables_t *t, int rank, int lfd, void *arg)
 {
-    int *pipefd = arg;          /* rank 1 -> rank 0: "my send completed" */
+    int *pipefd = arg;          /* [0,1]: "my ssend completed"; [2,3]: "I got yours" */
     gimpi_msg_t *ctx = dp_open(t, rank, lfd, TMO);
     if (!ctx)
         return 1;
@@ -355,11 +357,22 @@ static int s_progress_body(const impi_tables_t *t, int rank, int lfd, void *arg)
         CALL(gimpi_msg_test(ctx, &q, &flag, &st));
         CHECK(flag == 1, "the receive completed while we were away");
         CHECK(dp_check(buf, big, 3) < 0, "contents");
+        /* the other way round: our buffered standard send must be pushed by our progress
+         * thread once the receiver matches it, while we stay away */
+        dp_fill(buf, big, 4);
+        CALL(gimpi_msg_send(ctx, peer, 3, buf, big));
+        memset(buf, 0, big);
+        CALL(gimpi_msg_send(ctx, peer, 4, "sent", 5));
+        CHECK(s_pipe_wait(pipefd[2]) == 0, "rank 1 never got our buffered 64 MiB");
     } else {
         CALL(gimpi_msg_recv(ctx, peer, 2, buf, 8, &st));
         dp_fill(buf, big, 3);
         CALL(gimpi_msg_ssend(ctx, peer, 1, buf, big));
         CHECK(write(pipefd[1], "d", 1) == 1, "pipe");
+        CALL(gimpi_msg_recv(ctx, peer, 4, buf, 8, &st));   /* its send has returned */
+        CALL(gimpi_msg_recv(ctx, peer, 3, buf, big, &st));
+        CHECK(dp_check(buf, big, 4) < 0, "buffered contents");
+        CHECK(write(pipefd[3], "r", 1) == 1, "pipe");
     }
     free(buf);
     return dp_close(&ctx) ? 1 : 0;
@@ -473,11 +486,12 @@ int main(void)
         close(pipefd[0]);
         close(pipefd[1]);
     }
-    if (pipe(pipefd) == 0) {
-        s_job("progress thread: 64 MiB ssend completes while the receiver computes", 2,
-              65536, 1, 1, s_progress_body, pipefd);
-        close(pipefd[0]);
-        close(pipefd[1]);
+    int pipes[4];
+    if (pipe(pipes) == 0 && pipe(pipes + 2) == 0) {
+        s_job("progress thread: 64 MiB both ways while the other side computes", 2, 65536, 1,
+              1, s_progress_body, pipes);
+        for (int i = 0; i < 4; i++)
+            close(pipes[i]);
     }
     stress_t st1 = { 300, 3000 };
     s_job("flow control: ackmark 1, hiwater 1", 3, 1024, 1, 1, s_stress_body, &st1);

@@ -2,7 +2,8 @@
  *  rendezvous, a peer that sends garbage on its host connection, a peer that hangs up after
  *  half a packet header, a peer that leaves without PK_FINI while a wildcard receive waits.
  *  The survivors must get an error (GIMPI_ESYSERR) promptly and keep working with the
- *  others; nothing hangs (every job is bounded by the harness).
+ *  others; nothing hangs (every job is bounded by the harness).  Also a hand-played
+ *  LAM-like peer whose control packets say pk_len 128 and carry nothing.
  */
 #include "dp_harness.h"
 #include "gimpi_host.h"
@@ -144,6 +145,57 @@ static int s_vanish_body(const impi_tables_t *t, int rank, int lfd, void *arg)
     return 0;
 }
 
+/*  Rank 1 plays a LAM-like host by hand: control packets with pk_len 128 and nothing after
+ *  them (PROTOACK, then PK_FINI at the end), a short DATA message in between.  Rank 0 must
+ *  receive the message, finish with PK_FINI both ways and close. */
+static int s_lamlike_body(const impi_tables_t *t, int rank, int lfd, void *arg)
+{
+    (void)arg;
+    if (rank == 1) {
+        int fds[8];
+        char err[200];
+        if (gimpi_host_dance(t, 1, lfd, fds, TMO, err, sizeof err) < 0)
+            return dp_fail(rank, "dance: %s", err);
+        uint8_t out[3 * IMPI_PACKET_SIZE + 5];
+        impi_packet_t pk;
+        memset(&pk, 0, sizeof pk);
+        pk.src = t->procs[1].id;
+        pk.dest = t->procs[0].id;
+        pk.type = IMPI_PK_PROTOACK;
+        pk.len = pk.msglen = 128;
+        impi_packet_encode(out, &pk);
+        pk.type = IMPI_PK_DATA;
+        pk.len = pk.msglen = 5;
+        pk.tag = 4;
+        pk.srqid = 0;                       /* LAM: 0 in plain short sends */
+        impi_packet_encode(out + IMPI_PACKET_SIZE, &pk);
+        memcpy(out + 2 * IMPI_PACKET_SIZE, "hello", 5);
+        memset(&pk, 0, sizeof pk);
+        pk.type = IMPI_PK_FINI;
+        pk.len = pk.msglen = 128;
+        pk.src.pid = pk.dest.pid = -1;
+        impi_packet_encode(out + 2 * IMPI_PACKET_SIZE + 5, &pk);
+        CHECK(tl_send_all(fds[0], out, sizeof out) == 0, "write");
+        /* rank 0 answers with its own PK_FINI (128 bytes, type 7), then closes */
+        uint8_t in[IMPI_PACKET_SIZE];
+        CHECK(tl_recv_exact(fds[0], in, sizeof in, TMO) == IMPI_PACKET_SIZE, "no PK_FINI");
+        CHECK(impi_packet_decode(in, 65536, &pk) == IMPI_OK && pk.type == IMPI_PK_FINI,
+              "got %s instead of PK_FINI", impi_packet_name(pk.type));
+        CHECK(tl_wait_closed(fds[0], TMO) == 1, "rank 0 did not close after PK_FINI");
+        close(fds[0]);
+        close(lfd);
+        return 0;
+    }
+    gimpi_msg_t *ctx = dp_open(t, rank, lfd, TMO);
+    if (!ctx)
+        return 1;
+    gimpi_status_t st;
+    char b[16] = "";
+    CALL(gimpi_msg_recv(ctx, gimpi_msg_tid(ctx, 1), 4, b, sizeof b, &st));
+    CHECK(st.len == 5 && memcmp(b, "hello", 5) == 0, "message between LAM-style packets");
+    return dp_close(&ctx) ? 1 : 0;
+}
+
 /*  Runs one job; want[] are the expected exit codes. */
 static void s_job(const char *name, int n, dp_body_t body, void *arg, const int *want)
 {
@@ -188,5 +240,7 @@ int main(void)
     s_job("peer announces a payload larger than the packet length", 2, s_fake_body, &l, fine);
     s_job("peer vanishes without PK_FINI during a wildcard receive", 2, s_vanish_body, NULL,
           fine);
+    s_job("LAM-style peer: control packets with pk_len 128, PK_FINI both ways", 2,
+          s_lamlike_body, NULL, fine);
     done_testing();
 }
