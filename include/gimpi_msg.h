@@ -121,6 +121,8 @@ int gimpi_msg_irecv_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, void 
                         size_t size, gimpi_msg_req_t **req);
 int gimpi_msg_iprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int *flag,
                          gimpi_status_t *status);
+int gimpi_msg_probe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag,
+                        gimpi_status_t *status);
 
 #ifdef __cplusplus
 }

@@ -1686,12 +1686,19 @@ int gimpi_msg_iprobe(gimpi_msg_t *self, int tid, int tag, int *flag, gimpi_statu
 /*  Blocking probe. */
 int gimpi_msg_probe(gimpi_msg_t *self, int tid, int tag, gimpi_status_t *status)
 {
+    return gimpi_msg_probe_cid(self, GIMPI_CID_P2P, tid, tag, status);
+}
+
+/*  Blocking probe with a context id. */
+int gimpi_msg_probe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag,
+                        gimpi_status_t *status)
+{
     assert(self);
     int p = tid == GIMPI_ANY ? -1 : gimpi_msg_rank(self, tid);
     if ((tid != GIMPI_ANY && p < 0) || s_check_tag(self, tag, 1))
         return GIMPI_EBADPARAM;
     s_enter(self);
-    probe_t pr = { GIMPI_CID_P2P, p, tag, NULL };
+    probe_t pr = { cid, p, tag, NULL };
     int rc = s_wait(self, s_probe_pred, &pr, 0);
     if (!rc)
         rc = s_probe_result(self, &pr, status);

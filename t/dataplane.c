@@ -174,6 +174,8 @@ static int s_order_body(const impi_tables_t *t, int rank, int lfd, void *arg)
         CHECK(f == 0, "cid 1 message invisible to a cid 0 probe");
         CALL(gimpi_msg_iprobe_cid(ctx, GIMPI_CID_COLL, GIMPI_ANY, 3, &f, &st));
         CHECK(f == 1, "visible on cid 1");
+        CALL(gimpi_msg_probe_cid(ctx, GIMPI_CID_COLL, t2, 3, &st));
+        CHECK(st.len == 5 && st.source == t2, "blocking probe on cid 1");
         gimpi_msg_req_t *qc;
         CALL(gimpi_msg_irecv_cid(ctx, GIMPI_CID_COLL, t2, 3, got, 8, &qc));
         CALL(gimpi_msg_wait(ctx, &qc, &st));
@@ -451,6 +453,54 @@ static int s_args_body(const impi_tables_t *t, int rank, int lfd, void *arg)
     return dp_close(&ctx) ? 1 : 0;
 }
 
+/*  A one-task job: messages to oneself, wildcard receive, synchronous self send. */
+static int s_single_body(const impi_tables_t *t, int rank, int lfd, void *arg)
+{
+    (void)arg;
+    gimpi_msg_t *ctx = dp_open(t, rank, lfd, TMO);
+    if (!ctx)
+        return 1;
+    int me = gimpi_msg_mytid(ctx);
+    gimpi_status_t st;
+    char b[8];
+    gimpi_msg_req_t *q;
+    CALL(gimpi_msg_send(ctx, me, 1, "one", 4));
+    CALL(gimpi_msg_isend(ctx, me, 2, "two", 4, GIMPI_MSG_SYNC, &q));
+    CALL(gimpi_msg_recv(ctx, GIMPI_ANY, 2, b, sizeof b, &st));
+    CHECK(strcmp(b, "two") == 0 && st.source == me, "tag 2 first");
+    CALL(gimpi_msg_wait(ctx, &q, &st));
+    CALL(gimpi_msg_recv(ctx, GIMPI_ANY, GIMPI_ANY, b, sizeof b, &st));
+    CHECK(strcmp(b, "one") == 0 && st.tag == 1, "then tag 1");
+    return dp_close(&ctx) ? 1 : 0;
+}
+
+/*  More tasks than cores passing a token round a ring many times: blocked tasks must
+ *  sleep in the kernel (a short spin only), or this crawls. */
+static int s_ring_body(const impi_tables_t *t, int rank, int lfd, void *arg)
+{
+    int rounds = *(int *)arg;
+    gimpi_msg_t *ctx = dp_open(t, rank, lfd, TMO);
+    if (!ctx)
+        return 1;
+    int n = t->nprocs;
+    int right = gimpi_msg_tid(ctx, (rank + 1) % n), left = gimpi_msg_tid(ctx, (rank + n - 1) % n);
+    gimpi_status_t st;
+    int token = 0;
+    for (int r = 0; r < rounds; r++) {
+        if (rank == 0) {
+            token = r * n;
+            CALL(gimpi_msg_send(ctx, right, 1, &token, sizeof token));
+            CALL(gimpi_msg_recv(ctx, left, 1, &token, sizeof token, &st));
+            CHECK(token == r * n + n - 1, "round %d: token %d", r, token);
+        } else {
+            CALL(gimpi_msg_recv(ctx, left, 1, &token, sizeof token, &st));
+            token++;
+            CALL(gimpi_msg_send(ctx, right, 1, &token, sizeof token));
+        }
+    }
+    return dp_close(&ctx) ? 1 : 0;
+}
+
 /*  Runs one job and reports it. */
 static void s_job(const char *name, int n, uint32_t pktlen, uint32_t ackmark, uint32_t hiwater,
                   dp_body_t body, void *arg)
@@ -470,6 +520,7 @@ int main(void)
 {
     plan(NO_PLAN);
     s_job("arguments checked", 2, 1024, 10, 20, s_args_body, NULL);
+    s_job("a job of one task talks to itself", 1, 1024, 10, 20, s_single_body, NULL);
     s_job("sizes 0..64 MiB both ways, standard and sync", 2, 1024, 10, 20, s_sizes_body, NULL);
     s_job("sizes with LAM's packet length", 2, 65536, 10, 20, s_sizes_body, NULL);
     a2a_t small = { 1000, 50 };
@@ -493,6 +544,12 @@ int main(void)
         for (int i = 0; i < 4; i++)
             close(pipes[i]);
     }
+    int rounds = 500;
+    int64_t t0 = tl_now_ms();
+    s_job("8 tasks on 2 cores pass a token 500 times round a ring", 8, 1024, 10, 20,
+          s_ring_body, &rounds);
+    cmp_ok(tl_now_ms() - t0, "<", 8000,
+           "the ring needs no busy-polling scheduler slices (4 ms each)");
     stress_t st1 = { 300, 3000 };
     s_job("flow control: ackmark 1, hiwater 1", 3, 1024, 1, 1, s_stress_body, &st1);
     stress_t st2 = { 300, 100 };
