@@ -58,3 +58,5 @@ const char *gimpi_strerror(int code);
 }
 #endif
 #endif
+
+#include "gimpi_msg.h"
