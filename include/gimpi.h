@@ -63,3 +63,39 @@ const char *gimpi_strerror(int code);
 }
 #endif
 #endif
+
+#include "gimpi_msg.h"
+
+#ifndef GIMPI_TASK_API
+#define GIMPI_TASK_API
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*  A task's membership in its job: the startup tables it was handed and its data plane. */
+typedef struct gimpi_t gimpi_t;
+
+/*  Joins the job this process was started in — by gimpirun, or alone from the shell (a
+ *  one-task job) — and meets every other task (bounded by GIMPI_CONNECT_TIMEOUT seconds,
+ *  default 60).  Returns NULL with a message in err. */
+gimpi_t *gimpi_init(char *err, size_t errsize);
+
+/*  Leaves the job: IMPI's world barrier, PK_FINI to every other task, then frees
+ *  everything and nulls the pointer.  Returns 0 or the error of the barrier or shutdown
+ *  (a task that died: GIMPI_ESYSERR). */
+int gimpi_finalize(gimpi_t **self_p);
+
+/*  Frees the task's state at once, without the barrier (for error paths). */
+void gimpi_abort(gimpi_t **self_p);
+
+/*  The task's data plane (owned by the task object). */
+gimpi_msg_t *gimpi_msg(gimpi_t *self);
+
+/*  World rank and number of tasks of the job. */
+int gimpi_rank(gimpi_t *self);
+int gimpi_size(gimpi_t *self);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -161,7 +161,7 @@ static impi_tables_t *s_run(const job_t *j, char *err, size_t errsize)
 /*  Runs a broken job: it must fail with a message containing `want`. */
 static void s_refused(const job_t *j, const char *want, const char *what)
 {
-    char err[512];
+    char err[512] = "";
     impi_tables_t *t = s_run(j, err, sizeof err);
     ok(t == NULL && strstr(err, want) != NULL, "%s refused", what);
     if (t || !strstr(err, want))
@@ -177,7 +177,7 @@ static void s_refused(const job_t *j, const char *want, const char *what)
 static void test_seed_job(void)
 {
     job_t j = s_seed_job();
-    char err[512];
+    char err[512] = "";
     impi_tables_t *t = s_run(&j, err, sizeof err);
     ok(t != NULL, "seed job finishes (%s)", err);
     if (!t)
@@ -244,7 +244,7 @@ static void test_seed_job(void)
 /*  The seed's literal NHOSTS and PKTLEN bytes, and XSIZE/MAXLINEAR defaults. */
 static void test_literal_replies(void)
 {
-    char err[256];
+    char err[256] = "";
     impi_tables_t *t = impi_tables_new(3, 0);
     static const uint8_t nhosts[20] = { 0, 0, 0x11, 0, 0, 0, 0, 7, 0, 0, 0, 3, 0, 0, 0, 2,
                                         0, 0, 0, 2 };
@@ -353,7 +353,7 @@ static void test_inconsistent(void)
 
     /* labels out of order */
     j = s_seed_job();
-    char err[256];
+    char err[256] = "";
     impi_tables_t *t = impi_tables_new(3, 0);
     rb_t r;
     s_reply(&j, 2, &r);
@@ -458,7 +458,7 @@ static uint8_t *s_slurp(int fd, size_t *len)
 static void test_save_load(void)
 {
     job_t j = s_seed_job();
-    char err[512];
+    char err[512] = "";
     impi_tables_t *t = s_run(&j, err, sizeof err);
     int fd = s_tmpfd("", 0);
     ok(t && impi_tables_save(t, fd) == 0, "save");

@@ -42,7 +42,7 @@ for i in $(seq 0 $((NM - 1))); do
     ip -n "$P-h$i" link set eth0 up
     ip -n "$P-h$i" link set lo up
 done
-echo "1..$((NM + 4))"
+echo "1..$((NM + 6))"
 
 # machine 0 serves the startup
 mkfifo "$tmp/srv"
@@ -73,6 +73,28 @@ for i in $(seq 0 $((NM - 1))); do
     fi
 done
 wait "$srvpid"; ok $? "impi-server exits 0 after every client's FINI"
+exec 3<&-
+
+# messages across the machines: every task sends 200 kB to every other before receiving
+MSG="$top_builddir/t/job_msg"
+mkfifo "$tmp/srv2"
+ip netns exec "$P-h0" timeout 60 "$SERVER" -server $NM -host 192.0.2.10 >"$tmp/srv2" 2>"$tmp/srv2.err" &
+srvpid=$!
+exec 3<"$tmp/srv2"
+addr=""
+read -r -t 20 addr <&3
+pids=""
+for i in $(seq 0 $((NM - 1))); do
+    IMPI_AUTH_NONE= ip netns exec "$P-h$i" timeout 60 "$RUN" -client "$i" "$addr" -np 2 "$MSG" alltoall 200000 \
+        >"$tmp/m$i.out" 2>"$tmp/m$i.err" &
+    pids="$pids $!"
+done
+rc=0
+for p in $pids; do wait "$p" || rc=1; done
+okl=$(cat "$tmp"/m*.out | grep -c "of $((2 * NM)): alltoall ok")
+if [ $rc = 0 ] && [ "$okl" = $((2 * NM)) ]; then ok 0 "all-to-all across $NM machines (each its own address)"; else
+    ok 1 "all-to-all across machines (rc $rc, $okl ok)"; cat "$tmp"/m*.out "$tmp"/m*.err | sed 's/^/# /' | head -20; fi
+wait "$srvpid"; ok $? "impi-server exits 0 after the messaging job"
 exec 3<&-
 
 # a client on a machine that cannot reach the server fails cleanly and quickly

@@ -1,0 +1,157 @@
+/*  gimpi_bench.c — `gimpi-bench FIGURE N`: the standard point-to-point figures of
+ *  ../shared/bench/README.md measured on gimpi's data plane, in its line format.
+ *
+ *  The program starts its own job of N tasks on this machine (forked processes, each its
+ *  own IMPI host on 127.0.0.(rank+1), tables filled as a single-client startup would:
+ *  packet length GIMPI_BENCH_PKTLEN or 65536, LAM's flow-control marks 10/20), then runs
+ *  the figure with gimpi_msg_send / gimpi_msg_recv.  Figures: rtt8 (8-byte ping-pong,
+ *  2000 warm-up + 20000 timed round trips, median) and stream1m (20 + 400 messages of
+ *  1 MiB, then an 8-byte ack; MB/s).  Both need N = 2.  Member 0 prints the line.
+ */
+#include "dp_harness.h"
+#include "gimpi.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MSGB (1 << 20)
+
+/*  Monotonic nanoseconds. */
+static double s_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/*  qsort comparator for doubles. */
+static int s_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/*  rtt8: member 0 times round trips of 8 bytes. */
+static int s_rtt8(gimpi_msg_t *ctx, int rank)
+{
+    enum { W = 2000, I = 20000 };
+    int peer = gimpi_msg_tid(ctx, 1 - rank);
+    double *t = malloc(I * sizeof *t);
+    if (!t)
+        return 1;
+    long long buf = 0, back = 0;
+    int bad = 0;
+    gimpi_status_t st;
+    for (int i = 0; i < W + I; i++) {
+        if (rank == 0) {
+            buf = i;
+            double t0 = s_now_ns();
+            if (gimpi_msg_send(ctx, peer, 1, &buf, 8) || gimpi_msg_recv(ctx, peer, 1, &back, 8, &st))
+                return 1;
+            double t1 = s_now_ns();
+            if (i >= W)
+                t[i - W] = (t1 - t0) / 1e3;
+            bad |= back != i;
+        } else {
+            if (gimpi_msg_recv(ctx, peer, 1, &buf, 8, &st) || gimpi_msg_send(ctx, peer, 1, &buf, 8))
+                return 1;
+        }
+    }
+    if (rank == 0) {
+        qsort(t, I, sizeof *t, s_cmp);
+        printf("gimpi rtt8 n=2 median_us=%.2f min_us=%.2f p90_us=%.2f max_us=%.2f bytes=8 "
+               "iters=%d warm=%d check=%s\n", t[I / 2], t[0], t[I * 9 / 10], t[I - 1], I, W,
+               bad ? "BAD" : "ok");
+        fflush(stdout);
+    }
+    free(t);
+    return 0;
+}
+
+/*  stream1m: member 0 streams 1 MiB messages, member 1 acknowledges each round. */
+static int s_stream1m(gimpi_msg_t *ctx, int rank)
+{
+    enum { W = 20, M = 400 };
+    int peer = gimpi_msg_tid(ctx, 1 - rank);
+    unsigned char *buf = malloc(MSGB);
+    if (!buf)
+        return 1;
+    memset(buf, 0x5a, MSGB);
+    unsigned seq = 0;
+    long long ack = 0;
+    double el = 0;
+    gimpi_status_t st;
+    for (int round = 0; round < 2; round++) {
+        int cnt = round ? M : W;
+        if (rank == 1) {
+            for (int k = 0; k < cnt; k++) {
+                if (gimpi_msg_recv(ctx, peer, 2, buf, MSGB, &st))
+                    return 1;
+                unsigned char e = (unsigned char)++seq;
+                if (st.len != MSGB || buf[0] != e || buf[MSGB - 1] != e)
+                    ack++;
+            }
+            if (gimpi_msg_send(ctx, peer, 3, &ack, 8))
+                return 1;
+        } else {
+            double t0 = s_now_ns();
+            for (int k = 0; k < cnt; k++) {
+                buf[0] = buf[MSGB - 1] = (unsigned char)++seq;
+                if (gimpi_msg_send(ctx, peer, 2, buf, MSGB))
+                    return 1;
+            }
+            if (gimpi_msg_recv(ctx, peer, 3, &ack, 8, &st))
+                return 1;
+            el = (s_now_ns() - t0) / 1e3;
+        }
+    }
+    if (rank == 0) {
+        printf("gimpi stream1m n=2 MBps=%.1f us_per_msg=%.2f bytes=%d msgs=%d warm=%d check=%s\n",
+               (double)M * MSGB / el, el / M, MSGB, M, W, ack ? "BAD" : "ok");
+        fflush(stdout);
+    }
+    free(buf);
+    return 0;
+}
+
+/*  One task of the job. */
+static int s_task(const impi_tables_t *t, int rank, int lfd, void *arg)
+{
+    const char *figure = arg;
+    char err[256];
+    gimpi_msg_t *ctx = gimpi_msg_new(t, rank, lfd, 20000, err, sizeof err);
+    if (!ctx) {
+        fprintf(stderr, "gimpi-bench: task %d: %s\n", rank, err);
+        return 1;
+    }
+    gimpi_msg_set_timeout(ctx, 120000);
+    int rc = strcmp(figure, "rtt8") == 0 ? s_rtt8(ctx, rank) : s_stream1m(ctx, rank);
+    if (rc)
+        fprintf(stderr, "gimpi-bench: task %d: %s\n", rank, gimpi_msg_errmsg(ctx));
+    if (gimpi_msg_finalize(ctx, 20000))
+        rc = 1;
+    gimpi_msg_destroy(&ctx);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3 || (strcmp(argv[1], "rtt8") && strcmp(argv[1], "stream1m"))) {
+        fprintf(stderr, "usage: gimpi-bench rtt8|stream1m 2\n");
+        return 2;
+    }
+    if (atoi(argv[2]) != 2) {
+        fprintf(stderr, "gimpi-bench: %s is measured with N = 2 only\n", argv[1]);
+        return 2;
+    }
+    const char *pk = getenv("GIMPI_BENCH_PKTLEN");
+    dp_opts_t o = { 2, pk ? (uint32_t)atoi(pk) : 65536, 10, 20, 300000, 1 };
+    int codes[2];
+    if (dp_run(&o, s_task, argv[1], codes) != 0) {
+        fprintf(stderr, "gimpi-bench: tasks exited with %d and %d\n", codes[0], codes[1]);
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,130 @@
+/*  gimpi_msg.h — point-to-point messaging between the tasks of a gimpi job.
+ *
+ *  A gimpi_msg_t holds the whole data plane of one task: its IMPI host connections (one
+ *  TCP connection per other host), the IMPI packet engine (eager and rendezvous messages,
+ *  flow control, cancel, shutdown), the matching queues and the progress thread.  Messages
+ *  are addressed by task id (tid); today tid = world rank + 1 (gimpi_msg_tid()), later
+ *  groupd's tids, without any change to these calls.
+ *
+ *  Context ids keep traffic apart: a receive only ever matches messages of its own context.
+ *  GIMPI_CID_P2P (0, IMPI's MPI_COMM_WORLD point-to-point id) is what the plain calls use;
+ *  GIMPI_CID_COLL (1, IMPI's collective id) is for group collectives; GIMPI_CID_INTERNAL
+ *  and up are for the library's own traffic.  The *_cid calls take an explicit context.
+ *
+ *  All calls return 0 (or a positive value where said) or a negative GIMPI_E* code of
+ *  <gimpi.h>.  GIMPI_ESYSERR means a peer died (its connection closed without IMPI's
+ *  PK_FINI or carried garbage), a peer already finished, or the context timeout expired.
+ *  The context may be used from several application threads; it is protected by one lock.
+ */
+#ifndef GIMPI_MSG_H
+#define GIMPI_MSG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct impi_tables_t;
+typedef struct gimpi_msg_t gimpi_msg_t;
+typedef struct gimpi_msg_req_t gimpi_msg_req_t;
+
+enum {
+    GIMPI_ANY = -1,             /* wildcard source tid or tag in receives and probes */
+};
+
+/*  Context ids (IMPI pk_cid). */
+#define GIMPI_CID_P2P ((uint64_t)0)
+#define GIMPI_CID_COLL ((uint64_t)1)
+#define GIMPI_CID_INTERNAL ((uint64_t)2)
+
+/*  isend flags. */
+enum {
+    GIMPI_MSG_SYNC = 1,         /* synchronous: complete only once a receive matched it */
+};
+
+/*  What a completed receive or a probe found. */
+typedef struct {
+    int source;                 /* tid of the sender */
+    int tag;
+    size_t len;                 /* message length in bytes (may exceed a short buffer) */
+    int error;                  /* 0 or GIMPI_E* for this operation */
+    int cancelled;              /* 1 when the operation was cancelled */
+} gimpi_status_t;
+
+/*  Creates the data plane of world rank `rank` from the startup tables (read only, may be
+ *  freed afterwards) and this task's listening socket (the context owns it from now on,
+ *  even on failure): meets every other host within timeout_ms and starts the progress
+ *  thread.  Each task must be its host's only proc.  Returns NULL with a message in err. */
+gimpi_msg_t *gimpi_msg_new(const struct impi_tables_t *tables, int rank, int listen_fd,
+                           int timeout_ms, char *err, size_t errsize);
+
+/*  Ends the job's data plane: completes every pending send (buffered ones included), then
+ *  exchanges IMPI PK_FINI with every connected host and closes each connection once both
+ *  sides sent it.  Bounded by timeout_ms.  Returns 0 or GIMPI_ESYSERR. */
+int gimpi_msg_finalize(gimpi_msg_t *self, int timeout_ms);
+
+/*  Stops the progress thread, closes everything, frees outstanding requests and nulls the
+ *  pointer.  Does not finalize: a peer still connected sees the connection drop. */
+void gimpi_msg_destroy(gimpi_msg_t **self_p);
+
+/*  Bound on every later blocking call (0 = none, the default; death of a peer is always
+ *  noticed).  A call that runs out returns GIMPI_ESYSERR. */
+void gimpi_msg_set_timeout(gimpi_msg_t *self, int timeout_ms);
+
+/*  This task's tid, the number of tasks, and tid <-> world rank (-1 / GIMPI_EBADPARAM for
+ *  unknown ones). */
+int gimpi_msg_mytid(gimpi_msg_t *self);
+int gimpi_msg_ntasks(gimpi_msg_t *self);
+int gimpi_msg_tid(gimpi_msg_t *self, int rank);
+int gimpi_msg_rank(gimpi_msg_t *self, int tid);
+
+/*  Last error text of the context (which peer failed and how), "" when none. */
+const char *gimpi_msg_errmsg(gimpi_msg_t *self);
+
+/*  Standard send: returns once buf may be reused (sent or copied into the library). */
+int gimpi_msg_send(gimpi_msg_t *self, int tid, int tag, const void *buf, size_t len);
+/*  Synchronous send: returns once a receive on the destination matched the message. */
+int gimpi_msg_ssend(gimpi_msg_t *self, int tid, int tag, const void *buf, size_t len);
+/*  Receive from tid (or GIMPI_ANY) with tag (or GIMPI_ANY) into buf of size bytes.  A
+ *  longer message fills buf and returns GIMPI_EOVERFLOW (status->len has its length). */
+int gimpi_msg_recv(gimpi_msg_t *self, int tid, int tag, void *buf, size_t size,
+                   gimpi_status_t *status);
+/*  Waits until a matching message has arrived and describes it without receiving it. */
+int gimpi_msg_probe(gimpi_msg_t *self, int tid, int tag, gimpi_status_t *status);
+/*  Same without waiting: *flag = 1 and status filled when one is there, else *flag = 0. */
+int gimpi_msg_iprobe(gimpi_msg_t *self, int tid, int tag, int *flag, gimpi_status_t *status);
+
+/*  Non-blocking send (flags: 0 or GIMPI_MSG_SYNC) and receive; buf must stay valid until
+ *  the request completes.  *req receives a handle for wait/test/cancel. */
+int gimpi_msg_isend(gimpi_msg_t *self, int tid, int tag, const void *buf, size_t len,
+                    int flags, gimpi_msg_req_t **req);
+int gimpi_msg_irecv(gimpi_msg_t *self, int tid, int tag, void *buf, size_t size,
+                    gimpi_msg_req_t **req);
+
+/*  Waits for a request, fills status (when not NULL), frees it and nulls *req.  Returns
+ *  the operation's result (status->error). */
+int gimpi_msg_wait(gimpi_msg_t *self, gimpi_msg_req_t **req, gimpi_status_t *status);
+/*  Like wait when the request is complete (*flag = 1); otherwise *flag = 0, returns 0. */
+int gimpi_msg_test(gimpi_msg_t *self, gimpi_msg_req_t **req, int *flag,
+                   gimpi_status_t *status);
+/*  Asks for a request to be cancelled; wait/test then tell (status->cancelled) whether it
+ *  was.  A receive is cancelled while unmatched; a send while no receive matched it (this
+ *  may need a round trip to the destination, IMPI's CANCEL). */
+int gimpi_msg_cancel(gimpi_msg_t *self, gimpi_msg_req_t *req);
+
+/*  The same with an explicit context id (see above). */
+int gimpi_msg_isend_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf,
+                        size_t len, int flags, gimpi_msg_req_t **req);
+int gimpi_msg_irecv_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, void *buf,
+                        size_t size, gimpi_msg_req_t **req);
+int gimpi_msg_iprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int *flag,
+                         gimpi_status_t *status);
+int gimpi_msg_probe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag,
+                        gimpi_status_t *status);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,285 @@
+/*  gimpi_host.c — the host connections of an IMPI job (impi-protocol.md §3.9).
+ *
+ *  One poll() loop does everything at once: non-blocking connects to every lower-ranked
+ *  host (each socket bound to our announced address first, as LAM checks the source
+ *  address), the 4-byte rank sent on each, accepts from the higher-ranked hosts and the
+ *  4-byte rank read from each.  Doing it all concurrently means the order in which hosts
+ *  arrive does not matter and nothing can deadlock; the deadline bounds it all.
+ */
+#include "gimpi_host.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+/*  Monotonic milliseconds. */
+static int64_t s_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*  Writes a message into err (when given). */
+static void s_err(char *err, size_t errsize, const char *fmt, ...)
+{
+    if (!err || !errsize)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errsize, fmt, ap);
+    va_end(ap);
+}
+
+/*  Fills a sockaddr_in from a 16-byte IMPI address and a port. */
+static void s_sockaddr(struct sockaddr_in *sa, const uint8_t addr[16], int port)
+{
+    memset(sa, 0, sizeof *sa);
+    sa->sin_family = AF_INET;
+    sa->sin_addr.s_addr = htonl(impi_addr16_ipv4(addr));
+    sa->sin_port = htons((uint16_t)port);
+}
+
+/*  Listening socket on addr, ephemeral port. */
+int gimpi_host_listen(const uint8_t addr[16], int *port, char *err, size_t errsize)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        s_err(err, errsize, "socket: %s", strerror(errno));
+        return -1;
+    }
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in sa;
+    s_sockaddr(&sa, addr, 0);
+    socklen_t salen = sizeof sa;
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, SOMAXCONN) < 0
+        || getsockname(fd, (struct sockaddr *)&sa, &salen) < 0) {
+        char a[48];
+        s_err(err, errsize, "listen on %s: %s", impi_addr16_format(addr, a, sizeof a),
+              strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (port)
+        *port = ntohs(sa.sin_port);
+    return fd;
+}
+
+/*  Makes a connected socket ready for the packet engine. */
+static void s_tune(int fd)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+/*  One socket the dance is busy with. */
+typedef struct {
+    int fd;
+    int peer;                   /* connect side: the host we call; accept side: -1 */
+    int connecting;             /* connect() in progress */
+    uint8_t buf[4];
+    size_t done;                /* rank bytes sent (connect side) or read (accept side) */
+} dance_sock_t;
+
+/*  Starts a non-blocking connect to host i from our own announced address. */
+static int s_start_connect(const impi_tables_t *t, int myhost, int i, dance_sock_t *s,
+                           char *err, size_t errsize)
+{
+    char a[48];
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+        s_err(err, errsize, "socket: %s", strerror(errno));
+        return -1;
+    }
+    struct sockaddr_in sa;
+    s_sockaddr(&sa, t->hosts[myhost].addr, 0);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+        s_err(err, errsize, "bind to announced address %s: %s",
+              impi_addr16_format(t->hosts[myhost].addr, a, sizeof a), strerror(errno));
+        close(fd);
+        return -1;
+    }
+    s_sockaddr(&sa, t->hosts[i].addr, t->hosts[i].port);
+    int rc = connect(fd, (struct sockaddr *)&sa, sizeof sa);
+    if (rc < 0 && errno != EINPROGRESS) {
+        s_err(err, errsize, "connect to host %d (%s:%d): %s", i,
+              impi_addr16_format(t->hosts[i].addr, a, sizeof a), t->hosts[i].port,
+              strerror(errno));
+        close(fd);
+        return -1;
+    }
+    s->fd = fd;
+    s->peer = i;
+    s->connecting = rc < 0;
+    impi_put32(s->buf, (uint32_t)myhost);
+    s->done = 0;
+    return 0;
+}
+
+/*  Meets every other host. */
+int gimpi_host_dance(const impi_tables_t *t, int myhost, int listen_fd, int *fds,
+                     int timeout_ms, char *err, size_t errsize)
+{
+    int n = t->nhosts;
+    for (int i = 0; i < n; i++)
+        fds[i] = -1;
+    if (myhost < 0 || myhost >= n) {
+        s_err(err, errsize, "host rank %d out of range 0..%d", myhost, n - 1);
+        return -1;
+    }
+    int nhigher = n - 1 - myhost;
+    /* connects: one per lower host; accepts: at most nhigher in flight at a time + slack */
+    int cap = myhost + nhigher + 1;
+    dance_sock_t *socks = calloc((size_t)cap, sizeof *socks);
+    struct pollfd *pfd = calloc((size_t)cap + 1, sizeof *pfd);
+    if (!socks || !pfd) {
+        free(socks);
+        free(pfd);
+        s_err(err, errsize, "out of memory");
+        return -1;
+    }
+    int nsocks = 0, rc = -1;
+    for (int i = 0; i < myhost; i++)
+        if (s_start_connect(t, myhost, i, &socks[nsocks++], err, errsize) < 0) {
+            nsocks--;
+            goto out;
+        }
+    int accepted = 0;           /* connections from higher hosts fully identified */
+    int64_t deadline = s_now_ms() + timeout_ms;
+    for (;;) {
+        int pending = 0;
+        for (int k = 0; k < nsocks; k++)
+            if (socks[k].fd >= 0)
+                pending++;
+        if (pending == 0 && accepted == nhigher) {
+            rc = 0;
+            break;
+        }
+        int np = 0;
+        int want_accept = accepted < nhigher && nsocks < cap;
+        if (want_accept)
+            pfd[np++] = (struct pollfd){ .fd = listen_fd, .events = POLLIN };
+        int first = np;
+        for (int k = 0; k < nsocks; k++) {
+            dance_sock_t *s = &socks[k];
+            short ev = s->fd < 0 ? 0 : (s->peer >= 0 ? POLLOUT : POLLIN);
+            pfd[np++] = (struct pollfd){ .fd = s->fd, .events = ev };
+        }
+        int64_t left = deadline - s_now_ms();
+        if (left <= 0) {
+            char missing[256] = "";
+            size_t off = 0;
+            for (int i = 0; i < n && off < sizeof missing - 16; i++)
+                if (i != myhost && fds[i] < 0)
+                    off += (size_t)snprintf(missing + off, sizeof missing - off, " %d", i);
+            s_err(err, errsize, "host connections: timed out after %d ms; missing hosts:%s",
+                  timeout_ms, missing);
+            goto out;
+        }
+        int r = poll(pfd, (nfds_t)np, (int)left);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            s_err(err, errsize, "poll: %s", strerror(errno));
+            goto out;
+        }
+        for (int k = 0; k < nsocks; k++) {
+            dance_sock_t *s = &socks[k];
+            short re = pfd[first + k].revents;
+            if (s->fd < 0 || !re)
+                continue;
+            if (s->peer >= 0) {         /* our call to a lower host */
+                if (s->connecting) {
+                    int e = 0;
+                    socklen_t el = sizeof e;
+                    getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &e, &el);
+                    if (e) {
+                        char a[48];
+                        s_err(err, errsize, "connect to host %d (%s:%d): %s", s->peer,
+                              impi_addr16_format(t->hosts[s->peer].addr, a, sizeof a),
+                              t->hosts[s->peer].port, strerror(e));
+                        goto out;
+                    }
+                    s->connecting = 0;
+                }
+                ssize_t w = send(s->fd, s->buf + s->done, 4 - s->done, MSG_NOSIGNAL);
+                if (w < 0 && errno != EAGAIN && errno != EINTR) {
+                    s_err(err, errsize, "sending rank to host %d: %s", s->peer,
+                          strerror(errno));
+                    goto out;
+                }
+                if (w > 0)
+                    s->done += (size_t)w;
+                if (s->done == 4) {
+                    s_tune(s->fd);
+                    fds[s->peer] = s->fd;
+                    s->fd = -1;
+                }
+            } else {                    /* a caller: read its rank */
+                ssize_t got = recv(s->fd, s->buf + s->done, 4 - s->done, 0);
+                if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
+                    s_err(err, errsize, "a calling host hung up before sending its rank");
+                    goto out;
+                }
+                if (got > 0)
+                    s->done += (size_t)got;
+                if (s->done == 4) {
+                    uint32_t who = impi_get32(s->buf);
+                    if (who <= (uint32_t)myhost || who >= (uint32_t)n) {
+                        s_err(err, errsize, "a calling host announced rank %u, expected %d..%d",
+                              who, myhost + 1, n - 1);
+                        goto out;
+                    }
+                    if (fds[who] >= 0) {
+                        s_err(err, errsize, "host %u called twice", who);
+                        goto out;
+                    }
+                    s_tune(s->fd);
+                    fds[who] = s->fd;
+                    s->fd = -1;
+                    accepted++;
+                }
+            }
+        }
+        if (want_accept && (pfd[0].revents & POLLIN)) {
+            int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+            if (fd >= 0) {
+                socks[nsocks++] = (dance_sock_t){ .fd = fd, .peer = -1 };
+            } else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
+                s_err(err, errsize, "accept: %s", strerror(errno));
+                goto out;
+            }
+        }
+        /* compact finished slots so that the table never outgrows cap */
+        int w = 0;
+        for (int k = 0; k < nsocks; k++)
+            if (socks[k].fd >= 0)
+                socks[w++] = socks[k];
+        nsocks = w;
+    }
+out:
+    for (int k = 0; k < nsocks; k++)
+        if (socks[k].fd >= 0)
+            close(socks[k].fd);
+    if (rc < 0)
+        for (int i = 0; i < n; i++)
+            if (fds[i] >= 0) {
+                close(fds[i]);
+                fds[i] = -1;
+            }
+    free(socks);
+    free(pfd);
+    return rc;
+}

@@ -1,0 +1,1866 @@
+/*  gimpi_msg.c — the data plane of one task: IMPI's packet protocol (impi-protocol.md §4)
+ *  over the host connections, message matching, and the progress machinery.
+ *
+ *  Everything lives in the gimpi_msg_t context and is guarded by its one mutex.  Sockets
+ *  are non-blocking; each connection has a send side (a packet being written plus the
+ *  queues it is chosen from: urgent uncounted PROTOACK/FINI first, then per destination
+ *  proc the counted control packets, first packets of new messages and continuation data
+ *  of rendezvous messages, all subject to the pair's flow-control credit) and a receive
+ *  side (a staging buffer, a header being read, and a payload being stored — straight into
+ *  the user's buffer with readv when a receive is already matched).
+ *
+ *  Progress: an application thread blocked in a call drives the sockets itself (a short
+ *  spin with poll(0), then a blocking poll()).  A progress thread takes over only once the
+ *  application has stayed out of the library for a couple of milliseconds, so it never
+ *  sits on the small-message path; the application kicks it out of poll() (an eventfd)
+ *  when it comes back and needs to block.  Standard sends return once the data is out or
+ *  copied into the library, so a send never waits for its receiver to enter the library.
+ *  See doc/data-plane.md for the design and its decisions.
+ */
+#include "gimpi.h"
+#include "gimpi_host.h"
+#include "gimpi_msg.h"
+#include "impi_tables.h"
+#include "impi_wire.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define STAGE_SIZE (128 * 1024)     /* receive staging buffer per connection */
+#define DIRECT_MIN 2048             /* payload bytes worth a readv straight to the user */
+#define DIRECT_READ_MAX 2           /* a quick look reads up to this many sockets directly */
+#define SPIN_US_DEFAULT 50          /* how long a blocked call polls without sleeping */
+#define BUFFER_AFTER_US 1000        /* a standard long send copies its data after this */
+#define IDLE_TAKEOVER_MS 2          /* app out of the library this long: thread polls */
+
+/* ------------------------------------------------------------------ types */
+
+typedef struct req_list_t req_list_t;
+typedef struct link_t {
+    gimpi_msg_req_t *prev, *next;
+    req_list_t *on;
+} link_t;
+struct req_list_t {
+    gimpi_msg_req_t *head, *tail;
+};
+
+enum { RQ_SEND, RQ_RECV };
+enum {                              /* send states */
+    S_QUEUED,                       /* in its peer's first queue */
+    S_WAITACK,                      /* first packet out, waits for SYNCACK (long or sync) */
+    S_STD,                          /* standard short: first packet being written */
+    S_REST,                         /* matched long: continuation data going out */
+    S_WRITTEN,                      /* everything written, waits for a cancel reply */
+    S_LOCAL,                        /* to self: sits in our own unexpected queue */
+};
+
+struct gimpi_msg_req_t {
+    int kind;
+    int done, error, cancelled, detached;
+    uint64_t id;                    /* srqid (send) or drqid (receive) */
+    uint64_t cid;
+    int peer;                       /* world rank, -1 = any */
+    int tag;                        /* -1 = any (receive) */
+    link_t l1;                      /* first/rest/posted/longrecv */
+    link_t l2;                      /* ctx->out: sends whose first packet is out */
+    /* send */
+    int state;
+    const uint8_t *sbuf;
+    uint8_t *owned;
+    size_t len, off;
+    int sync, is_long, acked, cancel_wait;
+    uint64_t drqid;
+    void *local;                    /* S_LOCAL: our umsg */
+    /* receive */
+    uint8_t *rbuf;
+    size_t size;
+    uint64_t msglen, recvd, in_srqid;
+    int src, rtag, in_long, in_sync;
+};
+
+typedef struct umsg_t umsg_t;
+struct umsg_t {                     /* a message that arrived before its receive */
+    umsg_t *prev, *next;
+    int src, tag;
+    uint64_t cid, msglen, srqid;
+    int sync, is_long, complete;
+    uint8_t *data;
+    size_t have;
+    gimpi_msg_req_t *claim;         /* a receive matched it while its data was arriving */
+    gimpi_msg_req_t *self_sreq;     /* message to self: the sync send waiting for a match */
+};
+
+typedef struct ctl_t {
+    struct ctl_t *next;
+    uint8_t hdr[IMPI_PACKET_SIZE];
+    int fini;
+} ctl_t;
+typedef struct {
+    ctl_t *head, *tail;
+} ctlq_t;
+
+typedef struct {
+    impi_proc_t id;
+    int host;
+    uint32_t tx_count;              /* counted packets sent and not credited */
+    uint32_t rx_count;              /* counted packets read and not acknowledged */
+    int gone;                       /* 0 or the error every operation with it gets */
+    ctlq_t ctl;
+    req_list_t first, rest;
+} peer_t;
+
+enum { C_OPEN, C_CLOSED };
+enum { T_CTL, T_FIRST, T_REST };
+enum { R_DISCARD, R_MATCHED, R_CONT, R_UNEXP };
+
+typedef struct {
+    int fd;
+    int state;
+    int fini_sent, fini_recv, fini_queued;
+    int *procs, nprocs, rr;
+    ctlq_t urgent;
+    /* send side */
+    int tbusy, tkind, tlast, tfini, want_out;
+    uint8_t thdr[IMPI_PACKET_SIZE];
+    size_t thdr_off;
+    const uint8_t *tpay;
+    size_t tpay_len, tpay_off;
+    gimpi_msg_req_t *treq;
+    /* receive side */
+    uint8_t *stage;
+    size_t st_off, st_len;
+    uint8_t rhdr[IMPI_PACKET_SIZE];
+    size_t rhdr_off;
+    int rphase, rkind;
+    uint8_t *rdst;
+    size_t rdst_len, rpay_total, rpay_off;
+    gimpi_msg_req_t *rreq;
+    umsg_t *rum;
+} conn_t;
+
+struct gimpi_msg_t {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;              /* application threads waiting for the driver */
+    pthread_cond_t pcv;             /* the progress thread's doze */
+    pthread_t thread;
+    int thread_started, stop;
+    int evfd;
+    int rank, nprocs, nhosts, myhost, listen_fd;
+    uint32_t pktlen, ackmark, hiwater;
+    int32_t tagub;
+    impi_proc_t me;
+    peer_t *peers;
+    conn_t *conns;
+    uint64_t next_id, seq;
+    req_list_t posted, longrecv, out;
+    umsg_t *uhead, *utail;
+    int ndetached;
+    int app_blocked, driving, prog_polling;
+    int app_polling;                /* application threads inside a blocking poll() */
+    uint64_t app_epoch;
+    int timeout_ms, spin_us;
+    int debug;                      /* GIMPI_DEBUG=1: every packet on stderr */
+    char errmsg[256];
+};
+
+/* ------------------------------------------------------------------ small helpers */
+
+/*  Monotonic microseconds. */
+static int64_t s_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/*  Appends r to a list through one of its links. */
+static void s_list_push(req_list_t *L, gimpi_msg_req_t *r, link_t *lk, size_t off)
+{
+    lk->on = L;
+    lk->next = NULL;
+    lk->prev = L->tail;
+    if (L->tail)
+        ((link_t *)((char *)L->tail + off))->next = r;
+    else
+        L->head = r;
+    L->tail = r;
+}
+
+/*  Unlinks r from whatever list the link is on. */
+static void s_list_remove(gimpi_msg_req_t *r, link_t *lk, size_t off)
+{
+    (void)r;
+    req_list_t *L = lk->on;
+    if (!L)
+        return;
+    if (lk->prev)
+        ((link_t *)((char *)lk->prev + off))->next = lk->next;
+    else
+        L->head = lk->next;
+    if (lk->next)
+        ((link_t *)((char *)lk->next + off))->prev = lk->prev;
+    else
+        L->tail = lk->prev;
+    lk->on = NULL;
+    lk->prev = lk->next = NULL;
+}
+
+#define L1_PUSH(L, r) s_list_push((L), (r), &(r)->l1, offsetof(gimpi_msg_req_t, l1))
+#define L1_DEL(r) s_list_remove((r), &(r)->l1, offsetof(gimpi_msg_req_t, l1))
+#define L2_PUSH(L, r) s_list_push((L), (r), &(r)->l2, offsetof(gimpi_msg_req_t, l2))
+#define L2_DEL(r) s_list_remove((r), &(r)->l2, offsetof(gimpi_msg_req_t, l2))
+#define L1_NEXT(r) ((r)->l1.next)
+#define L2_NEXT(r) ((r)->l2.next)
+
+/*  Appends a control packet to a queue. */
+static void s_ctl_push(ctlq_t *q, ctl_t *c)
+{
+    c->next = NULL;
+    if (q->tail)
+        q->tail->next = c;
+    else
+        q->head = c;
+    q->tail = c;
+}
+
+/*  Takes the first control packet of a queue. */
+static ctl_t *s_ctl_pop(ctlq_t *q)
+{
+    ctl_t *c = q->head;
+    if (c) {
+        q->head = c->next;
+        if (!q->head)
+            q->tail = NULL;
+    }
+    return c;
+}
+
+/*  Frees every packet of a queue. */
+static void s_ctl_clear(ctlq_t *q)
+{
+    ctl_t *c;
+    while ((c = s_ctl_pop(q)))
+        free(c);
+}
+
+/*  Unexpected queue: append / unlink. */
+static void s_um_push(gimpi_msg_t *self, umsg_t *um)
+{
+    um->next = NULL;
+    um->prev = self->utail;
+    if (self->utail)
+        self->utail->next = um;
+    else
+        self->uhead = um;
+    self->utail = um;
+}
+
+static void s_um_remove(gimpi_msg_t *self, umsg_t *um)
+{
+    if (um->prev)
+        um->prev->next = um->next;
+    else
+        self->uhead = um->next;
+    if (um->next)
+        um->next->prev = um->prev;
+    else
+        self->utail = um->prev;
+    um->prev = um->next = NULL;
+}
+
+static void s_um_free(umsg_t *um)
+{
+    if (um) {
+        free(um->data);
+        free(um);
+    }
+}
+
+/*  Wakes the progress thread out of poll(). */
+static void s_kick(gimpi_msg_t *self)
+{
+    uint64_t one = 1;
+    ssize_t rc = write(self->evfd, &one, sizeof one);
+    (void)rc;
+}
+
+/*  Builds a packet header from this proc to peer p. */
+static void s_header(gimpi_msg_t *self, uint8_t out[IMPI_PACKET_SIZE], uint32_t type, int p,
+                     uint64_t srqid, uint64_t drqid, uint64_t msglen, uint32_t len, int tag,
+                     uint64_t cid)
+{
+    impi_packet_t pk;
+    memset(&pk, 0, sizeof pk);
+    pk.type = type;
+    pk.len = len;
+    pk.src = self->me;
+    pk.dest = self->peers[p].id;
+    pk.srqid = srqid;
+    pk.drqid = drqid;
+    pk.msglen = msglen;
+    pk.lsrank = self->rank;
+    pk.tag = tag;
+    pk.cid = cid;
+    pk.seqnum = ++self->seq;
+    impi_packet_encode(out, &pk);
+}
+
+static int s_flush(gimpi_msg_t *self, int h);
+static void s_fault(gimpi_msg_t *self, int h, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/*  Queues a counted control packet (SYNCACK, CANCEL, CANCELYES/NO) to peer p. */
+static void s_queue_ctl(gimpi_msg_t *self, int p, uint32_t type, uint64_t srqid,
+                        uint64_t drqid, int tag, uint64_t cid)
+{
+    peer_t *peer = &self->peers[p];
+    if (peer->gone)
+        return;
+    ctl_t *c = calloc(1, sizeof *c);
+    if (!c) {
+        s_fault(self, peer->host, "out of memory");
+        return;
+    }
+    s_header(self, c->hdr, type, p, srqid, drqid, 0, 0, tag, cid);
+    s_ctl_push(&peer->ctl, c);
+    s_flush(self, peer->host);
+}
+
+/* ------------------------------------------------------------------ completion */
+
+/*  Marks a request complete (unlinking it); detached ones are freed at once. */
+static void s_complete(gimpi_msg_t *self, gimpi_msg_req_t *r, int err)
+{
+    L1_DEL(r);
+    L2_DEL(r);
+    if (r->done)
+        return;
+    r->done = 1;
+    if (!r->error)
+        r->error = err;
+    if (r->detached) {
+        self->ndetached--;
+        free(r->owned);
+        free(r);
+    }
+    pthread_cond_broadcast(&self->cv);
+}
+
+/*  A send is finished once its protocol is (data written, SYNCACK if needed) and no
+ *  cancel reply is outstanding. */
+static void s_send_check(gimpi_msg_t *self, gimpi_msg_req_t *r)
+{
+    if (r->cancel_wait)
+        return;
+    if (r->state == S_WRITTEN || (r->state == S_WAITACK && !r->is_long && r->acked))
+        s_complete(self, r, 0);
+}
+
+/*  Gives a matched unexpected message to receive r (the message is out of the queue). */
+static void s_deliver(gimpi_msg_t *self, umsg_t *um, gimpi_msg_req_t *r)
+{
+    r->src = um->src;
+    r->rtag = um->tag;
+    r->msglen = um->msglen;
+    size_t n = um->have < r->size ? um->have : r->size;
+    if (n)
+        memcpy(r->rbuf, um->data, n);
+    r->recvd = um->have;
+    if (um->is_long && self->peers[um->src].gone) {
+        s_complete(self, r, self->peers[um->src].gone);   /* the rest can never come */
+    } else if (um->is_long) {
+        L1_PUSH(&self->longrecv, r);
+        s_queue_ctl(self, um->src, IMPI_PK_SYNCACK, um->srqid, r->id, um->tag, um->cid);
+    } else {
+        if (um->self_sreq) {
+            um->self_sreq->local = NULL;
+            s_complete(self, um->self_sreq, 0);
+        } else if (um->sync)
+            s_queue_ctl(self, um->src, IMPI_PK_SYNCACK, um->srqid, 0, um->tag, um->cid);
+        s_complete(self, r, r->msglen > r->size ? GIMPI_EOVERFLOW : 0);
+    }
+}
+
+/*  Whether receive r accepts a message with this envelope. */
+static int s_matches(const gimpi_msg_req_t *r, int src, int tag, uint64_t cid)
+{
+    return r->cid == cid && (r->peer < 0 || r->peer == src) && (r->tag < 0 || r->tag == tag);
+}
+
+/* ------------------------------------------------------------------ failures */
+
+/*  1 when every other task's host has died or finished (a wildcard receive can then only
+ *  be satisfied by what is already queued). */
+static int s_all_gone(gimpi_msg_t *self)
+{
+    for (int p = 0; p < self->nprocs; p++)
+        if (p != self->rank && !self->peers[p].gone)
+            return 0;
+    return self->nprocs > 1;
+}
+
+/*  Every operation involving host h fails with err (a death: also pending wildcard
+ *  receives, which might have been waiting for it). */
+static void s_host_gone(gimpi_msg_t *self, int h, int err, int death)
+{
+    conn_t *c = &self->conns[h];
+    for (int k = 0; k < c->nprocs; k++) {
+        int p = c->procs[k];
+        peer_t *peer = &self->peers[p];
+        if (!peer->gone)
+            peer->gone = err;
+        s_ctl_clear(&peer->ctl);
+        while (peer->first.head)
+            s_complete(self, peer->first.head, err);
+        while (peer->rest.head)
+            s_complete(self, peer->rest.head, err);
+    }
+    for (gimpi_msg_req_t *r = self->out.head, *nx; r; r = nx) {
+        nx = L2_NEXT(r);
+        if (self->peers[r->peer].host != h)
+            continue;
+        /* delivered, only a cancel reply missing: the cancel simply failed */
+        int delivered = r->state == S_WRITTEN || (r->state == S_WAITACK && !r->is_long && r->acked);
+        s_complete(self, r, delivered ? 0 : err);
+    }
+    for (gimpi_msg_req_t *r = self->longrecv.head, *nx; r; r = nx) {
+        nx = L1_NEXT(r);
+        if (self->peers[r->src].host == h)
+            s_complete(self, r, err);
+    }
+    for (gimpi_msg_req_t *r = self->posted.head, *nx; r; r = nx) {
+        nx = L1_NEXT(r);
+        if ((r->peer >= 0 && self->peers[r->peer].host == h)
+            || (r->peer < 0 && (death || s_all_gone(self))))
+            s_complete(self, r, err);
+    }
+    /* a buffered first packet of a long message can never be completed */
+    for (umsg_t *um = self->uhead, *nx; um; um = nx) {
+        nx = um->next;
+        if (um->src != self->rank && self->peers[um->src].host == h && um->is_long) {
+            s_um_remove(self, um);
+            s_um_free(um);
+        }
+    }
+    pthread_cond_broadcast(&self->cv);
+}
+
+/*  Closes connection h and forgets its half-done packets. */
+static void s_conn_close(gimpi_msg_t *self, int h)
+{
+    conn_t *c = &self->conns[h];
+    if (c->fd >= 0)
+        close(c->fd);
+    c->fd = -1;
+    c->state = C_CLOSED;
+    /* a standard short send half written is in no list: it fails here */
+    if (c->tbusy && c->treq && c->treq->state == S_STD && !c->treq->done)
+        s_complete(self, c->treq, GIMPI_ESYSERR);
+    c->tbusy = 0;
+    c->treq = NULL;
+    s_ctl_clear(&c->urgent);
+    if (c->rphase && c->rkind == R_UNEXP && c->rum) {
+        if (c->rum->claim)
+            s_complete(self, c->rum->claim, GIMPI_ESYSERR);
+        s_um_remove(self, c->rum);
+        s_um_free(c->rum);
+    } else if (c->rphase && c->rkind == R_MATCHED && c->rreq) {
+        s_complete(self, c->rreq, GIMPI_ESYSERR);
+    }
+    c->rphase = 0;
+    c->rum = NULL;
+    c->rreq = NULL;
+}
+
+/*  A broken connection: records and prints why, closes it, fails what involved it. */
+static void s_fault(gimpi_msg_t *self, int h, const char *fmt, ...)
+{
+    char what[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (self->conns[h].state == C_CLOSED)
+        return;
+    snprintf(self->errmsg, sizeof self->errmsg, "host %d: %s", h, what);
+    fprintf(stderr, "gimpi[rank %d]: %s\n", self->rank, self->errmsg);
+    s_conn_close(self, h);
+    s_host_gone(self, h, GIMPI_ESYSERR, 1);
+}
+
+/*  Closes a connection once PK_FINI went both ways (§4.9). */
+static void s_check_fini(gimpi_msg_t *self, int h)
+{
+    conn_t *c = &self->conns[h];
+    if (c->fini_sent && c->fini_recv && c->state == C_OPEN) {
+        s_conn_close(self, h);
+        s_host_gone(self, h, GIMPI_ESYSERR, 0);
+    }
+}
+
+/* ------------------------------------------------------------------ send side */
+
+/*  Chooses the next packet for connection h: uncounted urgent packets first, then round
+ *  robin over its procs with credit: control, first packets, continuation data. */
+static int s_next_packet(gimpi_msg_t *self, conn_t *c)
+{
+    ctl_t *u = s_ctl_pop(&c->urgent);
+    if (u) {
+        memcpy(c->thdr, u->hdr, IMPI_PACKET_SIZE);
+        c->tkind = T_CTL;
+        c->tfini = u->fini;
+        c->tpay = NULL;
+        c->tpay_len = 0;
+        free(u);
+        return 1;
+    }
+    if (c->fini_queued)
+        return 0;
+    for (int k = 0; k < c->nprocs; k++) {
+        int p = c->procs[(c->rr + k) % c->nprocs];
+        peer_t *peer = &self->peers[p];
+        if (peer->tx_count >= self->hiwater)
+            continue;
+        c->tfini = 0;
+        c->tpay = NULL;
+        c->tpay_len = 0;
+        ctl_t *q = s_ctl_pop(&peer->ctl);
+        gimpi_msg_req_t *r;
+        if (q) {
+            memcpy(c->thdr, q->hdr, IMPI_PACKET_SIZE);
+            free(q);
+            c->tkind = T_CTL;
+        } else if ((r = peer->first.head)) {
+            L1_DEL(r);
+            size_t n = r->len < self->pktlen ? r->len : self->pktlen;
+            int sync = r->is_long || r->sync;
+            s_header(self, c->thdr, sync ? IMPI_PK_DATASYNC : IMPI_PK_DATA, p, r->id, 0,
+                     r->len, (uint32_t)n, r->tag, r->cid);
+            c->tpay = r->sbuf;
+            c->tpay_len = n;
+            c->tkind = T_FIRST;
+            c->treq = r;
+            r->off = n;
+            if (sync) {
+                r->state = S_WAITACK;
+                L2_PUSH(&self->out, r);
+            } else
+                r->state = S_STD;
+        } else if ((r = peer->rest.head)) {
+            size_t n = r->len - r->off < self->pktlen ? r->len - r->off : self->pktlen;
+            s_header(self, c->thdr, IMPI_PK_DATA, p, r->id, r->drqid, r->len, (uint32_t)n,
+                     r->tag, r->cid);
+            c->tpay = r->sbuf + r->off;
+            c->tpay_len = n;
+            c->tkind = T_REST;
+            c->treq = r;
+            r->off += n;
+            c->tlast = r->off == r->len;
+            if (c->tlast)
+                L1_DEL(r);
+        } else
+            continue;
+        peer->tx_count++;
+        c->rr = (c->rr + k + 1) % c->nprocs;
+        return 1;
+    }
+    return 0;
+}
+
+/*  The packet being written on c is all out. */
+static void s_packet_done(gimpi_msg_t *self, int h)
+{
+    conn_t *c = &self->conns[h];
+    gimpi_msg_req_t *r = c->treq;
+    c->tbusy = 0;
+    c->treq = NULL;
+    if (c->tkind == T_FIRST && r->state == S_STD)
+        s_complete(self, r, 0);
+    else if (c->tkind == T_REST && c->tlast) {
+        r->state = S_WRITTEN;
+        s_send_check(self, r);
+    } else if (c->tkind == T_CTL && c->tfini) {
+        c->fini_sent = 1;
+        s_check_fini(self, h);
+    }
+}
+
+/*  Writes what connection h may send now, until the socket is full or nothing is left.
+ *  Returns -1 when the connection broke. */
+static int s_flush(gimpi_msg_t *self, int h)
+{
+    conn_t *c = &self->conns[h];
+    while (c->state == C_OPEN) {
+        if (!c->tbusy) {
+            if (!s_next_packet(self, c)) {
+                c->want_out = 0;
+                return 0;
+            }
+            c->tbusy = 1;
+            c->thdr_off = 0;
+            c->tpay_off = 0;
+            if (self->debug) {
+                impi_packet_t pk;
+                char line[400];
+                impi_packet_decode(c->thdr, UINT32_MAX, &pk);
+                fprintf(stderr, "gimpi[rank %d] -> host %d: %s\n", self->rank, h,
+                        impi_packet_format(&pk, line, sizeof line));
+            }
+        }
+        struct iovec iov[2];
+        int niov = 0;
+        if (c->thdr_off < IMPI_PACKET_SIZE)
+            iov[niov++] = (struct iovec){ c->thdr + c->thdr_off,
+                                          IMPI_PACKET_SIZE - c->thdr_off };
+        if (c->tpay_off < c->tpay_len)
+            iov[niov++] = (struct iovec){ (void *)(c->tpay + c->tpay_off),
+                                          c->tpay_len - c->tpay_off };
+        struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)niov };
+        ssize_t n = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                c->want_out = 1;
+                if (self->prog_polling || self->app_polling)
+                    s_kick(self);           /* pollers must add POLLOUT */
+                return 0;
+            }
+            s_fault(self, h, "send: %s", strerror(errno));
+            return -1;
+        }
+        size_t m = (size_t)n;
+        size_t hh = IMPI_PACKET_SIZE - c->thdr_off;
+        if (m >= hh) {
+            c->thdr_off = IMPI_PACKET_SIZE;
+            c->tpay_off += m - hh;
+        } else
+            c->thdr_off += m;
+        if (c->thdr_off == IMPI_PACKET_SIZE && c->tpay_off == c->tpay_len)
+            s_packet_done(self, h);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ receive side */
+
+/*  The world rank of a packet's source on connection h, or -1. */
+static int s_find_src(gimpi_msg_t *self, conn_t *c, const impi_proc_t *src)
+{
+    for (int k = 0; k < c->nprocs; k++)
+        if (impi_proc_equal(&self->peers[c->procs[k]].id, src))
+            return c->procs[k];
+    return -1;
+}
+
+/*  Finds a send of ours by srqid among those whose first packet is out. */
+static gimpi_msg_req_t *s_find_out(gimpi_msg_t *self, int p, uint64_t srqid)
+{
+    for (gimpi_msg_req_t *r = self->out.head; r; r = L2_NEXT(r))
+        if (r->id == srqid && r->peer == p)
+            return r;
+    return NULL;
+}
+
+/*  A first (or only) data packet: match it or keep it as unexpected. */
+static int s_on_first(gimpi_msg_t *self, conn_t *c, int p, const impi_packet_t *pk)
+{
+    int is_long = pk->len < pk->msglen;
+    int sync = pk->type == IMPI_PK_DATASYNC;
+    gimpi_msg_req_t *r = NULL;
+    for (r = self->posted.head; r; r = L1_NEXT(r))
+        if (s_matches(r, p, pk->tag, pk->cid))
+            break;
+    c->rpay_total = pk->len;
+    c->rpay_off = 0;
+    c->rphase = 1;
+    if (r) {
+        L1_DEL(r);
+        r->src = p;
+        r->rtag = pk->tag;
+        r->msglen = pk->msglen;
+        r->in_srqid = pk->srqid;
+        r->in_long = is_long;
+        r->in_sync = sync;
+        r->recvd = 0;
+        c->rkind = R_MATCHED;
+        c->rreq = r;
+        c->rdst = r->rbuf;
+        c->rdst_len = pk->len < r->size ? pk->len : r->size;
+        return 0;
+    }
+    umsg_t *um = calloc(1, sizeof *um);
+    if (um)
+        um->data = malloc(pk->len ? pk->len : 1);
+    if (!um || !um->data) {
+        free(um);
+        s_fault(self, self->peers[p].host, "out of memory for an unexpected message");
+        return -1;
+    }
+    um->src = p;
+    um->tag = pk->tag;
+    um->cid = pk->cid;
+    um->msglen = pk->msglen;
+    um->srqid = pk->srqid;
+    um->sync = sync;
+    um->is_long = is_long;
+    um->have = pk->len;
+    s_um_push(self, um);
+    c->rkind = R_UNEXP;
+    c->rum = um;
+    c->rdst = um->data;
+    c->rdst_len = pk->len;
+    return 0;
+}
+
+/*  A whole 128-byte header has been read on connection h. */
+static int s_on_header(gimpi_msg_t *self, int h)
+{
+    conn_t *c = &self->conns[h];
+    impi_packet_t pk;
+    c->rhdr_off = 0;
+    int rc = impi_packet_decode(c->rhdr, self->pktlen, &pk);
+    if (rc != IMPI_OK) {
+        s_fault(self, h, "malformed packet header (%s)", impi_strerror(rc));
+        return -1;
+    }
+    if (self->debug) {
+        char line[400];
+        fprintf(stderr, "gimpi[rank %d] <- host %d: %s\n", self->rank, h,
+                impi_packet_format(&pk, line, sizeof line));
+    }
+    if (pk.type == IMPI_PK_FINI) {
+        c->fini_recv = 1;
+        s_host_gone(self, h, GIMPI_ESYSERR, 0);
+        s_check_fini(self, h);
+        return 0;
+    }
+    int p = s_find_src(self, c, &pk.src);
+    if (p < 0 || !impi_proc_equal(&pk.dest, &self->me)) {
+        s_fault(self, h, "%s from an unknown proc or for another proc",
+                impi_packet_name(pk.type));
+        return -1;
+    }
+    peer_t *peer = &self->peers[p];
+    if (impi_packet_info(pk.type)->counted && ++peer->rx_count >= self->ackmark) {
+        peer->rx_count -= self->ackmark;
+        if (!c->fini_queued) {
+            ctl_t *a = calloc(1, sizeof *a);
+            if (!a) {
+                s_fault(self, h, "out of memory");
+                return -1;
+            }
+            s_header(self, a->hdr, IMPI_PK_PROTOACK, p, 0, 0, 0, 0, 0, 0);
+            s_ctl_push(&c->urgent, a);
+            s_flush(self, h);
+            if (c->state != C_OPEN)
+                return -1;
+        }
+    }
+    gimpi_msg_req_t *r;
+    switch (pk.type) {
+    case IMPI_PK_DATA:
+    case IMPI_PK_DATASYNC:
+        if (pk.type == IMPI_PK_DATA && pk.len < pk.msglen) {    /* continuation */
+            for (r = self->longrecv.head; r; r = L1_NEXT(r))
+                if (r->id == pk.drqid)
+                    break;
+            if (!r || r->src != p || r->msglen != pk.msglen || r->recvd + pk.len > pk.msglen) {
+                s_fault(self, h, "DATA continuation for no receive (drqid %llu)",
+                        (unsigned long long)pk.drqid);
+                return -1;
+            }
+            c->rkind = R_CONT;
+            c->rreq = r;
+            c->rdst = r->recvd < r->size ? r->rbuf + r->recvd : NULL;
+            c->rdst_len = r->recvd < r->size
+                              ? (pk.len < r->size - r->recvd ? pk.len : r->size - r->recvd)
+                              : 0;
+            c->rpay_total = pk.len;
+            c->rpay_off = 0;
+            c->rphase = 1;
+            return 0;
+        }
+        return s_on_first(self, c, p, &pk);
+    case IMPI_PK_PROTOACK:
+        peer->tx_count = peer->tx_count > self->ackmark ? peer->tx_count - self->ackmark : 0;
+        return s_flush(self, h);
+    case IMPI_PK_SYNCACK:
+        r = s_find_out(self, p, pk.srqid);
+        if (r && r->state == S_WAITACK) {
+            r->acked = 1;
+            if (r->is_long) {
+                r->drqid = pk.drqid;
+                r->state = S_REST;
+                L1_PUSH(&peer->rest, r);
+                return s_flush(self, h);
+            }
+            s_send_check(self, r);
+        }
+        return 0;
+    case IMPI_PK_CANCEL: {
+        umsg_t *um;
+        for (um = self->utail; um; um = um->prev)     /* newest first (§4.8) */
+            if (um->src == p && um->srqid == pk.srqid && um->complete)
+                break;
+        if (um) {
+            s_um_remove(self, um);
+            s_um_free(um);
+        }
+        s_queue_ctl(self, p, um ? IMPI_PK_CANCELYES : IMPI_PK_CANCELNO, pk.srqid, 0, pk.tag,
+                    pk.cid);
+        return c->state == C_OPEN ? 0 : -1;
+    }
+    case IMPI_PK_CANCELYES:
+    case IMPI_PK_CANCELNO:
+        r = s_find_out(self, p, pk.srqid);
+        if (r && r->cancel_wait) {
+            r->cancel_wait = 0;
+            if (pk.type == IMPI_PK_CANCELYES) {
+                r->cancelled = 1;
+                s_complete(self, r, 0);
+            } else
+                s_send_check(self, r);
+        }
+        return 0;
+    }
+    return 0;
+}
+
+/*  The payload of the current packet of connection h is all in. */
+static void s_on_payload(gimpi_msg_t *self, int h)
+{
+    conn_t *c = &self->conns[h];
+    c->rphase = 0;
+    gimpi_msg_req_t *r = c->rreq;
+    umsg_t *um = c->rum;
+    c->rreq = NULL;
+    c->rum = NULL;
+    switch (c->rkind) {
+    case R_MATCHED:
+        r->recvd = c->rpay_total;
+        if (r->in_long) {
+            L1_PUSH(&self->longrecv, r);
+            s_queue_ctl(self, r->src, IMPI_PK_SYNCACK, r->in_srqid, r->id, r->rtag, r->cid);
+        } else {
+            if (r->in_sync)
+                s_queue_ctl(self, r->src, IMPI_PK_SYNCACK, r->in_srqid, 0, r->rtag, r->cid);
+            s_complete(self, r, r->msglen > r->size ? GIMPI_EOVERFLOW : 0);
+        }
+        break;
+    case R_CONT:
+        r->recvd += c->rpay_total;
+        if (r->recvd == r->msglen)
+            s_complete(self, r, r->msglen > r->size ? GIMPI_EOVERFLOW : 0);
+        break;
+    case R_UNEXP:
+        um->complete = 1;
+        if (um->claim) {
+            s_deliver(self, um, um->claim);
+            s_um_free(um);
+        }
+        break;
+    }
+}
+
+/*  Stores n bytes of payload that sit in the staging buffer. */
+static void s_take_payload(conn_t *c, const uint8_t *src, size_t n)
+{
+    if (c->rdst && c->rpay_off < c->rdst_len) {
+        size_t k = c->rdst_len - c->rpay_off < n ? c->rdst_len - c->rpay_off : n;
+        memcpy(c->rdst + c->rpay_off, src, k);
+    }
+    c->rpay_off += n;
+}
+
+/*  Reads and handles whatever connection h has for us, until the socket is empty.
+ *  Returns -1 when the connection broke or closed. */
+static int s_read(gimpi_msg_t *self, int h)
+{
+    conn_t *c = &self->conns[h];
+    int drained = 0;            /* the last read came back short: the socket is empty */
+    while (c->state == C_OPEN) {
+        size_t avail = c->st_len - c->st_off;
+        if (c->rphase == 0 && avail) {
+            size_t need = IMPI_PACKET_SIZE - c->rhdr_off;
+            size_t k = avail < need ? avail : need;
+            memcpy(c->rhdr + c->rhdr_off, c->stage + c->st_off, k);
+            c->st_off += k;
+            c->rhdr_off += k;
+            if (c->rhdr_off == IMPI_PACKET_SIZE && s_on_header(self, h) < 0)
+                return -1;
+            continue;
+        }
+        if (c->rphase == 1) {
+            size_t left = c->rpay_total - c->rpay_off;
+            if (left == 0) {
+                s_on_payload(self, h);
+                continue;
+            }
+            if (avail) {
+                size_t k = avail < left ? avail : left;
+                s_take_payload(c, c->stage + c->st_off, k);
+                c->st_off += k;
+                continue;
+            }
+        }
+        /* staging buffer empty: read, straight into the user's buffer when worth it.
+         * After a short read the socket is empty: poll() will tell when there is more,
+         * which saves a read that would only say EAGAIN. */
+        if (drained)
+            return 0;
+        ssize_t n;
+        size_t direct = 0, want;
+        if (c->rphase == 1 && c->rdst && c->rpay_off < c->rdst_len
+            && c->rdst_len - c->rpay_off >= DIRECT_MIN) {
+            direct = c->rdst_len - c->rpay_off;
+            struct iovec iov[2] = { { c->rdst + c->rpay_off, direct },
+                                    { c->stage, STAGE_SIZE } };
+            want = direct + STAGE_SIZE;
+            n = readv(c->fd, iov, 2);
+        } else {
+            want = STAGE_SIZE;
+            n = recv(c->fd, c->stage, STAGE_SIZE, MSG_DONTWAIT);
+        }
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return 0;
+            s_fault(self, h, "receive: %s", strerror(errno));
+            return -1;
+        }
+        if (n == 0) {
+            if (c->fini_recv && c->rphase == 0 && c->rhdr_off == 0) {
+                s_conn_close(self, h);          /* a finished peer hung up: fine */
+                return -1;
+            }
+            s_fault(self, h, "connection closed %s",
+                    c->rphase || c->rhdr_off ? "in the middle of a packet"
+                                             : "without PK_FINI (peer died?)");
+            return -1;
+        }
+        size_t m = (size_t)n;
+        drained = m < want;
+        if (direct) {
+            size_t k = m < direct ? m : direct;
+            c->rpay_off += k;
+            m -= k;
+        }
+        c->st_off = 0;
+        c->st_len = m;
+    }
+    return -1;
+}
+
+/* ------------------------------------------------------------------ driving */
+
+/*  One round of progress: polls the connections (timeout_ms; 0 = just look, the lock is
+ *  then kept), then writes and reads what they are ready for.  A blocking poll also
+ *  watches the eventfd (kicks).  app says whether an application thread is calling: a
+ *  thread that made progress while an application thread sits in poll() kicks it, since
+ *  that thread may have consumed the very bytes the other one was waiting for. */
+static void s_drive(gimpi_msg_t *self, int timeout_ms, int app)
+{
+    struct pollfd pfd[self->nhosts + 1];
+    int map[self->nhosts + 1];
+    int np = 0;
+    for (int h = 0; h < self->nhosts; h++) {
+        conn_t *c = &self->conns[h];
+        if (c->state != C_OPEN)
+            continue;
+        pfd[np] = (struct pollfd){ .fd = c->fd,
+                                   .events = (short)(POLLIN | (c->want_out ? POLLOUT : 0)) };
+        map[np++] = h;
+    }
+    if (np == 0 && timeout_ms && app) {     /* nothing to watch: wait for a state change */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 10 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&self->cv, &self->mu, &ts);
+        return;
+    }
+    if (timeout_ms == 0 && np <= DIRECT_READ_MAX) {
+        /* a quick look at few connections: try them directly, one syscall each, rather
+         * than poll() and then read */
+        for (int i = 0; i < np; i++) {
+            int h = map[i];
+            if (self->conns[h].want_out && s_flush(self, h) < 0)
+                continue;
+            s_read(self, h);
+        }
+        if (self->app_polling)
+            s_kick(self);
+        pthread_cond_broadcast(&self->cv);
+        return;
+    }
+    int rc;
+    if (timeout_ms) {
+        pfd[np] = (struct pollfd){ .fd = self->evfd, .events = POLLIN };
+        map[np++] = -1;
+        if (app)
+            self->app_polling++;
+        else
+            self->prog_polling = 1;
+        pthread_mutex_unlock(&self->mu);
+        rc = poll(pfd, (nfds_t)np, timeout_ms);
+        pthread_mutex_lock(&self->mu);
+        if (app)
+            self->app_polling--;
+        else
+            self->prog_polling = 0;
+    } else
+        rc = np ? poll(pfd, (nfds_t)np, 0) : 0;
+    if (rc <= 0)
+        return;
+    for (int i = 0; i < np; i++) {
+        if (!pfd[i].revents)
+            continue;
+        int h = map[i];
+        if (h < 0) {
+            uint64_t v;
+            ssize_t n = read(self->evfd, &v, sizeof v);
+            (void)n;
+            continue;
+        }
+        if (self->conns[h].fd != pfd[i].fd)
+            continue;                   /* closed meanwhile */
+        if (pfd[i].revents & (POLLOUT | POLLERR | POLLHUP))
+            if (s_flush(self, h) < 0)
+                continue;
+        if (pfd[i].revents & (POLLIN | POLLERR | POLLHUP))
+            s_read(self, h);
+    }
+    if (self->app_polling)
+        s_kick(self);
+    pthread_cond_broadcast(&self->cv);
+}
+
+typedef int (*pred_t)(gimpi_msg_t *self, void *arg);
+
+/*  Blocks the calling application thread until pred holds, driving the sockets itself:
+ *  a short spin, then poll().  poll_cap_ms bounds one poll (for predicates that depend on
+ *  time).  Returns 0, or GIMPI_ESYSERR when the context timeout (or deadline_us when not
+ *  0) ran out. */
+static int s_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
+{
+    if (pred(self, arg))
+        return 0;
+    self->app_blocked++;
+    self->app_epoch++;
+    if (self->prog_polling)
+        s_kick(self);
+    int64_t start = s_now_us();
+    int64_t spin_until = start + self->spin_us;
+    int64_t deadline = self->timeout_ms > 0 ? start + (int64_t)self->timeout_ms * 1000 : 0;
+    int rc = 0, first = 1;
+    while (!pred(self, arg)) {
+        int64_t now = s_now_us();
+        if (deadline && now >= deadline) {
+            snprintf(self->errmsg, sizeof self->errmsg, "timed out after %d ms",
+                     self->timeout_ms);
+            rc = GIMPI_ESYSERR;
+            break;
+        }
+        if (self->driving) {        /* another application thread polls: let it */
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 5 * 1000000L;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&self->cv, &self->mu, &ts);
+            continue;
+        }
+        int t = 0;
+        if (now >= spin_until) {
+            int64_t left = deadline ? (deadline - now + 999) / 1000 : 1000;
+            t = left > 1000 ? 1000 : (int)left;
+            if (poll_cap_ms > 0 && t > poll_cap_ms)
+                t = poll_cap_ms;
+            if (t < 1)
+                t = 1;
+        }
+        if (t == 0 && !first) {         /* spinning: let a peer on our core run */
+            pthread_mutex_unlock(&self->mu);
+            sched_yield();
+            pthread_mutex_lock(&self->mu);
+        }
+        first = 0;
+        self->driving = t != 0;
+        s_drive(self, t, 1);
+        self->driving = 0;
+    }
+    self->app_blocked--;
+    self->app_epoch++;
+    return rc;
+}
+
+/*  The progress thread: polls the connections only while the application has stayed out
+ *  of the library for IDLE_TAKEOVER_MS, so that peers are answered (credit, SYNCACKs,
+ *  buffered data pushed out) while the application computes. */
+static void *s_progress(void *arg)
+{
+    gimpi_msg_t *self = arg;
+    pthread_mutex_lock(&self->mu);
+    uint64_t seen = self->app_epoch + 1;
+    while (!self->stop) {
+        if (self->app_blocked || self->app_epoch != seen) {
+            seen = self->app_epoch;
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += IDLE_TAKEOVER_MS * 1000000L;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&self->pcv, &self->mu, &ts);
+            continue;
+        }
+        s_drive(self, 1000, 0);
+    }
+    pthread_mutex_unlock(&self->mu);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ construction */
+
+/*  Creates the context: tables copied, hosts met, progress thread started. */
+gimpi_msg_t *gimpi_msg_new(const struct impi_tables_t *t, int rank, int listen_fd,
+                           int timeout_ms, char *err, size_t errsize)
+{
+    if (!t || rank < 0 || rank >= t->nprocs || t->nhosts < 1 || !t->procs || !t->hosts) {
+        snprintf(err, errsize, "bad tables or rank %d", rank);
+        if (listen_fd >= 0)
+            close(listen_fd);
+        return NULL;
+    }
+    int myhost = t->procs[rank].host;
+    if (myhost < 0 || myhost >= t->nhosts || t->hosts[myhost].nprocs != 1) {
+        snprintf(err, errsize, "rank %d must be the only proc of its host", rank);
+        if (listen_fd >= 0)
+            close(listen_fd);
+        return NULL;
+    }
+    gimpi_msg_t *self = calloc(1, sizeof *self);
+    if (!self) {
+        snprintf(err, errsize, "out of memory");
+        close(listen_fd);
+        return NULL;
+    }
+    pthread_mutex_init(&self->mu, NULL);
+    pthread_cond_init(&self->cv, NULL);
+    pthread_cond_init(&self->pcv, NULL);
+    self->evfd = -1;
+    self->listen_fd = listen_fd;
+    self->rank = rank;
+    self->nprocs = t->nprocs;
+    self->nhosts = t->nhosts;
+    self->myhost = myhost;
+    self->pktlen = t->pktlen ? t->pktlen : 65536;
+    self->ackmark = t->ackmark ? t->ackmark : 10;
+    self->hiwater = t->hiwater ? t->hiwater : 20;
+    if (self->hiwater < self->ackmark)
+        self->hiwater = self->ackmark;
+    self->tagub = t->tagub > 0 ? t->tagub : IMPI_MIN_TAGUB;
+    self->me = t->procs[rank].id;
+    self->next_id = 1;
+    const char *dbg = getenv("GIMPI_DEBUG");
+    self->debug = dbg && *dbg && strcmp(dbg, "0") != 0;
+    const char *spin = getenv("GIMPI_SPIN_US");
+    self->spin_us = spin ? atoi(spin) : SPIN_US_DEFAULT;
+    self->peers = calloc((size_t)t->nprocs, sizeof *self->peers);
+    self->conns = calloc((size_t)t->nhosts, sizeof *self->conns);
+    int *fds = calloc((size_t)t->nhosts, sizeof *fds);
+    if (!self->peers || !self->conns || !fds)
+        goto nomem;
+    for (int p = 0; p < t->nprocs; p++) {
+        int h = t->procs[p].host;
+        if (h < 0 || h >= t->nhosts) {
+            snprintf(err, errsize, "proc %d on host %d out of range", p, h);
+            goto fail;
+        }
+        self->peers[p].id = t->procs[p].id;
+        self->peers[p].host = h;
+        self->conns[h].nprocs++;
+    }
+    for (int h = 0; h < t->nhosts; h++) {
+        conn_t *c = &self->conns[h];
+        c->fd = -1;
+        c->state = C_CLOSED;
+        c->procs = calloc((size_t)c->nprocs + 1, sizeof *c->procs);
+        if (!c->procs)
+            goto nomem;
+        c->nprocs = 0;
+    }
+    for (int p = 0; p < t->nprocs; p++) {
+        conn_t *c = &self->conns[t->procs[p].host];
+        c->procs[c->nprocs++] = p;
+    }
+    self->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (self->evfd < 0) {
+        snprintf(err, errsize, "eventfd: %s", strerror(errno));
+        goto fail;
+    }
+    if (gimpi_host_dance(t, myhost, listen_fd, fds, timeout_ms, err, errsize) < 0)
+        goto fail;
+    for (int h = 0; h < t->nhosts; h++) {
+        if (h == myhost)
+            continue;
+        conn_t *c = &self->conns[h];
+        c->fd = fds[h];
+        c->state = C_OPEN;
+        c->stage = malloc(STAGE_SIZE);
+        if (!c->stage)
+            goto nomem;
+    }
+    free(fds);
+    fds = NULL;
+    self->peers[rank].gone = 0;
+    const char *prog = getenv("GIMPI_PROGRESS");     /* "0": no thread (tests, benchmarks) */
+    if (!(prog && strcmp(prog, "0") == 0)) {
+        if (pthread_create(&self->thread, NULL, s_progress, self) != 0) {
+            snprintf(err, errsize, "cannot start the progress thread");
+            goto fail;
+        }
+        self->thread_started = 1;
+    }
+    return self;
+nomem:
+    snprintf(err, errsize, "out of memory");
+fail:
+    free(fds);
+    gimpi_msg_destroy(&self);
+    return NULL;
+}
+
+/*  Frees everything of a context. */
+void gimpi_msg_destroy(gimpi_msg_t **self_p)
+{
+    if (!self_p || !*self_p)
+        return;
+    gimpi_msg_t *self = *self_p;
+    if (self->thread_started) {
+        pthread_mutex_lock(&self->mu);
+        self->stop = 1;
+        pthread_cond_signal(&self->pcv);
+        s_kick(self);
+        pthread_mutex_unlock(&self->mu);
+        pthread_join(self->thread, NULL);
+    }
+    /* requests still in lists are the caller's (not detached) or detached ones: free the
+     * detached; the caller's stay valid memory-wise until it frees them */
+    if (self->conns)
+        for (int h = 0; h < self->nhosts; h++) {
+            conn_t *c = &self->conns[h];
+            if (c->procs)
+                s_conn_close(self, h);
+            if (c->procs)
+                s_host_gone(self, h, GIMPI_ESYSERR, 1);
+            free(c->stage);
+            free(c->procs);
+        }
+    while (self->uhead) {
+        umsg_t *um = self->uhead;
+        s_um_remove(self, um);
+        if (um->self_sreq)
+            s_complete(self, um->self_sreq, GIMPI_ESYSERR);
+        s_um_free(um);
+    }
+    while (self->posted.head)
+        s_complete(self, self->posted.head, GIMPI_ESYSERR);
+    free(self->peers);
+    free(self->conns);
+    if (self->evfd >= 0)
+        close(self->evfd);
+    if (self->listen_fd >= 0)
+        close(self->listen_fd);
+    pthread_cond_destroy(&self->cv);
+    pthread_cond_destroy(&self->pcv);
+    pthread_mutex_destroy(&self->mu);
+    free(self);
+    *self_p = NULL;
+}
+
+/* ------------------------------------------------------------------ small accessors */
+
+/*  Sets the bound on blocking calls. */
+void gimpi_msg_set_timeout(gimpi_msg_t *self, int timeout_ms)
+{
+    assert(self);
+    pthread_mutex_lock(&self->mu);
+    self->timeout_ms = timeout_ms > 0 ? timeout_ms : 0;
+    pthread_mutex_unlock(&self->mu);
+}
+
+/*  tid of this task. */
+int gimpi_msg_mytid(gimpi_msg_t *self)
+{
+    assert(self);
+    return self->rank + 1;
+}
+
+/*  Number of tasks of the job. */
+int gimpi_msg_ntasks(gimpi_msg_t *self)
+{
+    assert(self);
+    return self->nprocs;
+}
+
+/*  tid of a world rank (the one place that knows tid = rank + 1). */
+int gimpi_msg_tid(gimpi_msg_t *self, int rank)
+{
+    assert(self);
+    return rank >= 0 && rank < self->nprocs ? rank + 1 : -1;
+}
+
+/*  World rank of a tid. */
+int gimpi_msg_rank(gimpi_msg_t *self, int tid)
+{
+    assert(self);
+    return tid >= 1 && tid <= self->nprocs ? tid - 1 : GIMPI_EBADPARAM;
+}
+
+/*  Last error text. */
+const char *gimpi_msg_errmsg(gimpi_msg_t *self)
+{
+    assert(self);
+    return self->errmsg;
+}
+
+/* ------------------------------------------------------------------ operations */
+
+/*  0 when tag is a legal send tag (or, with wild, GIMPI_ANY). */
+static int s_check_tag(gimpi_msg_t *self, int tag, int wild)
+{
+    if (wild && tag == GIMPI_ANY)
+        return 0;
+    return tag >= 0 && tag <= self->tagub ? 0 : GIMPI_EBADPARAM;
+}
+
+/*  Starts a send (lock held). */
+static int s_isend(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf,
+                   size_t len, int flags, gimpi_msg_req_t **out)
+{
+    int p = gimpi_msg_rank(self, tid);
+    if (!out || p < 0 || s_check_tag(self, tag, 0) || (len && !buf))
+        return GIMPI_EBADPARAM;
+    if (p != self->rank && self->peers[p].gone)
+        return self->peers[p].gone;
+    gimpi_msg_req_t *r = calloc(1, sizeof *r);
+    if (!r)
+        return GIMPI_ENOMEM;
+    r->kind = RQ_SEND;
+    r->id = self->next_id++;
+    r->cid = cid;
+    r->peer = p;
+    r->tag = tag;
+    r->sbuf = buf;
+    r->len = len;
+    r->sync = (flags & GIMPI_MSG_SYNC) != 0;
+    if (p == self->rank) {              /* to ourselves: straight to matching */
+        umsg_t *um = calloc(1, sizeof *um);
+        if (um)
+            um->data = malloc(len ? len : 1);
+        if (!um || !um->data) {
+            free(um);
+            free(r);
+            return GIMPI_ENOMEM;
+        }
+        if (len)
+            memcpy(um->data, buf, len);
+        um->src = p;
+        um->tag = tag;
+        um->cid = cid;
+        um->msglen = um->have = len;
+        um->srqid = r->id;
+        um->complete = 1;
+        *out = r;
+        if (r->sync) {
+            r->state = S_LOCAL;
+            r->local = um;
+            um->self_sreq = r;
+        } else
+            s_complete(self, r, 0);
+        gimpi_msg_req_t *q;
+        for (q = self->posted.head; q; q = L1_NEXT(q))
+            if (s_matches(q, p, tag, cid))
+                break;
+        if (q) {
+            L1_DEL(q);
+            s_deliver(self, um, q);
+            s_um_free(um);
+        } else
+            s_um_push(self, um);
+        return 0;
+    }
+    r->is_long = len > self->pktlen;
+    r->state = S_QUEUED;
+    L1_PUSH(&self->peers[p].first, r);
+    *out = r;
+    s_flush(self, self->peers[p].host);
+    return 0;
+}
+
+/*  Posts a receive (lock held): matches the oldest fitting unexpected message first. */
+static int s_irecv(gimpi_msg_t *self, uint64_t cid, int tid, int tag, void *buf, size_t size,
+                   gimpi_msg_req_t **out)
+{
+    int p = tid == GIMPI_ANY ? -1 : gimpi_msg_rank(self, tid);
+    if (!out || (tid != GIMPI_ANY && p < 0) || s_check_tag(self, tag, 1) || (size && !buf))
+        return GIMPI_EBADPARAM;
+    gimpi_msg_req_t *r = calloc(1, sizeof *r);
+    if (!r)
+        return GIMPI_ENOMEM;
+    r->kind = RQ_RECV;
+    r->id = self->next_id++;
+    r->cid = cid;
+    r->peer = p;
+    r->tag = tag;
+    r->rbuf = buf;
+    r->size = size;
+    r->src = -1;
+    *out = r;
+    for (umsg_t *um = self->uhead; um; um = um->next)
+        if (s_matches(r, um->src, um->tag, um->cid)) {
+            s_um_remove(self, um);
+            if (um->complete) {
+                s_deliver(self, um, r);
+                s_um_free(um);
+            } else
+                um->claim = r;          /* its data is arriving: delivered when in */
+            return 0;
+        }
+    if (p >= 0 && p != self->rank && self->peers[p].gone)
+        s_complete(self, r, self->peers[p].gone);
+    else if (p < 0 && s_all_gone(self))
+        s_complete(self, r, GIMPI_ESYSERR);
+    else
+        L1_PUSH(&self->posted, r);
+    return 0;
+}
+
+/*  Fills a status from a completed request. */
+static void s_status(gimpi_msg_t *self, const gimpi_msg_req_t *r, gimpi_status_t *st)
+{
+    if (!st)
+        return;
+    if (r->kind == RQ_RECV) {
+        st->source = r->src >= 0 ? r->src + 1 : -1;
+        st->tag = r->rtag;
+        st->len = (size_t)r->msglen;
+    } else {
+        st->source = self->rank + 1;
+        st->tag = r->tag;
+        st->len = r->len;
+    }
+    st->error = r->error;
+    st->cancelled = r->cancelled;
+}
+
+/*  Predicate: the request is complete. */
+static int s_req_done(gimpi_msg_t *self, void *arg)
+{
+    (void)self;
+    return ((gimpi_msg_req_t *)arg)->done;
+}
+
+/*  Finishes a completed request: status, free, result. */
+static int s_finish(gimpi_msg_t *self, gimpi_msg_req_t **req, gimpi_status_t *status)
+{
+    gimpi_msg_req_t *r = *req;
+    s_status(self, r, status);
+    int rc = r->error;
+    free(r->owned);
+    free(r);
+    *req = NULL;
+    return rc;
+}
+
+/*  Lets an incomplete send go on without its caller: copies the data (so that the
+ *  caller's buffer may be reused) and frees the request when it completes. */
+static void s_detach(gimpi_msg_t *self, gimpi_msg_req_t *r)
+{
+    if (r->len && !r->owned && r->state != S_LOCAL) {
+        uint8_t *copy = malloc(r->len);
+        if (!copy) {                    /* cannot buffer: finish it in place */
+            s_wait(self, s_req_done, r, 0);
+            if (r->done) {
+                free(r);
+                return;
+            }
+            copy = malloc(r->len);
+            if (!copy)
+                abort();
+        }
+        memcpy(copy, r->sbuf, r->len);
+        conn_t *c = &self->conns[self->peers[r->peer].host];
+        if (c->treq == r && c->tpay)
+            c->tpay = copy + (c->tpay - r->sbuf);
+        r->owned = copy;
+        r->sbuf = copy;
+    }
+    r->detached = 1;
+    self->ndetached++;
+}
+
+typedef struct {
+    gimpi_msg_req_t *r;
+    int64_t buffer_at;
+} send_wait_t;
+
+/*  Predicate of a standard long send: done, or unmatched for too long (then buffered). */
+static int s_send_ready(gimpi_msg_t *self, void *arg)
+{
+    (void)self;
+    send_wait_t *w = arg;
+    if (w->r->done)
+        return 1;
+    return (w->r->state == S_QUEUED || w->r->state == S_WAITACK) && s_now_us() >= w->buffer_at;
+}
+
+/*  Entry of every call: lock, and note that the application is in the library. */
+static void s_enter(gimpi_msg_t *self)
+{
+    pthread_mutex_lock(&self->mu);
+    self->app_epoch++;
+}
+
+static void s_leave(gimpi_msg_t *self)
+{
+    pthread_mutex_unlock(&self->mu);
+}
+
+/*  Standard send. */
+int gimpi_msg_send(gimpi_msg_t *self, int tid, int tag, const void *buf, size_t len)
+{
+    assert(self);
+    gimpi_msg_req_t *r;
+    s_enter(self);
+    int rc = s_isend(self, GIMPI_CID_P2P, tid, tag, buf, len, 0, &r);
+    if (rc) {
+        s_leave(self);
+        return rc;
+    }
+    if (!r->done && r->is_long) {
+        send_wait_t w = { r, s_now_us() + BUFFER_AFTER_US };
+        rc = s_wait(self, s_send_ready, &w, 1);
+    }
+    if (r->done)
+        rc = s_finish(self, &r, NULL);
+    else
+        s_detach(self, r);
+    s_leave(self);
+    return rc;
+}
+
+/*  Synchronous send. */
+int gimpi_msg_ssend(gimpi_msg_t *self, int tid, int tag, const void *buf, size_t len)
+{
+    assert(self);
+    gimpi_msg_req_t *r;
+    s_enter(self);
+    int rc = s_isend(self, GIMPI_CID_P2P, tid, tag, buf, len, GIMPI_MSG_SYNC, &r);
+    if (!rc) {
+        rc = s_wait(self, s_req_done, r, 0);
+        if (r->done)
+            rc = s_finish(self, &r, NULL);
+        else {                          /* timed out: let it finish without us */
+            r->sync = 0;
+            s_detach(self, r);
+        }
+    }
+    s_leave(self);
+    return rc;
+}
+
+/*  Blocking receive. */
+int gimpi_msg_recv(gimpi_msg_t *self, int tid, int tag, void *buf, size_t size,
+                   gimpi_status_t *status)
+{
+    assert(self);
+    gimpi_msg_req_t *r;
+    s_enter(self);
+    int rc = s_irecv(self, GIMPI_CID_P2P, tid, tag, buf, size, &r);
+    if (!rc) {
+        rc = s_wait(self, s_req_done, r, 0);
+        if (r->done)
+            rc = s_finish(self, &r, status);
+        else if (r->l1.on == &self->posted) {   /* timed out unmatched: withdraw it */
+            L1_DEL(r);
+            free(r);
+        } else {                        /* matched: its data lands in buf, let it finish */
+            int saved = self->timeout_ms;
+            self->timeout_ms = 0;
+            s_wait(self, s_req_done, r, 0);
+            self->timeout_ms = saved;
+            s_finish(self, &r, status);
+            rc = GIMPI_ESYSERR;
+        }
+    }
+    s_leave(self);
+    return rc;
+}
+
+typedef struct {
+    uint64_t cid;
+    int peer, tag;
+    umsg_t *found;
+} probe_t;
+
+/*  Predicate of probe: a fully arrived matching message, or its sender gone. */
+static int s_probe_pred(gimpi_msg_t *self, void *arg)
+{
+    probe_t *pr = arg;
+    gimpi_msg_req_t key = { .cid = pr->cid, .peer = pr->peer, .tag = pr->tag };
+    for (umsg_t *um = self->uhead; um; um = um->next)
+        if (um->complete && s_matches(&key, um->src, um->tag, um->cid)) {
+            pr->found = um;
+            return 1;
+        }
+    pr->found = NULL;
+    return pr->peer >= 0 && pr->peer != self->rank && self->peers[pr->peer].gone;
+}
+
+/*  Fills a status from a found message, or returns the sender's error. */
+static int s_probe_result(gimpi_msg_t *self, probe_t *pr, gimpi_status_t *status)
+{
+    if (!pr->found)
+        return pr->peer >= 0 && self->peers[pr->peer].gone ? self->peers[pr->peer].gone : 0;
+    if (status) {
+        status->source = pr->found->src + 1;
+        status->tag = pr->found->tag;
+        status->len = (size_t)pr->found->msglen;
+        status->error = 0;
+        status->cancelled = 0;
+    }
+    return 0;
+}
+
+/*  Non-blocking probe with a context id. */
+int gimpi_msg_iprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int *flag,
+                         gimpi_status_t *status)
+{
+    assert(self);
+    int p = tid == GIMPI_ANY ? -1 : gimpi_msg_rank(self, tid);
+    if (!flag || (tid != GIMPI_ANY && p < 0) || s_check_tag(self, tag, 1))
+        return GIMPI_EBADPARAM;
+    s_enter(self);
+    probe_t pr = { cid, p, tag, NULL };
+    *flag = 0;
+    if (!s_probe_pred(self, &pr))
+        s_drive(self, 0, 1);
+    int rc = 0;
+    if (s_probe_pred(self, &pr)) {
+        rc = s_probe_result(self, &pr, status);
+        *flag = pr.found != NULL;
+    }
+    s_leave(self);
+    return rc;
+}
+
+/*  Non-blocking probe. */
+int gimpi_msg_iprobe(gimpi_msg_t *self, int tid, int tag, int *flag, gimpi_status_t *status)
+{
+    return gimpi_msg_iprobe_cid(self, GIMPI_CID_P2P, tid, tag, flag, status);
+}
+
+/*  Blocking probe. */
+int gimpi_msg_probe(gimpi_msg_t *self, int tid, int tag, gimpi_status_t *status)
+{
+    return gimpi_msg_probe_cid(self, GIMPI_CID_P2P, tid, tag, status);
+}
+
+/*  Blocking probe with a context id. */
+int gimpi_msg_probe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag,
+                        gimpi_status_t *status)
+{
+    assert(self);
+    int p = tid == GIMPI_ANY ? -1 : gimpi_msg_rank(self, tid);
+    if ((tid != GIMPI_ANY && p < 0) || s_check_tag(self, tag, 1))
+        return GIMPI_EBADPARAM;
+    s_enter(self);
+    probe_t pr = { cid, p, tag, NULL };
+    int rc = s_wait(self, s_probe_pred, &pr, 0);
+    if (!rc)
+        rc = s_probe_result(self, &pr, status);
+    s_leave(self);
+    return rc;
+}
+
+/*  Non-blocking send with a context id. */
+int gimpi_msg_isend_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf,
+                        size_t len, int flags, gimpi_msg_req_t **req)
+{
+    assert(self);
+    s_enter(self);
+    int rc = s_isend(self, cid, tid, tag, buf, len, flags, req);
+    s_leave(self);
+    return rc;
+}
+
+/*  Non-blocking send. */
+int gimpi_msg_isend(gimpi_msg_t *self, int tid, int tag, const void *buf, size_t len,
+                    int flags, gimpi_msg_req_t **req)
+{
+    return gimpi_msg_isend_cid(self, GIMPI_CID_P2P, tid, tag, buf, len, flags, req);
+}
+
+/*  Non-blocking receive with a context id. */
+int gimpi_msg_irecv_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, void *buf,
+                        size_t size, gimpi_msg_req_t **req)
+{
+    assert(self);
+    s_enter(self);
+    int rc = s_irecv(self, cid, tid, tag, buf, size, req);
+    s_leave(self);
+    return rc;
+}
+
+/*  Non-blocking receive. */
+int gimpi_msg_irecv(gimpi_msg_t *self, int tid, int tag, void *buf, size_t size,
+                    gimpi_msg_req_t **req)
+{
+    return gimpi_msg_irecv_cid(self, GIMPI_CID_P2P, tid, tag, buf, size, req);
+}
+
+/*  Waits for a request. */
+int gimpi_msg_wait(gimpi_msg_t *self, gimpi_msg_req_t **req, gimpi_status_t *status)
+{
+    assert(self);
+    if (!req || !*req)
+        return GIMPI_EBADPARAM;
+    s_enter(self);
+    int rc = s_wait(self, s_req_done, *req, 0);
+    if ((*req)->done)
+        rc = s_finish(self, req, status);
+    s_leave(self);
+    return rc;
+}
+
+/*  Tests a request. */
+int gimpi_msg_test(gimpi_msg_t *self, gimpi_msg_req_t **req, int *flag,
+                   gimpi_status_t *status)
+{
+    assert(self);
+    if (!req || !*req || !flag)
+        return GIMPI_EBADPARAM;
+    s_enter(self);
+    if (!(*req)->done)
+        s_drive(self, 0, 1);
+    int rc = 0;
+    *flag = (*req)->done;
+    if (*flag)
+        rc = s_finish(self, req, status);
+    s_leave(self);
+    return rc;
+}
+
+/*  Cancels a request if it still can be (a sent first packet needs IMPI's CANCEL). */
+int gimpi_msg_cancel(gimpi_msg_t *self, gimpi_msg_req_t *r)
+{
+    assert(self);
+    if (!r)
+        return GIMPI_EBADPARAM;
+    s_enter(self);
+    if (!r->done) {
+        if (r->kind == RQ_RECV) {
+            if (r->l1.on == &self->posted) {
+                r->cancelled = 1;
+                s_complete(self, r, 0);
+            }
+        } else if (r->state == S_QUEUED) {
+            r->cancelled = 1;
+            s_complete(self, r, 0);
+        } else if (r->state == S_LOCAL) {
+            umsg_t *um = r->local;
+            s_um_remove(self, um);
+            s_um_free(um);
+            r->local = NULL;
+            r->cancelled = 1;
+            s_complete(self, r, 0);
+        } else if (r->state == S_WAITACK && !r->acked && !r->cancel_wait) {
+            r->cancel_wait = 1;
+            s_queue_ctl(self, r->peer, IMPI_PK_CANCEL, r->id, 0, r->tag, r->cid);
+        }
+    }
+    s_leave(self);
+    return 0;
+}
+
+/*  Predicate of finalize, first half: nothing left to send. */
+static int s_idle(gimpi_msg_t *self, void *arg)
+{
+    (void)arg;
+    if (self->ndetached || self->out.head)
+        return 0;
+    for (int p = 0; p < self->nprocs; p++)
+        if (self->peers[p].ctl.head || self->peers[p].first.head || self->peers[p].rest.head)
+            return 0;
+    for (int h = 0; h < self->nhosts; h++)
+        if (self->conns[h].state == C_OPEN && (self->conns[h].tbusy || self->conns[h].urgent.head))
+            return 0;
+    return 1;
+}
+
+/*  Predicate of finalize, second half: every connection closed. */
+static int s_all_closed(gimpi_msg_t *self, void *arg)
+{
+    (void)arg;
+    for (int h = 0; h < self->nhosts; h++)
+        if (self->conns[h].state == C_OPEN)
+            return 0;
+    return 1;
+}
+
+/*  Flushes, exchanges PK_FINI with every host, closes. */
+int gimpi_msg_finalize(gimpi_msg_t *self, int timeout_ms)
+{
+    assert(self);
+    s_enter(self);
+    int saved = self->timeout_ms;
+    self->timeout_ms = timeout_ms > 0 ? timeout_ms : 0;
+    int rc = s_wait(self, s_idle, NULL, 0);
+    for (int h = 0; h < self->nhosts; h++) {
+        conn_t *c = &self->conns[h];
+        if (c->state != C_OPEN || c->fini_queued)
+            continue;
+        ctl_t *f = calloc(1, sizeof *f);
+        if (!f) {
+            rc = GIMPI_ENOMEM;
+            break;
+        }
+        impi_packet_t pk;
+        memset(&pk, 0, sizeof pk);
+        pk.type = IMPI_PK_FINI;
+        pk.src.pid = -1;
+        pk.dest.pid = -1;
+        impi_packet_encode(f->hdr, &pk);
+        f->fini = 1;
+        c->fini_queued = 1;
+        s_ctl_push(&c->urgent, f);
+        s_flush(self, h);
+    }
+    int rc2 = s_wait(self, s_all_closed, NULL, 0);
+    self->timeout_ms = saved;
+    s_leave(self);
+    return rc ? rc : rc2;
+}

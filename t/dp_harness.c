@@ -1,0 +1,148 @@
+/*  dp_harness.c — the job harness of the data-plane tests (see dp_harness.h). */
+#include "dp_harness.h"
+#include "gimpi_host.h"
+#include "testlib.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/*  Builds the tables, forks the tasks, waits for them. */
+int dp_run(const dp_opts_t *o, dp_body_t body, void *arg, int *codes)
+{
+    int n = o->n;
+    impi_tables_t t;
+    memset(&t, 0, sizeof t);
+    t.nclients = 1;
+    t.myclient = 0;
+    t.clients = calloc(1, sizeof *t.clients);
+    t.nhosts = n;
+    t.hosts = calloc((size_t)n, sizeof *t.hosts);
+    t.nprocs = n;
+    t.procs = calloc((size_t)n, sizeof *t.procs);
+    t.pktlen = o->pktlen;
+    t.tagub = 0x7fffffff;
+    t.ackmark = o->ackmark;
+    t.hiwater = o->hiwater;
+    t.xsize = 1024;
+    t.maxlinear = 4;
+    int *lfd = calloc((size_t)n, sizeof *lfd);
+    tl_child_t *kids = calloc((size_t)n, sizeof *kids);
+    if (!t.clients || !t.hosts || !t.procs || !lfd || !kids)
+        abort();
+    t.clients[0].nhosts = n;
+    t.clients[0].nprocs = n;
+    t.clients[0].datalen = o->pktlen;
+    for (int i = 0; i < n; i++) {
+        char err[200];
+        impi_addr16_from_ipv4(t.hosts[i].addr, 0x7f000001u + (uint32_t)i);
+        lfd[i] = gimpi_host_listen(t.hosts[i].addr, &t.hosts[i].port, err, sizeof err);
+        if (lfd[i] < 0) {
+            fprintf(stderr, "harness: %s\n", err);
+            abort();
+        }
+        t.hosts[i].nprocs = 1;
+        t.hosts[i].ackmark = o->ackmark;
+        t.hosts[i].hiwater = o->hiwater;
+        t.hosts[i].first_proc = i;
+        memcpy(t.procs[i].id.hostid, t.hosts[i].addr, 16);
+        t.procs[i].id.pid = 1000 + i;
+        t.procs[i].host = i;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    for (int i = 0; i < n; i++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            for (int j = 0; j < n; j++)
+                if (j != i)
+                    close(lfd[j]);
+            int null = o->keep_stdout ? -1 : open("/dev/null", O_WRONLY);
+            if (null >= 0) {                /* stdout is the parent's TAP */
+                dup2(null, 1);
+                close(null);
+            }
+            int rc = body(&t, i, lfd[i], arg);
+            exit(rc);           /* exit, not _exit: LeakSanitizer checks the task */
+        }
+        kids[i] = (tl_child_t){ .pid = pid, .out = -1, .err = -1 };
+    }
+    for (int i = 0; i < n; i++)
+        close(lfd[i]);
+    int64_t deadline = tl_now_ms() + o->timeout_ms;
+    int bad = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t left = deadline - tl_now_ms();
+        int st = tl_wait(&kids[i], left > 0 ? (int)left : 1);
+        int code = st < 0 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (codes)
+            codes[i] = code;
+        bad |= code != 0;
+    }
+    free(t.clients);
+    free(t.hosts);
+    free(t.procs);
+    free(lfd);
+    free(kids);
+    return bad ? -1 : 0;
+}
+
+/*  Opens a context for a task. */
+gimpi_msg_t *dp_open(const impi_tables_t *t, int rank, int listen_fd, int timeout_ms)
+{
+    char err[256];
+    gimpi_msg_t *ctx = gimpi_msg_new(t, rank, listen_fd, timeout_ms, err, sizeof err);
+    if (!ctx) {
+        fprintf(stderr, "rank %d: gimpi_msg_new: %s\n", rank, err);
+        return NULL;
+    }
+    gimpi_msg_set_timeout(ctx, timeout_ms);
+    return ctx;
+}
+
+/*  Finalizes and destroys. */
+int dp_close(gimpi_msg_t **ctx)
+{
+    int rc = gimpi_msg_finalize(*ctx, 20000);
+    if (rc)
+        fprintf(stderr, "finalize: %s (%s)\n", gimpi_strerror(rc), gimpi_msg_errmsg(*ctx));
+    gimpi_msg_destroy(ctx);
+    return rc;
+}
+
+/*  Pattern byte at an offset. */
+static uint8_t s_pat(size_t off, uint32_t seed)
+{
+    uint32_t x = (uint32_t)off * 2654435761u + seed * 40503u;
+    return (uint8_t)(x >> 13 ^ x >> 24 ^ (off >> 12));
+}
+
+void dp_fill(uint8_t *buf, size_t len, uint32_t seed)
+{
+    for (size_t i = 0; i < len; i++)
+        buf[i] = s_pat(i, seed);
+}
+
+long dp_check(const uint8_t *buf, size_t len, uint32_t seed)
+{
+    for (size_t i = 0; i < len; i++)
+        if (buf[i] != s_pat(i, seed))
+            return (long)i;
+    return -1;
+}
+
+int dp_fail(int rank, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "# rank %d: ", rank);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    return 1;
+}

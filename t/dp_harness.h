@@ -1,0 +1,44 @@
+/*  dp_harness.h — runs a job of N real tasks for data-plane tests: creates N listening
+ *  sockets (task i on 127.0.0.(i+1), so that every host has its own address), fills an
+ *  impi_tables_t by hand as the startup would (one client, one host and one proc per task),
+ *  forks the tasks, runs a body in each and collects their exit codes within a deadline
+ *  (tasks still running then are killed).  Bodies report failures on stderr.
+ */
+#ifndef GIMPI_DP_HARNESS_H
+#define GIMPI_DP_HARNESS_H
+
+#include "gimpi.h"
+#include "impi_tables.h"
+
+#include <stdint.h>
+
+typedef struct {
+    int n;                      /* tasks */
+    uint32_t pktlen, ackmark, hiwater;
+    int timeout_ms;             /* whole job */
+    int keep_stdout;            /* tasks keep the parent's stdout (else /dev/null) */
+} dp_opts_t;
+
+/*  What a task runs: returns its exit code.  listen_fd is its own listening socket. */
+typedef int (*dp_body_t)(const impi_tables_t *t, int rank, int listen_fd, void *arg);
+
+/*  Runs the job; codes[i] gets task i's exit code, 128 + signal when it was killed by a
+ *  signal, or -1 when the deadline killed it.  Returns 0 when every task exited 0. */
+int dp_run(const dp_opts_t *opts, dp_body_t body, void *arg, int *codes);
+
+/*  Opens a context for a body (dance bounded, context timeout set); NULL + stderr on
+ *  failure. */
+gimpi_msg_t *dp_open(const impi_tables_t *t, int rank, int listen_fd, int timeout_ms);
+
+/*  Finalizes and destroys a context; returns the finalize result. */
+int dp_close(gimpi_msg_t **ctx);
+
+/*  Fills buf with a pattern that depends on (seed, offset) / checks it; check returns the
+ *  first bad offset or -1. */
+void dp_fill(uint8_t *buf, size_t len, uint32_t seed);
+long dp_check(const uint8_t *buf, size_t len, uint32_t seed);
+
+/*  A failure inside a task: prints "rank R: message" on stderr and returns 1. */
+int dp_fail(int rank, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,128 @@
+/*  t/host_dance.c — the host connections of an IMPI job (libgimpi/gimpi_host.c, protocol
+ *  §3.9): every pair meets exactly once, the caller comes from its announced address, and
+ *  the acceptor refuses wrong ranks, duplicates, early hang-ups and absent hosts in time.
+ */
+#include "dp_harness.h"
+#include "gimpi_host.h"
+#include "gtap.h"
+#include "testlib.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define CHECK(cond, ...) do { if (!(cond)) return dp_fail(rank, __VA_ARGS__); } while (0)
+
+/*  Real dance: one connection per pair, right peer at each end, right source address. */
+static int s_good_body(const impi_tables_t *t, int rank, int lfd, void *arg)
+{
+    (void)arg;
+    int fds[16];
+    char err[200];
+    CHECK(gimpi_host_dance(t, rank, lfd, fds, 20000, err, sizeof err) == 0, "dance: %s", err);
+    CHECK(fds[rank] == -1, "no connection to ourselves");
+    for (int i = 0; i < t->nhosts; i++) {
+        if (i == rank)
+            continue;
+        struct sockaddr_in sa;
+        socklen_t sl = sizeof sa;
+        CHECK(getpeername(fds[i], (struct sockaddr *)&sa, &sl) == 0, "getpeername");
+        CHECK(ntohl(sa.sin_addr.s_addr) == impi_addr16_ipv4(t->hosts[i].addr),
+              "host %d's connection comes from its announced address", i);
+        uint8_t me = (uint8_t)rank;
+        CHECK(tl_send_all(fds[i], &me, 1) == 0, "send");
+    }
+    for (int i = 0; i < t->nhosts; i++) {
+        if (i == rank)
+            continue;
+        uint8_t who = 0xff;
+        CHECK(tl_recv_exact(fds[i], &who, 1, 20000) == 1 && who == i,
+              "connection %d leads to host %d", i, who);
+        close(fds[i]);
+    }
+    close(lfd);
+    return 0;
+}
+
+typedef struct {
+    int announce[4];            /* per fake rank: the rank it announces; -1: real dancer */
+    size_t bytes;               /* how many of the 4 rank bytes fakes send */
+    const char *want;           /* error text rank 0 must report */
+    int timeout_ms;
+} bad_t;
+
+/*  Rank 0 dances; other ranks are fakes that call rank 0 with whatever they announce
+ *  (or, when announce is -2, stay away). */
+static int s_bad_body(const impi_tables_t *t, int rank, int lfd, void *arg)
+{
+    bad_t *b = arg;
+    if (rank == 0) {
+        int fds[16];
+        char err[200] = "";
+        int64_t t0 = tl_now_ms();
+        int rc = gimpi_host_dance(t, 0, lfd, fds, b->timeout_ms, err, sizeof err);
+        CHECK(rc == -1, "dance succeeded");
+        CHECK(strstr(err, b->want), "error '%s' does not say '%s'", err, b->want);
+        CHECK(tl_now_ms() - t0 < b->timeout_ms + 5000, "took too long");
+        for (int i = 0; i < t->nhosts; i++)
+            CHECK(fds[i] == -1, "sockets left open on failure");
+        close(lfd);
+        return 0;
+    }
+    close(lfd);
+    if (b->announce[rank] == -2)
+        return 0;
+    char host[32];
+    struct in_addr a = { htonl(impi_addr16_ipv4(t->hosts[0].addr)) };
+    inet_ntop(AF_INET, &a, host, sizeof host);
+    int fd = tl_connect(host, t->hosts[0].port);
+    CHECK(fd >= 0, "connect");
+    uint8_t r[4];
+    impi_put32(r, (uint32_t)b->announce[rank]);
+    CHECK(tl_send_all(fd, r, b->bytes) == 0, "send");
+    if (b->bytes < 4)
+        shutdown(fd, SHUT_WR);
+    tl_wait_closed(fd, 20000);
+    close(fd);
+    return 0;
+}
+
+static void s_job(const char *name, int n, dp_body_t body, void *arg)
+{
+    dp_opts_t o = { n, 1024, 10, 20, 30000, 0 };
+    int codes[16];
+    int rc = dp_run(&o, body, arg, codes);
+    ok(rc == 0, "%s", name);
+    if (rc)
+        for (int i = 0; i < n; i++)
+            diag("  task %d exit code %d", i, codes[i]);
+}
+
+int main(void)
+{
+    plan(NO_PLAN);
+    s_job("2 hosts meet", 2, s_good_body, NULL);
+    s_job("5 hosts meet, one connection per pair, from announced addresses", 5, s_good_body,
+          NULL);
+    bad_t wrong = { { -1, 7 }, 4, "announced rank 7", 20000 };
+    s_job("a caller announcing an out-of-range rank is refused", 2, s_bad_body, &wrong);
+    bad_t low = { { -1, 0 }, 4, "announced rank 0", 20000 };
+    s_job("a caller announcing our own rank is refused", 2, s_bad_body, &low);
+    bad_t dup = { { -1, 1, 1 }, 4, "called twice", 20000 };
+    s_job("two callers announcing the same rank are refused", 3, s_bad_body, &dup);
+    bad_t early = { { -1, 1 }, 2, "hung up", 20000 };
+    s_job("a caller hanging up after 2 of 4 bytes is refused", 2, s_bad_body, &early);
+    bad_t absent = { { -1, -2, -2 }, 4, "missing hosts: 1 2", 1000 };
+    s_job("absent hosts: error naming them at the deadline", 3, s_bad_body, &absent);
+    uint8_t a[16];
+    char err[200];
+    impi_addr16_from_ipv4(a, 0xC0000201);      /* 192.0.2.1: not ours */
+    int port;
+    ok(gimpi_host_listen(a, &port, err, sizeof err) == -1 && strstr(err, "192.0.2.1"),
+       "listening on an address we do not have fails clearly (%s)", err);
+    done_testing();
+}
