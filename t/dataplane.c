@@ -501,6 +501,42 @@ static int s_ring_body(const impi_tables_t *t, int rank, int lfd, void *arg)
     return dp_close(&ctx) ? 1 : 0;
 }
 
+/*  The context timeout: a receive from a silent (live) peer gives up with GIMPI_ESYSERR,
+ *  its withdrawn receive does not swallow the message that comes later; a wait that timed
+ *  out leaves its request usable. */
+static int s_timeout_body(const impi_tables_t *t, int rank, int lfd, void *arg)
+{
+    (void)arg;
+    gimpi_msg_t *ctx = dp_open(t, rank, lfd, TMO);
+    if (!ctx)
+        return 1;
+    int peer = gimpi_msg_tid(ctx, 1 - rank);
+    gimpi_status_t st;
+    char b[8];
+    if (rank == 0) {
+        gimpi_msg_set_timeout(ctx, 300);
+        int64_t t0 = tl_now_ms();
+        int rc = gimpi_msg_recv(ctx, peer, 1, b, sizeof b, &st);
+        CHECK(rc == GIMPI_ESYSERR, "silent peer: %d", rc);
+        CHECK(tl_now_ms() - t0 >= 250 && tl_now_ms() - t0 < 10000, "gave up in time");
+        gimpi_msg_req_t *q;
+        CALL(gimpi_msg_irecv(ctx, peer, 2, b, sizeof b, &q));
+        rc = gimpi_msg_wait(ctx, &q, &st);
+        CHECK(rc == GIMPI_ESYSERR && q != NULL, "wait timed out, request kept");
+        gimpi_msg_set_timeout(ctx, TMO);
+        CALL(gimpi_msg_send(ctx, peer, 9, "go", 3));
+        CALL(gimpi_msg_wait(ctx, &q, &st));
+        CHECK(strcmp(b, "two") == 0, "the kept request got its message");
+        CALL(gimpi_msg_recv(ctx, peer, 1, b, sizeof b, &st));
+        CHECK(strcmp(b, "one") == 0, "the late message went to the new receive");
+    } else {
+        CALL(gimpi_msg_recv(ctx, peer, 9, b, sizeof b, &st));
+        CALL(gimpi_msg_send(ctx, peer, 1, "one", 4));
+        CALL(gimpi_msg_send(ctx, peer, 2, "two", 4));
+    }
+    return dp_close(&ctx) ? 1 : 0;
+}
+
 /*  Runs one job and reports it. */
 static void s_job(const char *name, int n, uint32_t pktlen, uint32_t ackmark, uint32_t hiwater,
                   dp_body_t body, void *arg)
@@ -531,6 +567,8 @@ int main(void)
     s_job("matching order, wildcards, long before short, contexts", 3, 1024, 10, 20,
           s_order_body, NULL);
     s_job("synchronous sends", 2, 1024, 10, 20, s_sync_body, NULL);
+    s_job("context timeout: silent peer, withdrawn receive, kept request", 2, 1024, 10, 20,
+          s_timeout_body, NULL);
     int pipefd[2];
     if (pipe(pipefd) == 0) {
         s_job("cancel accepted and too late", 2, 1024, 10, 20, s_cancel_body, pipefd);
