@@ -147,7 +147,7 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *pk = getenv("GIMPI_BENCH_PKTLEN");
-    dp_opts_t o = { 2, pk ? (uint32_t)atoi(pk) : 65536, 10, 20, 300000, 1 };
+    dp_opts_t o = { 2, pk ? (uint32_t)atoi(pk) : 65536, 10, 20, 300000, 1, 0 };
     int codes[2];
     if (dp_run(&o, s_task, argv[1], codes) != 0) {
         fprintf(stderr, "gimpi-bench: tasks exited with %d and %d\n", codes[0], codes[1]);
