@@ -10,6 +10,7 @@
 #include "testlib.h"
 
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -537,6 +538,53 @@ static int s_timeout_body(const impi_tables_t *t, int rank, int lfd, void *arg)
     return dp_close(&ctx) ? 1 : 0;
 }
 
+typedef struct {
+    gimpi_msg_t *ctx;
+    int rank, tag, iters, bad;
+} mt_arg_t;
+
+/*  One application thread's ping-pong on its own tag. */
+static void *s_mt_thread(void *arg)
+{
+    mt_arg_t *a = arg;
+    int peer = gimpi_msg_tid(a->ctx, 1 - a->rank);
+    gimpi_status_t st;
+    for (int i = 0; i < a->iters && !a->bad; i++) {
+        int v = i * 10 + a->tag, w = -1;
+        if (a->rank == 0) {
+            a->bad |= gimpi_msg_send(a->ctx, peer, a->tag, &v, sizeof v) != 0;
+            a->bad |= gimpi_msg_recv(a->ctx, peer, a->tag, &w, sizeof w, &st) != 0;
+            a->bad |= w != v;
+        } else {
+            a->bad |= gimpi_msg_recv(a->ctx, peer, a->tag, &w, sizeof w, &st) != 0;
+            a->bad |= gimpi_msg_send(a->ctx, peer, a->tag, &w, sizeof w) != 0;
+            a->bad |= w != v;
+        }
+    }
+    return NULL;
+}
+
+/*  Three application threads per task, each blocked in its own receives at the same time:
+ *  one drives the sockets, the others wait for it; nobody misses a wake-up. */
+static int s_mt_body(const impi_tables_t *t, int rank, int lfd, void *arg)
+{
+    (void)arg;
+    gimpi_msg_t *ctx = dp_open(t, rank, lfd, TMO);
+    if (!ctx)
+        return 1;
+    pthread_t th[3];
+    mt_arg_t a[3];
+    for (int k = 0; k < 3; k++) {
+        a[k] = (mt_arg_t){ ctx, rank, k + 1, 2000, 0 };
+        CHECK(pthread_create(&th[k], NULL, s_mt_thread, &a[k]) == 0, "thread");
+    }
+    for (int k = 0; k < 3; k++) {
+        pthread_join(th[k], NULL);
+        CHECK(!a[k].bad, "thread %d: %s", k, gimpi_msg_errmsg(ctx));
+    }
+    return dp_close(&ctx) ? 1 : 0;
+}
+
 /*  Runs one job and reports it. */
 static void s_job(const char *name, int n, uint32_t pktlen, uint32_t ackmark, uint32_t hiwater,
                   dp_body_t body, void *arg)
@@ -566,6 +614,8 @@ int main(void)
           &huge);
     s_job("matching order, wildcards, long before short, contexts", 3, 1024, 10, 20,
           s_order_body, NULL);
+    s_job("three application threads per task in blocking calls at once", 2, 1024, 10, 20,
+          s_mt_body, NULL);
     s_job("synchronous sends", 2, 1024, 10, 20, s_sync_body, NULL);
     s_job("context timeout: silent peer, withdrawn receive, kept request", 2, 1024, 10, 20,
           s_timeout_body, NULL);
