@@ -136,6 +136,7 @@ static int s_task(const impi_tables_t *t, int rank, int lfd, void *arg)
     return rc;
 }
 
+/*  gimpi-bench FIGURE N: checks the arguments, runs the job. */
 int main(int argc, char **argv)
 {
     if (argc != 3 || (strcmp(argv[1], "rtt8") && strcmp(argv[1], "stream1m"))) {

@@ -48,6 +48,7 @@ static void *s_peer(void *arg)
     return NULL;
 }
 
+/*  One input: a fresh two-host job, host 1's stream = the input. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static impi_host_info_t hosts[2];

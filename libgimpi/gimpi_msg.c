@@ -256,7 +256,7 @@ static void s_ctl_clear(ctlq_t *q)
         free(c);
 }
 
-/*  Unexpected queue: append / unlink. */
+/*  Appends a message to the unexpected queue. */
 static void s_um_push(gimpi_msg_t *self, umsg_t *um)
 {
     um->next = NULL;
@@ -268,6 +268,7 @@ static void s_um_push(gimpi_msg_t *self, umsg_t *um)
     self->utail = um;
 }
 
+/*  Unlinks a message from the unexpected queue. */
 static void s_um_remove(gimpi_msg_t *self, umsg_t *um)
 {
     if (um->prev)
@@ -281,6 +282,7 @@ static void s_um_remove(gimpi_msg_t *self, umsg_t *um)
     um->prev = um->next = NULL;
 }
 
+/*  Frees an unexpected message and its data. */
 static void s_um_free(umsg_t *um)
 {
     if (um) {
@@ -318,6 +320,7 @@ static void s_header(gimpi_msg_t *self, uint8_t out[IMPI_PACKET_SIZE], uint32_t 
     impi_packet_encode(out, &pk);
 }
 
+/*  Forward declarations: writing a connection, and breaking one. */
 static int s_flush(gimpi_msg_t *self, int h);
 static void s_fault(gimpi_msg_t *self, int h, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -1544,6 +1547,7 @@ static void s_enter(gimpi_msg_t *self)
     self->app_epoch++;
 }
 
+/*  Exit of every call. */
 static void s_leave(gimpi_msg_t *self)
 {
     pthread_mutex_unlock(&self->mu);

@@ -126,12 +126,14 @@ static uint8_t s_pat(size_t off, uint32_t seed)
     return (uint8_t)(x >> 13 ^ x >> 24 ^ (off >> 12));
 }
 
+/*  Fills a buffer with the pattern of seed. */
 void dp_fill(uint8_t *buf, size_t len, uint32_t seed)
 {
     for (size_t i = 0; i < len; i++)
         buf[i] = s_pat(i, seed);
 }
 
+/*  First offset where buf departs from the pattern of seed, or -1. */
 long dp_check(const uint8_t *buf, size_t len, uint32_t seed)
 {
     for (size_t i = 0; i < len; i++)
@@ -140,6 +142,7 @@ long dp_check(const uint8_t *buf, size_t len, uint32_t seed)
     return -1;
 }
 
+/*  Reports a failure inside a task on stderr; returns 1 (the task's exit code). */
 int dp_fail(int rank, const char *fmt, ...)
 {
     va_list ap;
