@@ -76,6 +76,7 @@ struct gimpi_msg_req_t {
     int tag;                        /* -1 = any (receive) */
     link_t l1;                      /* first/rest/posted/longrecv */
     link_t l2;                      /* ctx->out: sends whose first packet is out */
+    link_t l3;                      /* ctx->all: every request not yet freed */
     /* send */
     int state;
     const uint8_t *sbuf;
@@ -165,7 +166,7 @@ struct gimpi_msg_t {
     peer_t *peers;
     conn_t *conns;
     uint64_t next_id, seq;
-    req_list_t posted, longrecv, out;
+    req_list_t posted, longrecv, out, all;
     umsg_t *uhead, *utail;
     int ndetached;
     int app_blocked, driving, prog_polling;
@@ -222,6 +223,8 @@ static void s_list_remove(gimpi_msg_req_t *r, link_t *lk, size_t off)
 #define L1_DEL(r) s_list_remove((r), &(r)->l1, offsetof(gimpi_msg_req_t, l1))
 #define L2_PUSH(L, r) s_list_push((L), (r), &(r)->l2, offsetof(gimpi_msg_req_t, l2))
 #define L2_DEL(r) s_list_remove((r), &(r)->l2, offsetof(gimpi_msg_req_t, l2))
+#define L3_PUSH(L, r) s_list_push((L), (r), &(r)->l3, offsetof(gimpi_msg_req_t, l3))
+#define L3_DEL(r) s_list_remove((r), &(r)->l3, offsetof(gimpi_msg_req_t, l3))
 #define L1_NEXT(r) ((r)->l1.next)
 #define L2_NEXT(r) ((r)->l2.next)
 
@@ -344,6 +347,14 @@ static void s_queue_ctl(gimpi_msg_t *self, int p, uint32_t type, uint64_t srqid,
 
 /* ------------------------------------------------------------------ completion */
 
+/*  Frees a request for good (it must be out of every queue). */
+static void s_req_free(gimpi_msg_req_t *r)
+{
+    L3_DEL(r);
+    free(r->owned);
+    free(r);
+}
+
 /*  Marks a request complete (unlinking it); detached ones are freed at once. */
 static void s_complete(gimpi_msg_t *self, gimpi_msg_req_t *r, int err)
 {
@@ -356,8 +367,7 @@ static void s_complete(gimpi_msg_t *self, gimpi_msg_req_t *r, int err)
         r->error = err;
     if (r->detached) {
         self->ndetached--;
-        free(r->owned);
-        free(r);
+        s_req_free(r);
     }
     pthread_cond_broadcast(&self->cv);
 }
@@ -1290,6 +1300,12 @@ void gimpi_msg_destroy(gimpi_msg_t **self_p)
     }
     while (self->posted.head)
         s_complete(self, self->posted.head, GIMPI_ESYSERR);
+    while (self->all.head) {        /* requests never waited for: their handles die here */
+        gimpi_msg_req_t *r = self->all.head;
+        L1_DEL(r);
+        L2_DEL(r);
+        s_req_free(r);
+    }
     free(self->peers);
     free(self->conns);
     if (self->evfd >= 0)
@@ -1371,6 +1387,7 @@ static int s_isend(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void
     gimpi_msg_req_t *r = calloc(1, sizeof *r);
     if (!r)
         return GIMPI_ENOMEM;
+    L3_PUSH(&self->all, r);
     r->kind = RQ_SEND;
     r->id = self->next_id++;
     r->cid = cid;
@@ -1385,7 +1402,7 @@ static int s_isend(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void
             um->data = malloc(len ? len : 1);
         if (!um || !um->data) {
             free(um);
-            free(r);
+            s_req_free(r);
             return GIMPI_ENOMEM;
         }
         if (len)
@@ -1433,6 +1450,7 @@ static int s_irecv(gimpi_msg_t *self, uint64_t cid, int tid, int tag, void *buf,
     gimpi_msg_req_t *r = calloc(1, sizeof *r);
     if (!r)
         return GIMPI_ENOMEM;
+    L3_PUSH(&self->all, r);
     r->kind = RQ_RECV;
     r->id = self->next_id++;
     r->cid = cid;
@@ -1492,8 +1510,7 @@ static int s_finish(gimpi_msg_t *self, gimpi_msg_req_t **req, gimpi_status_t *st
     gimpi_msg_req_t *r = *req;
     s_status(self, r, status);
     int rc = r->error;
-    free(r->owned);
-    free(r);
+    s_req_free(r);
     *req = NULL;
     return rc;
 }
@@ -1507,7 +1524,7 @@ static void s_detach(gimpi_msg_t *self, gimpi_msg_req_t *r)
         if (!copy) {                    /* cannot buffer: finish it in place */
             s_wait(self, s_req_done, r, 0);
             if (r->done) {
-                free(r);
+                s_req_free(r);
                 return;
             }
             copy = malloc(r->len);
@@ -1610,7 +1627,7 @@ int gimpi_msg_recv(gimpi_msg_t *self, int tid, int tag, void *buf, size_t size,
             rc = s_finish(self, &r, status);
         else if (r->l1.on == &self->posted) {   /* timed out unmatched: withdraw it */
             L1_DEL(r);
-            free(r);
+            s_req_free(r);
         } else {                        /* matched: its data lands in buf, let it finish */
             int saved = self->timeout_ms;
             self->timeout_ms = 0;
