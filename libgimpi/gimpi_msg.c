@@ -42,7 +42,7 @@
 #define STAGE_SIZE (128 * 1024)     /* receive staging buffer per connection */
 #define DIRECT_MIN 2048             /* payload bytes worth a readv straight to the user */
 #define DIRECT_READ_MAX 2           /* a quick look reads up to this many sockets directly */
-#define SPIN_US_DEFAULT 50          /* how long a blocked call polls without sleeping */
+#define SPIN_US_DEFAULT 500         /* how long a blocked call polls (yielding) before sleeping */
 #define BUFFER_AFTER_US 1000        /* a standard long send copies its data after this */
 #define IDLE_TAKEOVER_MS 2          /* app out of the library this long: thread polls */
 
@@ -146,6 +146,7 @@ typedef struct {
     uint8_t rhdr[IMPI_PACKET_SIZE];
     size_t rhdr_off;
     int rphase, rkind;
+    int big;                        /* the last data packet was big: read headers alone */
     uint8_t *rdst;
     size_t rdst_len, rpay_total, rpay_off;
     gimpi_msg_req_t *rreq;
@@ -787,6 +788,7 @@ static int s_on_header(gimpi_msg_t *self, int h)
     switch (pk.type) {
     case IMPI_PK_DATA:
     case IMPI_PK_DATASYNC:
+        c->big = pk.len >= DIRECT_MIN;
         if (pk.type == IMPI_PK_DATA && pk.len < pk.msglen) {    /* continuation */
             for (r = self->longrecv.head; r; r = L1_NEXT(r))
                 if (r->id == pk.drqid)
@@ -939,14 +941,18 @@ static int s_read(gimpi_msg_t *self, int h)
         size_t direct = 0, want;
         if (c->rphase == 1 && c->rdst && c->rpay_off < c->rdst_len
             && c->rdst_len - c->rpay_off >= DIRECT_MIN) {
+            /* the rest of the payload where it belongs, plus just the next header (more
+             * would land in the staging buffer and cost a copy if it is payload) */
             direct = c->rdst_len - c->rpay_off;
             struct iovec iov[2] = { { c->rdst + c->rpay_off, direct },
-                                    { c->stage, STAGE_SIZE } };
-            want = direct + STAGE_SIZE;
+                                    { c->stage, IMPI_PACKET_SIZE } };
+            want = direct + IMPI_PACKET_SIZE;
             n = readv(c->fd, iov, 2);
         } else {
-            want = STAGE_SIZE;
-            n = recv(c->fd, c->stage, STAGE_SIZE, MSG_DONTWAIT);
+            /* after big packets a header is read alone, so that its payload can then go
+             * straight to its destination; small packets are read in bulk */
+            want = c->rphase == 0 && c->big ? IMPI_PACKET_SIZE - c->rhdr_off : STAGE_SIZE;
+            n = recv(c->fd, c->stage, want, MSG_DONTWAIT);
         }
         if (n < 0) {
             if (errno == EINTR)
