@@ -65,8 +65,9 @@ gimpi_msg_t *gimpi_msg_new(const struct impi_tables_t *tables, int rank, int lis
  *  sides sent it.  Bounded by timeout_ms.  Returns 0 or GIMPI_ESYSERR. */
 int gimpi_msg_finalize(gimpi_msg_t *self, int timeout_ms);
 
-/*  Stops the progress thread, closes everything, frees outstanding requests and nulls the
- *  pointer.  Does not finalize: a peer still connected sees the connection drop. */
+/*  Stops the progress thread, closes everything, frees every request not yet waited for
+ *  (their handles become invalid) and nulls the pointer.  Does not finalize: a peer still
+ *  connected sees the connection drop. */
 void gimpi_msg_destroy(gimpi_msg_t **self_p);
 
 /*  Bound on every later blocking call (0 = none, the default; death of a peer is always

@@ -42,7 +42,7 @@
 #define STAGE_SIZE (128 * 1024)     /* receive staging buffer per connection */
 #define DIRECT_MIN 2048             /* payload bytes worth a readv straight to the user */
 #define DIRECT_READ_MAX 2           /* a quick look reads up to this many sockets directly */
-#define SPIN_US_DEFAULT 50          /* how long a blocked call polls without sleeping */
+#define SPIN_US_DEFAULT 500         /* how long a blocked call polls (yielding) before sleeping */
 #define BUFFER_AFTER_US 1000        /* a standard long send copies its data after this */
 #define IDLE_TAKEOVER_MS 2          /* app out of the library this long: thread polls */
 
@@ -76,6 +76,7 @@ struct gimpi_msg_req_t {
     int tag;                        /* -1 = any (receive) */
     link_t l1;                      /* first/rest/posted/longrecv */
     link_t l2;                      /* ctx->out: sends whose first packet is out */
+    link_t l3;                      /* ctx->all: every request not yet freed */
     /* send */
     int state;
     const uint8_t *sbuf;
@@ -145,6 +146,7 @@ typedef struct {
     uint8_t rhdr[IMPI_PACKET_SIZE];
     size_t rhdr_off;
     int rphase, rkind;
+    int big;                        /* the last data packet was big: read headers alone */
     uint8_t *rdst;
     size_t rdst_len, rpay_total, rpay_off;
     gimpi_msg_req_t *rreq;
@@ -165,7 +167,7 @@ struct gimpi_msg_t {
     peer_t *peers;
     conn_t *conns;
     uint64_t next_id, seq;
-    req_list_t posted, longrecv, out;
+    req_list_t posted, longrecv, out, all;
     umsg_t *uhead, *utail;
     int ndetached;
     int app_blocked, driving, prog_polling;
@@ -222,6 +224,8 @@ static void s_list_remove(gimpi_msg_req_t *r, link_t *lk, size_t off)
 #define L1_DEL(r) s_list_remove((r), &(r)->l1, offsetof(gimpi_msg_req_t, l1))
 #define L2_PUSH(L, r) s_list_push((L), (r), &(r)->l2, offsetof(gimpi_msg_req_t, l2))
 #define L2_DEL(r) s_list_remove((r), &(r)->l2, offsetof(gimpi_msg_req_t, l2))
+#define L3_PUSH(L, r) s_list_push((L), (r), &(r)->l3, offsetof(gimpi_msg_req_t, l3))
+#define L3_DEL(r) s_list_remove((r), &(r)->l3, offsetof(gimpi_msg_req_t, l3))
 #define L1_NEXT(r) ((r)->l1.next)
 #define L2_NEXT(r) ((r)->l2.next)
 
@@ -256,7 +260,7 @@ static void s_ctl_clear(ctlq_t *q)
         free(c);
 }
 
-/*  Unexpected queue: append / unlink. */
+/*  Appends a message to the unexpected queue. */
 static void s_um_push(gimpi_msg_t *self, umsg_t *um)
 {
     um->next = NULL;
@@ -268,6 +272,7 @@ static void s_um_push(gimpi_msg_t *self, umsg_t *um)
     self->utail = um;
 }
 
+/*  Unlinks a message from the unexpected queue. */
 static void s_um_remove(gimpi_msg_t *self, umsg_t *um)
 {
     if (um->prev)
@@ -281,6 +286,7 @@ static void s_um_remove(gimpi_msg_t *self, umsg_t *um)
     um->prev = um->next = NULL;
 }
 
+/*  Frees an unexpected message and its data. */
 static void s_um_free(umsg_t *um)
 {
     if (um) {
@@ -318,6 +324,7 @@ static void s_header(gimpi_msg_t *self, uint8_t out[IMPI_PACKET_SIZE], uint32_t 
     impi_packet_encode(out, &pk);
 }
 
+/*  Forward declarations: writing a connection, and breaking one. */
 static int s_flush(gimpi_msg_t *self, int h);
 static void s_fault(gimpi_msg_t *self, int h, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -341,6 +348,14 @@ static void s_queue_ctl(gimpi_msg_t *self, int p, uint32_t type, uint64_t srqid,
 
 /* ------------------------------------------------------------------ completion */
 
+/*  Frees a request for good (it must be out of every queue). */
+static void s_req_free(gimpi_msg_req_t *r)
+{
+    L3_DEL(r);
+    free(r->owned);
+    free(r);
+}
+
 /*  Marks a request complete (unlinking it); detached ones are freed at once. */
 static void s_complete(gimpi_msg_t *self, gimpi_msg_req_t *r, int err)
 {
@@ -353,8 +368,7 @@ static void s_complete(gimpi_msg_t *self, gimpi_msg_req_t *r, int err)
         r->error = err;
     if (r->detached) {
         self->ndetached--;
-        free(r->owned);
-        free(r);
+        s_req_free(r);
     }
     pthread_cond_broadcast(&self->cv);
 }
@@ -774,6 +788,7 @@ static int s_on_header(gimpi_msg_t *self, int h)
     switch (pk.type) {
     case IMPI_PK_DATA:
     case IMPI_PK_DATASYNC:
+        c->big = pk.len >= DIRECT_MIN;
         if (pk.type == IMPI_PK_DATA && pk.len < pk.msglen) {    /* continuation */
             for (r = self->longrecv.head; r; r = L1_NEXT(r))
                 if (r->id == pk.drqid)
@@ -926,14 +941,18 @@ static int s_read(gimpi_msg_t *self, int h)
         size_t direct = 0, want;
         if (c->rphase == 1 && c->rdst && c->rpay_off < c->rdst_len
             && c->rdst_len - c->rpay_off >= DIRECT_MIN) {
+            /* the rest of the payload where it belongs, plus just the next header (more
+             * would land in the staging buffer and cost a copy if it is payload) */
             direct = c->rdst_len - c->rpay_off;
             struct iovec iov[2] = { { c->rdst + c->rpay_off, direct },
-                                    { c->stage, STAGE_SIZE } };
-            want = direct + STAGE_SIZE;
+                                    { c->stage, IMPI_PACKET_SIZE } };
+            want = direct + IMPI_PACKET_SIZE;
             n = readv(c->fd, iov, 2);
         } else {
-            want = STAGE_SIZE;
-            n = recv(c->fd, c->stage, STAGE_SIZE, MSG_DONTWAIT);
+            /* after big packets a header is read alone, so that its payload can then go
+             * straight to its destination; small packets are read in bulk */
+            want = c->rphase == 0 && c->big ? IMPI_PACKET_SIZE - c->rhdr_off : STAGE_SIZE;
+            n = recv(c->fd, c->stage, want, MSG_DONTWAIT);
         }
         if (n < 0) {
             if (errno == EINTR)
@@ -1287,6 +1306,12 @@ void gimpi_msg_destroy(gimpi_msg_t **self_p)
     }
     while (self->posted.head)
         s_complete(self, self->posted.head, GIMPI_ESYSERR);
+    while (self->all.head) {        /* requests never waited for: their handles die here */
+        gimpi_msg_req_t *r = self->all.head;
+        L1_DEL(r);
+        L2_DEL(r);
+        s_req_free(r);
+    }
     free(self->peers);
     free(self->conns);
     if (self->evfd >= 0)
@@ -1368,6 +1393,7 @@ static int s_isend(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void
     gimpi_msg_req_t *r = calloc(1, sizeof *r);
     if (!r)
         return GIMPI_ENOMEM;
+    L3_PUSH(&self->all, r);
     r->kind = RQ_SEND;
     r->id = self->next_id++;
     r->cid = cid;
@@ -1382,7 +1408,7 @@ static int s_isend(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void
             um->data = malloc(len ? len : 1);
         if (!um || !um->data) {
             free(um);
-            free(r);
+            s_req_free(r);
             return GIMPI_ENOMEM;
         }
         if (len)
@@ -1430,6 +1456,7 @@ static int s_irecv(gimpi_msg_t *self, uint64_t cid, int tid, int tag, void *buf,
     gimpi_msg_req_t *r = calloc(1, sizeof *r);
     if (!r)
         return GIMPI_ENOMEM;
+    L3_PUSH(&self->all, r);
     r->kind = RQ_RECV;
     r->id = self->next_id++;
     r->cid = cid;
@@ -1489,8 +1516,7 @@ static int s_finish(gimpi_msg_t *self, gimpi_msg_req_t **req, gimpi_status_t *st
     gimpi_msg_req_t *r = *req;
     s_status(self, r, status);
     int rc = r->error;
-    free(r->owned);
-    free(r);
+    s_req_free(r);
     *req = NULL;
     return rc;
 }
@@ -1504,7 +1530,7 @@ static void s_detach(gimpi_msg_t *self, gimpi_msg_req_t *r)
         if (!copy) {                    /* cannot buffer: finish it in place */
             s_wait(self, s_req_done, r, 0);
             if (r->done) {
-                free(r);
+                s_req_free(r);
                 return;
             }
             copy = malloc(r->len);
@@ -1544,6 +1570,7 @@ static void s_enter(gimpi_msg_t *self)
     self->app_epoch++;
 }
 
+/*  Exit of every call. */
 static void s_leave(gimpi_msg_t *self)
 {
     pthread_mutex_unlock(&self->mu);
@@ -1606,7 +1633,7 @@ int gimpi_msg_recv(gimpi_msg_t *self, int tid, int tag, void *buf, size_t size,
             rc = s_finish(self, &r, status);
         else if (r->l1.on == &self->posted) {   /* timed out unmatched: withdraw it */
             L1_DEL(r);
-            free(r);
+            s_req_free(r);
         } else {                        /* matched: its data lands in buf, let it finish */
             int saved = self->timeout_ms;
             self->timeout_ms = 0;

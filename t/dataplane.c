@@ -10,6 +10,7 @@
 #include "testlib.h"
 
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -450,6 +451,8 @@ static int s_args_body(const impi_tables_t *t, int rank, int lfd, void *arg)
     CHECK(gimpi_msg_wait(ctx, &q, NULL) == GIMPI_EBADPARAM, "wait on NULL");
     CHECK(gimpi_msg_ntasks(ctx) == 2 && gimpi_msg_mytid(ctx) == rank + 1, "tids");
     CHECK(gimpi_msg_rank(ctx, 2) == 1 && gimpi_msg_tid(ctx, 5) == -1, "tid mapping");
+    /* a receive never waited for: destroy frees it (LeakSanitizer watches) */
+    CHECK(gimpi_msg_irecv(ctx, GIMPI_ANY, 99, b, 4, &q) == 0 && q, "irecv");
     return dp_close(&ctx) ? 1 : 0;
 }
 
@@ -501,11 +504,94 @@ static int s_ring_body(const impi_tables_t *t, int rank, int lfd, void *arg)
     return dp_close(&ctx) ? 1 : 0;
 }
 
+/*  The context timeout: a receive from a silent (live) peer gives up with GIMPI_ESYSERR,
+ *  its withdrawn receive does not swallow the message that comes later; a wait that timed
+ *  out leaves its request usable. */
+static int s_timeout_body(const impi_tables_t *t, int rank, int lfd, void *arg)
+{
+    (void)arg;
+    gimpi_msg_t *ctx = dp_open(t, rank, lfd, TMO);
+    if (!ctx)
+        return 1;
+    int peer = gimpi_msg_tid(ctx, 1 - rank);
+    gimpi_status_t st;
+    char b[8];
+    if (rank == 0) {
+        gimpi_msg_set_timeout(ctx, 300);
+        int64_t t0 = tl_now_ms();
+        int rc = gimpi_msg_recv(ctx, peer, 1, b, sizeof b, &st);
+        CHECK(rc == GIMPI_ESYSERR, "silent peer: %d", rc);
+        CHECK(tl_now_ms() - t0 >= 250 && tl_now_ms() - t0 < 10000, "gave up in time");
+        gimpi_msg_req_t *q;
+        CALL(gimpi_msg_irecv(ctx, peer, 2, b, sizeof b, &q));
+        rc = gimpi_msg_wait(ctx, &q, &st);
+        CHECK(rc == GIMPI_ESYSERR && q != NULL, "wait timed out, request kept");
+        gimpi_msg_set_timeout(ctx, TMO);
+        CALL(gimpi_msg_send(ctx, peer, 9, "go", 3));
+        CALL(gimpi_msg_wait(ctx, &q, &st));
+        CHECK(strcmp(b, "two") == 0, "the kept request got its message");
+        CALL(gimpi_msg_recv(ctx, peer, 1, b, sizeof b, &st));
+        CHECK(strcmp(b, "one") == 0, "the late message went to the new receive");
+    } else {
+        CALL(gimpi_msg_recv(ctx, peer, 9, b, sizeof b, &st));
+        CALL(gimpi_msg_send(ctx, peer, 1, "one", 4));
+        CALL(gimpi_msg_send(ctx, peer, 2, "two", 4));
+    }
+    return dp_close(&ctx) ? 1 : 0;
+}
+
+typedef struct {
+    gimpi_msg_t *ctx;
+    int rank, tag, iters, bad;
+} mt_arg_t;
+
+/*  One application thread's ping-pong on its own tag. */
+static void *s_mt_thread(void *arg)
+{
+    mt_arg_t *a = arg;
+    int peer = gimpi_msg_tid(a->ctx, 1 - a->rank);
+    gimpi_status_t st;
+    for (int i = 0; i < a->iters && !a->bad; i++) {
+        int v = i * 10 + a->tag, w = -1;
+        if (a->rank == 0) {
+            a->bad |= gimpi_msg_send(a->ctx, peer, a->tag, &v, sizeof v) != 0;
+            a->bad |= gimpi_msg_recv(a->ctx, peer, a->tag, &w, sizeof w, &st) != 0;
+            a->bad |= w != v;
+        } else {
+            a->bad |= gimpi_msg_recv(a->ctx, peer, a->tag, &w, sizeof w, &st) != 0;
+            a->bad |= gimpi_msg_send(a->ctx, peer, a->tag, &w, sizeof w) != 0;
+            a->bad |= w != v;
+        }
+    }
+    return NULL;
+}
+
+/*  Three application threads per task, each blocked in its own receives at the same time:
+ *  one drives the sockets, the others wait for it; nobody misses a wake-up. */
+static int s_mt_body(const impi_tables_t *t, int rank, int lfd, void *arg)
+{
+    (void)arg;
+    gimpi_msg_t *ctx = dp_open(t, rank, lfd, TMO);
+    if (!ctx)
+        return 1;
+    pthread_t th[3];
+    mt_arg_t a[3];
+    for (int k = 0; k < 3; k++) {
+        a[k] = (mt_arg_t){ ctx, rank, k + 1, 2000, 0 };
+        CHECK(pthread_create(&th[k], NULL, s_mt_thread, &a[k]) == 0, "thread");
+    }
+    for (int k = 0; k < 3; k++) {
+        pthread_join(th[k], NULL);
+        CHECK(!a[k].bad, "thread %d: %s", k, gimpi_msg_errmsg(ctx));
+    }
+    return dp_close(&ctx) ? 1 : 0;
+}
+
 /*  Runs one job and reports it. */
 static void s_job(const char *name, int n, uint32_t pktlen, uint32_t ackmark, uint32_t hiwater,
                   dp_body_t body, void *arg)
 {
-    dp_opts_t o = { n, pktlen, ackmark, hiwater, 120000, 0 };
+    dp_opts_t o = { n, pktlen, ackmark, hiwater, 120000, 0, 0 };
     int codes[16];
     int64_t t0 = tl_now_ms();
     int rc = dp_run(&o, body, arg, codes);
@@ -530,7 +616,11 @@ int main(void)
           &huge);
     s_job("matching order, wildcards, long before short, contexts", 3, 1024, 10, 20,
           s_order_body, NULL);
+    s_job("three application threads per task in blocking calls at once", 2, 1024, 10, 20,
+          s_mt_body, NULL);
     s_job("synchronous sends", 2, 1024, 10, 20, s_sync_body, NULL);
+    s_job("context timeout: silent peer, withdrawn receive, kept request", 2, 1024, 10, 20,
+          s_timeout_body, NULL);
     int pipefd[2];
     if (pipe(pipefd) == 0) {
         s_job("cancel accepted and too late", 2, 1024, 10, 20, s_cancel_body, pipefd);

@@ -2,8 +2,9 @@
  *  rendezvous, a peer that sends garbage on its host connection, a peer that hangs up after
  *  half a packet header, a peer that leaves without PK_FINI while a wildcard receive waits.
  *  The survivors must get an error (GIMPI_ESYSERR) promptly and keep working with the
- *  others; nothing hangs (every job is bounded by the harness).  Also a hand-played
- *  LAM-like peer whose control packets say pk_len 128 and carry nothing.
+ *  others; nothing hangs (every job is bounded by the harness).  Also hand-played
+ *  LAM-like peers: control packets that say pk_len 128 and carry nothing, and a host that
+ *  owns two procs multiplexed on one connection.
  */
 #include "dp_harness.h"
 #include "gimpi_host.h"
@@ -196,10 +197,102 @@ static int s_lamlike_body(const impi_tables_t *t, int rank, int lfd, void *arg)
     return dp_close(&ctx) ? 1 : 0;
 }
 
+/*  Reads one packet (header and, for data packets, payload into data[64]); 0 or -1. */
+static int s_read_packet(int fd, impi_packet_t *pk, uint8_t *data)
+{
+    uint8_t h[IMPI_PACKET_SIZE];
+    if (tl_recv_exact(fd, h, sizeof h, TMO) != IMPI_PACKET_SIZE
+        || impi_packet_decode(h, 64, pk) != IMPI_OK)
+        return -1;
+    uint32_t n = impi_packet_data_len(pk);
+    return n == 0 || tl_recv_exact(fd, data, n, TMO) == (long)n ? 0 : -1;
+}
+
+/*  Host 1 owns two procs (world ranks 1 and 2), as a LAM host does, and is played by hand;
+ *  ackmark 1 / hiwater 1.  Both of its procs send rank 0 a message; rank 0 must credit each
+ *  pair separately (one PROTOACK per packet, addressed to the right proc), deliver each
+ *  message with the right source, and answer each proc on the one shared connection. */
+static int s_multiproc_body(const impi_tables_t *t, int rank, int lfd, void *arg)
+{
+    (void)arg;
+    if (rank == 1) {
+        int fds[8];
+        char err[200];
+        if (gimpi_host_dance(t, 1, lfd, fds, TMO, err, sizeof err) < 0)
+            return dp_fail(rank, "dance: %s", err);
+        int fd = fds[0];
+        uint8_t out[2 * (IMPI_PACKET_SIZE + 3)];
+        impi_packet_t pk;
+        for (int k = 0; k < 2; k++) {
+            memset(&pk, 0, sizeof pk);
+            pk.type = IMPI_PK_DATA;
+            pk.src = t->procs[1 + k].id;
+            pk.dest = t->procs[0].id;
+            pk.len = pk.msglen = 3;
+            pk.srqid = 1;                   /* the same id from both procs: per-proc space */
+            pk.lsrank = 1 + k;
+            pk.tag = 7;
+            impi_packet_encode(out + k * (IMPI_PACKET_SIZE + 3), &pk);
+            memcpy(out + k * (IMPI_PACKET_SIZE + 3) + IMPI_PACKET_SIZE, k ? "p2" : "p1", 3);
+        }
+        CHECK(tl_send_all(fd, out, sizeof out) == 0, "write");
+        int acks[2] = { 0, 0 }, got[2] = { 0, 0 };
+        while (acks[0] + acks[1] + got[0] + got[1] < 4) {
+            uint8_t data[64];
+            CHECK(s_read_packet(fd, &pk, data) == 0, "bad or missing packet from rank 0");
+            int k = impi_proc_equal(&pk.dest, &t->procs[1].id) ? 0
+                  : impi_proc_equal(&pk.dest, &t->procs[2].id) ? 1 : -1;
+            CHECK(k >= 0 && impi_proc_equal(&pk.src, &t->procs[0].id), "wrong procs");
+            if (pk.type == IMPI_PK_PROTOACK) {
+                acks[k]++;
+            } else {
+                CHECK(pk.type == IMPI_PK_DATA && pk.len == 3,
+                      "unexpected %s", impi_packet_name(pk.type));
+                CHECK(data[0] == 'r' && data[1] == '1' + k, "proc %d got '%.2s'", k + 1,
+                      (char *)data);
+                got[k]++;
+                /* credit it back, or rank 0 could send nothing more to this proc */
+                impi_packet_t a;
+                memset(&a, 0, sizeof a);
+                a.type = IMPI_PK_PROTOACK;
+                a.src = t->procs[1 + k].id;
+                a.dest = t->procs[0].id;
+                uint8_t ab[IMPI_PACKET_SIZE];
+                impi_packet_encode(ab, &a);
+                CHECK(tl_send_all(fd, ab, sizeof ab) == 0, "write");
+            }
+        }
+        CHECK(acks[0] == 1 && acks[1] == 1, "one PROTOACK per pair (%d, %d)", acks[0], acks[1]);
+        memset(&pk, 0, sizeof pk);
+        pk.type = IMPI_PK_FINI;
+        pk.src.pid = pk.dest.pid = -1;
+        impi_packet_encode(out, &pk);
+        CHECK(tl_send_all(fd, out, IMPI_PACKET_SIZE) == 0, "write");
+        uint8_t data[64];
+        CHECK(s_read_packet(fd, &pk, data) == 0 && pk.type == IMPI_PK_FINI, "no PK_FINI");
+        CHECK(tl_wait_closed(fd, TMO) == 1, "rank 0 did not close");
+        close(fd);
+        close(lfd);
+        return 0;
+    }
+    gimpi_msg_t *ctx = dp_open(t, rank, lfd, TMO);
+    if (!ctx)
+        return 1;
+    gimpi_status_t st;
+    char b[8];
+    CALL(gimpi_msg_recv(ctx, gimpi_msg_tid(ctx, 2), 7, b, sizeof b, &st));
+    CHECK(strcmp(b, "p2") == 0 && st.source == gimpi_msg_tid(ctx, 2), "from world rank 2");
+    CALL(gimpi_msg_recv(ctx, GIMPI_ANY, 7, b, sizeof b, &st));
+    CHECK(strcmp(b, "p1") == 0 && st.source == gimpi_msg_tid(ctx, 1), "from world rank 1");
+    CALL(gimpi_msg_send(ctx, gimpi_msg_tid(ctx, 1), 8, "r1", 3));
+    CALL(gimpi_msg_send(ctx, gimpi_msg_tid(ctx, 2), 8, "r2", 3));
+    return dp_close(&ctx) ? 1 : 0;
+}
+
 /*  Runs one job; want[] are the expected exit codes. */
 static void s_job(const char *name, int n, dp_body_t body, void *arg, const int *want)
 {
-    dp_opts_t o = { n, 65536, 10, 20, 60000, 0 };
+    dp_opts_t o = { n, 65536, 10, 20, 60000, 0, 0 };
     int codes[8];
     int64_t t0 = tl_now_ms();
     dp_run(&o, body, arg, codes);
@@ -242,5 +335,11 @@ int main(void)
           fine);
     s_job("LAM-style peer: control packets with pk_len 128, PK_FINI both ways", 2,
           s_lamlike_body, NULL, fine);
+    dp_opts_t mo = { 2, 64, 1, 1, 60000, 0, 2 };
+    int codes[2];
+    int rc = dp_run(&mo, s_multiproc_body, NULL, codes);
+    ok(rc == 0, "a host with two procs: per-pair credit and sources on one connection");
+    if (rc)
+        diag("  exit codes %d %d", codes[0], codes[1]);
     done_testing();
 }

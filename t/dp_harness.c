@@ -23,8 +23,9 @@ int dp_run(const dp_opts_t *o, dp_body_t body, void *arg, int *codes)
     t.clients = calloc(1, sizeof *t.clients);
     t.nhosts = n;
     t.hosts = calloc((size_t)n, sizeof *t.hosts);
-    t.nprocs = n;
-    t.procs = calloc((size_t)n, sizeof *t.procs);
+    int extra = o->host1_procs > 1 && n > 1 ? o->host1_procs - 1 : 0;
+    t.nprocs = n + extra;
+    t.procs = calloc((size_t)t.nprocs, sizeof *t.procs);
     t.pktlen = o->pktlen;
     t.tagub = 0x7fffffff;
     t.ackmark = o->ackmark;
@@ -36,7 +37,7 @@ int dp_run(const dp_opts_t *o, dp_body_t body, void *arg, int *codes)
     if (!t.clients || !t.hosts || !t.procs || !lfd || !kids)
         abort();
     t.clients[0].nhosts = n;
-    t.clients[0].nprocs = n;
+    t.clients[0].nprocs = t.nprocs;
     t.clients[0].datalen = o->pktlen;
     for (int i = 0; i < n; i++) {
         char err[200];
@@ -46,13 +47,16 @@ int dp_run(const dp_opts_t *o, dp_body_t body, void *arg, int *codes)
             fprintf(stderr, "harness: %s\n", err);
             abort();
         }
-        t.hosts[i].nprocs = 1;
+        t.hosts[i].nprocs = i == 1 ? 1 + extra : 1;
         t.hosts[i].ackmark = o->ackmark;
         t.hosts[i].hiwater = o->hiwater;
-        t.hosts[i].first_proc = i;
-        memcpy(t.procs[i].id.hostid, t.hosts[i].addr, 16);
-        t.procs[i].id.pid = 1000 + i;
-        t.procs[i].host = i;
+        t.hosts[i].first_proc = i <= 1 ? i : i + extra;
+        for (int k = 0; k < t.hosts[i].nprocs; k++) {
+            int p = t.hosts[i].first_proc + k;
+            memcpy(t.procs[p].id.hostid, t.hosts[i].addr, 16);
+            t.procs[p].id.pid = 1000 + p;
+            t.procs[p].host = i;
+        }
     }
     fflush(stdout);
     fflush(stderr);
@@ -122,12 +126,14 @@ static uint8_t s_pat(size_t off, uint32_t seed)
     return (uint8_t)(x >> 13 ^ x >> 24 ^ (off >> 12));
 }
 
+/*  Fills a buffer with the pattern of seed. */
 void dp_fill(uint8_t *buf, size_t len, uint32_t seed)
 {
     for (size_t i = 0; i < len; i++)
         buf[i] = s_pat(i, seed);
 }
 
+/*  First offset where buf departs from the pattern of seed, or -1. */
 long dp_check(const uint8_t *buf, size_t len, uint32_t seed)
 {
     for (size_t i = 0; i < len; i++)
@@ -136,6 +142,7 @@ long dp_check(const uint8_t *buf, size_t len, uint32_t seed)
     return -1;
 }
 
+/*  Reports a failure inside a task on stderr; returns 1 (the task's exit code). */
 int dp_fail(int rank, const char *fmt, ...)
 {
     va_list ap;

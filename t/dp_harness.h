@@ -17,9 +17,12 @@ typedef struct {
     uint32_t pktlen, ackmark, hiwater;
     int timeout_ms;             /* whole job */
     int keep_stdout;            /* tasks keep the parent's stdout (else /dev/null) */
+    int host1_procs;            /* procs on host 1 (0 or 1: one); world ranks follow hosts */
 } dp_opts_t;
 
-/*  What a task runs: returns its exit code.  listen_fd is its own listening socket. */
+/*  What a task runs: returns its exit code.  listen_fd is its own listening socket; rank
+ *  is the task's host rank (= world rank unless host1_procs > 1: then host 1 owns world
+ *  ranks 1..host1_procs and is meant to be played by hand). */
 typedef int (*dp_body_t)(const impi_tables_t *t, int rank, int listen_fd, void *arg);
 
 /*  Runs the job; codes[i] gets task i's exit code, 128 + signal when it was killed by a

@@ -91,9 +91,10 @@ static int s_bad_body(const impi_tables_t *t, int rank, int lfd, void *arg)
     return 0;
 }
 
+/*  Runs one job; every task must exit 0. */
 static void s_job(const char *name, int n, dp_body_t body, void *arg)
 {
-    dp_opts_t o = { n, 1024, 10, 20, 30000, 0 };
+    dp_opts_t o = { n, 1024, 10, 20, 30000, 0, 0 };
     int codes[16];
     int rc = dp_run(&o, body, arg, codes);
     ok(rc == 0, "%s", name);
