@@ -1,11 +1,11 @@
-/*  fuzz/packet_stream.c — libFuzzer target for the data plane's receive side: a real
+/*  fuzz/fuzz_packet_stream.c — libFuzzer target for the data plane's receive side: a real
  *  two-host job inside one process (host 1 is a thread that meets host 0 properly and then
  *  writes the fuzz input as its byte stream, then hangs up), host 0 a real gimpi_msg_t
  *  receiving everything it can until the stream breaks.  Whatever the bytes, the engine
  *  must end with an error or clean data — never crash, hang or leak.  The first 256 input
  *  bytes are patched so that the first two packet headers carry the right source and
  *  destination procs, which lets the fuzzer reach the message paths at once.
- *  Build: make fuzz (clang, -fsanitize=fuzzer); run: fuzz/packet_stream -max_total_time=60
+ *  Build: make fuzz; run: make fuzz-run (or fuzz/bin/fuzz_packet_stream -max_total_time=60)
  */
 #include "gimpi.h"
 #include "gimpi_host.h"
