@@ -57,4 +57,6 @@ const char *gimpi_strerror(int code);
 #ifdef __cplusplus
 }
 #endif
+
+#include "gimpi_group.h"
 #endif
