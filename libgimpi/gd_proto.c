@@ -526,12 +526,16 @@ void gd_multipart_close(gd_multipart_t *mp)
     memset(mp, 0, sizeof *mp);
 }
 
-/*  Source fd of the first part. */
+/*  Source fd of the message: the first part that knows it (a ROUTER's identity frame
+ *  loses it when the message was prefetched by zmq_poll; the body frames keep it). */
 int gd_multipart_srcfd(gd_multipart_t *mp)
 {
-    if (mp->nparts < 1)
-        return -1;
-    return zmq_msg_get(&((zmq_msg_t *)mp->parts)[0], ZMQ_SRCFD);
+    for (int k = 0; k < mp->nparts; k++) {
+        int fd = zmq_msg_get(&((zmq_msg_t *)mp->parts)[k], ZMQ_SRCFD);
+        if (fd >= 0)
+            return fd;
+    }
+    return -1;
 }
 
 /*  Per-user default endpoint; creates its directory. */

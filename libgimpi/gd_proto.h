@@ -232,7 +232,7 @@ typedef struct {
 /*  Receives one whole multipart message (flags: 0 or ZMQ_DONTWAIT).  0 or -1. */
 int gd_multipart_recv(void *socket, gd_multipart_t *mp, int flags);
 void gd_multipart_close(gd_multipart_t *mp);
-/*  Source fd of the message's first part (ZMQ_SRCFD), -1 when unknown. */
+/*  Source fd of the message (ZMQ_SRCFD of its first part that has one), -1 when unknown. */
 int gd_multipart_srcfd(gd_multipart_t *mp);
 
 /*  Per-user default endpoint ("ipc://$XDG_RUNTIME_DIR/gimpi/groupd" or
