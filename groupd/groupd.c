@@ -498,16 +498,36 @@ static int s_setup(groupd_t *self)
     return self->sig_fd < 0 ? -1 : 0;
 }
 
-/*  Leaves the terminal: fork, the parent exits, the child starts a new session. */
-static int s_daemonise(groupd_t *self)
+/*  Leaves the terminal before any ZeroMQ thread exists (they would not survive a fork):
+ *  the child starts a new session and carries on; the parent waits for the child's word
+ *  on a pipe and exits 0 once it serves, 1 when it failed (e.g. a groupd already runs).
+ *  Returns the write end of the pipe in the child. */
+static int s_daemonise(void)
 {
-    (void)self;
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return -1;
+    fflush(stdout);
     pid_t pid = fork();
     if (pid < 0)
         return -1;
-    if (pid > 0)
-        _exit(0);
+    if (pid > 0) {
+        close(p[1]);
+        char c = 0;
+        ssize_t n;
+        do
+            n = read(p[0], &c, 1);
+        while (n < 0 && errno == EINTR);
+        _exit(n == 1 && c == '1' ? 0 : 1);
+    }
+    close(p[0]);
     setsid();
+    return p[1];
+}
+
+/*  Tells the waiting parent that we serve, and lets go of the terminal. */
+static void s_detach(groupd_t *self, int ready_fd)
+{
     int null = open("/dev/null", O_RDWR);
     if (null >= 0) {
         dup2(null, 0);
@@ -517,7 +537,9 @@ static int s_daemonise(groupd_t *self)
         if (null > 2)
             close(null);
     }
-    return 0;
+    if (write(ready_fd, "1", 1) < 0 && self->verbose)
+        fprintf(stderr, "groupd: parent gone\n");
+    close(ready_fd);
 }
 
 /*  Closes everything. */
@@ -595,6 +617,11 @@ int main(int argc, char **argv)
     }
     if (ep != self.endpoint)
         snprintf(self.endpoint, sizeof self.endpoint, "%s", ep);
+    int ready_fd = -1;
+    if (!self.foreground && (ready_fd = s_daemonise()) < 0) {
+        fprintf(stderr, "groupd: fork: %s\n", strerror(errno));
+        return 1;
+    }
     gd_sink_t sink = { s_sink_reply, s_sink_event, &self };
     self.reg = gd_registry_new(&sink);
     self.fd_tid = gd_hash_new();
@@ -605,11 +632,8 @@ int main(int argc, char **argv)
     }
     printf("%s\n", self.endpoint);
     fflush(stdout);
-    if (!self.foreground && s_daemonise(&self) < 0) {
-        fprintf(stderr, "groupd: fork: %s\n", strerror(errno));
-        s_teardown(&self);
-        return 1;
-    }
+    if (ready_fd >= 0)
+        s_detach(&self, ready_fd);
     s_lock_pid(&self);
     if (self.verbose)
         fprintf(stderr, "groupd: serving %s, events on %s\n", self.endpoint,
