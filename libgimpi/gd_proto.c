@@ -477,24 +477,32 @@ int gd_send_frames(void *socket, const gd_frame_t *route, int nroute,
     return 0;
 }
 
-/*  Receives every part of one message; parts beyond a sane bound are read and dropped. */
-int gd_multipart_recv(void *socket, gd_multipart_t *mp, int flags)
+/*  Receives every part of one message; parts beyond the bound are read and dropped. */
+int gd_multipart_recv_max(void *socket, gd_multipart_t *mp, int flags, int limit)
 {
-    enum { LIMIT = GD_MAX_FRAMES + 64 };
     memset(mp, 0, sizeof *mp);
-    mp->parts = calloc(LIMIT, sizeof(zmq_msg_t));
-    mp->frames = calloc(LIMIT, sizeof(gd_frame_t));
-    if (!mp->parts || !mp->frames) {
-        gd_multipart_close(mp);
-        errno = ENOMEM;
-        return -1;
-    }
-    zmq_msg_t *parts = mp->parts;
     for (;;) {
         zmq_msg_t tmp;
-        zmq_msg_t *m = mp->nparts < LIMIT ? &parts[mp->nparts] : &tmp;
+        zmq_msg_t *m = &tmp;
+        if (mp->nparts < limit) {
+            if (mp->nparts == mp->cap) {
+                int cap = mp->cap ? mp->cap * 2 : 8;
+                if (cap > limit)
+                    cap = limit;
+                zmq_msg_t *np = realloc(mp->parts, (size_t)cap * sizeof *np);
+                if (np)
+                    mp->parts = np;
+                gd_frame_t *nf = realloc(mp->frames, (size_t)cap * sizeof *nf);
+                if (nf)
+                    mp->frames = nf;
+                if (np && nf)
+                    mp->cap = cap;
+            }
+            if (mp->nparts < mp->cap)
+                m = &((zmq_msg_t *)mp->parts)[mp->nparts];
+        }
         zmq_msg_init(m);
-        if (zmq_msg_recv(m, socket, mp->nparts ? 0 : flags) < 0) {
+        if (zmq_msg_recv(m, socket, mp->nparts || mp->truncated ? 0 : flags) < 0) {
             int e = errno;
             zmq_msg_close(m);
             gd_multipart_close(mp);
@@ -506,13 +514,24 @@ int gd_multipart_recv(void *socket, gd_multipart_t *mp, int flags)
             mp->truncated = true;
             zmq_msg_close(m);
         } else {
-            mp->frames[mp->nparts].data = zmq_msg_data(m);
-            mp->frames[mp->nparts].len = zmq_msg_size(m);
             mp->nparts++;
         }
         if (!more)
-            return 0;
+            break;
     }
+    /* frame pointers only now: the parts array may have moved while growing */
+    for (int k = 0; k < mp->nparts; k++) {
+        zmq_msg_t *m = &((zmq_msg_t *)mp->parts)[k];
+        mp->frames[k].data = zmq_msg_data(m);
+        mp->frames[k].len = zmq_msg_size(m);
+    }
+    return 0;
+}
+
+/*  Receives one message of at most GD_MAX_FRAMES + 64 parts. */
+int gd_multipart_recv(void *socket, gd_multipart_t *mp, int flags)
+{
+    return gd_multipart_recv_max(socket, mp, flags, GD_MAX_FRAMES + 64);
 }
 
 /*  Releases the parts. */

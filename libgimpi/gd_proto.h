@@ -226,11 +226,13 @@ typedef struct {
     int cap;
     void *parts;                /* zmq_msg_t array */
     gd_frame_t *frames;
-    bool truncated;             /* more than GD_MAX_FRAMES + 64 parts: the rest dropped */
+    bool truncated;             /* more parts than the limit: the rest dropped */
 } gd_multipart_t;
 
-/*  Receives one whole multipart message (flags: 0 or ZMQ_DONTWAIT).  0 or -1. */
+/*  Receives one whole multipart message (flags: 0 or ZMQ_DONTWAIT).  0 or -1.  Parts
+ *  beyond GD_MAX_FRAMES + 64 (or `limit`) are read and dropped, and `truncated` is set. */
 int gd_multipart_recv(void *socket, gd_multipart_t *mp, int flags);
+int gd_multipart_recv_max(void *socket, gd_multipart_t *mp, int flags, int limit);
 void gd_multipart_close(gd_multipart_t *mp);
 /*  Source fd of the message (ZMQ_SRCFD of its first part that has one), -1 when unknown. */
 int gd_multipart_srcfd(gd_multipart_t *mp);

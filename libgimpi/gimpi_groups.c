@@ -671,7 +671,7 @@ static int s_group_call(gimpi_groups_t *self, uint8_t cmd, const char *group, in
     int rc = s_request(self, cmd, v, nv, timeout_ms, &mp, &reply);
     uint64_t version = reply.values[1].q;
     gd_multipart_close(&mp);
-    if (sync && rc >= 0)
+    if (sync && version && self->state == 1)
         s_sync(self, group, version);
     return rc;
 }
