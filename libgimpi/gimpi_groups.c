@@ -44,6 +44,11 @@ enum {
     HEARTBEAT_MS = 300,         /* ZMTP heartbeats towards groupd (timeout x4) */
 };
 
+/*  Cached queries look at the event and monitor sockets at most this often: an empty
+ *  libzmq receive costs two system calls (poll, getpid), twenty times the query itself.
+ *  Events are asynchronous anyway; the promises (own changes, barriers) wait explicitly. */
+#define CHECK_INTERVAL_NS 200000LL
+
 typedef enum { C_SUBSCRIBING, C_MARKED, C_CURRENT } cstate_t;
 
 /*  One group in the cache. */
@@ -71,6 +76,7 @@ struct gimpi_groups_t {
     int64_t pid;
     int port;
     gd_hash_t *cache;           /* name -> centry_t */
+    int64_t last_check_ns;      /* when the sockets were last looked at */
     uint64_t n_local, n_remote;
 };
 
@@ -79,6 +85,13 @@ static int64_t s_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t s_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /* ------------------------------------------------------------------ life cycle */
@@ -616,7 +629,11 @@ static centry_t *s_cached(gimpi_groups_t *self, const char *group)
             return NULL;
         }
     }
-    s_drain(self);
+    int64_t now = s_now_ns();
+    if (now - self->last_check_ns >= CHECK_INTERVAL_NS) {
+        s_drain(self);
+        self->last_check_ns = now;
+    }
     size_t len = strlen(group);
     centry_t *e = gd_hash_get(self->cache, group, len);
     if (!e) {
@@ -654,7 +671,7 @@ static int s_enter(gimpi_groups_t *self, const char *group)
     int rc = s_ready(self);
     if (rc)
         return rc;
-    if (s_check_monitor(self))
+    if (s_now_ns() - self->last_check_ns >= CHECK_INTERVAL_NS && s_check_monitor(self))
         return GIMPI_ESYSERR;
     return 0;
 }
