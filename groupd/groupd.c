@@ -571,7 +571,7 @@ static void s_usage(FILE *out)
 
 int main(int argc, char **argv)
 {
-    groupd_t self = { .lock_fd = -1, .sig_fd = -1, .heartbeat_ms = 300 };
+    groupd_t self = { .lock_fd = -1, .sig_fd = -1, .heartbeat_ms = 250 };
     static const struct option opts[] = {
         { "endpoint", required_argument, NULL, 'e' },
         { "foreground", no_argument, NULL, 'f' },

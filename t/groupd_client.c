@@ -3,7 +3,8 @@
  *  recycling, delete-on-empty, the error codes, the cache (answers locally, own changes
  *  visible at once, coherent after a barrier), barrier mismatch / -1 / count > size,
  *  freeze rules, a frozen group losing a member while others wait, a task killed with
- *  SIGKILL while in 5 groups, groupd killed while tasks wait (PvmSysErr within 2 s), and
+ *  SIGKILL while in 5 groups, a task that falls silent (SIGSTOP) removed by the heartbeat,
+ *  groupd killed while tasks wait (PvmSysErr within 2 s), and
  *  starting a groupd on first use.  Every wait is bounded; tasks synchronise on replies,
  *  pipes and groupd's own state, never on sleeps.
  */
@@ -449,6 +450,48 @@ static void test_groupd_death(void)
     snprintf(s_ep, sizeof s_ep, "%s", saved);
 }
 
+/*  A task that stops answering (SIGSTOP: its libzmq I/O thread stops too) is removed
+ *  after the heartbeat timeout (groupd --heartbeat=100: 300 ms). */
+static void test_silence(void)
+{
+    gdt_daemon_t d;
+    if (gdt_start(&d, "--heartbeat=100") < 0) {
+        fail("private groupd with --heartbeat=100");
+        return;
+    }
+    char saved[512];
+    snprintf(saved, sizeof saved, "%s", s_ep);
+    snprintf(s_ep, sizeof s_ep, "%s", d.endpoint);
+    gimpi_groups_t *me = gimpi_groups_new(s_ep, NULL);
+    gimpi_group_join(me, "quiet");
+    const char *q[1] = { "quiet" };
+    int fd;
+    pid_t pid = s_child_in_groups(q, 1, &fd, NULL);
+    char line[64];
+    ok(pid > 0 && tl_read_line(fd, line, sizeof line, 20000) > 0, "child joined 'quiet'");
+    cmp_ok(gimpi_group_gsize(me, "quiet"), "==", 2, "two members");
+    int64_t t0 = tl_now_ms();
+    kill(pid, SIGSTOP);
+    int gone = 0;
+    while (!gone && tl_now_ms() - t0 < 20000) {
+        gone = gimpi_group_gsize(me, "quiet") == 1;
+        if (!gone)
+            s_nap();
+    }
+    int64_t took = tl_now_ms() - t0;
+    ok(gone, "the stopped task was removed");
+    cmp_ok(took, "<", 1000, "within 1 s (%lld ms; heartbeat timeout 300 ms)", (long long)took);
+    cmp_ok(gimpi_group_gettid(me, "quiet", 0), ">", 0, "the live member keeps its instance");
+    kill(pid, SIGKILL);
+    kill(pid, SIGCONT);
+    waitpid(pid, NULL, 0);
+    close(fd);
+    gimpi_groups_destroy(&me);
+    gdt_stop(&d);
+    gdt_cleanup(&d);
+    snprintf(s_ep, sizeof s_ep, "%s", saved);
+}
+
 /*  No groupd runs on the endpoint: the first call starts one. */
 static void test_autostart(void)
 {
@@ -513,6 +556,7 @@ int main(void)
     test_sigkill();
     test_dead_waiter();
     test_groupd_death();
+    test_silence();
     test_autostart();
     int st = gdt_stop(&d);
     ok(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "groupd still healthy, exits 0");
