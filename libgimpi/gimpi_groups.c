@@ -41,7 +41,7 @@ enum {
     HELLO_TIMEOUT_MS = 5000,    /* first contact, including starting a groupd */
     REQUEST_TIMEOUT_MS = 30000, /* an answer that groupd owes at once (not barrier/freeze) */
     SYNC_TIMEOUT_MS = 2000,     /* waiting for the cache to catch up with a version */
-    HEARTBEAT_MS = 300,         /* ZMTP heartbeats towards groupd (timeout x4) */
+    HEARTBEAT_MS = 250,         /* ZMTP heartbeats towards groupd (timeout x4) */
 };
 
 /*  Cached queries look at the event and monitor sockets at most this often: an empty

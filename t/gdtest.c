@@ -12,11 +12,20 @@
 /*  Starts a private groupd and reads its endpoint line. */
 int gdt_start(gdt_daemon_t *d, const char *extra)
 {
+    return gdt_start_ep(d, NULL, extra);
+}
+
+/*  Starts a groupd on a given endpoint (NULL: ipc in a fresh temporary directory). */
+int gdt_start_ep(gdt_daemon_t *d, const char *endpoint, const char *extra)
+{
     memset(d, 0, sizeof *d);
     snprintf(d->dir, sizeof d->dir, "/tmp/gdtest-XXXXXX");
     if (!mkdtemp(d->dir))
         return -1;
-    snprintf(d->endpoint, sizeof d->endpoint, "ipc://%s/gd", d->dir);
+    if (endpoint)
+        snprintf(d->endpoint, sizeof d->endpoint, "%s", endpoint);
+    else
+        snprintf(d->endpoint, sizeof d->endpoint, "ipc://%s/gd", d->dir);
     char bin[4096];
     snprintf(bin, sizeof bin, "%s", tl_prog("groupd/groupd"));
     char *argv[8] = { bin, (char *)"--foreground", (char *)"--endpoint", d->endpoint };
@@ -28,7 +37,11 @@ int gdt_start(gdt_daemon_t *d, const char *extra)
         return -1;
     d->running = true;
     char line[512];
-    if (tl_read_line(d->child.out, line, sizeof line, 20000) < 0 || strcmp(line, d->endpoint))
+    if (tl_read_line(d->child.out, line, sizeof line, 20000) < 0)
+        return -1;
+    if (endpoint && strncmp(endpoint, "tcp://", 6) == 0)
+        snprintf(d->endpoint, sizeof d->endpoint, "%s", line);
+    else if (strcmp(line, d->endpoint))
         return -1;
     return 0;
 }

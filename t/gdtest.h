@@ -12,13 +12,15 @@
 typedef struct {
     tl_child_t child;
     char dir[256];
-    char endpoint[320];
+    char endpoint[600];
     bool running;
 } gdt_daemon_t;
 
 /*  Starts `groupd --foreground --endpoint ipc://<tmpdir>/gd [extra]`; 0 when it printed
  *  its endpoint within 20 s. */
 int gdt_start(gdt_daemon_t *d, const char *extra);
+/*  Same with a given endpoint (e.g. "tcp://127.0.0.1:*"); d->endpoint is what it printed. */
+int gdt_start_ep(gdt_daemon_t *d, const char *endpoint, const char *extra);
 /*  SIGTERM, bounded wait; returns the wait status (-1 when it had to be killed). */
 int gdt_stop(gdt_daemon_t *d);
 /*  SIGKILL and reap. */

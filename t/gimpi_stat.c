@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-static char s_ep[400];
+static char s_ep[600];
 
 /*  Runs gimpi-stat with args; output into out; returns the exit status (-1: killed). */
 static int s_stat(const char *a1, const char *a2, char *out, size_t size)

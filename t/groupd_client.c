@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
-static char s_ep[512];
+static char s_ep[600];
 
 /*  A short pause for bounded state polling (never used to order events). */
 static void s_nap(void)
@@ -424,7 +424,7 @@ static void test_groupd_death(void)
         fail("second private groupd");
         return;
     }
-    char saved[512];
+    char saved[600];
     snprintf(saved, sizeof saved, "%s", s_ep);
     snprintf(s_ep, sizeof s_ep, "%s", d.endpoint);
     gimpi_groups_t *a = gimpi_groups_new(s_ep, NULL), *b = gimpi_groups_new(s_ep, NULL);
@@ -459,7 +459,7 @@ static void test_silence(void)
         fail("private groupd with --heartbeat=100");
         return;
     }
-    char saved[512];
+    char saved[600];
     snprintf(saved, sizeof saved, "%s", s_ep);
     snprintf(s_ep, sizeof s_ep, "%s", d.endpoint);
     gimpi_groups_t *me = gimpi_groups_new(s_ep, NULL);
@@ -488,6 +488,67 @@ static void test_silence(void)
     close(fd);
     gimpi_groups_destroy(&me);
     gdt_stop(&d);
+    gdt_cleanup(&d);
+    snprintf(s_ep, sizeof s_ep, "%s", saved);
+}
+
+/*  A groupd that stops answering (SIGSTOP) is noticed by the task's heartbeats: a waiting
+ *  barrier returns PvmSysErr within 2 s. */
+static void test_groupd_stopped(void)
+{
+    gdt_daemon_t d;
+    if (gdt_start(&d, NULL) < 0) {
+        fail("private groupd");
+        return;
+    }
+    char saved[600];
+    snprintf(saved, sizeof saved, "%s", s_ep);
+    snprintf(s_ep, sizeof s_ep, "%s", d.endpoint);
+    gimpi_groups_t *a = gimpi_groups_new(s_ep, NULL);
+    gimpi_group_join(a, "stop");
+    task_t t;
+    s_run(&t, a, "stop", 'b', 2);
+    ok(s_wait_arrived("stop", 1, false), "a task waits in a barrier");
+    int64_t t0 = tl_now_ms();
+    kill(d.child.pid, SIGSTOP);
+    s_join_thread(&t);
+    cmp_ok(t.result, "==", GIMPI_ESYSERR, "groupd stopped: the waiter gets PvmSysErr");
+    cmp_ok(t.done_ms - t0, "<", 2000, "within 2 s (%lld ms)", (long long)(t.done_ms - t0));
+    cmp_ok(gimpi_group_gsize(a, "stop"), "==", GIMPI_ESYSERR, "and every later call");
+    gimpi_groups_destroy(&a);
+    kill(d.child.pid, SIGCONT);
+    gdt_kill(&d);
+    gdt_cleanup(&d);
+    snprintf(s_ep, sizeof s_ep, "%s", saved);
+}
+
+/*  groupd on TCP: the event endpoint is found through HELLO; the whole path works. */
+static void test_tcp(void)
+{
+    gdt_daemon_t d;
+    if (gdt_start_ep(&d, "tcp://127.0.0.1:*", NULL) < 0) {
+        fail("groupd on tcp://127.0.0.1:*");
+        return;
+    }
+    ok(strncmp(d.endpoint, "tcp://127.0.0.1:", 16) == 0 && strcmp(d.endpoint + 16, "*"),
+       "groupd printed its TCP endpoint %s", d.endpoint);
+    char saved[600];
+    snprintf(saved, sizeof saved, "%s", s_ep);
+    snprintf(s_ep, sizeof s_ep, "%s", d.endpoint);
+    gimpi_groups_t *a = gimpi_groups_new(s_ep, NULL), *b = gimpi_groups_new(s_ep, NULL);
+    cmp_ok(gimpi_group_join(a, "tcp"), "==", 0, "join over TCP");
+    cmp_ok(gimpi_group_join(b, "tcp"), "==", 1, "second member");
+    ok(s_warm(a, "tcp"), "the cache becomes current through the TCP event stream");
+    task_t t;
+    s_run(&t, a, "tcp", 'b', 2);
+    cmp_ok(gimpi_group_barrier(b, "tcp", 2), "==", 0, "barrier over TCP");
+    s_join_thread(&t);
+    cmp_ok(t.result, "==", 0, "both released");
+    cmp_ok(gimpi_group_gettid(a, "tcp", 1), "==", gimpi_group_mytid(b), "gettid from the cache");
+    gimpi_groups_destroy(&a);
+    gimpi_groups_destroy(&b);
+    int st = gdt_stop(&d);
+    ok(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "TCP groupd exits 0");
     gdt_cleanup(&d);
     snprintf(s_ep, sizeof s_ep, "%s", saved);
 }
@@ -557,6 +618,8 @@ int main(void)
     test_dead_waiter();
     test_groupd_death();
     test_silence();
+    test_groupd_stopped();
+    test_tcp();
     test_autostart();
     int st = gdt_stop(&d);
     ok(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "groupd still healthy, exits 0");

@@ -152,7 +152,7 @@ int main(void)
     void *sub = zmq_socket(zctx, ZMQ_SUB);
     int zero = 0;
     zmq_setsockopt(sub, ZMQ_LINGER, &zero, sizeof zero);
-    char pub[600];
+    char pub[700];
     snprintf(pub, sizeof pub, "%s.pub", d.endpoint);
     zmq_connect(sub, pub);
     zmq_setsockopt(sub, ZMQ_SUBSCRIBE, "Ggrp", 4);
