@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+/*  Monotonic seconds. */
 static double s_now(void)
 {
     struct timespec ts;
@@ -37,15 +38,26 @@ static int s_start(daemon_t *d, const char *argv0)
     if (!mkdtemp(d->dir))
         return -1;
     snprintf(d->ep, sizeof d->ep, "ipc://%s/gd", d->dir);
-    char bin[4096];
+    char bin[4096] = "groupd";
     const char *env = getenv("GIMPI_GROUPD_BIN");
+    (void)argv0;
     if (env)
         snprintf(bin, sizeof bin, "%s", env);
     else {
-        snprintf(bin, sizeof bin, "%s", argv0);
-        char *slash = strrchr(bin, '/');
-        snprintf(slash ? slash + 1 : bin, sizeof bin - (size_t)(slash ? slash + 1 - bin : 0),
-                 "../groupd/groupd");
+        /* the build tree: bench/gd-bench or bench/.libs/gd-bench beside groupd/groupd */
+        char exe[2048];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        exe[n > 0 ? n : 0] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash)
+            *slash = 0;
+        const char *up[] = { "/../groupd/groupd", "/../../groupd/groupd" };
+        for (int k = 0; k < 2; k++) {
+            snprintf(bin, sizeof bin, "%s%s", exe, up[k]);
+            if (access(bin, X_OK) == 0)
+                break;
+            snprintf(bin, sizeof bin, "groupd");
+        }
     }
     int p[2];
     if (pipe(p) < 0)
@@ -54,7 +66,7 @@ static int s_start(daemon_t *d, const char *argv0)
     if (d->pid == 0) {
         dup2(p[1], 1);
         close(p[0]);
-        execl(bin, bin, "--foreground", "--endpoint", d->ep, (char *)NULL);
+        execlp(bin, bin, "--foreground", "--endpoint", d->ep, (char *)NULL);
         _exit(127);
     }
     close(p[1]);
@@ -64,6 +76,7 @@ static int s_start(daemon_t *d, const char *argv0)
     return n > 0 ? 0 : -1;
 }
 
+/*  Stops groupd and removes its files. */
 static void s_stop(daemon_t *d)
 {
     kill(d->pid, SIGTERM);
@@ -100,6 +113,7 @@ typedef struct {
     pthread_barrier_t *start;
 } churn_t;
 
+/*  One churning task: join+leave pairs on one group. */
 static void *s_churn(void *arg)
 {
     churn_t *c = arg;
@@ -120,6 +134,7 @@ static void *s_churn(void *arg)
     return NULL;
 }
 
+/*  Runs the benchmark named by argv[1]. */
 int main(int argc, char **argv)
 {
     if (argc < 3) {

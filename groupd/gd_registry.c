@@ -81,6 +81,7 @@ static void s_group_free(group_t *g)
     free(g);
 }
 
+/*  Hash visitors for destroy. */
 static void s_free_group_cb(const void *k, size_t l, void *v, void *a)
 {
     (void)k, (void)l, (void)a;
@@ -113,12 +114,14 @@ void gd_registry_destroy(gd_registry_t **self_p)
     *self_p = NULL;
 }
 
+/*  Number of registered tasks. */
 size_t gd_registry_ntasks(gd_registry_t *self)
 {
     assert(self);
     return gd_hash_size(self->tasks);
 }
 
+/*  Number of groups. */
 size_t gd_registry_ngroups(gd_registry_t *self)
 {
     assert(self);
@@ -127,6 +130,7 @@ size_t gd_registry_ngroups(gd_registry_t *self)
 
 /* ------------------------------------------------------------------ tasks */
 
+/*  Task of a tid, or NULL. */
 static task_t *s_task(gd_registry_t *self, int32_t tid)
 {
     return gd_hash_get(self->tasks, &tid, sizeof tid);
@@ -564,6 +568,7 @@ typedef struct {
     size_t n;
 } s_collect_t;
 
+/*  Collects groups for STAT (hash visitor). */
 static void s_collect_cb(const void *k, size_t l, void *v, void *a)
 {
     (void)k, (void)l;
@@ -571,6 +576,7 @@ static void s_collect_cb(const void *k, size_t l, void *v, void *a)
     c->list[c->n++] = v;
 }
 
+/*  qsort order of groups: by name. */
 static int s_by_name(const void *a, const void *b)
 {
     return strcmp((*(group_t *const *)a)->name, (*(group_t *const *)b)->name);

@@ -107,11 +107,13 @@ static void s_print_text(FILE *out, const gd_groupstat_t *st)
     }
 }
 
+/*  Prints the synopsis. */
 static void s_usage(FILE *out)
 {
     fprintf(out, "usage: gimpi-stat [--json] [--endpoint EP] [GROUP]\n");
 }
 
+/*  One STAT request, printed as text or JSON. */
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {

@@ -564,11 +564,13 @@ static void s_teardown(groupd_t *self)
         close(self->lock_fd);
 }
 
+/*  Prints the synopsis. */
 static void s_usage(FILE *out)
 {
     fprintf(out, "usage: groupd [--endpoint EP] [--foreground] [--verbose] [--heartbeat MS]\n");
 }
 
+/*  Parses the command line, sets up, serves until a signal. */
 int main(int argc, char **argv)
 {
     groupd_t self = { .lock_fd = -1, .sig_fd = -1, .heartbeat_ms = 250 };

@@ -321,6 +321,7 @@ static void s_put(s_writer_t *w, const void *data, size_t len)
     w->len += len;
 }
 
+/*  Appends a big-endian Int4. */
 static void s_put_i32(s_writer_t *w, int32_t v)
 {
     uint8_t b[4];
@@ -328,6 +329,7 @@ static void s_put_i32(s_writer_t *w, int32_t v)
     s_put(w, b, 4);
 }
 
+/*  Appends a Uint2-length-prefixed string. */
 static void s_put_str(s_writer_t *w, const char *s)
 {
     size_t len = strlen(s);
@@ -372,6 +374,7 @@ typedef struct {
     size_t left;
 } s_reader_t;
 
+/*  Reads a big-endian Int4; false when too few bytes are left. */
 static bool s_get_i32(s_reader_t *r, int32_t *v)
 {
     if (r->left < 4)

@@ -80,6 +80,7 @@ struct gimpi_groups_t {
     uint64_t n_local, n_remote;
 };
 
+/*  Monotonic milliseconds. */
 static int64_t s_now_ms(void)
 {
     struct timespec ts;
@@ -87,6 +88,7 @@ static int64_t s_now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/*  Monotonic nanoseconds. */
 static int64_t s_now_ns(void)
 {
     struct timespec ts;
@@ -130,6 +132,7 @@ gimpi_groups_t *gimpi_groups_new(const char *endpoint, void *zmq_context)
     return self;
 }
 
+/*  Frees one cache entry (hash visitor). */
 static void s_free_entry_cb(const void *k, size_t l, void *v, void *a)
 {
     (void)k, (void)l, (void)a;
@@ -186,12 +189,14 @@ int gimpi_groups_set_identity(gimpi_groups_t *self, const uint8_t hostid[16], in
     return 0;
 }
 
+/*  The endpoint in use. */
 const char *gimpi_groups_endpoint(gimpi_groups_t *self)
 {
     assert(self);
     return self->endpoint;
 }
 
+/*  Queries answered locally, requests sent. */
 void gimpi_groups_counters(gimpi_groups_t *self, uint64_t *local, uint64_t *remote)
 {
     assert(self);
@@ -489,7 +494,8 @@ static void s_apply(centry_t *e, const gd_msg_t *ev)
     if (e->state != C_CURRENT || ev->kind == GD_EV_MARK || version <= e->version)
         return;
     if (prev == 0 && ev->kind == GD_EV_JOIN) {
-        memset(e->slots, 0, (size_t)e->cap * sizeof *e->slots);
+        if (e->slots)
+            memset(e->slots, 0, (size_t)e->cap * sizeof *e->slots);
         e->exists = true;
         e->dead = false;
         e->frozen = 0;
