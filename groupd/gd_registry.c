@@ -176,6 +176,17 @@ int32_t gd_registry_tid_of(gd_registry_t *self, const uint8_t *key, size_t keyle
     return t ? t->tid : 0;
 }
 
+/*  Registration data of a tid. */
+int gd_registry_lookup(gd_registry_t *self, int32_t tid, gd_taskinfo_t *info)
+{
+    assert(self);
+    task_t *t = s_task(self, tid);
+    if (!t)
+        return GIMPI_ENOTASK;
+    *info = t->info;
+    return 0;
+}
+
 /* ------------------------------------------------------------------ groups */
 
 /*  Validates a name and finds its group: NULL/"" -> PvmNullGroup, unknown -> PvmNoGroup. */

@@ -58,6 +58,9 @@ int gd_registry_remove(gd_registry_t *self, int32_t tid, bool exited);
 size_t gd_registry_ntasks(gd_registry_t *self);
 size_t gd_registry_ngroups(gd_registry_t *self);
 
+/*  What a registered task told about itself; 0, or GIMPI_ENOTASK for an unknown tid. */
+int gd_registry_lookup(gd_registry_t *self, int32_t tid, gd_taskinfo_t *info);
+
 /*  The group calls.  Each returns its PVM result (instance, 0, tid, size) or a negative
  *  GIMPI_E* code, and stores the group's version after the call (or the daemon-wide
  *  counter when the group does not exist) in *version.  barrier and freeze may return

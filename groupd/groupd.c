@@ -219,6 +219,17 @@ static void s_handle(groupd_t *self, const uint8_t *key, size_t keylen, const gd
         s_send_reply(self, key, keylen, kind, msg->reqid, status, 0, NULL, 0);
         break;
     }
+    case GD_LOOKUP: {
+        gd_taskinfo_t info;
+        status = gd_registry_lookup(self->reg, msg->values[0].i, &info);
+        uint8_t port[4], pid[4];
+        gd_put32(port, (uint32_t)info.port);
+        gd_put32(pid, (uint32_t)info.ospid);
+        gd_frame_t f[5] = { { info.proc, 24 }, { info.addr, 16 }, { port, 4 }, { pid, 4 },
+                            { (const uint8_t *)info.host, strlen(info.host) } };
+        s_send_reply(self, key, keylen, kind, msg->reqid, status, 0, f, status >= 0 ? 5 : 0);
+        break;
+    }
     case GD_UNREGISTER:
         s_untrack(self, tid);
         status = gd_registry_remove(self->reg, tid, false);

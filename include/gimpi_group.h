@@ -52,6 +52,21 @@ int gimpi_group_gsize(gimpi_groups_t *self, const char *group);
 int gimpi_group_barrier(gimpi_groups_t *self, const char *group, int count);
 int gimpi_group_freeze(gimpi_groups_t *self, const char *group, int size);
 
+/*  What a task registered: its IMPI proc (host id + pid), its host contact and its OS
+ *  process. */
+typedef struct {
+    uint8_t hostid[16];
+    int64_t pid;                /* IMPI proc pid */
+    uint8_t addr[16];
+    int port;
+    int ospid;
+    char host[256];
+} gimpi_task_info_t;
+
+/*  Looks a tid up in groupd (one round trip): 0, GIMPI_ENOTASK when no such task is
+ *  registered (or it is gone), GIMPI_ESYSERR. */
+int gimpi_group_lookup(gimpi_groups_t *self, int tid, gimpi_task_info_t *info);
+
 /*  Counters for tests and benchmarks: queries answered from the cache, round trips. */
 void gimpi_groups_counters(gimpi_groups_t *self, uint64_t *local, uint64_t *remote);
 

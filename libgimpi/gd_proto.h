@@ -43,7 +43,8 @@
     X(FREEZE,     0x0A, "ni",    "")    /* group, size -> size at completion */       \
     X(SNAPSHOT,   0x0B, "n",     "b")   /* -> size; members (inst,tid) pairs */       \
     X(STAT,       0x0C, "n",     "*")   /* "" = all groups; one record per group */   \
-    X(PING,       0x0D, "",      "")
+    X(PING,       0x0D, "",      "")                                                \
+    X(LOOKUP,     0x0E, "i",     "paiit") /* tid -> its REGISTER data (0 or NoTask) */
 
 /*  Events on the PUB socket: X(name, code).  Frames: [topic "G"+name][header]
  *  [q previous version][q version][i instance][i tid][i argument].  See the doc. */

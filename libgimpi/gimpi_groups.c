@@ -783,3 +783,31 @@ int gimpi_group_freeze(gimpi_groups_t *self, const char *group, int size)
     int rc = s_enter(self, group);
     return rc ? rc : s_group_call(self, GD_FREEZE, group, size, -1, true);
 }
+
+/*  Registration data of a tid. */
+int gimpi_group_lookup(gimpi_groups_t *self, int tid, gimpi_task_info_t *info)
+{
+    assert(self);
+    assert(info);
+    int rc = s_ready(self);
+    if (rc)
+        return rc;
+    gd_value_t v = { .i = tid };
+    gd_multipart_t mp;
+    gd_msg_t reply;
+    rc = s_request(self, GD_LOOKUP, &v, 1, REQUEST_TIMEOUT_MS, &mp, &reply);
+    if (rc >= 0) {
+        impi_proc_t proc;
+        impi_proc_decode(reply.values[2].data, &proc);
+        memset(info, 0, sizeof *info);
+        memcpy(info->hostid, proc.hostid, 16);
+        info->pid = proc.pid;
+        memcpy(info->addr, reply.values[3].data, 16);
+        info->port = reply.values[4].i;
+        info->ospid = reply.values[5].i;
+        snprintf(info->host, sizeof info->host, "%.*s", (int)reply.values[6].len,
+                 (const char *)reply.values[6].data);
+    }
+    gd_multipart_close(&mp);
+    return rc;
+}

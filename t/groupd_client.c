@@ -151,6 +151,21 @@ static void test_membership(void)
     /* (asked by the tasks that changed it: another task's cache may lag behind events) */
     cmp_ok(gimpi_group_gettid(w[1], "rec", 4), "==", gimpi_group_mytid(w[1]), "gettid(4) is w1");
     cmp_ok(gimpi_group_getinst(w[4], "rec", gimpi_group_mytid(w[4])), "==", 1, "getinst(w4) = 1");
+    /* what a task registered, for the data plane */
+    gimpi_task_info_t info;
+    uint8_t hid[16] = { 0xfe, 0x80, 1, 2 }, addr[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
+                                                         192, 0, 2, 7 };
+    gimpi_groups_t *y = gimpi_groups_new(s_ep, NULL);
+    cmp_ok(gimpi_groups_set_identity(y, hid, 123456789012LL, addr, 4242), "==", 0, "identity set");
+    int ytid = gimpi_group_mytid(y);
+    cmp_ok(gimpi_groups_set_identity(y, hid, 1, addr, 1), "==", GIMPI_EALREADY,
+           "identity fixed once registered");
+    cmp_ok(gimpi_group_lookup(w[0], ytid, &info), "==", 0, "lookup of a tid");
+    ok(!memcmp(info.hostid, hid, 16) && info.pid == 123456789012LL && !memcmp(info.addr, addr, 16)
+       && info.port == 4242 && info.ospid == getpid() && *info.host, "IMPI proc, contact, OS pid, host");
+    cmp_ok(gimpi_group_lookup(w[0], 12345, &info), "==", GIMPI_ENOTASK, "unknown tid: NoTask");
+    gimpi_groups_destroy(&y);
+    cmp_ok(gimpi_group_lookup(w[0], ytid, &info), "==", GIMPI_ENOTASK, "gone after destroy");
     /* the errors, client side and daemon side */
     cmp_ok(gimpi_group_join(w[0], "rec"), "==", GIMPI_EDUPGROUP, "join twice: DupGroup");
     cmp_ok(gimpi_group_join(w[0], NULL), "==", GIMPI_ENULLGROUP, "join NULL: NullGroup");
