@@ -305,8 +305,19 @@ static int s_start_groupd(gimpi_groups_t *self)
         struct timespec ts = { 0, 1000000 };
         nanosleep(&ts, NULL);
     }
-    /* refused because another task started one meanwhile: fine if it answers */
-    return strchr(line, '\n') || s_ipc_alive(self->endpoint) ? 0 : -1;
+    if (strchr(line, '\n'))
+        return 0;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+        return -1;                  /* no groupd program */
+    /* refused because another task started one meanwhile, which may hold the lock but not
+       serve yet: wait (bounded) for it to accept connections */
+    for (int64_t end = s_now_ms() + HELLO_TIMEOUT_MS; s_now_ms() < end;) {
+        if (s_ipc_alive(self->endpoint))
+            return 0;
+        struct timespec ts = { 0, 2000000 };
+        nanosleep(&ts, NULL);
+    }
+    return -1;
 }
 
 /*  Connects, says HELLO, registers.  0, or GIMPI_ESYSERR (and the object is dead). */

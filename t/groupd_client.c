@@ -568,7 +568,30 @@ static void test_tcp(void)
     snprintf(s_ep, sizeof s_ep, "%s", saved);
 }
 
-/*  No groupd runs on the endpoint: the first call starts one. */
+/*  The pid a groupd wrote into its lock file, or 0. */
+static pid_t s_lock_pid(const char *dir)
+{
+    char lock[400], pidtxt[32] = "";
+    snprintf(lock, sizeof lock, "%s/gd.lock", dir);
+    FILE *f = fopen(lock, "r");
+    if (f) {
+        if (!fgets(pidtxt, sizeof pidtxt, f))
+            pidtxt[0] = 0;
+        fclose(f);
+    }
+    return atoi(pidtxt);
+}
+
+/*  Waits (bounded) until a process that is not our child has gone. */
+static bool s_gone(pid_t pid)
+{
+    for (int64_t end = tl_now_ms() + 20000; kill(pid, 0) == 0 && tl_now_ms() < end;)
+        s_nap();
+    return kill(pid, 0) < 0;
+}
+
+/*  No groupd runs on the endpoint: the first call starts one — once, even when three
+ *  tasks race for it — and again after the first was killed (stale socket file). */
 static void test_autostart(void)
 {
     char dir[] = "/tmp/gdauto-XXXXXX";
@@ -581,32 +604,56 @@ static void test_autostart(void)
     snprintf(bin, sizeof bin, "%s", tl_prog("groupd/groupd"));
     setenv("GIMPI_GROUPD", ep, 1);
     setenv("GIMPI_GROUPD_BIN", bin, 1);
+    int p[2];
+    if (pipe(p) < 0) {
+        fail("pipe");
+        return;
+    }
+    pid_t kids[3];
+    int64_t t0 = tl_now_ms();
+    fflush(stdout);
+    for (int k = 0; k < 3; k++) {
+        kids[k] = fork();
+        if (kids[k] == 0) {
+            close(p[0]);
+            gimpi_groups_t *g = gimpi_groups_new(NULL, NULL);
+            char line[32];
+            int len = snprintf(line, sizeof line, "%d\n", gimpi_group_mytid(g));
+            int rc = write(p[1], line, (size_t)len) == len ? 0 : 1;
+            gimpi_groups_destroy(&g);
+            _exit(rc);
+        }
+    }
+    close(p[1]);
+    int tids[3] = { 0 }, got = 0;
+    char line[32];
+    while (got < 3 && tl_read_line(p[0], line, sizeof line, 20000) > 0)
+        tids[got++] = atoi(line);
+    close(p[0]);
+    for (int k = 0; k < 3; k++)
+        waitpid(kids[k], NULL, 0);
+    ok(got == 3 && tids[0] > 0 && tids[1] > 0 && tids[2] > 0,
+       "three racing tasks all registered (%lld ms)", (long long)(tl_now_ms() - t0));
+    ok(tids[0] != tids[1] && tids[1] != tids[2] && tids[0] != tids[2],
+       "with distinct tids: one groupd served them all");
     gimpi_groups_t *g = gimpi_groups_new(NULL, NULL);
     is(gimpi_groups_endpoint(g), ep, "GIMPI_GROUPD chooses the endpoint");
-    int64_t t0 = tl_now_ms();
-    int tid = gimpi_group_mytid(g);
-    cmp_ok(tid, ">", 0, "first call started a groupd and registered (%lld ms)",
-           (long long)(tl_now_ms() - t0));
+    cmp_ok(gimpi_group_mytid(g), "==", 0x40001 + 3, "a fourth task is that groupd's 4th tid");
     gimpi_groups_t *h = gimpi_groups_new(NULL, NULL);
-    cmp_ok(gimpi_group_join(h, "auto"), "==", 0, "a second task uses the same groupd");
-    cmp_ok(gimpi_group_gsize(g, "auto"), "==", 1, "and sees the same groups");
+    cmp_ok(gimpi_group_join(h, "auto"), "==", 0, "a fifth task joins");
+    cmp_ok(gimpi_group_gsize(g, "auto"), "==", 1, "and the fourth sees it");
     gimpi_groups_destroy(&g);
     gimpi_groups_destroy(&h);
-    /* stop the daemon we started: its pid is in the lock file */
-    char lock[400], pidtxt[32] = "";
-    snprintf(lock, sizeof lock, "%s/gd.lock", dir);
-    FILE *f = fopen(lock, "r");
-    if (f) {
-        if (!fgets(pidtxt, sizeof pidtxt, f))
-            pidtxt[0] = 0;
-        fclose(f);
-    }
-    pid_t pid = atoi(pidtxt);
-    ok(pid > 0 && kill(pid, SIGTERM) == 0, "the started groupd (pid %d) stops on SIGTERM", (int)pid);
-    int64_t end = tl_now_ms() + 20000;
-    while (pid > 0 && kill(pid, 0) == 0 && tl_now_ms() < end)
-        s_nap();
-    ok(pid > 0 && kill(pid, 0) < 0, "and is gone");
+    pid_t pid = s_lock_pid(dir);
+    ok(pid > 0 && kill(pid, SIGKILL) == 0, "the started groupd (pid %d) killed", (int)pid);
+    ok(pid > 0 && s_gone(pid), "and gone (its socket file stays)");
+    g = gimpi_groups_new(NULL, NULL);
+    cmp_ok(gimpi_group_mytid(g), "==", 0x40001, "the next task starts a fresh groupd");
+    cmp_ok(gimpi_group_join(g, "auto"), "==", 0, "which serves");
+    gimpi_groups_destroy(&g);
+    pid = s_lock_pid(dir);
+    ok(pid > 0 && kill(pid, SIGTERM) == 0, "the second groupd (pid %d) stops on SIGTERM", (int)pid);
+    ok(pid > 0 && s_gone(pid), "and is gone");
     unsetenv("GIMPI_GROUPD");
     unsetenv("GIMPI_GROUPD_BIN");
     char path[400];
