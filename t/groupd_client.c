@@ -654,6 +654,13 @@ static void test_autostart(void)
     pid = s_lock_pid(dir);
     ok(pid > 0 && kill(pid, SIGTERM) == 0, "the second groupd (pid %d) stops on SIGTERM", (int)pid);
     ok(pid > 0 && s_gone(pid), "and is gone");
+    setenv("GIMPI_GROUPD_BIN", "/nonexistent/groupd", 1);
+    g = gimpi_groups_new(NULL, NULL);
+    int64_t t1 = tl_now_ms();
+    cmp_ok(gimpi_group_join(g, "auto"), "==", GIMPI_ESYSERR, "no groupd program: PvmSysErr");
+    cmp_ok(tl_now_ms() - t1, "<", 2000, "at once");
+    cmp_ok(gimpi_group_gsize(g, "auto"), "==", GIMPI_ESYSERR, "and for every later call");
+    gimpi_groups_destroy(&g);
     unsetenv("GIMPI_GROUPD");
     unsetenv("GIMPI_GROUPD_BIN");
     char path[400];
