@@ -44,6 +44,7 @@ typedef struct {
     int sig_fd;
     bool verbose;
     bool foreground;
+    bool bound;                 /* our ipc socket files exist (we hold the lock) */
     int heartbeat_ms;
     const gd_waiter_t *cur;     /* request being answered (for the sink) */
 } groupd_t;
@@ -498,6 +499,7 @@ static int s_setup(groupd_t *self)
     }
     len = sizeof self->pub_endpoint;
     zmq_getsockopt(self->xpub, ZMQ_LAST_ENDPOINT, self->pub_endpoint, &len);
+    self->bound = true;
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
@@ -569,6 +571,12 @@ static void s_teardown(groupd_t *self)
         zmq_close(self->xpub);
     if (self->zctx)
         zmq_ctx_term(self->zctx);
+    if (self->bound && strncmp(self->endpoint, "ipc://", 6) == 0) {
+        /* ours: we hold the lock (libzmq leaves ipc socket files behind) */
+        unlink(self->endpoint + 6);
+        if (strncmp(self->pub_endpoint, "ipc://", 6) == 0)
+            unlink(self->pub_endpoint + 6);
+    }
     if (self->sig_fd >= 0)
         close(self->sig_fd);
     if (self->lock_fd >= 0)
