@@ -306,16 +306,16 @@ static void s_handle(groupd_t *self, const uint8_t *key, size_t keylen, const gd
     free(name);
 }
 
-/*  Reads one request from the ROUTER and answers it. */
-static void s_on_request(groupd_t *self)
+/*  Reads one request from the ROUTER and answers it; false when there was none. */
+static bool s_on_request(groupd_t *self)
 {
     gd_multipart_t mp;
     if (gd_multipart_recv(self->router, &mp, ZMQ_DONTWAIT) < 0)
-        return;
+        return false;
     int srcfd = gd_multipart_srcfd(&mp);
     if (mp.nparts < 1) {
         gd_multipart_close(&mp);
-        return;
+        return true;
     }
     const gd_frame_t *id = &mp.frames[0];
     gd_msg_t msg;
@@ -337,14 +337,16 @@ static void s_on_request(groupd_t *self)
         s_handle(self, id->data, id->len, &msg, srcfd);
     }
     gd_multipart_close(&mp);
+    return true;
 }
 
-/*  A subscription reached the XPUB: publish a MARK so the subscriber knows it is live. */
-static void s_on_subscription(groupd_t *self)
+/*  A subscription reached the XPUB: publish a MARK so the subscriber knows it is live.
+ *  False when there was none. */
+static bool s_on_subscription(groupd_t *self)
 {
     gd_multipart_t mp;
     if (gd_multipart_recv(self->xpub, &mp, ZMQ_DONTWAIT) < 0)
-        return;
+        return false;
     if (mp.nparts >= 1 && mp.frames[0].len >= 2 && mp.frames[0].data[0] == 1
         && mp.frames[0].data[1] == 'G' && mp.frames[0].len - 2 <= GD_MAX_NAME) {
         size_t len = mp.frames[0].len - 2;
@@ -360,14 +362,15 @@ static void s_on_subscription(groupd_t *self)
         }
     }
     gd_multipart_close(&mp);
+    return true;
 }
 
-/*  A monitor event: a connection ended -> the task on it is gone. */
-static void s_on_monitor(groupd_t *self)
+/*  A monitor event: a connection ended -> the task on it is gone.  False when none. */
+static bool s_on_monitor(groupd_t *self)
 {
     gd_multipart_t mp;
     if (gd_multipart_recv(self->monitor, &mp, ZMQ_DONTWAIT) < 0)
-        return;
+        return false;
     if (mp.nparts >= 1 && mp.frames[0].len >= 6) {
         uint16_t event = (uint16_t)(mp.frames[0].data[0] | mp.frames[0].data[1] << 8);
         uint32_t value;
@@ -386,6 +389,7 @@ static void s_on_monitor(groupd_t *self)
         }
     }
     gd_multipart_close(&mp);
+    return true;
 }
 
 /* ------------------------------------------------------------------ set-up */
@@ -677,31 +681,18 @@ int main(int argc, char **argv)
                 fprintf(stderr, "groupd: signal, exiting\n");
             break;
         }
-        /* the monitor first: a connection's end is known before a recycled fd's requests */
-        for (int k = 0; k < 256 && (items[2].revents & ZMQ_POLLIN); k++) {
-            int ev = 0;
-            size_t el = sizeof ev;
-            zmq_getsockopt(self.monitor, ZMQ_EVENTS, &ev, &el);
-            if (!(ev & ZMQ_POLLIN))
-                break;
-            s_on_monitor(&self);
-        }
-        for (int k = 0; k < 256; k++) {
-            int ev = 0;
-            size_t el = sizeof ev;
-            zmq_getsockopt(self.router, ZMQ_EVENTS, &ev, &el);
-            if (!(ev & ZMQ_POLLIN))
-                break;
-            s_on_request(&self);
-        }
-        for (int k = 0; k < 256; k++) {
-            int ev = 0;
-            size_t el = sizeof ev;
-            zmq_getsockopt(self.xpub, ZMQ_EVENTS, &ev, &el);
-            if (!(ev & ZMQ_POLLIN))
-                break;
-            s_on_subscription(&self);
-        }
+        /* the monitor first: a connection's end is known before a recycled fd's requests.
+           Each handler reads until the socket is empty (bounded per round, for fairness);
+           zmq_poll's revents say which sockets to look at at all. */
+        if (items[2].revents & ZMQ_POLLIN)
+            for (int k = 0; k < 256 && s_on_monitor(&self); k++)
+                ;
+        if (items[0].revents & ZMQ_POLLIN)
+            for (int k = 0; k < 256 && s_on_request(&self); k++)
+                ;
+        if (items[1].revents & ZMQ_POLLIN)
+            for (int k = 0; k < 256 && s_on_subscription(&self); k++)
+                ;
     }
     s_teardown(&self);
     return 0;
