@@ -8,6 +8,8 @@
  *  runs on an ipc endpoint, and registers the task.  Calls return PVM's results and error
  *  codes (GIMPI_E*, the values of pvm3.h).  If groupd dies, every pending and later call
  *  returns GIMPI_ESYSERR within 2 seconds.  One object must be used by one thread at a time.
+ *  After fork() the child must neither use nor destroy its parent's object (its sockets
+ *  belong to the parent's ZeroMQ context); it creates its own and registers as a new task.
  *
  *  Consistency: a task's own join or leave shows in its own queries at once; after a
  *  barrier on a group completes, every member's queries see every change of that group's
