@@ -38,6 +38,8 @@ typedef struct {
     gd_registry_t *reg;
     gd_hash_t *fd_tid;          /* connection fd -> tid registered on it */
     gd_hash_t *tid_fd;          /* tid -> connection fd */
+    gd_hash_t *marks;           /* topics owed a MARK: name -> malloc'ed name */
+    gd_hash_t *fd_open;         /* fds of live connections (ACCEPTED, not DISCONNECTED) */
     char endpoint[512];
     char pub_endpoint[512];
     int lock_fd;
@@ -133,11 +135,36 @@ static int32_t s_decode_status(int err)
     }
 }
 
-/*  Ties a tid to its connection. */
+static bool s_on_monitor(groupd_t *self);
+
+/*  Handles every monitor event already queued.  ZMQ_EVENTS first: unlike a receive, it is
+ *  never throttled, so no event that is queued can be missed. */
+static void s_drain_monitor(groupd_t *self)
+{
+    for (int k = 0; k < 4096; k++) {
+        int ev = 0;
+        size_t el = sizeof ev;
+        if (zmq_getsockopt(self->monitor, ZMQ_EVENTS, &ev, &el) < 0 || !(ev & ZMQ_POLLIN)
+            || !s_on_monitor(self))
+            return;
+    }
+}
+
+/*  Ties a tid to its connection.  The end of an earlier connection on the same fd number
+ *  is queued on the monitor before this connection's first message can be read (libzmq
+ *  reports it before closing the fd), so handling the queued events first means a late
+ *  DISCONNECTED can never be taken for this connection's end. */
 static void s_track_fd(groupd_t *self, int32_t tid, int fd)
 {
     if (fd < 0)
         return;
+    s_drain_monitor(self);
+    int32_t fdkey = fd;
+    if (!gd_hash_get(self->fd_open, &fdkey, sizeof fdkey)) {
+        /* this very connection has ended already: the task is gone */
+        gd_registry_remove(self->reg, tid, true);
+        return;
+    }
     int32_t *old = gd_hash_get(self->tid_fd, &tid, sizeof tid);
     if (old)
         return;
@@ -340,8 +367,8 @@ static bool s_on_request(groupd_t *self)
     return true;
 }
 
-/*  A subscription reached the XPUB: publish a MARK so the subscriber knows it is live.
- *  False when there was none. */
+/*  A subscription reached the XPUB: a MARK is due on its topic, so that the subscriber
+ *  knows it is live (published by s_publish_marks).  False when there was none. */
 static bool s_on_subscription(groupd_t *self)
 {
     gd_multipart_t mp;
@@ -354,15 +381,36 @@ static bool s_on_subscription(groupd_t *self)
         if (name) {
             memcpy(name, mp.frames[0].data + 2, len);
             name[len] = 0;
-            if (!memchr(mp.frames[0].data + 2, 0, len)) {
-                uint64_t v = gd_registry_version(self->reg, name);
-                s_sink_event(self, name, GD_EV_MARK, v, v, -1, 0, 0);
-            }
-            free(name);
+            /* one MARK per topic per batch: a burst of subscriptions to a big group
+               costs one message per subscriber, not one per pair of them */
+            if (memchr(mp.frames[0].data + 2, 0, len) || gd_hash_get(self->marks, name, len)
+                || gd_hash_put(self->marks, name, len, name) < 0)
+                free(name);
         }
     }
     gd_multipart_close(&mp);
     return true;
+}
+
+/*  Publishes one MARK per topic subscribed to since the last call (hash visitor). */
+static void s_mark_cb(const void *k, size_t l, void *v, void *a)
+{
+    (void)k, (void)l;
+    groupd_t *self = a;
+    char *name = v;
+    uint64_t version = gd_registry_version(self->reg, name);
+    s_sink_event(self, name, GD_EV_MARK, version, version, -1, 0, 0);
+    free(name);
+}
+
+/*  Publishes the MARKs due and forgets them. */
+static void s_publish_marks(groupd_t *self)
+{
+    if (gd_hash_size(self->marks) == 0)
+        return;
+    gd_hash_foreach(self->marks, s_mark_cb, self);
+    gd_hash_destroy(&self->marks);
+    self->marks = gd_hash_new();
 }
 
 /*  A monitor event: a connection ended -> the task on it is gone.  False when none. */
@@ -375,7 +423,11 @@ static bool s_on_monitor(groupd_t *self)
         uint16_t event = (uint16_t)(mp.frames[0].data[0] | mp.frames[0].data[1] << 8);
         uint32_t value;
         memcpy(&value, mp.frames[0].data + 2, 4);
+        int32_t fdkey = (int32_t)value;
+        if (event == ZMQ_EVENT_ACCEPTED)
+            gd_hash_put(self->fd_open, &fdkey, sizeof fdkey, (void *)1);
         if (event == ZMQ_EVENT_DISCONNECTED) {
+            gd_hash_del(self->fd_open, &fdkey, sizeof fdkey);
             int32_t key = (int32_t)value;
             intptr_t tid = (intptr_t)gd_hash_del(self->fd_tid, &key, sizeof key);
             if (tid) {
@@ -482,7 +534,7 @@ static int s_setup(groupd_t *self)
     }
     char mon[64];
     snprintf(mon, sizeof mon, "inproc://groupd-monitor-%d", (int)getpid());
-    if (zmq_socket_monitor(self->router, mon, ZMQ_EVENT_DISCONNECTED) < 0
+    if (zmq_socket_monitor(self->router, mon, ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED) < 0
         || zmq_connect(self->monitor, mon) < 0) {
         fprintf(stderr, "groupd: socket monitor: %s\n", zmq_strerror(errno));
         return -1;
@@ -559,12 +611,24 @@ static void s_detach(groupd_t *self, int ready_fd)
     close(ready_fd);
 }
 
+/*  Frees a pending MARK's name (hash visitor). */
+static void s_free_name_cb(const void *k, size_t l, void *v, void *a)
+{
+    (void)k, (void)l, (void)a;
+    free(v);
+}
+
 /*  Closes everything. */
 static void s_teardown(groupd_t *self)
 {
     gd_registry_destroy(&self->reg);
     gd_hash_destroy(&self->fd_tid);
     gd_hash_destroy(&self->tid_fd);
+    gd_hash_destroy(&self->fd_open);
+    if (self->marks) {
+        gd_hash_foreach(self->marks, s_free_name_cb, NULL);
+        gd_hash_destroy(&self->marks);
+    }
     if (self->monitor)
         zmq_close(self->monitor);
     if (self->router) {
@@ -651,7 +715,10 @@ int main(int argc, char **argv)
     self.reg = gd_registry_new(&sink);
     self.fd_tid = gd_hash_new();
     self.tid_fd = gd_hash_new();
-    if (!self.reg || !self.fd_tid || !self.tid_fd || s_setup(&self) < 0) {
+    self.marks = gd_hash_new();
+    self.fd_open = gd_hash_new();
+    if (!self.reg || !self.fd_tid || !self.tid_fd || !self.marks || !self.fd_open
+        || s_setup(&self) < 0) {
         s_teardown(&self);
         return 1;
     }
@@ -685,14 +752,16 @@ int main(int argc, char **argv)
            Each handler reads until the socket is empty (bounded per round, for fairness);
            zmq_poll's revents say which sockets to look at at all. */
         if (items[2].revents & ZMQ_POLLIN)
-            for (int k = 0; k < 256 && s_on_monitor(&self); k++)
-                ;
+            s_drain_monitor(&self);
         if (items[0].revents & ZMQ_POLLIN)
             for (int k = 0; k < 256 && s_on_request(&self); k++)
                 ;
         if (items[1].revents & ZMQ_POLLIN)
             for (int k = 0; k < 256 && s_on_subscription(&self); k++)
                 ;
+        s_publish_marks(&self);
+        if (!self.marks)
+            break;
     }
     s_teardown(&self);
     return 0;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -51,6 +52,7 @@ static void *s_bar(void *arg)
 int main(void)
 {
     plan(NO_PLAN);
+    alarm(600);         /* a hang is a failure, not a stuck suite */
     gdt_daemon_t d;
     if (gdt_start(&d, NULL) < 0)
         BAIL_OUT("groupd did not start");

@@ -66,6 +66,7 @@ static int s_register(void *s)
 int main(void)
 {
     plan(NO_PLAN);
+    alarm(600);         /* a hang is a failure, not a stuck suite */
     gdt_daemon_t d;
     if (gdt_start(&d, getenv("GDT_EXTRA")) < 0)
         BAIL_OUT("groupd did not start");
@@ -209,6 +210,32 @@ int main(void)
     }
     ok(got, "EV_EXIT published when task 2's connection closed");
     cmp_ok(tl_now_ms() - t0, "<", 1000, "within 1 s (%lld ms)", (long long)(tl_now_ms() - t0));
+
+    /* fd recycling: short-lived connections come and go while tasks register on the
+       freed fd numbers; a late end-of-connection must never remove the new task */
+    enum { NKEEP = 200 };
+    void *keep[NKEEP];
+    int joined = 0;
+    gd_frame_t cg = { (const uint8_t *)"fdchurn", 7 };
+    for (int k = 0; k < NKEEP; k++) {
+        void *brief = s_dealer(zctx, d.endpoint);
+        s_call(brief, GD_PING, GD_VERSION, NULL, 0, NULL, NULL);
+        zmq_close(brief);
+        keep[k] = s_dealer(zctx, d.endpoint);
+        if (s_register(keep[k]) > 0 && s_call(keep[k], GD_JOIN, GD_VERSION, &cg, 1, NULL, NULL) >= 0)
+            joined++;
+    }
+    cmp_ok(joined, "==", NKEEP, "%d tasks registered on recycled fds and joined", NKEEP);
+    gd_frame_t gsz = cg;
+    cmp_ok(s_call(s, GD_GSIZE, GD_VERSION, &gsz, 1, NULL, NULL), "==", NKEEP,
+           "none of them was taken for a closed connection");
+    for (int k = 0; k < NKEEP; k++)
+        zmq_close(keep[k]);
+    int64_t t1 = tl_now_ms();
+    int left = NKEEP;
+    while (left > 0 && tl_now_ms() - t1 < 20000)
+        left = s_call(s, GD_GSIZE, GD_VERSION, &gsz, 1, NULL, NULL);
+    cmp_ok(left, "==", GIMPI_ENOGROUP, "all removed when their connections closed");
 
     zmq_close(sub);
     zmq_close(s);
