@@ -397,10 +397,15 @@ static int s_ready(gimpi_groups_t *self)
 
 /* ------------------------------------------------------------------ requests */
 
-/*  1 when the monitor reports the connection to groupd closed (the object is then dead). */
+/*  1 when the monitor reports the connection to groupd closed (the object is then dead).
+ *  ZMQ_EVENTS first: a plain non-blocking receive may be throttled and miss a queued event. */
 static int s_check_monitor(gimpi_groups_t *self)
 {
     for (;;) {
+        int ev = 0;
+        size_t el = sizeof ev;
+        if (zmq_getsockopt(self->monitor, ZMQ_EVENTS, &ev, &el) < 0 || !(ev & ZMQ_POLLIN))
+            return self->state < 0;
         gd_multipart_t mp;
         if (gd_multipart_recv(self->monitor, &mp, ZMQ_DONTWAIT) < 0)
             return self->state < 0;
