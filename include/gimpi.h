@@ -62,6 +62,8 @@ const char *gimpi_strerror(int code);
 #ifdef __cplusplus
 }
 #endif
+
+#include "gimpi_group.h"
 #endif
 
 #include "gimpi_msg.h"

@@ -1,0 +1,642 @@
+/*  gd_registry.c — tasks, groups, freeze and barrier arbitration for groupd (see
+ *  gd_registry.h for the contract and ../shared/doc/pvm-groups.md §3, §4, §7, §8 for the
+ *  semantics).  Groups are found by name in a hash table; a group keeps a tid per instance
+ *  slot, so joining takes the lowest free slot; a task keeps the list of groups it is in,
+ *  so its exit is cheap.  Deleting the last member frees the group entirely, so join and
+ *  leave churn does not grow memory.
+ */
+#include "gd_registry.h"
+#include "gd_hash.h"
+#include "gimpi.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct group_t group_t;
+
+typedef struct {
+    int32_t tid;
+    uint8_t key[256];
+    size_t keylen;
+    gd_taskinfo_t info;
+    group_t **groups;           /* groups this task is in */
+    int ngroups, cap;
+} task_t;
+
+typedef struct {
+    int32_t count;              /* 0: no episode in progress */
+    gd_waiter_t *waiters;
+    int32_t *tids;
+    int n, cap;
+} episode_t;
+
+struct group_t {
+    char *name;
+    uint64_t version;
+    int32_t *slots;             /* tid per instance, 0 = free */
+    int cap;
+    int size;
+    int32_t frozen;             /* 0 or the frozen size */
+    bool dead;                  /* frozen and lost a member */
+    episode_t barrier, freeze;
+};
+
+struct gd_registry_t {
+    gd_sink_t sink;
+    gd_hash_t *groups;          /* name -> group_t */
+    gd_hash_t *tasks;           /* tid -> task_t */
+    gd_hash_t *keys;            /* routing id -> task_t */
+    int32_t next_tid;
+    uint64_t seq;               /* last version handed out */
+};
+
+enum { FIRST_TID = 0x40001 };
+
+/*  New empty registry. */
+gd_registry_t *gd_registry_new(const gd_sink_t *sink)
+{
+    gd_registry_t *self = calloc(1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->sink = *sink;
+    self->groups = gd_hash_new();
+    self->tasks = gd_hash_new();
+    self->keys = gd_hash_new();
+    self->next_tid = FIRST_TID;
+    if (!self->groups || !self->tasks || !self->keys)
+        gd_registry_destroy(&self);
+    return self;
+}
+
+/*  Frees a group and its episodes. */
+static void s_group_free(group_t *g)
+{
+    free(g->name);
+    free(g->slots);
+    free(g->barrier.waiters);
+    free(g->barrier.tids);
+    free(g->freeze.waiters);
+    free(g->freeze.tids);
+    free(g);
+}
+
+/*  Hash visitors for destroy. */
+static void s_free_group_cb(const void *k, size_t l, void *v, void *a)
+{
+    (void)k, (void)l, (void)a;
+    s_group_free(v);
+}
+
+static void s_free_task_cb(const void *k, size_t l, void *v, void *a)
+{
+    (void)k, (void)l, (void)a;
+    task_t *t = v;
+    free(t->groups);
+    free(t);
+}
+
+/*  Frees everything. */
+void gd_registry_destroy(gd_registry_t **self_p)
+{
+    assert(self_p);
+    gd_registry_t *self = *self_p;
+    if (!self)
+        return;
+    if (self->groups)
+        gd_hash_foreach(self->groups, s_free_group_cb, NULL);
+    if (self->tasks)
+        gd_hash_foreach(self->tasks, s_free_task_cb, NULL);
+    gd_hash_destroy(&self->groups);
+    gd_hash_destroy(&self->tasks);
+    gd_hash_destroy(&self->keys);
+    free(self);
+    *self_p = NULL;
+}
+
+/*  Number of registered tasks. */
+size_t gd_registry_ntasks(gd_registry_t *self)
+{
+    assert(self);
+    return gd_hash_size(self->tasks);
+}
+
+/*  Number of groups. */
+size_t gd_registry_ngroups(gd_registry_t *self)
+{
+    assert(self);
+    return gd_hash_size(self->groups);
+}
+
+/* ------------------------------------------------------------------ tasks */
+
+/*  Task of a tid, or NULL. */
+static task_t *s_task(gd_registry_t *self, int32_t tid)
+{
+    return gd_hash_get(self->tasks, &tid, sizeof tid);
+}
+
+/*  Registers (or re-registers) the task behind a routing id. */
+int32_t gd_registry_register(gd_registry_t *self, const uint8_t *key, size_t keylen,
+                             const gd_taskinfo_t *info)
+{
+    assert(self);
+    if (keylen == 0 || keylen > sizeof ((task_t *)0)->key)
+        return GIMPI_EBADPARAM;
+    task_t *t = gd_hash_get(self->keys, key, keylen);
+    if (t)
+        return t->tid;
+    if (self->next_tid == INT32_MAX)
+        return GIMPI_EOUTOFRES;
+    t = calloc(1, sizeof *t);
+    if (!t)
+        return GIMPI_ENOMEM;
+    t->tid = self->next_tid;
+    memcpy(t->key, key, keylen);
+    t->keylen = keylen;
+    t->info = *info;
+    if (gd_hash_put(self->tasks, &t->tid, sizeof t->tid, t) < 0) {
+        free(t);
+        return GIMPI_ENOMEM;
+    }
+    if (gd_hash_put(self->keys, key, keylen, t) < 0) {
+        gd_hash_del(self->tasks, &t->tid, sizeof t->tid);
+        free(t);
+        return GIMPI_ENOMEM;
+    }
+    self->next_tid++;
+    return t->tid;
+}
+
+/*  Tid behind a routing id. */
+int32_t gd_registry_tid_of(gd_registry_t *self, const uint8_t *key, size_t keylen)
+{
+    assert(self);
+    task_t *t = gd_hash_get(self->keys, key, keylen);
+    return t ? t->tid : 0;
+}
+
+/*  Registration data of a tid. */
+int gd_registry_lookup(gd_registry_t *self, int32_t tid, gd_taskinfo_t *info)
+{
+    assert(self);
+    task_t *t = s_task(self, tid);
+    if (!t)
+        return GIMPI_ENOTASK;
+    *info = t->info;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ groups */
+
+/*  Validates a name and finds its group: NULL/"" -> PvmNullGroup, unknown -> PvmNoGroup. */
+static int s_lookup(gd_registry_t *self, const char *name, group_t **g, uint64_t *version)
+{
+    *g = NULL;
+    *version = self->seq;
+    if (!name || !*name)
+        return GIMPI_ENULLGROUP;
+    *g = gd_hash_get(self->groups, name, strlen(name));
+    if (!*g)
+        return GIMPI_ENOGROUP;
+    *version = (*g)->version;
+    return 0;
+}
+
+/*  Instance of tid in g, or -1. */
+static int s_inst_of(const group_t *g, int32_t tid)
+{
+    if (tid <= 0)
+        return -1;
+    for (int i = 0; i < g->cap; i++)
+        if (g->slots[i] == tid)
+            return i;
+    return -1;
+}
+
+/*  Bumps the group's version and publishes the change. */
+static void s_publish(gd_registry_t *self, group_t *g, uint8_t kind, bool created,
+                      int32_t inst, int32_t tid, int32_t extra)
+{
+    uint64_t prev = created ? 0 : g->version;
+    g->version = ++self->seq;
+    if (self->sink.event)
+        self->sink.event(self->sink.arg, g->name, kind, prev, g->version, inst, tid, extra);
+}
+
+/*  Appends an arrival to an episode. */
+static int s_episode_add(episode_t *e, int32_t tid, const gd_waiter_t *w)
+{
+    if (e->n == e->cap) {
+        int cap = e->cap ? e->cap * 2 : 4;
+        gd_waiter_t *nw = realloc(e->waiters, (size_t)cap * sizeof *nw);
+        if (!nw)
+            return GIMPI_ENOMEM;
+        e->waiters = nw;
+        int32_t *nt = realloc(e->tids, (size_t)cap * sizeof *nt);
+        if (!nt)
+            return GIMPI_ENOMEM;
+        e->tids = nt;
+        e->cap = cap;
+    }
+    e->waiters[e->n] = *w;
+    e->tids[e->n] = tid;
+    e->n++;
+    return 0;
+}
+
+/*  Answers every waiter of an episode and closes it. */
+static void s_episode_release(gd_registry_t *self, episode_t *e, int32_t status,
+                              uint64_t version)
+{
+    for (int k = 0; k < e->n; k++)
+        if (self->sink.reply)
+            self->sink.reply(self->sink.arg, &e->waiters[k], status, version);
+    e->n = 0;
+    e->count = 0;
+    if (e->cap > 64) {          /* give back what a huge episode took */
+        free(e->waiters);
+        free(e->tids);
+        e->waiters = NULL;
+        e->tids = NULL;
+        e->cap = 0;
+    }
+}
+
+/*  Removes g from the task's list. */
+static void s_task_drop_group(task_t *t, group_t *g)
+{
+    for (int k = 0; k < t->ngroups; k++)
+        if (t->groups[k] == g) {
+            t->groups[k] = t->groups[--t->ngroups];
+            return;
+        }
+}
+
+/*  Removes member `inst` (task t) from g: publishes, kills a frozen group, deletes an
+ *  empty one.  Returns true when g was freed. */
+static bool s_remove_member(gd_registry_t *self, group_t *g, int inst, int32_t tid, bool exited)
+{
+    g->slots[inst] = 0;
+    g->size--;
+    s_publish(self, g, exited ? GD_EV_EXIT : GD_EV_LEAVE, false, inst, tid, g->size);
+    if (g->frozen && !g->dead) {
+        g->dead = true;
+        s_publish(self, g, GD_EV_DEAD, false, -1, 0, g->size);
+        /* fixed: PVM leaves these waiters hanging */
+        s_episode_release(self, &g->barrier, GIMPI_ENOGROUP, g->version);
+    }
+    if (g->size == 0) {
+        /* only dead tasks can still be waiting here; nobody to answer */
+        gd_hash_del(self->groups, g->name, strlen(g->name));
+        s_group_free(g);
+        return true;
+    }
+    return false;
+}
+
+/*  Task gone: leaves every group. */
+int gd_registry_remove(gd_registry_t *self, int32_t tid, bool exited)
+{
+    assert(self);
+    task_t *t = s_task(self, tid);
+    if (!t)
+        return GIMPI_ENOTASK;
+    while (t->ngroups > 0) {
+        group_t *g = t->groups[--t->ngroups];
+        int inst = s_inst_of(g, tid);
+        if (inst >= 0)
+            s_remove_member(self, g, inst, tid, exited);
+    }
+    gd_hash_del(self->tasks, &tid, sizeof tid);
+    gd_hash_del(self->keys, t->key, t->keylen);
+    free(t->groups);
+    free(t);
+    return 0;
+}
+
+/*  Join: create on first join, lowest free instance, refused when frozen. */
+int gd_registry_join(gd_registry_t *self, int32_t tid, const char *name, uint64_t *version)
+{
+    assert(self);
+    task_t *t = s_task(self, tid);
+    group_t *g;
+    int rc = s_lookup(self, name, &g, version);
+    if (rc == GIMPI_ENULLGROUP)
+        return rc;
+    if (!t)
+        return GIMPI_ENOTASK;
+    bool created = false;
+    if (!g) {
+        g = calloc(1, sizeof *g);
+        if (!g || !(g->name = strdup(name))) {
+            free(g);
+            return GIMPI_ENOMEM;
+        }
+        if (gd_hash_put(self->groups, name, strlen(name), g) < 0) {
+            s_group_free(g);
+            return GIMPI_ENOMEM;
+        }
+        created = true;
+    } else {
+        if (s_inst_of(g, tid) >= 0)
+            return GIMPI_EDUPGROUP;
+        if (g->frozen)
+            return GIMPI_ENOTINGROUP;
+    }
+    int inst = 0;
+    while (inst < g->cap && g->slots[inst])
+        inst++;
+    if (inst == g->cap) {
+        int cap = g->cap ? g->cap * 2 : 4;
+        int32_t *ns = realloc(g->slots, (size_t)cap * sizeof *ns);
+        if (!ns)
+            goto nomem;
+        memset(ns + g->cap, 0, (size_t)(cap - g->cap) * sizeof *ns);
+        g->slots = ns;
+        g->cap = cap;
+    }
+    if (t->ngroups == t->cap) {
+        int cap = t->cap ? t->cap * 2 : 4;
+        group_t **ng = realloc(t->groups, (size_t)cap * sizeof *ng);
+        if (!ng)
+            goto nomem;
+        t->groups = ng;
+        t->cap = cap;
+    }
+    t->groups[t->ngroups++] = g;
+    g->slots[inst] = tid;
+    g->size++;
+    s_publish(self, g, GD_EV_JOIN, created, inst, tid, g->size);
+    *version = g->version;
+    /* a larger-than-size barrier or freeze waits for joins: counts are re-checked on
+       arrival only (PVM), so nothing more to do here */
+    return inst;
+nomem:
+    if (created) {
+        gd_hash_del(self->groups, name, strlen(name));
+        s_group_free(g);
+    }
+    return GIMPI_ENOMEM;
+}
+
+/*  Leave: frees the instance; the last leave deletes the group. */
+int gd_registry_leave(gd_registry_t *self, int32_t tid, const char *name, uint64_t *version)
+{
+    assert(self);
+    group_t *g;
+    int rc = s_lookup(self, name, &g, version);
+    if (rc)
+        return rc;
+    task_t *t = s_task(self, tid);
+    int inst = s_inst_of(g, tid);
+    if (!t || inst < 0)
+        return GIMPI_ENOTINGROUP;
+    s_task_drop_group(t, g);
+    bool freed = s_remove_member(self, g, inst, tid, false);
+    *version = freed ? self->seq : g->version;
+    return 0;
+}
+
+/*  Tid of an instance. */
+int gd_registry_gettid(gd_registry_t *self, const char *name, int32_t inst, uint64_t *version)
+{
+    assert(self);
+    group_t *g;
+    int rc = s_lookup(self, name, &g, version);
+    if (rc)
+        return rc;
+    if (inst < 0 || inst >= g->cap || !g->slots[inst])
+        return GIMPI_ENOINST;
+    return g->slots[inst];
+}
+
+/*  Instance of a tid. */
+int gd_registry_getinst(gd_registry_t *self, const char *name, int32_t tid, uint64_t *version)
+{
+    assert(self);
+    group_t *g;
+    int rc = s_lookup(self, name, &g, version);
+    if (rc)
+        return rc;
+    int inst = s_inst_of(g, tid);
+    return inst >= 0 ? inst : GIMPI_ENOTINGROUP;
+}
+
+/*  Member count. */
+int gd_registry_gsize(gd_registry_t *self, const char *name, uint64_t *version)
+{
+    assert(self);
+    group_t *g;
+    int rc = s_lookup(self, name, &g, version);
+    return rc ? rc : g->size;
+}
+
+/*  Checks what barrier and freeze share; resolves -1; returns 0 or an error. */
+static int s_arrival_check(gd_registry_t *self, int32_t tid, const char *name, int32_t *count,
+                           group_t **g, uint64_t *version)
+{
+    int rc = s_lookup(self, name, g, version);
+    if (rc)
+        return rc;
+    if (*count == 0 || *count < -1)
+        return GIMPI_EBADPARAM;         /* fixed: PVM answers Mismatch and poisons */
+    if (s_inst_of(*g, tid) < 0)
+        return GIMPI_ENOTINGROUP;
+    if (*count == -1)
+        *count = (*g)->size;
+    return 0;
+}
+
+/*  Adds an arrival; completes the episode when it has `count` arrivals. */
+static int s_arrive(episode_t *e, int32_t tid, int32_t count,
+                    const gd_waiter_t *w)
+{
+    if (e->count && e->count != count)
+        return GIMPI_EMISMATCH;         /* not counted; the others keep waiting */
+    for (int k = 0; k < e->n; k++)
+        if (e->tids[k] == tid)
+            return GIMPI_EALREADY;      /* already waiting in this episode */
+    int rc = s_episode_add(e, tid, w);
+    if (rc)
+        return rc;
+    e->count = count;
+    return GD_PENDING;
+}
+
+/*  Barrier arbitration (pvm-groups.md §4, with the fixes). */
+int gd_registry_barrier(gd_registry_t *self, int32_t tid, const char *name, int32_t count,
+                        const gd_waiter_t *w, uint64_t *version)
+{
+    assert(self);
+    group_t *g;
+    int rc = s_arrival_check(self, tid, name, &count, &g, version);
+    if (rc)
+        return rc;
+    if (g->dead)
+        return GIMPI_ENOGROUP;
+    rc = s_arrive(&g->barrier, tid, count, w);
+    if (rc != GD_PENDING)
+        return rc;
+    if (g->barrier.n >= g->barrier.count) {
+        /* the caller's own reply goes through the sink like the others' */
+        s_episode_release(self, &g->barrier, 0, g->version);
+    }
+    return GD_PENDING;
+}
+
+/*  Freeze (pvm-groups.md §7): synchronising; the first call fixes the target. */
+int gd_registry_freeze(gd_registry_t *self, int32_t tid, const char *name, int32_t size,
+                       const gd_waiter_t *w, uint64_t *version)
+{
+    assert(self);
+    group_t *g;
+    int rc = s_arrival_check(self, tid, name, &size, &g, version);
+    if (rc)
+        return rc;
+    if (g->frozen)
+        return GIMPI_EDUPGROUP;
+    rc = s_arrive(&g->freeze, tid, size, w);
+    if (rc != GD_PENDING)
+        return rc;
+    if (g->freeze.n >= g->freeze.count) {
+        g->frozen = g->freeze.count;
+        s_publish(self, g, GD_EV_FREEZE, false, -1, 0, g->frozen);
+        s_episode_release(self, &g->freeze, g->frozen, g->version);
+    }
+    return GD_PENDING;
+}
+
+/*  Snapshot blob for caches. */
+int gd_registry_snapshot(gd_registry_t *self, const char *name, uint64_t *version,
+                         uint8_t **blob, size_t *len)
+{
+    assert(self);
+    *blob = NULL;
+    *len = 0;
+    group_t *g;
+    int rc = s_lookup(self, name, &g, version);
+    if (rc)
+        return rc;
+    size_t n = 8 + (size_t)g->size * 8;
+    uint8_t *b = malloc(n);
+    if (!b)
+        return GIMPI_ENOMEM;
+    gd_put32(b, (uint32_t)g->frozen);
+    gd_put32(b + 4, g->dead);
+    size_t off = 8;
+    for (int i = 0; i < g->cap; i++)
+        if (g->slots[i]) {
+            gd_put32(b + off, (uint32_t)i);
+            gd_put32(b + off + 4, (uint32_t)g->slots[i]);
+            off += 8;
+        }
+    *blob = b;
+    *len = off;
+    return g->size;
+}
+
+/*  Builds the STAT record of one group. */
+static size_t s_stat_one(gd_registry_t *self, group_t *g, uint8_t **out)
+{
+    gd_groupstat_t st = { 0 };
+    st.name = g->name;
+    st.size = g->size;
+    st.frozen = g->frozen;
+    st.dead = g->dead;
+    st.version = g->version;
+    st.bar_count = g->barrier.count;
+    st.bar_arrived = g->barrier.n;
+    st.frz_count = g->freeze.count;
+    st.frz_arrived = g->freeze.n;
+    st.nmembers = g->size;
+    st.nbar_waiters = g->barrier.n;
+    st.nfrz_waiters = g->freeze.n;
+    st.members = calloc((size_t)g->size + 1, sizeof *st.members);
+    if (!st.members)
+        return 0;
+    int m = 0;
+    for (int i = 0; i < g->cap; i++)
+        if (g->slots[i]) {
+            gd_member_t *mb = &st.members[m++];
+            mb->inst = i;
+            mb->tid = g->slots[i];
+            task_t *t = s_task(self, mb->tid);
+            if (t) {
+                mb->ospid = t->info.ospid;
+                snprintf(mb->host, sizeof mb->host, "%s", t->info.host);
+            }
+        }
+    st.bar_waiters = g->barrier.tids;
+    st.frz_waiters = g->freeze.tids;
+    size_t len = gd_groupstat_encode(&st, out);
+    free(st.members);
+    return len;
+}
+
+typedef struct {
+    group_t **list;
+    size_t n;
+} s_collect_t;
+
+/*  Collects groups for STAT (hash visitor). */
+static void s_collect_cb(const void *k, size_t l, void *v, void *a)
+{
+    (void)k, (void)l;
+    s_collect_t *c = a;
+    c->list[c->n++] = v;
+}
+
+/*  qsort order of groups: by name. */
+static int s_by_name(const void *a, const void *b)
+{
+    return strcmp((*(group_t *const *)a)->name, (*(group_t *const *)b)->name);
+}
+
+/*  STAT records for one group or all. */
+int gd_registry_stat(gd_registry_t *self, const char *name, uint8_t ***recs, size_t **lens)
+{
+    assert(self);
+    *recs = NULL;
+    *lens = NULL;
+    s_collect_t c = { 0 };
+    if (name && *name) {
+        group_t *g;
+        uint64_t v;
+        int rc = s_lookup(self, name, &g, &v);
+        if (rc)
+            return rc;
+        c.list = malloc(sizeof *c.list);
+        if (!c.list)
+            return GIMPI_ENOMEM;
+        c.list[c.n++] = g;
+    } else {
+        c.list = malloc((gd_hash_size(self->groups) + 1) * sizeof *c.list);
+        if (!c.list)
+            return GIMPI_ENOMEM;
+        gd_hash_foreach(self->groups, s_collect_cb, &c);
+        qsort(c.list, c.n, sizeof *c.list, s_by_name);
+    }
+    *recs = calloc(c.n + 1, sizeof **recs);
+    *lens = calloc(c.n + 1, sizeof **lens);
+    if (!*recs || !*lens) {
+        free(*recs);
+        free(*lens);
+        free(c.list);
+        return GIMPI_ENOMEM;
+    }
+    for (size_t k = 0; k < c.n; k++)
+        (*lens)[k] = s_stat_one(self, c.list[k], &(*recs)[k]);
+    free(c.list);
+    return (int)c.n;
+}
+
+/*  Version of a group, or the counter. */
+uint64_t gd_registry_version(gd_registry_t *self, const char *name)
+{
+    assert(self);
+    group_t *g;
+    uint64_t v;
+    s_lookup(self, name, &g, &v);
+    return v;
+}

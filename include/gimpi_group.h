@@ -1,0 +1,78 @@
+/*  gimpi_group.h — the native group API of libgimpi: task ids and PVM-style dynamic
+ *  process groups (join, leave, gettid, getinst, gsize, barrier, freeze) served by groupd.
+ *
+ *  A gimpi_groups_t is one task's connection to groupd and holds all of its state: the
+ *  DEALER socket for requests, the SUB socket for membership events and the membership
+ *  cache they feed.  Nothing happens at creation; the first call finds groupd (the
+ *  endpoint given, else $GIMPI_GROUPD, else the per-user default), starts one if none
+ *  runs on an ipc endpoint, and registers the task.  Calls return PVM's results and error
+ *  codes (GIMPI_E*, the values of pvm3.h).  If groupd dies, every pending and later call
+ *  returns GIMPI_ESYSERR within 2 seconds.  One object must be used by one thread at a time.
+ *  After fork() the child must neither use nor destroy its parent's object (its sockets
+ *  belong to the parent's ZeroMQ context); it creates its own and registers as a new task.
+ *
+ *  Consistency: a task's own join or leave shows in its own queries at once; after a
+ *  barrier on a group completes, every member's queries see every change of that group's
+ *  membership made before the barrier began.  gettid, getinst and gsize answer from the
+ *  cache when it is current, otherwise by asking groupd.
+ */
+#ifndef GIMPI_GROUP_H
+#define GIMPI_GROUP_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gimpi_groups_t gimpi_groups_t;
+
+/*  New unconnected object.  endpoint: NULL for $GIMPI_GROUPD or the per-user default.
+ *  zmq_context: a libzmq context to share (NULL: the object makes its own). */
+gimpi_groups_t *gimpi_groups_new(const char *endpoint, void *zmq_context);
+
+/*  Unregisters (the task leaves every group), closes the sockets, frees, NULLs. */
+void gimpi_groups_destroy(gimpi_groups_t **self_p);
+
+/*  The IMPI identity sent at registration (before the first call): host id and pid of the
+ *  IMPI proc, and the host contact (address, port).  Defaults: 127.0.0.1, getpid(), 0. */
+int gimpi_groups_set_identity(gimpi_groups_t *self, const uint8_t hostid[16], int64_t pid,
+                              const uint8_t addr[16], int port);
+
+/*  The endpoint in use ("ipc:///run/user/0/gimpi/groupd"). */
+const char *gimpi_groups_endpoint(gimpi_groups_t *self);
+
+/*  This task's tid (connects and registers on first use). */
+int gimpi_group_mytid(gimpi_groups_t *self);
+
+/*  The group calls, with pvm_joingroup & co.'s results and errors. */
+int gimpi_group_join(gimpi_groups_t *self, const char *group);
+int gimpi_group_leave(gimpi_groups_t *self, const char *group);
+int gimpi_group_gettid(gimpi_groups_t *self, const char *group, int inst);
+int gimpi_group_getinst(gimpi_groups_t *self, const char *group, int tid);
+int gimpi_group_gsize(gimpi_groups_t *self, const char *group);
+int gimpi_group_barrier(gimpi_groups_t *self, const char *group, int count);
+int gimpi_group_freeze(gimpi_groups_t *self, const char *group, int size);
+
+/*  What a task registered: its IMPI proc (host id + pid), its host contact and its OS
+ *  process. */
+typedef struct {
+    uint8_t hostid[16];
+    int64_t pid;                /* IMPI proc pid */
+    uint8_t addr[16];
+    int port;
+    int ospid;
+    char host[256];
+} gimpi_task_info_t;
+
+/*  Looks a tid up in groupd (one round trip): 0, GIMPI_ENOTASK when no such task is
+ *  registered (or it is gone), GIMPI_ESYSERR. */
+int gimpi_group_lookup(gimpi_groups_t *self, int tid, gimpi_task_info_t *info);
+
+/*  Counters for tests and benchmarks: queries answered from the cache, round trips. */
+void gimpi_groups_counters(gimpi_groups_t *self, uint64_t *local, uint64_t *remote);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

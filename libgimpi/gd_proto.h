@@ -1,0 +1,245 @@
+/*  gd_proto.h — the one table of gimpi's group-control protocol (task <-> groupd over
+ *  ZeroMQ), and the codec it drives.
+ *
+ *  Every request, its reply and every published event is a multipart ZeroMQ message whose
+ *  frames are declared exactly once, in the X-macro tables below: a command's row names
+ *  its code and the layout of its request frames and of its reply's extra frames, as a
+ *  string of frame-type letters.  Decoding, validation, encoding and printing are all
+ *  generated from those rows in gd_proto.c, so a new command is a one-line change.  The
+ *  decoder is pure (frames in, struct out, no allocation) and trusts no length: it is the
+ *  function the fuzzer drives.  The wire format is written up in doc/groupd-protocol.md.
+ */
+#ifndef GIMPI_GD_PROTO_H
+#define GIMPI_GD_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ------------------------------------------------------------------ the tables */
+
+/*  Frame types (one letter each, used in the layout strings):
+ *    i  Int4, big-endian, 4 bytes           q  Uint8, big-endian, 8 bytes
+ *    n  group name: 0..GD_MAX_NAME bytes, no NUL ("" is PvmNullGroup, answered by groupd)
+ *    t  short text: 0..GD_MAX_TEXT bytes, no NUL (host names, endpoints)
+ *    p  IMPI_Proc: 24 bytes (16-byte host id + Int8 pid)
+ *    a  16-byte address (IPv6 or IPv4-compatible)
+ *    b  opaque bytes: 0..GD_MAX_BLOB bytes (snapshots, group records)
+ *    *  (last only) any number (0..GD_MAX_FRAMES) more frames of type b */
+
+/*  Requests: X(name, code, request frames, reply extra frames).  Every reply is
+ *  [header][i status][q version] followed by the extra frames (only when status >= 0). */
+#define GD_COMMANDS(X)                                                                \
+    X(HELLO,      0x01, "",      "t")   /* -> PUB endpoint of the events */           \
+    X(REGISTER,   0x02, "paiit", "")    /* proc, addr, port, OS pid, host -> tid */   \
+    X(UNREGISTER, 0x03, "",      "")    /* leave every group, forget the task */      \
+    X(JOIN,       0x04, "n",     "")    /* -> instance */                             \
+    X(LEAVE,      0x05, "n",     "")    /* -> 0 */                                    \
+    X(GETTID,     0x06, "ni",    "")    /* group, instance -> tid */                  \
+    X(GETINST,    0x07, "ni",    "")    /* group, tid -> instance */                  \
+    X(GSIZE,      0x08, "n",     "")    /* -> member count */                         \
+    X(BARRIER,    0x09, "ni",    "")    /* group, count -> 0 at release */            \
+    X(FREEZE,     0x0A, "ni",    "")    /* group, size -> size at completion */       \
+    X(SNAPSHOT,   0x0B, "n",     "b")   /* -> size; members (inst,tid) pairs */       \
+    X(STAT,       0x0C, "n",     "*")   /* "" = all groups; one record per group */   \
+    X(PING,       0x0D, "",      "")                                                \
+    X(LOOKUP,     0x0E, "i",     "paiit") /* tid -> its REGISTER data (0 or NoTask) */
+
+/*  Events on the PUB socket: X(name, code).  Frames: [topic "G"+name][header]
+ *  [q previous version][q version][i instance][i tid][i argument].  See the doc. */
+#define GD_EVENTS(X)          \
+    X(EV_JOIN,   0x41)        \
+    X(EV_LEAVE,  0x42)        \
+    X(EV_EXIT,   0x43)        \
+    X(EV_FREEZE, 0x44)        \
+    X(EV_DEAD,   0x45)        \
+    X(EV_MARK,   0x46)
+#define GD_EVENT_LAYOUT "qqiii"
+
+/* ------------------------------------------------------------------ generated enums */
+
+#define GD_X_CMD_ENUM(name, code, req, rep) GD_##name = code,
+enum { GD_COMMANDS(GD_X_CMD_ENUM) };
+#undef GD_X_CMD_ENUM
+#define GD_X_EV_ENUM(name, code) GD_##name = code,
+enum { GD_EVENTS(GD_X_EV_ENUM) };
+#undef GD_X_EV_ENUM
+
+/* ------------------------------------------------------------------ constants */
+
+enum {
+    GD_VERSION = 1,             /* protocol version carried by every header */
+    GD_HDR_SIZE = 8,            /* 'G' 'D' version kind + Uint4 request id */
+    GD_REPLY_FLAG = 0x80,       /* reply kind = command code | this */
+    GD_MAX_NAME = 4096,         /* longest group name, bytes */
+    GD_MAX_TEXT = 255,          /* longest text frame */
+    GD_MAX_BLOB = 1 << 24,      /* longest opaque frame */
+    GD_MAX_FRAMES = 16,         /* frames of a decoded message (fixed part) */
+    GD_BAD_KIND = 0xFF,         /* reply kind for a request whose header was unreadable */
+};
+
+/*  Decoder results (never sent on the wire; groupd turns them into error replies). */
+typedef enum {
+    GD_OK = 0,
+    GD_ERR_HEADER = -1,         /* first frame not a gimpi header */
+    GD_ERR_VERSION = -2,        /* header of another protocol version */
+    GD_ERR_COMMAND = -3,        /* unknown command or event */
+    GD_ERR_FRAMES = -4,         /* too few or too many frames */
+    GD_ERR_SIZE = -5,           /* a frame of the wrong size (or oversize) */
+    GD_ERR_TEXT = -6,           /* a NUL inside a name or text */
+} gd_err_t;
+
+const char *gd_strerror(int err);
+
+/* ------------------------------------------------------------------ messages */
+
+/*  One frame as seen by the codec: bytes and length (not owned). */
+typedef struct {
+    const uint8_t *data;
+    size_t len;
+} gd_frame_t;
+
+/*  One decoded frame value. */
+typedef struct {
+    char type;                  /* the layout letter */
+    int32_t i;                  /* i */
+    uint64_t q;                 /* q */
+    const uint8_t *data;        /* n t p a b: points into the caller's frame */
+    size_t len;
+} gd_value_t;
+
+/*  A decoded request, reply or event. */
+typedef struct {
+    uint8_t kind;               /* command code, code|GD_REPLY_FLAG, or event code */
+    uint8_t version;
+    uint32_t reqid;
+    int nvalues;
+    gd_value_t values[GD_MAX_FRAMES];
+    int nextra;                 /* frames matched by '*' (not stored; see extra_first) */
+    int extra_first;            /* index in the frame array of the first '*' frame */
+} gd_msg_t;
+
+/*  One row of the command table. */
+typedef struct {
+    uint8_t code;
+    const char *name;           /* "JOIN" */
+    const char *request;        /* layout of the request frames after the header */
+    const char *reply;          /* layout of the reply's extra frames */
+} gd_command_info_t;
+
+const gd_command_info_t *gd_command_info(uint8_t code);
+/*  Name of a command or event ("JOIN", "EV_JOIN"), or "?" when unknown. */
+const char *gd_kind_name(uint8_t kind);
+/*  Name of an event (row of the event table), or NULL. */
+const char *gd_event_name(uint8_t code);
+
+/* ------------------------------------------------------------------ big-endian helpers */
+
+static inline void gd_put32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);  p[3] = (uint8_t)v;
+}
+static inline uint32_t gd_get32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+static inline void gd_put64(uint8_t *p, uint64_t v)
+{
+    gd_put32(p, (uint32_t)(v >> 32));
+    gd_put32(p + 4, (uint32_t)v);
+}
+static inline uint64_t gd_get64(const uint8_t *p)
+{
+    return (uint64_t)gd_get32(p) << 32 | gd_get32(p + 4);
+}
+
+/* ------------------------------------------------------------------ codec */
+
+/*  Writes a header frame. */
+void gd_header_encode(uint8_t out[GD_HDR_SIZE], uint8_t kind, uint32_t reqid);
+
+/*  Reads a header frame.  On GD_ERR_VERSION/GD_ERR_COMMAND msg->kind and msg->reqid are
+ *  still filled in, so that an error reply can echo them. */
+int gd_header_decode(const gd_frame_t *frame, gd_msg_t *msg);
+
+/*  Checks frames against a layout ("ni", "*") and fills values[].  Pure. */
+int gd_values_decode(const char *layout, const gd_frame_t *frames, int nframes, gd_msg_t *msg);
+
+/*  Decodes and validates a whole request (frames[0] is the header, no routing frames).
+ *  The command must be known and the frames must match its request layout exactly. */
+int gd_request_decode(const gd_frame_t *frames, int nframes, gd_msg_t *msg);
+
+/*  Decodes a reply to a request of command `cmd` ([header][i status][q version] + extras
+ *  when status >= 0). */
+int gd_reply_decode(uint8_t cmd, const gd_frame_t *frames, int nframes, gd_msg_t *msg);
+
+/*  Decodes an event (frames[0] is the topic). */
+int gd_event_decode(const gd_frame_t *frames, int nframes, gd_msg_t *msg);
+
+/*  Encodes values per layout into out (frames point into `buf`, which must hold
+ *  8 bytes per i/q value; n t p a b values point at the caller's data).  Returns the
+ *  number of frames or a gd_err_t when a value does not fit its type. */
+int gd_values_encode(const char *layout, const gd_value_t *values, int nvalues,
+                     uint8_t *buf, gd_frame_t *out);
+
+/*  One-line description of a decoded message ("JOIN #7 'g1'", "reply JOIN #7 status=2"). */
+const char *gd_msg_format(const gd_msg_t *msg, char *buf, size_t size);
+
+/* ------------------------------------------------------------------ group records */
+
+/*  What STAT returns about one group, one frame per group (Uint2-prefixed strings, Int4
+ *  numbers): name, size, frozen size (0 = dynamic), dead (frozen and lost a member),
+ *  version, barrier count/arrived, freeze target/arrived, members (inst, tid, OS pid,
+ *  host), barrier waiters (tids), freeze waiters (tids). */
+typedef struct {
+    int32_t inst, tid, ospid;
+    char host[GD_MAX_TEXT + 1];
+} gd_member_t;
+
+typedef struct {
+    char *name;
+    int32_t size, frozen, dead;
+    uint64_t version;
+    int32_t bar_count, bar_arrived, frz_count, frz_arrived;
+    int32_t nmembers, nbar_waiters, nfrz_waiters;
+    gd_member_t *members;
+    int32_t *bar_waiters, *frz_waiters;
+} gd_groupstat_t;
+
+/*  Encodes a record into a malloc'ed buffer; returns its length (0 on failure). */
+size_t gd_groupstat_encode(const gd_groupstat_t *st, uint8_t **out);
+/*  Decodes a record, allocating its arrays; 0 or a gd_err_t.  Free with _clear. */
+int gd_groupstat_decode(const uint8_t *data, size_t len, gd_groupstat_t *st);
+void gd_groupstat_clear(gd_groupstat_t *st);
+
+/* ------------------------------------------------------------------ ZeroMQ helpers */
+
+/*  Sends frames (prefixed by `route` frames, e.g. a ROUTER identity) as one multipart
+ *  message.  Returns 0 or -1 (errno from libzmq). */
+int gd_send_frames(void *socket, const gd_frame_t *route, int nroute,
+                   const gd_frame_t *frames, int nframes, int flags);
+
+/*  A received multipart message: the libzmq parts, kept alive while the frames are used. */
+typedef struct {
+    int nparts;
+    int cap;
+    void *parts;                /* zmq_msg_t array */
+    gd_frame_t *frames;
+    bool truncated;             /* more parts than the limit: the rest dropped */
+} gd_multipart_t;
+
+/*  Receives one whole multipart message (flags: 0 or ZMQ_DONTWAIT).  0 or -1.  Parts
+ *  beyond GD_MAX_FRAMES + 64 (or `limit`) are read and dropped, and `truncated` is set. */
+int gd_multipart_recv(void *socket, gd_multipart_t *mp, int flags);
+int gd_multipart_recv_max(void *socket, gd_multipart_t *mp, int flags, int limit);
+void gd_multipart_close(gd_multipart_t *mp);
+/*  Source fd of the message (ZMQ_SRCFD of its first part that has one), -1 when unknown. */
+int gd_multipart_srcfd(gd_multipart_t *mp);
+
+/*  Per-user default endpoint ("ipc://$XDG_RUNTIME_DIR/gimpi/groupd" or
+ *  "ipc:///tmp/gimpi-UID/groupd"); creates the directory (0700).  NULL on failure. */
+const char *gd_default_endpoint(char *buf, size_t size);
+
+#endif

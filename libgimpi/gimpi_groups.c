@@ -1,0 +1,837 @@
+/*  gimpi_groups.c — the task side of the group-control plane (see include/gimpi_group.h).
+ *
+ *  One gimpi_groups_t owns a DEALER socket (requests to groupd's ROUTER), a socket monitor
+ *  on it (the connection's end means groupd is gone: every later call is GIMPI_ESYSERR),
+ *  and, from the first query of a group, a SUB socket on groupd's event stream feeding a
+ *  membership cache.  A cache entry becomes current in three steps: subscribe; wait for
+ *  any event on the group's topic (groupd publishes a MARK when the subscription reaches
+ *  it, which proves the subscription is live); fetch a SNAPSHOT.  From then on events are
+ *  applied in version order (each carries the group's previous version; a gap sends the
+ *  entry back to the snapshot step).  Own joins, leaves and barrier releases carry the
+ *  group's version: the caller waits until its cache has caught up with it, which is what
+ *  makes the consistency promise hold.  The SUB socket is read only between requests, so
+ *  no event can slip between a snapshot and the events after it.
+ */
+#include "config.h"
+#include "gimpi.h"
+#include "gimpi_group.h"
+#include "gd_hash.h"
+#include "gd_proto.h"
+#include "impi_wire.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#ifndef GIMPI_BINDIR
+#define GIMPI_BINDIR "/usr/local/bin"
+#endif
+
+enum {
+    HELLO_TIMEOUT_MS = 5000,    /* first contact, including starting a groupd */
+    REQUEST_TIMEOUT_MS = 30000, /* an answer that groupd owes at once (not barrier/freeze) */
+    SYNC_TIMEOUT_MS = 2000,     /* waiting for the cache to catch up with a version */
+    HEARTBEAT_MS = 250,         /* ZMTP heartbeats towards groupd (timeout x4) */
+};
+
+/*  Cached queries look at the event and monitor sockets at most this often: an empty
+ *  libzmq receive costs two system calls (poll, getpid), twenty times the query itself.
+ *  Events are asynchronous anyway; the promises (own changes, barriers) wait explicitly. */
+#define CHECK_INTERVAL_NS 200000LL
+
+typedef enum { C_SUBSCRIBING, C_MARKED, C_CURRENT } cstate_t;
+
+/*  One group in the cache. */
+typedef struct {
+    cstate_t state;
+    uint64_t version;
+    bool exists;
+    bool dead;
+    int32_t frozen;
+    int32_t size;
+    int32_t *slots;             /* tid per instance, 0 = free */
+    int cap;
+} centry_t;
+
+struct gimpi_groups_t {
+    void *zctx;
+    bool own_ctx;
+    void *dealer, *monitor, *sub;
+    char endpoint[512];
+    char pub_endpoint[512];
+    int state;                  /* 0 not connected, 1 ready, -1 groupd gone */
+    int32_t tid;
+    uint32_t reqid;
+    uint8_t hostid[16], addr[16];
+    int64_t pid;
+    int port;
+    gd_hash_t *cache;           /* name -> centry_t */
+    int64_t last_check_ns;      /* when the sockets were last looked at (queries) */
+    int64_t last_monitor_ns;    /* when the monitor was last looked at (requests) */
+    uint64_t n_local, n_remote;
+};
+
+/*  Monotonic milliseconds. */
+static int64_t s_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*  Monotonic nanoseconds. */
+static int64_t s_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------------ life cycle */
+
+/*  New unconnected object. */
+gimpi_groups_t *gimpi_groups_new(const char *endpoint, void *zmq_context)
+{
+    gimpi_groups_t *self = calloc(1, sizeof *self);
+    if (!self)
+        return NULL;
+    if (!endpoint || !*endpoint)
+        endpoint = getenv("GIMPI_GROUPD");
+    if (endpoint && *endpoint) {
+        if (strlen(endpoint) >= sizeof self->endpoint - 8) {
+            free(self);
+            return NULL;
+        }
+        snprintf(self->endpoint, sizeof self->endpoint, "%s", endpoint);
+    } else if (!gd_default_endpoint(self->endpoint, sizeof self->endpoint)) {
+        free(self);
+        return NULL;
+    }
+    self->cache = gd_hash_new();
+    self->zctx = zmq_context;
+    if (!self->zctx) {
+        self->zctx = zmq_ctx_new();
+        self->own_ctx = true;
+    }
+    if (!self->cache || !self->zctx) {
+        gimpi_groups_destroy(&self);
+        return NULL;
+    }
+    impi_addr16_from_ipv4(self->hostid, 0x7F000001);
+    memcpy(self->addr, self->hostid, 16);
+    self->pid = getpid();
+    return self;
+}
+
+/*  Frees one cache entry (hash visitor). */
+static void s_free_entry_cb(const void *k, size_t l, void *v, void *a)
+{
+    (void)k, (void)l, (void)a;
+    centry_t *e = v;
+    free(e->slots);
+    free(e);
+}
+
+static int s_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values, int nvalues,
+                     int timeout_ms, gd_multipart_t *mp_out, gd_msg_t *reply_out);
+
+/*  Unregisters, closes, frees. */
+void gimpi_groups_destroy(gimpi_groups_t **self_p)
+{
+    assert(self_p);
+    gimpi_groups_t *self = *self_p;
+    if (!self)
+        return;
+    if (self->state == 1 && self->tid > 0)
+        s_request(self, GD_UNREGISTER, NULL, 0, 2000, NULL, NULL);
+    if (self->cache) {
+        gd_hash_foreach(self->cache, s_free_entry_cb, NULL);
+        gd_hash_destroy(&self->cache);
+    }
+    if (self->sub)
+        zmq_close(self->sub);
+    if (self->dealer) {
+        zmq_socket_monitor(self->dealer, NULL, 0);
+        zmq_close(self->dealer);
+    }
+    if (self->monitor)
+        zmq_close(self->monitor);
+    if (self->own_ctx && self->zctx)
+        zmq_ctx_term(self->zctx);
+    free(self);
+    *self_p = NULL;
+}
+
+/*  Sets the identity sent at registration. */
+int gimpi_groups_set_identity(gimpi_groups_t *self, const uint8_t hostid[16], int64_t pid,
+                              const uint8_t addr[16], int port)
+{
+    assert(self);
+    if (self->state != 0)
+        return GIMPI_EALREADY;
+    if (port < 0 || port > 65535)
+        return GIMPI_EBADPARAM;
+    if (hostid)
+        memcpy(self->hostid, hostid, 16);
+    if (addr)
+        memcpy(self->addr, addr, 16);
+    self->pid = pid;
+    self->port = port;
+    return 0;
+}
+
+/*  The endpoint in use. */
+const char *gimpi_groups_endpoint(gimpi_groups_t *self)
+{
+    assert(self);
+    return self->endpoint;
+}
+
+/*  Queries answered locally, requests sent. */
+void gimpi_groups_counters(gimpi_groups_t *self, uint64_t *local, uint64_t *remote)
+{
+    assert(self);
+    if (local)
+        *local = self->n_local;
+    if (remote)
+        *remote = self->n_remote;
+}
+
+/* ------------------------------------------------------------------ finding groupd */
+
+/*  1 when something accepts connections on the ipc path of the endpoint. */
+static int s_ipc_alive(const char *endpoint)
+{
+    const char *path = endpoint + 6;
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    if (strlen(path) >= sizeof sa.sun_path)
+        return 0;
+    strcpy(sa.sun_path, path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return 0;
+    int rc = connect(fd, (struct sockaddr *)&sa, sizeof sa);
+    close(fd);
+    return rc == 0;
+}
+
+/*  Path of the groupd program: $GIMPI_GROUPD_BIN, beside this program, the bindir,
+ *  else the bare name (PATH). */
+static const char *s_groupd_bin(char *buf, size_t size)
+{
+    const char *env = getenv("GIMPI_GROUPD_BIN");
+    if (env && *env)
+        return env;
+    char self_path[4096];
+    ssize_t n = readlink("/proc/self/exe", self_path, sizeof self_path - 1);
+    if (n > 0) {
+        self_path[n] = 0;
+        char *slash = strrchr(self_path, '/');
+        if (slash) {
+            *slash = 0;
+            snprintf(buf, size, "%s/groupd", self_path);
+            if (access(buf, X_OK) == 0)
+                return buf;
+        }
+    }
+    snprintf(buf, size, "%s/groupd", GIMPI_BINDIR);
+    if (access(buf, X_OK) == 0)
+        return buf;
+    return "groupd";
+}
+
+/*  Starts a groupd on our (ipc) endpoint and waits for its endpoint line. */
+static int s_start_groupd(gimpi_groups_t *self)
+{
+    char binbuf[4200];
+    const char *bin = s_groupd_bin(binbuf, sizeof binbuf);
+    char *argv[] = { (char *)bin, (char *)"--endpoint", self->endpoint, NULL };
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(p[0]);
+        close(p[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        dup2(p[1], 1);
+        int null = open("/dev/null", O_RDONLY);
+        if (null >= 0)
+            dup2(null, 0);
+        close_range(3, ~0U, 0);
+        if (strchr(bin, '/'))
+            execv(bin, argv);
+        else
+            execvp(bin, argv);
+        _exit(127);
+    }
+    close(p[1]);
+    char line[600];
+    size_t got = 0;
+    int64_t deadline = s_now_ms() + HELLO_TIMEOUT_MS;
+    while (got < sizeof line - 1) {
+        int left = (int)(deadline - s_now_ms());
+        struct pollfd pf = { .fd = p[0], .events = POLLIN };
+        if (left <= 0 || poll(&pf, 1, left) <= 0)
+            break;
+        ssize_t n = read(p[0], line + got, sizeof line - 1 - got);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+        if (memchr(line, '\n', got))
+            break;
+    }
+    close(p[0]);
+    line[got] = 0;
+    /* the program forks its daemon and exits at once (or refuses and exits) */
+    int status = 0;
+    for (int64_t end = s_now_ms() + 2000; waitpid(pid, &status, WNOHANG) == 0;) {
+        if (s_now_ms() > end) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            break;
+        }
+        struct timespec ts = { 0, 1000000 };
+        nanosleep(&ts, NULL);
+    }
+    if (strchr(line, '\n'))
+        return 0;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+        return -1;                  /* no groupd program */
+    /* refused because another task started one meanwhile, which may hold the lock but not
+       serve yet: wait (bounded) for it to accept connections */
+    for (int64_t end = s_now_ms() + HELLO_TIMEOUT_MS; s_now_ms() < end;) {
+        if (s_ipc_alive(self->endpoint))
+            return 0;
+        struct timespec ts = { 0, 2000000 };
+        nanosleep(&ts, NULL);
+    }
+    return -1;
+}
+
+/*  Connects, says HELLO, registers.  0, or GIMPI_ESYSERR (and the object is dead). */
+static int s_ready(gimpi_groups_t *self)
+{
+    if (self->state == 1)
+        return 0;
+    if (self->state < 0)
+        return GIMPI_ESYSERR;
+    self->state = -1;               /* until proven otherwise */
+    if (strncmp(self->endpoint, "ipc://", 6) == 0 && !s_ipc_alive(self->endpoint)
+        && s_start_groupd(self) < 0)
+        return GIMPI_ESYSERR;
+    self->dealer = zmq_socket(self->zctx, ZMQ_DEALER);
+    self->monitor = zmq_socket(self->zctx, ZMQ_PAIR);
+    if (!self->dealer || !self->monitor)
+        return GIMPI_ESYSERR;
+    int zero = 0, ivl = HEARTBEAT_MS, tmo = HEARTBEAT_MS * 4;
+    zmq_setsockopt(self->dealer, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_setsockopt(self->monitor, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_setsockopt(self->dealer, ZMQ_HEARTBEAT_IVL, &ivl, sizeof ivl);
+    zmq_setsockopt(self->dealer, ZMQ_HEARTBEAT_TIMEOUT, &tmo, sizeof tmo);
+    char mon[64];
+    snprintf(mon, sizeof mon, "inproc://gimpi-groups-%p", (void *)self);
+    if (zmq_socket_monitor(self->dealer, mon, ZMQ_EVENT_DISCONNECTED) < 0
+        || zmq_connect(self->monitor, mon) < 0
+        || zmq_connect(self->dealer, self->endpoint) < 0)
+        return GIMPI_ESYSERR;
+    self->state = 1;
+    gd_multipart_t mp;
+    gd_msg_t reply;
+    int rc = s_request(self, GD_HELLO, NULL, 0, HELLO_TIMEOUT_MS, &mp, &reply);
+    if (rc < 0) {
+        self->state = -1;
+        return GIMPI_ESYSERR;
+    }
+    const gd_value_t *ep = &reply.values[2];
+    snprintf(self->pub_endpoint, sizeof self->pub_endpoint, "%.*s", (int)ep->len,
+             (const char *)ep->data);
+    gd_multipart_close(&mp);
+    /* a wildcard TCP address: the events come from the host we reached groupd on */
+    char *any = strstr(self->pub_endpoint, "0.0.0.0");
+    if (strncmp(self->endpoint, "tcp://", 6) == 0 && any) {
+        char host[256], port[64];
+        const char *h = self->endpoint + 6;
+        const char *colon = strrchr(h, ':');
+        const char *pcolon = strrchr(self->pub_endpoint, ':');
+        if (colon && pcolon && (size_t)(colon - h) < sizeof host) {
+            snprintf(host, sizeof host, "%.*s", (int)(colon - h), h);
+            snprintf(port, sizeof port, "%s", pcolon + 1);
+            snprintf(self->pub_endpoint, sizeof self->pub_endpoint, "tcp://%s:%s", host, port);
+        }
+    }
+    char hostname[GD_MAX_TEXT + 1] = "";
+    gethostname(hostname, sizeof hostname - 1);
+    uint8_t proc[IMPI_PROC_SIZE];
+    impi_proc_t ip;
+    memcpy(ip.hostid, self->hostid, 16);
+    ip.pid = self->pid;
+    impi_proc_encode(proc, &ip);
+    gd_value_t v[5] = {
+        { .data = proc, .len = sizeof proc },
+        { .data = self->addr, .len = 16 },
+        { .i = self->port },
+        { .i = (int32_t)getpid() },
+        { .data = (const uint8_t *)hostname, .len = strlen(hostname) },
+    };
+    rc = s_request(self, GD_REGISTER, v, 5, REQUEST_TIMEOUT_MS, NULL, NULL);
+    if (rc <= 0) {
+        self->state = -1;
+        return rc < 0 ? rc : GIMPI_ESYSERR;
+    }
+    self->tid = rc;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ requests */
+
+/*  1 when the monitor reports the connection to groupd closed (the object is then dead).
+ *  ZMQ_EVENTS first: a plain non-blocking receive may be throttled and miss a queued event. */
+static int s_check_monitor(gimpi_groups_t *self)
+{
+    for (;;) {
+        int ev = 0;
+        size_t el = sizeof ev;
+        if (zmq_getsockopt(self->monitor, ZMQ_EVENTS, &ev, &el) < 0 || !(ev & ZMQ_POLLIN))
+            return self->state < 0;
+        gd_multipart_t mp;
+        if (gd_multipart_recv(self->monitor, &mp, ZMQ_DONTWAIT) < 0)
+            return self->state < 0;
+        if (mp.nparts >= 1 && mp.frames[0].len >= 2) {
+            uint16_t event = (uint16_t)(mp.frames[0].data[0] | mp.frames[0].data[1] << 8);
+            if (event == ZMQ_EVENT_DISCONNECTED)
+                self->state = -1;
+        }
+        gd_multipart_close(&mp);
+    }
+}
+
+/*  Sends a request and waits for its reply (timeout_ms < 0: as long as groupd lives).
+ *  Returns the reply's status or GIMPI_ESYSERR.  With mp_out the reply is kept for the
+ *  caller (who closes it); its status is values[0], version values[1], extras after. */
+static int s_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values, int nvalues,
+                     int timeout_ms, gd_multipart_t *mp_out, gd_msg_t *reply_out)
+{
+    if (mp_out)
+        memset(mp_out, 0, sizeof *mp_out);
+    if (reply_out)
+        memset(reply_out, 0, sizeof *reply_out);
+    if (self->state != 1)
+        return GIMPI_ESYSERR;
+    /* (the wait below watches the monitor too; a look first only when it is due) */
+    int64_t now = s_now_ns();
+    if (now - self->last_monitor_ns >= CHECK_INTERVAL_NS) {
+        if (s_check_monitor(self))
+            return GIMPI_ESYSERR;
+        self->last_monitor_ns = now;
+    }
+    const gd_command_info_t *info = gd_command_info(cmd);
+    uint8_t hdr[GD_HDR_SIZE], buf[8 * GD_MAX_FRAMES];
+    gd_frame_t frames[1 + GD_MAX_FRAMES];
+    uint32_t reqid = ++self->reqid;
+    gd_header_encode(hdr, cmd, reqid);
+    frames[0] = (gd_frame_t){ hdr, sizeof hdr };
+    int n = gd_values_encode(info->request, values, nvalues, buf, frames + 1);
+    if (n < 0)
+        return GIMPI_EBADPARAM;
+    if (gd_send_frames(self->dealer, NULL, 0, frames, 1 + n, 0) < 0)
+        return GIMPI_ESYSERR;
+    self->n_remote++;
+    int64_t deadline = timeout_ms < 0 ? -1 : s_now_ms() + timeout_ms;
+    for (;;) {
+        zmq_pollitem_t items[] = {
+            { self->dealer, 0, ZMQ_POLLIN, 0 },
+            { self->monitor, 0, ZMQ_POLLIN, 0 },
+        };
+        long left = deadline < 0 ? -1 : (long)(deadline - s_now_ms());
+        if (deadline >= 0 && left < 0)
+            return GIMPI_ESYSERR;
+        if (zmq_poll(items, 2, left) < 0 && errno != EINTR)
+            return GIMPI_ESYSERR;
+        if ((items[1].revents & ZMQ_POLLIN) && s_check_monitor(self))
+            return GIMPI_ESYSERR;
+        if (!(items[0].revents & ZMQ_POLLIN))
+            continue;
+        gd_multipart_t mp;
+        if (gd_multipart_recv(self->dealer, &mp, ZMQ_DONTWAIT) < 0)
+            continue;
+        gd_msg_t reply;
+        if (mp.truncated || gd_reply_decode(cmd, mp.frames, mp.nparts, &reply) != GD_OK
+            || reply.reqid != reqid) {
+            gd_multipart_close(&mp);    /* a late answer to an abandoned request */
+            continue;
+        }
+        int status = reply.values[0].i;
+        if (reply_out)
+            *reply_out = reply;
+        if (mp_out)
+            *mp_out = mp;
+        else
+            gd_multipart_close(&mp);
+        return status;
+    }
+}
+
+/* ------------------------------------------------------------------ the cache */
+
+/*  Puts tid at inst, growing the slot table. */
+static int s_slot_set(centry_t *e, int32_t inst, int32_t tid)
+{
+    if (inst < 0 || inst > (1 << 24))
+        return -1;
+    if (inst >= e->cap) {
+        int cap = e->cap ? e->cap : 8;
+        while (cap <= inst)
+            cap *= 2;
+        int32_t *ns = realloc(e->slots, (size_t)cap * sizeof *ns);
+        if (!ns)
+            return -1;
+        memset(ns + e->cap, 0, (size_t)(cap - e->cap) * sizeof *ns);
+        e->slots = ns;
+        e->cap = cap;
+    }
+    e->slots[inst] = tid;
+    return 0;
+}
+
+/*  Applies one event to its entry (version rules in the file comment). */
+static void s_apply(centry_t *e, const gd_msg_t *ev)
+{
+    uint64_t prev = ev->values[0].q, version = ev->values[1].q;
+    int32_t inst = ev->values[2].i, tid = ev->values[3].i, extra = ev->values[4].i;
+    if (e->state == C_SUBSCRIBING) {
+        e->state = C_MARKED;    /* anything on the topic proves the subscription */
+        return;
+    }
+    if (e->state != C_CURRENT || ev->kind == GD_EV_MARK || version <= e->version)
+        return;
+    if (prev == 0 && ev->kind == GD_EV_JOIN) {
+        if (e->slots)
+            memset(e->slots, 0, (size_t)e->cap * sizeof *e->slots);
+        e->exists = true;
+        e->dead = false;
+        e->frozen = 0;
+    } else if (prev != e->version || !e->exists) {
+        e->state = C_MARKED;    /* missed something: snapshot again */
+        return;
+    }
+    switch (ev->kind) {
+    case GD_EV_JOIN:
+        if (s_slot_set(e, inst, tid) < 0) {
+            e->state = C_MARKED;
+            return;
+        }
+        break;
+    case GD_EV_LEAVE:
+    case GD_EV_EXIT:
+        if (inst >= 0 && inst < e->cap)
+            e->slots[inst] = 0;
+        if (extra == 0)
+            e->exists = false;
+        break;
+    case GD_EV_FREEZE:
+        e->frozen = extra;
+        extra = e->size;        /* the frozen size, not the member count */
+        break;
+    case GD_EV_DEAD:
+        e->dead = true;
+        break;
+    default:
+        break;
+    }
+    e->size = extra;
+    e->version = version;
+}
+
+/*  Reads one event from the SUB socket (flags 0 or ZMQ_DONTWAIT); 1 read, 0 none. */
+static int s_read_event(gimpi_groups_t *self, int flags)
+{
+    gd_multipart_t mp;
+    if (gd_multipart_recv(self->sub, &mp, flags) < 0)
+        return 0;
+    gd_msg_t ev;
+    if (!mp.truncated && gd_event_decode(mp.frames, mp.nparts, &ev) == GD_OK) {
+        centry_t *e = gd_hash_get(self->cache, mp.frames[0].data + 1, mp.frames[0].len - 1);
+        if (e)
+            s_apply(e, &ev);
+    }
+    gd_multipart_close(&mp);
+    return 1;
+}
+
+/*  Applies every event already queued. */
+static void s_drain(gimpi_groups_t *self)
+{
+    if (self->sub)
+        while (s_read_event(self, ZMQ_DONTWAIT))
+            ;
+}
+
+/*  Waits (bounded) until a current entry has reached `version`. */
+static void s_sync(gimpi_groups_t *self, const char *group, uint64_t version)
+{
+    centry_t *e = gd_hash_get(self->cache, group, strlen(group));
+    if (!e || !self->sub)
+        return;
+    s_drain(self);
+    int64_t deadline = s_now_ms() + SYNC_TIMEOUT_MS;
+    while (e->state == C_CURRENT && e->version < version) {
+        long left = (long)(deadline - s_now_ms());
+        zmq_pollitem_t items[] = {
+            { self->sub, 0, ZMQ_POLLIN, 0 },
+            { self->monitor, 0, ZMQ_POLLIN, 0 },
+        };
+        if (left <= 0 || zmq_poll(items, 2, left) <= 0 || s_check_monitor(self)) {
+            e->state = C_MARKED;        /* not caught up: ask groupd next time */
+            return;
+        }
+        s_drain(self);
+    }
+}
+
+/*  Fetches a snapshot into a MARKED entry. */
+static void s_refresh(gimpi_groups_t *self, const char *group, centry_t *e)
+{
+    gd_multipart_t mp;
+    gd_msg_t reply;
+    gd_value_t v = { .data = (const uint8_t *)group, .len = strlen(group) };
+    int rc = s_request(self, GD_SNAPSHOT, &v, 1, REQUEST_TIMEOUT_MS, &mp, &reply);
+    if (rc == GIMPI_ENOGROUP) {
+        gd_multipart_close(&mp);
+        e->exists = false;
+        e->size = 0;
+        e->version = reply.values[1].q;
+        e->state = C_CURRENT;
+        return;
+    }
+    if (rc < 0) {
+        gd_multipart_close(&mp);
+        return;
+    }
+    const gd_value_t *b = &reply.values[2];
+    if (b->len < 8 || (b->len - 8) % 8 != 0) {
+        gd_multipart_close(&mp);
+        return;
+    }
+    if (e->slots)
+        memset(e->slots, 0, (size_t)e->cap * sizeof *e->slots);
+    e->frozen = (int32_t)gd_get32(b->data);
+    e->dead = gd_get32(b->data + 4) != 0;
+    for (size_t off = 8; off < b->len; off += 8)
+        if (s_slot_set(e, (int32_t)gd_get32(b->data + off),
+                       (int32_t)gd_get32(b->data + off + 4)) < 0) {
+            gd_multipart_close(&mp);
+            return;
+        }
+    e->exists = true;
+    e->size = rc;
+    e->version = reply.values[1].q;
+    e->state = C_CURRENT;
+    gd_multipart_close(&mp);
+}
+
+/*  The current cache entry of a group, or NULL (then the caller asks groupd).  The first
+ *  query of a group subscribes to it. */
+static centry_t *s_cached(gimpi_groups_t *self, const char *group)
+{
+    if (!self->sub) {
+        self->sub = zmq_socket(self->zctx, ZMQ_SUB);
+        int zero = 0, hwm = 0;
+        if (!self->sub)
+            return NULL;
+        zmq_setsockopt(self->sub, ZMQ_LINGER, &zero, sizeof zero);
+        zmq_setsockopt(self->sub, ZMQ_RCVHWM, &hwm, sizeof hwm);
+        if (zmq_connect(self->sub, self->pub_endpoint) < 0) {
+            zmq_close(self->sub);
+            self->sub = NULL;
+            return NULL;
+        }
+    }
+    int64_t now = s_now_ns();
+    if (now - self->last_check_ns >= CHECK_INTERVAL_NS) {
+        s_drain(self);
+        self->last_check_ns = now;
+    }
+    size_t len = strlen(group);
+    centry_t *e = gd_hash_get(self->cache, group, len);
+    if (!e) {
+        e = calloc(1, sizeof *e);
+        if (!e)
+            return NULL;
+        if (gd_hash_put(self->cache, group, len, e) < 0) {
+            free(e);
+            return NULL;
+        }
+        uint8_t *topic = malloc(len + 1);
+        if (topic) {
+            topic[0] = 'G';
+            memcpy(topic + 1, group, len);
+            zmq_setsockopt(self->sub, ZMQ_SUBSCRIBE, topic, len + 1);
+            free(topic);
+        }
+        return NULL;
+    }
+    if (e->state == C_MARKED)
+        s_refresh(self, group, e);
+    return e->state == C_CURRENT ? e : NULL;
+}
+
+/* ------------------------------------------------------------------ the calls */
+
+/*  Common entry: checks the name, connects.  0 or an error. */
+static int s_enter(gimpi_groups_t *self, const char *group)
+{
+    assert(self);
+    if (!group || !*group)
+        return GIMPI_ENULLGROUP;
+    if (strlen(group) > GD_MAX_NAME)
+        return GIMPI_EBADPARAM;
+    int rc = s_ready(self);
+    if (rc)
+        return rc;
+    if (s_now_ns() - self->last_check_ns >= CHECK_INTERVAL_NS && s_check_monitor(self))
+        return GIMPI_ESYSERR;
+    return 0;
+}
+
+/*  A request carrying the group name and an optional Int4; syncs the cache afterwards. */
+static int s_group_call(gimpi_groups_t *self, uint8_t cmd, const char *group, int32_t arg,
+                        int timeout_ms, bool sync)
+{
+    gd_value_t v[2] = { { .data = (const uint8_t *)group, .len = strlen(group) },
+                        { .i = arg } };
+    int nv = *gd_command_info(cmd)->request == 'n' && gd_command_info(cmd)->request[1] ? 2 : 1;
+    gd_multipart_t mp;
+    gd_msg_t reply;
+    int rc = s_request(self, cmd, v, nv, timeout_ms, &mp, &reply);
+    uint64_t version = reply.values[1].q;
+    gd_multipart_close(&mp);
+    if (sync && version && self->state == 1)
+        s_sync(self, group, version);
+    return rc;
+}
+
+/*  This task's tid. */
+int gimpi_group_mytid(gimpi_groups_t *self)
+{
+    assert(self);
+    int rc = s_ready(self);
+    return rc ? rc : self->tid;
+}
+
+/*  pvm_joingroup. */
+int gimpi_group_join(gimpi_groups_t *self, const char *group)
+{
+    int rc = s_enter(self, group);
+    return rc ? rc : s_group_call(self, GD_JOIN, group, 0, REQUEST_TIMEOUT_MS, true);
+}
+
+/*  pvm_lvgroup. */
+int gimpi_group_leave(gimpi_groups_t *self, const char *group)
+{
+    int rc = s_enter(self, group);
+    return rc ? rc : s_group_call(self, GD_LEAVE, group, 0, REQUEST_TIMEOUT_MS, true);
+}
+
+/*  pvm_gettid: from the cache when current. */
+int gimpi_group_gettid(gimpi_groups_t *self, const char *group, int inst)
+{
+    int rc = s_enter(self, group);
+    if (rc)
+        return rc;
+    centry_t *e = s_cached(self, group);
+    if (!e)
+        return s_group_call(self, GD_GETTID, group, inst, REQUEST_TIMEOUT_MS, false);
+    self->n_local++;
+    if (!e->exists)
+        return GIMPI_ENOGROUP;
+    if (inst < 0 || inst >= e->cap || !e->slots[inst])
+        return GIMPI_ENOINST;
+    return e->slots[inst];
+}
+
+/*  pvm_getinst: from the cache when current. */
+int gimpi_group_getinst(gimpi_groups_t *self, const char *group, int tid)
+{
+    int rc = s_enter(self, group);
+    if (rc)
+        return rc;
+    centry_t *e = s_cached(self, group);
+    if (!e)
+        return s_group_call(self, GD_GETINST, group, tid, REQUEST_TIMEOUT_MS, false);
+    self->n_local++;
+    if (!e->exists)
+        return GIMPI_ENOGROUP;
+    if (tid > 0)
+        for (int i = 0; i < e->cap; i++)
+            if (e->slots[i] == tid)
+                return i;
+    return GIMPI_ENOTINGROUP;
+}
+
+/*  pvm_gsize: from the cache when current. */
+int gimpi_group_gsize(gimpi_groups_t *self, const char *group)
+{
+    int rc = s_enter(self, group);
+    if (rc)
+        return rc;
+    centry_t *e = s_cached(self, group);
+    if (!e)
+        return s_group_call(self, GD_GSIZE, group, 0, REQUEST_TIMEOUT_MS, false);
+    self->n_local++;
+    return e->exists ? e->size : GIMPI_ENOGROUP;
+}
+
+/*  pvm_barrier: arbitrated by groupd; waits as long as groupd lives. */
+int gimpi_group_barrier(gimpi_groups_t *self, const char *group, int count)
+{
+    int rc = s_enter(self, group);
+    return rc ? rc : s_group_call(self, GD_BARRIER, group, count, -1, true);
+}
+
+/*  pvm_freezegroup: returns the frozen size. */
+int gimpi_group_freeze(gimpi_groups_t *self, const char *group, int size)
+{
+    int rc = s_enter(self, group);
+    return rc ? rc : s_group_call(self, GD_FREEZE, group, size, -1, true);
+}
+
+/*  Registration data of a tid. */
+int gimpi_group_lookup(gimpi_groups_t *self, int tid, gimpi_task_info_t *info)
+{
+    assert(self);
+    assert(info);
+    int rc = s_ready(self);
+    if (rc)
+        return rc;
+    gd_value_t v = { .i = tid };
+    gd_multipart_t mp;
+    gd_msg_t reply;
+    rc = s_request(self, GD_LOOKUP, &v, 1, REQUEST_TIMEOUT_MS, &mp, &reply);
+    if (rc >= 0) {
+        impi_proc_t proc;
+        impi_proc_decode(reply.values[2].data, &proc);
+        memset(info, 0, sizeof *info);
+        memcpy(info->hostid, proc.hostid, 16);
+        info->pid = proc.pid;
+        memcpy(info->addr, reply.values[3].data, 16);
+        info->port = reply.values[4].i;
+        info->ospid = reply.values[5].i;
+        snprintf(info->host, sizeof info->host, "%.*s", (int)reply.values[6].len,
+                 (const char *)reply.values[6].data);
+    }
+    gd_multipart_close(&mp);
+    return rc;
+}

@@ -1,0 +1,367 @@
+/*  t/gd_registry.c — the rules of groupd (groupd/gd_registry.c) without sockets: tids,
+ *  instance recycling, delete-on-empty, every error code of every call, barrier
+ *  arbitration (first count wins, mismatch not counted, -1, count > size, count 0 / < -1
+ *  refused without poisoning, a dead waiter's arrival counts), freeze rules, a frozen group
+ *  losing a member releasing its waiters with PvmNoGroup, exits from many groups, event
+ *  versions, STAT records, and memory stability under join/leave churn.
+ */
+#include "gtap.h"
+#include "gd_registry.h"
+#include "gimpi.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/*  What the sink saw. */
+typedef struct {
+    int nreplies;
+    uint32_t reqids[64];
+    int32_t statuses[64];
+    int nevents;
+    uint8_t last_kind;
+    uint64_t last_prev, last_version;
+    int32_t last_inst, last_tid, last_extra;
+    int bad_versions;           /* events whose prev was not the group's last version */
+    char names[32][16];         /* last version per group */
+    uint64_t seen[32];
+    int ngroups;
+} rec_t;
+
+static void s_reply(void *arg, const gd_waiter_t *w, int32_t status, uint64_t version)
+{
+    (void)version;
+    rec_t *r = arg;
+    if (r->nreplies < 64) {
+        r->reqids[r->nreplies] = w->reqid;
+        r->statuses[r->nreplies] = status;
+    }
+    r->nreplies++;
+}
+
+static void s_event(void *arg, const char *group, uint8_t kind, uint64_t prev, uint64_t version,
+                    int32_t inst, int32_t tid, int32_t extra)
+{
+    rec_t *r = arg;
+    int h = 0;
+    while (h < r->ngroups && strcmp(r->names[h], group))
+        h++;
+    if (h == r->ngroups && h < 31) {
+        snprintf(r->names[h], sizeof r->names[h], "%s", group);
+        r->seen[h] = 0;
+        r->ngroups++;
+    }
+    if (kind != GD_EV_MARK) {
+        if (prev != 0 && prev != r->seen[h])
+            r->bad_versions++;
+        if (version <= prev)
+            r->bad_versions++;
+        r->seen[h] = version;
+    }
+    r->nevents++;
+    r->last_kind = kind;
+    r->last_prev = prev;
+    r->last_version = version;
+    r->last_inst = inst;
+    r->last_tid = tid;
+    r->last_extra = extra;
+}
+
+/*  Status of the reply to reqid, or 99 when none came. */
+static int32_t s_status_of(const rec_t *r, uint32_t reqid)
+{
+    for (int k = 0; k < r->nreplies && k < 64; k++)
+        if (r->reqids[k] == reqid)
+            return r->statuses[k];
+    return 99;
+}
+
+static gd_waiter_t s_w(uint32_t reqid)
+{
+    gd_waiter_t w = { .keylen = 1, .reqid = reqid };
+    w.key[0] = (uint8_t)reqid;
+    return w;
+}
+
+/*  Registers task number k. */
+static int32_t s_reg(gd_registry_t *r, int k)
+{
+    gd_taskinfo_t info = { .ospid = 1000 + k };
+    snprintf(info.host, sizeof info.host, "host%d", k);
+    uint8_t key[4] = { 'k', (uint8_t)(k >> 8), (uint8_t)k, 0 };
+    return gd_registry_register(r, key, sizeof key, &info);
+}
+
+static void test_tids(void)
+{
+    rec_t rec = { 0 };
+    gd_sink_t sink = { s_reply, s_event, &rec };
+    gd_registry_t *r = gd_registry_new(&sink);
+    int32_t a = s_reg(r, 1), b = s_reg(r, 2);
+    ok(a > 0 && b > 0 && a != b, "tids positive and distinct");
+    cmp_ok(s_reg(r, 1), "==", a, "same routing id, same tid");
+    cmp_ok(gd_registry_remove(r, a, false), "==", 0, "unregistered");
+    int32_t c = s_reg(r, 1);
+    ok(c != a && c != b, "tid not reused after the task left");
+    cmp_ok(gd_registry_remove(r, a, false), "==", GIMPI_ENOTASK, "unknown tid");
+    uint64_t v;
+    cmp_ok(gd_registry_join(r, 12345, "g", &v), "==", GIMPI_ENOTASK, "unregistered cannot join");
+    gd_registry_destroy(&r);
+    ok(r == NULL, "destroy NULLs");
+}
+
+static void test_membership(void)
+{
+    rec_t rec = { 0 };
+    gd_sink_t sink = { s_reply, s_event, &rec };
+    gd_registry_t *r = gd_registry_new(&sink);
+    int32_t w[6];
+    for (int k = 0; k < 6; k++)
+        w[k] = s_reg(r, k);
+    uint64_t v;
+    for (int k = 0; k < 4; k++)
+        cmp_ok(gd_registry_join(r, w[k], "g", &v), "==", k, "w%d joins as %d", k, k);
+    ok(rec.last_kind == GD_EV_JOIN && rec.last_inst == 3 && rec.last_tid == w[3]
+       && rec.last_extra == 4 && rec.last_version == v, "join event with version and size");
+    cmp_ok(gd_registry_leave(r, w[1], "g", &v), "==", 0, "w1 leaves");
+    cmp_ok(gd_registry_gsize(r, "g", &v), "==", 3, "gsize counts members, not slots");
+    cmp_ok(gd_registry_gettid(r, "g", 1, &v), "==", GIMPI_ENOINST, "gettid of the hole");
+    cmp_ok(gd_registry_join(r, w[4], "g", &v), "==", 1, "next joiner gets the lowest free (1)");
+    cmp_ok(gd_registry_join(r, w[1], "g", &v), "==", 4, "w1 rejoins as 4");
+    cmp_ok(gd_registry_gettid(r, "g", 4, &v), "==", w[1], "gettid");
+    cmp_ok(gd_registry_getinst(r, "g", w[4], &v), "==", 1, "getinst");
+    /* errors of every membership call */
+    cmp_ok(gd_registry_join(r, w[0], "g", &v), "==", GIMPI_EDUPGROUP, "join twice: DupGroup");
+    cmp_ok(gd_registry_join(r, w[0], "", &v), "==", GIMPI_ENULLGROUP, "join '': NullGroup");
+    cmp_ok(gd_registry_join(r, w[0], NULL, &v), "==", GIMPI_ENULLGROUP, "join NULL: NullGroup");
+    cmp_ok(gd_registry_leave(r, w[5], "g", &v), "==", GIMPI_ENOTINGROUP, "leave by non-member");
+    cmp_ok(gd_registry_leave(r, w[0], "nope", &v), "==", GIMPI_ENOGROUP, "leave unknown group");
+    cmp_ok(gd_registry_leave(r, w[0], "", &v), "==", GIMPI_ENULLGROUP, "leave ''");
+    cmp_ok(gd_registry_gettid(r, "g", -1, &v), "==", GIMPI_ENOINST, "gettid -1");
+    cmp_ok(gd_registry_gettid(r, "g", 8, &v), "==", GIMPI_ENOINST, "gettid at capacity (PVM: garbage)");
+    cmp_ok(gd_registry_gettid(r, "g", 1 << 30, &v), "==", GIMPI_ENOINST, "gettid far out");
+    cmp_ok(gd_registry_gettid(r, "nope", 0, &v), "==", GIMPI_ENOGROUP, "gettid unknown group");
+    cmp_ok(gd_registry_gettid(r, "", 0, &v), "==", GIMPI_ENULLGROUP, "gettid ''");
+    cmp_ok(gd_registry_getinst(r, "g", -1, &v), "==", GIMPI_ENOTINGROUP, "getinst -1 (PVM: a free slot)");
+    cmp_ok(gd_registry_getinst(r, "g", w[5], &v), "==", GIMPI_ENOTINGROUP, "getinst non-member");
+    cmp_ok(gd_registry_getinst(r, "nope", w[0], &v), "==", GIMPI_ENOGROUP, "getinst unknown group");
+    cmp_ok(gd_registry_getinst(r, NULL, w[0], &v), "==", GIMPI_ENULLGROUP, "getinst NULL");
+    cmp_ok(gd_registry_gsize(r, "nope", &v), "==", GIMPI_ENOGROUP, "gsize unknown group");
+    cmp_ok(gd_registry_gsize(r, "", &v), "==", GIMPI_ENULLGROUP, "gsize ''");
+    /* delete on empty, rejoin from 0 */
+    for (int k = 0; k < 5; k++)
+        gd_registry_leave(r, w[k], "g", &v);
+    cmp_ok(gd_registry_ngroups(r), "==", 0, "last leave deletes the group");
+    cmp_ok(gd_registry_gsize(r, "g", &v), "==", GIMPI_ENOGROUP, "deleted group: NoGroup");
+    cmp_ok(gd_registry_join(r, w[3], "g", &v), "==", 0, "rejoin starts at 0");
+    cmp_ok(rec.last_prev, "==", 0, "creation event has previous version 0");
+    /* many groups, exit from all of them */
+    char name[16];
+    for (int k = 0; k < 5; k++) {
+        snprintf(name, sizeof name, "m%d", k);
+        gd_registry_join(r, w[0], name, &v);
+        gd_registry_join(r, w[1], name, &v);
+    }
+    cmp_ok(gd_registry_remove(r, w[0], true), "==", 0, "w0 exits");
+    int all = 1;
+    for (int k = 0; k < 5; k++) {
+        snprintf(name, sizeof name, "m%d", k);
+        all &= gd_registry_gsize(r, name, &v) == 1 && gd_registry_getinst(r, name, w[1], &v) == 1;
+    }
+    ok(all, "removed from all 5 groups, others keep their instances");
+    ok(rec.last_kind == GD_EV_EXIT, "exit published as EV_EXIT");
+    cmp_ok(rec.bad_versions, "==", 0, "every event's previous version was the group's last");
+    gd_registry_destroy(&r);
+}
+
+static void test_barrier(void)
+{
+    rec_t rec = { 0 };
+    gd_sink_t sink = { s_reply, s_event, &rec };
+    gd_registry_t *r = gd_registry_new(&sink);
+    int32_t w[5];
+    uint64_t v;
+    for (int k = 0; k < 5; k++)
+        w[k] = s_reg(r, k);
+    for (int k = 0; k < 3; k++)
+        gd_registry_join(r, w[k], "b", &v);
+    gd_waiter_t q;
+    q = s_w(1);
+    cmp_ok(gd_registry_barrier(r, w[0], "b", 3, &q, &v), "==", GD_PENDING, "w0 waits (3)");
+    q = s_w(2);
+    cmp_ok(gd_registry_barrier(r, w[1], "b", 2, &q, &v), "==", GIMPI_EMISMATCH, "w1 with 2: Mismatch");
+    q = s_w(3);
+    cmp_ok(gd_registry_barrier(r, w[2], "b", 3, &q, &v), "==", GD_PENDING, "w2 waits");
+    cmp_ok(rec.nreplies, "==", 0, "mismatch was not counted: nobody released");
+    q = s_w(4);
+    cmp_ok(gd_registry_barrier(r, w[1], "b", 3, &q, &v), "==", GD_PENDING, "w1 retries with 3");
+    ok(rec.nreplies == 3 && s_status_of(&rec, 1) == 0 && s_status_of(&rec, 3) == 0
+       && s_status_of(&rec, 4) == 0, "all three released with 0");
+    /* -1 is the current size */
+    rec.nreplies = 0;
+    q = s_w(5);
+    gd_registry_barrier(r, w[0], "b", -1, &q, &v);
+    q = s_w(6);
+    gd_registry_barrier(r, w[1], "b", -1, &q, &v);
+    q = s_w(7);
+    gd_registry_barrier(r, w[2], "b", 3, &q, &v);
+    cmp_ok(rec.nreplies, "==", 3, "-1 means the size (3)");
+    /* count 0 and < -1: BadParam, not poisoned */
+    q = s_w(8);
+    cmp_ok(gd_registry_barrier(r, w[0], "b", 0, &q, &v), "==", GIMPI_EBADPARAM, "count 0: BadParam");
+    cmp_ok(gd_registry_barrier(r, w[0], "b", -5, &q, &v), "==", GIMPI_EBADPARAM, "count -5: BadParam");
+    rec.nreplies = 0;
+    q = s_w(9);
+    gd_registry_barrier(r, w[0], "b", 2, &q, &v);
+    q = s_w(10);
+    gd_registry_barrier(r, w[1], "b", 2, &q, &v);
+    cmp_ok(rec.nreplies, "==", 2, "later barriers work: nothing poisoned");
+    /* count < size: the first count pass, the next opens a new episode */
+    rec.nreplies = 0;
+    q = s_w(11);
+    gd_registry_barrier(r, w[2], "b", 2, &q, &v);
+    cmp_ok(rec.nreplies, "==", 0, "third member opens a new episode");
+    q = s_w(12);
+    gd_registry_barrier(r, w[0], "b", 2, &q, &v);
+    cmp_ok(rec.nreplies, "==", 2, "and is released by the next arrival");
+    /* errors */
+    q = s_w(13);
+    cmp_ok(gd_registry_barrier(r, w[3], "b", 3, &q, &v), "==", GIMPI_ENOTINGROUP, "non-member");
+    cmp_ok(gd_registry_barrier(r, w[0], "nope", 3, &q, &v), "==", GIMPI_ENOGROUP, "unknown group");
+    cmp_ok(gd_registry_barrier(r, w[0], "", 3, &q, &v), "==", GIMPI_ENULLGROUP, "''");
+    q = s_w(14);
+    gd_registry_barrier(r, w[0], "b", 3, &q, &v);
+    q = s_w(15);
+    cmp_ok(gd_registry_barrier(r, w[0], "b", 3, &q, &v), "==", GIMPI_EALREADY,
+           "second arrival of the same task in one episode refused");
+    /* count > size waits for joins; a dead waiter's arrival counts */
+    rec.nreplies = 0;
+    q = s_w(16);
+    cmp_ok(gd_registry_barrier(r, w[1], "b", 4, &q, &v), "==", GIMPI_EMISMATCH,
+           "episode count is 3 (first arrival fixed it)");
+    gd_registry_barrier(r, w[1], "b", 3, &q, &v);
+    gd_registry_remove(r, w[0], true);           /* w0 dies while waiting */
+    q = s_w(17);
+    gd_registry_barrier(r, w[2], "b", 3, &q, &v);
+    ok(rec.nreplies == 3 && s_status_of(&rec, 16) == 0 && s_status_of(&rec, 17) == 0,
+       "two live members + a dead waiter complete a 3-count barrier");
+    rec.nreplies = 0;
+    q = s_w(18);
+    gd_registry_barrier(r, w[1], "b", 3, &q, &v);
+    q = s_w(19);
+    gd_registry_barrier(r, w[2], "b", 3, &q, &v);
+    cmp_ok(rec.nreplies, "==", 0, "count 3 > size 2 waits");
+    gd_registry_join(r, w[4], "b", &v);
+    q = s_w(20);
+    gd_registry_barrier(r, w[4], "b", 3, &q, &v);
+    cmp_ok(rec.nreplies, "==", 3, "a new member's arrival completes it");
+    gd_registry_destroy(&r);
+}
+
+static void test_freeze(void)
+{
+    rec_t rec = { 0 };
+    gd_sink_t sink = { s_reply, s_event, &rec };
+    gd_registry_t *r = gd_registry_new(&sink);
+    int32_t w[5];
+    uint64_t v;
+    for (int k = 0; k < 5; k++)
+        w[k] = s_reg(r, k);
+    for (int k = 0; k < 3; k++)
+        gd_registry_join(r, w[k], "f", &v);
+    gd_waiter_t q = s_w(1);
+    cmp_ok(gd_registry_freeze(r, w[0], "f", 0, &q, &v), "==", GIMPI_EBADPARAM, "freeze 0: BadParam");
+    cmp_ok(gd_registry_freeze(r, w[3], "f", 2, &q, &v), "==", GIMPI_ENOTINGROUP, "non-member");
+    cmp_ok(gd_registry_freeze(r, w[0], "nope", 2, &q, &v), "==", GIMPI_ENOGROUP, "unknown group");
+    cmp_ok(gd_registry_freeze(r, w[0], NULL, 2, &q, &v), "==", GIMPI_ENULLGROUP, "NULL");
+    cmp_ok(gd_registry_freeze(r, w[0], "f", 2, &q, &v), "==", GD_PENDING, "w0 freezes (2)");
+    q = s_w(2);
+    cmp_ok(gd_registry_freeze(r, w[1], "f", 3, &q, &v), "==", GIMPI_EMISMATCH, "w1 with 3: Mismatch");
+    cmp_ok(rec.nreplies, "==", 0, "not counted");
+    q = s_w(3);
+    gd_registry_freeze(r, w[1], "f", -1 + 3, &q, &v);
+    ok(rec.nreplies == 2 && s_status_of(&rec, 1) == 2 && s_status_of(&rec, 3) == 2,
+       "freeze returns the size (2) to both");
+    ok(rec.last_kind == GD_EV_FREEZE && rec.last_extra == 2, "EV_FREEZE published");
+    cmp_ok(gd_registry_gsize(r, "f", &v), "==", 3, "frozen membership lists all 3 members");
+    q = s_w(4);
+    cmp_ok(gd_registry_freeze(r, w[2], "f", 2, &q, &v), "==", GIMPI_EDUPGROUP, "second freeze: DupGroup");
+    cmp_ok(gd_registry_join(r, w[3], "f", &v), "==", GIMPI_ENOTINGROUP, "join frozen: NotInGroup");
+    /* frozen group losing a member releases the waiters with NoGroup */
+    rec.nreplies = 0;
+    q = s_w(5);
+    gd_registry_barrier(r, w[0], "f", 3, &q, &v);
+    q = s_w(6);
+    gd_registry_barrier(r, w[1], "f", 3, &q, &v);
+    cmp_ok(rec.nreplies, "==", 0, "two wait on the frozen group");
+    gd_registry_remove(r, w[2], true);
+    ok(rec.nreplies == 2 && s_status_of(&rec, 5) == GIMPI_ENOGROUP
+       && s_status_of(&rec, 6) == GIMPI_ENOGROUP, "member lost: waiters released with NoGroup");
+    q = s_w(7);
+    cmp_ok(gd_registry_barrier(r, w[0], "f", 2, &q, &v), "==", GIMPI_ENOGROUP, "dead static: barrier NoGroup");
+    cmp_ok(gd_registry_join(r, w[3], "f", &v), "==", GIMPI_ENOTINGROUP, "dead static: cannot join");
+    /* -1 freeze with larger target waits for joins */
+    gd_registry_join(r, w[3], "h", &v);
+    q = s_w(8);
+    gd_registry_freeze(r, w[3], "h", 2, &q, &v);
+    rec.nreplies = 0;
+    gd_registry_join(r, w[4], "h", &v);
+    q = s_w(9);
+    gd_registry_freeze(r, w[4], "h", -1, &q, &v);
+    cmp_ok(rec.nreplies, "==", 2, "freeze larger than the group completes after a join");
+    gd_registry_destroy(&r);
+}
+
+static void test_stat_churn(void)
+{
+    rec_t rec = { 0 };
+    gd_sink_t sink = { s_reply, s_event, &rec };
+    gd_registry_t *r = gd_registry_new(&sink);
+    int32_t a = s_reg(r, 1), b = s_reg(r, 2);
+    uint64_t v;
+    gd_registry_join(r, a, "zz", &v);
+    gd_registry_join(r, b, "aa", &v);
+    gd_registry_join(r, a, "aa", &v);
+    gd_waiter_t q = s_w(1);
+    gd_registry_barrier(r, a, "aa", 2, &q, &v);
+    uint8_t **recs;
+    size_t *lens;
+    cmp_ok(gd_registry_stat(r, "", &recs, &lens), "==", 2, "two records");
+    gd_groupstat_t st;
+    cmp_ok(gd_groupstat_decode(recs[0], lens[0], &st), "==", GD_OK, "first record decodes");
+    ok(!strcmp(st.name, "aa") && st.size == 2 && st.bar_count == 2 && st.bar_arrived == 1
+       && st.nbar_waiters == 1 && st.bar_waiters[0] == a && st.members[0].tid == b
+       && !strcmp(st.members[1].host, "host1"), "sorted by name, barrier and members shown");
+    gd_groupstat_clear(&st);
+    for (int k = 0; k < 2; k++)
+        free(recs[k]);
+    free(recs);
+    free(lens);
+    q = s_w(2);
+    gd_registry_barrier(r, b, "aa", 2, &q, &v);
+    cmp_ok(gd_registry_stat(r, "aa", &recs, &lens), "==", 1, "one record by name");
+    gd_groupstat_decode(recs[0], lens[0], &st);
+    ok(st.bar_count == 0 && st.nbar_waiters == 0, "no stale waiters after the barrier completed");
+    gd_groupstat_clear(&st);
+    free(recs[0]);
+    free(recs);
+    free(lens);
+    cmp_ok(gd_registry_stat(r, "nope", &recs, &lens), "==", GIMPI_ENOGROUP, "stat of unknown group");
+    for (int k = 0; k < 200000; k++) {
+        gd_registry_join(r, b, "churn", &v);
+        gd_registry_leave(r, b, "churn", &v);
+    }
+    cmp_ok(gd_registry_ngroups(r), "==", 2, "200,000 join/leave pairs leave no group behind");
+    cmp_ok(rec.bad_versions, "==", 0, "versions consistent through the churn");
+    gd_registry_destroy(&r);
+}
+
+int main(void)
+{
+    plan(NO_PLAN);
+    test_tids();
+    test_membership();
+    test_barrier();
+    test_freeze();
+    test_stat_churn();
+    done_testing();
+}

@@ -1,0 +1,100 @@
+/*  gdtest.c — private groupd daemons and raw protocol exchanges for the groupd tests. */
+#include "gdtest.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zmq.h>
+
+/*  Starts a private groupd and reads its endpoint line. */
+int gdt_start(gdt_daemon_t *d, const char *extra)
+{
+    return gdt_start_ep(d, NULL, extra);
+}
+
+/*  Starts a groupd on a given endpoint (NULL: ipc in a fresh temporary directory). */
+int gdt_start_ep(gdt_daemon_t *d, const char *endpoint, const char *extra)
+{
+    memset(d, 0, sizeof *d);
+    snprintf(d->dir, sizeof d->dir, "/tmp/gdtest-XXXXXX");
+    if (!mkdtemp(d->dir))
+        return -1;
+    if (endpoint)
+        snprintf(d->endpoint, sizeof d->endpoint, "%s", endpoint);
+    else
+        snprintf(d->endpoint, sizeof d->endpoint, "ipc://%s/gd", d->dir);
+    char bin[4096];
+    snprintf(bin, sizeof bin, "%s", tl_prog("groupd/groupd"));
+    char *argv[8] = { bin, (char *)"--foreground", (char *)"--endpoint", d->endpoint };
+    int n = 4;
+    if (extra)
+        argv[n++] = (char *)extra;
+    argv[n] = NULL;
+    if (tl_spawn(argv, &d->child) < 0)
+        return -1;
+    d->running = true;
+    char line[512];
+    if (tl_read_line(d->child.out, line, sizeof line, 20000) < 0)
+        return -1;
+    if (endpoint && strncmp(endpoint, "tcp://", 6) == 0)
+        snprintf(d->endpoint, sizeof d->endpoint, "%s", line);
+    else if (strcmp(line, d->endpoint))
+        return -1;
+    return 0;
+}
+
+/*  Stops it with SIGTERM. */
+int gdt_stop(gdt_daemon_t *d)
+{
+    if (!d->running)
+        return 0;
+    kill(d->child.pid, SIGTERM);
+    int st = tl_wait(&d->child, 20000);
+    tl_child_close(&d->child);
+    d->running = false;
+    return st;
+}
+
+/*  Kills it with SIGKILL. */
+void gdt_kill(gdt_daemon_t *d)
+{
+    if (!d->running)
+        return;
+    kill(d->child.pid, SIGKILL);
+    tl_wait(&d->child, 20000);
+    tl_child_close(&d->child);
+    d->running = false;
+}
+
+/*  Removes the files of the temporary directory, then the directory. */
+void gdt_cleanup(gdt_daemon_t *d)
+{
+    DIR *dir = opendir(d->dir);
+    if (!dir)
+        return;
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s", d->dir, e->d_name);
+        unlink(path);
+    }
+    closedir(dir);
+    rmdir(d->dir);
+}
+
+/*  One request, one reply, bounded. */
+int gdt_exchange(void *sock, const gd_frame_t *frames, int nframes, gd_multipart_t *mp,
+                 int timeout_ms)
+{
+    if (gd_send_frames(sock, NULL, 0, frames, nframes, 0) < 0)
+        return -1;
+    zmq_pollitem_t item = { sock, 0, ZMQ_POLLIN, 0 };
+    if (zmq_poll(&item, 1, timeout_ms) <= 0)
+        return -1;
+    return gd_multipart_recv(sock, mp, 0);
+}

@@ -1,0 +1,247 @@
+/*  t/groupd_daemon.c — the groupd program over real sockets, spoken to frame by frame
+ *  from a raw DEALER: it prints its endpoint, refuses a second instance on the same
+ *  endpoint, answers bad requests (unknown command, short and extra frames, oversize and
+ *  NUL-carrying names, wrong version, garbage) with error replies and keeps serving,
+ *  publishes events with versions (and a MARK when a subscription arrives), removes a
+ *  task whose connection closes, and exits 0 on SIGTERM.
+ */
+#include "gtap.h"
+#include "gdtest.h"
+#include "gimpi.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zmq.h>
+
+/*  Sends a request built from a header and argument frames; returns the reply status
+ *  (or 1000 on no reply / undecodable reply), the reply kind in *kind. */
+static int s_call(void *sock, uint8_t cmd, uint8_t version, const gd_frame_t *args, int nargs,
+                  uint8_t *kind, uint64_t *ver)
+{
+    uint8_t hdr[GD_HDR_SIZE];
+    gd_header_encode(hdr, cmd, 4242);
+    hdr[2] = version;
+    gd_frame_t f[24] = { { hdr, sizeof hdr } };
+    for (int k = 0; k < nargs; k++)
+        f[1 + k] = args[k];
+    gd_multipart_t mp;
+    if (gdt_exchange(sock, f, 1 + nargs, &mp, 20000) < 0)
+        return 1000;
+    int status = 1000;
+    if (mp.nparts >= 3 && mp.frames[1].len == 4) {
+        status = (int32_t)gd_get32(mp.frames[1].data);
+        if (kind)
+            *kind = mp.frames[0].len == GD_HDR_SIZE ? mp.frames[0].data[3] : 0;
+        if (ver && mp.frames[2].len == 8)
+            *ver = gd_get64(mp.frames[2].data);
+    }
+    gd_multipart_close(&mp);
+    return status;
+}
+
+static void *s_dealer(void *zctx, const char *ep)
+{
+    void *s = zmq_socket(zctx, ZMQ_DEALER);
+    int zero = 0;
+    zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_connect(s, ep);
+    return s;
+}
+
+/*  REGISTER with a given ospid. */
+static int s_register(void *s)
+{
+    static const uint8_t proc[24] = { 0 }, addr[16] = { 0 };
+    uint8_t port[4], pid[4];
+    gd_put32(port, 0);
+    gd_put32(pid, (uint32_t)getpid());
+    gd_frame_t a[5] = { { proc, 24 }, { addr, 16 }, { port, 4 }, { pid, 4 },
+                        { (const uint8_t *)"h", 1 } };
+    return s_call(s, GD_REGISTER, GD_VERSION, a, 5, NULL, NULL);
+}
+
+int main(void)
+{
+    plan(NO_PLAN);
+    alarm(600);         /* a hang is a failure, not a stuck suite */
+    gdt_daemon_t d;
+    if (gdt_start(&d, getenv("GDT_EXTRA")) < 0)
+        BAIL_OUT("groupd did not start");
+    pass("groupd printed its endpoint %s", d.endpoint);
+
+    /* a second groupd on the same endpoint refuses */
+    tl_child_t second;
+    char bin[4096];
+    snprintf(bin, sizeof bin, "%s", tl_prog("groupd/groupd"));
+    char *argv[] = { bin, (char *)"--foreground", (char *)"--endpoint", d.endpoint, NULL };
+    ok(tl_spawn(argv, &second) == 0, "second groupd spawned");
+    int st = tl_wait(&second, 20000);
+    ok(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) != 0, "second groupd exits non-zero");
+    char err[1024];
+    tl_read_all(second.err, err, sizeof err, 5000);
+    ok(strstr(err, "already serving") != NULL, "with a clear message: %s", err);
+    tl_child_close(&second);
+
+    void *zctx = zmq_ctx_new();
+    void *s = s_dealer(zctx, d.endpoint);
+    uint8_t kind = 0;
+    cmp_ok(s_call(s, GD_PING, GD_VERSION, NULL, 0, &kind, NULL), "==", 0, "PING answered");
+    cmp_ok(kind, "==", GD_PING | GD_REPLY_FLAG, "reply kind");
+    gd_frame_t g = { (const uint8_t *)"grp", 3 };
+    cmp_ok(s_call(s, GD_JOIN, GD_VERSION, &g, 1, NULL, NULL), "==", GIMPI_ENOTASK,
+           "join before REGISTER: NoTask");
+    int tid = s_register(s);
+    cmp_ok(tid, ">", 0, "registered, tid 0x%x", (unsigned)tid);
+    cmp_ok(s_register(s), "==", tid, "registering again gives the same tid");
+
+    /* bad requests */
+    cmp_ok(s_call(s, 0x7E, GD_VERSION, NULL, 0, &kind, NULL), "==", GIMPI_ENOTIMPL,
+           "unknown command: NotImpl");
+    cmp_ok(kind, "==", 0x7E | GD_REPLY_FLAG, "echoing its code");
+    cmp_ok(s_call(s, GD_PING, GD_VERSION + 1, NULL, 0, NULL, NULL), "==", GIMPI_EBADVERSION,
+           "wrong version: BadVersion");
+    cmp_ok(s_call(s, GD_JOIN, GD_VERSION, NULL, 0, NULL, NULL), "==", GIMPI_EBADMSG,
+           "short (missing frame): BadMsg");
+    gd_frame_t two[2] = { g, g };
+    cmp_ok(s_call(s, GD_JOIN, GD_VERSION, two, 2, NULL, NULL), "==", GIMPI_EBADMSG,
+           "extra frame: BadMsg");
+    char *big = malloc(GD_MAX_NAME + 100);
+    memset(big, 'x', GD_MAX_NAME + 100);
+    gd_frame_t bigf = { (const uint8_t *)big, GD_MAX_NAME + 100 };
+    cmp_ok(s_call(s, GD_JOIN, GD_VERSION, &bigf, 1, NULL, NULL), "==", GIMPI_EBADMSG,
+           "oversize name: BadMsg");
+    free(big);
+    gd_frame_t nul = { (const uint8_t *)"a\0b", 3 };
+    cmp_ok(s_call(s, GD_JOIN, GD_VERSION, &nul, 1, NULL, NULL), "==", GIMPI_EBADMSG,
+           "NUL in a name: BadMsg");
+    gd_frame_t shortint[2] = { g, { (const uint8_t *)"ab", 2 } };
+    cmp_ok(s_call(s, GD_GETTID, GD_VERSION, shortint, 2, NULL, NULL), "==", GIMPI_EBADMSG,
+           "2-byte Int4: BadMsg");
+    gd_frame_t empty = { (const uint8_t *)"", 0 };
+    cmp_ok(s_call(s, GD_JOIN, GD_VERSION, &empty, 1, NULL, NULL), "==", GIMPI_ENULLGROUP,
+           "empty name: NullGroup");
+    {
+        gd_frame_t junk = { (const uint8_t *)"garbage!!", 9 };
+        gd_multipart_t mp;
+        int rc = gdt_exchange(s, &junk, 1, &mp, 20000);
+        ok(rc == 0 && mp.nparts == 3 && mp.frames[0].data[3] == GD_BAD_KIND
+           && (int32_t)gd_get32(mp.frames[1].data) == GIMPI_EBADMSG, "garbage header: BadMsg");
+        if (rc == 0)
+            gd_multipart_close(&mp);
+    }
+    {
+        /* 200 frames: read, dropped beyond the bound, answered */
+        uint8_t hdr[GD_HDR_SIZE];
+        gd_header_encode(hdr, GD_PING, 1);
+        gd_frame_t many[200];
+        many[0] = (gd_frame_t){ hdr, sizeof hdr };
+        for (int k = 1; k < 200; k++)
+            many[k] = (gd_frame_t){ (const uint8_t *)"z", 1 };
+        gd_multipart_t mp;
+        int rc = gdt_exchange(s, many, 200, &mp, 20000);
+        ok(rc == 0 && mp.nparts == 3 && (int32_t)gd_get32(mp.frames[1].data) == GIMPI_EBADMSG,
+           "200-frame request: BadMsg");
+        if (rc == 0)
+            gd_multipart_close(&mp);
+    }
+    cmp_ok(s_call(s, GD_PING, GD_VERSION, NULL, 0, NULL, NULL), "==", 0, "still serving");
+
+    /* events: subscribe, MARK, then a join with versions */
+    void *sub = zmq_socket(zctx, ZMQ_SUB);
+    int zero = 0;
+    zmq_setsockopt(sub, ZMQ_LINGER, &zero, sizeof zero);
+    char pub[700];
+    snprintf(pub, sizeof pub, "%s.pub", d.endpoint);
+    zmq_connect(sub, pub);
+    zmq_setsockopt(sub, ZMQ_SUBSCRIBE, "Ggrp", 4);
+    zmq_pollitem_t item = { sub, 0, ZMQ_POLLIN, 0 };
+    gd_multipart_t mp;
+    gd_msg_t ev;
+    int got = zmq_poll(&item, 1, 20000) == 1 && gd_multipart_recv(sub, &mp, 0) == 0;
+    ok(got && gd_event_decode(mp.frames, mp.nparts, &ev) == GD_OK && ev.kind == GD_EV_MARK,
+       "a MARK arrives once the subscription is live");
+    if (got)
+        gd_multipart_close(&mp);
+    uint64_t v = 0;
+    cmp_ok(s_call(s, GD_JOIN, GD_VERSION, &g, 1, NULL, &v), "==", 0, "join 'grp' -> 0");
+    got = zmq_poll(&item, 1, 20000) == 1 && gd_multipart_recv(sub, &mp, 0) == 0;
+    ok(got && gd_event_decode(mp.frames, mp.nparts, &ev) == GD_OK && ev.kind == GD_EV_JOIN
+       && ev.values[0].q == 0 && ev.values[1].q == v && ev.values[3].i == tid,
+       "EV_JOIN published: created (prev 0), version as in the reply, our tid");
+    if (got)
+        gd_multipart_close(&mp);
+
+    /* STAT */
+    {
+        uint8_t hdr[GD_HDR_SIZE];
+        gd_header_encode(hdr, GD_STAT, 5);
+        gd_frame_t f[2] = { { hdr, sizeof hdr }, empty };
+        int rc = gdt_exchange(s, f, 2, &mp, 20000);
+        gd_groupstat_t gs;
+        ok(rc == 0 && mp.nparts == 4 && gd_groupstat_decode(mp.frames[3].data, mp.frames[3].len,
+                                                            &gs) == GD_OK
+           && !strcmp(gs.name, "grp") && gs.size == 1 && gs.members[0].tid == tid,
+           "STAT lists the group");
+        if (rc == 0) {
+            gd_groupstat_clear(&gs);
+            gd_multipart_close(&mp);
+        }
+    }
+
+    /* a second task's connection closes: it leaves */
+    void *s2 = s_dealer(zctx, d.endpoint);
+    int tid2 = s_register(s2);
+    cmp_ok(s_call(s2, GD_JOIN, GD_VERSION, &g, 1, NULL, NULL), "==", 1, "task 2 joins as 1");
+    zmq_close(s2);
+    int64_t t0 = tl_now_ms();
+    got = 0;
+    while (tl_now_ms() - t0 < 20000) {
+        if (zmq_poll(&item, 1, 20000) != 1 || gd_multipart_recv(sub, &mp, 0) < 0)
+            break;
+        if (gd_event_decode(mp.frames, mp.nparts, &ev) == GD_OK && ev.kind == GD_EV_EXIT
+            && ev.values[3].i == tid2)
+            got = 1;
+        gd_multipart_close(&mp);
+        if (got)
+            break;
+    }
+    ok(got, "EV_EXIT published when task 2's connection closed");
+    cmp_ok(tl_now_ms() - t0, "<", 1000, "within 1 s (%lld ms)", (long long)(tl_now_ms() - t0));
+
+    /* fd recycling: short-lived connections come and go while tasks register on the
+       freed fd numbers; a late end-of-connection must never remove the new task */
+    enum { NKEEP = 200 };
+    void *keep[NKEEP];
+    int joined = 0;
+    gd_frame_t cg = { (const uint8_t *)"fdchurn", 7 };
+    for (int k = 0; k < NKEEP; k++) {
+        void *brief = s_dealer(zctx, d.endpoint);
+        s_call(brief, GD_PING, GD_VERSION, NULL, 0, NULL, NULL);
+        zmq_close(brief);
+        keep[k] = s_dealer(zctx, d.endpoint);
+        if (s_register(keep[k]) > 0 && s_call(keep[k], GD_JOIN, GD_VERSION, &cg, 1, NULL, NULL) >= 0)
+            joined++;
+    }
+    cmp_ok(joined, "==", NKEEP, "%d tasks registered on recycled fds and joined", NKEEP);
+    gd_frame_t gsz = cg;
+    cmp_ok(s_call(s, GD_GSIZE, GD_VERSION, &gsz, 1, NULL, NULL), "==", NKEEP,
+           "none of them was taken for a closed connection");
+    for (int k = 0; k < NKEEP; k++)
+        zmq_close(keep[k]);
+    int64_t t1 = tl_now_ms();
+    int left = NKEEP;
+    while (left > 0 && tl_now_ms() - t1 < 20000)
+        left = s_call(s, GD_GSIZE, GD_VERSION, &gsz, 1, NULL, NULL);
+    cmp_ok(left, "==", GIMPI_ENOGROUP, "all removed when their connections closed");
+
+    zmq_close(sub);
+    zmq_close(s);
+    zmq_ctx_term(zctx);
+    st = gdt_stop(&d);
+    ok(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "SIGTERM: exit 0");
+    gdt_cleanup(&d);
+    done_testing();
+}
