@@ -3,7 +3,7 @@
  *  barrier, freeze, gettid, getinst, gsize, snapshot, stat); after each one the invariants
  *  are checked: gsize is the number of members, gettid and getinst agree, every event's
  *  previous version is the group's last one, versions only grow, no waiter is answered
- *  twice.  Build:
+ *  twice.  Built by `make fuzz`, run by `make fuzz-run`; by hand:
  *      clang -g -fsanitize=fuzzer,address,undefined -Iinclude -Ilibgimpi -Igroupd \
  *          fuzz/fuzz_gd_registry.c groupd/gd_registry.c libgimpi/gd_proto.c \
  *          libgimpi/gd_hash.c -lzmq -o fuzz_gd_registry
