@@ -9,7 +9,8 @@ SERVER="$top_builddir/groupd/impi-server"
 RUN="$top_builddir/groupd/gimpirun"
 TASK="$top_builddir/t/job_task"
 tmp=$(mktemp -d)
-trap 'kill -9 $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+# TERM, not KILL: timeout(1) passes TERM on to the program it runs
+trap 'kill $(jobs -p) 2>/dev/null; wait; rm -rf "$tmp"' EXIT
 n=0 failed=0
 ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi; }
 echo "1..7"
@@ -41,5 +42,5 @@ read -r -t 20 addr <&3
 IMPI_AUTH_KEY=999 timeout 60 "$RUN" -timeout 5 -client 0 "$addr" -np 1 "$TASK" info >"$tmp/bad" 2>&1
 rc=$?
 if [ $rc = 1 ] && grep -q "startup failed" "$tmp/bad"; then ok 0 "wrong key: clear error, exit 1"; else ok 1 "wrong key (rc $rc)"; sed 's/^/# /' "$tmp/bad"; fi
-kill $srv 2>/dev/null
+kill $srv 2>/dev/null; wait $srv 2>/dev/null
 exit $((failed > 0))

@@ -10,7 +10,8 @@ SERVER="$top_builddir/groupd/impi-server"
 RUN="$top_builddir/groupd/gimpirun"
 TASK="$top_builddir/t/job_msg"
 tmp=$(mktemp -d)
-trap 'kill -9 $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+# TERM, not KILL: timeout(1) passes TERM on to the program it runs
+trap 'kill $(jobs -p) 2>/dev/null; wait; rm -rf "$tmp"' EXIT
 n=0 failed=0
 ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi; }
 # job NAME WANT_OK_LINES ARGS...: runs gimpirun, checks exit 0 and the number of ok lines
