@@ -45,6 +45,7 @@
 #define SPIN_US_DEFAULT 500         /* how long a blocked call polls (yielding) before sleeping */
 #define BUFFER_AFTER_US 1000        /* a standard long send copies its data after this */
 #define IDLE_TAKEOVER_MS 2          /* app out of the library this long: thread polls */
+#define BATCH_MAX 16                /* continuation packets written with the current one */
 
 /* ------------------------------------------------------------------ types */
 
@@ -136,6 +137,7 @@ typedef struct {
     /* send side */
     int tbusy, tkind, tlast, tfini, want_out;
     uint8_t thdr[IMPI_PACKET_SIZE];
+    uint8_t bhdr[BATCH_MAX][IMPI_PACKET_SIZE];     /* headers of batched packets */
     size_t thdr_off;
     const uint8_t *tpay;
     size_t tpay_len, tpay_off;
@@ -612,7 +614,48 @@ static void s_packet_done(gimpi_msg_t *self, int h)
     }
 }
 
+/*  Prints the packet just chosen for connection h (GIMPI_DEBUG=1). */
+static void s_debug_out(gimpi_msg_t *self, int h)
+{
+    impi_packet_t pk;
+    char line[400];
+    impi_packet_decode(self->conns[h].thdr, UINT32_MAX, &pk);
+    fprintf(stderr, "gimpi[rank %d] -> host %d: %s\n", self->rank, h,
+            impi_packet_format(&pk, line, sizeof line));
+}
+
+/*  Appends to iov the continuation packets that s_next_packet would choose right after
+ *  the one being written on c: more DATA of the same long send, while the host has one
+ *  proc, nothing else is queued (urgent, control, first packets, FINI) and the pair has
+ *  credit.  Their headers are encoded into c->bhdr with the sequence numbers they will
+ *  get; nothing is committed (the caller takes the packets that did get written through
+ *  s_next_packet, which then yields exactly these).  So one sendmsg writes up to
+ *  BATCH_MAX packets more, and the bytes on the wire are the same as one by one. */
+static void s_batch(gimpi_msg_t *self, conn_t *c, struct iovec *iov, int *niov)
+{
+    gimpi_msg_req_t *r = c->treq;
+    if (c->tkind != T_REST || c->tlast || c->nprocs != 1 || c->urgent.head || c->fini_queued)
+        return;
+    int p = c->procs[0];
+    peer_t *peer = &self->peers[p];
+    if (peer->ctl.head || peer->first.head || peer->rest.head != r)
+        return;
+    uint64_t seq = self->seq;
+    size_t off = r->off;
+    for (uint32_t k = 0; k < BATCH_MAX && off < r->len && peer->tx_count + k < self->hiwater;
+         k++) {
+        size_t n = r->len - off < self->pktlen ? r->len - off : self->pktlen;
+        s_header(self, c->bhdr[k], IMPI_PK_DATA, p, r->id, r->drqid, r->len, (uint32_t)n,
+                 r->tag, r->cid);
+        iov[(*niov)++] = (struct iovec){ c->bhdr[k], IMPI_PACKET_SIZE };
+        iov[(*niov)++] = (struct iovec){ (void *)(r->sbuf + off), n };
+        off += n;
+    }
+    self->seq = seq;
+}
+
 /*  Writes what connection h may send now, until the socket is full or nothing is left.
+ *  Several continuation packets of one long send go out in one sendmsg (s_batch).
  *  Returns -1 when the connection broke. */
 static int s_flush(gimpi_msg_t *self, int h)
 {
@@ -626,15 +669,10 @@ static int s_flush(gimpi_msg_t *self, int h)
             c->tbusy = 1;
             c->thdr_off = 0;
             c->tpay_off = 0;
-            if (self->debug) {
-                impi_packet_t pk;
-                char line[400];
-                impi_packet_decode(c->thdr, UINT32_MAX, &pk);
-                fprintf(stderr, "gimpi[rank %d] -> host %d: %s\n", self->rank, h,
-                        impi_packet_format(&pk, line, sizeof line));
-            }
+            if (self->debug)
+                s_debug_out(self, h);
         }
-        struct iovec iov[2];
+        struct iovec iov[2 + 2 * BATCH_MAX];
         int niov = 0;
         if (c->thdr_off < IMPI_PACKET_SIZE)
             iov[niov++] = (struct iovec){ c->thdr + c->thdr_off,
@@ -642,6 +680,7 @@ static int s_flush(gimpi_msg_t *self, int h)
         if (c->tpay_off < c->tpay_len)
             iov[niov++] = (struct iovec){ (void *)(c->tpay + c->tpay_off),
                                           c->tpay_len - c->tpay_off };
+        s_batch(self, c, iov, &niov);
         struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)niov };
         ssize_t n = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n < 0) {
@@ -656,15 +695,32 @@ static int s_flush(gimpi_msg_t *self, int h)
             s_fault(self, h, "send: %s", strerror(errno));
             return -1;
         }
+        /* account the bytes written to the current packet, then to the batched ones,
+         * each committed now through s_next_packet (it picks exactly them) */
         size_t m = (size_t)n;
-        size_t hh = IMPI_PACKET_SIZE - c->thdr_off;
-        if (m >= hh) {
-            c->thdr_off = IMPI_PACKET_SIZE;
-            c->tpay_off += m - hh;
-        } else
-            c->thdr_off += m;
-        if (c->thdr_off == IMPI_PACKET_SIZE && c->tpay_off == c->tpay_len)
-            s_packet_done(self, h);
+        for (;;) {
+            if (!c->tbusy) {
+                int ok = s_next_packet(self, c);
+                assert(ok && c->tkind == T_REST);
+                (void)ok;
+                c->tbusy = 1;
+                c->thdr_off = 0;
+                c->tpay_off = 0;
+                if (self->debug)
+                    s_debug_out(self, h);
+            }
+            size_t hh = IMPI_PACKET_SIZE - c->thdr_off;
+            size_t k = m < hh ? m : hh;
+            c->thdr_off += k;
+            m -= k;
+            k = m < c->tpay_len - c->tpay_off ? m : c->tpay_len - c->tpay_off;
+            c->tpay_off += k;
+            m -= k;
+            if (c->thdr_off == IMPI_PACKET_SIZE && c->tpay_off == c->tpay_len)
+                s_packet_done(self, h);
+            if (m == 0)
+                break;
+        }
     }
     return 0;
 }
