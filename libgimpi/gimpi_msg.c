@@ -153,8 +153,6 @@ typedef struct {
     size_t rdst_len, rpay_total, rpay_off;
     gimpi_msg_req_t *rreq;
     umsg_t *rum;
-    uint8_t *spec;                  /* bytes read ahead into a receive's buffer (s_read) */
-    size_t spec_len;
 } conn_t;
 
 struct gimpi_msg_t {
@@ -959,27 +957,6 @@ static void s_take_payload(conn_t *c, const uint8_t *src, size_t n)
     c->rpay_off += n;
 }
 
-/*  The header read right before bytes that were read ahead into a receive's buffer has
- *  been handled: if it is the continuation that belongs there, those bytes are its
- *  payload, already in place; whatever else they are (the next packet's header, another
- *  message) moves to the staging buffer, which is empty at this point. */
-static void s_spec_settle(conn_t *c)
-{
-    size_t take = 0;
-    if (c->state == C_OPEN && c->rphase == 1 && c->rkind == R_CONT && c->rdst == c->spec
-        && c->rpay_off == 0) {
-        take = c->spec_len < c->rpay_total ? c->spec_len : c->rpay_total;
-        c->rpay_off = take;
-    }
-    if (c->state == C_OPEN && take < c->spec_len) {
-        memmove(c->stage, c->spec + take, c->spec_len - take);
-        c->st_off = 0;
-        c->st_len = c->spec_len - take;
-    }
-    c->spec = NULL;
-    c->spec_len = 0;
-}
-
 /*  Reads and handles whatever connection h has for us, until the socket is empty.
  *  Returns -1 when the connection broke or closed. */
 static int s_read(gimpi_msg_t *self, int h)
@@ -994,15 +971,8 @@ static int s_read(gimpi_msg_t *self, int h)
             memcpy(c->rhdr + c->rhdr_off, c->stage + c->st_off, k);
             c->st_off += k;
             c->rhdr_off += k;
-            if (c->rhdr_off == IMPI_PACKET_SIZE) {
-                if (s_on_header(self, h) < 0) {
-                    c->spec = NULL;
-                    c->spec_len = 0;
-                    return -1;
-                }
-                if (c->spec_len)
-                    s_spec_settle(c);
-            }
+            if (c->rhdr_off == IMPI_PACKET_SIZE && s_on_header(self, h) < 0)
+                return -1;
             continue;
         }
         if (c->rphase == 1) {
@@ -1030,27 +1000,10 @@ static int s_read(gimpi_msg_t *self, int h)
             /* the rest of the payload where it belongs, plus just the next header (more
              * would land in the staging buffer and cost a copy if it is payload) */
             direct = c->rdst_len - c->rpay_off;
-            struct iovec iov[3] = { { c->rdst + c->rpay_off, direct },
-                                    { c->stage, IMPI_PACKET_SIZE },
-                                    { NULL, 0 } };
-            /* a continuation with more of its message to come: the next packet is most
-             * likely the next continuation, so its payload is read ahead to where it
-             * belongs in the same buffer (s_spec_settle checks the header between) */
-            gimpi_msg_req_t *r = c->rreq;
-            if (c->rkind == R_CONT && c->rdst_len == c->rpay_total) {
-                uint64_t next = r->recvd + c->rpay_total;
-                uint64_t end = r->msglen < r->size ? r->msglen : r->size;
-                if (next < end) {
-                    uint64_t k = end - next;
-                    if (k > self->pktlen)
-                        k = self->pktlen;
-                    if (k > STAGE_SIZE)
-                        k = STAGE_SIZE;
-                    iov[2] = (struct iovec){ r->rbuf + next, (size_t)k };
-                }
-            }
-            want = direct + IMPI_PACKET_SIZE + iov[2].iov_len;
-            n = readv(c->fd, iov, iov[2].iov_len ? 3 : 2);
+            struct iovec iov[2] = { { c->rdst + c->rpay_off, direct },
+                                    { c->stage, IMPI_PACKET_SIZE } };
+            want = direct + IMPI_PACKET_SIZE;
+            n = readv(c->fd, iov, 2);
         } else {
             /* after big packets a header is read alone, so that its payload can then go
              * straight to its destination; small packets are read in bulk */
@@ -1081,11 +1034,6 @@ static int s_read(gimpi_msg_t *self, int h)
             size_t k = m < direct ? m : direct;
             c->rpay_off += k;
             m -= k;
-            if (m > IMPI_PACKET_SIZE) {         /* read ahead (see above) */
-                c->spec = c->rreq->rbuf + c->rreq->recvd + c->rpay_total;
-                c->spec_len = m - IMPI_PACKET_SIZE;
-                m = IMPI_PACKET_SIZE;
-            }
         }
         c->st_off = 0;
         c->st_len = m;
