@@ -175,6 +175,7 @@ struct gimpi_msg_t {
     int app_blocked, driving, prog_polling;
     int app_polling;                /* application threads inside a blocking poll() */
     uint64_t app_epoch;
+    uint64_t moved;                 /* successful reads and writes on connections so far */
     int timeout_ms, spin_us;
     int debug;                      /* GIMPI_DEBUG=1: every packet on stderr */
     char errmsg[256];
@@ -698,6 +699,7 @@ static int s_flush(gimpi_msg_t *self, int h)
         /* account the bytes written to the current packet, then to the batched ones,
          * each committed now through s_next_packet (it picks exactly them) */
         size_t m = (size_t)n;
+        self->moved++;
         for (;;) {
             if (!c->tbusy) {
                 int ok = s_next_packet(self, c);
@@ -1029,6 +1031,7 @@ static int s_read(gimpi_msg_t *self, int h)
             return -1;
         }
         size_t m = (size_t)n;
+        self->moved++;
         drained = m < want;
         if (direct) {
             size_t k = m < direct ? m : direct;
@@ -1146,8 +1149,13 @@ static int s_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
     int64_t spin_until = start + self->spin_us;
     int64_t deadline = self->timeout_ms > 0 ? start + (int64_t)self->timeout_ms * 1000 : 0;
     int rc = 0, first = 1;
+    uint64_t moved = self->moved;
     while (!pred(self, arg)) {
         int64_t now = s_now_us();
+        if (self->moved != moved) {     /* bytes are flowing: keep spinning */
+            moved = self->moved;
+            spin_until = now + self->spin_us;
+        }
         if (deadline && now >= deadline) {
             snprintf(self->errmsg, sizeof self->errmsg, "timed out after %d ms",
                      self->timeout_ms);
