@@ -1148,7 +1148,7 @@ static int s_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
     int64_t start = s_now_us();
     int64_t spin_until = start + self->spin_us;
     int64_t deadline = self->timeout_ms > 0 ? start + (int64_t)self->timeout_ms * 1000 : 0;
-    int rc = 0, first = 1;
+    int rc = 0;
     uint64_t moved = self->moved;
     while (!pred(self, arg)) {
         int64_t now = s_now_us();
@@ -1182,12 +1182,11 @@ static int s_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
             if (t < 1)
                 t = 1;
         }
-        if (t == 0 && !first) {         /* spinning: let a peer on our core run */
+        if (t == 0) {                   /* spinning: let a peer on our core run */
             pthread_mutex_unlock(&self->mu);
             sched_yield();
             pthread_mutex_lock(&self->mu);
         }
-        first = 0;
         self->driving = t != 0;
         s_drive(self, t, 1);
         self->driving = 0;
