@@ -158,7 +158,8 @@ typedef struct {
 struct gimpi_msg_t {
     pthread_mutex_t mu;
     pthread_cond_t cv;              /* application threads waiting for the driver */
-    pthread_cond_t pcv;             /* the progress thread's doze */
+    pthread_cond_t pcv;             /* the progress thread's doze (with pmu) */
+    pthread_mutex_t pmu;            /* guards stop for the doze; never held with mu taken */
     pthread_t thread;
     int thread_started, stop;
     int evfd;
@@ -172,9 +173,10 @@ struct gimpi_msg_t {
     req_list_t posted, longrecv, out, all;
     umsg_t *uhead, *utail;
     int ndetached;
-    int app_blocked, driving, prog_polling;
+    int app_blocked;                /* atomic: read by the dozing thread without mu */
+    int driving, prog_polling;
     int app_polling;                /* application threads inside a blocking poll() */
-    uint64_t app_epoch;
+    uint64_t app_epoch;             /* atomic: read by the dozing thread without mu */
     uint64_t moved;                 /* successful reads and writes on connections so far */
     int timeout_ms, spin_us;
     int debug;                      /* GIMPI_DEBUG=1: every packet on stderr */
@@ -1141,8 +1143,8 @@ static int s_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
 {
     if (pred(self, arg))
         return 0;
-    self->app_blocked++;
-    self->app_epoch++;
+    __atomic_add_fetch(&self->app_blocked, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&self->app_epoch, 1, __ATOMIC_RELAXED);
     if (self->prog_polling)
         s_kick(self);
     int64_t start = s_now_us();
@@ -1191,22 +1193,25 @@ static int s_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
         s_drive(self, t, 1);
         self->driving = 0;
     }
-    self->app_blocked--;
-    self->app_epoch++;
+    __atomic_sub_fetch(&self->app_blocked, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&self->app_epoch, 1, __ATOMIC_RELAXED);
     return rc;
 }
 
 /*  The progress thread: polls the connections only while the application has stayed out
  *  of the library for IDLE_TAKEOVER_MS, so that peers are answered (credit, SYNCACKs,
- *  buffered data pushed out) while the application computes. */
+ *  buffered data pushed out) while the application computes.  It dozes on its own mutex
+ *  and reads the application's entry counters atomically, so that its periodic look does
+ *  not contend for the context's lock while the application is busy in the library. */
 static void *s_progress(void *arg)
 {
     gimpi_msg_t *self = arg;
-    pthread_mutex_lock(&self->mu);
-    uint64_t seen = self->app_epoch + 1;
+    pthread_mutex_lock(&self->pmu);
+    uint64_t seen = __atomic_load_n(&self->app_epoch, __ATOMIC_RELAXED) + 1;
     while (!self->stop) {
-        if (self->app_blocked || self->app_epoch != seen) {
-            seen = self->app_epoch;
+        uint64_t epoch = __atomic_load_n(&self->app_epoch, __ATOMIC_RELAXED);
+        if (__atomic_load_n(&self->app_blocked, __ATOMIC_RELAXED) || epoch != seen) {
+            seen = epoch;
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             ts.tv_nsec += IDLE_TAKEOVER_MS * 1000000L;
@@ -1214,12 +1219,17 @@ static void *s_progress(void *arg)
                 ts.tv_sec++;
                 ts.tv_nsec -= 1000000000L;
             }
-            pthread_cond_timedwait(&self->pcv, &self->mu, &ts);
+            pthread_cond_timedwait(&self->pcv, &self->pmu, &ts);
             continue;
         }
-        s_drive(self, 1000, 0);
+        pthread_mutex_unlock(&self->pmu);
+        pthread_mutex_lock(&self->mu);
+        if (!self->stop)
+            s_drive(self, 1000, 0);
+        pthread_mutex_unlock(&self->mu);
+        pthread_mutex_lock(&self->pmu);
     }
-    pthread_mutex_unlock(&self->mu);
+    pthread_mutex_unlock(&self->pmu);
     return NULL;
 }
 
@@ -1249,6 +1259,7 @@ gimpi_msg_t *gimpi_msg_new(const struct impi_tables_t *t, int rank, int listen_f
         return NULL;
     }
     pthread_mutex_init(&self->mu, NULL);
+    pthread_mutex_init(&self->pmu, NULL);
     pthread_cond_init(&self->cv, NULL);
     pthread_cond_init(&self->pcv, NULL);
     self->evfd = -1;
@@ -1342,8 +1353,10 @@ void gimpi_msg_destroy(gimpi_msg_t **self_p)
     gimpi_msg_t *self = *self_p;
     if (self->thread_started) {
         pthread_mutex_lock(&self->mu);
+        pthread_mutex_lock(&self->pmu);
         self->stop = 1;
         pthread_cond_signal(&self->pcv);
+        pthread_mutex_unlock(&self->pmu);
         s_kick(self);
         pthread_mutex_unlock(&self->mu);
         pthread_join(self->thread, NULL);
@@ -1383,6 +1396,7 @@ void gimpi_msg_destroy(gimpi_msg_t **self_p)
         close(self->listen_fd);
     pthread_cond_destroy(&self->cv);
     pthread_cond_destroy(&self->pcv);
+    pthread_mutex_destroy(&self->pmu);
     pthread_mutex_destroy(&self->mu);
     free(self);
     *self_p = NULL;
@@ -1630,7 +1644,7 @@ static int s_send_ready(gimpi_msg_t *self, void *arg)
 static void s_enter(gimpi_msg_t *self)
 {
     pthread_mutex_lock(&self->mu);
-    self->app_epoch++;
+    __atomic_add_fetch(&self->app_epoch, 1, __ATOMIC_RELAXED);
 }
 
 /*  Exit of every call. */
