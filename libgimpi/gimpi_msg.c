@@ -1000,9 +1000,12 @@ static int s_read(gimpi_msg_t *self, int h)
         ssize_t n;
         size_t direct = 0, want;
         if (c->rphase == 1 && c->rdst && c->rpay_off < c->rdst_len
-            && c->rdst_len - c->rpay_off >= DIRECT_MIN) {
+            && (c->rpay_total >= DIRECT_MIN || c->rdst_len - c->rpay_off >= DIRECT_MIN)) {
             /* the rest of the payload where it belongs, plus just the next header (more
-             * would land in the staging buffer and cost a copy if it is payload) */
+             * would land in the staging buffer and cost a copy if it is payload).  Also
+             * a big packet's tail however small: TCP segments do not end where packets
+             * do, and a bulk read there would pull the next payload into the staging
+             * buffer (measured: 84 % of stream1m's bytes were copied so) */
             direct = c->rdst_len - c->rpay_off;
             struct iovec iov[2] = { { c->rdst + c->rpay_off, direct },
                                     { c->stage, IMPI_PACKET_SIZE } };
