@@ -76,7 +76,9 @@ int gimpi_host_listen(const uint8_t addr[16], int *port, char *err, size_t errsi
     return fd;
 }
 
-/*  Makes a connected socket ready for the packet engine. */
+/*  Makes a connected socket ready for the packet engine: no Nagle delay, non-blocking,
+ *  4 MiB send and receive buffers (a long message is then written in a few calls instead
+ *  of waiting for the kernel's autotuning to grow them). */
 static void s_tune(int fd)
 {
     int one = 1;
