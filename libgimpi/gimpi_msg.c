@@ -178,6 +178,7 @@ struct gimpi_msg_t {
     int app_polling;                /* application threads inside a blocking poll() */
     uint64_t app_epoch;             /* atomic: read by the dozing thread without mu */
     uint64_t moved;                 /* successful reads and writes on connections so far */
+    uint64_t rdone;                 /* receives completed so far */
     int timeout_ms, spin_us;
     int debug;                      /* GIMPI_DEBUG=1: every packet on stderr */
     char errmsg[256];
@@ -369,6 +370,8 @@ static void s_complete(gimpi_msg_t *self, gimpi_msg_req_t *r, int err)
     if (r->done)
         return;
     r->done = 1;
+    if (r->kind == RQ_RECV)
+        self->rdone++;
     if (!r->error)
         r->error = err;
     if (r->detached) {
@@ -774,6 +777,11 @@ static int s_on_first(gimpi_msg_t *self, conn_t *c, int p, const impi_packet_t *
         c->rreq = r;
         c->rdst = r->rbuf;
         c->rdst_len = pk->len < r->size ? pk->len : r->size;
+        if (is_long) {      /* matched: the sender may start the rest while we read */
+            s_queue_ctl(self, p, IMPI_PK_SYNCACK, r->in_srqid, r->id, r->rtag, r->cid);
+            if (c->state != C_OPEN)
+                return -1;
+        }
         return 0;
     }
     umsg_t *um = calloc(1, sizeof *um);
@@ -929,7 +937,6 @@ static void s_on_payload(gimpi_msg_t *self, int h)
         r->recvd = c->rpay_total;
         if (r->in_long) {
             L1_PUSH(&self->longrecv, r);
-            s_queue_ctl(self, r->src, IMPI_PK_SYNCACK, r->in_srqid, r->id, r->rtag, r->cid);
         } else {
             if (r->in_sync)
                 s_queue_ctl(self, r->src, IMPI_PK_SYNCACK, r->in_srqid, 0, r->rtag, r->cid);
@@ -967,7 +974,15 @@ static int s_read(gimpi_msg_t *self, int h)
 {
     conn_t *c = &self->conns[h];
     int drained = 0;            /* the last read came back short: the socket is empty */
+    uint64_t rdone = self->rdone;
     while (c->state == C_OPEN) {
+        /* a receive completed and an application thread waits: let it return (and post
+         * its next receive) before the next packet is looked at, so that a message
+         * following at once is matched on arrival rather than copied as unexpected.
+         * What is already staged is taken first by the next s_drive. */
+        if (c->rphase == 0 && c->rhdr_off == 0 && self->rdone != rdone
+            && __atomic_load_n(&self->app_blocked, __ATOMIC_RELAXED))
+            return 0;
         size_t avail = c->st_len - c->st_off;
         if (c->rphase == 0 && avail) {
             size_t need = IMPI_PACKET_SIZE - c->rhdr_off;
@@ -1058,6 +1073,18 @@ static int s_read(gimpi_msg_t *self, int h)
  *  that thread may have consumed the very bytes the other one was waiting for. */
 static void s_drive(gimpi_msg_t *self, int timeout_ms, int app)
 {
+    /* bytes left in a staging buffer (s_read stopped early) are handled first; poll()
+     * would not report them */
+    int staged = 0;
+    for (int h = 0; h < self->nhosts; h++) {
+        conn_t *c = &self->conns[h];
+        if (c->state == C_OPEN && c->st_off < c->st_len) {
+            s_read(self, h);
+            staged |= c->state == C_OPEN && c->st_off < c->st_len;
+        }
+    }
+    if (staged)
+        timeout_ms = 0;
     struct pollfd pfd[self->nhosts + 1];
     int map[self->nhosts + 1];
     int np = 0;
