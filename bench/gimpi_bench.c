@@ -3,14 +3,15 @@
  *
  *  The program starts its own job of N tasks on this machine (forked processes, each its
  *  own IMPI host on 127.0.0.(rank+1), tables filled as a single-client startup would:
- *  packet length GIMPI_BENCH_PKTLEN or 65536, flow-control marks GIMPI_BENCH_ACKMARK /
- *  GIMPI_BENCH_HIWATER or LAM's 10/20), then runs
+ *  packet length GIMPI_BENCH_PKTLEN, flow-control marks GIMPI_BENCH_ACKMARK /
+ *  GIMPI_BENCH_HIWATER, by default what gimpirun offers: 65536, 32/64), then runs
  *  the figure with gimpi_msg_send / gimpi_msg_recv.  Figures: rtt8 (8-byte ping-pong,
  *  2000 warm-up + 20000 timed round trips, median) and stream1m (20 + 400 messages of
  *  1 MiB, then an 8-byte ack; MB/s).  Both need N = 2.  Member 0 prints the line.
  */
 #include "dp_harness.h"
 #include "gimpi.h"
+#include "gimpi_job.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,8 +181,9 @@ int main(int argc, char **argv)
     }
     const char *pk = getenv("GIMPI_BENCH_PKTLEN");
     const char *am = getenv("GIMPI_BENCH_ACKMARK"), *hw = getenv("GIMPI_BENCH_HIWATER");
-    dp_opts_t o = { 2, pk ? (uint32_t)atoi(pk) : 65536, am ? (uint32_t)atoi(am) : 10,
-                    hw ? (uint32_t)atoi(hw) : 20, 300000, 1, 0 };
+    dp_opts_t o = { 2, pk ? (uint32_t)atoi(pk) : GIMPI_DEFAULT_DATALEN,
+                    am ? (uint32_t)atoi(am) : GIMPI_DEFAULT_ACKMARK,
+                    hw ? (uint32_t)atoi(hw) : GIMPI_DEFAULT_HIWATER, 300000, 1, 0 };
     int codes[2];
     if (dp_run(&o, s_task, argv[1], codes) != 0) {
         fprintf(stderr, "gimpi-bench: tasks exited with %d and %d\n", codes[0], codes[1]);

@@ -45,6 +45,7 @@
 #define SPIN_US_DEFAULT 500         /* how long a blocked call polls (yielding) before sleeping */
 #define BUFFER_AFTER_US 1000        /* a standard long send copies its data after this */
 #define IDLE_TAKEOVER_MS 2          /* app out of the library this long: thread polls */
+#define BATCH_MAX 16                /* continuation packets written with the current one */
 
 /* ------------------------------------------------------------------ types */
 
@@ -136,6 +137,7 @@ typedef struct {
     /* send side */
     int tbusy, tkind, tlast, tfini, want_out;
     uint8_t thdr[IMPI_PACKET_SIZE];
+    uint8_t bhdr[BATCH_MAX][IMPI_PACKET_SIZE];     /* headers of batched packets */
     size_t thdr_off;
     const uint8_t *tpay;
     size_t tpay_len, tpay_off;
@@ -156,7 +158,8 @@ typedef struct {
 struct gimpi_msg_t {
     pthread_mutex_t mu;
     pthread_cond_t cv;              /* application threads waiting for the driver */
-    pthread_cond_t pcv;             /* the progress thread's doze */
+    pthread_cond_t pcv;             /* the progress thread's doze (with pmu) */
+    pthread_mutex_t pmu;            /* guards stop for the doze; never held with mu taken */
     pthread_t thread;
     int thread_started, stop;
     int evfd;
@@ -170,9 +173,12 @@ struct gimpi_msg_t {
     req_list_t posted, longrecv, out, all;
     umsg_t *uhead, *utail;
     int ndetached;
-    int app_blocked, driving, prog_polling;
+    int app_blocked;                /* atomic: read by the dozing thread without mu */
+    int driving, prog_polling;
     int app_polling;                /* application threads inside a blocking poll() */
-    uint64_t app_epoch;
+    uint64_t app_epoch;             /* atomic: read by the dozing thread without mu */
+    uint64_t moved;                 /* successful reads and writes on connections so far */
+    uint64_t rdone;                 /* receives completed so far */
     int timeout_ms, spin_us;
     int debug;                      /* GIMPI_DEBUG=1: every packet on stderr */
     char errmsg[256];
@@ -364,6 +370,8 @@ static void s_complete(gimpi_msg_t *self, gimpi_msg_req_t *r, int err)
     if (r->done)
         return;
     r->done = 1;
+    if (r->kind == RQ_RECV)
+        self->rdone++;
     if (!r->error)
         r->error = err;
     if (r->detached) {
@@ -612,7 +620,48 @@ static void s_packet_done(gimpi_msg_t *self, int h)
     }
 }
 
+/*  Prints the packet just chosen for connection h (GIMPI_DEBUG=1). */
+static void s_debug_out(gimpi_msg_t *self, int h)
+{
+    impi_packet_t pk;
+    char line[400];
+    impi_packet_decode(self->conns[h].thdr, UINT32_MAX, &pk);
+    fprintf(stderr, "gimpi[rank %d] -> host %d: %s\n", self->rank, h,
+            impi_packet_format(&pk, line, sizeof line));
+}
+
+/*  Appends to iov the continuation packets that s_next_packet would choose right after
+ *  the one being written on c: more DATA of the same long send, while the host has one
+ *  proc, nothing else is queued (urgent, control, first packets, FINI) and the pair has
+ *  credit.  Their headers are encoded into c->bhdr with the sequence numbers they will
+ *  get; nothing is committed (the caller takes the packets that did get written through
+ *  s_next_packet, which then yields exactly these).  So one sendmsg writes up to
+ *  BATCH_MAX packets more, and the bytes on the wire are the same as one by one. */
+static void s_batch(gimpi_msg_t *self, conn_t *c, struct iovec *iov, int *niov)
+{
+    gimpi_msg_req_t *r = c->treq;
+    if (c->tkind != T_REST || c->tlast || c->nprocs != 1 || c->urgent.head || c->fini_queued)
+        return;
+    int p = c->procs[0];
+    peer_t *peer = &self->peers[p];
+    if (peer->ctl.head || peer->first.head || peer->rest.head != r)
+        return;
+    uint64_t seq = self->seq;
+    size_t off = r->off;
+    for (uint32_t k = 0; k < BATCH_MAX && off < r->len && peer->tx_count + k < self->hiwater;
+         k++) {
+        size_t n = r->len - off < self->pktlen ? r->len - off : self->pktlen;
+        s_header(self, c->bhdr[k], IMPI_PK_DATA, p, r->id, r->drqid, r->len, (uint32_t)n,
+                 r->tag, r->cid);
+        iov[(*niov)++] = (struct iovec){ c->bhdr[k], IMPI_PACKET_SIZE };
+        iov[(*niov)++] = (struct iovec){ (void *)(r->sbuf + off), n };
+        off += n;
+    }
+    self->seq = seq;
+}
+
 /*  Writes what connection h may send now, until the socket is full or nothing is left.
+ *  Several continuation packets of one long send go out in one sendmsg (s_batch).
  *  Returns -1 when the connection broke. */
 static int s_flush(gimpi_msg_t *self, int h)
 {
@@ -626,15 +675,10 @@ static int s_flush(gimpi_msg_t *self, int h)
             c->tbusy = 1;
             c->thdr_off = 0;
             c->tpay_off = 0;
-            if (self->debug) {
-                impi_packet_t pk;
-                char line[400];
-                impi_packet_decode(c->thdr, UINT32_MAX, &pk);
-                fprintf(stderr, "gimpi[rank %d] -> host %d: %s\n", self->rank, h,
-                        impi_packet_format(&pk, line, sizeof line));
-            }
+            if (self->debug)
+                s_debug_out(self, h);
         }
-        struct iovec iov[2];
+        struct iovec iov[2 + 2 * BATCH_MAX];
         int niov = 0;
         if (c->thdr_off < IMPI_PACKET_SIZE)
             iov[niov++] = (struct iovec){ c->thdr + c->thdr_off,
@@ -642,6 +686,7 @@ static int s_flush(gimpi_msg_t *self, int h)
         if (c->tpay_off < c->tpay_len)
             iov[niov++] = (struct iovec){ (void *)(c->tpay + c->tpay_off),
                                           c->tpay_len - c->tpay_off };
+        s_batch(self, c, iov, &niov);
         struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)niov };
         ssize_t n = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n < 0) {
@@ -656,15 +701,33 @@ static int s_flush(gimpi_msg_t *self, int h)
             s_fault(self, h, "send: %s", strerror(errno));
             return -1;
         }
+        /* account the bytes written to the current packet, then to the batched ones,
+         * each committed now through s_next_packet (it picks exactly them) */
         size_t m = (size_t)n;
-        size_t hh = IMPI_PACKET_SIZE - c->thdr_off;
-        if (m >= hh) {
-            c->thdr_off = IMPI_PACKET_SIZE;
-            c->tpay_off += m - hh;
-        } else
-            c->thdr_off += m;
-        if (c->thdr_off == IMPI_PACKET_SIZE && c->tpay_off == c->tpay_len)
-            s_packet_done(self, h);
+        self->moved++;
+        for (;;) {
+            if (!c->tbusy) {
+                int ok = s_next_packet(self, c);
+                assert(ok && c->tkind == T_REST);
+                (void)ok;
+                c->tbusy = 1;
+                c->thdr_off = 0;
+                c->tpay_off = 0;
+                if (self->debug)
+                    s_debug_out(self, h);
+            }
+            size_t hh = IMPI_PACKET_SIZE - c->thdr_off;
+            size_t k = m < hh ? m : hh;
+            c->thdr_off += k;
+            m -= k;
+            k = m < c->tpay_len - c->tpay_off ? m : c->tpay_len - c->tpay_off;
+            c->tpay_off += k;
+            m -= k;
+            if (c->thdr_off == IMPI_PACKET_SIZE && c->tpay_off == c->tpay_len)
+                s_packet_done(self, h);
+            if (m == 0)
+                break;
+        }
     }
     return 0;
 }
@@ -714,6 +777,11 @@ static int s_on_first(gimpi_msg_t *self, conn_t *c, int p, const impi_packet_t *
         c->rreq = r;
         c->rdst = r->rbuf;
         c->rdst_len = pk->len < r->size ? pk->len : r->size;
+        if (is_long) {      /* matched: the sender may start the rest while we read */
+            s_queue_ctl(self, p, IMPI_PK_SYNCACK, r->in_srqid, r->id, r->rtag, r->cid);
+            if (c->state != C_OPEN)
+                return -1;
+        }
         return 0;
     }
     umsg_t *um = calloc(1, sizeof *um);
@@ -869,7 +937,6 @@ static void s_on_payload(gimpi_msg_t *self, int h)
         r->recvd = c->rpay_total;
         if (r->in_long) {
             L1_PUSH(&self->longrecv, r);
-            s_queue_ctl(self, r->src, IMPI_PK_SYNCACK, r->in_srqid, r->id, r->rtag, r->cid);
         } else {
             if (r->in_sync)
                 s_queue_ctl(self, r->src, IMPI_PK_SYNCACK, r->in_srqid, 0, r->rtag, r->cid);
@@ -907,7 +974,15 @@ static int s_read(gimpi_msg_t *self, int h)
 {
     conn_t *c = &self->conns[h];
     int drained = 0;            /* the last read came back short: the socket is empty */
+    uint64_t rdone = self->rdone;
     while (c->state == C_OPEN) {
+        /* a receive completed and an application thread waits: let it return (and post
+         * its next receive) before the next packet is looked at, so that a message
+         * following at once is matched on arrival rather than copied as unexpected.
+         * What is already staged is taken first by the next s_drive. */
+        if (c->rphase == 0 && c->rhdr_off == 0 && self->rdone != rdone
+            && __atomic_load_n(&self->app_blocked, __ATOMIC_RELAXED))
+            return 0;
         size_t avail = c->st_len - c->st_off;
         if (c->rphase == 0 && avail) {
             size_t need = IMPI_PACKET_SIZE - c->rhdr_off;
@@ -940,9 +1015,12 @@ static int s_read(gimpi_msg_t *self, int h)
         ssize_t n;
         size_t direct = 0, want;
         if (c->rphase == 1 && c->rdst && c->rpay_off < c->rdst_len
-            && c->rdst_len - c->rpay_off >= DIRECT_MIN) {
+            && (c->rpay_total >= DIRECT_MIN || c->rdst_len - c->rpay_off >= DIRECT_MIN)) {
             /* the rest of the payload where it belongs, plus just the next header (more
-             * would land in the staging buffer and cost a copy if it is payload) */
+             * would land in the staging buffer and cost a copy if it is payload).  Also
+             * a big packet's tail however small: TCP segments do not end where packets
+             * do, and a bulk read there would pull the next payload into the staging
+             * buffer (measured: 84 % of stream1m's bytes were copied so) */
             direct = c->rdst_len - c->rpay_off;
             struct iovec iov[2] = { { c->rdst + c->rpay_off, direct },
                                     { c->stage, IMPI_PACKET_SIZE } };
@@ -973,6 +1051,7 @@ static int s_read(gimpi_msg_t *self, int h)
             return -1;
         }
         size_t m = (size_t)n;
+        self->moved++;
         drained = m < want;
         if (direct) {
             size_t k = m < direct ? m : direct;
@@ -994,6 +1073,18 @@ static int s_read(gimpi_msg_t *self, int h)
  *  that thread may have consumed the very bytes the other one was waiting for. */
 static void s_drive(gimpi_msg_t *self, int timeout_ms, int app)
 {
+    /* bytes left in a staging buffer (s_read stopped early) are handled first; poll()
+     * would not report them */
+    int staged = 0;
+    for (int h = 0; h < self->nhosts; h++) {
+        conn_t *c = &self->conns[h];
+        if (c->state == C_OPEN && c->st_off < c->st_len) {
+            s_read(self, h);
+            staged |= c->state == C_OPEN && c->st_off < c->st_len;
+        }
+    }
+    if (staged)
+        timeout_ms = 0;
     struct pollfd pfd[self->nhosts + 1];
     int map[self->nhosts + 1];
     int np = 0;
@@ -1082,16 +1173,21 @@ static int s_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
 {
     if (pred(self, arg))
         return 0;
-    self->app_blocked++;
-    self->app_epoch++;
+    __atomic_add_fetch(&self->app_blocked, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&self->app_epoch, 1, __ATOMIC_RELAXED);
     if (self->prog_polling)
         s_kick(self);
     int64_t start = s_now_us();
     int64_t spin_until = start + self->spin_us;
     int64_t deadline = self->timeout_ms > 0 ? start + (int64_t)self->timeout_ms * 1000 : 0;
-    int rc = 0, first = 1;
+    int rc = 0;
+    uint64_t moved = self->moved;
     while (!pred(self, arg)) {
         int64_t now = s_now_us();
+        if (self->moved != moved) {     /* bytes are flowing: keep spinning */
+            moved = self->moved;
+            spin_until = now + self->spin_us;
+        }
         if (deadline && now >= deadline) {
             snprintf(self->errmsg, sizeof self->errmsg, "timed out after %d ms",
                      self->timeout_ms);
@@ -1118,32 +1214,34 @@ static int s_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
             if (t < 1)
                 t = 1;
         }
-        if (t == 0 && !first) {         /* spinning: let a peer on our core run */
+        if (t == 0) {                   /* spinning: let a peer on our core run */
             pthread_mutex_unlock(&self->mu);
             sched_yield();
             pthread_mutex_lock(&self->mu);
         }
-        first = 0;
         self->driving = t != 0;
         s_drive(self, t, 1);
         self->driving = 0;
     }
-    self->app_blocked--;
-    self->app_epoch++;
+    __atomic_sub_fetch(&self->app_blocked, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&self->app_epoch, 1, __ATOMIC_RELAXED);
     return rc;
 }
 
 /*  The progress thread: polls the connections only while the application has stayed out
  *  of the library for IDLE_TAKEOVER_MS, so that peers are answered (credit, SYNCACKs,
- *  buffered data pushed out) while the application computes. */
+ *  buffered data pushed out) while the application computes.  It dozes on its own mutex
+ *  and reads the application's entry counters atomically, so that its periodic look does
+ *  not contend for the context's lock while the application is busy in the library. */
 static void *s_progress(void *arg)
 {
     gimpi_msg_t *self = arg;
-    pthread_mutex_lock(&self->mu);
-    uint64_t seen = self->app_epoch + 1;
+    pthread_mutex_lock(&self->pmu);
+    uint64_t seen = __atomic_load_n(&self->app_epoch, __ATOMIC_RELAXED) + 1;
     while (!self->stop) {
-        if (self->app_blocked || self->app_epoch != seen) {
-            seen = self->app_epoch;
+        uint64_t epoch = __atomic_load_n(&self->app_epoch, __ATOMIC_RELAXED);
+        if (__atomic_load_n(&self->app_blocked, __ATOMIC_RELAXED) || epoch != seen) {
+            seen = epoch;
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
             ts.tv_nsec += IDLE_TAKEOVER_MS * 1000000L;
@@ -1151,12 +1249,17 @@ static void *s_progress(void *arg)
                 ts.tv_sec++;
                 ts.tv_nsec -= 1000000000L;
             }
-            pthread_cond_timedwait(&self->pcv, &self->mu, &ts);
+            pthread_cond_timedwait(&self->pcv, &self->pmu, &ts);
             continue;
         }
-        s_drive(self, 1000, 0);
+        pthread_mutex_unlock(&self->pmu);
+        pthread_mutex_lock(&self->mu);
+        if (!self->stop)
+            s_drive(self, 1000, 0);
+        pthread_mutex_unlock(&self->mu);
+        pthread_mutex_lock(&self->pmu);
     }
-    pthread_mutex_unlock(&self->mu);
+    pthread_mutex_unlock(&self->pmu);
     return NULL;
 }
 
@@ -1186,6 +1289,7 @@ gimpi_msg_t *gimpi_msg_new(const struct impi_tables_t *t, int rank, int listen_f
         return NULL;
     }
     pthread_mutex_init(&self->mu, NULL);
+    pthread_mutex_init(&self->pmu, NULL);
     pthread_cond_init(&self->cv, NULL);
     pthread_cond_init(&self->pcv, NULL);
     self->evfd = -1;
@@ -1279,8 +1383,10 @@ void gimpi_msg_destroy(gimpi_msg_t **self_p)
     gimpi_msg_t *self = *self_p;
     if (self->thread_started) {
         pthread_mutex_lock(&self->mu);
+        pthread_mutex_lock(&self->pmu);
         self->stop = 1;
         pthread_cond_signal(&self->pcv);
+        pthread_mutex_unlock(&self->pmu);
         s_kick(self);
         pthread_mutex_unlock(&self->mu);
         pthread_join(self->thread, NULL);
@@ -1320,6 +1426,7 @@ void gimpi_msg_destroy(gimpi_msg_t **self_p)
         close(self->listen_fd);
     pthread_cond_destroy(&self->cv);
     pthread_cond_destroy(&self->pcv);
+    pthread_mutex_destroy(&self->pmu);
     pthread_mutex_destroy(&self->mu);
     free(self);
     *self_p = NULL;
@@ -1567,7 +1674,7 @@ static int s_send_ready(gimpi_msg_t *self, void *arg)
 static void s_enter(gimpi_msg_t *self)
 {
     pthread_mutex_lock(&self->mu);
-    self->app_epoch++;
+    __atomic_add_fetch(&self->app_epoch, 1, __ATOMIC_RELAXED);
 }
 
 /*  Exit of every call. */
