@@ -235,12 +235,16 @@ static void s_destroy(void *impl)
     impi_tp_t *self = impl;
     if (!self)
         return;
-    if (self->task && self->pid == getpid()) {
-        int rc = gimpi_msg_finalize(self->msg, s_env_ms("GIMPI_FINALIZE_TIMEOUT", 60));
-        if (rc < 0)
-            fprintf(stderr, "gimpi: t%x leaving: %s\n", (unsigned)gimpi_msg_mytid(self->msg),
-                    gimpi_msg_errmsg(self->msg));
+    if (self->pid != getpid()) {
+        /* a forked child: the connections and the progress thread are the parent's */
+        free(self->tids);
+        free(self);
+        return;
     }
+    int rc = gimpi_msg_finalize(self->msg, s_env_ms("GIMPI_FINALIZE_TIMEOUT", 60));
+    if (rc < 0)
+        fprintf(stderr, "gimpi: t%x leaving: %s\n", (unsigned)gimpi_msg_mytid(self->msg),
+                gimpi_msg_errmsg(self->msg));
     gimpi_abort(&self->task);
     free(self->tids);
     free(self);
