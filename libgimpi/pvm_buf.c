@@ -304,6 +304,18 @@ const uint8_t *pvm_buf_bytes(pvm_buf_t *self, size_t *len)
     return self->data ? self->data : empty;
 }
 
+/*  The bytes to send, without gathering when the buffer is one InPlace segment covering
+ *  everything (then the caller's own memory, valid until it changes it). */
+const uint8_t *pvm_buf_send_bytes(pvm_buf_t *self, size_t *len)
+{
+    assert(self);
+    if (self->nsegs == 1 && self->segs[0].off == 0 && self->segs[0].len == self->len) {
+        *len = self->len;
+        return self->segs[0].ptr;
+    }
+    return pvm_buf_bytes(self, len);
+}
+
 /*  Element size in this encoding. */
 size_t pvm_buf_elem_size(const pvm_buf_t *self, int datatype)
 {

@@ -307,7 +307,7 @@ int pvm_ctx_send(pvm_ctx_t *self, int bufid, int dst, int tag, int ctxid)
     if (rc < 0)
         return rc;
     size_t len = 0;
-    const uint8_t *bytes = pvm_buf_bytes(buf, &len);
+    const uint8_t *bytes = pvm_buf_send_bytes(buf, &len);     /* send copies if it must */
     int enc = pvm_buf_encoding(buf) == PVM_BUF_DEFAULT ? PVM_BUF_DEFAULT : PVM_BUF_RAW;
     return self->ops->send(self->impl, dst, tag, ctxid, enc, bytes, len);
 }

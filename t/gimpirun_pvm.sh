@@ -21,7 +21,7 @@ job() {
     if [ $rc = 0 ] && [ "$got" = "$want" ]; then ok 0 "$name"; else
         ok 1 "$name (exit $rc, $got of $want ok lines)"; sed 's/^/# /' "$tmp/out" "$tmp/err" | head -30; fi
 }
-echo "1..10"
+echo "1..12"
 job "4 tasks: ring, all-to-all (Default/Raw/InPlace), mcast, nrecv/trecv/probe, psend/precv" 4 -np 4 "$TASK" basic
 job "2 tasks: the same" 2 -np 2 "$TASK" basic
 job "3 tasks send 64 MiB to every other before any receive" 3 -np 3 "$TASK" big 64
@@ -31,6 +31,12 @@ grep -q "t3 pvm_exit returned" "$tmp/out"; ok $? "pvm_exit returned while the ot
 grep -q "t1 saw t4 leave" "$tmp/out" && grep -q "t1 saw t3 leave" "$tmp/out"
 ok $? "the last message of each leaver arrived, then its process ended"
 [ ! -s "$tmp/err" ]; ok $? "nobody complained on stderr" || sed 's/^/# /' "$tmp/err" | head
+# a native task sends hand-made messages on the PVM contexts, one of them broken
+timeout 60 "$RUN" -np 1 "$TASK" junk : -np 1 "$top_builddir/t/job_msg" pvmjunk >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc = 0 ] && grep -q "t1 junk ok" "$tmp/out" && grep -q "pvmjunk ok" "$tmp/out"
+ok $? "a broken PVM header is PvmBadMsg, the messages after it arrive (exit $rc)" || sed 's/^/# /' "$tmp/out" "$tmp/err" | head
+grep -q "PVM message from t2 with a bad header dropped" "$tmp/err"; ok $? "... and named on stderr"
 # started from the shell: a one-task job of its own
 out=$(timeout 60 "$TASK" self 2>"$tmp/err"); rc=$?
 [ $rc = 0 ] && [ "$out" = "t1 self ok" ]; ok $? "from the shell: tid > 0, no parent, sends to itself ($rc: $out)"

@@ -7,6 +7,7 @@
  *    leave    task 2 (if any) pvm_exits early while others still work; the last task (3)
  *             exits without pvm_exit after sending; the others go on and never hang
  *    self     alone from the shell: tid > 0, no parent, one sibling, send to itself
+ *    junk     beside t/job_msg pvmjunk: a bad header is PvmBadMsg, later messages fine
  *  Every task prints "t<tid> <mode> ok" on success (and a few progress lines); on a
  *  failure "t<tid> FAIL ..." and exit status 1.
  */
@@ -329,6 +330,21 @@ int main(int argc, char **argv)
         s_big(tids, n, argc > 2 ? (size_t)atoi(argv[2]) : 64);
     } else if (strcmp(mode, "leave") == 0) {
         s_leave(tids, n, k);
+    } else if (strcmp(mode, "junk") == 0) {       /* t/job_msg pvmjunk is the sender */
+        CHECK(n == 2 && k == 0, "junk: first of 2 tasks");
+        pvm_setopt(PvmAutoErr, 0);
+        CHECK(pvm_recv(-1, -1) == PvmBadMsg, "a truncated header: PvmBadMsg");
+        int v = 0, bytes, tag, src;
+        CHECK(pvm_recv(-1, 81) > 0 && pvm_upkint(&v, 1, 1) == 0 && v == 1234,
+              "the next message is fine (%d)", v);
+        int b = pvm_recv(-1, 82);
+        CHECK(b > 0 && pvm_bufinfo(b, &bytes, &tag, &src) == 0 && bytes == 100000
+              && src == tids[1], "a long one with its body (%d bytes)", bytes);
+        unsigned char *body = malloc(100000);
+        CHECK(body && pvm_upkbyte((char *)body, 100000, 1) == 0, "upkbyte");
+        for (size_t j = 0; j < 100000; j++)
+            CHECK(body[j] == (unsigned char)(31 + j * 13 + (j >> 12)), "body byte %zu", j);
+        free(body);
     } else if (strcmp(mode, "self") == 0) {
         CHECK(n == 1 && tids[0] == s_me, "alone: one sibling, itself");
         int v = 7;
