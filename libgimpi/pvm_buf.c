@@ -239,6 +239,8 @@ int pvm_buf_unpack(pvm_buf_t *self, int datatype, void *data, int n, int stride)
         return GIMPI_EBADPARAM;
     if ((size_t)n > (self->len - self->rpos) / esize)
         return GIMPI_ENODATA;
+    if (n == 0)
+        return 0;               /* an empty message may have no bytes at all */
     const uint8_t *src = self->data + self->rpos;
     uint8_t *dst = data;
     if (self->encoding != PVM_BUF_DEFAULT && stride == 1)

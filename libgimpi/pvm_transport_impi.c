@@ -143,14 +143,18 @@ static int s_send(void *impl, int dst, int tag, int ctxid, int encoding, const v
 }
 
 /*  Receives exactly one message (from src, with tag, in cid) into a new buffer of len
- *  bytes (at least 1).  0 or < 0. */
+ *  bytes (at least 1).  0 or < 0; the message is taken off the data plane in every case,
+ *  so that a later body cannot pair with the wrong header. */
 static int s_take(impi_tp_t *self, uint64_t cid, int src, int tag, size_t len, uint8_t **out)
 {
     uint8_t *b = malloc(len ? len : 1);
-    if (!b)
-        return GIMPI_ENOMEM;
     gimpi_msg_req_t *req = NULL;
     gimpi_status_t st;
+    if (!b) {                   /* take it anyway (cut to nothing): keep the pairing */
+        if (gimpi_msg_irecv_cid(self->msg, cid, src, tag, NULL, 0, &req) == 0)
+            gimpi_msg_wait(self->msg, &req, &st);
+        return GIMPI_ENOMEM;
+    }
     int rc = gimpi_msg_irecv_cid(self->msg, cid, src, tag, b, len, &req);
     if (rc == 0)
         rc = gimpi_msg_wait(self->msg, &req, &st);

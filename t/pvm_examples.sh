@@ -16,6 +16,9 @@ tmp=$(mktemp -d)
 trap 'kill -9 $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 tar xzf "$TAR" -C "$tmp" || { echo "1..0 # SKIP cannot extract $TAR"; exit 0; }
 E="$tmp/examples"
+# PVM's code is K&R (-w), and bwtest.c's validation overflows int (n*n for n > 46340):
+# harmless there, but a sanitizer build must not stop on PVM's own undefined behaviour
+XF="-std=gnu17 -w -fno-sanitize=signed-integer-overflow"
 n=0 failed=0
 ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi; }
 skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
@@ -28,7 +31,7 @@ run() {
         ok 1 "$name (exit $rc)"; sed 's/^/# /' "$tmp/out" "$tmp/err" | head -20; fi
 }
 echo "1..14"
-"$GCC" -std=gnu17 -w -o "$tmp/spmd" "$E/spmd.c"; ok $? "spmd.c builds unchanged"
+"$GCC" $XF -o "$tmp/spmd" "$E/spmd.c"; ok $? "spmd.c builds unchanged"
 # spmd exits 1 by itself (its last line is exit(1)), so only its output is checked
 run "spmd: gimpirun -np 4 passes the token round the ring" \
     "token ring done" "$RUN" -np 4 "$tmp/spmd"
@@ -39,12 +42,12 @@ run "spmd from the shell: a 1-tid ring" "token ring done" "$tmp/spmd"
 shim="$top_srcdir/t/pvm_groupshim.c"
 printf '#include <pvm3.h>\nint main(void){return pvm_joingroup("g") < -100;}\n' >"$tmp/g.c"
 "$GCC" -o "$tmp/g" "$tmp/g.c" 2>/dev/null && shim=""
-"$GCC" -std=gnu17 -w -o "$tmp/ptest" "$E/ptest.c" $shim; ok $? "ptest.c builds unchanged${shim:+ (group stand-in)}"
+"$GCC" $XF -o "$tmp/ptest" "$E/ptest.c" $shim; ok $? "ptest.c builds unchanged${shim:+ (group stand-in)}"
 run "ptest: gimpirun -np 4 ptest 4" "Data validated from all tasks" "$RUN" -np 4 "$tmp/ptest" 4
 for v in "d -DPACK -DENCODE=PvmDataDefault" "r -DPACK -DENCODE=PvmDataRaw" \
          "i -DPACK -DENCODE=PvmDataInPlace" "p"; do
     set -- $v; name=${1}bwtest; shift
-    if "$GCC" -std=gnu17 -w "$@" -o "$tmp/$name" "$E/bwtest.c" $shim; then
+    if "$GCC" $XF "$@" -o "$tmp/$name" "$E/bwtest.c" $shim; then
         run "$name: gimpirun -np 2, ping-pong up to 800000 bytes, data validated" \
             "Data size: 800000" "$RUN" -np 2 "$tmp/$name"
         grep -q "100000 doubles received correctly" "$tmp/out"; ok $? "... $name validated its data"
