@@ -1739,6 +1739,14 @@ int gimpi_msg_probe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag,
     return rc;
 }
 
+/*  Predicate of an unbounded wildcard-source probe: a match, or no other task left that
+ *  could ever send one. */
+static int s_tprobe_pred(gimpi_msg_t *self, void *arg)
+{
+    probe_t *pr = arg;
+    return s_probe_pred(self, pr) || (pr->peer < 0 && s_all_gone(self));
+}
+
 /*  Probe with a context id waiting at most timeout_ms (0: just look, < 0: no limit). */
 int gimpi_msg_tprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int timeout_ms,
                          int *flag, gimpi_status_t *status)
@@ -1758,11 +1766,16 @@ int gimpi_msg_tprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int 
         int limited = timeout_ms > 0 && (saved <= 0 || timeout_ms < saved);
         if (limited)
             self->timeout_ms = timeout_ms;
-        rc = s_wait(self, s_probe_pred, &pr, 0);
+        rc = s_wait(self, timeout_ms < 0 ? s_tprobe_pred : s_probe_pred, &pr, 0);
         self->timeout_ms = saved;
         if (rc && limited && !s_probe_pred(self, &pr)) {
             rc = 0;                     /* our own bound ran out: nothing arrived */
             self->errmsg[0] = 0;
+        }
+        if (!rc && timeout_ms < 0 && pr.peer < 0 && !s_probe_pred(self, &pr)) {
+            rc = GIMPI_ESYSERR;         /* unbounded, any source, every other task gone */
+            snprintf(self->errmsg, sizeof self->errmsg,
+                     "every other task has left: nothing can arrive");
         }
     }
     if (!rc && s_probe_pred(self, &pr)) {

@@ -279,6 +279,9 @@ static void s_leave(int *tids, int n, int k)
         v = 73;
         pvm_pkint(&v, 1, 1);
         CHECK(pvm_send(tids[0], 73) == 0, "answer");
+        CHECK(pvm_exit() == 0, "pvm_exit");
+        printf("t%d leave ok\n", s_me);
+        exit(0);
     } else {
         for (int i = 0; i < 2; i++) {
             int b = pvm_recv(-1, 70), bytes, tag, src, lpid;
@@ -303,6 +306,13 @@ static void s_leave(int *tids, int n, int k)
         pvm_pkint(&v, 1, 1);
         CHECK(pvm_send(tids[1], 72) == 0, "go");
         CHECK(pvm_recv(tids[1], 73) > 0 && pvm_upkint(&v, 1, 1) == 0 && v == 73, "answer");
+        /* everybody else has left now: a receive from anyone cannot be satisfied */
+        pvm_setopt(PvmAutoErr, 0);
+        long long t0 = s_ms();
+        CHECK(pvm_recv(-1, 99) == PvmSysErr, "recv(-1) when every other task left");
+        printf("t%d recv(-1) with everybody gone: PvmSysErr after %lld ms\n", s_me, s_ms() - t0);
+        struct timeval tmo = { 0, 100000 };
+        CHECK(pvm_trecv(-1, 99, &tmo) == 0, "a bounded trecv still just times out");
     }
 }
 
