@@ -133,10 +133,11 @@ int gimpi_msg_probe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag,
                         gimpi_status_t *status);
 /*  Probe waiting at most timeout_ms (0: just look, < 0: no limit beyond the context's):
  *  *flag = 1 and status filled when a matching message arrived; *flag = 0 and 0 returned
- *  when the time ran out; < 0 on failure (a named source gone; with no limit and any
- *  source, every other task gone with nothing matching queued). */
+ *  when the time ran out; < 0 on failure (a named source gone; with no limit, nothing
+ *  matching queued and either any source and every other task gone, or watch_tid — a
+ *  task whose departure ends the wait, GIMPI_ANY for none — gone). */
 int gimpi_msg_tprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int timeout_ms,
-                         int *flag, gimpi_status_t *status);
+                         int watch_tid, int *flag, gimpi_status_t *status);
 
 #ifdef __cplusplus
 }

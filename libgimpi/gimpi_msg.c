@@ -1657,6 +1657,7 @@ typedef struct {
     uint64_t cid;
     int peer, tag;
     umsg_t *found;
+    int watch;                      /* tprobe: world rank whose departure ends it, or -1 */
 } probe_t;
 
 /*  Predicate of probe: a fully arrived matching message, or its sender gone. */
@@ -1697,7 +1698,7 @@ int gimpi_msg_iprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int 
     if (!flag || (tid != GIMPI_ANY && p < 0) || s_check_tag(self, tag, 1))
         return GIMPI_EBADPARAM;
     s_enter(self);
-    probe_t pr = { cid, p, tag, NULL };
+    probe_t pr = { cid, p, tag, NULL, -1 };
     *flag = 0;
     if (!s_probe_pred(self, &pr))
         s_drive(self, 0, 1);
@@ -1731,7 +1732,7 @@ int gimpi_msg_probe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag,
     if ((tid != GIMPI_ANY && p < 0) || s_check_tag(self, tag, 1))
         return GIMPI_EBADPARAM;
     s_enter(self);
-    probe_t pr = { cid, p, tag, NULL };
+    probe_t pr = { cid, p, tag, NULL, -1 };
     int rc = s_wait(self, s_probe_pred, &pr, 0);
     if (!rc)
         rc = s_probe_result(self, &pr, status);
@@ -1744,19 +1745,24 @@ int gimpi_msg_probe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag,
 static int s_tprobe_pred(gimpi_msg_t *self, void *arg)
 {
     probe_t *pr = arg;
-    return s_probe_pred(self, pr) || (pr->peer < 0 && s_all_gone(self));
+    return s_probe_pred(self, pr) || (pr->peer < 0 && s_all_gone(self))
+        || (pr->watch >= 0 && self->peers[pr->watch].gone);
 }
 
 /*  Probe with a context id waiting at most timeout_ms (0: just look, < 0: no limit). */
 int gimpi_msg_tprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int timeout_ms,
-                         int *flag, gimpi_status_t *status)
+                         int watch_tid, int *flag, gimpi_status_t *status)
 {
     assert(self);
     int p = tid == GIMPI_ANY ? -1 : gimpi_msg_rank(self, tid);
-    if (!flag || (tid != GIMPI_ANY && p < 0) || s_check_tag(self, tag, 1))
+    int w = watch_tid == GIMPI_ANY ? -1 : gimpi_msg_rank(self, watch_tid);
+    if (!flag || (tid != GIMPI_ANY && p < 0) || (watch_tid != GIMPI_ANY && w < 0)
+        || s_check_tag(self, tag, 1))
         return GIMPI_EBADPARAM;
+    if (w == self->rank)
+        w = -1;                         /* we never leave under our own feet */
     s_enter(self);
-    probe_t pr = { cid, p, tag, NULL };
+    probe_t pr = { cid, p, tag, NULL, w };
     *flag = 0;
     int rc = 0;
     if (!s_probe_pred(self, &pr))
@@ -1772,10 +1778,11 @@ int gimpi_msg_tprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int 
             rc = 0;                     /* our own bound ran out: nothing arrived */
             self->errmsg[0] = 0;
         }
-        if (!rc && timeout_ms < 0 && pr.peer < 0 && !s_probe_pred(self, &pr)) {
-            rc = GIMPI_ESYSERR;         /* unbounded, any source, every other task gone */
-            snprintf(self->errmsg, sizeof self->errmsg,
-                     "every other task has left: nothing can arrive");
+        if (!rc && timeout_ms < 0 && (pr.peer < 0 || w >= 0) && !s_probe_pred(self, &pr)) {
+            rc = GIMPI_ESYSERR;         /* unbounded: the watched task or every other left */
+            snprintf(self->errmsg, sizeof self->errmsg, "%s",
+                     w >= 0 && self->peers[w].gone ? "the awaited task has left"
+                                                   : "every other task has left");
         }
     }
     if (!rc && s_probe_pred(self, &pr)) {

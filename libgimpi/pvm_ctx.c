@@ -386,7 +386,9 @@ static int s_wait_match(pvm_ctx_t *self, int src, int tag, int ctxid, int timeou
             wait = left > 0 ? (int)left : 0;
         }
         pvm_msg_t msg = { 0 };
-        rc = self->ops->next(self->impl, wait, &msg);
+        rc = src > 0 && self->ops->next_from
+                 ? self->ops->next_from(self->impl, wait, src, &msg)
+                 : self->ops->next(self->impl, wait, &msg);
         if (rc < 0) {
             *err = rc;
             return -1;

@@ -168,21 +168,24 @@ static int s_take(impi_tp_t *self, uint64_t cid, int src, int tag, size_t len, u
     return 0;
 }
 
-/*  vtable: the oldest arrived PVM message, waiting up to timeout_ms. */
-static int s_next(void *impl, int timeout_ms, pvm_msg_t *msg)
+/*  vtable: the oldest arrived PVM message, waiting up to timeout_ms; with no limit it
+ *  fails once `watch` (a tid, or GIMPI_ANY) or every other task has left. */
+static int s_next_from(void *impl, int timeout_ms, int watch, pvm_msg_t *msg)
 {
     impi_tp_t *self = impl;
+    if (watch != GIMPI_ANY && gimpi_msg_rank(self->msg, watch) < 0)
+        watch = GIMPI_ANY;      /* not a task of the job: nothing to watch */
     if (timeout_ms < 0 && self->ntids == 1) {
         int flag = 0;
         int rc = gimpi_msg_tprobe_cid(self->msg, GIMPI_CID_PVM, GIMPI_ANY, GIMPI_ANY, 0,
-                                      &flag, NULL);
+                                      GIMPI_ANY, &flag, NULL);
         if (rc < 0 || !flag)
             return rc < 0 ? rc : GIMPI_ESYSERR;     /* alone: nothing can ever come */
     }
     gimpi_status_t st;
     int flag = 0;
     int rc = gimpi_msg_tprobe_cid(self->msg, GIMPI_CID_PVM, GIMPI_ANY, GIMPI_ANY, timeout_ms,
-                                  &flag, &st);
+                                  watch, &flag, &st);
     if (rc < 0)
         return rc;
     if (!flag)
@@ -223,6 +226,12 @@ static int s_next(void *impl, int timeout_ms, pvm_msg_t *msg)
     }
     *msg = (pvm_msg_t){ st.source, st.tag, ctxid, encoding, bytes, len };
     return 1;
+}
+
+/*  vtable: the oldest arrived PVM message, waiting up to timeout_ms. */
+static int s_next(void *impl, int timeout_ms, pvm_msg_t *msg)
+{
+    return s_next_from(impl, timeout_ms, GIMPI_ANY, msg);
 }
 
 /*  vtable: every task of the job. */
@@ -277,6 +286,7 @@ static const pvm_transport_ops_t s_ops = {
     .parent = s_parent,
     .send = s_send,
     .next = s_next,
+    .next_from = s_next_from,
     .siblings = s_siblings,
     .destroy = s_destroy,
 };

@@ -21,7 +21,7 @@ job() {
     if [ $rc = 0 ] && [ "$got" = "$want" ]; then ok 0 "$name"; else
         ok 1 "$name (exit $rc, $got of $want ok lines)"; sed 's/^/# /' "$tmp/out" "$tmp/err" | head -30; fi
 }
-echo "1..13"
+echo "1..14"
 job "4 tasks: ring, all-to-all (Default/Raw/InPlace), mcast, nrecv/trecv/probe, psend/precv" 4 -np 4 "$TASK" basic
 job "2 tasks: the same" 2 -np 2 "$TASK" basic
 job "3 tasks send 64 MiB to every other before any receive" 3 -np 3 "$TASK" big 64
@@ -31,6 +31,7 @@ grep -q "t3 pvm_exit returned" "$tmp/out"; ok $? "pvm_exit returned while the ot
 grep -q "t1 saw t4 leave" "$tmp/out" && grep -q "t1 saw t3 leave" "$tmp/out"
 ok $? "the last message of each leaver arrived, then its process ended"
 grep -q "t1 recv(-1) with everybody gone: PvmSysErr" "$tmp/out"; ok $? "recv(-1) with every other task gone fails instead of hanging"
+grep -q "t1 recv from a task that left: PvmSysErr" "$tmp/out"; ok $? "so does a recv from one task that left"
 [ ! -s "$tmp/err" ]; ok $? "nobody complained on stderr" || sed 's/^/# /' "$tmp/err" | head
 # a native task sends hand-made messages on the PVM contexts, one of them broken
 timeout 60 "$RUN" -np 1 "$TASK" junk : -np 1 "$top_builddir/t/job_msg" pvmjunk >"$tmp/out" 2>"$tmp/err"

@@ -296,6 +296,10 @@ static void s_leave(int *tids, int n, int k)
             CHECK(s_wait_gone(lpid), "t%d's process ended", src);
             printf("t%d saw t%d leave\n", s_me, src);
         }
+        pvm_setopt(PvmAutoErr, 0);
+        CHECK(pvm_recv(tids[2], 98) == PvmSysErr, "recv from a task that did pvm_exit");
+        CHECK(pvm_recv(tids[3], 98) == PvmSysErr, "recv from a task that exited without it");
+        printf("t%d recv from a task that left: PvmSysErr\n", s_me);
         v = 0;
         pvm_initsend(PvmDataDefault);
         pvm_pkint(&v, 1, 1);
