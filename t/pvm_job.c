@@ -370,6 +370,22 @@ int main(int argc, char **argv)
         CHECK(b > 0 && pvm_bufinfo(b, &bytes, &tag, &src) == 0 && src == s_me && tag == 5,
               "recv from itself");
         CHECK(pvm_upkint(&v, 1, 1) == 0 && v == 7, "content");
+        /* a long one in place: the caller's memory may change right after the send */
+        size_t blen = 300000;
+        unsigned char *big = malloc(blen), *back = malloc(blen);
+        CHECK(big && back, "malloc");
+        for (size_t j = 0; j < blen; j++)
+            big[j] = s_byte(s_me, s_me, j);
+        CHECK(pvm_initsend(PvmDataInPlace) > 0 && pvm_pkbyte((char *)big, (int)blen, 1) == 0,
+              "pack in place");
+        CHECK(pvm_send(s_me, 7) == 0, "a long send to itself");
+        memset(big, 0xee, blen);
+        b = pvm_recv(s_me, 7);
+        CHECK(b > 0 && pvm_upkbyte((char *)back, (int)blen, 1) == 0, "long recv from itself");
+        for (size_t j = 0; j < blen; j++)
+            CHECK(back[j] == s_byte(s_me, s_me, j), "byte %zu sent to itself", j);
+        free(big);
+        free(back);
         pvm_setopt(PvmAutoErr, 0);
         CHECK(pvm_recv(-1, 6) == PvmSysErr, "alone, a recv nothing can satisfy fails");
     } else {
