@@ -38,6 +38,11 @@ enum {
 #define GIMPI_CID_P2P ((uint64_t)0)
 #define GIMPI_CID_COLL ((uint64_t)1)
 #define GIMPI_CID_INTERNAL ((uint64_t)2)
+/*  The PVM layer's messages (pvm_transport_impi.c): every PVM message is one message on
+ *  GIMPI_CID_PVM starting with a 16-byte header; a long one's body follows on
+ *  GIMPI_CID_PVM_BODY (see doc/data-plane.md). */
+#define GIMPI_CID_PVM ((uint64_t)3)
+#define GIMPI_CID_PVM_BODY ((uint64_t)4)
 
 /*  isend flags. */
 enum {
@@ -86,6 +91,9 @@ const char *gimpi_msg_errmsg(gimpi_msg_t *self);
 
 /*  Standard send: returns once buf may be reused (sent or copied into the library). */
 int gimpi_msg_send(gimpi_msg_t *self, int tid, int tag, const void *buf, size_t len);
+/*  The same in context cid. */
+int gimpi_msg_send_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf,
+                       size_t len);
 /*  Synchronous send: returns once a receive on the destination matched the message. */
 int gimpi_msg_ssend(gimpi_msg_t *self, int tid, int tag, const void *buf, size_t len);
 /*  Receive from tid (or GIMPI_ANY) with tag (or GIMPI_ANY) into buf of size bytes.  A
@@ -124,6 +132,13 @@ int gimpi_msg_iprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int 
                          gimpi_status_t *status);
 int gimpi_msg_probe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag,
                         gimpi_status_t *status);
+/*  Probe waiting at most timeout_ms (0: just look, < 0: no limit beyond the context's):
+ *  *flag = 1 and status filled when a matching message arrived; *flag = 0 and 0 returned
+ *  when the time ran out; < 0 on failure (a named source gone; with no limit, nothing
+ *  matching queued and either any source and every other task gone, or watch_tid — a
+ *  task whose departure ends the wait, GIMPI_ANY for none — gone). */
+int gimpi_msg_tprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int timeout_ms,
+                         int watch_tid, int *flag, gimpi_status_t *status);
 
 #ifdef __cplusplus
 }

@@ -808,6 +808,30 @@ static int s_on_first(gimpi_msg_t *self, conn_t *c, int p, const impi_packet_t *
     return 0;
 }
 
+/*  Queues PK_FINI (urgent, after any half-written packet) on connection h and pushes it
+ *  out.  Sent by finalize, and in answer to a peer's FINI: everything for that peer has
+ *  failed already (s_host_gone), so nothing more would go to it anyway, and a peer that
+ *  leaves early (PVM's pvm_exit) is not held until this task leaves too.  0 or -1 (no
+ *  memory). */
+static int s_queue_fini(gimpi_msg_t *self, int h)
+{
+    conn_t *c = &self->conns[h];
+    ctl_t *f = calloc(1, sizeof *f);
+    if (!f)
+        return -1;
+    impi_packet_t pk;
+    memset(&pk, 0, sizeof pk);
+    pk.type = IMPI_PK_FINI;
+    pk.src.pid = -1;
+    pk.dest.pid = -1;
+    impi_packet_encode(f->hdr, &pk);
+    f->fini = 1;
+    c->fini_queued = 1;
+    s_ctl_push(&c->urgent, f);
+    s_flush(self, h);
+    return 0;
+}
+
 /*  A whole 128-byte header has been read on connection h. */
 static int s_on_header(gimpi_msg_t *self, int h)
 {
@@ -827,8 +851,10 @@ static int s_on_header(gimpi_msg_t *self, int h)
     if (pk.type == IMPI_PK_FINI) {
         c->fini_recv = 1;
         s_host_gone(self, h, GIMPI_ESYSERR, 0);
+        if (!c->fini_queued)
+            s_queue_fini(self, h);      /* answer at once: the peer need not wait for us */
         s_check_fini(self, h);
-        return 0;
+        return c->state == C_OPEN ? 0 : -1;
     }
     int p = s_find_src(self, c, &pk.src);
     if (p < 0 || !impi_proc_equal(&pk.dest, &self->me)) {
@@ -1686,10 +1712,17 @@ static void s_leave(gimpi_msg_t *self)
 /*  Standard send. */
 int gimpi_msg_send(gimpi_msg_t *self, int tid, int tag, const void *buf, size_t len)
 {
+    return gimpi_msg_send_cid(self, GIMPI_CID_P2P, tid, tag, buf, len);
+}
+
+/*  Standard send with a context id: returns once buf may be reused. */
+int gimpi_msg_send_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf,
+                       size_t len)
+{
     assert(self);
     gimpi_msg_req_t *r;
     s_enter(self);
-    int rc = s_isend(self, GIMPI_CID_P2P, tid, tag, buf, len, 0, &r);
+    int rc = s_isend(self, cid, tid, tag, buf, len, 0, &r);
     if (rc) {
         s_leave(self);
         return rc;
@@ -1758,6 +1791,7 @@ typedef struct {
     uint64_t cid;
     int peer, tag;
     umsg_t *found;
+    int watch;                      /* tprobe: world rank whose departure ends it, or -1 */
 } probe_t;
 
 /*  Predicate of probe: a fully arrived matching message, or its sender gone. */
@@ -1798,7 +1832,7 @@ int gimpi_msg_iprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int 
     if (!flag || (tid != GIMPI_ANY && p < 0) || s_check_tag(self, tag, 1))
         return GIMPI_EBADPARAM;
     s_enter(self);
-    probe_t pr = { cid, p, tag, NULL };
+    probe_t pr = { cid, p, tag, NULL, -1 };
     *flag = 0;
     if (!s_probe_pred(self, &pr))
         s_drive(self, 0, 1);
@@ -1832,10 +1866,63 @@ int gimpi_msg_probe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag,
     if ((tid != GIMPI_ANY && p < 0) || s_check_tag(self, tag, 1))
         return GIMPI_EBADPARAM;
     s_enter(self);
-    probe_t pr = { cid, p, tag, NULL };
+    probe_t pr = { cid, p, tag, NULL, -1 };
     int rc = s_wait(self, s_probe_pred, &pr, 0);
     if (!rc)
         rc = s_probe_result(self, &pr, status);
+    s_leave(self);
+    return rc;
+}
+
+/*  Predicate of an unbounded wildcard-source probe: a match, or no other task left that
+ *  could ever send one. */
+static int s_tprobe_pred(gimpi_msg_t *self, void *arg)
+{
+    probe_t *pr = arg;
+    return s_probe_pred(self, pr) || (pr->peer < 0 && s_all_gone(self))
+        || (pr->watch >= 0 && self->peers[pr->watch].gone);
+}
+
+/*  Probe with a context id waiting at most timeout_ms (0: just look, < 0: no limit). */
+int gimpi_msg_tprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int timeout_ms,
+                         int watch_tid, int *flag, gimpi_status_t *status)
+{
+    assert(self);
+    int p = tid == GIMPI_ANY ? -1 : gimpi_msg_rank(self, tid);
+    int w = watch_tid == GIMPI_ANY ? -1 : gimpi_msg_rank(self, watch_tid);
+    if (!flag || (tid != GIMPI_ANY && p < 0) || (watch_tid != GIMPI_ANY && w < 0)
+        || s_check_tag(self, tag, 1))
+        return GIMPI_EBADPARAM;
+    if (w == self->rank)
+        w = -1;                         /* we never leave under our own feet */
+    s_enter(self);
+    probe_t pr = { cid, p, tag, NULL, w };
+    *flag = 0;
+    int rc = 0;
+    if (!s_probe_pred(self, &pr))
+        s_drive(self, 0, 1);
+    if (!s_probe_pred(self, &pr) && timeout_ms != 0) {
+        int saved = self->timeout_ms;
+        int limited = timeout_ms > 0 && (saved <= 0 || timeout_ms < saved);
+        if (limited)
+            self->timeout_ms = timeout_ms;
+        rc = s_wait(self, timeout_ms < 0 ? s_tprobe_pred : s_probe_pred, &pr, 0);
+        self->timeout_ms = saved;
+        if (rc && limited && !s_probe_pred(self, &pr)) {
+            rc = 0;                     /* our own bound ran out: nothing arrived */
+            self->errmsg[0] = 0;
+        }
+        if (!rc && timeout_ms < 0 && (pr.peer < 0 || w >= 0) && !s_probe_pred(self, &pr)) {
+            rc = GIMPI_ESYSERR;         /* unbounded: the watched task or every other left */
+            snprintf(self->errmsg, sizeof self->errmsg, "%s",
+                     w >= 0 && self->peers[w].gone ? "the awaited task has left"
+                                                   : "every other task has left");
+        }
+    }
+    if (!rc && s_probe_pred(self, &pr)) {
+        rc = s_probe_result(self, &pr, status);
+        *flag = pr.found != NULL;
+    }
     s_leave(self);
     return rc;
 }
@@ -1977,21 +2064,10 @@ int gimpi_msg_finalize(gimpi_msg_t *self, int timeout_ms)
         conn_t *c = &self->conns[h];
         if (c->state != C_OPEN || c->fini_queued)
             continue;
-        ctl_t *f = calloc(1, sizeof *f);
-        if (!f) {
+        if (s_queue_fini(self, h) < 0) {
             rc = GIMPI_ENOMEM;
             break;
         }
-        impi_packet_t pk;
-        memset(&pk, 0, sizeof pk);
-        pk.type = IMPI_PK_FINI;
-        pk.src.pid = -1;
-        pk.dest.pid = -1;
-        impi_packet_encode(f->hdr, &pk);
-        f->fini = 1;
-        c->fini_queued = 1;
-        s_ctl_push(&c->urgent, f);
-        s_flush(self, h);
     }
     int rc2 = s_wait(self, s_all_closed, NULL, 0);
     self->timeout_ms = saved;

@@ -239,6 +239,8 @@ int pvm_buf_unpack(pvm_buf_t *self, int datatype, void *data, int n, int stride)
         return GIMPI_EBADPARAM;
     if ((size_t)n > (self->len - self->rpos) / esize)
         return GIMPI_ENODATA;
+    if (n == 0)
+        return 0;               /* an empty message may have no bytes at all */
     const uint8_t *src = self->data + self->rpos;
     uint8_t *dst = data;
     if (self->encoding != PVM_BUF_DEFAULT && stride == 1)
@@ -302,6 +304,18 @@ const uint8_t *pvm_buf_bytes(pvm_buf_t *self, size_t *len)
     *len = self->len;
     static const uint8_t empty[1] = { 0 };
     return self->data ? self->data : empty;
+}
+
+/*  The bytes to send, without gathering when the buffer is one InPlace segment covering
+ *  everything (then the caller's own memory, valid until it changes it). */
+const uint8_t *pvm_buf_send_bytes(pvm_buf_t *self, size_t *len)
+{
+    assert(self);
+    if (self->nsegs == 1 && self->segs[0].off == 0 && self->segs[0].len == self->len) {
+        *len = self->len;
+        return self->segs[0].ptr;
+    }
+    return pvm_buf_bytes(self, len);
 }
 
 /*  Element size in this encoding. */

@@ -48,6 +48,9 @@ int pvm_buf_unpack_str(pvm_buf_t *self, char *s, size_t max);
 
 /*  The bytes to send (InPlace data is gathered now) and their number; NULL on ENOMEM. */
 const uint8_t *pvm_buf_bytes(pvm_buf_t *self, size_t *len);
+/*  The same for a send that copies the bytes before returning: a buffer made of one
+ *  InPlace segment gives the caller's memory itself (no gathering copy). */
+const uint8_t *pvm_buf_send_bytes(pvm_buf_t *self, size_t *len);
 /*  Bytes one element of datatype takes in this buffer's encoding (0 if unknown). */
 size_t pvm_buf_elem_size(const pvm_buf_t *self, int datatype);
 /*  Bytes not yet unpacked. */

@@ -307,7 +307,7 @@ int pvm_ctx_send(pvm_ctx_t *self, int bufid, int dst, int tag, int ctxid)
     if (rc < 0)
         return rc;
     size_t len = 0;
-    const uint8_t *bytes = pvm_buf_bytes(buf, &len);
+    const uint8_t *bytes = pvm_buf_send_bytes(buf, &len);     /* send copies if it must */
     int enc = pvm_buf_encoding(buf) == PVM_BUF_DEFAULT ? PVM_BUF_DEFAULT : PVM_BUF_RAW;
     return self->ops->send(self->impl, dst, tag, ctxid, enc, bytes, len);
 }
@@ -386,7 +386,9 @@ static int s_wait_match(pvm_ctx_t *self, int src, int tag, int ctxid, int timeou
             wait = left > 0 ? (int)left : 0;
         }
         pvm_msg_t msg = { 0 };
-        rc = self->ops->next(self->impl, wait, &msg);
+        rc = src > 0 && self->ops->next_from
+                 ? self->ops->next_from(self->impl, wait, src, &msg)
+                 : self->ops->next(self->impl, wait, &msg);
         if (rc < 0) {
             *err = rc;
             return -1;

@@ -49,6 +49,10 @@ typedef struct {
      *  Returns 1 with *msg filled, 0 when nothing arrived in time, or < 0 (e.g.
      *  GIMPI_ESYSERR when nothing can ever arrive). */
     int (*next)(void *impl, int timeout_ms, pvm_msg_t *msg);
+    /*  Optional (may be NULL): next for a receive that waits for task src (> 0): the same,
+     *  but with no limit it fails (GIMPI_ESYSERR) once src can never send again and
+     *  nothing else arrived. */
+    int (*next_from)(void *impl, int timeout_ms, int src, pvm_msg_t *msg);
     /*  Optional (may be NULL): tasks started by the same spawn, *tids valid until the
      *  transport is destroyed; NULL means "this task alone". */
     int (*siblings)(void *impl, const int **tids);

@@ -136,7 +136,8 @@ int pvm_psend(int tid, int msgtag, void *buf, int len, int datatype)
         rc = PvmBadParam;
     if (rc < 0)
         return pvm_ctx_fail(ctx, "pvm_psend", rc);
-    pvm_buf_t *b = pvm_buf_new(PVM_BUF_RAW);
+    /* in place: raw bytes are the memory itself, sent without a packing copy */
+    pvm_buf_t *b = pvm_buf_new(PVM_BUF_INPLACE);
     if (!b)
         return pvm_ctx_fail(ctx, "pvm_psend", PvmNoMem);
     rc = pvm_buf_pack(b, datatype, buf, len, 1);

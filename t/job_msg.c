@@ -5,6 +5,8 @@
  *    alltoall SIZE   send SIZE bytes to every other rank before receiving any
  *    die R           rank R exits at once (status 3); the others receive from it and
  *                    must get an error, not hang: they print "rank X saw error N"
+ *    pvmjunk         (rank 1, beside t/pvm_job junk as rank 0) sends hand-made messages
+ *                    on the PVM contexts: a truncated header, then two valid ones
  *  Every task prints "rank X of N: <mode> ok" on success and exits 0; 1 on a failure.
  */
 #include "gimpi.h"
@@ -59,6 +61,35 @@ int main(int argc, char **argv)
         fflush(stdout);
         gimpi_abort(&g);
         return rc < 0 ? 0 : 1;
+    }
+    if (!strcmp(mode, "pvmjunk")) {
+        /* a PVM task (rank 0) gets, on the PVM contexts: a message too short for a
+         * header, a valid one carrying int 1234 raw, and a long one whose body follows */
+        static const uint8_t junk[3] = { 'P', 1, 0 };
+        uint8_t msg[20] = { 'P', 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4 };
+        int v = 1234;
+        memcpy(msg + 16, &v, 4);
+        size_t blen = 100000;
+        uint8_t hdr[16] = { 'P', 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                            (uint8_t)(blen >> 16), (uint8_t)(blen >> 8), (uint8_t)blen };
+        uint8_t *body = malloc(blen);
+        s_fill(body, blen, me, 0);
+        int to = gimpi_msg_tid(m, 0);
+        int rc = gimpi_msg_send_cid(m, GIMPI_CID_PVM, to, 80, junk, sizeof junk);
+        if (!rc)
+            rc = gimpi_msg_send_cid(m, GIMPI_CID_PVM, to, 81, msg, sizeof msg);
+        if (!rc)
+            rc = gimpi_msg_send_cid(m, GIMPI_CID_PVM, to, 82, hdr, sizeof hdr);
+        if (!rc)
+            rc = gimpi_msg_send_cid(m, GIMPI_CID_PVM_BODY, to, 82, body, blen);
+        free(body);
+        int rc2 = gimpi_msg_finalize(m, 30000);    /* no barrier: PVM tasks have none */
+        gimpi_abort(&g);
+        if (rc || rc2)
+            fprintf(stderr, "rank %d: pvmjunk: %d %d\n", me, rc, rc2);
+        else
+            printf("rank %d of %d: %s ok\n", me, n, mode);
+        return rc || rc2;
     }
     uint8_t *out = malloc(size ? size : 1), *in = malloc(size ? size : 1);
     if (!strcmp(mode, "ring")) {

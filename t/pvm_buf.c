@@ -127,5 +127,25 @@ int main(void)
     cmp_ok(pvm_buf_unpack_str(r, s, sizeof s), "==", GIMPI_EBADMSG, "unterminated string refused");
     pvm_buf_destroy(&r);
     pvm_buf_destroy(&b);
+
+    /* an empty received message (no bytes at all): unpacking 0 elements is fine, 1 is not */
+    r = pvm_buf_new(PVM_BUF_RAW);
+    double dz = 7;
+    cmp_ok(pvm_buf_unpack(r, GIMPI_DOUBLE, &dz, 0, 1), "==", 0, "unpack 0 of an empty message");
+    cmp_ok(pvm_buf_unpack(r, GIMPI_DOUBLE, &dz, 1, 1), "==", GIMPI_ENODATA, "... 1 is PvmNoData");
+    ok(dz == 7, "... and nothing was written");
+    pvm_buf_destroy(&r);
+
+    /* one InPlace segment is sent from the caller's memory, no gathering copy */
+    int ipv[4] = { 1, 2, 3, 4 };
+    b = pvm_buf_new(PVM_BUF_INPLACE);
+    pvm_buf_pack(b, GIMPI_INT, ipv, 4, 1);
+    ok(pvm_buf_send_bytes(b, &len) == (const uint8_t *)ipv && len == sizeof ipv,
+       "a one-segment InPlace buffer sends the caller's memory");
+    pvm_buf_pack(b, GIMPI_INT, ipv, 2, 1);
+    p = pvm_buf_send_bytes(b, &len);
+    ok(p != (const uint8_t *)ipv && len == 6 * sizeof(int) && !memcmp(p + 16, ipv, 8),
+       "two segments are gathered");
+    pvm_buf_destroy(&b);
     done_testing();
 }

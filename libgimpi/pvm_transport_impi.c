@@ -1,0 +1,324 @@
+/*  pvm_transport_impi.c — the PVM layer's default transport: PVM messages over the task's
+ *  real data plane (gimpi_init / gimpi_msg), replacing the "no daemon" stub.
+ *
+ *  Enrolment (the first pvm_* call that needs it) is gimpi_init: the task joins the job
+ *  gimpirun started it in, or becomes a one-task job of its own when started from the
+ *  shell.  tid = the data plane's tid (world rank + 1); every task of a gimpirun job is a
+ *  sibling of the others; nobody has a PVM parent (spawn is not this file's business).
+ *
+ *  Wire format (doc/data-plane.md, "PVM messages"): each PVM message is one data-plane
+ *  message on GIMPI_CID_PVM with the PVM tag, starting with a 16-byte header
+ *      byte 0 'P', byte 1 version 1, byte 2 encoding (0 default/XDR, 1 raw), byte 3 flags,
+ *      bytes 4-7 PVM context id (big endian, signed), bytes 8-15 body length (big endian)
+ *  followed by the body when it is at most INLINE_MAX bytes (one copy of a small message
+ *  is cheaper than a second packet).  A longer body travels as a separate message on
+ *  GIMPI_CID_PVM_BODY, same tag, straight from the PVM buffer (flag BODY_FOLLOWS); the
+ *  receiver takes it from the same sender right after the header, so bodies pair with
+ *  headers by the data plane's per-sender order.  Sends are standard sends: they return
+ *  once the data is out or copied by the data plane, whatever the size.
+ *
+ *  next() probes GIMPI_CID_PVM for any source and tag (oldest first), then receives
+ *  exactly the message it saw, so PVM messages come out in arrival order.
+ *
+ *  Leaving (pvm_exit, or process exit without it): the data plane's finalize without the
+ *  world barrier — flush what this task sent, PK_FINI to every other task (they answer at
+ *  once), close.  PVM tasks leave at different times and some never call pvm_exit, so a
+ *  job-wide barrier would hang or slow them; the atexit hook makes an exit without
+ *  pvm_exit deliver what was sent, as PVM's daemon would.
+ */
+#include "pvm_ctx.h"
+#include "gimpi.h"
+#include "gimpi_msg.h"
+
+#include <assert.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define HDR_SIZE 16
+#define HDR_MAGIC 'P'
+#define HDR_VERSION 1
+#define BODY_FOLLOWS 1
+#define INLINE_MAX (64 * 1024)
+
+typedef struct {
+    gimpi_t *task;
+    gimpi_msg_t *msg;
+    int *tids;                  /* every task of the job (pvm_siblings) */
+    int ntids;
+    pid_t pid;                  /* the process that enrolled (a forked child must not leave) */
+} impi_tp_t;
+
+static const pvm_transport_ops_t s_ops;
+
+/*  Seconds from the environment, else a default, as milliseconds. */
+static int s_env_ms(const char *name, int dflt_s)
+{
+    const char *v = getenv(name);
+    long s = v && *v ? strtol(v, NULL, 10) : 0;
+    return (int)((s > 0 && s < 86400 ? s : dflt_s) * 1000);
+}
+
+/*  Writes the 16-byte header. */
+static void s_put_header(uint8_t *h, int encoding, int flags, int ctxid, uint64_t bodylen)
+{
+    h[0] = HDR_MAGIC;
+    h[1] = HDR_VERSION;
+    h[2] = (uint8_t)(encoding == PVM_BUF_DEFAULT ? 0 : 1);
+    h[3] = (uint8_t)flags;
+    uint32_t c = (uint32_t)ctxid;
+    for (int i = 0; i < 4; i++)
+        h[4 + i] = (uint8_t)(c >> (24 - 8 * i));
+    for (int i = 0; i < 8; i++)
+        h[8 + i] = (uint8_t)(bodylen >> (56 - 8 * i));
+}
+
+/*  Reads a header; 0, or GIMPI_EBADMSG when it is not one of ours. */
+static int s_get_header(const uint8_t *h, size_t len, int *encoding, int *flags, int *ctxid,
+                        uint64_t *bodylen)
+{
+    if (len < HDR_SIZE || h[0] != HDR_MAGIC || h[1] != HDR_VERSION || h[2] > 1
+        || (h[3] & ~BODY_FOLLOWS))
+        return GIMPI_EBADMSG;
+    *encoding = h[2] == 0 ? PVM_BUF_DEFAULT : PVM_BUF_RAW;
+    *flags = h[3];
+    uint32_t c = 0;
+    for (int i = 0; i < 4; i++)
+        c = c << 8 | h[4 + i];
+    *ctxid = (int)c;
+    uint64_t n = 0;
+    for (int i = 0; i < 8; i++)
+        n = n << 8 | h[8 + i];
+    *bodylen = n;
+    if (*flags & BODY_FOLLOWS ? len != HDR_SIZE : n != len - HDR_SIZE)
+        return GIMPI_EBADMSG;
+    return 0;
+}
+
+/*  vtable: own tid. */
+static int s_mytid(void *impl)
+{
+    return gimpi_msg_mytid(((impi_tp_t *)impl)->msg);
+}
+
+/*  vtable: no PVM parent (shell- and gimpirun-started tasks alike). */
+static int s_parent(void *impl)
+{
+    (void)impl;
+    return GIMPI_ENOPARENT;
+}
+
+/*  vtable: a standard send of header (+ body inline, or body as a second message).  A
+ *  destination that has left the job (finished or died) silently drops the message, as
+ *  PVM's daemons do. */
+static int s_send(void *impl, int dst, int tag, int ctxid, int encoding, const void *bytes,
+                  size_t len)
+{
+    impi_tp_t *self = impl;
+    if (gimpi_msg_rank(self->msg, dst) < 0)
+        return GIMPI_EBADPARAM;
+    int rc;
+    if (len <= INLINE_MAX) {
+        uint8_t small[HDR_SIZE + 1024];
+        uint8_t *b = len <= 1024 ? small : malloc(HDR_SIZE + len);
+        if (!b)
+            return GIMPI_ENOMEM;
+        s_put_header(b, encoding, 0, ctxid, len);
+        if (len)
+            memcpy(b + HDR_SIZE, bytes, len);
+        rc = gimpi_msg_send_cid(self->msg, GIMPI_CID_PVM, dst, tag, b, HDR_SIZE + len);
+        if (b != small)
+            free(b);
+    } else {
+        uint8_t h[HDR_SIZE];
+        s_put_header(h, encoding, BODY_FOLLOWS, ctxid, len);
+        rc = gimpi_msg_send_cid(self->msg, GIMPI_CID_PVM, dst, tag, h, HDR_SIZE);
+        if (rc == 0)
+            rc = gimpi_msg_send_cid(self->msg, GIMPI_CID_PVM_BODY, dst, tag, bytes, len);
+    }
+    return rc == GIMPI_ESYSERR ? 0 : rc;
+}
+
+/*  Receives exactly one message (from src, with tag, in cid) into a new buffer of len
+ *  bytes (at least 1).  0 or < 0; the message is taken off the data plane in every case,
+ *  so that a later body cannot pair with the wrong header. */
+static int s_take(impi_tp_t *self, uint64_t cid, int src, int tag, size_t len, uint8_t **out)
+{
+    uint8_t *b = malloc(len ? len : 1);
+    gimpi_msg_req_t *req = NULL;
+    gimpi_status_t st;
+    if (!b) {                   /* take it anyway (cut to nothing): keep the pairing */
+        if (gimpi_msg_irecv_cid(self->msg, cid, src, tag, NULL, 0, &req) == 0)
+            gimpi_msg_wait(self->msg, &req, &st);
+        return GIMPI_ENOMEM;
+    }
+    int rc = gimpi_msg_irecv_cid(self->msg, cid, src, tag, b, len, &req);
+    if (rc == 0)
+        rc = gimpi_msg_wait(self->msg, &req, &st);
+    if (rc == 0 && st.len != len)
+        rc = GIMPI_EBADMSG;
+    if (rc < 0) {
+        free(b);
+        return rc;
+    }
+    *out = b;
+    return 0;
+}
+
+/*  vtable: the oldest arrived PVM message, waiting up to timeout_ms; with no limit it
+ *  fails once `watch` (a tid, or GIMPI_ANY) or every other task has left. */
+static int s_next_from(void *impl, int timeout_ms, int watch, pvm_msg_t *msg)
+{
+    impi_tp_t *self = impl;
+    if (watch != GIMPI_ANY && gimpi_msg_rank(self->msg, watch) < 0)
+        watch = GIMPI_ANY;      /* not a task of the job: nothing to watch */
+    if (timeout_ms < 0 && self->ntids == 1) {
+        int flag = 0;
+        int rc = gimpi_msg_tprobe_cid(self->msg, GIMPI_CID_PVM, GIMPI_ANY, GIMPI_ANY, 0,
+                                      GIMPI_ANY, &flag, NULL);
+        if (rc < 0 || !flag)
+            return rc < 0 ? rc : GIMPI_ESYSERR;     /* alone: nothing can ever come */
+    }
+    gimpi_status_t st;
+    int flag = 0;
+    int rc = gimpi_msg_tprobe_cid(self->msg, GIMPI_CID_PVM, GIMPI_ANY, GIMPI_ANY, timeout_ms,
+                                  watch, &flag, &st);
+    if (rc < 0)
+        return rc;
+    if (!flag)
+        return 0;
+    uint8_t *b = NULL;
+    rc = s_take(self, GIMPI_CID_PVM, st.source, st.tag, st.len, &b);
+    if (rc < 0)
+        return rc;
+    int encoding, flags, ctxid;
+    uint64_t bodylen;
+    rc = s_get_header(b, st.len, &encoding, &flags, &ctxid, &bodylen);
+    if (rc < 0) {
+        fprintf(stderr, "gimpi: PVM message from t%x with a bad header dropped\n",
+                (unsigned)st.source);
+        free(b);
+        return rc;
+    }
+    void *bytes;
+    size_t len;
+    if (flags & BODY_FOLLOWS) {
+        free(b);
+        b = NULL;
+        if (bodylen > SIZE_MAX)
+            return GIMPI_EBADMSG;
+        rc = s_take(self, GIMPI_CID_PVM_BODY, st.source, st.tag, (size_t)bodylen, &b);
+        if (rc < 0)
+            return rc;
+        bytes = b;
+        len = (size_t)bodylen;
+    } else {
+        len = st.len - HDR_SIZE;
+        memmove(b, b + HDR_SIZE, len);
+        bytes = b;
+    }
+    if (len == 0) {
+        free(bytes);
+        bytes = NULL;
+    }
+    *msg = (pvm_msg_t){ st.source, st.tag, ctxid, encoding, bytes, len };
+    return 1;
+}
+
+/*  vtable: the oldest arrived PVM message, waiting up to timeout_ms. */
+static int s_next(void *impl, int timeout_ms, pvm_msg_t *msg)
+{
+    return s_next_from(impl, timeout_ms, GIMPI_ANY, msg);
+}
+
+/*  vtable: every task of the job. */
+static int s_siblings(void *impl, const int **tids)
+{
+    impi_tp_t *self = impl;
+    *tids = self->tids;
+    return self->ntids;
+}
+
+/*  vtable: leaves the job (flush + PK_FINI, no world barrier) and frees. */
+static void s_destroy(void *impl)
+{
+    impi_tp_t *self = impl;
+    if (!self)
+        return;
+    if (self->pid != getpid()) {
+        /* a forked child: the connections and the progress thread are the parent's */
+        free(self->tids);
+        free(self);
+        return;
+    }
+    int rc = gimpi_msg_finalize(self->msg, s_env_ms("GIMPI_FINALIZE_TIMEOUT", 60));
+    if (rc < 0)
+        fprintf(stderr, "gimpi: t%x leaving: %s\n", (unsigned)gimpi_msg_mytid(self->msg),
+                gimpi_msg_errmsg(self->msg));
+    gimpi_abort(&self->task);
+    free(self->tids);
+    free(self);
+}
+
+/*  At process exit: leave properly when still enrolled (delivers buffered sends). */
+static void s_at_exit(void)
+{
+    pvm_ctx_t *ctx = pvm_ctx_current();
+    void *impl = NULL;
+    if (ctx && pvm_ctx_ops(ctx, &impl) == &s_ops && ((impi_tp_t *)impl)->pid == getpid())
+        pvm_ctx_detach(ctx);
+}
+
+static pthread_once_t s_at_exit_once = PTHREAD_ONCE_INIT;
+
+/*  Registers s_at_exit (once per process). */
+static void s_register_at_exit(void)
+{
+    atexit(s_at_exit);
+}
+
+static const pvm_transport_ops_t s_ops = {
+    .name = "impi",
+    .mytid = s_mytid,
+    .parent = s_parent,
+    .send = s_send,
+    .next = s_next,
+    .next_from = s_next_from,
+    .siblings = s_siblings,
+    .destroy = s_destroy,
+};
+
+/*  Enrols: joins the job (gimpirun's, or a one-task job) and opens the transport. */
+int pvm_transport_open_default(const pvm_transport_ops_t **ops, void **impl)
+{
+    *ops = NULL;
+    *impl = NULL;
+    impi_tp_t *self = calloc(1, sizeof *self);
+    if (!self)
+        return GIMPI_ENOMEM;
+    char err[512];
+    self->task = gimpi_init(err, sizeof err);
+    if (!self->task) {
+        fprintf(stderr, "gimpi: cannot enrol: %s\n", err);
+        free(self);
+        return GIMPI_ESYSERR;
+    }
+    self->msg = gimpi_msg(self->task);
+    self->pid = getpid();
+    self->ntids = gimpi_size(self->task);
+    self->tids = calloc((size_t)self->ntids, sizeof *self->tids);
+    if (!self->tids) {
+        gimpi_abort(&self->task);
+        free(self);
+        return GIMPI_ENOMEM;
+    }
+    for (int r = 0; r < self->ntids; r++)
+        self->tids[r] = gimpi_msg_tid(self->msg, r);
+    pthread_once(&s_at_exit_once, s_register_at_exit);
+    *ops = &s_ops;
+    *impl = self;
+    return 0;
+}

@@ -1,0 +1,397 @@
+/*  t/pvm_job.c — a PVM program (only <pvm3.h> calls) for the tests of PVM messages over
+ *  the real data plane, run under gimpirun by t/gimpirun_pvm.sh (or from the shell for
+ *  `self`).  argv[1] says what to do:
+ *    basic    siblings; ring and all-to-all in PvmDataDefault, Raw and InPlace; mcast;
+ *             nrecv/trecv/probe; psend -> recv + upk and pack + send -> precv
+ *    big MiB  MiB bytes to every other task before any receive
+ *    leave    task 2 (if any) pvm_exits early while others still work; the last task (3)
+ *             exits without pvm_exit after sending; the others go on and never hang
+ *    self     alone from the shell: tid > 0, no parent, one sibling, send to itself
+ *    junk     beside t/job_msg pvmjunk: a bad header is PvmBadMsg, later messages fine
+ *  Every task prints "t<tid> <mode> ok" on success (and a few progress lines); on a
+ *  failure "t<tid> FAIL ..." and exit status 1.
+ */
+#include "pvm3.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+static int s_me;
+
+#define CHECK(cond, ...)                                                    \
+    do {                                                                    \
+        if (!(cond)) {                                                      \
+            printf("t%d FAIL line %d: ", s_me, __LINE__);                   \
+            printf(__VA_ARGS__);                                            \
+            printf("\n");                                                   \
+            fflush(stdout);                                                 \
+            exit(1);                                                        \
+        }                                                                   \
+    } while (0)
+
+/*  Milliseconds of a monotonic clock. */
+static long long s_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*  Pattern byte i of a message from -> to. */
+static unsigned char s_byte(int from, int to, size_t i)
+{
+    return (unsigned char)(from * 31 + to * 7 + i * 13 + (i >> 12));
+}
+
+/*  Packs ints, doubles, a long, a string. */
+static void s_pack(int enc, int from, int to, int *iv, double *dv, long *lv, char *str)
+{
+    for (int i = 0; i < 100; i++) {
+        iv[i] = from * 1000 + to * 10 + i;
+        dv[i] = from + to / 8.0 + i;
+    }
+    *lv = -5000000000L * from - to;
+    snprintf(str, 64, "from t%d to t%d", from, to);
+    CHECK(pvm_initsend(enc) > 0, "initsend %d", enc);
+    CHECK(pvm_pkint(iv, 100, 1) == 0, "pkint");
+    CHECK(pvm_pkdouble(dv, 50, 2) == 0, "pkdouble");
+    CHECK(pvm_pklong(lv, 1, 1) == 0, "pklong");
+    CHECK(pvm_pkstr(str) == 0, "pkstr");
+}
+
+/*  Unpacks and checks what s_pack packed. */
+static void s_unpack_check(int from, int to)
+{
+    int iv[100];
+    double dv[50];
+    long lv;
+    char str[64], want[64];
+    CHECK(pvm_upkint(iv, 100, 1) == 0, "upkint");
+    CHECK(pvm_upkdouble(dv, 50, 1) == 0, "upkdouble");
+    CHECK(pvm_upklong(&lv, 1, 1) == 0, "upklong");
+    CHECK(pvm_upkstr(str) == 0, "upkstr");
+    for (int i = 0; i < 100; i++)
+        CHECK(iv[i] == from * 1000 + to * 10 + i, "int %d from t%d: %d", i, from, iv[i]);
+    for (int i = 0; i < 50; i++)
+        CHECK(dv[i] == from + to / 8.0 + 2 * i, "double %d from t%d", i, from);
+    CHECK(lv == -5000000000L * from - to, "long from t%d: %ld", from, lv);
+    snprintf(want, sizeof want, "from t%d to t%d", from, to);
+    CHECK(strcmp(str, want) == 0, "string '%s'", str);
+}
+
+/*  Ring and all-to-all in each encoding. */
+static void s_exchange(int *tids, int n, int k)
+{
+    static const int encs[3] = { PvmDataDefault, PvmDataRaw, PvmDataInPlace };
+    int next = tids[(k + 1) % n], prev = tids[(k + n - 1) % n];
+    int iv[100];
+    double dv[100];
+    long lv;
+    char str[64];
+    for (int e = 0; e < 3; e++) {
+        for (int round = 0; round < 20; round++) {
+            s_pack(encs[e], s_me, next, iv, dv, &lv, str);
+            CHECK(pvm_send(next, 10 + e) == 0, "ring send");
+            int b = pvm_recv(prev, 10 + e);
+            CHECK(b > 0, "ring recv %d", b);
+            s_unpack_check(prev, s_me);
+        }
+        for (int i = 0; i < n; i++) {
+            if (tids[i] == s_me)
+                continue;
+            s_pack(encs[e], s_me, tids[i], iv, dv, &lv, str);
+            CHECK(pvm_send(tids[i], 20 + e) == 0, "all-to-all send");
+        }
+        for (int i = 0; i < n - 1; i++) {
+            int b = pvm_recv(-1, 20 + e), bytes, tag, src;
+            CHECK(b > 0, "all-to-all recv %d", b);
+            CHECK(pvm_bufinfo(b, &bytes, &tag, &src) == 0 && tag == 20 + e, "bufinfo");
+            s_unpack_check(src, s_me);
+        }
+    }
+    printf("t%d ring and all-to-all in 3 encodings\n", s_me);
+}
+
+/*  mcast from the first task, replies back. */
+static void s_mcast(int *tids, int n, int k)
+{
+    int v = 42, got = 0;
+    if (k == 0) {
+        CHECK(pvm_initsend(PvmDataDefault) > 0, "initsend");
+        pvm_pkint(&v, 1, 1);
+        CHECK(pvm_mcast(tids, n, 30) == 0, "mcast");      /* skips ourselves, as PVM */
+        for (int i = 1; i < n; i++) {
+            int b = pvm_recv(-1, 31), src, bytes, tag;
+            CHECK(b > 0 && pvm_bufinfo(b, &bytes, &tag, &src) == 0, "mcast reply");
+            CHECK(pvm_upkint(&got, 1, 1) == 0 && got == src + 42, "reply %d from t%d", got, src);
+        }
+        CHECK(pvm_nrecv(-1, 30) == 0, "mcast did not send to its sender");
+    } else {
+        CHECK(pvm_recv(tids[0], 30) > 0 && pvm_upkint(&got, 1, 1) == 0 && got == 42, "mcast");
+        pvm_initsend(PvmDataRaw);
+        v = s_me + 42;
+        pvm_pkint(&v, 1, 1);
+        CHECK(pvm_send(tids[0], 31) == 0, "reply");
+    }
+    printf("t%d mcast\n", s_me);
+}
+
+/*  nrecv, trecv (timing out and succeeding) and probe. */
+static void s_polling(int *tids, int n, int k)
+{
+    int next = tids[(k + 1) % n], prev = tids[(k + n - 1) % n];
+    CHECK(pvm_nrecv(-1, 40) == 0, "nrecv before anything was sent");
+    struct timeval tmo = { 0, 200000 };
+    long long t0 = s_ms();
+    CHECK(pvm_trecv(-1, 40, &tmo) == 0, "trecv times out");
+    CHECK(s_ms() - t0 >= 190, "trecv waited %lld ms", s_ms() - t0);
+    int dummy = 0;
+    pvm_initsend(PvmDataDefault);
+    pvm_pkint(&dummy, 1, 1);
+    CHECK(pvm_send(prev, 41) == 0, "ready");            /* prev may send tag 40 now */
+    CHECK(pvm_recv(next, 41) > 0, "ready from next");
+    int v = s_me * 3;
+    pvm_initsend(PvmDataDefault);
+    pvm_pkint(&v, 1, 1);
+    CHECK(pvm_send(next, 40) == 0 && pvm_send(next, 42) == 0, "send 40, 42");
+    int id = 0;
+    long long deadline = s_ms() + 30000;
+    while ((id = pvm_probe(prev, 40)) == 0 && s_ms() < deadline)
+        ;
+    CHECK(id > 0, "probe found the message (%d)", id);
+    int bytes, tag, src;
+    CHECK(pvm_bufinfo(id, &bytes, &tag, &src) == 0 && tag == 40 && src == prev, "bufinfo");
+    CHECK(pvm_probe(prev, 40) == id, "probing again: same id");
+    CHECK(pvm_nrecv(prev, 40) == id, "nrecv returns the probed id");
+    CHECK(pvm_upkint(&v, 1, 1) == 0 && v == prev * 3, "content");
+    struct timeval long_tmo = { 30, 0 };
+    CHECK(pvm_trecv(prev, 42, &long_tmo) > 0, "trecv gets a message");
+    printf("t%d nrecv trecv probe\n", s_me);
+}
+
+/*  psend -> recv + upk, and pack + send -> precv. */
+static void s_psend(int *tids, int n, int k)
+{
+    int next = tids[(k + 1) % n], prev = tids[(k + n - 1) % n];
+    double d[300];
+    int iv[10];
+    for (int i = 0; i < 300; i++)
+        d[i] = s_me * 0.5 + i;
+    for (int i = 0; i < 10; i++)
+        iv[i] = s_me + i;
+    CHECK(pvm_psend(next, 50, d, 300, PVM_DOUBLE) == 0, "psend");
+    pvm_initsend(PvmDataDefault);
+    pvm_pkint(iv, 10, 1);
+    CHECK(pvm_send(next, 51) == 0, "send");
+    double got[300];
+    CHECK(pvm_recv(prev, 50) > 0 && pvm_upkdouble(got, 300, 1) == 0, "recv + upk");
+    for (int i = 0; i < 300; i++)
+        CHECK(got[i] == prev * 0.5 + i, "psend data %d", i);
+    int gi[10], rtid, rtag, rcnt;
+    CHECK(pvm_precv(prev, 51, gi, 10, PVM_INT, &rtid, &rtag, &rcnt) == 0, "precv");
+    CHECK(rtid == prev && rtag == 51, "precv envelope");
+    for (int i = 0; i < 10; i++)
+        CHECK(gi[i] == prev + i, "precv data %d", i);
+    printf("t%d psend precv\n", s_me);
+}
+
+/*  MiB mebibytes to every other task before receiving. */
+static void s_big(int *tids, int n, size_t mib)
+{
+    size_t len = mib << 20;
+    unsigned char *buf = malloc(len);
+    CHECK(buf, "malloc");
+    for (int i = 0; i < n; i++) {
+        if (tids[i] == s_me)
+            continue;
+        for (size_t j = 0; j < len; j++)
+            buf[j] = s_byte(s_me, tids[i], j);
+        CHECK(pvm_initsend(i % 2 ? PvmDataRaw : PvmDataInPlace) > 0, "initsend");
+        CHECK(pvm_pkbyte((char *)buf, (int)len, 1) == 0, "pkbyte");
+        CHECK(pvm_send(tids[i], 60) == 0, "big send");  /* returns: buffered */
+        memset(buf, 0, len);                            /* InPlace: reuse after send */
+    }
+    printf("t%d sent %zu MiB to every other task\n", s_me, mib);
+    fflush(stdout);
+    for (int i = 0; i < n - 1; i++) {
+        int b = pvm_recv(-1, 60), bytes, tag, src;
+        CHECK(b > 0 && pvm_bufinfo(b, &bytes, &tag, &src) == 0, "big recv");
+        CHECK((size_t)bytes == len, "length %d", bytes);
+        CHECK(pvm_upkbyte((char *)buf, (int)len, 1) == 0, "upkbyte");
+        for (size_t j = 0; j < len; j++)
+            CHECK(buf[j] == s_byte(src, s_me, j), "byte %zu from t%d", j, src);
+    }
+    free(buf);
+}
+
+/*  Waits (bounded) until process pid has gone. */
+static int s_wait_gone(int pid)
+{
+    long long deadline = s_ms() + 30000;
+#ifdef SYS_pidfd_open
+    int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (fd >= 0) {
+        struct pollfd p = { fd, POLLIN, 0 };
+        int r = poll(&p, 1, 30000);
+        close(fd);
+        return r == 1;
+    }
+#endif
+    while (kill(pid, 0) == 0 && s_ms() < deadline)
+        usleep(10000);
+    return kill(pid, 0) != 0;
+}
+
+/*  Early leavers: task index 2 pvm_exits, the last one (3) exits without it. */
+static void s_leave(int *tids, int n, int k)
+{
+    CHECK(n == 4, "leave needs 4 tasks");
+    int v, pid = getpid();
+    if (k == 2 || k == 3) {
+        char *big = calloc(1, 1 << 20);
+        CHECK(big, "calloc");
+        big[12345] = (char)k;
+        pvm_initsend(PvmDataDefault);
+        pvm_pkint(&pid, 1, 1);
+        CHECK(pvm_send(tids[0], 70) == 0, "bye");
+        CHECK(pvm_psend(tids[0], 71, big, 1 << 20, PVM_BYTE) == 0, "a last 1 MiB");
+        free(big);
+        if (k == 2) {
+            long long t0 = s_ms();
+            CHECK(pvm_exit() == 0, "pvm_exit");
+            printf("t%d pvm_exit returned after %lld ms while others work\n", s_me,
+                   s_ms() - t0);
+        }
+        printf("t%d leave ok\n", s_me);
+        fflush(stdout);
+        exit(0);                        /* task 3: no pvm_exit */
+    }
+    if (k == 1) {                       /* blocked until both leavers are gone */
+        CHECK(pvm_recv(tids[0], 72) > 0 && pvm_upkint(&v, 1, 1) == 0 && v == 72, "go");
+        pvm_initsend(PvmDataDefault);
+        v = 73;
+        pvm_pkint(&v, 1, 1);
+        CHECK(pvm_send(tids[0], 73) == 0, "answer");
+        CHECK(pvm_exit() == 0, "pvm_exit");
+        printf("t%d leave ok\n", s_me);
+        exit(0);
+    } else {
+        for (int i = 0; i < 2; i++) {
+            int b = pvm_recv(-1, 70), bytes, tag, src, lpid;
+            CHECK(b > 0 && pvm_bufinfo(b, &bytes, &tag, &src) == 0, "bye");
+            CHECK(pvm_upkint(&lpid, 1, 1) == 0, "pid");
+            char *got = malloc(1 << 20);
+            int rtid, rtag, rcnt;
+            CHECK(got && pvm_precv(src, 71, got, 1 << 20, PVM_BYTE, &rtid, &rtag, &rcnt) == 0,
+                  "the leaver's last message arrived");
+            CHECK(got[12345] == (src == tids[2] ? 2 : 3), "its content");
+            free(got);
+            CHECK(s_wait_gone(lpid), "t%d's process ended", src);
+            printf("t%d saw t%d leave\n", s_me, src);
+        }
+        pvm_setopt(PvmAutoErr, 0);
+        CHECK(pvm_recv(tids[2], 98) == PvmSysErr, "recv from a task that did pvm_exit");
+        CHECK(pvm_recv(tids[3], 98) == PvmSysErr, "recv from a task that exited without it");
+        printf("t%d recv from a task that left: PvmSysErr\n", s_me);
+        v = 0;
+        pvm_initsend(PvmDataDefault);
+        pvm_pkint(&v, 1, 1);
+        CHECK(pvm_send(tids[2], 74) == 0 && pvm_send(tids[3], 74) == 0,
+              "a send to a task that left is dropped, as PVM");
+        v = 72;
+        pvm_initsend(PvmDataDefault);
+        pvm_pkint(&v, 1, 1);
+        CHECK(pvm_send(tids[1], 72) == 0, "go");
+        CHECK(pvm_recv(tids[1], 73) > 0 && pvm_upkint(&v, 1, 1) == 0 && v == 73, "answer");
+        /* everybody else has left now: a receive from anyone cannot be satisfied */
+        pvm_setopt(PvmAutoErr, 0);
+        long long t0 = s_ms();
+        CHECK(pvm_recv(-1, 99) == PvmSysErr, "recv(-1) when every other task left");
+        printf("t%d recv(-1) with everybody gone: PvmSysErr after %lld ms\n", s_me, s_ms() - t0);
+        struct timeval tmo = { 0, 100000 };
+        CHECK(pvm_trecv(-1, 99, &tmo) == 0, "a bounded trecv still just times out");
+    }
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    const char *mode = argc > 1 ? argv[1] : "basic";
+    s_me = pvm_mytid();
+    CHECK(s_me > 0, "pvm_mytid %d", s_me);
+    CHECK(pvm_parent() == PvmNoParent, "no parent");
+    int *tids = NULL;
+    int n = pvm_siblings(&tids);
+    CHECK(n >= 1 && tids, "siblings %d", n);
+    int k = -1;
+    for (int i = 0; i < n; i++)
+        if (tids[i] == s_me)
+            k = i;
+    CHECK(k >= 0, "this task is among its siblings");
+    if (strcmp(mode, "basic") == 0) {
+        s_exchange(tids, n, k);
+        s_mcast(tids, n, k);
+        s_polling(tids, n, k);
+        s_psend(tids, n, k);
+    } else if (strcmp(mode, "big") == 0) {
+        s_big(tids, n, argc > 2 ? (size_t)atoi(argv[2]) : 64);
+    } else if (strcmp(mode, "leave") == 0) {
+        s_leave(tids, n, k);
+    } else if (strcmp(mode, "junk") == 0) {       /* t/job_msg pvmjunk is the sender */
+        CHECK(n == 2 && k == 0, "junk: first of 2 tasks");
+        pvm_setopt(PvmAutoErr, 0);
+        CHECK(pvm_recv(-1, -1) == PvmBadMsg, "a truncated header: PvmBadMsg");
+        int v = 0, bytes, tag, src;
+        CHECK(pvm_recv(-1, 81) > 0 && pvm_upkint(&v, 1, 1) == 0 && v == 1234,
+              "the next message is fine (%d)", v);
+        int b = pvm_recv(-1, 82);
+        CHECK(b > 0 && pvm_bufinfo(b, &bytes, &tag, &src) == 0 && bytes == 100000
+              && src == tids[1], "a long one with its body (%d bytes)", bytes);
+        unsigned char *body = malloc(100000);
+        CHECK(body && pvm_upkbyte((char *)body, 100000, 1) == 0, "upkbyte");
+        for (size_t j = 0; j < 100000; j++)
+            CHECK(body[j] == (unsigned char)(31 + j * 13 + (j >> 12)), "body byte %zu", j);
+        free(body);
+    } else if (strcmp(mode, "self") == 0) {
+        CHECK(n == 1 && tids[0] == s_me, "alone: one sibling, itself");
+        int v = 7;
+        pvm_initsend(PvmDataDefault);
+        pvm_pkint(&v, 1, 1);
+        CHECK(pvm_send(s_me, 5) == 0, "send to itself");
+        int bytes, tag, src;
+        int b = pvm_recv(-1, -1);
+        CHECK(b > 0 && pvm_bufinfo(b, &bytes, &tag, &src) == 0 && src == s_me && tag == 5,
+              "recv from itself");
+        CHECK(pvm_upkint(&v, 1, 1) == 0 && v == 7, "content");
+        /* a long one in place: the caller's memory may change right after the send */
+        size_t blen = 300000;
+        unsigned char *big = malloc(blen), *back = malloc(blen);
+        CHECK(big && back, "malloc");
+        for (size_t j = 0; j < blen; j++)
+            big[j] = s_byte(s_me, s_me, j);
+        CHECK(pvm_initsend(PvmDataInPlace) > 0 && pvm_pkbyte((char *)big, (int)blen, 1) == 0,
+              "pack in place");
+        CHECK(pvm_send(s_me, 7) == 0, "a long send to itself");
+        memset(big, 0xee, blen);
+        b = pvm_recv(s_me, 7);
+        CHECK(b > 0 && pvm_upkbyte((char *)back, (int)blen, 1) == 0, "long recv from itself");
+        for (size_t j = 0; j < blen; j++)
+            CHECK(back[j] == s_byte(s_me, s_me, j), "byte %zu sent to itself", j);
+        free(big);
+        free(back);
+        pvm_setopt(PvmAutoErr, 0);
+        CHECK(pvm_recv(-1, 6) == PvmSysErr, "alone, a recv nothing can satisfy fails");
+    } else {
+        CHECK(0, "unknown mode %s", mode);
+    }
+    CHECK(pvm_exit() == 0, "pvm_exit");
+    printf("t%d %s ok\n", s_me, mode);
+    return 0;
+}
