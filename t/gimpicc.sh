@@ -6,9 +6,7 @@ top_builddir=${top_builddir:-.}
 top_srcdir=${top_srcdir:-.}
 GCC="$top_builddir/groupd/gimpicc"
 export GIMPICC_INCDIR="$top_srcdir/include" GIMPICC_LIBDIR="$top_builddir/.libs"
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi; }
+. "${top_srcdir:-.}/t/tap.sh"
 echo "1..6"
 cat >"$tmp/v.c" <<'C'
 #include <gimpi.h>

@@ -8,11 +8,7 @@ top_builddir=${top_builddir:-.}
 SERVER="$top_builddir/groupd/impi-server"
 RUN="$top_builddir/groupd/gimpirun"
 TASK="$top_builddir/t/job_task"
-tmp=$(mktemp -d)
-# TERM, not KILL: timeout(1) passes TERM on to the program it runs
-trap 'kill $(jobs -p) 2>/dev/null; wait; rm -rf "$tmp"' EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi; }
+. "${top_srcdir:-.}/t/tap.sh"
 echo "1..7"
 
 mkfifo "$tmp/srv"

@@ -9,11 +9,7 @@ top_builddir=${top_builddir:-.}
 SERVER="$top_builddir/groupd/impi-server"
 RUN="$top_builddir/groupd/gimpirun"
 TASK="$top_builddir/t/job_msg"
-tmp=$(mktemp -d)
-# TERM, not KILL: timeout(1) passes TERM on to the program it runs
-trap 'kill $(jobs -p) 2>/dev/null; wait; rm -rf "$tmp"' EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi; }
+. "${top_srcdir:-.}/t/tap.sh"
 # job NAME WANT_OK_LINES ARGS...: runs gimpirun, checks exit 0 and the number of ok lines
 job() {
     local name=$1 want=$2; shift 2

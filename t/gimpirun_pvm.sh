@@ -8,10 +8,7 @@ set -u
 top_builddir=${top_builddir:-.}
 RUN="$top_builddir/groupd/gimpirun"
 TASK="$top_builddir/t/pvm_job"
-tmp=$(mktemp -d)
-trap 'kill -9 $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi; }
+. "${top_srcdir:-.}/t/tap.sh"
 # job NAME WANT_OK_LINES ARGS...: runs gimpirun, checks exit 0 and the number of ok lines
 job() {
     local name=$1 want=$2; shift 2

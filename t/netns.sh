@@ -13,10 +13,8 @@ P=gimpi$$
 SERVER="$top_builddir/groupd/impi-server"
 RUN="$top_builddir/groupd/gimpirun"
 TASK="$top_builddir/t/job_task"
-tmp=$(mktemp -d)
-n=0 failed=0
+. "${top_srcdir:-.}/t/tap.sh"
 
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi; }
 
 cleanup() {
     for i in $(seq 0 $((NM - 1))); do ip netns pids "$P-h$i" 2>/dev/null | xargs -r kill -9 2>/dev/null; done

@@ -8,9 +8,7 @@ top_builddir=${top_builddir:-.}
 top_srcdir=${top_srcdir:-.}
 GCC="$top_builddir/groupd/gimpicc"
 export GIMPICC_INCDIR="$top_srcdir/include" GIMPICC_LIBDIR="$top_builddir/.libs"
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi; }
+. "${top_srcdir:-.}/t/tap.sh"
 skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
 
 cat >"$tmp/kr.c" <<'C'

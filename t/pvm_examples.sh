@@ -12,15 +12,12 @@ GCC="$top_builddir/groupd/gimpicc"
 export GIMPICC_INCDIR="$top_srcdir/include" GIMPICC_LIBDIR="$top_builddir/.libs"
 TAR=/usr/share/doc/pvm-examples/examples.tar.gz
 if [ ! -r "$TAR" ]; then echo "1..0 # SKIP pvm-examples is not installed ($TAR)"; exit 0; fi
-tmp=$(mktemp -d)
-trap 'kill -9 $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+. "${top_srcdir:-.}/t/tap.sh"
 tar xzf "$TAR" -C "$tmp" || { echo "1..0 # SKIP cannot extract $TAR"; exit 0; }
 E="$tmp/examples"
 # PVM's code is K&R (-w), and bwtest.c's validation overflows int (n*n for n > 46340):
 # harmless there, but a sanitizer build must not stop on PVM's own undefined behaviour
 XF="-std=gnu17 -w -fno-sanitize=signed-integer-overflow"
-n=0 failed=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi; }
 skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
 # run NAME REGEX ARGS...: runs ARGS (bounded), checks the output for REGEX
 run() {
