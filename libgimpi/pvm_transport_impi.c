@@ -3,8 +3,9 @@
  *
  *  Enrolment (the first pvm_* call that needs it) is gimpi_init: the task joins the job
  *  gimpirun started it in, or becomes a one-task job of its own when started from the
- *  shell.  tid = the data plane's tid (world rank + 1); every task of a gimpirun job is a
- *  sibling of the others; nobody has a PVM parent (spawn is not this file's business).
+ *  shell.  tid = the data plane's tid (groupd's: tid base + world rank + 1); every task of
+ *  a gimpirun job is a sibling of the others; nobody has a PVM parent (spawn is not this
+ *  file's business).
  *
  *  Wire format (doc/data-plane.md, "PVM messages"): each PVM message is one data-plane
  *  message on GIMPI_CID_PVM with the PVM tag, starting with a 16-byte header

@@ -32,7 +32,10 @@ echo "1..14"
 # spmd exits 1 by itself (its last line is exit(1)), so only its output is checked
 run "spmd: gimpirun -np 4 passes the token round the ring" \
     "token ring done" "$RUN" -np 4 "$tmp/spmd"
-grep -Eq "^ +1 -> +2 -> +3 -> +4 -> +1 *$" "$tmp/out"; ok $? "... of the 4 sibling tids"
+ring=$(grep -E "^ *[0-9]+( -> +[0-9]+){4} *$" "$tmp/out" | tr -d '>-')
+set -- $ring
+[ $# = 5 ] && [ "$2" = $(($1 + 1)) ] && [ "$3" = $(($1 + 2)) ] && [ "$4" = $(($1 + 3)) ] && [ "$5" = "$1" ]
+ok $? "... of the 4 sibling tids, one block from groupd ($ring)"
 run "spmd from the shell: a 1-tid ring" "token ring done" "$tmp/spmd"
 
 # the group calls: libgimpi's own once it has them, else the stand-in
