@@ -281,6 +281,12 @@ static void s_register_at_exit(void)
     atexit(s_at_exit);
 }
 
+/*  vtable: the task's groupd connection (gimpi_init registered it under our tid). */
+static gimpi_groups_t *s_groups(void *impl)
+{
+    return gimpi_groups(((impi_tp_t *)impl)->task);
+}
+
 static const pvm_transport_ops_t s_ops = {
     .name = "impi",
     .mytid = s_mytid,
@@ -290,6 +296,7 @@ static const pvm_transport_ops_t s_ops = {
     .next_from = s_next_from,
     .siblings = s_siblings,
     .destroy = s_destroy,
+    .groups = s_groups,
 };
 
 /*  Enrols: joins the job (gimpirun's, or a one-task job) and opens the transport. */

@@ -8,6 +8,9 @@
  *             exits without pvm_exit after sending; the others go on and never hang
  *    self     alone from the shell: tid > 0, no parent, one sibling, send to itself
  *    junk     beside t/job_msg pvmjunk: a bad header is PvmBadMsg, later messages fine
+ *    groups   every task joins "all" (barrier, freeze); each sends its instance to every
+ *             member by the tid pvm_gettid gives and receives them from the tids
+ *             pvm_getinst names; leave
  *  Every task prints "t<tid> <mode> ok" on success (and a few progress lines); on a
  *  failure "t<tid> FAIL ..." and exit status 1.
  */
@@ -28,6 +31,36 @@ static int s_me;
 static int s_lbl;               /* what "t<N>" prints: position among the siblings + 1 */
 
 #define CHECK(cond, ...) TASK_CHECK("t", s_lbl, cond, __VA_ARGS__)
+
+/*  The group calls under gimpirun: groupd's tids are the data plane's. */
+static void s_groups(int n)
+{
+    int inst = pvm_joingroup("all");
+    CHECK(inst >= 0 && inst < n, "joingroup %d", inst);
+    CHECK(pvm_barrier("all", n) == 0, "barrier");
+    CHECK(pvm_gsize("all") == n, "gsize");
+    CHECK(pvm_freezegroup("all", -1) == n, "freezegroup returns the size");
+    CHECK(pvm_gettid("all", inst) == s_me && pvm_getinst("all", s_me) == inst, "own entry");
+    for (int i = 0; i < n; i++) {
+        if (i == inst)
+            continue;
+        pvm_initsend(PvmDataDefault);
+        pvm_pkint(&inst, 1, 1);
+        CHECK(pvm_send(pvm_gettid("all", i), 40) == 0, "send to instance %d", i);
+    }
+    for (int k = 0; k < n - 1; k++) {
+        int b = pvm_recv(-1, 40), bytes, tag, src, v = -1;
+        CHECK(b > 0 && pvm_bufinfo(b, &bytes, &tag, &src) == 0 && pvm_upkint(&v, 1, 1) == 0,
+              "recv");
+        CHECK(pvm_getinst("all", src) == v, "t%x sent instance %d, getinst says %d", src, v,
+              pvm_getinst("all", src));
+    }
+    CHECK(pvm_barrier("all", -1) == 0, "barrier after");
+    CHECK(pvm_lvgroup("all") == 0, "lvgroup");
+    CHECK(pvm_lvgroup("all") == PvmNotInGroup || pvm_lvgroup("all") == PvmNoGroup,
+          "left: a second leave fails");
+    printf("t%d groups: instance %d\n", s_lbl, inst);
+}
 
 /*  Milliseconds of a monotonic clock. */
 static long long s_ms(void)
@@ -336,6 +369,8 @@ int main(int argc, char **argv)
         s_psend(tids, n, k);
     } else if (strcmp(mode, "big") == 0) {
         s_big(tids, n, argc > 2 ? (size_t)atoi(argv[2]) : 64);
+    } else if (strcmp(mode, "groups") == 0) {
+        s_groups(n);
     } else if (strcmp(mode, "leave") == 0) {
         s_leave(tids, n, k);
     } else if (strcmp(mode, "junk") == 0) {       /* t/job_msg pvmjunk is the sender */
