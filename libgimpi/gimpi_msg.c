@@ -20,6 +20,7 @@
 #include "gimpi.h"
 #include "gimpi_host.h"
 #include "gimpi_msg.h"
+#include "gimpi_msg_fwd.h"
 #include "impi_tables.h"
 #include "impi_wire.h"
 
@@ -182,6 +183,7 @@ struct gimpi_msg_t {
     int timeout_ms, spin_us;
     int debug;                      /* GIMPI_DEBUG=1: every packet on stderr */
     char errmsg[256];
+    gimpi_fwd_t *fwd;               /* large broadcasts being forwarded (gimpi_msg_fwd.c) */
 };
 
 /* ------------------------------------------------------------------ small helpers */
@@ -477,6 +479,8 @@ static void s_host_gone(gimpi_msg_t *self, int h, int err, int death)
             s_um_free(um);
         }
     }
+    for (int k = 0; self->fwd && k < c->nprocs; k++)     /* broadcasts from it: failed */
+        gimpi_msg_fwd_gone(self, self->fwd, gimpi_msg_tid(self, c->procs[k]));
     pthread_cond_broadcast(&self->cv);
 }
 
@@ -976,7 +980,13 @@ static void s_on_payload(gimpi_msg_t *self, int h)
         break;
     case R_UNEXP:
         um->complete = 1;
-        if (um->claim) {
+        if (um->cid == GIMPI_CID_FWD && !um->claim && !um->is_long) {   /* forward hook */
+            s_um_remove(self, um);
+            uint8_t *d = um->data;
+            um->data = NULL;
+            gimpi_msg_fwd_arrived(self, &self->fwd, gimpi_msg_tid(self, um->src), d, um->have);
+            s_um_free(um);
+        } else if (um->claim) {
             s_deliver(self, um, um->claim);
             s_um_free(um);
         }
@@ -1429,6 +1439,7 @@ void gimpi_msg_destroy(gimpi_msg_t **self_p)
             free(c->stage);
             free(c->procs);
         }
+    gimpi_msg_fwd_free(self, &self->fwd);
     while (self->uhead) {
         umsg_t *um = self->uhead;
         s_um_remove(self, um);
@@ -1514,6 +1525,24 @@ static int s_check_tag(gimpi_msg_t *self, int tag, int wild)
     return tag >= 0 && tag <= self->tagub ? 0 : GIMPI_EBADPARAM;
 }
 
+/*  A whole message arrived without a connection (to self, or rebuilt by the forwarding
+ *  hook): to the oldest matching posted receive, else to the unexpected queue. */
+static void s_um_arrived(gimpi_msg_t *self, umsg_t *um)
+{
+    gimpi_msg_req_t *q;
+    for (q = self->posted.head; q; q = L1_NEXT(q))
+        if (s_matches(q, um->src, um->tag, um->cid))
+            break;
+    if (q) {
+        L1_DEL(q);
+        s_deliver(self, um, q);
+        s_um_free(um);
+    } else {
+        s_um_push(self, um);
+        pthread_cond_broadcast(&self->cv);
+    }
+}
+
 /*  Starts a send (lock held). */
 static int s_isend(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf,
                    size_t len, int flags, gimpi_msg_req_t **out)
@@ -1559,16 +1588,7 @@ static int s_isend(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void
             um->self_sreq = r;
         } else
             s_complete(self, r, 0);
-        gimpi_msg_req_t *q;
-        for (q = self->posted.head; q; q = L1_NEXT(q))
-            if (s_matches(q, p, tag, cid))
-                break;
-        if (q) {
-            L1_DEL(q);
-            s_deliver(self, um, q);
-            s_um_free(um);
-        } else
-            s_um_push(self, um);
+        s_um_arrived(self, um);
         return 0;
     }
     r->is_long = len > self->pktlen;
@@ -2073,4 +2093,107 @@ int gimpi_msg_finalize(gimpi_msg_t *self, int timeout_ms)
     self->timeout_ms = saved;
     s_leave(self);
     return rc ? rc : rc2;
+}
+
+/* ------------------------------------------------------------------ forwarding hook */
+/*  The locked primitives gimpi_msg_fwd.c builds large broadcasts on (gimpi_msg_fwd.h). */
+
+/*  A detached send whose buffer the engine owns (lock held). */
+int gimpi_msg__send_owned(gimpi_msg_t *self, uint64_t cid, int tid, int tag, uint8_t *buf,
+                          size_t len)
+{
+    gimpi_msg_req_t *r = NULL;
+    int rc = s_isend(self, cid, tid, tag, buf, len, 0, &r);
+    if (rc < 0) {
+        free(buf);
+        return rc;
+    }
+    if (r->done) {
+        free(buf);
+        s_req_free(r);
+        return 0;
+    }
+    r->owned = buf;
+    r->detached = 1;
+    self->ndetached++;
+    return 0;
+}
+
+/*  Delivers a whole message from tid src (lock held): to a posted receive or the
+ *  unexpected queue. */
+int gimpi_msg__inject(gimpi_msg_t *self, uint64_t cid, int src, int tag, uint8_t *data,
+                      size_t len)
+{
+    int p = gimpi_msg_rank(self, src);
+    umsg_t *um = calloc(1, sizeof *um);
+    if (p < 0 || !um) {
+        free(um);
+        free(data);
+        return p < 0 ? GIMPI_EBADPARAM : GIMPI_ENOMEM;
+    }
+    um->src = p;
+    um->tag = tag;
+    um->cid = cid;
+    um->msglen = um->have = len;
+    um->srqid = self->next_id++;
+    um->complete = 1;
+    um->data = data;
+    s_um_arrived(self, um);
+    return 0;
+}
+
+/*  An incomplete message (lock held): queued, or claimed by a posted receive at once. */
+void *gimpi_msg__placeholder(gimpi_msg_t *self, uint64_t cid, int src, int tag, size_t total)
+{
+    int p = gimpi_msg_rank(self, src);
+    umsg_t *um = p < 0 ? NULL : calloc(1, sizeof *um);
+    if (!um)
+        return NULL;
+    um->src = p;
+    um->tag = tag;
+    um->cid = cid;
+    um->msglen = total;
+    um->srqid = self->next_id++;
+    gimpi_msg_req_t *q;
+    for (q = self->posted.head; q; q = L1_NEXT(q))
+        if (s_matches(q, p, tag, cid))
+            break;
+    if (q) {
+        L1_DEL(q);
+        um->claim = q;
+    } else
+        s_um_push(self, um);
+    return um;
+}
+
+/*  Completes a placeholder (lock held). */
+void gimpi_msg__fill(gimpi_msg_t *self, void *ph, uint8_t *data)
+{
+    umsg_t *um = ph;
+    um->data = data;
+    um->have = (size_t)um->msglen;
+    um->complete = 1;
+    if (um->claim) {
+        s_deliver(self, um, um->claim);
+        s_um_free(um);
+    } else
+        pthread_cond_broadcast(&self->cv);
+}
+
+/*  Drops a placeholder (lock held). */
+void gimpi_msg__fail(gimpi_msg_t *self, void *ph)
+{
+    umsg_t *um = ph;
+    if (um->claim)
+        s_complete(self, um->claim, GIMPI_ESYSERR);
+    else
+        s_um_remove(self, um);
+    s_um_free(um);
+}
+
+/*  The packet length. */
+size_t gimpi_msg__pktlen(gimpi_msg_t *self)
+{
+    assert(self);
+    return self->pktlen;
 }
