@@ -20,7 +20,8 @@
 #define STAR_MAX 64                 /* barrier: star up to this many members */
 #define CHUNK (64 * 1024)           /* reduce pipeline unit (one eager packet) */
 #define WIN 8                       /* chunks received ahead per child */
-#define BCAST_TREE_MIN (16 * 1024)  /* bcasts from this size go through the tree */
+#define BCAST_TREE_MIN (16 * 1024)  /* bcasts from this size ... */
+#define BCAST_TREE_RECV 16          /* ... to this many receivers go through the tree */
 
 enum { K_BARRIER = 1, K_REDUCE, K_RSTAT, K_GATHER, K_SCATTER };
 
@@ -33,8 +34,13 @@ typedef struct seq_t {
 struct gimpi_coll_t {
     gimpi_msg_t *msg;
     int star_max;                   /* barrier: star up to this many members */
+    size_t tree_min;                /* bcast: from this size ... */
+    int tree_recv;                  /* ... and this many receivers down the forwarding tree */
     pthread_mutex_t mu;             /* guards seqs */
     seq_t *seqs;                    /* per group: operations started so far */
+    uint8_t *scratch;               /* reduce's receive buffers, kept (no page faults) */
+    size_t scratch_size;
+    int scratch_busy;
 };
 
 /* ------------------------------------------------------------------ state and views */
@@ -49,6 +55,10 @@ gimpi_coll_t *gimpi_coll_new(gimpi_msg_t *msg)
     self->msg = msg;
     const char *e = getenv("GIMPI_COLL_STAR_MAX");     /* tests reach the other algorithm */
     self->star_max = e && atoi(e) > 0 ? atoi(e) : STAR_MAX;
+    e = getenv("GIMPI_COLL_TREE_MIN");
+    self->tree_min = e && atol(e) > 0 ? (size_t)atol(e) : BCAST_TREE_MIN;
+    e = getenv("GIMPI_COLL_TREE_RECV");
+    self->tree_recv = e && atoi(e) > 0 ? atoi(e) : BCAST_TREE_RECV;
     pthread_mutex_init(&self->mu, NULL);
     return self;
 }
@@ -60,6 +70,7 @@ void gimpi_coll_destroy(gimpi_coll_t **self_p)
     gimpi_coll_t *self = *self_p;
     if (!self)
         return;
+    free(self->scratch);
     while (self->seqs) {
         seq_t *s = self->seqs;
         self->seqs = s->next;
@@ -186,6 +197,36 @@ static int s_check_view(const gimpi_view_t *view, int need_full)
             if (view->tids[i] <= 0)
                 return GIMPI_ENOINST;
     return 0;
+}
+
+/*  Borrows the kept scratch buffer (grown to size), or a fresh one when another thread
+ *  holds it; give it back with s_scratch_put. */
+static uint8_t *s_scratch_get(gimpi_coll_t *self, size_t size)
+{
+    pthread_mutex_lock(&self->mu);
+    uint8_t *p = NULL;
+    if (!self->scratch_busy) {
+        if (self->scratch_size < size) {
+            free(self->scratch);
+            self->scratch = malloc(size);
+            self->scratch_size = self->scratch ? size : 0;
+        }
+        p = self->scratch;
+        self->scratch_busy = p != NULL;
+    }
+    pthread_mutex_unlock(&self->mu);
+    return p ? p : malloc(size);
+}
+
+/*  Gives a buffer of s_scratch_get back. */
+static void s_scratch_put(gimpi_coll_t *self, uint8_t *p)
+{
+    pthread_mutex_lock(&self->mu);
+    if (p && p == self->scratch)
+        self->scratch_busy = 0;
+    else
+        free(p);
+    pthread_mutex_unlock(&self->mu);
 }
 
 /* ------------------------------------------------------------------ messaging helpers */
@@ -342,7 +383,7 @@ int gimpi_coll_bcast(gimpi_coll_t *self, const gimpi_view_t *view, uint64_t cid,
     int rc = 0;
     if (n == 0)
         rc = GIMPI_ENOINST;
-    else if (len >= BCAST_TREE_MIN && n > 1)
+    else if (len >= self->tree_min && n >= self->tree_recv && n > 1)
         rc = gimpi_msg_fwd_bcast(self->msg, cid, tag, buf, len, m, n);
     else {
         gimpi_msg_req_t **req = calloc((size_t)n, sizeof *req);
@@ -445,11 +486,11 @@ static int s_reduce_large(gimpi_coll_t *self, const combine_t *c, const int *m, 
     }
     uint8_t *bytes = data;
     size_t chunkb = (size_t)per * c->esize;
-    uint8_t *tmp = nk ? malloc((size_t)nk * WIN * chunkb) : NULL;
+    uint8_t *tmp = nk ? s_scratch_get(self, (size_t)nk * WIN * chunkb) : NULL;
     gimpi_msg_req_t **rq = nk ? calloc((size_t)nk * WIN, sizeof *rq) : NULL;
     gimpi_msg_req_t **sq = parent > 0 ? calloc((size_t)nc, sizeof *sq) : NULL;
     if ((nk && (!tmp || !rq)) || (parent > 0 && !sq)) {
-        free(tmp);
+        s_scratch_put(self, tmp);
         free(rq);
         free(sq);
         return GIMPI_ENOMEM;
@@ -506,7 +547,7 @@ static int s_reduce_large(gimpi_coll_t *self, const combine_t *c, const int *m, 
         st = s_worse(rc, s_worse(rc2, in));
     }
     free(kst);
-    free(tmp);
+    s_scratch_put(self, tmp);
     free(rq);
     free(sq);
     return st;

@@ -2180,6 +2180,29 @@ void gimpi_msg__fill(gimpi_msg_t *self, void *ph, uint8_t *data)
         pthread_cond_broadcast(&self->cv);
 }
 
+/*  The buffer of the receive that claimed a placeholder (NULL when none yet). */
+uint8_t *gimpi_msg__claim_buf(gimpi_msg_t *self, void *ph, size_t *size)
+{
+    (void)self;
+    umsg_t *um = ph;
+    if (!um->claim)
+        return NULL;
+    *size = um->claim->size;
+    return um->claim->rbuf;
+}
+
+/*  Completes a claimed placeholder whose data was written into the receive's buffer. */
+void gimpi_msg__fill_claimed(gimpi_msg_t *self, void *ph)
+{
+    umsg_t *um = ph;
+    gimpi_msg_req_t *r = um->claim;
+    r->src = um->src;
+    r->rtag = um->tag;
+    r->msglen = r->recvd = um->msglen;
+    s_complete(self, r, 0);
+    s_um_free(um);
+}
+
 /*  Drops a placeholder (lock held). */
 void gimpi_msg__fail(gimpi_msg_t *self, void *ph)
 {

@@ -42,6 +42,7 @@ typedef struct asm_t {              /* a message being reassembled */
     uint64_t total, got;
     size_t chunk;
     uint8_t *data, *seen;           /* seen: one byte per chunk */
+    int in_user;                    /* chunks go straight to the claiming receive's buffer */
     void *ph;                       /* the placeholder, once the stub arrived */
 } asm_t;
 
@@ -277,8 +278,12 @@ static void s_drop(gimpi_fwd_t *s, asm_t *a)
 /*  Delivers a complete message with its placeholder, acknowledges, remembers it. */
 static void s_finish(gimpi_msg_t *msg, gimpi_fwd_t *s, asm_t *a)
 {
-    gimpi_msg__fill(msg, a->ph, a->data ? a->data : calloc(1, 1));
-    a->data = NULL;
+    if (a->in_user)
+        gimpi_msg__fill_claimed(msg, a->ph);
+    else {
+        gimpi_msg__fill(msg, a->ph, a->data ? a->data : calloc(1, 1));
+        a->data = NULL;
+    }
     gimpi_msg__send_owned(msg, GIMPI_CID_FWDACK, a->root, s_acktag(a->opid), NULL, 0);
     s->tomb[s->ntomb % TOMBS].root = a->root;
     s->tomb[s->ntomb % TOMBS].opid = a->opid;
@@ -297,11 +302,8 @@ static asm_t *s_record(gimpi_fwd_t *s, int root, uint64_t opid, uint64_t cid, in
     size_t nch = chunk ? (size_t)((total + chunk - 1) / chunk) : 0;
     if (!a)
         return NULL;
-    a->data = total ? malloc(total) : NULL;
     a->seen = calloc(nch ? nch : 1, 1);
-    if ((total && !a->data) || !a->seen) {
-        free(a->data);
-        free(a->seen);
+    if (!a->seen) {
         free(a);
         return NULL;
     }
@@ -314,6 +316,33 @@ static asm_t *s_record(gimpi_fwd_t *s, int root, uint64_t opid, uint64_t cid, in
     a->next = s->open;
     s->open = a;
     return a;
+}
+
+/*  Stores a chunk: straight into the buffer of the receive that claimed the message when
+ *  there is one (moving what came before it there first), else into the record. */
+static int s_store(gimpi_msg_t *msg, asm_t *a, uint64_t off, const uint8_t *src, size_t clen)
+{
+    size_t usz = 0;
+    uint8_t *ub = a->ph && !a->in_user ? gimpi_msg__claim_buf(msg, a->ph, &usz) : NULL;
+    if (ub && usz >= a->total) {
+        if (a->data && a->got)
+            for (size_t c = 0; c * a->chunk < a->total; c++)
+                if (a->seen[c]) {
+                    size_t o = c * a->chunk, l = a->total - o < a->chunk ? a->total - o : a->chunk;
+                    memcpy(ub + o, a->data + o, l);
+                }
+        free(a->data);
+        a->data = NULL;
+        a->in_user = 1;
+    }
+    if (a->in_user) {
+        memcpy(gimpi_msg__claim_buf(msg, a->ph, &usz) + off, src, clen);
+        return 0;
+    }
+    if (!a->data && (a->data = malloc(a->total)) == NULL)
+        return -1;
+    memcpy(a->data + off, src, clen);
+    return 0;
 }
 
 /*  Engine side: a stub or a chunk arrived. */
@@ -354,9 +383,8 @@ void gimpi_msg_fwd_arrived(gimpi_msg_t *msg, gimpi_fwd_t **state, int src, uint8
         return;
     }
     size_t clen = len - hdr, idx = off / chunk;
-    if (!a->seen[idx]) {
+    if (!a->seen[idx] && s_store(msg, a, off, data + hdr, clen) == 0) {
         a->seen[idx] = 1;
-        memcpy(a->data + off, data + hdr, clen);
         a->got += clen;
     }
     if (!(flags & F_DIRECT)) {

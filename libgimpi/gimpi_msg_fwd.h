@@ -51,6 +51,10 @@ int gimpi_msg__inject(gimpi_msg_t *msg, uint64_t cid, int src, int tag, uint8_t 
 void *gimpi_msg__placeholder(gimpi_msg_t *msg, uint64_t cid, int src, int tag, size_t total);
 /*  Completes a placeholder with its data (malloc'ed, taken over): delivered if claimed. */
 void gimpi_msg__fill(gimpi_msg_t *msg, void *ph, uint8_t *data);
+/*  The buffer (and its size) of the receive that claimed a placeholder, NULL if none. */
+uint8_t *gimpi_msg__claim_buf(gimpi_msg_t *msg, void *ph, size_t *size);
+/*  Completes a claimed placeholder whose data is already in the receive's buffer. */
+void gimpi_msg__fill_claimed(gimpi_msg_t *msg, void *ph);
 /*  Drops a placeholder: a receive that claimed it fails with GIMPI_ESYSERR. */
 void gimpi_msg__fail(gimpi_msg_t *msg, void *ph);
 /*  The packet length (payload bytes of one packet). */

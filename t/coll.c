@@ -391,15 +391,19 @@ static void s_job(const char *name, int n, dp_body_t body, void *arg, int victim
 int main(void)
 {
     plan(NO_PLAN);
+    setenv("GIMPI_COLL_TREE_RECV", "2", 1);     /* large bcasts down the forwarding tree */
     int ns[] = { 2, 3, 5, 8, 16 };
     for (int i = 0; i < 5; i++)
         s_job("barrier, bcast, reduce (all types and ops), order, errors, gather, scatter",
               ns[i], s_all_body, NULL, -1);
     setenv("GIMPI_COLL_STAR_MAX", "2", 1);      /* the dissemination barrier */
+    setenv("GIMPI_COLL_TREE_RECV", "1000", 1);  /* every bcast direct */
     s_job("the same with the dissemination barrier", 7, s_all_body, NULL, -1);
     kill_t kd = { 0, 4, 0 };
     s_job("dissemination barrier: a member killed", 6, s_kill_body, &kd, 4);
     unsetenv("GIMPI_COLL_STAR_MAX");
+    s_job("the same with direct bcasts", 5, s_all_body, NULL, -1);
+    setenv("GIMPI_COLL_TREE_RECV", "2", 1);
     s_job("holes, roots, non-members, sole bcast, bad arguments, 0 B and 64 MiB bcast", 4,
           s_rules_body, NULL, -1);
     kill_t kb0 = { 0, 0, 0 }, kb2 = { 0, 2, 0 }, kc = { 1, 3, 1u << 20 }, kcs = { 1, 3, 64 },
