@@ -94,9 +94,9 @@ int main(int argc, char **argv)
             gathered += shares[i];
         long expect = n * (n + 1) * (2 * n + 1) / 6;
         ok = total == expect && gathered == expect && biggest == n * n;
-        printf("master-worker: %d tasks, sum of k*k for k = 1..%ld: reduce %ld, gather %ld,"
-               " expected %ld; largest term %ld: %s\n",
-               size, n, total, gathered, expect, biggest, ok ? "OK" : "FAILED");
+        printf("master-worker: %d task%s, sum of k*k for k = 1..%ld: reduce %ld, gather %ld,"
+               " expected %ld; largest term %ld: %s\n", size, size == 1 ? "" : "s",
+               n, total, gathered, expect, biggest, ok ? "OK" : "FAILED");
         fflush(stdout);
         free(shares);
     }

@@ -41,11 +41,11 @@ run "master-worker: gimpirun -np 4, n = 100000" 0 "^master-worker: 4 tasks, $sum
 quiet
 [ "$(grep -c '^master-worker:' "$tmp/out")" = 1 ]; ok $? "... only the master printed"
 run "master-worker: gimpirun -np 1 (the sole member does not broadcast)" 0 \
-    "^master-worker: 1 tasks, $sum" "$RUN" -np 1 "$MW" 100000
+    "^master-worker: 1 task, $sum" "$RUN" -np 1 "$MW" 100000
 run "master-worker: gimpirun -np 7 on 2 cores, n = 1000" 0 \
     "^master-worker: 7 tasks, sum of k\*k for k = 1\.\.1000: reduce 333833500, gather 333833500, expected 333833500; largest term 1000000: OK$" \
     "$RUN" -np 7 "$MW" 1000
-run "master-worker from the shell: a group of one" 0 "^master-worker: 1 tasks, .*: OK$" "$MW" 1000
+run "master-worker from the shell: a group of one" 0 "^master-worker: 1 task, .*: OK$" "$MW" 1000
 quiet
 run "master-worker refuses n = 0 with its usage" 2 "^$|." "$MW" 0
 grep -q "usage:" "$tmp/err"; ok $? "... on stderr"
