@@ -826,17 +826,25 @@ int gimpi_coll_group_reduce(gimpi_coll_t *self, gimpi_groups_t *groups, const ch
     return rc;
 }
 
+/*  pvm_gather (scatter = 0) or pvm_scatter (1) over the group's members now. */
+static int s_group_gs(gimpi_coll_t *self, gimpi_groups_t *groups, const char *group,
+                      void *result, const void *data, int count, int datatype, int tag,
+                      int root, int scatter)
+{
+    gimpi_view_t *v;
+    int rc = s_group_enter(self, groups, group, &v);
+    if (rc == 0)
+        rc = s_gather_scatter(self, v, result, data, count, datatype, tag, root, scatter);
+    gimpi_view_destroy(&v);
+    return rc;
+}
+
 /*  pvm_gather over the group's members now. */
 int gimpi_coll_group_gather(gimpi_coll_t *self, gimpi_groups_t *groups, const char *group,
                             void *result, const void *data, int count, int datatype, int tag,
                             int root)
 {
-    gimpi_view_t *v;
-    int rc = s_group_enter(self, groups, group, &v);
-    if (rc == 0)
-        rc = gimpi_coll_gather(self, v, result, data, count, datatype, tag, root);
-    gimpi_view_destroy(&v);
-    return rc;
+    return s_group_gs(self, groups, group, result, data, count, datatype, tag, root, 0);
 }
 
 /*  pvm_scatter over the group's members now. */
@@ -844,10 +852,5 @@ int gimpi_coll_group_scatter(gimpi_coll_t *self, gimpi_groups_t *groups, const c
                              void *result, const void *data, int count, int datatype, int tag,
                              int root)
 {
-    gimpi_view_t *v;
-    int rc = s_group_enter(self, groups, group, &v);
-    if (rc == 0)
-        rc = gimpi_coll_scatter(self, v, result, data, count, datatype, tag, root);
-    gimpi_view_destroy(&v);
-    return rc;
+    return s_group_gs(self, groups, group, result, data, count, datatype, tag, root, 1);
 }
