@@ -42,6 +42,7 @@ enum {
     REQUEST_TIMEOUT_MS = 30000, /* an answer that groupd owes at once (not barrier/freeze) */
     SYNC_TIMEOUT_MS = 2000,     /* waiting for the cache to catch up with a version */
     HEARTBEAT_MS = 250,         /* ZMTP heartbeats towards groupd (timeout x4) */
+    IDLE_EXIT_S = 30,           /* a groupd we start exits after this long without tasks */
 };
 
 /*  Cached queries look at the event and monitor sockets at most this often: an empty
@@ -71,6 +72,7 @@ struct gimpi_groups_t {
     char pub_endpoint[512];
     int state;                  /* 0 not connected, 1 ready, -1 groupd gone */
     int32_t tid;
+    int32_t want_tid;           /* gimpi_groups_set_tid: register as this (0: any) */
     uint32_t reqid;
     uint8_t hostid[16], addr[16];
     int64_t pid;
@@ -177,7 +179,7 @@ int gimpi_groups_set_identity(gimpi_groups_t *self, const uint8_t hostid[16], in
                               const uint8_t addr[16], int port)
 {
     assert(self);
-    if (self->state != 0)
+    if (self->state < 0 || self->tid > 0)
         return GIMPI_EALREADY;
     if (port < 0 || port > 65535)
         return GIMPI_EBADPARAM;
@@ -255,7 +257,11 @@ static int s_start_groupd(gimpi_groups_t *self)
 {
     char binbuf[4200];
     const char *bin = s_groupd_bin(binbuf, sizeof binbuf);
-    char *argv[] = { (char *)bin, (char *)"--endpoint", self->endpoint, NULL };
+    const char *idle = getenv("GIMPI_GROUPD_IDLE");
+    char idle_arg[32];
+    snprintf(idle_arg, sizeof idle_arg, "--idle-exit=%ld",
+             idle && *idle ? strtol(idle, NULL, 10) : (long)IDLE_EXIT_S);
+    char *argv[] = { (char *)bin, (char *)"--endpoint", self->endpoint, idle_arg, NULL };
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0)
         return -1;
@@ -321,8 +327,9 @@ static int s_start_groupd(gimpi_groups_t *self)
     return -1;
 }
 
-/*  Connects, says HELLO, registers.  0, or GIMPI_ESYSERR (and the object is dead). */
-static int s_ready(gimpi_groups_t *self)
+/*  Connects and says HELLO (starting a groupd when none serves our ipc endpoint).  0, or
+ *  GIMPI_ESYSERR (and the object is dead). */
+static int s_connect(gimpi_groups_t *self)
 {
     if (self->state == 1)
         return 0;
@@ -372,6 +379,18 @@ static int s_ready(gimpi_groups_t *self)
             snprintf(self->pub_endpoint, sizeof self->pub_endpoint, "tcp://%s:%s", host, port);
         }
     }
+    return 0;
+}
+
+/*  Connects and registers (as the tid set by gimpi_groups_set_tid, if any).  0, or an error
+ *  (and the object is dead). */
+static int s_ready(gimpi_groups_t *self)
+{
+    if (self->state == 1 && self->tid > 0)
+        return 0;
+    int rc = s_connect(self);
+    if (rc)
+        return rc;
     char hostname[GD_MAX_TEXT + 1] = "";
     gethostname(hostname, sizeof hostname - 1);
     uint8_t proc[IMPI_PROC_SIZE];
@@ -379,14 +398,17 @@ static int s_ready(gimpi_groups_t *self)
     memcpy(ip.hostid, self->hostid, 16);
     ip.pid = self->pid;
     impi_proc_encode(proc, &ip);
-    gd_value_t v[5] = {
+    gd_value_t v[6] = {
         { .data = proc, .len = sizeof proc },
         { .data = self->addr, .len = 16 },
         { .i = self->port },
         { .i = (int32_t)getpid() },
         { .data = (const uint8_t *)hostname, .len = strlen(hostname) },
+        { .i = self->want_tid },
     };
-    rc = s_request(self, GD_REGISTER, v, 5, REQUEST_TIMEOUT_MS, NULL, NULL);
+    rc = self->want_tid
+       ? s_request(self, GD_REGISTER_TID, v, 6, REQUEST_TIMEOUT_MS, NULL, NULL)
+       : s_request(self, GD_REGISTER, v, 5, REQUEST_TIMEOUT_MS, NULL, NULL);
     if (rc <= 0) {
         self->state = -1;
         return rc < 0 ? rc : GIMPI_ESYSERR;
@@ -806,6 +828,33 @@ int gimpi_group_freeze(gimpi_groups_t *self, const char *group, int size)
 {
     int rc = s_enter(self, group);
     return rc ? rc : s_group_call(self, GD_FREEZE, group, size, -1, true);
+}
+
+/*  RESERVE: a block of n fresh tids (same base for the same non-empty key). */
+int gimpi_groups_reserve(gimpi_groups_t *self, const char *key, int n)
+{
+    assert(self);
+    if (!key)
+        key = "";
+    if (strlen(key) > GD_MAX_TEXT || n < 1 || n > GIMPI_GROUPS_MAX_RESERVE)
+        return GIMPI_EBADPARAM;
+    int rc = s_connect(self);
+    if (rc)
+        return rc;
+    gd_value_t v[2] = { { .data = (const uint8_t *)key, .len = strlen(key) }, { .i = n } };
+    return s_request(self, GD_RESERVE, v, 2, REQUEST_TIMEOUT_MS, NULL, NULL);
+}
+
+/*  The tid to register as (before the object registers). */
+int gimpi_groups_set_tid(gimpi_groups_t *self, int tid)
+{
+    assert(self);
+    if (self->state < 0 || self->tid > 0)
+        return GIMPI_EALREADY;
+    if (tid <= 0)
+        return GIMPI_EBADPARAM;
+    self->want_tid = tid;
+    return 0;
 }
 
 /*  Registration data of a tid. */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -85,6 +86,51 @@ void gdt_cleanup(gdt_daemon_t *d)
     }
     closedir(dir);
     rmdir(d->dir);
+}
+
+/*  Fresh directory, endpoint in it, GIMPI_GROUPD_BIN set. */
+int gdt_autostart_setup(char *dir, char *ep, size_t epsize)
+{
+    if (!mkdtemp(dir))
+        return -1;
+    snprintf(ep, epsize, "ipc://%s/gd", dir);
+    char bin[4096];
+    snprintf(bin, sizeof bin, "%s", tl_prog("groupd/groupd"));
+    setenv("GIMPI_GROUPD_BIN", bin, 1);
+    return 0;
+}
+
+/*  Pid from the lock file (bounded wait for it to be written). */
+pid_t gdt_lock_pid(const char *dir, int wait_ms)
+{
+    char lock[400];
+    snprintf(lock, sizeof lock, "%s/gd.lock", dir);
+    for (int64_t end = tl_now_ms() + wait_ms;;) {
+        char pidtxt[32] = "";
+        FILE *f = fopen(lock, "r");
+        if (f) {
+            if (!fgets(pidtxt, sizeof pidtxt, f))
+                pidtxt[0] = 0;
+            fclose(f);
+        }
+        if (atoi(pidtxt) > 0 || tl_now_ms() >= end)
+            return atoi(pidtxt);
+        struct timespec ts = { 0, 5 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+}
+
+/*  Removes the files a started groupd leaves and the directory. */
+void gdt_autostart_cleanup(const char *dir)
+{
+    char path[400];
+    const char *files[] = { "gd", "gd.pub", "gd.lock" };
+    for (int k = 0; k < 3; k++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[k]);
+        unlink(path);
+    }
+    rmdir(dir);
+    unsetenv("GIMPI_GROUPD_BIN");
 }
 
 /*  One request, one reply, bounded. */

@@ -28,6 +28,15 @@ void gdt_kill(gdt_daemon_t *d);
 /*  Removes the temporary directory's files. */
 void gdt_cleanup(gdt_daemon_t *d);
 
+/*  For tests of the library starting groupd by itself: makes a fresh directory from the
+ *  template in dir ("/tmp/x-XXXXXX"), writes "ipc://DIR/gd" into ep and points
+ *  GIMPI_GROUPD_BIN at the build tree's groupd.  0 or -1. */
+int gdt_autostart_setup(char *dir, char *ep, size_t epsize);
+/*  The pid such a groupd wrote into DIR/gd.lock, waiting up to wait_ms for it; 0 if none. */
+pid_t gdt_lock_pid(const char *dir, int wait_ms);
+/*  Removes DIR/gd, gd.pub, gd.lock and DIR; unsets GIMPI_GROUPD_BIN. */
+void gdt_autostart_cleanup(const char *dir);
+
 /*  Sends frames on a socket and receives one reply within timeout_ms into mp.  0 or -1. */
 int gdt_exchange(void *sock, const gd_frame_t *frames, int nframes, gd_multipart_t *mp,
                  int timeout_ms);

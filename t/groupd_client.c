@@ -571,15 +571,7 @@ static void test_tcp(void)
 /*  The pid a groupd wrote into its lock file, or 0. */
 static pid_t s_lock_pid(const char *dir)
 {
-    char lock[400], pidtxt[32] = "";
-    snprintf(lock, sizeof lock, "%s/gd.lock", dir);
-    FILE *f = fopen(lock, "r");
-    if (f) {
-        if (!fgets(pidtxt, sizeof pidtxt, f))
-            pidtxt[0] = 0;
-        fclose(f);
-    }
-    return atoi(pidtxt);
+    return gdt_lock_pid(dir, 0);
 }
 
 /*  Waits (bounded) until a process that is not our child has gone. */
@@ -594,16 +586,12 @@ static bool s_gone(pid_t pid)
  *  tasks race for it — and again after the first was killed (stale socket file). */
 static void test_autostart(void)
 {
-    char dir[] = "/tmp/gdauto-XXXXXX";
-    if (!mkdtemp(dir)) {
+    char dir[] = "/tmp/gdauto-XXXXXX", ep[300];
+    if (gdt_autostart_setup(dir, ep, sizeof ep) < 0) {
         fail("mkdtemp");
         return;
     }
-    char ep[300], bin[4096];
-    snprintf(ep, sizeof ep, "ipc://%s/gd", dir);
-    snprintf(bin, sizeof bin, "%s", tl_prog("groupd/groupd"));
     setenv("GIMPI_GROUPD", ep, 1);
-    setenv("GIMPI_GROUPD_BIN", bin, 1);
     int p[2];
     if (pipe(p) < 0) {
         fail("pipe");
@@ -662,14 +650,7 @@ static void test_autostart(void)
     cmp_ok(gimpi_group_gsize(g, "auto"), "==", GIMPI_ESYSERR, "and for every later call");
     gimpi_groups_destroy(&g);
     unsetenv("GIMPI_GROUPD");
-    unsetenv("GIMPI_GROUPD_BIN");
-    char path[400];
-    const char *files[] = { "gd", "gd.pub", "gd.lock" };
-    for (int k = 0; k < 3; k++) {
-        snprintf(path, sizeof path, "%s/%s", dir, files[k]);
-        unlink(path);
-    }
-    rmdir(dir);
+    gdt_autostart_cleanup(dir);
 }
 
 int main(void)
