@@ -92,12 +92,13 @@ int gimpi_coll_scatter(gimpi_coll_t *self, const gimpi_view_t *view, void *resul
  *  need groupd's tids to be the data plane's (GIMPI_ESYSERR otherwise).  A NULL or empty
  *  name gives GIMPI_ENULLGROUP, an unknown group GIMPI_ENOGROUP.
  *
- *  barrier: count -1 or the group's size (the common case) meet on the data plane — a
- *  member whose count differs from the lowest instance's (for example -1 after the
- *  membership changed) gets GIMPI_EMISMATCH at once and is not counted; any other count
- *  is arbitrated by groupd with all of PVM's rules (first arrival fixes the count, count >
- *  size waits for joins, ...).  count 0 or < -1: GIMPI_EBADPARAM.  A frozen group that
- *  loses a member: GIMPI_ENOGROUP. */
+ *  barrier: count -1 or the group's size meet on the data plane when the membership is
+ *  unchanged since this task's last barrier that groupd arbitrated (a member whose count
+ *  differs from the lowest instance's gets GIMPI_EMISMATCH at once and is not counted);
+ *  the first barrier after a join or leave, and any other count, are arbitrated by groupd
+ *  with all of PVM's rules (first arrival fixes the count, count > size waits for joins,
+ *  ...).  count 0 or < -1: GIMPI_EBADPARAM.  A frozen group that loses a member:
+ *  GIMPI_ENOGROUP. */
 int gimpi_coll_group_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, const char *group,
                              int count);
 /*  bcast to the group's members now (the caller need not be one). */

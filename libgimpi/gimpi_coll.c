@@ -27,6 +27,8 @@ enum { K_BARRIER = 1, K_REDUCE, K_RSTAT, K_GATHER, K_SCATTER };
 
 typedef struct seq_t {
     struct seq_t *next;
+    uint64_t version;               /* the membership version seq counts from */
+    uint64_t synced;                /* version at this task's last groupd barrier, + 1 */
     uint32_t seq;
     char name[];
 } seq_t;
@@ -138,31 +140,43 @@ static uint32_t s_hash(const char *s)
     return h;
 }
 
+/*  The bookkeeping entry of a group (created on first use; lock held). */
+static seq_t *s_entry(gimpi_coll_t *self, const char *name)
+{
+    seq_t *s;
+    for (s = self->seqs; s; s = s->next)
+        if (strcmp(s->name, name) == 0)
+            return s;
+    size_t len = strlen(name);
+    s = calloc(1, sizeof *s + len + 1);
+    if (!s)
+        return NULL;
+    memcpy(s->name, name, len + 1);
+    s->next = self->seqs;
+    self->seqs = s;
+    return s;
+}
+
 /*  The tag of the current operation of kind k on the view's group; with advance, the
  *  group's sequence number moves on (the group-level barrier leaves it for a caller that
- *  got PvmMismatch, whose retry belongs to the same episode). */
+ *  got PvmMismatch, whose retry belongs to the same episode).  The count starts again at
+ *  every membership version, so that members who joined later agree on it too. */
 static int s_tag(gimpi_coll_t *self, const gimpi_view_t *view, int k, int advance)
 {
     pthread_mutex_lock(&self->mu);
-    seq_t *s;
-    for (s = self->seqs; s; s = s->next)
-        if (strcmp(s->name, view->name) == 0)
-            break;
+    seq_t *s = s_entry(self, view->name);
     if (!s) {
-        size_t len = strlen(view->name);
-        s = calloc(1, sizeof *s + len + 1);
-        if (!s) {
-            pthread_mutex_unlock(&self->mu);
-            return GIMPI_ENOMEM;
-        }
-        memcpy(s->name, view->name, len + 1);
-        s->next = self->seqs;
-        self->seqs = s;
+        pthread_mutex_unlock(&self->mu);
+        return GIMPI_ENOMEM;
+    }
+    if (s->version != view->version) {
+        s->version = view->version;
+        s->seq = 0;
     }
     uint32_t seq = advance ? s->seq++ : s->seq;
     pthread_mutex_unlock(&self->mu);
-    return (int)((1u << 30) | ((uint32_t)(k & 7) << 27) | ((s_hash(view->name) & 0x7ff) << 16) |
-                 (seq & 0xffff));
+    uint32_t h = s_hash(view->name) ^ (uint32_t)view->version * 2654435761u;
+    return (int)((1u << 30) | ((uint32_t)(k & 7) << 27) | ((h & 0x7ff) << 16) | (seq & 0xffff));
 }
 
 /*  The tag of the next operation of kind k on the view's group (and counts it). */
@@ -742,8 +756,31 @@ int gimpi_coll_group_view(gimpi_coll_t *self, gimpi_groups_t *groups, const char
     return s_group_view(self, groups, group, &snap, view);
 }
 
-/*  pvm_barrier: on the data plane when count is -1 or the group's size (the common case),
- *  by groupd's arbitration otherwise. */
+/*  The version (+ 1; 0 = never) this task saw after its last groupd barrier on group. */
+static uint64_t s_synced(gimpi_coll_t *self, const char *group)
+{
+    pthread_mutex_lock(&self->mu);
+    seq_t *s = s_entry(self, group);
+    uint64_t v = s ? s->synced : 0;
+    pthread_mutex_unlock(&self->mu);
+    return v;
+}
+
+/*  Records that version (+ 1). */
+static void s_set_synced(gimpi_coll_t *self, const char *group, uint64_t v)
+{
+    pthread_mutex_lock(&self->mu);
+    seq_t *s = s_entry(self, group);
+    if (s)
+        s->synced = v;
+    pthread_mutex_unlock(&self->mu);
+}
+
+/*  pvm_barrier: on the data plane when count is -1 or the group's size and the membership
+ *  is what this task saw after its last groupd barrier on the group (the common case: the
+ *  first barrier after any join or leave goes through groupd, which also brings every
+ *  member's cache up to date, so all members take the same way); by groupd's arbitration
+ *  otherwise. */
 int gimpi_coll_group_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, const char *group,
                              int count)
 {
@@ -762,7 +799,7 @@ int gimpi_coll_group_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, const c
         rc = GIMPI_ENOTINGROUP;
     else if (snap.dead)
         rc = GIMPI_ENOGROUP;
-    else if (count == -1 || count == n) {
+    else if ((count == -1 || count == n) && s_synced(self, group) == snap.version + 1) {
         rc = s_barrier(self, v, n);
         if (rc == GIMPI_ESYSERR && snap.frozen) {   /* a frozen group that lost a member */
             gimpi_group_snap_t now;
@@ -770,8 +807,13 @@ int gimpi_coll_group_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, const c
                 rc = GIMPI_ENOGROUP;
             free(now.tids);
         }
-    } else
+    } else {
         rc = gimpi_group_barrier(groups, group, count);
+        gimpi_group_snap_t now;
+        if (rc == 0 && gimpi_group_snapshot(groups, group, &now) >= 0)
+            s_set_synced(self, group, now.version + 1);
+        free(now.tids);
+    }
     gimpi_view_destroy(&v);
     return rc;
 }
