@@ -4,7 +4,7 @@
  *  It binds a ROUTER socket for requests (default: the per-user ipc endpoint) and an XPUB
  *  socket for membership events, prints the request endpoint as its first stdout line, and
  *  serves until SIGTERM/SIGINT — with --idle-exit (as when the library or gimpirun start
- *  it) only until no task has been registered and no RESERVE has come for that long.  A
+ *  it) only until no task has been registered and no request has come for that long.  A
  *  second groupd on the same ipc endpoint is refused (an flock on "<path>.lock"; libzmq
  *  would silently replace the socket file).  Requests are
  *  decoded by the table-driven codec (gd_proto), answered by the registry (gd_registry);
@@ -52,7 +52,7 @@ typedef struct {
     bool bound;                 /* our ipc socket files exist (we hold the lock) */
     int heartbeat_ms;
     int idle_exit_ms;           /* 0: serve until killed */
-    int64_t last_busy_ms;       /* last moment a task was registered or a RESERVE came */
+    int64_t last_busy_ms;       /* last moment a task was registered or a request came */
     const gd_waiter_t *cur;     /* request being answered (for the sink) */
 } groupd_t;
 
@@ -266,7 +266,6 @@ static void s_handle(groupd_t *self, const uint8_t *key, size_t keylen, const gd
     case GD_RESERVE:
         status = gd_registry_reserve(self->reg, (const char *)msg->values[0].data,
                                      msg->values[0].len, msg->values[1].i);
-        self->last_busy_ms = s_now_ms();
         s_send_reply(self, key, keylen, kind, msg->reqid, status, 0, NULL, 0);
         break;
     case GD_LOOKUP: {
@@ -384,6 +383,8 @@ static bool s_on_request(groupd_t *self)
                     srcfd);
         }
         s_handle(self, id->data, id->len, &msg, srcfd);
+        if (self->idle_exit_ms)
+            self->last_busy_ms = s_now_ms();    /* any request restarts the idle period */
     }
     gd_multipart_close(&mp);
     return true;

@@ -94,6 +94,11 @@ void gimpi_abort(gimpi_t **self_p);
 /*  The task's data plane (owned by the task object). */
 gimpi_msg_t *gimpi_msg(gimpi_t *self);
 
+/*  The task's connection to groupd (owned by the task object), registered under the data
+ *  plane's tid: gimpi_group_mytid(gimpi_groups(t)) == gimpi_msg_mytid(gimpi_msg(t)).  When
+ *  groupd was unavailable at gimpi_init its calls return GIMPI_ESYSERR. */
+gimpi_groups_t *gimpi_groups(gimpi_t *self);
+
 /*  World rank and number of tasks of the job. */
 int gimpi_rank(gimpi_t *self);
 int gimpi_size(gimpi_t *self);

@@ -56,6 +56,11 @@ int gimpi_groups_reserve(gimpi_groups_t *self, const char *key, int n);
  *  never-registered tid, GIMPI_EDUPHOST when another task holds it. */
 int gimpi_groups_set_tid(gimpi_groups_t *self, int tid);
 
+/*  Makes an object that has not registered unusable: every later call returns
+ *  GIMPI_ESYSERR (a task whose data-plane tids groupd did not hand out must not register
+ *  under another tid).  No effect on a registered object. */
+void gimpi_groups_disable(gimpi_groups_t *self);
+
 /*  The endpoint in use ("ipc:///run/user/0/gimpi/groupd"). */
 const char *gimpi_groups_endpoint(gimpi_groups_t *self);
 

@@ -3,8 +3,9 @@
  *  A gimpi_msg_t holds the whole data plane of one task: its IMPI host connections (one
  *  TCP connection per other host), the IMPI packet engine (eager and rendezvous messages,
  *  flow control, cancel, shutdown), the matching queues and the progress thread.  Messages
- *  are addressed by task id (tid); today tid = world rank + 1 (gimpi_msg_tid()), later
- *  groupd's tids, without any change to these calls.
+ *  are addressed by task id (tid): tid = tidbase + world rank + 1 (gimpi_msg_tid()), where
+ *  tidbase is the block groupd reserved for the job (gimpi_msg_set_tidbase; 0 by default),
+ *  so the data plane and groupd speak the same tids.
  *
  *  Context ids keep traffic apart: a receive only ever matches messages of its own context.
  *  GIMPI_CID_P2P (0, IMPI's MPI_COMM_WORLD point-to-point id) is what the plain calls use;
@@ -85,6 +86,12 @@ int gimpi_msg_mytid(gimpi_msg_t *self);
 int gimpi_msg_ntasks(gimpi_msg_t *self);
 int gimpi_msg_tid(gimpi_msg_t *self, int rank);
 int gimpi_msg_rank(gimpi_msg_t *self, int tid);
+
+/*  Sets where the job's tids start: tid(rank) = base + rank + 1 (default base 0, i.e.
+ *  tid = rank + 1).  gimpi_init sets it to the block groupd reserved for the job, so the
+ *  data plane and groupd speak the same tids.  Call before any traffic.  0, or
+ *  GIMPI_EBADPARAM when base < 0 or base + ntasks overflows. */
+int gimpi_msg_set_tidbase(gimpi_msg_t *self, int base);
 
 /*  Last error text of the context (which peer failed and how), "" when none. */
 const char *gimpi_msg_errmsg(gimpi_msg_t *self);

@@ -146,6 +146,7 @@ static void s_free_entry_cb(const void *k, size_t l, void *v, void *a)
 
 static int s_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values, int nvalues,
                      int timeout_ms, gd_multipart_t *mp_out, gd_msg_t *reply_out);
+static void s_close_dealer(gimpi_groups_t *self);
 
 /*  Unregisters, closes, frees. */
 void gimpi_groups_destroy(gimpi_groups_t **self_p)
@@ -162,12 +163,7 @@ void gimpi_groups_destroy(gimpi_groups_t **self_p)
     }
     if (self->sub)
         zmq_close(self->sub);
-    if (self->dealer) {
-        zmq_socket_monitor(self->dealer, NULL, 0);
-        zmq_close(self->dealer);
-    }
-    if (self->monitor)
-        zmq_close(self->monitor);
+    s_close_dealer(self);
     if (self->own_ctx && self->zctx)
         zmq_ctx_term(self->zctx);
     free(self);
@@ -327,6 +323,40 @@ static int s_start_groupd(gimpi_groups_t *self)
     return -1;
 }
 
+/*  Opens the DEALER socket, its monitor, and connects.  0 or -1. */
+static int s_open_dealer(gimpi_groups_t *self, int attempt)
+{
+    self->dealer = zmq_socket(self->zctx, ZMQ_DEALER);
+    self->monitor = zmq_socket(self->zctx, ZMQ_PAIR);
+    if (!self->dealer || !self->monitor)
+        return -1;
+    int zero = 0, ivl = HEARTBEAT_MS, tmo = HEARTBEAT_MS * 4;
+    zmq_setsockopt(self->dealer, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_setsockopt(self->monitor, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_setsockopt(self->dealer, ZMQ_HEARTBEAT_IVL, &ivl, sizeof ivl);
+    zmq_setsockopt(self->dealer, ZMQ_HEARTBEAT_TIMEOUT, &tmo, sizeof tmo);
+    char mon[64];
+    snprintf(mon, sizeof mon, "inproc://gimpi-groups-%p-%d", (void *)self, attempt);
+    if (zmq_socket_monitor(self->dealer, mon, ZMQ_EVENT_DISCONNECTED) < 0
+        || zmq_connect(self->monitor, mon) < 0
+        || zmq_connect(self->dealer, self->endpoint) < 0)
+        return -1;
+    return 0;
+}
+
+/*  Closes the DEALER socket and its monitor. */
+static void s_close_dealer(gimpi_groups_t *self)
+{
+    if (self->dealer) {
+        zmq_socket_monitor(self->dealer, NULL, 0);
+        zmq_close(self->dealer);
+        self->dealer = NULL;
+    }
+    if (self->monitor)
+        zmq_close(self->monitor);
+    self->monitor = NULL;
+}
+
 /*  Connects and says HELLO (starting a groupd when none serves our ipc endpoint).  0, or
  *  GIMPI_ESYSERR (and the object is dead). */
 static int s_connect(gimpi_groups_t *self)
@@ -335,32 +365,23 @@ static int s_connect(gimpi_groups_t *self)
         return 0;
     if (self->state < 0)
         return GIMPI_ESYSERR;
-    self->state = -1;               /* until proven otherwise */
-    if (strncmp(self->endpoint, "ipc://", 6) == 0 && !s_ipc_alive(self->endpoint)
-        && s_start_groupd(self) < 0)
-        return GIMPI_ESYSERR;
-    self->dealer = zmq_socket(self->zctx, ZMQ_DEALER);
-    self->monitor = zmq_socket(self->zctx, ZMQ_PAIR);
-    if (!self->dealer || !self->monitor)
-        return GIMPI_ESYSERR;
-    int zero = 0, ivl = HEARTBEAT_MS, tmo = HEARTBEAT_MS * 4;
-    zmq_setsockopt(self->dealer, ZMQ_LINGER, &zero, sizeof zero);
-    zmq_setsockopt(self->monitor, ZMQ_LINGER, &zero, sizeof zero);
-    zmq_setsockopt(self->dealer, ZMQ_HEARTBEAT_IVL, &ivl, sizeof ivl);
-    zmq_setsockopt(self->dealer, ZMQ_HEARTBEAT_TIMEOUT, &tmo, sizeof tmo);
-    char mon[64];
-    snprintf(mon, sizeof mon, "inproc://gimpi-groups-%p", (void *)self);
-    if (zmq_socket_monitor(self->dealer, mon, ZMQ_EVENT_DISCONNECTED) < 0
-        || zmq_connect(self->monitor, mon) < 0
-        || zmq_connect(self->dealer, self->endpoint) < 0)
-        return GIMPI_ESYSERR;
-    self->state = 1;
+    /* a groupd that exits when idle may go just as we connect: then once more (a new one) */
+    bool ipc = strncmp(self->endpoint, "ipc://", 6) == 0;
     gd_multipart_t mp;
     gd_msg_t reply;
-    int rc = s_request(self, GD_HELLO, NULL, 0, HELLO_TIMEOUT_MS, &mp, &reply);
-    if (rc < 0) {
+    for (int attempt = 0;; attempt++) {
+        self->state = -1;           /* until proven otherwise */
+        if (ipc && !s_ipc_alive(self->endpoint) && s_start_groupd(self) < 0)
+            return GIMPI_ESYSERR;
+        if (s_open_dealer(self, attempt) < 0)
+            return GIMPI_ESYSERR;
+        self->state = 1;
+        if (s_request(self, GD_HELLO, NULL, 0, HELLO_TIMEOUT_MS, &mp, &reply) >= 0)
+            break;
         self->state = -1;
-        return GIMPI_ESYSERR;
+        if (!ipc || attempt == 1)
+            return GIMPI_ESYSERR;
+        s_close_dealer(self);
     }
     const gd_value_t *ep = &reply.values[2];
     snprintf(self->pub_endpoint, sizeof self->pub_endpoint, "%.*s", (int)ep->len,
@@ -843,6 +864,14 @@ int gimpi_groups_reserve(gimpi_groups_t *self, const char *key, int n)
         return rc;
     gd_value_t v[2] = { { .data = (const uint8_t *)key, .len = strlen(key) }, { .i = n } };
     return s_request(self, GD_RESERVE, v, 2, REQUEST_TIMEOUT_MS, NULL, NULL);
+}
+
+/*  No groupd for this object: every later call is GIMPI_ESYSERR. */
+void gimpi_groups_disable(gimpi_groups_t *self)
+{
+    assert(self);
+    if (!(self->state == 1 && self->tid > 0))
+        self->state = -1;
 }
 
 /*  The tid to register as (before the object registers). */

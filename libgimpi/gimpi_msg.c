@@ -165,6 +165,7 @@ struct gimpi_msg_t {
     int thread_started, stop;
     int evfd;
     int rank, nprocs, nhosts, myhost, listen_fd;
+    int tidbase;                /* tid(rank) = tidbase + rank + 1 (groupd's block) */
     uint32_t pktlen, ackmark, hiwater;
     int32_t tagub;
     impi_proc_t me;
@@ -1484,7 +1485,17 @@ void gimpi_msg_set_timeout(gimpi_msg_t *self, int timeout_ms)
 int gimpi_msg_mytid(gimpi_msg_t *self)
 {
     assert(self);
-    return self->rank + 1;
+    return self->tidbase + self->rank + 1;
+}
+
+/*  Where the job's tids start (groupd's reserved block). */
+int gimpi_msg_set_tidbase(gimpi_msg_t *self, int base)
+{
+    assert(self);
+    if (base < 0 || base > INT32_MAX - self->nprocs)
+        return GIMPI_EBADPARAM;
+    self->tidbase = base;
+    return 0;
 }
 
 /*  Number of tasks of the job. */
@@ -1494,18 +1505,19 @@ int gimpi_msg_ntasks(gimpi_msg_t *self)
     return self->nprocs;
 }
 
-/*  tid of a world rank (the one place that knows tid = rank + 1). */
+/*  tid of a world rank (the one place that knows tid = tidbase + rank + 1). */
 int gimpi_msg_tid(gimpi_msg_t *self, int rank)
 {
     assert(self);
-    return rank >= 0 && rank < self->nprocs ? rank + 1 : -1;
+    return rank >= 0 && rank < self->nprocs ? self->tidbase + rank + 1 : -1;
 }
 
 /*  World rank of a tid. */
 int gimpi_msg_rank(gimpi_msg_t *self, int tid)
 {
     assert(self);
-    return tid >= 1 && tid <= self->nprocs ? tid - 1 : GIMPI_EBADPARAM;
+    int64_t r = (int64_t)tid - self->tidbase - 1;
+    return r >= 0 && r < self->nprocs ? (int)r : GIMPI_EBADPARAM;
 }
 
 /*  Last error text. */
@@ -1644,11 +1656,11 @@ static void s_status(gimpi_msg_t *self, const gimpi_msg_req_t *r, gimpi_status_t
     if (!st)
         return;
     if (r->kind == RQ_RECV) {
-        st->source = r->src >= 0 ? r->src + 1 : -1;
+        st->source = gimpi_msg_tid(self, r->src);
         st->tag = r->rtag;
         st->len = (size_t)r->msglen;
     } else {
-        st->source = self->rank + 1;
+        st->source = gimpi_msg_mytid(self);
         st->tag = r->tag;
         st->len = r->len;
     }
@@ -1834,7 +1846,7 @@ static int s_probe_result(gimpi_msg_t *self, probe_t *pr, gimpi_status_t *status
     if (!pr->found)
         return pr->peer >= 0 && self->peers[pr->peer].gone ? self->peers[pr->peer].gone : 0;
     if (status) {
-        status->source = pr->found->src + 1;
+        status->source = gimpi_msg_tid(self, pr->found->src);
         status->tag = pr->found->tag;
         status->len = (size_t)pr->found->msglen;
         status->error = 0;

@@ -1,6 +1,13 @@
 /*  gimpi_task.c — the native API's entry point: a task joins its job (gimpi_job: tables and
  *  listening socket from gimpirun, or a one-task job of its own), brings its data plane up
- *  (gimpi_msg), and at the end leaves as IMPI prescribes: the world barrier, then PK_FINI.
+ *  (gimpi_msg) with groupd's tids, registers with groupd under its tid, and at the end
+ *  leaves as IMPI prescribes: the world barrier, then PK_FINI.
+ *
+ *  Tids: a gimpirun task gets the job's tid base from the launcher (groupd reserved the
+ *  block); a task started from the shell reserves a block of one itself (starting groupd
+ *  if none runs, as a PVM task starts pvmd); GIMPI_TIDBASE in the environment overrides
+ *  both.  tid = base + world rank + 1.  Without groupd the task warns once, uses
+ *  tid = rank + 1, and its group calls return GIMPI_ESYSERR.
  */
 #include "gimpi.h"
 #include "gimpi_job.h"
@@ -13,6 +20,7 @@
 struct gimpi_t {
     gimpi_job_t job;
     gimpi_msg_t *msg;
+    gimpi_groups_t *groups;     /* registered under the data plane's tid */
 };
 
 /*  Seconds from the environment, else a default, as milliseconds. */
@@ -21,6 +29,46 @@ static int s_timeout_ms(const char *name, int dflt_s)
     const char *v = getenv(name);
     long s = v && *v ? strtol(v, NULL, 10) : 0;
     return (int)((s > 0 && s < 86400 ? s : dflt_s) * 1000);
+}
+
+/*  The tid base: GIMPI_TIDBASE, else the launcher's, else (shell-started) a fresh block of
+ *  one from groupd.  -1 when there is none (groupd unreachable). */
+static int s_tidbase(gimpi_t *self)
+{
+    const char *env = getenv("GIMPI_TIDBASE");
+    if (env && *env) {
+        char *end;
+        long v = strtol(env, &end, 10);
+        unsetenv("GIMPI_TIDBASE");      /* children of this task are not part of its job */
+        if (!*end && v >= 0 && v < (1L << 30))
+            return (int)v;
+        fprintf(stderr, "gimpi: warning: ignoring bad GIMPI_TIDBASE '%s'\n", env);
+    }
+    if (self->job.launched)
+        return self->job.tidbase;
+    int base = gimpi_groups_reserve(self->groups, "", 1);
+    return base < 0 ? -1 : base;
+}
+
+/*  Registers with groupd under the data plane's tid (identity: the IMPI proc and host). */
+static void s_groups_up(gimpi_t *self)
+{
+    int base = s_tidbase(self);
+    const char *why = "no tids reserved for this job";
+    if (base >= 0 && gimpi_msg_set_tidbase(self->msg, base) == 0) {
+        const impi_tables_t *t = self->job.tables;
+        const impi_host_info_t *h = &t->hosts[self->job.host_rank];
+        gimpi_groups_set_identity(self->groups, t->procs[self->job.world_rank].id.hostid,
+                                  t->procs[self->job.world_rank].id.pid, h->addr, h->port);
+        gimpi_groups_set_tid(self->groups, gimpi_msg_mytid(self->msg));
+        int rc = gimpi_group_mytid(self->groups);
+        if (rc > 0)
+            return;
+        why = gimpi_strerror(rc);
+    }
+    gimpi_groups_disable(self->groups);
+    fprintf(stderr, "gimpi: warning: groupd at %s unavailable (%s): tid %d, group calls "
+            "fail\n", gimpi_groups_endpoint(self->groups), why, gimpi_msg_mytid(self->msg));
 }
 
 /*  Joins the job and brings the data plane up. */
@@ -39,11 +87,14 @@ gimpi_t *gimpi_init(char *err, size_t errsize)
     int fd = self->job.listen_fd;
     self->job.listen_fd = -1;           /* the data plane owns it from now on */
     self->msg = gimpi_msg_new(self->job.tables, self->job.world_rank, fd, timeout, err, errsize);
-    if (!self->msg) {
-        gimpi_job_fini(&self->job);
-        free(self);
+    self->groups = gimpi_groups_new(NULL, NULL);
+    if (!self->msg || !self->groups) {
+        if (self->msg && !self->groups)
+            snprintf(err, errsize, "out of memory (or bad GIMPI_GROUPD)");
+        gimpi_abort(&self);
         return NULL;
     }
+    s_groups_up(self);
     return self;
 }
 
@@ -69,6 +120,7 @@ void gimpi_abort(gimpi_t **self_p)
     gimpi_t *self = *self_p;
     if (!self)
         return;
+    gimpi_groups_destroy(&self->groups);
     gimpi_msg_destroy(&self->msg);
     gimpi_job_fini(&self->job);
     free(self);
@@ -80,6 +132,13 @@ gimpi_msg_t *gimpi_msg(gimpi_t *self)
 {
     assert(self);
     return self->msg;
+}
+
+/*  The task's connection to groupd. */
+gimpi_groups_t *gimpi_groups(gimpi_t *self)
+{
+    assert(self);
+    return self->groups;
 }
 
 /*  World rank. */

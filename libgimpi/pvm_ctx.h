@@ -19,6 +19,7 @@
 #define GIMPI_PVM_CTX_H
 
 #include "pvm_buf.h"
+#include "gimpi_group.h"
 
 #include <stddef.h>
 
@@ -58,6 +59,9 @@ typedef struct {
     int (*siblings)(void *impl, const int **tids);
     /*  Releases impl (called by pvm_ctx_detach / pvm_ctx_destroy). */
     void (*destroy)(void *impl);
+    /*  Optional (may be NULL): the task's connection to groupd, registered under this
+     *  task's tid, for the group calls (pvm_group.c); NULL: no groups (PvmSysErr). */
+    gimpi_groups_t *(*groups)(void *impl);
 } pvm_transport_ops_t;
 
 typedef struct pvm_ctx_t pvm_ctx_t;

@@ -3,8 +3,9 @@
  *
  *  Enrolment (the first pvm_* call that needs it) is gimpi_init: the task joins the job
  *  gimpirun started it in, or becomes a one-task job of its own when started from the
- *  shell.  tid = the data plane's tid (world rank + 1); every task of a gimpirun job is a
- *  sibling of the others; nobody has a PVM parent (spawn is not this file's business).
+ *  shell.  tid = the data plane's tid (groupd's: tid base + world rank + 1); every task of
+ *  a gimpirun job is a sibling of the others; nobody has a PVM parent (spawn is not this
+ *  file's business).
  *
  *  Wire format (doc/data-plane.md, "PVM messages"): each PVM message is one data-plane
  *  message on GIMPI_CID_PVM with the PVM tag, starting with a 16-byte header
@@ -280,6 +281,12 @@ static void s_register_at_exit(void)
     atexit(s_at_exit);
 }
 
+/*  vtable: the task's groupd connection (gimpi_init registered it under our tid). */
+static gimpi_groups_t *s_groups(void *impl)
+{
+    return gimpi_groups(((impi_tp_t *)impl)->task);
+}
+
 static const pvm_transport_ops_t s_ops = {
     .name = "impi",
     .mytid = s_mytid,
@@ -289,6 +296,7 @@ static const pvm_transport_ops_t s_ops = {
     .next_from = s_next_from,
     .siblings = s_siblings,
     .destroy = s_destroy,
+    .groups = s_groups,
 };
 
 /*  Enrols: joins the job (gimpirun's, or a one-task job) and opens the transport. */

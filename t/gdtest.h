@@ -37,6 +37,15 @@ pid_t gdt_lock_pid(const char *dir, int wait_ms);
 /*  Removes DIR/gd, gd.pub, gd.lock and DIR; unsets GIMPI_GROUPD_BIN. */
 void gdt_autostart_cleanup(const char *dir);
 
+/*  A raw DEALER connected to ep (linger 0) in a context of its own; close with
+ *  gdt_dealer_close. */
+void *gdt_dealer(const char *ep, void **zctx);
+void gdt_dealer_close(void *sock, void *zctx);
+/*  Arrivals groupd at ep counts in the barrier (freeze: the freeze) of a group (raw STAT),
+ *  -1 on error; and a bounded (20 s) wait until there are n. */
+int gdt_arrived(const char *ep, const char *group, bool freeze);
+bool gdt_wait_arrived(const char *ep, const char *group, int n, bool freeze);
+
 /*  Sends frames on a socket and receives one reply within timeout_ms into mp.  0 or -1. */
 int gdt_exchange(void *sock, const gd_frame_t *frames, int nframes, gd_multipart_t *mp,
                  int timeout_ms);

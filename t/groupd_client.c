@@ -31,39 +31,10 @@ static void s_nap(void)
     nanosleep(&ts, NULL);
 }
 
-/*  Asks groupd (raw STAT) how many tasks wait in the barrier (or freeze) of a group. */
-static int s_arrived(const char *group, bool freeze)
-{
-    void *zctx = zmq_ctx_new();
-    void *s = zmq_socket(zctx, ZMQ_DEALER);
-    int zero = 0;
-    zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
-    zmq_connect(s, s_ep);
-    uint8_t hdr[GD_HDR_SIZE];
-    gd_header_encode(hdr, GD_STAT, 1);
-    gd_frame_t f[2] = { { hdr, sizeof hdr }, { (const uint8_t *)group, strlen(group) } };
-    gd_multipart_t mp;
-    int n = -1;
-    if (gdt_exchange(s, f, 2, &mp, 20000) == 0) {
-        gd_groupstat_t st;
-        if (mp.nparts == 4 && gd_groupstat_decode(mp.frames[3].data, mp.frames[3].len, &st) == 0) {
-            n = freeze ? st.frz_arrived : st.bar_arrived;
-            gd_groupstat_clear(&st);
-        }
-        gd_multipart_close(&mp);
-    }
-    zmq_close(s);
-    zmq_ctx_term(zctx);
-    return n;
-}
-
 /*  Waits (bounded, 20 s) until n arrivals are recorded. */
 static bool s_wait_arrived(const char *group, int n, bool freeze)
 {
-    for (int64_t end = tl_now_ms() + 20000; tl_now_ms() < end; s_nap())
-        if (s_arrived(group, freeze) == n)
-            return true;
-    return false;
+    return gdt_wait_arrived(s_ep, group, n, freeze);
 }
 
 /*  Queries a group until the answer comes from the cache (bounded, 20 s). */

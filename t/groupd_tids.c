@@ -44,11 +44,8 @@ static int s_exited_within(gdt_daemon_t *d, int ms)
 /*  One raw request [header][frames] on a fresh DEALER; returns the reply status or 99. */
 static int s_raw(const char *ep, uint8_t cmd, const gd_frame_t *body, int nbody)
 {
-    void *zctx = zmq_ctx_new();
-    void *s = zmq_socket(zctx, ZMQ_DEALER);
-    int zero = 0;
-    zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
-    zmq_connect(s, ep);
+    void *zctx;
+    void *s = gdt_dealer(ep, &zctx);
     uint8_t hdr[GD_HDR_SIZE];
     gd_header_encode(hdr, cmd, 7);
     gd_frame_t f[8] = { { hdr, sizeof hdr } };
@@ -61,8 +58,7 @@ static int s_raw(const char *ep, uint8_t cmd, const gd_frame_t *body, int nbody)
             status = (int32_t)gd_get32(mp.frames[1].data);
         gd_multipart_close(&mp);
     }
-    zmq_close(s);
-    zmq_ctx_term(zctx);
+    gdt_dealer_close(s, zctx);
     return status;
 }
 
