@@ -913,3 +913,51 @@ int gimpi_group_lookup(gimpi_groups_t *self, int tid, gimpi_task_info_t *info)
     gd_multipart_close(&mp);
     return rc;
 }
+
+/* ------------------------------------------------------------------ snapshots (branch coll) */
+
+/*  The membership of a group for the collectives: from the cache when it is current, else
+ *  one SNAPSHOT round trip (not cached).  Returns the member count, or an error. */
+int gimpi_group_snapshot(gimpi_groups_t *self, const char *group, gimpi_group_snap_t *snap)
+{
+    assert(snap);
+    memset(snap, 0, sizeof *snap);
+    int rc = s_enter(self, group);
+    if (rc)
+        return rc;
+    centry_t tmp = { 0 };
+    centry_t *e = s_cached(self, group);
+    if (e)
+        self->n_local++;
+    else {
+        e = &tmp;
+        e->state = C_MARKED;
+        s_refresh(self, group, e);
+        if (e->state != C_CURRENT) {
+            free(tmp.slots);
+            return GIMPI_ESYSERR;
+        }
+    }
+    if (!e->exists) {
+        free(tmp.slots);
+        return GIMPI_ENOGROUP;
+    }
+    int ninst = 0;
+    for (int i = 0; i < e->cap; i++)
+        if (e->slots[i] > 0)
+            ninst = i + 1;
+    snap->tids = malloc((size_t)(ninst ? ninst : 1) * sizeof *snap->tids);
+    if (!snap->tids) {
+        free(tmp.slots);
+        return GIMPI_ENOMEM;
+    }
+    int n = 0;
+    for (int i = 0; i < ninst; i++)
+        n += (snap->tids[i] = e->slots[i] > 0 ? e->slots[i] : 0) > 0;
+    snap->ninst = ninst;
+    snap->version = e->version;
+    snap->frozen = e->frozen;
+    snap->dead = e->dead;
+    free(tmp.slots);
+    return n;
+}
