@@ -53,6 +53,10 @@ void gimpi_job_fini(gimpi_job_t *job);
  *  the port in *port, or -1 with a message in err. */
 int gimpi_job_listen(const char *addr, int *port, char *err, size_t errsize);
 
+/*  The tables of a one-task job (one client, host and proc: this process) listening on
+ *  127.0.0.1:port, as a shell-started or spawned task has.  NULL with a message in err. */
+impi_tables_t *gimpi_job_solo_tables(int port, char *err, size_t errsize);
+
 /*  The startup of a job with one client, done locally: every label's reply is this
  *  client's own contribution with mask 0x1 (what a server would send back).  Returns the
  *  finished tables, or NULL with a message in err. */

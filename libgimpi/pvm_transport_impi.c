@@ -118,7 +118,7 @@ static int s_send(void *impl, int dst, int tag, int ctxid, int encoding, const v
                   size_t len)
 {
     impi_tp_t *self = impl;
-    if (gimpi_msg_rank(self->msg, dst) < 0)
+    if (dst <= 0)
         return GIMPI_EBADPARAM;
     int rc;
     if (len <= INLINE_MAX) {
@@ -139,7 +139,7 @@ static int s_send(void *impl, int dst, int tag, int ctxid, int encoding, const v
         if (rc == 0)
             rc = gimpi_msg_send_cid(self->msg, GIMPI_CID_PVM_BODY, dst, tag, bytes, len);
     }
-    return rc == GIMPI_ESYSERR ? 0 : rc;
+    return rc == GIMPI_ESYSERR || rc == GIMPI_ENOTASK ? 0 : rc;
 }
 
 /*  Receives exactly one message (from src, with tag, in cid) into a new buffer of len
@@ -173,9 +173,9 @@ static int s_take(impi_tp_t *self, uint64_t cid, int src, int tag, size_t len, u
 static int s_next_from(void *impl, int timeout_ms, int watch, pvm_msg_t *msg)
 {
     impi_tp_t *self = impl;
-    if (watch != GIMPI_ANY && gimpi_msg_rank(self->msg, watch) < 0)
-        watch = GIMPI_ANY;      /* not a task of the job: nothing to watch */
-    if (timeout_ms < 0 && self->ntids == 1) {
+    if (watch <= 0)
+        watch = GIMPI_ANY;
+    if (timeout_ms < 0 && gimpi_msg_npeers(self->msg) == 0) {
         int flag = 0;
         int rc = gimpi_msg_tprobe_cid(self->msg, GIMPI_CID_PVM, GIMPI_ANY, GIMPI_ANY, 0,
                                       GIMPI_ANY, &flag, NULL);
