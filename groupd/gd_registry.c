@@ -49,7 +49,22 @@ struct gd_registry_t {
     gd_hash_t *keys;            /* routing id -> task_t */
     int32_t next_tid;
     uint64_t seq;               /* last version handed out */
+    struct block_t *blocks;     /* reserved blocks with unused tids, by base */
+    int nblocks, capblocks;
+    gd_hash_t *reservations;    /* RESERVE key -> reservation_t (while groupd lives) */
 };
+
+/*  A block of tids reserved by RESERVE: base+1 .. base+n; `used` marks the tids that have
+ *  registered (a bit per tid).  Freed once every tid has registered. */
+typedef struct block_t {
+    int32_t base, n, nused;
+    uint8_t *used;
+} block_t;
+
+/*  What a non-empty RESERVE key was given. */
+typedef struct {
+    int32_t base, n;
+} reservation_t;
 
 enum { FIRST_TID = 0x40001 };
 
@@ -63,8 +78,9 @@ gd_registry_t *gd_registry_new(const gd_sink_t *sink)
     self->groups = gd_hash_new();
     self->tasks = gd_hash_new();
     self->keys = gd_hash_new();
+    self->reservations = gd_hash_new();
     self->next_tid = FIRST_TID;
-    if (!self->groups || !self->tasks || !self->keys)
+    if (!self->groups || !self->tasks || !self->keys || !self->reservations)
         gd_registry_destroy(&self);
     return self;
 }
@@ -96,6 +112,13 @@ static void s_free_task_cb(const void *k, size_t l, void *v, void *a)
     free(t);
 }
 
+/*  Frees a malloc'ed hash value (hash visitor). */
+static void s_free_value_cb(const void *k, size_t l, void *v, void *a)
+{
+    (void)k, (void)l, (void)a;
+    free(v);
+}
+
 /*  Frees everything. */
 void gd_registry_destroy(gd_registry_t **self_p)
 {
@@ -110,6 +133,12 @@ void gd_registry_destroy(gd_registry_t **self_p)
     gd_hash_destroy(&self->groups);
     gd_hash_destroy(&self->tasks);
     gd_hash_destroy(&self->keys);
+    if (self->reservations)
+        gd_hash_foreach(self->reservations, s_free_value_cb, NULL);
+    gd_hash_destroy(&self->reservations);
+    for (int k = 0; k < self->nblocks; k++)
+        free(self->blocks[k].used);
+    free(self->blocks);
     free(self);
     *self_p = NULL;
 }
@@ -136,22 +165,14 @@ static task_t *s_task(gd_registry_t *self, int32_t tid)
     return gd_hash_get(self->tasks, &tid, sizeof tid);
 }
 
-/*  Registers (or re-registers) the task behind a routing id. */
-int32_t gd_registry_register(gd_registry_t *self, const uint8_t *key, size_t keylen,
-                             const gd_taskinfo_t *info)
+/*  Adds the task behind a routing id as `tid`.  Returns the tid or an error. */
+static int32_t s_task_add(gd_registry_t *self, const uint8_t *key, size_t keylen,
+                          const gd_taskinfo_t *info, int32_t tid)
 {
-    assert(self);
-    if (keylen == 0 || keylen > sizeof ((task_t *)0)->key)
-        return GIMPI_EBADPARAM;
-    task_t *t = gd_hash_get(self->keys, key, keylen);
-    if (t)
-        return t->tid;
-    if (self->next_tid == INT32_MAX)
-        return GIMPI_EOUTOFRES;
-    t = calloc(1, sizeof *t);
+    task_t *t = calloc(1, sizeof *t);
     if (!t)
         return GIMPI_ENOMEM;
-    t->tid = self->next_tid;
+    t->tid = tid;
     memcpy(t->key, key, keylen);
     t->keylen = keylen;
     t->info = *info;
@@ -164,8 +185,25 @@ int32_t gd_registry_register(gd_registry_t *self, const uint8_t *key, size_t key
         free(t);
         return GIMPI_ENOMEM;
     }
-    self->next_tid++;
-    return t->tid;
+    return tid;
+}
+
+/*  Registers (or re-registers) the task behind a routing id. */
+int32_t gd_registry_register(gd_registry_t *self, const uint8_t *key, size_t keylen,
+                             const gd_taskinfo_t *info)
+{
+    assert(self);
+    if (keylen == 0 || keylen > sizeof ((task_t *)0)->key)
+        return GIMPI_EBADPARAM;
+    task_t *t = gd_hash_get(self->keys, key, keylen);
+    if (t)
+        return t->tid;
+    if (self->next_tid == INT32_MAX)
+        return GIMPI_EOUTOFRES;
+    int32_t tid = s_task_add(self, key, keylen, info, self->next_tid);
+    if (tid > 0)
+        self->next_tid++;
+    return tid;
 }
 
 /*  Tid behind a routing id. */
@@ -176,13 +214,20 @@ int32_t gd_registry_tid_of(gd_registry_t *self, const uint8_t *key, size_t keyle
     return t ? t->tid : 0;
 }
 
+static int s_block_of(gd_registry_t *self, int32_t tid);
+
 /*  Registration data of a tid. */
 int gd_registry_lookup(gd_registry_t *self, int32_t tid, gd_taskinfo_t *info)
 {
     assert(self);
     task_t *t = s_task(self, tid);
-    if (!t)
+    if (!t) {                           /* reserved, not registered yet: "try again" */
+        int k = s_block_of(self, tid);
+        int32_t bit = k < 0 ? 0 : tid - self->blocks[k].base - 1;
+        if (k >= 0 && !(self->blocks[k].used[bit / 8] & (1u << (bit % 8))))
+            return GIMPI_ENOTFOUND;
         return GIMPI_ENOTASK;
+    }
     *info = t->info;
     return 0;
 }
@@ -639,4 +684,99 @@ uint64_t gd_registry_version(gd_registry_t *self, const char *name)
     uint64_t v;
     s_lookup(self, name, &g, &v);
     return v;
+}
+
+/* ------------------------------------------------------------------ reservations */
+
+/*  Index of the live block holding tid, or -1 (binary search: blocks are by base). */
+static int s_block_of(gd_registry_t *self, int32_t tid)
+{
+    int lo = 0, hi = self->nblocks - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        const block_t *b = &self->blocks[mid];
+        if (tid <= b->base)
+            hi = mid - 1;
+        else if (tid > b->base + b->n)
+            lo = mid + 1;
+        else
+            return mid;
+    }
+    return -1;
+}
+
+/*  Reserves n fresh tids (idempotent per non-empty key). */
+int32_t gd_registry_reserve(gd_registry_t *self, const char *key, size_t keylen, int32_t n)
+{
+    assert(self);
+    if (n < 1 || n > GIMPI_GROUPS_MAX_RESERVE)
+        return GIMPI_EBADPARAM;
+    if (keylen) {
+        reservation_t *r = gd_hash_get(self->reservations, key, keylen);
+        if (r)
+            return r->n == n ? r->base : GIMPI_EMISMATCH;
+    }
+    if (self->next_tid > INT32_MAX - n)
+        return GIMPI_EOUTOFRES;
+    if (self->nblocks == self->capblocks) {
+        int cap = self->capblocks ? self->capblocks * 2 : 8;
+        block_t *nb = realloc(self->blocks, (size_t)cap * sizeof *nb);
+        if (!nb)
+            return GIMPI_ENOMEM;
+        self->blocks = nb;
+        self->capblocks = cap;
+    }
+    block_t b = { .base = self->next_tid - 1, .n = n, .used = calloc((size_t)n / 8 + 1, 1) };
+    if (!b.used)
+        return GIMPI_ENOMEM;
+    if (keylen) {
+        reservation_t *r = malloc(sizeof *r);
+        if (!r || gd_hash_put(self->reservations, key, keylen, r) < 0) {
+            free(r);
+            free(b.used);
+            return GIMPI_ENOMEM;
+        }
+        *r = (reservation_t){ b.base, n };
+    }
+    self->blocks[self->nblocks++] = b;      /* bases only grow: the array stays sorted */
+    self->next_tid += n;
+    return b.base;
+}
+
+/*  Registers the task behind a routing id as a reserved tid. */
+int32_t gd_registry_register_tid(gd_registry_t *self, const uint8_t *key, size_t keylen,
+                                 const gd_taskinfo_t *info, int32_t tid)
+{
+    assert(self);
+    if (keylen == 0 || keylen > sizeof ((task_t *)0)->key)
+        return GIMPI_EBADPARAM;
+    task_t *t = gd_hash_get(self->keys, key, keylen);
+    if (t)
+        return t->tid == tid ? tid : GIMPI_EEXISTS;
+    if (s_task(self, tid))
+        return GIMPI_EDUPHOST;
+    int k = s_block_of(self, tid);
+    if (k < 0)
+        return GIMPI_EBADPARAM;
+    block_t *b = &self->blocks[k];
+    int32_t bit = tid - b->base - 1;
+    if (b->used[bit / 8] & (1u << (bit % 8)))
+        return GIMPI_EBADPARAM;             /* registered before and gone since */
+    int32_t rc = s_task_add(self, key, keylen, info, tid);
+    if (rc < 0)
+        return rc;
+    b->used[bit / 8] |= (uint8_t)(1u << (bit % 8));
+    if (++b->nused == b->n) {               /* every tid handed out: forget the block */
+        free(b->used);
+        memmove(b, b + 1, (size_t)(self->nblocks - k - 1) * sizeof *b);
+        self->nblocks--;
+    }
+    return tid;
+}
+
+/*  Reserved blocks that still have unregistered tids. */
+size_t gd_registry_nblocks(gd_registry_t *self)
+{
+    assert(self);
+    return (size_t)self->nblocks;
 }

@@ -50,6 +50,20 @@ void gd_registry_destroy(gd_registry_t **self_p);
  *  a negative GIMPI_E* code. */
 int32_t gd_registry_register(gd_registry_t *self, const uint8_t *key, size_t keylen,
                              const gd_taskinfo_t *info);
+/*  RESERVE: n fresh tids (1..GIMPI_GROUPS_MAX_RESERVE, gimpi_group.h), base+1 .. base+n, from the same counter as
+ *  REGISTER's, so never reused.  A non-empty key gets the same base every time it is asked
+ *  with the same n while the registry lives (GIMPI_EMISMATCH with another n); "" (keylen 0)
+ *  always gets a fresh block.  Returns base or GIMPI_EBADPARAM / GIMPI_EOUTOFRES. */
+int32_t gd_registry_reserve(gd_registry_t *self, const char *key, size_t keylen, int32_t n);
+/*  REGISTER_TID: registers the task behind a routing id as `tid`, which must lie in a
+ *  reserved block and never have registered: GIMPI_EDUPHOST when another task holds it
+ *  now, GIMPI_EBADPARAM when it is not a reserved unused tid, GIMPI_EEXISTS when this
+ *  connection registered as another tid.  Returns tid. */
+int32_t gd_registry_register_tid(gd_registry_t *self, const uint8_t *key, size_t keylen,
+                                 const gd_taskinfo_t *info, int32_t tid);
+/*  Reserved blocks whose tids have not all registered yet. */
+size_t gd_registry_nblocks(gd_registry_t *self);
+
 /*  Tid of the task behind a routing id, or 0. */
 int32_t gd_registry_tid_of(gd_registry_t *self, const uint8_t *key, size_t keylen);
 /*  The task is gone (unregistered, exited, silent): it leaves every group (EV_EXIT when

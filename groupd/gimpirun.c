@@ -6,7 +6,9 @@
  *  It creates a listening socket for every task (each task is its own IMPI host), starts
  *  the tasks (they wait for the go byte, see libgimpi/gimpi_job.h), performs the IMPI
  *  startup for them — locally for a single-client job, through impi-server with
- *  -client — with their real ports and pids, hands them the tables, then forwards each
+ *  -client — with their real ports and pids, reserves the job's tids in groupd (RESERVE
+ *  keyed by the job's identity, so every client of the job gets the same block), hands the
+ *  tasks the tables and the tid base, then forwards each
  *  task's stdout and stderr line by line (-tag prefixes the task's world rank), forwards
  *  SIGINT/SIGTERM/SIGHUP, and exits non-zero naming every task that failed.  When a task
  *  dies abnormally the others get -grace seconds to end on their own (they see errors on
@@ -14,6 +16,7 @@
  *  last task it sends FINI to the server.  One poll() loop owns every descriptor.
  */
 #include "config.h"
+#include "gimpi.h"
 #include "gimpi_job.h"
 #include "gimpi_loop.h"
 #include "impi_client.h"
@@ -492,6 +495,23 @@ static int s_startup(launcher_t *self, const char *addr)
     return 0;
 }
 
+/*  Reserves the job's tids in groupd (the same block for every client of the job: the key
+ *  is the job's identity) and returns the base, or -1 with a warning when groupd cannot
+ *  be reached (the tasks then use tids 1..N and their group calls fail). */
+static int s_reserve_tids(launcher_t *self)
+{
+    char key[GIMPI_JOB_KEY_SIZE];
+    gimpi_job_key(self->tables, key);
+    gimpi_groups_t *g = gimpi_groups_new(NULL, NULL);
+    int base = g ? gimpi_groups_reserve(g, key, self->tables->nprocs) : GIMPI_ENOMEM;
+    if (base < 0)
+        fprintf(stderr, "gimpirun: warning: no tids from groupd at %s (%s): tasks use tids "
+                "1..%d and group calls fail\n", g ? gimpi_groups_endpoint(g) : "?",
+                gimpi_strerror(base), self->tables->nprocs);
+    gimpi_groups_destroy(&g);
+    return base < 0 ? -1 : base;
+}
+
 /*  Runs the job; returns gimpirun's exit status. */
 static int s_run(launcher_t *self)
 {
@@ -530,13 +550,17 @@ static int s_run(launcher_t *self)
         started = false;
     }
     close(tables_fd);
+    char go[32] = "T";
     if (started) {
         for (int i = 0; i < self->ntasks; i++)
             self->tasks[i].world_rank = self->tables->clients[self->tables->myclient].first_proc + i;
+        int base = s_reserve_tids(self);
+        if (base >= 0)
+            snprintf(go, sizeof go, "T%d\n", base);
     }
     for (int i = 0; i < self->ntasks; i++) {
-        /* 'T' lets the task go; closing without it tells it the startup failed */
-        if (started && write(self->tasks[i].go_fd, "T", 1) != 1)
+        /* 'T' (and the tid base) lets the task go; closing without it: the startup failed */
+        if (started && write(self->tasks[i].go_fd, go, strlen(go)) != (ssize_t)strlen(go))
             (void)0;            /* the task is gone already: reaped below */
         close(self->tasks[i].go_fd);
     }

@@ -1,10 +1,12 @@
 /*  groupd.c — the gimpi group daemon: `groupd [--endpoint EP] [--foreground] [--verbose]
- *  [--heartbeat MS]`.
+ *  [--heartbeat MS] [--idle-exit SECONDS]`.
  *
  *  It binds a ROUTER socket for requests (default: the per-user ipc endpoint) and an XPUB
  *  socket for membership events, prints the request endpoint as its first stdout line, and
- *  serves until SIGTERM/SIGINT.  A second groupd on the same ipc endpoint is refused (an
- *  flock on "<path>.lock"; libzmq would silently replace the socket file).  Requests are
+ *  serves until SIGTERM/SIGINT — with --idle-exit (as when the library or gimpirun start
+ *  it) only until no task has been registered and no request has come for that long.  A
+ *  second groupd on the same ipc endpoint is refused (an flock on "<path>.lock"; libzmq
+ *  would silently replace the socket file).  Requests are
  *  decoded by the table-driven codec (gd_proto), answered by the registry (gd_registry);
  *  anything malformed gets an error reply and the daemon keeps serving.  Liveness: every
  *  registered task is tied to the connection its registration came on (ZMQ_SRCFD); the
@@ -30,6 +32,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -48,8 +51,18 @@ typedef struct {
     bool foreground;
     bool bound;                 /* our ipc socket files exist (we hold the lock) */
     int heartbeat_ms;
+    int idle_exit_ms;           /* 0: serve until killed */
+    int64_t last_busy_ms;       /* last moment a task was registered or a request came */
     const gd_waiter_t *cur;     /* request being answered (for the sink) */
 } groupd_t;
+
+/*  Monotonic milliseconds. */
+static int64_t s_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 /* ------------------------------------------------------------------ sink */
 
@@ -233,7 +246,8 @@ static void s_handle(groupd_t *self, const uint8_t *key, size_t keylen, const gd
     case GD_PING:
         s_send_reply(self, key, keylen, kind, msg->reqid, 0, 0, NULL, 0);
         break;
-    case GD_REGISTER: {
+    case GD_REGISTER:
+    case GD_REGISTER_TID: {
         gd_taskinfo_t info = { 0 };
         memcpy(info.proc, msg->values[0].data, 24);
         memcpy(info.addr, msg->values[1].data, 16);
@@ -241,12 +255,19 @@ static void s_handle(groupd_t *self, const uint8_t *key, size_t keylen, const gd
         info.ospid = msg->values[3].i;
         memcpy(info.host, msg->values[4].data, msg->values[4].len);
         info.host[msg->values[4].len] = 0;
-        status = gd_registry_register(self->reg, key, keylen, &info);
+        status = msg->kind == GD_REGISTER
+               ? gd_registry_register(self->reg, key, keylen, &info)
+               : gd_registry_register_tid(self->reg, key, keylen, &info, msg->values[5].i);
         if (status > 0)
             s_track_fd(self, status, srcfd);
         s_send_reply(self, key, keylen, kind, msg->reqid, status, 0, NULL, 0);
         break;
     }
+    case GD_RESERVE:
+        status = gd_registry_reserve(self->reg, (const char *)msg->values[0].data,
+                                     msg->values[0].len, msg->values[1].i);
+        s_send_reply(self, key, keylen, kind, msg->reqid, status, 0, NULL, 0);
+        break;
     case GD_LOOKUP: {
         gd_taskinfo_t info;
         status = gd_registry_lookup(self->reg, msg->values[0].i, &info);
@@ -362,6 +383,8 @@ static bool s_on_request(groupd_t *self)
                     srcfd);
         }
         s_handle(self, id->data, id->len, &msg, srcfd);
+        if (self->idle_exit_ms)
+            self->last_busy_ms = s_now_ms();    /* any request restarts the idle period */
     }
     gd_multipart_close(&mp);
     return true;
@@ -651,10 +674,25 @@ static void s_teardown(groupd_t *self)
         close(self->lock_fd);
 }
 
+/*  zmq_poll timeout under --idle-exit: -1 (no limit) while tasks are registered or the
+ *  option is off, else the milliseconds left of the idle period (0: it is over). */
+static long s_idle_timeout(groupd_t *self)
+{
+    if (self->idle_exit_ms <= 0)
+        return -1;
+    if (gd_registry_ntasks(self->reg) > 0) {
+        self->last_busy_ms = s_now_ms();
+        return -1;
+    }
+    int64_t left = self->last_busy_ms + self->idle_exit_ms - s_now_ms();
+    return left > 0 ? (long)left : 0;
+}
+
 /*  Prints the synopsis. */
 static void s_usage(FILE *out)
 {
-    fprintf(out, "usage: groupd [--endpoint EP] [--foreground] [--verbose] [--heartbeat MS]\n");
+    fprintf(out, "usage: groupd [--endpoint EP] [--foreground] [--verbose] [--heartbeat MS]\n"
+                 "              [--idle-exit SECONDS]\n");
 }
 
 /*  Parses the command line, sets up, serves until a signal. */
@@ -666,12 +704,13 @@ int main(int argc, char **argv)
         { "foreground", no_argument, NULL, 'f' },
         { "verbose", no_argument, NULL, 'v' },
         { "heartbeat", required_argument, NULL, 'H' },
+        { "idle-exit", required_argument, NULL, 'I' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char *ep = NULL;
     int c;
-    while ((c = getopt_long(argc, argv, "e:fvH:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "e:fvH:I:h", opts, NULL)) != -1) {
         switch (c) {
         case 'e': ep = optarg; break;
         case 'f': self.foreground = true; break;
@@ -684,6 +723,16 @@ int main(int argc, char **argv)
                 return 2;
             }
             self.heartbeat_ms = (int)v;
+            break;
+        }
+        case 'I': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*end || end == optarg || v < 0 || v > 86400 * 365) {
+                fprintf(stderr, "groupd: bad --idle-exit '%s'\n", optarg);
+                return 2;
+            }
+            self.idle_exit_ms = (int)v * 1000;
             break;
         }
         case 'h': s_usage(stdout); return 0;
@@ -730,6 +779,7 @@ int main(int argc, char **argv)
     if (self.verbose)
         fprintf(stderr, "groupd: serving %s, events on %s\n", self.endpoint,
                 self.pub_endpoint);
+    self.last_busy_ms = s_now_ms();
     for (;;) {
         zmq_pollitem_t items[] = {
             { self.router, 0, ZMQ_POLLIN, 0 },
@@ -737,12 +787,20 @@ int main(int argc, char **argv)
             { self.monitor, 0, ZMQ_POLLIN, 0 },
             { NULL, self.sig_fd, ZMQ_POLLIN, 0 },
         };
-        if (zmq_poll(items, 4, -1) < 0) {
+        long timeout = s_idle_timeout(&self);
+        if (timeout == 0) {
+            if (self.verbose)
+                fprintf(stderr, "groupd: idle for %d s, exiting\n", self.idle_exit_ms / 1000);
+            break;
+        }
+        if (zmq_poll(items, 4, timeout) < 0) {
             if (errno == EINTR)
                 continue;
             fprintf(stderr, "groupd: poll: %s\n", zmq_strerror(errno));
             break;
         }
+        if (gd_registry_ntasks(self.reg) > 0)
+            self.last_busy_ms = s_now_ms();     /* busy until now (a task may leave below) */
         if (items[3].revents) {
             if (self.verbose)
                 fprintf(stderr, "groupd: signal, exiting\n");

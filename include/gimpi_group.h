@@ -39,6 +39,28 @@ void gimpi_groups_destroy(gimpi_groups_t **self_p);
 int gimpi_groups_set_identity(gimpi_groups_t *self, const uint8_t hostid[16], int64_t pid,
                               const uint8_t addr[16], int port);
 
+/*  Largest block gimpi_groups_reserve hands out. */
+#define GIMPI_GROUPS_MAX_RESERVE 1000000
+
+/*  Reserves n fresh tids (1..GIMPI_GROUPS_MAX_RESERVE) in groupd: base+1 .. base+n.  Every
+ *  caller with the same non-empty key gets the same base while groupd lives (a launcher's
+ *  clients agree on their job's tids that way; GIMPI_EMISMATCH when asked with another n);
+ *  key "" or NULL always gets a fresh block.  Connects (starting groupd if need be) but
+ *  does not register.  Returns base (>= 0) or GIMPI_EBADPARAM, GIMPI_EOUTOFRES,
+ *  GIMPI_ESYSERR. */
+int gimpi_groups_reserve(gimpi_groups_t *self, const char *key, int n);
+
+/*  Registers this task as `tid` (from a reserved block) instead of a fresh tid.  Before
+ *  the first call that registers (GIMPI_EALREADY after); tid <= 0: GIMPI_EBADPARAM.  The
+ *  registration itself then fails with GIMPI_EBADPARAM when the tid is not a reserved,
+ *  never-registered tid, GIMPI_EDUPHOST when another task holds it. */
+int gimpi_groups_set_tid(gimpi_groups_t *self, int tid);
+
+/*  Makes an object that has not registered unusable: every later call returns
+ *  GIMPI_ESYSERR (a task whose data-plane tids groupd did not hand out must not register
+ *  under another tid).  No effect on a registered object. */
+void gimpi_groups_disable(gimpi_groups_t *self);
+
 /*  The endpoint in use ("ipc:///run/user/0/gimpi/groupd"). */
 const char *gimpi_groups_endpoint(gimpi_groups_t *self);
 

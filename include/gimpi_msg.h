@@ -86,8 +86,11 @@ int gimpi_msg_ntasks(gimpi_msg_t *self);
 int gimpi_msg_tid(gimpi_msg_t *self, int rank);
 int gimpi_msg_rank(gimpi_msg_t *self, int tid);
 
-/*  Tids: static rank r has tid base + r + 1 (default base 0).  Set before any traffic. */
-void gimpi_msg_set_tidbase(gimpi_msg_t *self, int base);
+/*  Sets where the job's tids start: tid(rank) = base + rank + 1 (default base 0, i.e.
+ *  tid = rank + 1).  gimpi_init sets it to the block groupd reserved for the job, so the
+ *  data plane and groupd speak the same tids.  Call before any traffic.  0, or
+ *  GIMPI_EBADPARAM when base < 0 or base + ntasks overflows. */
+int gimpi_msg_set_tidbase(gimpi_msg_t *self, int base);
 
 /* ---- dynamic hosts (doc/data-plane.md, "Dynamic hosts") ----
  *  Tasks outside the static tables (spawned children, tasks of other jobs) are reached

@@ -44,7 +44,9 @@
     X(SNAPSHOT,   0x0B, "n",     "b")   /* -> size; members (inst,tid) pairs */       \
     X(STAT,       0x0C, "n",     "*")   /* "" = all groups; one record per group */   \
     X(PING,       0x0D, "",      "")                                                \
-    X(LOOKUP,     0x0E, "i",     "paiit") /* tid -> its REGISTER data (0 or NoTask) */
+    X(LOOKUP,     0x0E, "i",     "paiit") /* tid -> its REGISTER data (0 or NoTask) */ \
+    X(REGISTER_TID, 0x0F, "paiiti", "") /* REGISTER + a reserved tid -> that tid */  \
+    X(RESERVE,    0x10, "ti",    "")    /* key, n -> base (tids base+1 .. base+n) */
 
 /*  Events on the PUB socket: X(name, code).  Frames: [topic "G"+name][header]
  *  [q previous version][q version][i instance][i tid][i argument].  See the doc. */

@@ -42,6 +42,7 @@ enum {
     REQUEST_TIMEOUT_MS = 30000, /* an answer that groupd owes at once (not barrier/freeze) */
     SYNC_TIMEOUT_MS = 2000,     /* waiting for the cache to catch up with a version */
     HEARTBEAT_MS = 250,         /* ZMTP heartbeats towards groupd (timeout x4) */
+    IDLE_EXIT_S = 30,           /* a groupd we start exits after this long without tasks */
 };
 
 /*  Cached queries look at the event and monitor sockets at most this often: an empty
@@ -71,6 +72,7 @@ struct gimpi_groups_t {
     char pub_endpoint[512];
     int state;                  /* 0 not connected, 1 ready, -1 groupd gone */
     int32_t tid;
+    int32_t want_tid;           /* gimpi_groups_set_tid: register as this (0: any) */
     uint32_t reqid;
     uint8_t hostid[16], addr[16];
     int64_t pid;
@@ -144,6 +146,7 @@ static void s_free_entry_cb(const void *k, size_t l, void *v, void *a)
 
 static int s_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values, int nvalues,
                      int timeout_ms, gd_multipart_t *mp_out, gd_msg_t *reply_out);
+static void s_close_dealer(gimpi_groups_t *self);
 
 /*  Unregisters, closes, frees. */
 void gimpi_groups_destroy(gimpi_groups_t **self_p)
@@ -160,12 +163,7 @@ void gimpi_groups_destroy(gimpi_groups_t **self_p)
     }
     if (self->sub)
         zmq_close(self->sub);
-    if (self->dealer) {
-        zmq_socket_monitor(self->dealer, NULL, 0);
-        zmq_close(self->dealer);
-    }
-    if (self->monitor)
-        zmq_close(self->monitor);
+    s_close_dealer(self);
     if (self->own_ctx && self->zctx)
         zmq_ctx_term(self->zctx);
     free(self);
@@ -177,7 +175,7 @@ int gimpi_groups_set_identity(gimpi_groups_t *self, const uint8_t hostid[16], in
                               const uint8_t addr[16], int port)
 {
     assert(self);
-    if (self->state != 0)
+    if (self->state < 0 || self->tid > 0)
         return GIMPI_EALREADY;
     if (port < 0 || port > 65535)
         return GIMPI_EBADPARAM;
@@ -255,7 +253,11 @@ static int s_start_groupd(gimpi_groups_t *self)
 {
     char binbuf[4200];
     const char *bin = s_groupd_bin(binbuf, sizeof binbuf);
-    char *argv[] = { (char *)bin, (char *)"--endpoint", self->endpoint, NULL };
+    const char *idle = getenv("GIMPI_GROUPD_IDLE");
+    char idle_arg[32];
+    snprintf(idle_arg, sizeof idle_arg, "--idle-exit=%ld",
+             idle && *idle ? strtol(idle, NULL, 10) : (long)IDLE_EXIT_S);
+    char *argv[] = { (char *)bin, (char *)"--endpoint", self->endpoint, idle_arg, NULL };
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0)
         return -1;
@@ -321,39 +323,65 @@ static int s_start_groupd(gimpi_groups_t *self)
     return -1;
 }
 
-/*  Connects, says HELLO, registers.  0, or GIMPI_ESYSERR (and the object is dead). */
-static int s_ready(gimpi_groups_t *self)
+/*  Opens the DEALER socket, its monitor, and connects.  0 or -1. */
+static int s_open_dealer(gimpi_groups_t *self, int attempt)
 {
-    if (self->state == 1)
-        return 0;
-    if (self->state < 0)
-        return GIMPI_ESYSERR;
-    self->state = -1;               /* until proven otherwise */
-    if (strncmp(self->endpoint, "ipc://", 6) == 0 && !s_ipc_alive(self->endpoint)
-        && s_start_groupd(self) < 0)
-        return GIMPI_ESYSERR;
     self->dealer = zmq_socket(self->zctx, ZMQ_DEALER);
     self->monitor = zmq_socket(self->zctx, ZMQ_PAIR);
     if (!self->dealer || !self->monitor)
-        return GIMPI_ESYSERR;
+        return -1;
     int zero = 0, ivl = HEARTBEAT_MS, tmo = HEARTBEAT_MS * 4;
     zmq_setsockopt(self->dealer, ZMQ_LINGER, &zero, sizeof zero);
     zmq_setsockopt(self->monitor, ZMQ_LINGER, &zero, sizeof zero);
     zmq_setsockopt(self->dealer, ZMQ_HEARTBEAT_IVL, &ivl, sizeof ivl);
     zmq_setsockopt(self->dealer, ZMQ_HEARTBEAT_TIMEOUT, &tmo, sizeof tmo);
     char mon[64];
-    snprintf(mon, sizeof mon, "inproc://gimpi-groups-%p", (void *)self);
+    snprintf(mon, sizeof mon, "inproc://gimpi-groups-%p-%d", (void *)self, attempt);
     if (zmq_socket_monitor(self->dealer, mon, ZMQ_EVENT_DISCONNECTED) < 0
         || zmq_connect(self->monitor, mon) < 0
         || zmq_connect(self->dealer, self->endpoint) < 0)
+        return -1;
+    return 0;
+}
+
+/*  Closes the DEALER socket and its monitor. */
+static void s_close_dealer(gimpi_groups_t *self)
+{
+    if (self->dealer) {
+        zmq_socket_monitor(self->dealer, NULL, 0);
+        zmq_close(self->dealer);
+        self->dealer = NULL;
+    }
+    if (self->monitor)
+        zmq_close(self->monitor);
+    self->monitor = NULL;
+}
+
+/*  Connects and says HELLO (starting a groupd when none serves our ipc endpoint).  0, or
+ *  GIMPI_ESYSERR (and the object is dead). */
+static int s_connect(gimpi_groups_t *self)
+{
+    if (self->state == 1)
+        return 0;
+    if (self->state < 0)
         return GIMPI_ESYSERR;
-    self->state = 1;
+    /* a groupd that exits when idle may go just as we connect: then once more (a new one) */
+    bool ipc = strncmp(self->endpoint, "ipc://", 6) == 0;
     gd_multipart_t mp;
     gd_msg_t reply;
-    int rc = s_request(self, GD_HELLO, NULL, 0, HELLO_TIMEOUT_MS, &mp, &reply);
-    if (rc < 0) {
+    for (int attempt = 0;; attempt++) {
+        self->state = -1;           /* until proven otherwise */
+        if (ipc && !s_ipc_alive(self->endpoint) && s_start_groupd(self) < 0)
+            return GIMPI_ESYSERR;
+        if (s_open_dealer(self, attempt) < 0)
+            return GIMPI_ESYSERR;
+        self->state = 1;
+        if (s_request(self, GD_HELLO, NULL, 0, HELLO_TIMEOUT_MS, &mp, &reply) >= 0)
+            break;
         self->state = -1;
-        return GIMPI_ESYSERR;
+        if (!ipc || attempt == 1)
+            return GIMPI_ESYSERR;
+        s_close_dealer(self);
     }
     const gd_value_t *ep = &reply.values[2];
     snprintf(self->pub_endpoint, sizeof self->pub_endpoint, "%.*s", (int)ep->len,
@@ -372,6 +400,18 @@ static int s_ready(gimpi_groups_t *self)
             snprintf(self->pub_endpoint, sizeof self->pub_endpoint, "tcp://%s:%s", host, port);
         }
     }
+    return 0;
+}
+
+/*  Connects and registers (as the tid set by gimpi_groups_set_tid, if any).  0, or an error
+ *  (and the object is dead). */
+static int s_ready(gimpi_groups_t *self)
+{
+    if (self->state == 1 && self->tid > 0)
+        return 0;
+    int rc = s_connect(self);
+    if (rc)
+        return rc;
     char hostname[GD_MAX_TEXT + 1] = "";
     gethostname(hostname, sizeof hostname - 1);
     uint8_t proc[IMPI_PROC_SIZE];
@@ -379,14 +419,17 @@ static int s_ready(gimpi_groups_t *self)
     memcpy(ip.hostid, self->hostid, 16);
     ip.pid = self->pid;
     impi_proc_encode(proc, &ip);
-    gd_value_t v[5] = {
+    gd_value_t v[6] = {
         { .data = proc, .len = sizeof proc },
         { .data = self->addr, .len = 16 },
         { .i = self->port },
         { .i = (int32_t)getpid() },
         { .data = (const uint8_t *)hostname, .len = strlen(hostname) },
+        { .i = self->want_tid },
     };
-    rc = s_request(self, GD_REGISTER, v, 5, REQUEST_TIMEOUT_MS, NULL, NULL);
+    rc = self->want_tid
+       ? s_request(self, GD_REGISTER_TID, v, 6, REQUEST_TIMEOUT_MS, NULL, NULL)
+       : s_request(self, GD_REGISTER, v, 5, REQUEST_TIMEOUT_MS, NULL, NULL);
     if (rc <= 0) {
         self->state = -1;
         return rc < 0 ? rc : GIMPI_ESYSERR;
@@ -806,6 +849,41 @@ int gimpi_group_freeze(gimpi_groups_t *self, const char *group, int size)
 {
     int rc = s_enter(self, group);
     return rc ? rc : s_group_call(self, GD_FREEZE, group, size, -1, true);
+}
+
+/*  RESERVE: a block of n fresh tids (same base for the same non-empty key). */
+int gimpi_groups_reserve(gimpi_groups_t *self, const char *key, int n)
+{
+    assert(self);
+    if (!key)
+        key = "";
+    if (strlen(key) > GD_MAX_TEXT || n < 1 || n > GIMPI_GROUPS_MAX_RESERVE)
+        return GIMPI_EBADPARAM;
+    int rc = s_connect(self);
+    if (rc)
+        return rc;
+    gd_value_t v[2] = { { .data = (const uint8_t *)key, .len = strlen(key) }, { .i = n } };
+    return s_request(self, GD_RESERVE, v, 2, REQUEST_TIMEOUT_MS, NULL, NULL);
+}
+
+/*  No groupd for this object: every later call is GIMPI_ESYSERR. */
+void gimpi_groups_disable(gimpi_groups_t *self)
+{
+    assert(self);
+    if (!(self->state == 1 && self->tid > 0))
+        self->state = -1;
+}
+
+/*  The tid to register as (before the object registers). */
+int gimpi_groups_set_tid(gimpi_groups_t *self, int tid)
+{
+    assert(self);
+    if (self->state < 0 || self->tid > 0)
+        return GIMPI_EALREADY;
+    if (tid <= 0)
+        return GIMPI_EBADPARAM;
+    self->want_tid = tid;
+    return 0;
 }
 
 /*  Registration data of a tid. */

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -161,9 +162,11 @@ static int s_private_copy(int shared, char *err, size_t errsize)
     return mine;
 }
 
-/*  Waits for the launcher's go byte. */
-static int s_wait_go(int go_fd, int timeout_ms, char *err, size_t errsize)
+/*  Waits for the launcher's go byte, then reads the tid base that may follow it (the
+ *  launcher writes it in the same write and closes the pipe): *tidbase, -1 when none. */
+static int s_wait_go(int go_fd, int timeout_ms, int *tidbase, char *err, size_t errsize)
 {
+    *tidbase = -1;
     struct pollfd p = { .fd = go_fd, .events = POLLIN };
     int rc;
     do
@@ -182,7 +185,39 @@ static int s_wait_go(int go_fd, int timeout_ms, char *err, size_t errsize)
         snprintf(err, errsize, "the job's startup failed (see gimpirun's message)");
         return -1;
     }
+    char line[32];
+    size_t got = 0;
+    while (got < sizeof line - 1 && poll(&p, 1, timeout_ms) > 0) {
+        do
+            r = read(go_fd, line + got, sizeof line - 1 - got);
+        while (r < 0 && errno == EINTR);
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+        if (memchr(line, '\n', got))
+            break;
+    }
+    line[got] = 0;
+    char *end;
+    long base = strtol(line, &end, 10);
+    if (got && end != line && *end == '\n' && base >= 0 && base < INT32_MAX)
+        *tidbase = (int)base;
     return 0;
+}
+
+/*  Hex FNV-1a digest of every proc's identity. */
+void gimpi_job_key(const impi_tables_t *tables, char out[GIMPI_JOB_KEY_SIZE])
+{
+    uint64_t h[2] = { 0xcbf29ce484222325ULL, 0x84222325cbf29ce4ULL };
+    for (int r = 0; r < tables->nprocs; r++) {
+        uint8_t id[IMPI_PROC_SIZE];
+        impi_proc_encode(id, &tables->procs[r].id);
+        for (int k = 0; k < 2; k++)
+            for (size_t i = 0; i < sizeof id; i++)
+                h[k] = (h[k] ^ id[i]) * 0x100000001b3ULL;
+    }
+    snprintf(out, GIMPI_JOB_KEY_SIZE, "job-%016llx%016llx", (unsigned long long)h[0],
+             (unsigned long long)h[1]);
 }
 
 /*  From gimpirun's environment, or standalone. */
@@ -190,6 +225,7 @@ int gimpi_job_init(gimpi_job_t *job, int timeout_ms, char *err, size_t errsize)
 {
     memset(job, 0, sizeof *job);
     job->listen_fd = -1;
+    job->tidbase = -1;
     int listen_fd = s_env_int(GIMPI_ENV_LISTEN_FD);
     int tables_fd = s_env_int(GIMPI_ENV_TABLES_FD);
     int go_fd = s_env_int(GIMPI_ENV_GO_FD);
@@ -206,7 +242,7 @@ int gimpi_job_init(gimpi_job_t *job, int timeout_ms, char *err, size_t errsize)
     /* the descriptors are ours alone: nothing we exec later inherits them */
     fcntl(listen_fd, F_SETFD, FD_CLOEXEC);
     fcntl(tables_fd, F_SETFD, FD_CLOEXEC);
-    int rc = s_wait_go(go_fd, timeout_ms, err, errsize);
+    int rc = s_wait_go(go_fd, timeout_ms, &job->tidbase, err, errsize);
     close(go_fd);
     if (rc < 0) {
         close(tables_fd);

@@ -6,7 +6,8 @@
  *  GIMPI_LISTEN_FD (the task's listening TCP socket, whose port was announced in H_PORT),
  *  GIMPI_TABLES_FD (a memfd holding the saved tables) and GIMPI_GO_FD (a pipe on which
  *  the launcher writes one byte once the tables are complete: 'T' go, anything else or
- *  EOF means the startup failed), plus GIMPI_CLIENT and GIMPI_LOCAL (client rank and the
+ *  EOF means the startup failed; after the 'T', the decimal tid base groupd reserved for
+ *  the job and a newline, when the launcher could reserve one), plus GIMPI_CLIENT and GIMPI_LOCAL (client rank and the
  *  task's index among its client's tasks).  A task without those variables enrols as a
  *  one-task job of its own, as a PVM task started from the shell does.
  */
@@ -25,6 +26,7 @@ typedef struct {
     int world_rank;             /* rank in the whole job */
     int listen_fd;              /* listening socket, owned */
     bool launched;              /* started by gimpirun (false: shell-started) */
+    int tidbase;                /* groupd's block for the job (tid = base + rank + 1), -1: none */
 } gimpi_job_t;
 
 /*  Environment variable names, shared by gimpirun and the library. */
@@ -33,6 +35,11 @@ typedef struct {
 #define GIMPI_ENV_GO_FD     "GIMPI_GO_FD"
 #define GIMPI_ENV_CLIENT    "GIMPI_CLIENT"
 #define GIMPI_ENV_LOCAL     "GIMPI_LOCAL"
+/*  What a spawner hands its children (doc/spawn.md). */
+#define GIMPI_ENV_TID            "GIMPI_TID"
+#define GIMPI_ENV_PARENT         "GIMPI_PARENT"
+#define GIMPI_ENV_PARENT_CONTACT "GIMPI_PARENT_CONTACT"
+#define GIMPI_ENV_SIBLINGS       "GIMPI_SIBLINGS"
 
 /*  Default flow-control and packet parameters a gimpi client offers. */
 enum {
@@ -45,6 +52,12 @@ enum {
  *  listening on 127.0.0.1.  Waits for the launcher's go byte (bounded by timeout_ms).
  *  Returns 0, or -1 with a message in err. */
 int gimpi_job_init(gimpi_job_t *job, int timeout_ms, char *err, size_t errsize);
+
+/*  The job's identity as a RESERVE key: "job-" and the hex FNV-1a digest (128 bits) of
+ *  every proc's host id and pid in the tables, so that every client of a multi-client job
+ *  computes the same key.  out must hold GIMPI_JOB_KEY_SIZE bytes. */
+#define GIMPI_JOB_KEY_SIZE 40
+void gimpi_job_key(const impi_tables_t *tables, char out[GIMPI_JOB_KEY_SIZE]);
 
 /*  Frees the tables and closes the listening socket. */
 void gimpi_job_fini(gimpi_job_t *job);

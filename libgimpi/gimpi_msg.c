@@ -2038,14 +2038,17 @@ int gimpi_msg_rank(gimpi_msg_t *self, int tid)
 }
 
 /*  Sets the tid base (static tids = base + rank + 1). */
-void gimpi_msg_set_tidbase(gimpi_msg_t *self, int base)
+int gimpi_msg_set_tidbase(gimpi_msg_t *self, int base)
 {
     assert(self);
+    if (base < 0 || base > INT32_MAX - self->nstatic)
+        return GIMPI_EBADPARAM;
     pthread_mutex_lock(&self->mu);
-    self->tidbase = base > 0 ? base : 0;
+    self->tidbase = base;
     for (int p = 0; p < self->nstatic; p++)
         self->peers[p].tid = self->tidbase + p + 1;
     pthread_mutex_unlock(&self->mu);
+    return 0;
 }
 
 /*  Installs the resolver of unknown tids. */

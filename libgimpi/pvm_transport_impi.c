@@ -3,8 +3,10 @@
  *
  *  Enrolment (the first pvm_* call that needs it) is gimpi_init: the task joins the job
  *  gimpirun started it in, or becomes a one-task job of its own when started from the
- *  shell.  tid = the data plane's tid (world rank + 1); every task of a gimpirun job is a
- *  sibling of the others; nobody has a PVM parent (spawn is not this file's business).
+ *  shell, or a dynamic host when a spawner started it.  tid = the data plane's tid
+ *  (groupd's: tid base + world rank + 1); every task of a gimpirun job is a sibling of
+ *  the others; a spawned task's parent and siblings are its spawner and the tasks of the
+ *  same spawn (gimpi_spawn.c does the spawning).
  *
  *  Wire format (doc/data-plane.md, "PVM messages"): each PVM message is one data-plane
  *  message on GIMPI_CID_PVM with the PVM tag, starting with a 16-byte header
@@ -104,11 +106,17 @@ static int s_mytid(void *impl)
     return gimpi_msg_mytid(((impi_tp_t *)impl)->msg);
 }
 
-/*  vtable: no PVM parent (shell- and gimpirun-started tasks alike). */
+/*  vtable: the spawner's tid; none for shell- and gimpirun-started tasks. */
 static int s_parent(void *impl)
 {
-    (void)impl;
-    return GIMPI_ENOPARENT;
+    return gimpi_parent(((impi_tp_t *)impl)->task);
+}
+
+/*  vtable: starts tasks (gimpi_spawn). */
+static int s_spawn(void *impl, const char *file, char *const argv[], int flags, int n,
+                   int *tids)
+{
+    return gimpi_spawn(((impi_tp_t *)impl)->task, file, argv, flags, n, tids);
 }
 
 /*  vtable: a standard send of header (+ body inline, or body as a second message).  A
@@ -234,10 +242,13 @@ static int s_next(void *impl, int timeout_ms, pvm_msg_t *msg)
     return s_next_from(impl, timeout_ms, GIMPI_ANY, msg);
 }
 
-/*  vtable: every task of the job. */
+/*  vtable: the tasks of the same spawn (a spawned task), else every task of the job. */
 static int s_siblings(void *impl, const int **tids)
 {
     impi_tp_t *self = impl;
+    int n = gimpi_siblings(self->task, tids);
+    if (n > 0)
+        return n;
     *tids = self->tids;
     return self->ntids;
 }
@@ -280,6 +291,12 @@ static void s_register_at_exit(void)
     atexit(s_at_exit);
 }
 
+/*  vtable: the task's groupd connection (gimpi_init registered it under our tid). */
+static gimpi_groups_t *s_groups(void *impl)
+{
+    return gimpi_groups(((impi_tp_t *)impl)->task);
+}
+
 static const pvm_transport_ops_t s_ops = {
     .name = "impi",
     .mytid = s_mytid,
@@ -288,7 +305,9 @@ static const pvm_transport_ops_t s_ops = {
     .next = s_next,
     .next_from = s_next_from,
     .siblings = s_siblings,
+    .spawn = s_spawn,
     .destroy = s_destroy,
+    .groups = s_groups,
 };
 
 /*  Enrols: joins the job (gimpirun's, or a one-task job) and opens the transport. */

@@ -109,6 +109,69 @@ static void test_tids(void)
     ok(r == NULL, "destroy NULLs");
 }
 
+/*  Registers task number k as a given tid (REGISTER_TID). */
+static int32_t s_reg_tid(gd_registry_t *r, int k, int32_t tid)
+{
+    gd_taskinfo_t info = { .ospid = 1000 + k };
+    uint8_t key[4] = { 'k', (uint8_t)(k >> 8), (uint8_t)k, 0 };
+    return gd_registry_register_tid(r, key, sizeof key, &info, tid);
+}
+
+/*  RESERVE and REGISTER_TID: blocks from the one counter, idempotent keys, bounds, every
+ *  refusal of a tid, and a block forgotten once every tid of it registered. */
+static void test_reserve(void)
+{
+    rec_t rec = { 0 };
+    gd_sink_t sink = { s_reply, s_event, &rec };
+    gd_registry_t *r = gd_registry_new(&sink);
+    int32_t a = s_reg(r, 1);
+    int32_t base = gd_registry_reserve(r, "job1", 4, 3);
+    cmp_ok(base, "==", a, "block after the last tid: tids base+1 .. base+3");
+    cmp_ok(gd_registry_reserve(r, "job1", 4, 3), "==", base, "same key, same base");
+    cmp_ok(gd_registry_reserve(r, "job1", 4, 4), "==", GIMPI_EMISMATCH, "same key, other n: Mismatch");
+    int32_t fresh = gd_registry_reserve(r, "", 0, 1);
+    cmp_ok(fresh, "==", base + 3, "key '' gets a fresh block after it");
+    int32_t fresh2 = gd_registry_reserve(r, "", 0, 1);
+    cmp_ok(fresh2, "==", fresh + 1, "and again a fresh one");
+    cmp_ok(gd_registry_reserve(r, "x", 1, 0), "==", GIMPI_EBADPARAM, "n 0: BadParam");
+    cmp_ok(gd_registry_reserve(r, "x", 1, -5), "==", GIMPI_EBADPARAM, "n < 0: BadParam");
+    cmp_ok(gd_registry_reserve(r, "x", 1, GIMPI_GROUPS_MAX_RESERVE + 1), "==", GIMPI_EBADPARAM,
+           "n over the limit: BadParam");
+    cmp_ok(gd_registry_reserve(r, "x", 1, GIMPI_GROUPS_MAX_RESERVE), "==", fresh2 + 1,
+           "n at the limit is fine");
+    int32_t b = s_reg(r, 2);
+    cmp_ok(b, "==", fresh2 + 1 + GIMPI_GROUPS_MAX_RESERVE + 1, "plain REGISTER skips every block");
+    cmp_ok(gd_registry_nblocks(r), "==", 4, "4 blocks live");
+
+    cmp_ok(s_reg_tid(r, 10, base + 2), "==", base + 2, "REGISTER_TID in the block");
+    cmp_ok(s_reg_tid(r, 10, base + 2), "==", base + 2, "again from the same connection: same");
+    cmp_ok(s_reg_tid(r, 10, base + 1), "==", GIMPI_EEXISTS, "same connection, other tid: Exists");
+    cmp_ok(s_reg_tid(r, 11, base + 2), "==", GIMPI_EDUPHOST, "tid held by another task: DupHost");
+    cmp_ok(s_reg_tid(r, 11, a), "==", GIMPI_EDUPHOST, "a plain task's tid: DupHost");
+    cmp_ok(s_reg_tid(r, 11, b + 1), "==", GIMPI_EBADPARAM, "past every block: BadParam");
+    cmp_ok(s_reg_tid(r, 11, 0), "==", GIMPI_EBADPARAM, "0: BadParam");
+    cmp_ok(s_reg_tid(r, 11, -3), "==", GIMPI_EBADPARAM, "negative: BadParam");
+    cmp_ok(s_reg_tid(r, 11, b + 1000), "==", GIMPI_EBADPARAM, "never reserved: BadParam");
+    cmp_ok(gd_registry_remove(r, base + 2, false), "==", 0, "the task leaves");
+    cmp_ok(s_reg_tid(r, 11, base + 2), "==", GIMPI_EBADPARAM, "its tid is never given again");
+    cmp_ok(s_reg_tid(r, 12, base + 1), "==", base + 1, "base+1");
+    cmp_ok(s_reg_tid(r, 13, base + 3), "==", base + 3, "base+3");
+    cmp_ok(gd_registry_nblocks(r), "==", 3, "a block whose tids all registered is forgotten");
+    cmp_ok(s_reg_tid(r, 14, base + 3), "==", GIMPI_EDUPHOST, "held: DupHost");
+    cmp_ok(gd_registry_reserve(r, "job1", 4, 3), "==", base, "the key still gives its base");
+    cmp_ok(s_reg_tid(r, 15, fresh2 + 1), "==", fresh2 + 1, "a fresh block's one tid");
+    cmp_ok(s_reg_tid(r, 16, fresh + 1), "==", fresh + 1, "blocks register in any order");
+    cmp_ok(gd_registry_nblocks(r), "==", 1, "only the big block is left");
+    uint64_t v;
+    cmp_ok(gd_registry_join(r, base + 1, "g", &v), "==", 0, "a REGISTER_TID task joins");
+    cmp_ok(gd_registry_gettid(r, "g", 0, &v), "==", base + 1, "with its tid");
+    gd_taskinfo_t info;
+    cmp_ok(gd_registry_lookup(r, fresh + 1, &info), "==", 0, "lookup");
+    cmp_ok(info.ospid, "==", 1016, "gives what it registered");
+    gd_registry_destroy(&r);
+    ok(r == NULL, "destroy with live blocks and keys");
+}
+
 static void test_membership(void)
 {
     rec_t rec = { 0 };
@@ -359,6 +422,7 @@ int main(void)
 {
     plan(NO_PLAN);
     test_tids();
+    test_reserve();
     test_membership();
     test_barrier();
     test_freeze();

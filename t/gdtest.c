@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -87,6 +88,51 @@ void gdt_cleanup(gdt_daemon_t *d)
     rmdir(d->dir);
 }
 
+/*  Fresh directory, endpoint in it, GIMPI_GROUPD_BIN set. */
+int gdt_autostart_setup(char *dir, char *ep, size_t epsize)
+{
+    if (!mkdtemp(dir))
+        return -1;
+    snprintf(ep, epsize, "ipc://%s/gd", dir);
+    char bin[4096];
+    snprintf(bin, sizeof bin, "%s", tl_prog("groupd/groupd"));
+    setenv("GIMPI_GROUPD_BIN", bin, 1);
+    return 0;
+}
+
+/*  Pid from the lock file (bounded wait for it to be written). */
+pid_t gdt_lock_pid(const char *dir, int wait_ms)
+{
+    char lock[400];
+    snprintf(lock, sizeof lock, "%s/gd.lock", dir);
+    for (int64_t end = tl_now_ms() + wait_ms;;) {
+        char pidtxt[32] = "";
+        FILE *f = fopen(lock, "r");
+        if (f) {
+            if (!fgets(pidtxt, sizeof pidtxt, f))
+                pidtxt[0] = 0;
+            fclose(f);
+        }
+        if (atoi(pidtxt) > 0 || tl_now_ms() >= end)
+            return atoi(pidtxt);
+        struct timespec ts = { 0, 5 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+}
+
+/*  Removes the files a started groupd leaves and the directory. */
+void gdt_autostart_cleanup(const char *dir)
+{
+    char path[400];
+    const char *files[] = { "gd", "gd.pub", "gd.lock" };
+    for (int k = 0; k < 3; k++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[k]);
+        unlink(path);
+    }
+    rmdir(dir);
+    unsetenv("GIMPI_GROUPD_BIN");
+}
+
 /*  One request, one reply, bounded. */
 int gdt_exchange(void *sock, const gd_frame_t *frames, int nframes, gd_multipart_t *mp,
                  int timeout_ms)
@@ -97,4 +143,56 @@ int gdt_exchange(void *sock, const gd_frame_t *frames, int nframes, gd_multipart
     if (zmq_poll(&item, 1, timeout_ms) <= 0)
         return -1;
     return gd_multipart_recv(sock, mp, 0);
+}
+
+/*  A raw DEALER on ep. */
+void *gdt_dealer(const char *ep, void **zctx)
+{
+    *zctx = zmq_ctx_new();
+    void *s = zmq_socket(*zctx, ZMQ_DEALER);
+    int zero = 0;
+    zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_connect(s, ep);
+    return s;
+}
+
+/*  Closes a raw DEALER and its context. */
+void gdt_dealer_close(void *sock, void *zctx)
+{
+    zmq_close(sock);
+    zmq_ctx_term(zctx);
+}
+
+/*  Barrier (or freeze) arrivals from a STAT record. */
+int gdt_arrived(const char *ep, const char *group, bool freeze)
+{
+    void *zctx;
+    void *s = gdt_dealer(ep, &zctx);
+    uint8_t hdr[GD_HDR_SIZE];
+    gd_header_encode(hdr, GD_STAT, 1);
+    gd_frame_t f[2] = { { hdr, sizeof hdr }, { (const uint8_t *)group, strlen(group) } };
+    gd_multipart_t mp;
+    int n = -1;
+    if (gdt_exchange(s, f, 2, &mp, 20000) == 0) {
+        gd_groupstat_t st;
+        if (mp.nparts == 4 && gd_groupstat_decode(mp.frames[3].data, mp.frames[3].len, &st) == 0) {
+            n = freeze ? st.frz_arrived : st.bar_arrived;
+            gd_groupstat_clear(&st);
+        }
+        gd_multipart_close(&mp);
+    }
+    gdt_dealer_close(s, zctx);
+    return n;
+}
+
+/*  Waits (bounded) for n arrivals. */
+bool gdt_wait_arrived(const char *ep, const char *group, int n, bool freeze)
+{
+    for (int64_t end = tl_now_ms() + 20000; tl_now_ms() < end;) {
+        if (gdt_arrived(ep, group, freeze) == n)
+            return true;
+        struct timespec ts = { 0, 2 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+    return false;
 }

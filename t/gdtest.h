@@ -28,6 +28,24 @@ void gdt_kill(gdt_daemon_t *d);
 /*  Removes the temporary directory's files. */
 void gdt_cleanup(gdt_daemon_t *d);
 
+/*  For tests of the library starting groupd by itself: makes a fresh directory from the
+ *  template in dir ("/tmp/x-XXXXXX"), writes "ipc://DIR/gd" into ep and points
+ *  GIMPI_GROUPD_BIN at the build tree's groupd.  0 or -1. */
+int gdt_autostart_setup(char *dir, char *ep, size_t epsize);
+/*  The pid such a groupd wrote into DIR/gd.lock, waiting up to wait_ms for it; 0 if none. */
+pid_t gdt_lock_pid(const char *dir, int wait_ms);
+/*  Removes DIR/gd, gd.pub, gd.lock and DIR; unsets GIMPI_GROUPD_BIN. */
+void gdt_autostart_cleanup(const char *dir);
+
+/*  A raw DEALER connected to ep (linger 0) in a context of its own; close with
+ *  gdt_dealer_close. */
+void *gdt_dealer(const char *ep, void **zctx);
+void gdt_dealer_close(void *sock, void *zctx);
+/*  Arrivals groupd at ep counts in the barrier (freeze: the freeze) of a group (raw STAT),
+ *  -1 on error; and a bounded (20 s) wait until there are n. */
+int gdt_arrived(const char *ep, const char *group, bool freeze);
+bool gdt_wait_arrived(const char *ep, const char *group, int n, bool freeze);
+
 /*  Sends frames on a socket and receives one reply within timeout_ms into mp.  0 or -1. */
 int gdt_exchange(void *sock, const gd_frame_t *frames, int nframes, gd_multipart_t *mp,
                  int timeout_ms);

@@ -31,39 +31,10 @@ static void s_nap(void)
     nanosleep(&ts, NULL);
 }
 
-/*  Asks groupd (raw STAT) how many tasks wait in the barrier (or freeze) of a group. */
-static int s_arrived(const char *group, bool freeze)
-{
-    void *zctx = zmq_ctx_new();
-    void *s = zmq_socket(zctx, ZMQ_DEALER);
-    int zero = 0;
-    zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
-    zmq_connect(s, s_ep);
-    uint8_t hdr[GD_HDR_SIZE];
-    gd_header_encode(hdr, GD_STAT, 1);
-    gd_frame_t f[2] = { { hdr, sizeof hdr }, { (const uint8_t *)group, strlen(group) } };
-    gd_multipart_t mp;
-    int n = -1;
-    if (gdt_exchange(s, f, 2, &mp, 20000) == 0) {
-        gd_groupstat_t st;
-        if (mp.nparts == 4 && gd_groupstat_decode(mp.frames[3].data, mp.frames[3].len, &st) == 0) {
-            n = freeze ? st.frz_arrived : st.bar_arrived;
-            gd_groupstat_clear(&st);
-        }
-        gd_multipart_close(&mp);
-    }
-    zmq_close(s);
-    zmq_ctx_term(zctx);
-    return n;
-}
-
 /*  Waits (bounded, 20 s) until n arrivals are recorded. */
 static bool s_wait_arrived(const char *group, int n, bool freeze)
 {
-    for (int64_t end = tl_now_ms() + 20000; tl_now_ms() < end; s_nap())
-        if (s_arrived(group, freeze) == n)
-            return true;
-    return false;
+    return gdt_wait_arrived(s_ep, group, n, freeze);
 }
 
 /*  Queries a group until the answer comes from the cache (bounded, 20 s). */
@@ -571,15 +542,7 @@ static void test_tcp(void)
 /*  The pid a groupd wrote into its lock file, or 0. */
 static pid_t s_lock_pid(const char *dir)
 {
-    char lock[400], pidtxt[32] = "";
-    snprintf(lock, sizeof lock, "%s/gd.lock", dir);
-    FILE *f = fopen(lock, "r");
-    if (f) {
-        if (!fgets(pidtxt, sizeof pidtxt, f))
-            pidtxt[0] = 0;
-        fclose(f);
-    }
-    return atoi(pidtxt);
+    return gdt_lock_pid(dir, 0);
 }
 
 /*  Waits (bounded) until a process that is not our child has gone. */
@@ -594,16 +557,12 @@ static bool s_gone(pid_t pid)
  *  tasks race for it — and again after the first was killed (stale socket file). */
 static void test_autostart(void)
 {
-    char dir[] = "/tmp/gdauto-XXXXXX";
-    if (!mkdtemp(dir)) {
+    char dir[] = "/tmp/gdauto-XXXXXX", ep[300];
+    if (gdt_autostart_setup(dir, ep, sizeof ep) < 0) {
         fail("mkdtemp");
         return;
     }
-    char ep[300], bin[4096];
-    snprintf(ep, sizeof ep, "ipc://%s/gd", dir);
-    snprintf(bin, sizeof bin, "%s", tl_prog("groupd/groupd"));
     setenv("GIMPI_GROUPD", ep, 1);
-    setenv("GIMPI_GROUPD_BIN", bin, 1);
     int p[2];
     if (pipe(p) < 0) {
         fail("pipe");
@@ -662,14 +621,7 @@ static void test_autostart(void)
     cmp_ok(gimpi_group_gsize(g, "auto"), "==", GIMPI_ESYSERR, "and for every later call");
     gimpi_groups_destroy(&g);
     unsetenv("GIMPI_GROUPD");
-    unsetenv("GIMPI_GROUPD_BIN");
-    char path[400];
-    const char *files[] = { "gd", "gd.pub", "gd.lock" };
-    for (int k = 0; k < 3; k++) {
-        snprintf(path, sizeof path, "%s/%s", dir, files[k]);
-        unlink(path);
-    }
-    rmdir(dir);
+    gdt_autostart_cleanup(dir);
 }
 
 int main(void)

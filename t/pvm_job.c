@@ -8,10 +8,14 @@
  *             exits without pvm_exit after sending; the others go on and never hang
  *    self     alone from the shell: tid > 0, no parent, one sibling, send to itself
  *    junk     beside t/job_msg pvmjunk: a bad header is PvmBadMsg, later messages fine
+ *    groups   every task joins "all" (barrier, freeze); each sends its instance to every
+ *             member by the tid pvm_gettid gives and receives them from the tids
+ *             pvm_getinst names; leave
  *  Every task prints "t<tid> <mode> ok" on success (and a few progress lines); on a
  *  failure "t<tid> FAIL ..." and exit status 1.
  */
 #include "pvm3.h"
+#include "taskcheck.h"
 
 #include <poll.h>
 #include <signal.h>
@@ -24,17 +28,39 @@
 #include <unistd.h>
 
 static int s_me;
+static int s_lbl;               /* what "t<N>" prints: position among the siblings + 1 */
 
-#define CHECK(cond, ...)                                                    \
-    do {                                                                    \
-        if (!(cond)) {                                                      \
-            printf("t%d FAIL line %d: ", s_me, __LINE__);                   \
-            printf(__VA_ARGS__);                                            \
-            printf("\n");                                                   \
-            fflush(stdout);                                                 \
-            exit(1);                                                        \
-        }                                                                   \
-    } while (0)
+#define CHECK(cond, ...) TASK_CHECK("t", s_lbl, cond, __VA_ARGS__)
+
+/*  The group calls under gimpirun: groupd's tids are the data plane's. */
+static void s_groups(int n)
+{
+    int inst = pvm_joingroup("all");
+    CHECK(inst >= 0 && inst < n, "joingroup %d", inst);
+    CHECK(pvm_barrier("all", n) == 0, "barrier");
+    CHECK(pvm_gsize("all") == n, "gsize");
+    CHECK(pvm_freezegroup("all", -1) == n, "freezegroup returns the size");
+    CHECK(pvm_gettid("all", inst) == s_me && pvm_getinst("all", s_me) == inst, "own entry");
+    for (int i = 0; i < n; i++) {
+        if (i == inst)
+            continue;
+        pvm_initsend(PvmDataDefault);
+        pvm_pkint(&inst, 1, 1);
+        CHECK(pvm_send(pvm_gettid("all", i), 40) == 0, "send to instance %d", i);
+    }
+    for (int k = 0; k < n - 1; k++) {
+        int b = pvm_recv(-1, 40), bytes, tag, src, v = -1;
+        CHECK(b > 0 && pvm_bufinfo(b, &bytes, &tag, &src) == 0 && pvm_upkint(&v, 1, 1) == 0,
+              "recv");
+        CHECK(pvm_getinst("all", src) == v, "t%x sent instance %d, getinst says %d", src, v,
+              pvm_getinst("all", src));
+    }
+    CHECK(pvm_barrier("all", -1) == 0, "barrier after");
+    CHECK(pvm_lvgroup("all") == 0, "lvgroup");
+    CHECK(pvm_lvgroup("all") == PvmNotInGroup || pvm_lvgroup("all") == PvmNoGroup,
+          "left: a second leave fails");
+    printf("t%d groups: instance %d\n", s_lbl, inst);
+}
 
 /*  Milliseconds of a monotonic clock. */
 static long long s_ms(void)
@@ -116,7 +142,7 @@ static void s_exchange(int *tids, int n, int k)
             s_unpack_check(src, s_me);
         }
     }
-    printf("t%d ring and all-to-all in 3 encodings\n", s_me);
+    printf("t%d ring and all-to-all in 3 encodings\n", s_lbl);
 }
 
 /*  mcast from the first task, replies back. */
@@ -140,7 +166,7 @@ static void s_mcast(int *tids, int n, int k)
         pvm_pkint(&v, 1, 1);
         CHECK(pvm_send(tids[0], 31) == 0, "reply");
     }
-    printf("t%d mcast\n", s_me);
+    printf("t%d mcast\n", s_lbl);
 }
 
 /*  nrecv, trecv (timing out and succeeding) and probe. */
@@ -173,7 +199,7 @@ static void s_polling(int *tids, int n, int k)
     CHECK(pvm_upkint(&v, 1, 1) == 0 && v == prev * 3, "content");
     struct timeval long_tmo = { 30, 0 };
     CHECK(pvm_trecv(prev, 42, &long_tmo) > 0, "trecv gets a message");
-    printf("t%d nrecv trecv probe\n", s_me);
+    printf("t%d nrecv trecv probe\n", s_lbl);
 }
 
 /*  psend -> recv + upk, and pack + send -> precv. */
@@ -199,7 +225,7 @@ static void s_psend(int *tids, int n, int k)
     CHECK(rtid == prev && rtag == 51, "precv envelope");
     for (int i = 0; i < 10; i++)
         CHECK(gi[i] == prev + i, "precv data %d", i);
-    printf("t%d psend precv\n", s_me);
+    printf("t%d psend precv\n", s_lbl);
 }
 
 /*  MiB mebibytes to every other task before receiving. */
@@ -218,7 +244,7 @@ static void s_big(int *tids, int n, size_t mib)
         CHECK(pvm_send(tids[i], 60) == 0, "big send");  /* returns: buffered */
         memset(buf, 0, len);                            /* InPlace: reuse after send */
     }
-    printf("t%d sent %zu MiB to every other task\n", s_me, mib);
+    printf("t%d sent %zu MiB to every other task\n", s_lbl, mib);
     fflush(stdout);
     for (int i = 0; i < n - 1; i++) {
         int b = pvm_recv(-1, 60), bytes, tag, src;
@@ -266,10 +292,10 @@ static void s_leave(int *tids, int n, int k)
         if (k == 2) {
             long long t0 = s_ms();
             CHECK(pvm_exit() == 0, "pvm_exit");
-            printf("t%d pvm_exit returned after %lld ms while others work\n", s_me,
+            printf("t%d pvm_exit returned after %lld ms while others work\n", s_lbl,
                    s_ms() - t0);
         }
-        printf("t%d leave ok\n", s_me);
+        printf("t%d leave ok\n", s_lbl);
         fflush(stdout);
         exit(0);                        /* task 3: no pvm_exit */
     }
@@ -280,7 +306,7 @@ static void s_leave(int *tids, int n, int k)
         pvm_pkint(&v, 1, 1);
         CHECK(pvm_send(tids[0], 73) == 0, "answer");
         CHECK(pvm_exit() == 0, "pvm_exit");
-        printf("t%d leave ok\n", s_me);
+        printf("t%d leave ok\n", s_lbl);
         exit(0);
     } else {
         for (int i = 0; i < 2; i++) {
@@ -294,12 +320,12 @@ static void s_leave(int *tids, int n, int k)
             CHECK(got[12345] == (src == tids[2] ? 2 : 3), "its content");
             free(got);
             CHECK(s_wait_gone(lpid), "t%d's process ended", src);
-            printf("t%d saw t%d leave\n", s_me, src);
+            printf("t%d saw t%d leave\n", s_lbl, src == tids[2] ? 3 : 4);
         }
         pvm_setopt(PvmAutoErr, 0);
         CHECK(pvm_recv(tids[2], 98) == PvmSysErr, "recv from a task that did pvm_exit");
         CHECK(pvm_recv(tids[3], 98) == PvmSysErr, "recv from a task that exited without it");
-        printf("t%d recv from a task that left: PvmSysErr\n", s_me);
+        printf("t%d recv from a task that left: PvmSysErr\n", s_lbl);
         v = 0;
         pvm_initsend(PvmDataDefault);
         pvm_pkint(&v, 1, 1);
@@ -314,7 +340,7 @@ static void s_leave(int *tids, int n, int k)
         pvm_setopt(PvmAutoErr, 0);
         long long t0 = s_ms();
         CHECK(pvm_recv(-1, 99) == PvmSysErr, "recv(-1) when every other task left");
-        printf("t%d recv(-1) with everybody gone: PvmSysErr after %lld ms\n", s_me, s_ms() - t0);
+        printf("t%d recv(-1) with everybody gone: PvmSysErr after %lld ms\n", s_lbl, s_ms() - t0);
         struct timeval tmo = { 0, 100000 };
         CHECK(pvm_trecv(-1, 99, &tmo) == 0, "a bounded trecv still just times out");
     }
@@ -335,6 +361,7 @@ int main(int argc, char **argv)
         if (tids[i] == s_me)
             k = i;
     CHECK(k >= 0, "this task is among its siblings");
+    s_lbl = k + 1;
     if (strcmp(mode, "basic") == 0) {
         s_exchange(tids, n, k);
         s_mcast(tids, n, k);
@@ -342,6 +369,8 @@ int main(int argc, char **argv)
         s_psend(tids, n, k);
     } else if (strcmp(mode, "big") == 0) {
         s_big(tids, n, argc > 2 ? (size_t)atoi(argv[2]) : 64);
+    } else if (strcmp(mode, "groups") == 0) {
+        s_groups(n);
     } else if (strcmp(mode, "leave") == 0) {
         s_leave(tids, n, k);
     } else if (strcmp(mode, "junk") == 0) {       /* t/job_msg pvmjunk is the sender */
@@ -392,6 +421,6 @@ int main(int argc, char **argv)
         CHECK(0, "unknown mode %s", mode);
     }
     CHECK(pvm_exit() == 0, "pvm_exit");
-    printf("t%d %s ok\n", s_me, mode);
+    printf("t%d %s ok\n", s_lbl, mode);
     return 0;
 }
