@@ -9,9 +9,10 @@
 set -u
 top_builddir=${top_builddir:-.}
 TASK="$top_builddir/t/spawn_task"
+RUN="$top_builddir/groupd/gimpirun"
 GROUPD="$top_builddir/groupd/groupd"
 . "${top_srcdir:-.}/t/tap.sh"
-echo "1..9"
+echo "1..10"
 export GIMPI_GROUPD="ipc://$tmp/gd" GIMPI_GROUPD_BIN="$GROUPD"
 timeout 300 "$GROUPD" --foreground --endpoint "$GIMPI_GROUPD" >"$tmp/gd.out" 2>&1 &
 for _ in $(seq 1 500); do [ -s "$tmp/gd.out" ] && break; sleep 0.02; done
@@ -49,6 +50,10 @@ check $? "missing, not executable, other host, dies at once, killed while sendin
 timeout 120 "$TASK" nested >"$tmp/f" 2>"$tmp/f.err"; rc=$?
 [ $rc = 0 ] && grep -q "^nested ok$" "$tmp/f"
 check $? "a grandchild reaches the master through groupd (exit $rc)" "$tmp/f" "$tmp/f.err"
+
+timeout 120 "$RUN" -np 3 "$TASK" job >"$tmp/g" 2>"$tmp/g.err"; rc=$?
+[ $rc = 0 ] && grep -q "^job ok$" "$tmp/g"
+check $? "a child spawned by a gimpirun task talks to every task of the job (exit $rc)" "$tmp/g" "$tmp/g.err"
 
 sleep 0.5
 left=$(pgrep -f "$(basename "$TASK") (child|die|killme|nested|grandchild)" | wc -l)

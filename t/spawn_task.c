@@ -9,6 +9,8 @@
  *                     host, a child that dies at once, a child killed in the middle of
  *                     sending; each gives PVM's error or fails a receive, never a hang.
  *    die / killme     the children of "failures".
+ *    job              a task of a gimpirun job: rank 0 spawns "jobchild", which talks to
+ *                     every task of the job (tids in its arguments).
  *    nested           spawns one child (mode "grandchild") which talks to its parent and
  *                     to the master (its grandparent, found through groupd).
  *  Prints "FAIL ..." and exits 1 on the first check that does not hold.
@@ -189,6 +191,38 @@ static int s_nested(int top)
     return 0;
 }
 
+/*  job: a task of a gimpirun job; rank 0 spawns a child that talks to every task. */
+static int s_job(void)
+{
+    int me = pvm_mytid(), *job;
+    CHECK(me > 0, "mytid");
+    CHECK(pvm_parent() == PvmNoParent, "a gimpirun task has parent %x", pvm_parent());
+    int n = pvm_siblings(&job);
+    CHECK(n >= 2, "siblings %d", n);
+    int t = 0;
+    if (me == job[0]) {
+        char *args[2 + 64] = { "jobchild" };
+        char num[64][16];
+        for (int i = 0; i < n && i < 64; i++) {
+            snprintf(num[i], sizeof num[i], "%d", job[i]);
+            args[1 + i] = num[i];
+        }
+        CHECK(pvm_spawn("spawn_task", args, 0, NULL, 1, &t) == 1, "spawn");
+    }
+    CHECK(pvm_recv(-1, 21) > 0, "hello from the child");
+    int from;
+    pvm_upkint(&from, 1, 1);
+    pvm_initsend(PvmDataDefault);
+    pvm_pkint(&me, 1, 1);
+    CHECK(pvm_send(from, 22) == 0, "answer the child");
+    if (me == job[0]) {
+        CHECK(pvm_recv(t, 23) > 0, "child done");
+        printf("job ok\n");
+    }
+    pvm_exit();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     mode = argc > 1 ? argv[1] : "?";
@@ -208,6 +242,27 @@ int main(int argc, char **argv)
         pvm_pkbyte(b, len, 1);
         pvm_send(pvm_parent(), 7);
         raise(SIGKILL);
+    }
+    if (!strcmp(mode, "job"))
+        return s_job();
+    if (!strcmp(mode, "jobchild")) {
+        int me = pvm_mytid();
+        CHECK(me > 0 && argc > 3, "jobchild");
+        for (int i = 2; i < argc; i++) {
+            pvm_initsend(PvmDataDefault);
+            pvm_pkint(&me, 1, 1);
+            CHECK(pvm_send(atoi(argv[i]), 21) == 0, "hello to %s", argv[i]);
+        }
+        for (int i = 2; i < argc; i++) {
+            CHECK(pvm_recv(atoi(argv[i]), 22) > 0, "answer of %s", argv[i]);
+            int v;
+            pvm_upkint(&v, 1, 1);
+            CHECK(v == atoi(argv[i]), "answer %d", v);
+        }
+        pvm_initsend(PvmDataDefault);
+        CHECK(pvm_send(pvm_parent(), 23) == 0, "done");
+        pvm_exit();
+        return 0;
     }
     if (!strcmp(mode, "nested"))
         return s_nested(pvm_parent() == PvmNoParent);
