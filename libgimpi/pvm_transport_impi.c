@@ -147,7 +147,9 @@ static int s_send(void *impl, int dst, int tag, int ctxid, int encoding, const v
         if (rc == 0)
             rc = gimpi_msg_send_cid(self->msg, GIMPI_CID_PVM_BODY, dst, tag, bytes, len);
     }
-    return rc == GIMPI_ESYSERR || rc == GIMPI_ENOTASK ? 0 : rc;
+    if (rc == GIMPI_ENOTASK)
+        return GIMPI_EBADPARAM;     /* no task ever had (or still has) that tid */
+    return rc == GIMPI_ESYSERR ? 0 : rc;
 }
 
 /*  Receives exactly one message (from src, with tag, in cid) into a new buffer of len
