@@ -67,6 +67,7 @@ const char *gimpi_strerror(int code);
 #endif
 
 #include "gimpi_msg.h"
+#include "gimpi_coll.h"
 
 #ifndef GIMPI_TASK_API
 #define GIMPI_TASK_API

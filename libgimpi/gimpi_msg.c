@@ -20,6 +20,7 @@
 #include "gimpi.h"
 #include "gimpi_host.h"
 #include "gimpi_msg.h"
+#include "gimpi_msg_fwd.h"
 #include "impi_tables.h"
 #include "impi_wire.h"
 
@@ -146,6 +147,7 @@ typedef struct {
     uint32_t pktlen, ackmark, hiwater;  /* this connection's (dynamic: agreed minima) */
     int dyn;                        /* a dynamic host (not in the static tables) */
     int dial;                       /* C_DIAL: D_* */
+    int resolve_later;              /* D_RESOLVE: nobody is resolving it yet */
     int64_t dial_deadline;          /* C_DIAL: give up then (monotonic us) */
     uint8_t ibuf[GIMPI_INTRO_SIZE]; /* C_DIAL: introduction out, then answer in */
     size_t ioff;
@@ -198,6 +200,8 @@ struct gimpi_msg_t {
     int finishing;                  /* finalize under way: no new dynamic hosts */
     int connect_ms;                 /* bound on setting up a dynamic connection */
     uint32_t quick;                 /* quick looks so far (extras looked at every 32nd) */
+    int in_engine;                  /* > 0: inside the engine, the lock may not be dropped */
+    int nresolve;                   /* dynamic peers waiting for a resolver call */
     uint32_t pktlen, ackmark, hiwater;
     int32_t tagub;
     impi_proc_t me;
@@ -216,6 +220,7 @@ struct gimpi_msg_t {
     int timeout_ms, spin_us;
     int debug;                      /* GIMPI_DEBUG=1: every packet on stderr */
     char errmsg[256];
+    gimpi_fwd_t *fwd;               /* large broadcasts being forwarded (gimpi_msg_fwd.c) */
 };
 
 /* ------------------------------------------------------------------ small helpers */
@@ -513,6 +518,8 @@ static void s_host_gone(gimpi_msg_t *self, int h, int err, int death)
             s_um_free(um);
         }
     }
+    for (int k = 0; self->fwd && k < c->nprocs; k++)     /* broadcasts from it: failed */
+        gimpi_msg_fwd_gone(self, self->fwd, self->peers[c->procs[k]].tid);
     pthread_cond_broadcast(&self->cv);
 }
 
@@ -524,6 +531,10 @@ static void s_conn_close(gimpi_msg_t *self, int h)
         close(c->fd);
     c->fd = -1;
     c->state = C_CLOSED;
+    if (c->resolve_later) {
+        c->resolve_later = 0;
+        self->nresolve--;
+    }
     /* a standard short send half written is in no list: it fails here */
     if (c->tbusy && c->treq && c->treq->state == S_STD && !c->treq->done)
         s_complete(self, c->treq, GIMPI_ESYSERR);
@@ -1019,7 +1030,13 @@ static void s_on_payload(gimpi_msg_t *self, int h)
         break;
     case R_UNEXP:
         um->complete = 1;
-        if (um->claim) {
+        if (um->cid == GIMPI_CID_FWD && !um->claim && !um->is_long) {   /* forward hook */
+            s_um_remove(self, um);
+            uint8_t *d = um->data;
+            um->data = NULL;
+            gimpi_msg_fwd_arrived(self, &self->fwd, self->peers[um->src].tid, d, um->have);
+            s_um_free(um);
+        } else if (um->claim) {
             s_deliver(self, um, um->claim);
             s_um_free(um);
         }
@@ -1513,9 +1530,47 @@ static void s_alive_event(gimpi_msg_t *self, int p)
         s_dyn_fail(self, h, GIMPI_ESYSERR, "exited before connecting");
 }
 
+/*  Resolves and calls dynamic peer p, whose connection is in D_RESOLVE (lock held; the
+ *  lock is released while the resolver runs). */
+static void s_resolve_peer(gimpi_msg_t *self, int p)
+{
+    int h = self->peers[p].host;
+    int tid = self->peers[p].tid;
+    if (self->conns[h].resolve_later) {
+        self->conns[h].resolve_later = 0;
+        self->nresolve--;
+    }
+    uint8_t addr[16];
+    int port = 0;
+    gimpi_msg_resolve_fn fn = self->resolve;
+    void *arg = self->resolve_arg;
+    pthread_mutex_unlock(&self->mu);
+    int rc = fn(arg, tid, addr, &port);
+    pthread_mutex_lock(&self->mu);
+    conn_t *c = &self->conns[h];
+    if (c->state != C_DIAL || c->dial != D_RESOLVE)
+        return;                         /* it called us meanwhile (or is gone) */
+    if (rc < 0)
+        s_dyn_fail(self, h, rc, "cannot be found (%s)", gimpi_strerror(rc));
+    else
+        s_dial_start(self, p, addr, port);
+}
+
+/*  Resolves the peers the engine named while it could not (lock held, may drop it:
+ *  callers hold no pointers into the context). */
+static void s_resolve_later(gimpi_msg_t *self)
+{
+    for (int p = self->nstatic; self->nresolve > 0 && p < self->nprocs; p++) {
+        conn_t *c = &self->conns[self->peers[p].host];
+        if (c->state == C_DIAL && c->dial == D_RESOLVE && c->resolve_later)
+            s_resolve_peer(self, p);
+    }
+}
+
 /*  The peer index of tid (lock held), creating and connecting a dynamic peer through
- *  the resolver when it is unknown (the lock is released while the resolver runs).
- *  Returns the index or a GIMPI_E* code. */
+ *  the resolver when it is unknown (the lock is released while the resolver runs; inside
+ *  the engine the resolution is left to the next waiting thread).  Returns the index or a
+ *  GIMPI_E* code. */
 static int s_peer(gimpi_msg_t *self, int tid)
 {
     int p = s_find_tid(self, tid);
@@ -1531,20 +1586,13 @@ static int s_peer(gimpi_msg_t *self, int tid)
     int h = self->peers[p].host;
     self->conns[h].state = C_DIAL;
     self->conns[h].dial = D_RESOLVE;
-    uint8_t addr[16];
-    int port = 0;
-    gimpi_msg_resolve_fn fn = self->resolve;
-    void *arg = self->resolve_arg;
-    pthread_mutex_unlock(&self->mu);
-    int rc = fn(arg, tid, addr, &port);
-    pthread_mutex_lock(&self->mu);
-    conn_t *c = &self->conns[h];
-    if (c->state != C_DIAL || c->dial != D_RESOLVE)
-        return p;                       /* it called us meanwhile (or is gone) */
-    if (rc < 0)
-        s_dyn_fail(self, h, rc, "cannot be found (%s)", gimpi_strerror(rc));
-    else
-        s_dial_start(self, p, addr, port);
+    if (self->in_engine) {
+        self->conns[h].resolve_later = 1;
+        self->nresolve++;
+        if (self->prog_polling || self->app_polling)
+            s_kick(self);
+    } else
+        s_resolve_peer(self, p);
     return p;
 }
 
@@ -1733,6 +1781,8 @@ static int s_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
     int rc = 0;
     uint64_t moved = self->moved;
     while (!pred(self, arg)) {
+        if (self->nresolve)
+            s_resolve_later(self);
         int64_t now = s_now_us();
         if (self->moved != moved) {     /* bytes are flowing: keep spinning */
             moved = self->moved;
@@ -1804,6 +1854,8 @@ static void *s_progress(void *arg)
         }
         pthread_mutex_unlock(&self->pmu);
         pthread_mutex_lock(&self->mu);
+        if (!self->stop && self->nresolve)
+            s_resolve_later(self);
         if (!self->stop)
             s_drive(self, 1000, 0);
         pthread_mutex_unlock(&self->mu);
@@ -1968,6 +2020,7 @@ void gimpi_msg_destroy(gimpi_msg_t **self_p)
         for (int p = self->nstatic; p < self->nprocs; p++)
             if (self->peers[p].alive_fd >= 0)
                 close(self->peers[p].alive_fd);
+    gimpi_msg_fwd_free(self, &self->fwd);
     while (self->uhead) {
         umsg_t *um = self->uhead;
         s_um_remove(self, um);
@@ -2155,6 +2208,24 @@ static int s_check_tag(gimpi_msg_t *self, int tag, int wild)
     return tag >= 0 && tag <= self->tagub ? 0 : GIMPI_EBADPARAM;
 }
 
+/*  A whole message arrived without a connection (to self, or rebuilt by the forwarding
+ *  hook): to the oldest matching posted receive, else to the unexpected queue. */
+static void s_um_arrived(gimpi_msg_t *self, umsg_t *um)
+{
+    gimpi_msg_req_t *q;
+    for (q = self->posted.head; q; q = L1_NEXT(q))
+        if (s_matches(q, um->src, um->tag, um->cid))
+            break;
+    if (q) {
+        L1_DEL(q);
+        s_deliver(self, um, q);
+        s_um_free(um);
+    } else {
+        s_um_push(self, um);
+        pthread_cond_broadcast(&self->cv);
+    }
+}
+
 /*  Starts a send (lock held). */
 static int s_isend(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf,
                    size_t len, int flags, gimpi_msg_req_t **out)
@@ -2202,16 +2273,7 @@ static int s_isend(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void
             um->self_sreq = r;
         } else
             s_complete(self, r, 0);
-        gimpi_msg_req_t *q;
-        for (q = self->posted.head; q; q = L1_NEXT(q))
-            if (s_matches(q, p, tag, cid))
-                break;
-        if (q) {
-            L1_DEL(q);
-            s_deliver(self, um, q);
-            s_um_free(um);
-        } else
-            s_um_push(self, um);
+        s_um_arrived(self, um);
         return 0;
     }
     r->is_long = len > self->pktlen;
@@ -2744,4 +2806,132 @@ int gimpi_msg_finalize(gimpi_msg_t *self, int timeout_ms)
     self->timeout_ms = saved;
     s_leave(self);
     return rc ? rc : rc2;
+}
+
+/* ------------------------------------------------------------------ forwarding hook */
+/*  The locked primitives gimpi_msg_fwd.c builds large broadcasts on (gimpi_msg_fwd.h). */
+
+/*  A detached send whose buffer the engine owns (lock held). */
+int gimpi_msg__send_owned(gimpi_msg_t *self, uint64_t cid, int tid, int tag, uint8_t *buf,
+                          size_t len)
+{
+    gimpi_msg_req_t *r = NULL;
+    self->in_engine++;                  /* an unknown tid is resolved later, not here */
+    int rc = s_isend(self, cid, tid, tag, buf, len, 0, &r);
+    self->in_engine--;
+    if (rc < 0) {
+        free(buf);
+        return rc;
+    }
+    if (r->done) {
+        free(buf);
+        s_req_free(r);
+        return 0;
+    }
+    r->owned = buf;
+    r->detached = 1;
+    self->ndetached++;
+    return 0;
+}
+
+/*  Delivers a whole message from tid src (lock held): to a posted receive or the
+ *  unexpected queue. */
+int gimpi_msg__inject(gimpi_msg_t *self, uint64_t cid, int src, int tag, uint8_t *data,
+                      size_t len)
+{
+    int p = s_find_tid(self, src);
+    umsg_t *um = calloc(1, sizeof *um);
+    if (p < 0 || !um) {
+        free(um);
+        free(data);
+        return p < 0 ? GIMPI_EBADPARAM : GIMPI_ENOMEM;
+    }
+    um->src = p;
+    um->tag = tag;
+    um->cid = cid;
+    um->msglen = um->have = len;
+    um->srqid = self->next_id++;
+    um->complete = 1;
+    um->data = data;
+    s_um_arrived(self, um);
+    return 0;
+}
+
+/*  An incomplete message (lock held): queued, or claimed by a posted receive at once. */
+void *gimpi_msg__placeholder(gimpi_msg_t *self, uint64_t cid, int src, int tag, size_t total)
+{
+    int p = s_find_tid(self, src);
+    umsg_t *um = p < 0 ? NULL : calloc(1, sizeof *um);
+    if (!um)
+        return NULL;
+    um->src = p;
+    um->tag = tag;
+    um->cid = cid;
+    um->msglen = total;
+    um->srqid = self->next_id++;
+    gimpi_msg_req_t *q;
+    for (q = self->posted.head; q; q = L1_NEXT(q))
+        if (s_matches(q, p, tag, cid))
+            break;
+    if (q) {
+        L1_DEL(q);
+        um->claim = q;
+    } else
+        s_um_push(self, um);
+    return um;
+}
+
+/*  Completes a placeholder (lock held). */
+void gimpi_msg__fill(gimpi_msg_t *self, void *ph, uint8_t *data)
+{
+    umsg_t *um = ph;
+    um->data = data;
+    um->have = (size_t)um->msglen;
+    um->complete = 1;
+    if (um->claim) {
+        s_deliver(self, um, um->claim);
+        s_um_free(um);
+    } else
+        pthread_cond_broadcast(&self->cv);
+}
+
+/*  The buffer of the receive that claimed a placeholder (NULL when none yet). */
+uint8_t *gimpi_msg__claim_buf(gimpi_msg_t *self, void *ph, size_t *size)
+{
+    (void)self;
+    umsg_t *um = ph;
+    if (!um->claim)
+        return NULL;
+    *size = um->claim->size;
+    return um->claim->rbuf;
+}
+
+/*  Completes a claimed placeholder whose data was written into the receive's buffer. */
+void gimpi_msg__fill_claimed(gimpi_msg_t *self, void *ph)
+{
+    umsg_t *um = ph;
+    gimpi_msg_req_t *r = um->claim;
+    r->src = um->src;
+    r->rtag = um->tag;
+    r->msglen = r->recvd = um->msglen;
+    s_complete(self, r, 0);
+    s_um_free(um);
+}
+
+/*  Drops a placeholder (lock held). */
+void gimpi_msg__fail(gimpi_msg_t *self, void *ph)
+{
+    umsg_t *um = ph;
+    if (um->claim)
+        s_complete(self, um->claim, GIMPI_ESYSERR);
+    else
+        s_um_remove(self, um);
+    s_um_free(um);
+}
+
+/*  The packet length. */
+size_t gimpi_msg__pktlen(gimpi_msg_t *self)
+{
+    assert(self);
+    return self->pktlen;
 }
