@@ -1,7 +1,8 @@
 /*  fuzz_gd_registry.c — libFuzzer target for groupd's rules (groupd/gd_registry.c): the
  *  input is a program of operations by 8 tasks on 4 groups (register, exit, join, leave,
- *  barrier, freeze, gettid, getinst, gsize, snapshot, stat); after each one the invariants
- *  are checked: gsize is the number of members, gettid and getinst agree, every event's
+ *  barrier, freeze, gettid, getinst, gsize, snapshot, stat, reserve, register as a reserved
+ *  tid); after each one the invariants are checked: gsize is the number of members, gettid
+ *  and getinst agree, no two tasks share a tid, every event's
  *  previous version is the group's last one, versions only grow, no waiter is answered
  *  twice.  Built by `make fuzz`, run by `make fuzz-run`; by hand:
  *      clang -g -fsanitize=fuzzer,address,undefined -Iinclude -Ilibgimpi -Igroupd \
@@ -60,9 +61,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     gd_sink_t sink = { s_reply, s_event, &st };
     gd_registry_t *r = gd_registry_new(&sink);
     int32_t tids[NTASKS] = { 0 };
+    int32_t base = -1;          /* the last RESERVE's base */
     uint32_t reqid = 1;
     for (size_t i = 0; i + 2 < size && reqid < MAXW; i += 3) {
-        int op = data[i] % 11, t = data[i + 1] % NTASKS, g = (data[i + 1] >> 3) % NGROUPS;
+        int op = data[i] % 13, t = data[i + 1] % NTASKS, g = (data[i + 1] >> 3) % NGROUPS;
         int arg = (int8_t)data[i + 2];
         const char *name = s_names[g];
         uint64_t v;
@@ -110,8 +112,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
             break;
         }
+        case 11: {
+            int32_t b = gd_registry_reserve(r, arg & 1 ? "key" : "", arg & 1 ? 3 : 0,
+                                            (arg >> 1) % 5);
+            if (b >= 0)
+                base = b;
+            break;
+        }
+        case 12: {
+            gd_taskinfo_t info = { .ospid = t };
+            uint8_t key[2] = { 'k', (uint8_t)t };
+            int32_t want = base + 1 + (arg & 3);
+            int32_t tid = gd_registry_register_tid(r, key, 2, &info, want);
+            if (tid > 0 && (tid != want || (tids[t] && tids[t] != tid)))
+                abort();
+            if (tid > 0)
+                tids[t] = tid;
+            break;
+        }
         default: break;
         }
+        for (int a = 0; a < NTASKS; a++)        /* no two tasks share a tid */
+            for (int b = a + 1; b < NTASKS; b++)
+                if (tids[a] && tids[a] == tids[b])
+                    abort();
         /* invariants of every group */
         for (int k = 0; k < NGROUPS - 1; k++) {
             uint8_t *blob;

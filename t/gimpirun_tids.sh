@@ -1,7 +1,8 @@
 #!/bin/bash
 # t/gimpirun_tids.sh — one tid per task for the data plane and groupd alike: under gimpirun
 # every task's data-plane tid is the tid groupd registered for it and names it in messages
-# (t/job_tids); two concurrent jobs get disjoint tids; a task started from the shell gets a
+# (t/job_tids), also in a job of two IMPI clients (both launchers reserve the same block);
+# two concurrent jobs get disjoint tids; a task started from the shell gets a
 # fresh tid of its own; without groupd a job still runs with tids 1..N and a warning; and a
 # groupd that gimpirun started exits by itself once idle.  A private groupd serves the test
 # (never the user's); every run is bounded.
@@ -11,7 +12,7 @@ RUN="$top_builddir/groupd/gimpirun"
 TASK="$top_builddir/t/job_tids"
 GROUPD="$top_builddir/groupd/groupd"
 . "${top_srcdir:-.}/t/tap.sh"
-echo "1..12"
+echo "1..15"
 export GIMPI_GROUPD="ipc://$tmp/gd" GIMPI_GROUPD_BIN="$GROUPD"
 timeout 300 "$GROUPD" --foreground --endpoint "$GIMPI_GROUPD" >"$tmp/gd.out" 2>&1 &
 for _ in $(seq 1 500); do [ -s "$tmp/gd.out" ] && break; sleep 0.02; done
@@ -58,6 +59,28 @@ check $? "two tasks started from the shell: each a one-task job whose tid groupd
 [ "$(cat <(tids "$tmp/a") <(tids "$tmp/b") <(tids "$tmp/c") <(tids "$tmp/d") <(tids "$tmp/e") | sort -n | uniq -d | wc -l)" = 0 ]
 ok $? "fresh tids, not 1 ($(tids "$tmp/d") $(tids "$tmp/e"))"
 [ ! -s "$tmp/d.err" ] && [ ! -s "$tmp/e.err" ]; check $? "quietly" "$tmp/d.err" "$tmp/e.err"
+
+# two IMPI clients (impi-server + two gimpirun -client): one block for the whole job
+mkfifo "$tmp/srv"
+timeout 120 "$top_builddir/groupd/impi-server" -server 2 -host 127.0.0.1 >"$tmp/srv" 2>"$tmp/srv.err" &
+srv=$!
+exec 4<"$tmp/srv"
+read -r -t 20 addr <&4
+IMPI_AUTH_NONE= timeout 120 "$RUN" -client 1 "$addr" -np 1 "$TASK" >"$tmp/m1" 2>"$tmp/m1.err" &
+m1=$!
+IMPI_AUTH_NONE= timeout 120 "$RUN" -client 0 "$addr" -np 2 "$TASK" >"$tmp/m0" 2>"$tmp/m0.err"; rc=$?
+wait $m1; rc1=$?
+wait $srv; rcs=$?
+exec 4<&-
+[ $rc = 0 ] && [ $rc1 = 0 ] && [ "$(cat "$tmp/m0" "$tmp/m1" | grep -c ' ok$')" = 3 ]
+check $? "two clients (2 + 1 tasks): every tid agrees with groupd, across clients ($rc, $rc1)" \
+    "$tmp/m0" "$tmp/m0.err" "$tmp/m1" "$tmp/m1.err"
+cat "$tmp/m0" "$tmp/m1" >"$tmp/m"
+mfirst=$(tids "$tmp/m" | head -1)
+[ "$(tids "$tmp/m" | tr '\n' ' ')" = "$mfirst $((mfirst + 1)) $((mfirst + 2)) " ] \
+    && [ "$(sed -n 's/^rank 2 tid \([0-9]*\) ok$/\1/p' "$tmp/m1")" = $((mfirst + 2)) ]
+ok $? "one block for the job, world rank R has base + R + 1 ($(tids "$tmp/m" | tr '\n' ' '))"
+[ $rcs = 0 ]; ok $? "the server exits 0"
 
 # no groupd to be had: tids 1..N, group calls fail, the job still runs
 GIMPI_GROUPD="ipc://$tmp/none" GIMPI_GROUPD_BIN=/nonexistent/groupd \
