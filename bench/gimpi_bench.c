@@ -9,6 +9,7 @@
  *  2000 warm-up + 20000 timed round trips, median) and stream1m (20 + 400 messages of
  *  1 MiB, then an 8-byte ack; MB/s).  Both need N = 2.  Member 0 prints the line.
  */
+#include "coll_figures.h"
 #include "dp_harness.h"
 #include "gimpi.h"
 #include "gimpi_job.h"
@@ -130,7 +131,9 @@ static int s_task(const impi_tables_t *t, int rank, int lfd, void *arg)
         return 1;
     }
     gimpi_msg_set_timeout(ctx, 120000);
-    int rc = strcmp(figure, "rtt8") == 0 ? s_rtt8(ctx, rank) : s_stream1m(ctx, rank);
+    int rc = coll_figure_known(figure)        ? coll_figure(ctx, rank, figure)
+             : strcmp(figure, "rtt8") == 0 ? s_rtt8(ctx, rank)
+                                           : s_stream1m(ctx, rank);
     if (rc)
         fprintf(stderr, "gimpi-bench: task %d: %s\n", rank, gimpi_msg_errmsg(ctx));
     if (gimpi_msg_finalize(ctx, 20000))
@@ -171,22 +174,31 @@ int main(int argc, char **argv)
         fprintf(stderr, "gimpi-bench: gd-bench (which measures %s) not found beside me\n", argv[1]);
         return 1;
     }
-    if (argc != 3 || (strcmp(argv[1], "rtt8") && strcmp(argv[1], "stream1m"))) {
-        fprintf(stderr, "usage: gimpi-bench rtt8|stream1m 2 | joinlv N | gettid N\n");
+    int coll = argc == 3 && coll_figure_known(argv[1]);
+    if (argc != 3 || (!coll && strcmp(argv[1], "rtt8") && strcmp(argv[1], "stream1m"))) {
+        fprintf(stderr, "usage: gimpi-bench rtt8|stream1m 2 | joinlv N | gettid N | "
+                        "barrier|bcast8|bcast1m|reduce1int|reduce1mdbl N\n");
         return 2;
     }
-    if (atoi(argv[2]) != 2) {
+    int n = atoi(argv[2]);
+    if (coll && (n < 1 || n > 256)) {
+        fprintf(stderr, "gimpi-bench: N must be 1..256\n");
+        return 2;
+    }
+    if (!coll && n != 2) {
         fprintf(stderr, "gimpi-bench: %s is measured with N = 2 only\n", argv[1]);
         return 2;
     }
     const char *pk = getenv("GIMPI_BENCH_PKTLEN");
     const char *am = getenv("GIMPI_BENCH_ACKMARK"), *hw = getenv("GIMPI_BENCH_HIWATER");
-    dp_opts_t o = { 2, pk ? (uint32_t)atoi(pk) : GIMPI_DEFAULT_DATALEN,
+    dp_opts_t o = { coll ? n : 2, pk ? (uint32_t)atoi(pk) : GIMPI_DEFAULT_DATALEN,
                     am ? (uint32_t)atoi(am) : GIMPI_DEFAULT_ACKMARK,
                     hw ? (uint32_t)atoi(hw) : GIMPI_DEFAULT_HIWATER, 300000, 1, 0 };
-    int codes[2];
+    int codes[256];
     if (dp_run(&o, s_task, argv[1], codes) != 0) {
-        fprintf(stderr, "gimpi-bench: tasks exited with %d and %d\n", codes[0], codes[1]);
+        for (int i = 0; i < o.n; i++)
+            if (codes[i])
+                fprintf(stderr, "gimpi-bench: task %d exited with %d\n", i, codes[i]);
         return 1;
     }
     return 0;

@@ -1,0 +1,206 @@
+/*  coll_figures.c — the group-operation figures of ../shared/bench/README.md (barrier,
+ *  bcast8, bcast1m, reduce1int, reduce1mdbl) for bench/gimpi-bench, on gimpi's view-level
+ *  collectives (gimpi_coll.h) over a view of every task of the job (instance i = task i,
+ *  root = instance 0).  Each member times its own part of every iteration; after the loop
+ *  member 0 gathers the times, takes the maximum over members per iteration and prints the
+ *  median (and min, p90, max) in the README's line format.
+ */
+#include "coll_figures.h"
+#include "gimpi_coll.h"
+#include "gimpi_ops.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/*  Monotonic microseconds. */
+static double s_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/*  qsort comparator for doubles. */
+static int s_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct {
+    gimpi_msg_t *msg;
+    gimpi_coll_t *coll;
+    gimpi_view_t *view;
+    int rank, n;
+} bench_t;
+
+/*  Gathers every member's I times to member 0, which prints the figure line. */
+static int s_report(bench_t *b, const char *figure, double *t, int I, int W, const char *extra,
+                    int bad)
+{
+    double *all = b->rank == 0 ? malloc((size_t)I * (size_t)b->n * sizeof *all) : NULL;
+    if (b->rank == 0 && !all)
+        return 1;
+    if (gimpi_coll_gather(b->coll, b->view, all, t, I, GIMPI_DOUBLE, 1, 0))
+        return 1;
+    int anybad = bad;
+    if (gimpi_coll_reduce(b->coll, b->view, GIMPI_OP_MAX, NULL, &anybad, 1, GIMPI_INT, 1, 0))
+        return 1;
+    if (b->rank == 0) {
+        double *m = malloc((size_t)I * sizeof *m);
+        if (!m)
+            return 1;
+        for (int i = 0; i < I; i++) {
+            m[i] = 0;
+            for (int r = 0; r < b->n; r++)
+                if (all[(size_t)r * (size_t)I + (size_t)i] > m[i])
+                    m[i] = all[(size_t)r * (size_t)I + (size_t)i];
+        }
+        qsort(m, (size_t)I, sizeof *m, s_cmp);
+        char mb[40] = "";
+        if (strcmp(figure, "bcast1m") == 0)
+            snprintf(mb, sizeof mb, " MBps=%.1f", 1048576.0 / m[I / 2]);
+        printf("gimpi %s n=%d median_us=%.2f min_us=%.2f p90_us=%.2f max_us=%.2f%s%s iters=%d "
+               "warm=%d%s\n", figure, b->n, m[I / 2], m[0], m[I * 9 / 10], m[I - 1],
+               extra ? extra : "", mb, I, W, anybad < 0 ? "" : anybad ? " check=BAD" : " check=ok");
+        fflush(stdout);
+        free(m);
+    }
+    free(all);
+    return 0;
+}
+
+/*  barrier: back to back. */
+static int s_barrier(bench_t *b)
+{
+    enum { W = 200, I = 2000 };
+    double t[I];
+    for (int i = 0; i < W; i++)
+        if (gimpi_coll_barrier(b->coll, b->view))
+            return 1;
+    double start = s_us();
+    for (int i = 0; i < I; i++) {
+        double t0 = s_us();
+        if (gimpi_coll_barrier(b->coll, b->view))
+            return 1;
+        t[i] = s_us() - t0;
+    }
+    double el = s_us() - start, mean;
+    if (gimpi_coll_reduce(b->coll, b->view, GIMPI_OP_MAX, NULL, &el, 1, GIMPI_DOUBLE, 2, 0))
+        return 1;
+    mean = el / I;
+    char extra[64];
+    snprintf(extra, sizeof extra, " mean_us=%.2f", mean);
+    return s_report(b, "barrier", t, I, W, b->rank == 0 ? extra : NULL, -1);
+}
+
+/*  bcast8 / bcast1m: root 0 sends len bytes, receivers time until it is in their buffer. */
+static int s_bcast(bench_t *b, const char *figure, size_t len, int W, int I)
+{
+    unsigned char *buf = malloc(len);
+    double *t = malloc((size_t)I * sizeof *t);
+    if (!buf || !t)
+        return 1;
+    memset(buf, 0x5a, len);
+    int bad = 0;
+    gimpi_status_t st;
+    for (int i = 0; i < W + I; i++) {
+        unsigned char v = (unsigned char)(i + 1);
+        if (b->rank == 0)
+            buf[0] = buf[len - 1] = v;
+        else
+            buf[0] = buf[len - 1] = 0;
+        if (gimpi_coll_barrier(b->coll, b->view))
+            return 1;
+        double t0 = s_us();
+        if (b->rank == 0) {
+            if (gimpi_coll_bcast(b->coll, b->view, GIMPI_CID_P2P, 7, buf, len))
+                return 1;
+        } else if (gimpi_msg_recv(b->msg, gimpi_msg_tid(b->msg, 0), 7, buf, len, &st))
+            return 1;
+        double t1 = s_us();
+        if (i >= W)
+            t[i - W] = t1 - t0;
+        if (b->rank != 0 && (buf[0] != v || buf[len - 1] != v || st.len != len))
+            bad = 1;
+    }
+    int rc = s_report(b, figure, t, I, W, NULL, bad);
+    free(buf);
+    free(t);
+    return rc;
+}
+
+/*  reduce1int / reduce1mdbl: sum to root 0, input refilled every iteration. */
+static int s_reduce(bench_t *b, const char *figure, int count, int dt, int W, int I)
+{
+    size_t es = gimpi_datatype_size(dt);
+    void *data = malloc((size_t)count * es);
+    double *t = malloc((size_t)I * sizeof *t);
+    if (!data || !t)
+        return 1;
+    int bad = 0, want = b->n * (b->n + 1) / 2;
+    for (int i = 0; i < W + I; i++) {
+        for (int k = 0; k < count; k++)
+            if (dt == GIMPI_INT)
+                ((int *)data)[k] = b->rank + 1;
+            else
+                ((double *)data)[k] = b->rank + 1;
+        if (gimpi_coll_barrier(b->coll, b->view))
+            return 1;
+        double t0 = s_us();
+        if (gimpi_coll_reduce(b->coll, b->view, GIMPI_OP_SUM, NULL, data, count, dt, 3, 0))
+            return 1;
+        double t1 = s_us();
+        if (i >= W)
+            t[i - W] = t1 - t0;
+        if (b->rank == 0)
+            for (int k = 0; k < count; k += count / 7 + 1)
+                if (dt == GIMPI_INT ? ((int *)data)[k] != want : ((double *)data)[k] != want)
+                    bad = 1;
+    }
+    int rc = s_report(b, figure, t, I, W, NULL, bad);
+    free(data);
+    free(t);
+    return rc;
+}
+
+/*  1 when figure is one of ours. */
+int coll_figure_known(const char *figure)
+{
+    static const char *const names[] = { "barrier", "bcast8", "bcast1m", "reduce1int",
+                                         "reduce1mdbl" };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strcmp(figure, names[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/*  Runs one figure in one task; 0 or 1. */
+int coll_figure(gimpi_msg_t *msg, int rank, const char *figure)
+{
+    bench_t b = { msg, gimpi_coll_new(msg), NULL, rank, gimpi_msg_ntasks(msg) };
+    int tids[1024];
+    for (int i = 0; i < b.n && i < 1024; i++)
+        tids[i] = gimpi_msg_tid(msg, i);
+    b.view = gimpi_view_new("bench", 1, tids, b.n, gimpi_msg_mytid(msg));
+    int rc = 1;
+    if (b.coll && b.view && gimpi_coll_barrier(b.coll, b.view) == 0) {
+        if (!strcmp(figure, "barrier"))
+            rc = s_barrier(&b);
+        else if (!strcmp(figure, "bcast8"))
+            rc = s_bcast(&b, figure, 8, 200, 2000);
+        else if (!strcmp(figure, "bcast1m"))
+            rc = s_bcast(&b, figure, 1u << 20, 10, 100);
+        else if (!strcmp(figure, "reduce1int"))
+            rc = s_reduce(&b, figure, 1, GIMPI_INT, 200, 2000);
+        else if (!strcmp(figure, "reduce1mdbl"))
+            rc = s_reduce(&b, figure, 1 << 20, GIMPI_DOUBLE, 2, 20);
+        if (rc == 0)
+            rc = gimpi_coll_barrier(b.coll, b.view) ? 1 : 0;
+    }
+    gimpi_view_destroy(&b.view);
+    gimpi_coll_destroy(&b.coll);
+    return rc;
+}
