@@ -896,3 +896,47 @@ int gimpi_coll_group_scatter(gimpi_coll_t *self, gimpi_groups_t *groups, const c
 {
     return s_group_gs(self, groups, group, result, data, count, datatype, tag, root, 1);
 }
+
+/* ------------------------------------------------------------------ on a task (gimpi_t) */
+
+/*  pvm_barrier for a task. */
+int gimpi_barrier(gimpi_t *self, const char *group, int count)
+{
+    assert(self);
+    return gimpi_coll_group_barrier(gimpi_coll(self), gimpi_groups(self), group, count);
+}
+
+/*  pvm_bcast for a task (an ordinary message on GIMPI_CID_P2P). */
+int gimpi_bcast(gimpi_t *self, const char *group, int tag, const void *buf, size_t len)
+{
+    assert(self);
+    return gimpi_coll_group_bcast(gimpi_coll(self), gimpi_groups(self), group, GIMPI_CID_P2P,
+                                  tag, buf, len);
+}
+
+/*  pvm_reduce for a task. */
+int gimpi_reduce(gimpi_t *self, const char *group, int op, gimpi_reduce_fn fn, void *data,
+                 int count, int datatype, int tag, int root)
+{
+    assert(self);
+    return gimpi_coll_group_reduce(gimpi_coll(self), gimpi_groups(self), group, op, fn, data,
+                                   count, datatype, tag, root);
+}
+
+/*  pvm_gather for a task. */
+int gimpi_gather(gimpi_t *self, const char *group, void *result, const void *data, int count,
+                 int datatype, int tag, int root)
+{
+    assert(self);
+    return s_group_gs(gimpi_coll(self), gimpi_groups(self), group, result, data, count,
+                      datatype, tag, root, 0);
+}
+
+/*  pvm_scatter for a task. */
+int gimpi_scatter(gimpi_t *self, const char *group, void *result, const void *data, int count,
+                  int datatype, int tag, int root)
+{
+    assert(self);
+    return s_group_gs(gimpi_coll(self), gimpi_groups(self), group, result, data, count,
+                      datatype, tag, root, 1);
+}

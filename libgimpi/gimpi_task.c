@@ -21,6 +21,7 @@ struct gimpi_t {
     gimpi_job_t job;
     gimpi_msg_t *msg;
     gimpi_groups_t *groups;     /* registered under the data plane's tid */
+    gimpi_coll_t *coll;         /* group operations' state (gimpi_coll.h) */
 };
 
 /*  Seconds from the environment, else a default, as milliseconds. */
@@ -88,7 +89,8 @@ gimpi_t *gimpi_init(char *err, size_t errsize)
     self->job.listen_fd = -1;           /* the data plane owns it from now on */
     self->msg = gimpi_msg_new(self->job.tables, self->job.world_rank, fd, timeout, err, errsize);
     self->groups = gimpi_groups_new(NULL, NULL);
-    if (!self->msg || !self->groups) {
+    self->coll = self->msg ? gimpi_coll_new(self->msg) : NULL;
+    if (!self->msg || !self->groups || !self->coll) {
         if (self->msg && !self->groups)
             snprintf(err, errsize, "out of memory (or bad GIMPI_GROUPD)");
         gimpi_abort(&self);
@@ -121,6 +123,7 @@ void gimpi_abort(gimpi_t **self_p)
     if (!self)
         return;
     gimpi_groups_destroy(&self->groups);
+    gimpi_coll_destroy(&self->coll);
     gimpi_msg_destroy(&self->msg);
     gimpi_job_fini(&self->job);
     free(self);
@@ -139,6 +142,13 @@ gimpi_groups_t *gimpi_groups(gimpi_t *self)
 {
     assert(self);
     return self->groups;
+}
+
+/*  The group operations' state. */
+gimpi_coll_t *gimpi_coll(gimpi_t *self)
+{
+    assert(self);
+    return self->coll;
 }
 
 /*  World rank. */
