@@ -11,6 +11,7 @@
 #include "gimpi.h"
 #include "gimpi_msg_fwd.h"
 #include "gimpi_ops.h"
+#include "impi_coll.h"
 
 #include <assert.h>
 #include <pthread.h>
@@ -308,30 +309,20 @@ static int s_worse(int a, int b)
 
 /* ------------------------------------------------------------------ barrier */
 
-/*  Star barrier through m[0]: everybody reports its count, m[0] answers a different count
- *  with PvmMismatch at once (that arrival does not count: m[0] waits for the member's retry)
- *  and releases everyone with the outcome once all have arrived. */
-static int s_barrier_star(gimpi_coll_t *self, const int *m, int n, int pos, int tag, int count)
+/*  The centre of a star (m[0]) collects the arrivals of m[1..n-1]: a count different from
+ *  its own is answered with PvmMismatch at once and not counted (the centre waits for
+ *  that member's retry).  Returns the outcome so far. */
+static int s_star_collect(gimpi_coll_t *self, const int *m, int n, int tag, int count)
 {
-    int32_t st = 0, c = count;
-    if (pos != 0) {
-        int rc = s_send(self, m[0], tag, &c, 4);
-        if (rc == 0)
-            rc = s_recv(self, m[0], tag, &st, 4);
-        return rc ? rc : st;
-    }
     gimpi_msg_req_t **req = calloc((size_t)n, sizeof *req);
     int32_t *in = calloc((size_t)n, sizeof *in);
-    if (!req || !in) {
-        free(req);
-        free(in);
-        return GIMPI_ENOMEM;
-    }
     int rc = 0;
-    for (int i = 1; i < n; i++)
+    if (!req || !in)
+        rc = GIMPI_ENOMEM;
+    for (int i = 1; req && in && i < n; i++)
         if (s_irecv(self, m[i], tag, &in[i], 4, &req[i]) < 0)
             req[i] = NULL;
-    for (int i = 1; i < n; i++) {
+    for (int i = 1; req && in && i < n; i++) {
         int r = s_wait(self, &req[i], 4);
         while (r == 0 && in[i] != count) {     /* not counted: tell it, wait for its retry */
             int32_t mis = GIMPI_EMISMATCH;
@@ -341,15 +332,84 @@ static int s_barrier_star(gimpi_coll_t *self, const int *m, int n, int pos, int 
         }
         rc = s_worse(rc, r);
     }
-    st = rc;
-    for (int i = 1; i < n; i++)
-        if (s_isend(self, m[i], tag, &st, 4, &req[i]) < 0)
-            req[i] = NULL;              /* a dead member: nothing to release */
-    for (int i = 1; i < n; i++)
-        if (req[i])
-            s_wait(self, &req[i], SIZE_MAX);
     free(req);
     free(in);
+    return rc;
+}
+
+/*  The centre of a star releases m[1..n-1] with the outcome st. */
+static void s_star_release(gimpi_coll_t *self, const int *m, int n, int tag, int32_t st)
+{
+    gimpi_msg_req_t **req = calloc((size_t)n, sizeof *req);
+    for (int i = 1; req && i < n; i++)
+        if (s_isend(self, m[i], tag, &st, 4, &req[i]) < 0)
+            req[i] = NULL;              /* a dead member: nothing to release */
+    for (int i = 1; req && i < n; i++)
+        if (req[i])
+            s_wait(self, &req[i], SIZE_MAX);
+    if (!req)                           /* no memory for requests: one by one */
+        for (int i = 1; i < n; i++)
+            s_send(self, m[i], tag, &st, 4);
+    free(req);
+}
+
+/*  A member of a star: reports its count to centre, waits for the outcome. */
+static int s_star_member(gimpi_coll_t *self, int centre, int tag, int count)
+{
+    int32_t st = 0, c = count;
+    int rc = s_send(self, centre, tag, &c, 4);
+    if (rc == 0)
+        rc = s_recv(self, centre, tag, &st, 4);
+    return rc ? rc : st;
+}
+
+/*  Star barrier through m[0]. */
+static int s_barrier_star(gimpi_coll_t *self, const int *m, int n, int pos, int tag, int count)
+{
+    if (pos != 0)
+        return s_star_member(self, m[0], tag, count);
+    int rc = s_star_collect(self, m, n, tag, count);
+    s_star_release(self, m, n, tag, rc);
+    return rc;
+}
+
+/*  A barrier over members of several IMPI clients (impi-protocol.md §5.4): a star inside
+ *  each client through its master (its first member in instance order), IMPI's masters'
+ *  phase between the masters (linear up to MAXLINEAR masters, tree above; 0-byte messages,
+ *  IMPI_TAG_BARRIER on the collective context), then the local release. */
+static int s_barrier_clients(gimpi_coll_t *self, const int *m, int n, int pos, int tag,
+                             int count, const int *cl)
+{
+    int *local = malloc((size_t)n * sizeof *local), *ranks = malloc((size_t)n * sizeof *ranks);
+    if (!local || !ranks) {
+        free(local);
+        free(ranks);
+        return GIMPI_ENOMEM;
+    }
+    int nl = 0, nm = 0, mynum = -1;
+    for (int i = 0; i < n; i++) {
+        int first = 1;
+        for (int j = 0; j < i && first; j++)
+            first = cl[j] != cl[i];
+        if (first) {
+            if (cl[i] == cl[pos])
+                mynum = i == pos ? nm : -1;
+            ranks[nm++] = gimpi_msg_rank(self->msg, m[i]);
+        }
+        if (cl[i] == cl[pos])
+            local[nl++] = m[i];         /* local[0] is the client's master */
+    }
+    int rc;
+    if (local[0] != m[pos])
+        rc = s_star_member(self, local[0], tag, count);
+    else {
+        rc = s_star_collect(self, local, nl, tag, count);
+        int g = impi_masters_barrier(self->msg, ranks, nm, mynum, gimpi_msg_maxlinear(self->msg));
+        rc = s_worse(rc, g ? GIMPI_ESYSERR : 0);
+        s_star_release(self, local, nl, tag, rc);
+    }
+    free(local);
+    free(ranks);
     return rc;
 }
 
@@ -383,11 +443,19 @@ static int s_barrier(gimpi_coll_t *self, const gimpi_view_t *view, int count)
         return GIMPI_ENOMEM;
     int n = s_members(view, m, &pos);
     int tag = s_tag(self, view, K_BARRIER, 0);
-    if (tag < 0)
-        rc = tag;
+    int *cl = malloc(((size_t)n + 1) * sizeof *cl), multi = 0;
+    for (int i = 0; cl && i < n; i++) {
+        cl[i] = gimpi_msg_client(self->msg, m[i]);
+        multi |= cl[i] != cl[0];
+    }
+    if (tag < 0 || !cl)
+        rc = tag < 0 ? tag : GIMPI_ENOMEM;
+    else if (multi)
+        rc = s_barrier_clients(self, m, n, pos, tag, count, cl);
     else if (n > 1)
         rc = n <= self->star_max ? s_barrier_star(self, m, n, pos, tag, count)
                                  : s_barrier_diss(self, m, n, pos, tag, count);
+    free(cl);
     if (tag >= 0 && (rc != GIMPI_EMISMATCH || n > self->star_max || pos == 0))
         s_tag(self, view, K_BARRIER, 1);
     free(m);

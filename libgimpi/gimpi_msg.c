@@ -123,6 +123,7 @@ typedef struct {
     int gone;                       /* 0 or the error every operation with it gets */
     ctlq_t ctl;
     req_list_t first, rest;
+    int client;                     /* its IMPI client (the collectives' masters) */
 } peer_t;
 
 enum { C_OPEN, C_CLOSED };
@@ -185,6 +186,7 @@ struct gimpi_msg_t {
     int debug;                      /* GIMPI_DEBUG=1: every packet on stderr */
     char errmsg[256];
     gimpi_fwd_t *fwd;               /* large broadcasts being forwarded (gimpi_msg_fwd.c) */
+    int maxlinear;                  /* IMPI's MAXLINEAR (collectives between clients) */
 };
 
 /* ------------------------------------------------------------------ small helpers */
@@ -1360,8 +1362,10 @@ gimpi_msg_t *gimpi_msg_new(const struct impi_tables_t *t, int rank, int listen_f
         }
         self->peers[p].id = t->procs[p].id;
         self->peers[p].host = h;
+        self->peers[p].client = t->procs[p].client;
         self->conns[h].nprocs++;
     }
+    self->maxlinear = t->maxlinear > 0 ? t->maxlinear : 4;
     for (int h = 0; h < t->nhosts; h++) {
         conn_t *c = &self->conns[h];
         c->fd = -1;
@@ -2231,4 +2235,19 @@ size_t gimpi_msg__pktlen(gimpi_msg_t *self)
 {
     assert(self);
     return self->pktlen;
+}
+
+/*  The IMPI client of a tid's task, -1 when unknown. */
+int gimpi_msg_client(gimpi_msg_t *self, int tid)
+{
+    assert(self);
+    int p = gimpi_msg_rank(self, tid);
+    return p < 0 ? -1 : self->peers[p].client;
+}
+
+/*  IMPI's MAXLINEAR agreed at startup. */
+int gimpi_msg_maxlinear(gimpi_msg_t *self)
+{
+    assert(self);
+    return self->maxlinear;
 }

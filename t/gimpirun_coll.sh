@@ -9,7 +9,7 @@ RUN="$top_builddir/groupd/gimpirun"
 TASK="$top_builddir/t/job_coll"
 GROUPD="$top_builddir/groupd/groupd"
 . "${top_srcdir:-.}/t/tap.sh"
-echo "1..7"
+echo "1..8"
 export GIMPI_GROUPD="ipc://$tmp/gd" GIMPI_GROUPD_BIN="$GROUPD"
 timeout 300 "$GROUPD" --foreground --endpoint "$GIMPI_GROUPD" >"$tmp/gd.out" 2>&1 &
 for _ in $(seq 1 500); do [ -s "$tmp/gd.out" ] && break; sleep 0.02; done
@@ -29,14 +29,18 @@ timeout 120 "$SERVER" -server 2 -host 127.0.0.1 >"$tmp/srv" 2>"$tmp/srv.err" &
 srv=$!
 exec 3<"$tmp/srv"
 read -r -t 20 addr <&3
-IMPI_AUTH_NONE= timeout 120 "$RUN" -client 1 "$addr" -np 3 "$TASK" >"$tmp/c1" 2>"$tmp/c1.err" &
+IMPI_AUTH_NONE= GIMPI_DEBUG=1 timeout 120 "$RUN" -client 1 "$addr" -np 3 "$TASK" >"$tmp/c1" 2>"$tmp/c1.err" &
 c1=$!
-IMPI_AUTH_NONE= timeout 120 "$RUN" -client 0 "$addr" -np 2 "$TASK" >"$tmp/c0" 2>"$tmp/c0.err"; rc0=$?
+IMPI_AUTH_NONE= GIMPI_DEBUG=1 timeout 120 "$RUN" -client 0 "$addr" -np 2 "$TASK" >"$tmp/c0" 2>"$tmp/c0.err"; rc0=$?
 wait $c1; rc1=$?
 [ $rc0 = 0 ] && [ $rc1 = 0 ] && [ "$(cat "$tmp/c0" "$tmp/c1" | grep -c ' ok$')" = 5 ]
 st=$?
 ok $st "a group over two clients (2 + 3 tasks): every operation (exits $rc0 $rc1)"
 [ $st = 0 ] || sed 's/^/# /' "$tmp/c0" "$tmp/c0.err" "$tmp/c1" "$tmp/c1.err" | head -30
+# the masters met with IMPI's barrier messages (tag 110, cid 1): far more than the world
+# barrier at the end (one round between the two masters) accounts for
+n110=$(cat "$tmp/c0.err" "$tmp/c1.err" | grep -c 'IMPI_PK_DATA len=0 .* tag=110 cid=1 ')
+[ "$n110" -gt 40 ]; ok $? "the group barriers' inter-client phase is IMPI's ($n110 packets of tag 110)"
 wait $srv; ok $? "server exits 0"
 exec 3<&-
 exit $((failed > 0))
