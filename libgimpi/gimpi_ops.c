@@ -38,31 +38,41 @@ typedef unsigned long long W;
 #define INT_OP(fname, T, U)                                                     \
     static void fname(gimpi_op_t op, T *x, const T *y, int n)                   \
     {                                                                           \
-        for (int i = 0; i < n; i++) {                                           \
-            switch (op) {                                                       \
-            case GIMPI_OP_MAX: if (y[i] > x[i]) x[i] = y[i]; break;             \
-            case GIMPI_OP_MIN: if (y[i] < x[i]) x[i] = y[i]; break;             \
-            case GIMPI_OP_SUM: x[i] = (T)(U)((U)x[i] + (U)y[i]); break;         \
-            case GIMPI_OP_PRODUCT: x[i] = (T)(U)((W)x[i] * (W)y[i]); break;     \
-            }                                                                   \
+        switch (op) { /* outside the loops, so that they vectorize */          \
+        case GIMPI_OP_MAX:                                                      \
+            for (int i = 0; i < n; i++) if (y[i] > x[i]) x[i] = y[i];           \
+            break;                                                              \
+        case GIMPI_OP_MIN:                                                      \
+            for (int i = 0; i < n; i++) if (y[i] < x[i]) x[i] = y[i];           \
+            break;                                                              \
+        case GIMPI_OP_SUM:                                                      \
+            for (int i = 0; i < n; i++) x[i] = (T)(U)((U)x[i] + (U)y[i]);       \
+            break;                                                              \
+        case GIMPI_OP_PRODUCT:                                                  \
+            for (int i = 0; i < n; i++) x[i] = (T)(U)((W)x[i] * (W)y[i]);       \
+            break;                                                              \
         }                                                                       \
     }
 
-/*  A floating operator over type T. */
 #define REAL_OP(fname, T)                                                       \
     static void fname(gimpi_op_t op, T *x, const T *y, int n)                   \
     {                                                                           \
-        for (int i = 0; i < n; i++) {                                           \
-            switch (op) {                                                       \
-            case GIMPI_OP_MAX: if (y[i] > x[i]) x[i] = y[i]; break;             \
-            case GIMPI_OP_MIN: if (y[i] < x[i]) x[i] = y[i]; break;             \
-            case GIMPI_OP_SUM: x[i] += y[i]; break;                             \
-            case GIMPI_OP_PRODUCT: x[i] *= y[i]; break;                         \
-            }                                                                   \
+        switch (op) { /* outside the loops, so that they vectorize */          \
+        case GIMPI_OP_MAX:                                                      \
+            for (int i = 0; i < n; i++) if (y[i] > x[i]) x[i] = y[i];           \
+            break;                                                              \
+        case GIMPI_OP_MIN:                                                      \
+            for (int i = 0; i < n; i++) if (y[i] < x[i]) x[i] = y[i];           \
+            break;                                                              \
+        case GIMPI_OP_SUM:                                                      \
+            for (int i = 0; i < n; i++) x[i] += y[i];                           \
+            break;                                                              \
+        case GIMPI_OP_PRODUCT:                                                  \
+            for (int i = 0; i < n; i++) x[i] *= y[i];                           \
+            break;                                                              \
         }                                                                       \
     }
 
-/*  A complex operator over pairs of T (re, im). */
 #define CPLX_OP(fname, T)                                                       \
     static void fname(gimpi_op_t op, T *x, const T *y, int n)                   \
     {                                                                           \
