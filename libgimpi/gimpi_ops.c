@@ -35,16 +35,20 @@ const char *gimpi_datatype_name(int datatype)
 /*  An integer operator over type T, wrapping through the unsigned type U (arithmetic in
  *  unsigned long long W, so that small types are not promoted to a signed int). */
 typedef unsigned long long W;
+/*  max and min, the same for integers and reals (x, y, n in scope). */
+#define MINMAX_CASES                                                            \
+    case GIMPI_OP_MAX:                                                          \
+        for (int i = 0; i < n; i++) if (y[i] > x[i]) x[i] = y[i];               \
+        break;                                                                  \
+    case GIMPI_OP_MIN:                                                          \
+        for (int i = 0; i < n; i++) if (y[i] < x[i]) x[i] = y[i];               \
+        break;
+
 #define INT_OP(fname, T, U)                                                     \
     static void fname(gimpi_op_t op, T *x, const T *y, int n)                   \
     {                                                                           \
         switch (op) { /* outside the loops, so that they vectorize */          \
-        case GIMPI_OP_MAX:                                                      \
-            for (int i = 0; i < n; i++) if (y[i] > x[i]) x[i] = y[i];           \
-            break;                                                              \
-        case GIMPI_OP_MIN:                                                      \
-            for (int i = 0; i < n; i++) if (y[i] < x[i]) x[i] = y[i];           \
-            break;                                                              \
+        MINMAX_CASES                                                            \
         case GIMPI_OP_SUM:                                                      \
             for (int i = 0; i < n; i++) x[i] = (T)(U)((U)x[i] + (U)y[i]);       \
             break;                                                              \
@@ -58,12 +62,7 @@ typedef unsigned long long W;
     static void fname(gimpi_op_t op, T *x, const T *y, int n)                   \
     {                                                                           \
         switch (op) { /* outside the loops, so that they vectorize */          \
-        case GIMPI_OP_MAX:                                                      \
-            for (int i = 0; i < n; i++) if (y[i] > x[i]) x[i] = y[i];           \
-            break;                                                              \
-        case GIMPI_OP_MIN:                                                      \
-            for (int i = 0; i < n; i++) if (y[i] < x[i]) x[i] = y[i];           \
-            break;                                                              \
+        MINMAX_CASES                                                            \
         case GIMPI_OP_SUM:                                                      \
             for (int i = 0; i < n; i++) x[i] += y[i];                           \
             break;                                                              \
