@@ -678,6 +678,116 @@ static int s_status_down(gimpi_coll_t *self, const int *m, int n, int pos, int r
     return s;
 }
 
+/*  Our reduce over m[0..n-1] to m[rootpos]: one message per edge or the chunk pipeline. */
+static int s_reduce_local(gimpi_coll_t *self, const combine_t *c, const int *m, int n, int pos,
+                          int rootpos, void *data, int count, int tag)
+{
+    if (n < 2)
+        return 0;
+    if ((size_t)count * c->esize <= CHUNK)
+        return s_reduce_small(self, c, m, n, pos, rootpos, data, count, tag);
+    return s_reduce_large(self, c, m, n, pos, rootpos, data, count, tag);
+}
+
+/*  IMPI's reduce between clients for a commutative op (impi-protocol.md §5.6): our reduce
+ *  inside each client to its local root (the root in the root's client, else the client's
+ *  master: its first member), then the masters' phase — linear up to MAXLINEAR masters
+ *  (every other master sends its partial result to the root, which folds them in master
+ *  order), binomial tree on v = (mynum - rootnum) mod n above — with IMPI_TAG_REDUCE on
+ *  the point-to-point context, as LAM sends it.  The masters' messages carry bare data (no
+ *  status), as IMPI's do. */
+static int s_reduce_clients(gimpi_coll_t *self, const combine_t *c, const int *m, int n,
+                            int pos, int rootpos, void *data, int count, int tag, const int *cl)
+{
+    int *local = malloc((size_t)n * sizeof *local), *mas = malloc((size_t)n * sizeof *mas);
+    size_t bytes = (size_t)count * c->esize;
+    uint8_t *tmp = malloc(bytes);
+    if (!local || !mas || !tmp) {
+        free(local);
+        free(mas);
+        free(tmp);
+        return GIMPI_ENOMEM;
+    }
+    int nl = 0, mypos = 0, lroot = 0, nm = 0, mynum = -1, rootnum = 0;
+    for (int i = 0; i < n; i++) {
+        if (cl[i] == cl[pos]) {
+            if (i == pos)
+                mypos = nl;
+            if (i == rootpos)
+                lroot = nl;
+            local[nl++] = m[i];
+        }
+        int first = 1;
+        for (int j = 0; j < i && first; j++)
+            first = cl[j] != cl[i];
+        if (first) {                    /* a new client: its local root joins the masters */
+            int lr = i;
+            if (cl[rootpos] == cl[i]) {
+                lr = rootpos;
+                rootnum = nm;
+            }
+            if (lr == pos)
+                mynum = nm;
+            mas[nm++] = m[lr];
+        }
+    }
+    int rc = s_reduce_local(self, c, local, nl, mypos, lroot, data, count, tag);
+    int maxlinear = gimpi_msg_maxlinear(self->msg), itag = IMPI_TAG_REDUCE;
+    gimpi_status_t st;
+    if (mynum >= 0 && nm <= maxlinear) {
+        if (mynum == rootnum) {
+            for (int k = 0; k < nm; k++) {
+                if (k == rootnum)
+                    continue;
+                int r = gimpi_msg_recv(self->msg, mas[k], itag, tmp, bytes, &st);
+                r = r < 0 || st.len != bytes ? GIMPI_ESYSERR : 0;
+                if (r == 0 && rc == 0)
+                    r = s_combine(c, data, tmp, count);
+                rc = s_worse(rc, r);
+            }
+        } else if (gimpi_msg_send(self->msg, mas[rootnum], itag, data, bytes) < 0)
+            rc = GIMPI_ESYSERR;
+    } else if (mynum >= 0) {
+        int v = (mynum - rootnum + nm) % nm;
+        for (int i = 0; (1 << i) < nm; i++) {
+            if (v & (1 << i)) {
+                int to = mas[((v & ~(1 << i)) + rootnum) % nm];
+                if (gimpi_msg_send(self->msg, to, itag, data, bytes) < 0)
+                    rc = GIMPI_ESYSERR;
+                break;
+            }
+            if ((v | (1 << i)) < nm) {
+                int from = mas[((v | (1 << i)) + rootnum) % nm];
+                int r = gimpi_msg_recv(self->msg, from, itag, tmp, bytes, &st);
+                r = r < 0 || st.len != bytes ? GIMPI_ESYSERR : 0;
+                if (r == 0 && rc == 0)
+                    r = s_combine(c, data, tmp, count);
+                rc = s_worse(rc, r);
+            }
+        }
+    }
+    free(local);
+    free(mas);
+    free(tmp);
+    return rc;
+}
+
+/*  The reduce tree over the members: IMPI's structure between clients when the view spans
+ *  several and the op is predefined (view given), else ours over all members. */
+static int s_reduce_tree(gimpi_coll_t *self, const combine_t *c, const int *m, int n, int pos,
+                         int rootpos, void *data, int count, int tag, const gimpi_view_t *view)
+{
+    int *cl = view ? malloc((size_t)n * sizeof *cl) : NULL, multi = 0;
+    for (int i = 0; cl && i < n; i++) {
+        cl[i] = gimpi_msg_client(self->msg, m[i]);
+        multi |= cl[i] != cl[0];
+    }
+    int rc = multi ? s_reduce_clients(self, c, m, n, pos, rootpos, data, count, tag, cl)
+                   : s_reduce_local(self, c, m, n, pos, rootpos, data, count, tag);
+    free(cl);
+    return rc;
+}
+
 /*  Reduce to instance root with instance-order bracketing. */
 int gimpi_coll_reduce(gimpi_coll_t *self, const gimpi_view_t *view, int op, gimpi_reduce_fn fn,
                       void *data, int count, int datatype, int tag, int root)
@@ -703,10 +813,7 @@ int gimpi_coll_reduce(gimpi_coll_t *self, const gimpi_view_t *view, int op, gimp
     if (t < 0)
         rc = t;
     else if (n > 1) {
-        if ((size_t)count * c.esize <= CHUNK)
-            rc = s_reduce_small(self, &c, m, n, pos, rootpos, data, count, t);
-        else
-            rc = s_reduce_large(self, &c, m, n, pos, rootpos, data, count, t);
+        rc = s_reduce_tree(self, &c, m, n, pos, rootpos, data, count, t, fn ? NULL : view);
         if (fn)
             rc = s_status_down(self, m, n, pos, rootpos, s_rekind(t, K_RSTAT), rc);
     }

@@ -10,7 +10,7 @@ RUN="$top_builddir/groupd/gimpirun"
 TASK="$top_builddir/t/job_coll"
 GROUPD="$top_builddir/groupd/groupd"
 . "${top_srcdir:-.}/t/tap.sh"
-echo "1..10"
+echo "1..11"
 export GIMPI_GROUPD="ipc://$tmp/gd" GIMPI_GROUPD_BIN="$GROUPD"
 timeout 300 "$GROUPD" --foreground --endpoint "$GIMPI_GROUPD" >"$tmp/gd.out" 2>&1 &
 for _ in $(seq 1 500); do [ -s "$tmp/gd.out" ] && break; sleep 0.02; done
@@ -42,6 +42,8 @@ ok $st "a group over two clients (2 + 3 tasks): every operation (exits $rc0 $rc1
 # barrier at the end (one round between the two masters) accounts for
 n110=$(cat "$tmp/c0.err" "$tmp/c1.err" | grep -c 'IMPI_PK_DATA len=0 .* tag=110 cid=1 ')
 [ "$n110" -gt 40 ]; ok $? "the group barriers' inter-client phase is IMPI's ($n110 packets of tag 110)"
+n190=$(cat "$tmp/c0.err" "$tmp/c1.err" | grep -c 'IMPI_PK_DATA len=4 .* tag=190 cid=0 ')
+[ "$n190" -ge 2 ]; ok $? "the group reduces' inter-client phase is IMPI's ($n190 packets of tag 190)"
 wait $srv; ok $? "server exits 0"
 exec 3<&-
 
