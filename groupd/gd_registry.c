@@ -214,13 +214,20 @@ int32_t gd_registry_tid_of(gd_registry_t *self, const uint8_t *key, size_t keyle
     return t ? t->tid : 0;
 }
 
+static int s_block_of(gd_registry_t *self, int32_t tid);
+
 /*  Registration data of a tid. */
 int gd_registry_lookup(gd_registry_t *self, int32_t tid, gd_taskinfo_t *info)
 {
     assert(self);
     task_t *t = s_task(self, tid);
-    if (!t)
+    if (!t) {                           /* reserved, not registered yet: "try again" */
+        int k = s_block_of(self, tid);
+        int32_t bit = k < 0 ? 0 : tid - self->blocks[k].base - 1;
+        if (k >= 0 && !(self->blocks[k].used[bit / 8] & (1u << (bit % 8))))
+            return GIMPI_ENOTFOUND;
         return GIMPI_ENOTASK;
+    }
     *info = t->info;
     return 0;
 }

@@ -99,7 +99,8 @@ static void s_usage(FILE *to)
         "usage: gimpirun [options] [-np N] prog [args] [: -np M prog2 [args]]...\n"
         "       gimpirun [options] -client RANK HOST:PORT -np N prog [args]...\n"
         "options:\n"
-        "  -tag            prefix every output line with the task's world rank\n"
+        "  -tag            prefix every output line with the task's world rank (and the\n"
+        "                  lines of tasks they spawn with [t<hex tid>]: GIMPI_TAG=1)\n"
         "  -host ADDR      IPv4 address the tasks listen on and announce\n"
         "                  (default 127.0.0.1, with -client the address that reaches the server)\n"
         "  -datalen B      packet data length this client offers (default %d)\n"
@@ -142,8 +143,10 @@ static void s_parse(launcher_t *self, int argc, char **argv)
             const char *o = argv[i];
             if (!strcmp(o, "-np") || !strcmp(o, "-n"))
                 np = (int)s_num(o, i + 1 < argc ? argv[++i] : NULL, 1, 4096);
-            else if (!strcmp(o, "-tag"))
+            else if (!strcmp(o, "-tag")) {
                 self->tag = true;
+                setenv("GIMPI_TAG", "1", 1);   /* tasks tag what they spawn (pvm_spawn) */
+            }
             else if (!strcmp(o, "-client")) {
                 if (i + 2 >= argc) {
                     fprintf(stderr, "gimpirun: -client needs RANK HOST:PORT\n");

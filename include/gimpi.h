@@ -118,6 +118,31 @@ int gimpi_scatter(gimpi_t *self, const char *group, void *result, const void *da
 int gimpi_rank(gimpi_t *self);
 int gimpi_size(gimpi_t *self);
 
+/*  Spawned tasks (doc/spawn.md).  The spawner's tid, or GIMPI_ENOPARENT for a task that
+ *  no gimpi_spawn started. */
+int gimpi_parent(gimpi_t *self);
+/*  The tids started by the same gimpi_spawn call as this task (*tids valid while the
+ *  task object lives); 0 (and NULL) for a task that was not spawned. */
+int gimpi_siblings(gimpi_t *self, const int **tids);
+/*  The groupd endpoint the task's groups object uses. */
+const char *gimpi_groupd_endpoint(gimpi_t *self);
+
+/*  gimpi_spawn flags. */
+enum {
+    GIMPI_SPAWN_TAG = 1,        /* prefix the children's output lines with "[t<hex tid>] " */
+};
+
+/*  Starts n copies of program `file` with arguments argv (NULL-terminated, without the
+ *  program name; NULL for none) as new tasks: their tids are reserved from groupd at
+ *  once, they become dynamic hosts that call this task, and they write to this task's
+ *  stdout and stderr (tagged with GIMPI_SPAWN_TAG).  A bare file name is searched on
+ *  $GIMPI_PATH (colon-separated), then beside this program, then on $PATH; the child's
+ *  argv[0] is the full path.  tids[i] gets the i-th task's tid or an error (GIMPI_ENOFILE:
+ *  no such executable file; GIMPI_EOUTOFRES: no process).  Returns how many started, or
+ *  an error for all (GIMPI_EBADPARAM, GIMPI_ESYSERR: groupd unreachable). */
+int gimpi_spawn(gimpi_t *self, const char *file, char *const argv[], int flags, int n,
+                int *tids);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,9 +3,8 @@
  *  A gimpi_msg_t holds the whole data plane of one task: its IMPI host connections (one
  *  TCP connection per other host), the IMPI packet engine (eager and rendezvous messages,
  *  flow control, cancel, shutdown), the matching queues and the progress thread.  Messages
- *  are addressed by task id (tid): tid = tidbase + world rank + 1 (gimpi_msg_tid()), where
- *  tidbase is the block groupd reserved for the job (gimpi_msg_set_tidbase; 0 by default),
- *  so the data plane and groupd speak the same tids.
+ *  are addressed by task id (tid): the static tasks of the job have tid = tid base + world
+ *  rank + 1 (gimpi_msg_tid()); dynamic hosts (below) have groupd's tids.
  *
  *  Context ids keep traffic apart: a receive only ever matches messages of its own context.
  *  GIMPI_CID_P2P (0, IMPI's MPI_COMM_WORLD point-to-point id) is what the plain calls use;
@@ -92,6 +91,40 @@ int gimpi_msg_rank(gimpi_msg_t *self, int tid);
  *  data plane and groupd speak the same tids.  Call before any traffic.  0, or
  *  GIMPI_EBADPARAM when base < 0 or base + ntasks overflows. */
 int gimpi_msg_set_tidbase(gimpi_msg_t *self, int base);
+
+/* ---- dynamic hosts (doc/data-plane.md, "Dynamic hosts") ----
+ *  Tasks outside the static tables (spawned children, tasks of other jobs) are reached
+ *  by tid over connections made on demand: a task calls another's listening socket with
+ *  a gimpi introduction, one connection per pair, used both ways; when both call at
+ *  once, the call of the higher tid wins.  The packet protocol is the same.  A dynamic
+ *  peer that dies, finishes or cannot be reached makes the operations with it fail
+ *  (GIMPI_ESYSERR, or the resolver's error); a wildcard receive fails only once every
+ *  other known task is gone. */
+
+/*  Finds a tid's contact: fills addr (16-byte IMPI form) and *port and returns 0, or a
+ *  GIMPI_E* code (GIMPI_ENOTASK: no such task).  Called without the context's lock held,
+ *  from the thread whose call first names the tid; it may block (bounded). */
+typedef int (*gimpi_msg_resolve_fn)(void *arg, int tid, uint8_t addr[16], int *port);
+
+/*  Installs the resolver used when a call names a tid the context does not know (NULL:
+ *  such calls fail with GIMPI_EBADPARAM, as without dynamic hosts). */
+void gimpi_msg_set_resolver(gimpi_msg_t *self, gimpi_msg_resolve_fn fn, void *arg);
+
+/*  Calls tid at addr:port now (no resolver); returns at once (0), the connection is made
+ *  in the background and messages to tid wait for it.  0 too when tid is already known. */
+int gimpi_msg_connect(gimpi_msg_t *self, int tid, const uint8_t addr[16], int port);
+
+/*  Announces a task that will call us (a child just spawned): messages to it wait for its
+ *  call instead of resolving it.  alive_fd (e.g. a pidfd, or -1) becomes readable when the
+ *  task has died: if it has not called by then it is gone.  The context owns alive_fd. */
+int gimpi_msg_expect(gimpi_msg_t *self, int tid, int alive_fd);
+
+/*  This task's contact: the address (16-byte IMPI form) and port of its listening
+ *  socket.  0, or GIMPI_ESYSERR when it has none. */
+int gimpi_msg_contact(gimpi_msg_t *self, uint8_t addr[16], int *port);
+
+/*  Other tasks known to the context (static and dynamic) that are not gone. */
+int gimpi_msg_npeers(gimpi_msg_t *self);
 
 /*  Last error text of the context (which peer failed and how), "" when none. */
 const char *gimpi_msg_errmsg(gimpi_msg_t *self);

@@ -309,6 +309,21 @@ static int s_worse(int a, int b)
 
 /* ------------------------------------------------------------------ barrier */
 
+/*  The IMPI client of every member into cl (when not NULL); *multi = 1 when they span
+ *  several.  Returns 1 when some member is in no client (a spawned task): the IMPI
+ *  inter-client structure does not apply then. */
+static int s_clients(gimpi_coll_t *self, const int *m, int n, int *cl, int *multi)
+{
+    int unknown = 0;
+    *multi = 0;
+    for (int i = 0; cl && i < n; i++) {
+        cl[i] = gimpi_msg_client(self->msg, m[i]);
+        unknown |= cl[i] < 0;
+        *multi |= cl[i] != cl[0];
+    }
+    return unknown;
+}
+
 /*  The centre of a star (m[0]) collects the arrivals of m[1..n-1]: a count different from
  *  its own is answered with PvmMismatch at once and not counted (the centre waits for
  *  that member's retry).  Returns the outcome so far. */
@@ -444,10 +459,8 @@ static int s_barrier(gimpi_coll_t *self, const gimpi_view_t *view, int count)
     int n = s_members(view, m, &pos);
     int tag = s_tag(self, view, K_BARRIER, 0);
     int *cl = malloc(((size_t)n + 1) * sizeof *cl), multi = 0;
-    for (int i = 0; cl && i < n; i++) {
-        cl[i] = gimpi_msg_client(self->msg, m[i]);
-        multi |= cl[i] != cl[0];
-    }
+    int unknown = s_clients(self, m, n, cl, &multi);
+    multi &= !unknown;
     if (tag < 0 || !cl)
         rc = tag < 0 ? tag : GIMPI_ENOMEM;
     else if (multi)
@@ -778,10 +791,8 @@ static int s_reduce_tree(gimpi_coll_t *self, const combine_t *c, const int *m, i
                          int rootpos, void *data, int count, int tag, const gimpi_view_t *view)
 {
     int *cl = view ? malloc((size_t)n * sizeof *cl) : NULL, multi = 0;
-    for (int i = 0; cl && i < n; i++) {
-        cl[i] = gimpi_msg_client(self->msg, m[i]);
-        multi |= cl[i] != cl[0];
-    }
+    if (s_clients(self, m, n, cl, &multi))
+        multi = 0;
     int rc = multi ? s_reduce_clients(self, c, m, n, pos, rootpos, data, count, tag, cl)
                    : s_reduce_local(self, c, m, n, pos, rootpos, data, count, tag);
     free(cl);

@@ -79,7 +79,7 @@ int gimpi_host_listen(const uint8_t addr[16], int *port, char *err, size_t errsi
 /*  Makes a connected socket ready for the packet engine: no Nagle delay, non-blocking,
  *  4 MiB send and receive buffers (a long message is then written in a few calls instead
  *  of waiting for the kernel's autotuning to grow them). */
-static void s_tune(int fd)
+void gimpi_host_tune(int fd)
 {
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -102,32 +102,17 @@ typedef struct {
 static int s_start_connect(const impi_tables_t *t, int myhost, int i, dance_sock_t *s,
                            char *err, size_t errsize)
 {
-    char a[48];
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    char why[200];
+    int connecting = 0;
+    int fd = gimpi_host_dial(t->hosts[i].addr, t->hosts[i].port, t->hosts[myhost].addr,
+                             &connecting, why, sizeof why);
     if (fd < 0) {
-        s_err(err, errsize, "socket: %s", strerror(errno));
-        return -1;
-    }
-    struct sockaddr_in sa;
-    s_sockaddr(&sa, t->hosts[myhost].addr, 0);
-    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-        s_err(err, errsize, "bind to announced address %s: %s",
-              impi_addr16_format(t->hosts[myhost].addr, a, sizeof a), strerror(errno));
-        close(fd);
-        return -1;
-    }
-    s_sockaddr(&sa, t->hosts[i].addr, t->hosts[i].port);
-    int rc = connect(fd, (struct sockaddr *)&sa, sizeof sa);
-    if (rc < 0 && errno != EINPROGRESS) {
-        s_err(err, errsize, "connect to host %d (%s:%d): %s", i,
-              impi_addr16_format(t->hosts[i].addr, a, sizeof a), t->hosts[i].port,
-              strerror(errno));
-        close(fd);
+        s_err(err, errsize, "host %d: %s", i, why);
         return -1;
     }
     s->fd = fd;
     s->peer = i;
-    s->connecting = rc < 0;
+    s->connecting = connecting;
     impi_put32(s->buf, (uint32_t)myhost);
     s->done = 0;
     return 0;
@@ -228,7 +213,7 @@ int gimpi_host_dance(const impi_tables_t *t, int myhost, int listen_fd, int *fds
                 if (w > 0)
                     s->done += (size_t)w;
                 if (s->done == 4) {
-                    s_tune(s->fd);
+                    gimpi_host_tune(s->fd);
                     fds[s->peer] = s->fd;
                     s->fd = -1;
                 }
@@ -242,6 +227,13 @@ int gimpi_host_dance(const impi_tables_t *t, int myhost, int listen_fd, int *fds
                     s->done += (size_t)got;
                 if (s->done == 4) {
                     uint32_t who = impi_get32(s->buf);
+                    if (who == GIMPI_INTRO_MARKER) {
+                        /* a dynamic host too early (we are not registered yet): it
+                         * sees the connection close and takes us for gone */
+                        close(s->fd);
+                        s->fd = -1;
+                        continue;
+                    }
                     if (who <= (uint32_t)myhost || who >= (uint32_t)n) {
                         s_err(err, errsize, "a calling host announced rank %u, expected %d..%d",
                               who, myhost + 1, n - 1);
@@ -251,7 +243,7 @@ int gimpi_host_dance(const impi_tables_t *t, int myhost, int listen_fd, int *fds
                         s_err(err, errsize, "host %u called twice", who);
                         goto out;
                     }
-                    s_tune(s->fd);
+                    gimpi_host_tune(s->fd);
                     fds[who] = s->fd;
                     s->fd = -1;
                     accepted++;
@@ -287,4 +279,75 @@ out:
     free(socks);
     free(pfd);
     return rc;
+}
+
+/*  Writes an introduction or answer. */
+void gimpi_intro_encode(uint8_t out[GIMPI_INTRO_SIZE], const gimpi_intro_t *in)
+{
+    impi_put32(out, GIMPI_INTRO_MARKER);
+    impi_put32(out + 4, in->word);
+    impi_put32(out + 8, (uint32_t)in->tid);
+    impi_put32(out + 12, (uint32_t)in->target);
+    impi_put32(out + 16, in->pktlen);
+    impi_put32(out + 20, in->ackmark);
+    impi_put32(out + 24, in->hiwater);
+    impi_proc_encode(out + 28, &in->proc);
+}
+
+/*  Reads an introduction or answer. */
+int gimpi_intro_decode(const uint8_t in[GIMPI_INTRO_SIZE], gimpi_intro_t *out)
+{
+    if (impi_get32(in) != GIMPI_INTRO_MARKER)
+        return -1;
+    out->word = impi_get32(in + 4);
+    out->tid = (int)impi_get32(in + 8);
+    out->target = (int)impi_get32(in + 12);
+    out->pktlen = impi_get32(in + 16);
+    out->ackmark = impi_get32(in + 20);
+    out->hiwater = impi_get32(in + 24);
+    impi_proc_decode(in + 28, &out->proc);
+    return 0;
+}
+
+/*  Words for the answer statuses. */
+const char *gimpi_intro_strstatus(uint32_t status)
+{
+    static const char *const text[] = {
+        "accepted", "unknown introduction version", "not the task asked for",
+        "already connected", "both called at once (the other call wins)",
+        "the task is leaving or knows the caller gone", "bad tid or parameters",
+    };
+    return status < sizeof text / sizeof *text ? text[status] : "unknown status";
+}
+
+/*  Non-blocking connect, from address `from` when given. */
+int gimpi_host_dial(const uint8_t addr[16], int port, const uint8_t *from, int *inprogress,
+                    char *err, size_t errsize)
+{
+    char a[48];
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+        s_err(err, errsize, "socket: %s", strerror(errno));
+        return -1;
+    }
+    struct sockaddr_in sa;
+    if (from) {
+        s_sockaddr(&sa, from, 0);
+        if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+            s_err(err, errsize, "bind to announced address %s: %s",
+                  impi_addr16_format(from, a, sizeof a), strerror(errno));
+            close(fd);
+            return -1;
+        }
+    }
+    s_sockaddr(&sa, addr, port);
+    int rc = connect(fd, (struct sockaddr *)&sa, sizeof sa);
+    if (rc < 0 && errno != EINPROGRESS) {
+        s_err(err, errsize, "connect to %s:%d: %s", impi_addr16_format(addr, a, sizeof a),
+              port, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    *inprogress = rc < 0;
+    return fd;
 }

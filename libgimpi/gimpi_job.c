@@ -96,13 +96,9 @@ impi_tables_t *gimpi_job_local_startup(const impi_desc_t *desc, char *err, size_
     return tables;
 }
 
-/*  A shell-started task: one client, one host, one proc, on the loopback. */
-static int s_standalone(gimpi_job_t *job, char *err, size_t errsize)
+/*  The tables of a one-task job listening on 127.0.0.1:port. */
+impi_tables_t *gimpi_job_solo_tables(int port, char *err, size_t errsize)
 {
-    int port;
-    int fd = gimpi_job_listen("127.0.0.1", &port, err, errsize);
-    if (fd < 0)
-        return -1;
     impi_desc_host_t host = { .port = port, .nprocs = 1,
                               .ackmark = GIMPI_DEFAULT_ACKMARK,
                               .hiwater = GIMPI_DEFAULT_HIWATER };
@@ -112,7 +108,17 @@ static int s_standalone(gimpi_job_t *job, char *err, size_t errsize)
     impi_desc_t desc = { .rank = 0, .nversions = 1, .datalen = GIMPI_DEFAULT_DATALEN,
                          .tagub = 0x7fffffff, .xsize = -1, .maxlinear = -1,
                          .nhosts = 1, .hosts = &host, .nprocs = 1, .procs = &proc };
-    job->tables = gimpi_job_local_startup(&desc, err, errsize);
+    return gimpi_job_local_startup(&desc, err, errsize);
+}
+
+/*  A shell-started task: one client, one host, one proc, on the loopback. */
+static int s_standalone(gimpi_job_t *job, char *err, size_t errsize)
+{
+    int port;
+    int fd = gimpi_job_listen("127.0.0.1", &port, err, errsize);
+    if (fd < 0)
+        return -1;
+    job->tables = gimpi_job_solo_tables(port, err, errsize);
     if (!job->tables) {
         close(fd);
         return -1;

@@ -35,6 +35,11 @@ typedef struct {
 #define GIMPI_ENV_GO_FD     "GIMPI_GO_FD"
 #define GIMPI_ENV_CLIENT    "GIMPI_CLIENT"
 #define GIMPI_ENV_LOCAL     "GIMPI_LOCAL"
+/*  What a spawner hands its children (doc/spawn.md). */
+#define GIMPI_ENV_TID            "GIMPI_TID"
+#define GIMPI_ENV_PARENT         "GIMPI_PARENT"
+#define GIMPI_ENV_PARENT_CONTACT "GIMPI_PARENT_CONTACT"
+#define GIMPI_ENV_SIBLINGS       "GIMPI_SIBLINGS"
 
 /*  Default flow-control and packet parameters a gimpi client offers. */
 enum {
@@ -60,6 +65,10 @@ void gimpi_job_fini(gimpi_job_t *job);
 /*  Opens a listening TCP socket on addr (dotted IPv4), any free port.  Returns the fd and
  *  the port in *port, or -1 with a message in err. */
 int gimpi_job_listen(const char *addr, int *port, char *err, size_t errsize);
+
+/*  The tables of a one-task job (one client, host and proc: this process) listening on
+ *  127.0.0.1:port, as a shell-started or spawned task has.  NULL with a message in err. */
+impi_tables_t *gimpi_job_solo_tables(int port, char *err, size_t errsize);
 
 /*  The startup of a job with one client, done locally: every label's reply is this
  *  client's own contribution with mask 0x1 (what a server would send back).  Returns the

@@ -26,6 +26,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -34,6 +35,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -121,12 +124,19 @@ typedef struct {
     uint32_t tx_count;              /* counted packets sent and not credited */
     uint32_t rx_count;              /* counted packets read and not acknowledged */
     int gone;                       /* 0 or the error every operation with it gets */
+    int tid;
+    int alive_fd;                   /* expected dynamic peer: readable once it died, or -1 */
     ctlq_t ctl;
     req_list_t first, rest;
     int client;                     /* its IMPI client (the collectives' masters) */
 } peer_t;
 
-enum { C_OPEN, C_CLOSED };
+/*  Connection states: open, closed, being dialled (dynamic), waiting for an expected peer
+ *  to call (dynamic). */
+enum { C_OPEN, C_CLOSED, C_DIAL, C_EXPECT };
+/*  Phases of a dial: resolving the tid (a caller does it, unlocked), connecting, writing
+ *  the introduction, reading the answer, waiting for the peer's own call (it won a race). */
+enum { D_RESOLVE, D_CONNECT, D_INTRO, D_ANSWER, D_WAIT };
 enum { T_CTL, T_FIRST, T_REST };
 enum { R_DISCARD, R_MATCHED, R_CONT, R_UNEXP };
 
@@ -135,6 +145,13 @@ typedef struct {
     int state;
     int fini_sent, fini_recv, fini_queued;
     int *procs, nprocs, rr;
+    uint32_t pktlen, ackmark, hiwater;  /* this connection's (dynamic: agreed minima) */
+    int dyn;                        /* a dynamic host (not in the static tables) */
+    int dial;                       /* C_DIAL: D_* */
+    int resolve_later;              /* D_RESOLVE: nobody is resolving it yet */
+    int64_t dial_deadline;          /* C_DIAL: give up then (monotonic us) */
+    uint8_t ibuf[GIMPI_INTRO_SIZE]; /* C_DIAL: introduction out, then answer in */
+    size_t ioff;
     ctlq_t urgent;
     /* send side */
     int tbusy, tkind, tlast, tfini, want_out;
@@ -157,6 +174,14 @@ typedef struct {
     umsg_t *rum;
 } conn_t;
 
+/*  An accepted connection whose introduction is being read. */
+typedef struct {
+    int fd;
+    size_t got;
+    int64_t deadline;               /* monotonic us */
+    uint8_t buf[GIMPI_INTRO_SIZE];
+} pend_t;
+
 struct gimpi_msg_t {
     pthread_mutex_t mu;
     pthread_cond_t cv;              /* application threads waiting for the driver */
@@ -166,7 +191,18 @@ struct gimpi_msg_t {
     int thread_started, stop;
     int evfd;
     int rank, nprocs, nhosts, myhost, listen_fd;
-    int tidbase;                /* tid(rank) = tidbase + rank + 1 (groupd's block) */
+    int nstatic, nstatic_hosts;     /* procs and hosts of the static tables (first ones) */
+    int cap_procs, cap_hosts;       /* allocated peers and conns */
+    int tidbase;                    /* tid of static rank r = tidbase + r + 1 */
+    gimpi_msg_resolve_fn resolve;   /* tid -> contact for dynamic peers, or NULL */
+    void *resolve_arg;
+    pend_t *pend;                   /* incoming introductions being read */
+    int npend, cap_pend;
+    int finishing;                  /* finalize under way: no new dynamic hosts */
+    int connect_ms;                 /* bound on setting up a dynamic connection */
+    uint32_t quick;                 /* quick looks so far (extras looked at every 32nd) */
+    int in_engine;                  /* > 0: inside the engine, the lock may not be dropped */
+    int nresolve;                   /* dynamic peers waiting for a resolver call */
     uint32_t pktlen, ackmark, hiwater;
     int32_t tagub;
     impi_proc_t me;
@@ -328,7 +364,9 @@ static void s_header(gimpi_msg_t *self, uint8_t out[IMPI_PACKET_SIZE], uint32_t 
     pk.srqid = srqid;
     pk.drqid = drqid;
     pk.msglen = msglen;
-    pk.lsrank = self->rank;
+    /* a dynamic peer shares no communicator with us: the sender's tid names it there */
+    pk.lsrank = self->conns[self->peers[p].host].dyn ? self->tidbase + self->rank + 1
+                                                      : self->rank;
     pk.tag = tag;
     pk.cid = cid;
     pk.seqnum = ++self->seq;
@@ -483,7 +521,7 @@ static void s_host_gone(gimpi_msg_t *self, int h, int err, int death)
         }
     }
     for (int k = 0; self->fwd && k < c->nprocs; k++)     /* broadcasts from it: failed */
-        gimpi_msg_fwd_gone(self, self->fwd, gimpi_msg_tid(self, c->procs[k]));
+        gimpi_msg_fwd_gone(self, self->fwd, self->peers[c->procs[k]].tid);
     pthread_cond_broadcast(&self->cv);
 }
 
@@ -495,6 +533,10 @@ static void s_conn_close(gimpi_msg_t *self, int h)
         close(c->fd);
     c->fd = -1;
     c->state = C_CLOSED;
+    if (c->resolve_later) {
+        c->resolve_later = 0;
+        self->nresolve--;
+    }
     /* a standard short send half written is in no list: it fails here */
     if (c->tbusy && c->treq && c->treq->state == S_STD && !c->treq->done)
         s_complete(self, c->treq, GIMPI_ESYSERR);
@@ -524,10 +566,16 @@ static void s_fault(gimpi_msg_t *self, int h, const char *fmt, ...)
     va_end(ap);
     if (self->conns[h].state == C_CLOSED)
         return;
-    snprintf(self->errmsg, sizeof self->errmsg, "host %d: %s", h, what);
+    int dyn = self->conns[h].dyn;
+    if (dyn)
+        snprintf(self->errmsg, sizeof self->errmsg, "t%x: %s",
+                 (unsigned)self->peers[self->conns[h].procs[0]].tid, what);
+    else
+        snprintf(self->errmsg, sizeof self->errmsg, "host %d: %s", h, what);
     fprintf(stderr, "gimpi[rank %d]: %s\n", self->rank, self->errmsg);
     s_conn_close(self, h);
-    s_host_gone(self, h, GIMPI_ESYSERR, 1);
+    /* a dynamic peer's death does not fail wildcard receives (others may still send) */
+    s_host_gone(self, h, GIMPI_ESYSERR, !dyn);
 }
 
 /*  Closes a connection once PK_FINI went both ways (§4.9). */
@@ -561,7 +609,7 @@ static int s_next_packet(gimpi_msg_t *self, conn_t *c)
     for (int k = 0; k < c->nprocs; k++) {
         int p = c->procs[(c->rr + k) % c->nprocs];
         peer_t *peer = &self->peers[p];
-        if (peer->tx_count >= self->hiwater)
+        if (peer->tx_count >= c->hiwater)
             continue;
         c->tfini = 0;
         c->tpay = NULL;
@@ -574,7 +622,8 @@ static int s_next_packet(gimpi_msg_t *self, conn_t *c)
             c->tkind = T_CTL;
         } else if ((r = peer->first.head)) {
             L1_DEL(r);
-            size_t n = r->len < self->pktlen ? r->len : self->pktlen;
+            r->is_long = r->len > c->pktlen;
+            size_t n = r->len < c->pktlen ? r->len : c->pktlen;
             int sync = r->is_long || r->sync;
             s_header(self, c->thdr, sync ? IMPI_PK_DATASYNC : IMPI_PK_DATA, p, r->id, 0,
                      r->len, (uint32_t)n, r->tag, r->cid);
@@ -589,7 +638,7 @@ static int s_next_packet(gimpi_msg_t *self, conn_t *c)
             } else
                 r->state = S_STD;
         } else if ((r = peer->rest.head)) {
-            size_t n = r->len - r->off < self->pktlen ? r->len - r->off : self->pktlen;
+            size_t n = r->len - r->off < c->pktlen ? r->len - r->off : c->pktlen;
             s_header(self, c->thdr, IMPI_PK_DATA, p, r->id, r->drqid, r->len, (uint32_t)n,
                      r->tag, r->cid);
             c->tpay = r->sbuf + r->off;
@@ -655,9 +704,9 @@ static void s_batch(gimpi_msg_t *self, conn_t *c, struct iovec *iov, int *niov)
         return;
     uint64_t seq = self->seq;
     size_t off = r->off;
-    for (uint32_t k = 0; k < BATCH_MAX && off < r->len && peer->tx_count + k < self->hiwater;
+    for (uint32_t k = 0; k < BATCH_MAX && off < r->len && peer->tx_count + k < c->hiwater;
          k++) {
-        size_t n = r->len - off < self->pktlen ? r->len - off : self->pktlen;
+        size_t n = r->len - off < c->pktlen ? r->len - off : c->pktlen;
         s_header(self, c->bhdr[k], IMPI_PK_DATA, p, r->id, r->drqid, r->len, (uint32_t)n,
                  r->tag, r->cid);
         iov[(*niov)++] = (struct iovec){ c->bhdr[k], IMPI_PACKET_SIZE };
@@ -845,7 +894,7 @@ static int s_on_header(gimpi_msg_t *self, int h)
     conn_t *c = &self->conns[h];
     impi_packet_t pk;
     c->rhdr_off = 0;
-    int rc = impi_packet_decode(c->rhdr, self->pktlen, &pk);
+    int rc = impi_packet_decode(c->rhdr, c->pktlen, &pk);
     if (rc != IMPI_OK) {
         s_fault(self, h, "malformed packet header (%s)", impi_strerror(rc));
         return -1;
@@ -870,8 +919,8 @@ static int s_on_header(gimpi_msg_t *self, int h)
         return -1;
     }
     peer_t *peer = &self->peers[p];
-    if (impi_packet_info(pk.type)->counted && ++peer->rx_count >= self->ackmark) {
-        peer->rx_count -= self->ackmark;
+    if (impi_packet_info(pk.type)->counted && ++peer->rx_count >= c->ackmark) {
+        peer->rx_count -= c->ackmark;
         if (!c->fini_queued) {
             ctl_t *a = calloc(1, sizeof *a);
             if (!a) {
@@ -912,7 +961,7 @@ static int s_on_header(gimpi_msg_t *self, int h)
         }
         return s_on_first(self, c, p, &pk);
     case IMPI_PK_PROTOACK:
-        peer->tx_count = peer->tx_count > self->ackmark ? peer->tx_count - self->ackmark : 0;
+        peer->tx_count = peer->tx_count > c->ackmark ? peer->tx_count - c->ackmark : 0;
         return s_flush(self, h);
     case IMPI_PK_SYNCACK:
         r = s_find_out(self, p, pk.srqid);
@@ -987,7 +1036,7 @@ static void s_on_payload(gimpi_msg_t *self, int h)
             s_um_remove(self, um);
             uint8_t *d = um->data;
             um->data = NULL;
-            gimpi_msg_fwd_arrived(self, &self->fwd, gimpi_msg_tid(self, um->src), d, um->have);
+            gimpi_msg_fwd_arrived(self, &self->fwd, self->peers[um->src].tid, d, um->have);
             s_um_free(um);
         } else if (um->claim) {
             s_deliver(self, um, um->claim);
@@ -1103,13 +1152,509 @@ static int s_read(gimpi_msg_t *self, int h)
     return -1;
 }
 
+/* ------------------------------------------------------------------ dynamic hosts */
+
+/*  Our own tid. */
+static int s_mytid(gimpi_msg_t *self)
+{
+    return self->tidbase + self->rank + 1;
+}
+
+/*  The peer index of a tid, or -1 when the context does not know it. */
+static int s_find_tid(gimpi_msg_t *self, int tid)
+{
+    long r = (long)tid - self->tidbase - 1;
+    if (r >= 0 && r < self->nstatic)
+        return (int)r;
+    for (int p = self->nstatic; p < self->nprocs; p++)
+        if (self->peers[p].tid == tid)
+            return p;
+    return -1;
+}
+
+/*  Makes room for n + 1 elements of size el in *arr (capacity *cap, at most max).
+ *  0, or -1 when out of memory or at max. */
+static int s_grow(void *arr, int *cap, int n, size_t el, int max)
+{
+    if (n < *cap)
+        return 0;
+    int ncap = *cap * 2 + 8;
+    if (ncap > max)
+        ncap = max;
+    void *na = ncap > n ? realloc(*(void **)arr, (size_t)ncap * el) : NULL;
+    if (!na)
+        return -1;
+    *(void **)arr = na;
+    *cap = ncap;
+    return 0;
+}
+
+/*  Adds a dynamic peer with its own (closed) connection.  Returns its index, or -1 when
+ *  out of memory.  peers[] and conns[] may move: callers hold no pointers into them. */
+static int s_add_peer(gimpi_msg_t *self, int tid)
+{
+    if (s_grow(&self->peers, &self->cap_procs, self->nprocs, sizeof *self->peers, INT32_MAX)
+        || s_grow(&self->conns, &self->cap_hosts, self->nhosts, sizeof *self->conns,
+                  INT32_MAX))
+        return -1;
+    int *procs = malloc(sizeof *procs);
+    if (!procs)
+        return -1;
+    int p = self->nprocs++, h = self->nhosts++;
+    self->peers[p] = (peer_t){ .tid = tid, .host = h, .alive_fd = -1 };
+    procs[0] = p;
+    self->conns[h] = (conn_t){ .fd = -1, .state = C_CLOSED, .procs = procs, .nprocs = 1,
+                               .dyn = 1, .pktlen = self->pktlen, .ackmark = self->ackmark,
+                               .hiwater = self->hiwater };
+    return p;
+}
+
+/*  Our introduction (or answer: word = status) to tid. */
+static void s_intro(gimpi_msg_t *self, uint8_t out[GIMPI_INTRO_SIZE], uint32_t word, int tid)
+{
+    gimpi_intro_t in = { .word = word, .tid = s_mytid(self), .target = tid,
+                         .pktlen = self->pktlen, .ackmark = self->ackmark,
+                         .hiwater = self->hiwater, .proc = self->me };
+    gimpi_intro_encode(out, &in);
+}
+
+/*  1 when an introduction's flow-control parameters are usable. */
+static int s_intro_params_ok(const gimpi_intro_t *in)
+{
+    return in->pktlen >= 16 && in->pktlen <= (1u << 30) && in->ackmark >= 1
+        && in->hiwater >= in->ackmark && in->hiwater <= (1u << 20);
+}
+
+/*  Makes connection h (fd set) the open connection to its peer, whose introduction or
+ *  answer was in: the peer's proc and the agreed (smaller) parameters. */
+static int s_bind(gimpi_msg_t *self, int h, const gimpi_intro_t *in)
+{
+    conn_t *c = &self->conns[h];
+    peer_t *peer = &self->peers[c->procs[0]];
+    if (!c->stage && !(c->stage = malloc(STAGE_SIZE)))
+        return -1;
+    peer->id = in->proc;
+    c->pktlen = in->pktlen < self->pktlen ? in->pktlen : self->pktlen;
+    c->ackmark = in->ackmark < self->ackmark ? in->ackmark : self->ackmark;
+    c->hiwater = in->hiwater < self->hiwater ? in->hiwater : self->hiwater;
+    if (c->hiwater < c->ackmark)
+        c->hiwater = c->ackmark;
+    gimpi_host_tune(c->fd);
+    c->state = C_OPEN;
+    if (peer->alive_fd >= 0) {          /* from now on the connection tells its death */
+        close(peer->alive_fd);
+        peer->alive_fd = -1;
+    }
+    pthread_cond_broadcast(&self->cv);
+    return 0;
+}
+
+/*  Gives up a dynamic connection that never opened: its peer is gone with err. */
+static void s_dyn_fail(gimpi_msg_t *self, int h, int err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void s_dyn_fail(gimpi_msg_t *self, int h, int err, const char *fmt, ...)
+{
+    char what[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    peer_t *peer = &self->peers[self->conns[h].procs[0]];
+    snprintf(self->errmsg, sizeof self->errmsg, "t%x: %s", (unsigned)peer->tid, what);
+    if (err != GIMPI_ENOTASK)
+        fprintf(stderr, "gimpi[t%x]: %s\n", (unsigned)s_mytid(self), self->errmsg);
+    if (peer->alive_fd >= 0) {
+        close(peer->alive_fd);
+        peer->alive_fd = -1;
+    }
+    s_conn_close(self, h);
+    s_host_gone(self, h, err, 0);
+}
+
+/*  Starts calling peer p at addr:port (its connection is C_CLOSED or D_RESOLVE). */
+static void s_dial_start(gimpi_msg_t *self, int p, const uint8_t addr[16], int port)
+{
+    int h = self->peers[p].host;
+    conn_t *c = &self->conns[h];
+    char err[160];
+    int inprogress = 0;
+    c->state = C_DIAL;
+    int fd = gimpi_host_dial(addr, port, NULL, &inprogress, err, sizeof err);
+    if (fd < 0) {
+        s_dyn_fail(self, h, GIMPI_ESYSERR, "%s", err);
+        return;
+    }
+    c->fd = fd;
+    c->dial = inprogress ? D_CONNECT : D_INTRO;
+    c->dial_deadline = s_now_us() + (int64_t)self->connect_ms * 1000;
+    s_intro(self, c->ibuf, GIMPI_INTRO_VERSION, self->peers[p].tid);
+    c->ioff = 0;
+    if (self->prog_polling || self->app_polling)
+        s_kick(self);                   /* pollers must watch the new socket */
+}
+
+/*  Connection h being dialled is ready (revents): connect, introduction, answer. */
+static void s_dial_event(gimpi_msg_t *self, int h, short revents)
+{
+    conn_t *c = &self->conns[h];
+    int tid = self->peers[c->procs[0]].tid;
+    if (c->dial == D_CONNECT) {
+        int e = 0;
+        socklen_t el = sizeof e;
+        getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &e, &el);
+        if (e) {
+            s_dyn_fail(self, h, GIMPI_ESYSERR, "connect: %s", strerror(e));
+            return;
+        }
+        if (!(revents & POLLOUT))
+            return;
+        c->dial = D_INTRO;
+    }
+    if (c->dial == D_INTRO) {
+        ssize_t w = send(c->fd, c->ibuf + c->ioff, GIMPI_INTRO_SIZE - c->ioff,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0 && errno != EAGAIN && errno != EINTR) {
+            s_dyn_fail(self, h, GIMPI_ESYSERR, "sending the introduction: %s", strerror(errno));
+            return;
+        }
+        if (w > 0)
+            c->ioff += (size_t)w;
+        if (c->ioff == GIMPI_INTRO_SIZE) {
+            c->dial = D_ANSWER;
+            c->ioff = 0;
+        }
+        return;
+    }
+    if (c->dial != D_ANSWER)
+        return;
+    /* exactly the answer: packets may follow it at once */
+    ssize_t got = recv(c->fd, c->ibuf + c->ioff, GIMPI_INTRO_SIZE - c->ioff, MSG_DONTWAIT);
+    if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
+        s_dyn_fail(self, h, GIMPI_ESYSERR, "closed the connection before answering (%s)",
+                   got == 0 ? "end of stream" : strerror(errno));
+        return;
+    }
+    if (got > 0)
+        c->ioff += (size_t)got;
+    if (c->ioff < GIMPI_INTRO_SIZE)
+        return;
+    gimpi_intro_t in;
+    if (gimpi_intro_decode(c->ibuf, &in) < 0 || in.tid != tid
+        || in.target != s_mytid(self)) {
+        s_dyn_fail(self, h, GIMPI_ESYSERR, "answered with garbage");
+        return;
+    }
+    if (in.word == GIMPI_INTRO_RACE) {  /* its own call to us wins: wait for it */
+        close(c->fd);
+        c->fd = -1;
+        c->dial = D_WAIT;
+        return;
+    }
+    if (in.word != GIMPI_INTRO_OK || !s_intro_params_ok(&in)) {
+        s_dyn_fail(self, h, GIMPI_ESYSERR, "refused the connection: %s",
+                   in.word == GIMPI_INTRO_OK ? "bad parameters"
+                                             : gimpi_intro_strstatus(in.word));
+        return;
+    }
+    if (s_bind(self, h, &in) < 0) {
+        s_dyn_fail(self, h, GIMPI_ENOMEM, "out of memory");
+        return;
+    }
+    s_flush(self, h);
+}
+
+/*  Drops incoming introduction k (closing it) and says why on stderr. */
+static void s_pend_drop(gimpi_msg_t *self, int k, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void s_pend_drop(gimpi_msg_t *self, int k, const char *fmt, ...)
+{
+    char what[200] = "";
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(what, sizeof what, fmt, ap);
+        va_end(ap);
+        fprintf(stderr, "gimpi[t%x]: dropped an incoming connection: %s\n",
+                (unsigned)s_mytid(self), what);
+    }
+    if (self->pend[k].fd >= 0)
+        close(self->pend[k].fd);
+    self->pend[k] = self->pend[--self->npend];
+}
+
+/*  Answers introduction k with a refusal and drops it. */
+static void s_pend_refuse(gimpi_msg_t *self, int k, const gimpi_intro_t *in, uint32_t why)
+{
+    uint8_t ans[GIMPI_INTRO_SIZE];
+    s_intro(self, ans, why, in->tid);
+    ssize_t w = send(self->pend[k].fd, ans, sizeof ans, MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)w;
+    if (why == GIMPI_INTRO_RACE)
+        s_pend_drop(self, k, NULL);     /* normal: our own call is the connection */
+    else
+        s_pend_drop(self, k, "t%x refused: %s", (unsigned)in->tid, gimpi_intro_strstatus(why));
+}
+
+/*  A whole introduction is in on pending connection k: accept or refuse it. */
+static void s_pend_decide(gimpi_msg_t *self, int k)
+{
+    gimpi_intro_t in;
+    if (gimpi_intro_decode(self->pend[k].buf, &in) < 0) {
+        s_pend_drop(self, k, "not a gimpi introduction");
+        return;
+    }
+    if (in.word != GIMPI_INTRO_VERSION) {
+        s_pend_refuse(self, k, &in, GIMPI_INTRO_BADVERSION);
+        return;
+    }
+    if (in.target != s_mytid(self)) {
+        s_pend_refuse(self, k, &in, GIMPI_INTRO_WRONGTID);
+        return;
+    }
+    if (in.tid <= 0 || in.tid == s_mytid(self) || !s_intro_params_ok(&in)) {
+        s_pend_refuse(self, k, &in, GIMPI_INTRO_BADPARAM);
+        return;
+    }
+    if (self->finishing) {
+        s_pend_refuse(self, k, &in, GIMPI_INTRO_LEAVING);
+        return;
+    }
+    int p = s_find_tid(self, in.tid);
+    if (p >= 0 && p < self->nstatic) {
+        s_pend_refuse(self, k, &in, GIMPI_INTRO_DUP);
+        return;
+    }
+    if (p >= 0) {
+        conn_t *c = &self->conns[self->peers[p].host];
+        if (self->peers[p].gone) {
+            s_pend_refuse(self, k, &in, GIMPI_INTRO_LEAVING);
+            return;
+        }
+        if (c->state == C_OPEN) {
+            s_pend_refuse(self, k, &in, GIMPI_INTRO_DUP);
+            return;
+        }
+        if (c->state == C_DIAL && c->fd >= 0) {     /* both called: the higher tid wins */
+            if (in.tid < s_mytid(self)) {
+                s_pend_refuse(self, k, &in, GIMPI_INTRO_RACE);
+                return;
+            }
+            close(c->fd);
+            c->fd = -1;
+        }
+    } else if ((p = s_add_peer(self, in.tid)) < 0) {
+        s_pend_drop(self, k, "out of memory");
+        return;
+    }
+    int h = self->peers[p].host;
+    conn_t *c = &self->conns[h];
+    c->fd = self->pend[k].fd;
+    self->pend[k].fd = -1;
+    s_pend_drop(self, k, NULL);
+    uint8_t ans[GIMPI_INTRO_SIZE];
+    s_intro(self, ans, GIMPI_INTRO_OK, in.tid);
+    /* a fresh socket's buffer takes the answer whole */
+    ssize_t w = send(c->fd, ans, sizeof ans, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w != (ssize_t)sizeof ans) {
+        s_dyn_fail(self, h, GIMPI_ESYSERR, "could not answer its introduction");
+        return;
+    }
+    if (s_bind(self, h, &in) < 0) {
+        s_dyn_fail(self, h, GIMPI_ENOMEM, "out of memory");
+        return;
+    }
+    s_flush(self, h);
+}
+
+/*  Pending connection k is readable: read (exactly) the rest of its introduction. */
+static void s_pend_event(gimpi_msg_t *self, int k)
+{
+    pend_t *pd = &self->pend[k];
+    ssize_t got = recv(pd->fd, pd->buf + pd->got, GIMPI_INTRO_SIZE - pd->got, MSG_DONTWAIT);
+    if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
+        if (pd->got)                    /* silent callers (a lost race, a probe): quietly */
+            s_pend_drop(self, k, "closed after %zu of %d introduction bytes", pd->got,
+                        GIMPI_INTRO_SIZE);
+        else
+            s_pend_drop(self, k, NULL);
+        return;
+    }
+    if (got < 0)
+        return;
+    size_t before = pd->got;
+    pd->got += (size_t)got;
+    if (before < 4 && pd->got >= 4 && impi_get32(pd->buf) != GIMPI_INTRO_MARKER) {
+        s_pend_drop(self, k, "not a gimpi introduction (first word 0x%08x)",
+                    (unsigned)impi_get32(pd->buf));
+        return;
+    }
+    if (pd->got == GIMPI_INTRO_SIZE)
+        s_pend_decide(self, k);
+}
+
+/*  The listening socket is readable: takes the waiting callers. */
+static void s_accept(gimpi_msg_t *self)
+{
+    for (int i = 0; i < 16; i++) {
+        int fd = accept4(self->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0)
+            return;
+        if (s_grow(&self->pend, &self->cap_pend, self->npend, sizeof *self->pend, 1024)) {
+            fprintf(stderr, "gimpi[t%x]: dropped an incoming connection: too many "
+                    "introductions under way\n", (unsigned)s_mytid(self));
+            close(fd);
+            continue;
+        }
+        self->pend[self->npend++] = (pend_t){
+            .fd = fd, .deadline = s_now_us() + (int64_t)self->connect_ms * 1000 };
+    }
+}
+
+/*  Gives up dials and introductions past their deadline. */
+static void s_dyn_deadlines(gimpi_msg_t *self)
+{
+    int64_t now = s_now_us();
+    for (int k = self->npend - 1; k >= 0; k--)
+        if (now >= self->pend[k].deadline)
+            s_pend_drop(self, k, "introduction not complete within %d ms", self->connect_ms);
+    for (int h = self->nstatic_hosts; h < self->nhosts; h++) {
+        conn_t *c = &self->conns[h];
+        if (c->state == C_DIAL && c->dial != D_RESOLVE && now >= c->dial_deadline)
+            s_dyn_fail(self, h, GIMPI_ESYSERR, "no connection within %d ms", self->connect_ms);
+    }
+}
+
+/*  An expected peer's alive_fd fired: it died without calling. */
+static void s_alive_event(gimpi_msg_t *self, int p)
+{
+    int h = self->peers[p].host;
+    if (self->conns[h].state == C_EXPECT)
+        s_dyn_fail(self, h, GIMPI_ESYSERR, "exited before connecting");
+}
+
+/*  Resolves and calls dynamic peer p, whose connection is in D_RESOLVE (lock held; the
+ *  lock is released while the resolver runs). */
+static void s_resolve_peer(gimpi_msg_t *self, int p)
+{
+    int h = self->peers[p].host;
+    int tid = self->peers[p].tid;
+    if (self->conns[h].resolve_later) {
+        self->conns[h].resolve_later = 0;
+        self->nresolve--;
+    }
+    uint8_t addr[16];
+    int port = 0;
+    gimpi_msg_resolve_fn fn = self->resolve;
+    void *arg = self->resolve_arg;
+    pthread_mutex_unlock(&self->mu);
+    int rc = fn(arg, tid, addr, &port);
+    pthread_mutex_lock(&self->mu);
+    conn_t *c = &self->conns[h];
+    if (c->state != C_DIAL || c->dial != D_RESOLVE)
+        return;                         /* it called us meanwhile (or is gone) */
+    if (rc < 0)
+        s_dyn_fail(self, h, rc, "cannot be found (%s)", gimpi_strerror(rc));
+    else
+        s_dial_start(self, p, addr, port);
+}
+
+/*  Resolves the peers the engine named while it could not (lock held, may drop it:
+ *  callers hold no pointers into the context). */
+static void s_resolve_later(gimpi_msg_t *self)
+{
+    for (int p = self->nstatic; self->nresolve > 0 && p < self->nprocs; p++) {
+        conn_t *c = &self->conns[self->peers[p].host];
+        if (c->state == C_DIAL && c->dial == D_RESOLVE && c->resolve_later)
+            s_resolve_peer(self, p);
+    }
+}
+
+/*  The peer index of tid (lock held), creating and connecting a dynamic peer through
+ *  the resolver when it is unknown (the lock is released while the resolver runs; inside
+ *  the engine the resolution is left to the next waiting thread).  Returns the index or a
+ *  GIMPI_E* code. */
+static int s_peer(gimpi_msg_t *self, int tid)
+{
+    int p = s_find_tid(self, tid);
+    if (p >= 0)
+        return p;
+    if (tid <= 0 || !self->resolve)
+        return GIMPI_EBADPARAM;
+    if (self->finishing)
+        return GIMPI_ESYSERR;
+    p = s_add_peer(self, tid);
+    if (p < 0)
+        return GIMPI_ENOMEM;
+    int h = self->peers[p].host;
+    self->conns[h].state = C_DIAL;
+    self->conns[h].dial = D_RESOLVE;
+    if (self->in_engine) {
+        self->conns[h].resolve_later = 1;
+        self->nresolve++;
+        if (self->prog_polling || self->app_polling)
+            s_kick(self);
+    } else
+        s_resolve_peer(self, p);
+    return p;
+}
+
 /* ------------------------------------------------------------------ driving */
+
+/*  Adds the dynamic-host sockets to a poll set: the listener, introductions being read,
+ *  dials, expected peers' alive_fds.  Returns how many; *busy = 1 when some setup is
+ *  under way (not just the listener). */
+static int s_extra_fds(gimpi_msg_t *self, struct pollfd *pfd, int *busy)
+{
+    int n = 0;
+    *busy = 0;
+    if (self->listen_fd >= 0)
+        pfd[n++] = (struct pollfd){ .fd = self->listen_fd, .events = POLLIN };
+    for (int k = 0; k < self->npend; k++)
+        pfd[n++] = (struct pollfd){ .fd = self->pend[k].fd, .events = POLLIN };
+    for (int h = self->nstatic_hosts; h < self->nhosts; h++) {
+        conn_t *c = &self->conns[h];
+        if (c->state == C_DIAL && c->fd >= 0)
+            pfd[n++] = (struct pollfd){ .fd = c->fd,
+                                        .events = c->dial == D_ANSWER ? POLLIN : POLLOUT };
+    }
+    for (int p = self->nstatic; p < self->nprocs; p++)
+        if (self->peers[p].alive_fd >= 0)
+            pfd[n++] = (struct pollfd){ .fd = self->peers[p].alive_fd, .events = POLLIN };
+    *busy = n > (self->listen_fd >= 0);
+    return n;
+}
+
+/*  Handles a ready dynamic-host socket (whichever it still is). */
+static void s_extra_event(gimpi_msg_t *self, int fd, short revents)
+{
+    if (fd == self->listen_fd) {
+        s_accept(self);
+        return;
+    }
+    for (int k = 0; k < self->npend; k++)
+        if (self->pend[k].fd == fd) {
+            s_pend_event(self, k);
+            return;
+        }
+    for (int h = self->nstatic_hosts; h < self->nhosts; h++)
+        if (self->conns[h].state == C_DIAL && self->conns[h].fd == fd) {
+            s_dial_event(self, h, revents);
+            return;
+        }
+    for (int p = self->nstatic; p < self->nprocs; p++)
+        if (self->peers[p].alive_fd == fd) {
+            s_alive_event(self, p);
+            return;
+        }
+}
 
 /*  One round of progress: polls the connections (timeout_ms; 0 = just look, the lock is
  *  then kept), then writes and reads what they are ready for.  A blocking poll also
- *  watches the eventfd (kicks).  app says whether an application thread is calling: a
- *  thread that made progress while an application thread sits in poll() kicks it, since
- *  that thread may have consumed the very bytes the other one was waiting for. */
+ *  watches the eventfd (kicks) and the dynamic-host sockets (a quick look only every
+ *  32nd time, or while a setup is under way).  app says whether an application thread
+ *  is calling: a thread that made progress while an application thread sits in poll()
+ *  kicks it, since that thread may have consumed the very bytes the other one was
+ *  waiting for. */
 static void s_drive(gimpi_msg_t *self, int timeout_ms, int app)
 {
     /* bytes left in a staging buffer (s_read stopped early) are handled first; poll()
@@ -1124,8 +1669,11 @@ static void s_drive(gimpi_msg_t *self, int timeout_ms, int app)
     }
     if (staged)
         timeout_ms = 0;
-    struct pollfd pfd[self->nhosts + 1];
-    int map[self->nhosts + 1];
+    s_dyn_deadlines(self);
+    int nmax = self->nhosts + 1 + self->npend + (self->nhosts - self->nstatic_hosts)
+               + (self->nprocs - self->nstatic) + 1;
+    struct pollfd pfd[nmax];
+    int map[nmax];
     int np = 0;
     for (int h = 0; h < self->nhosts; h++) {
         conn_t *c = &self->conns[h];
@@ -1135,6 +1683,10 @@ static void s_drive(gimpi_msg_t *self, int timeout_ms, int app)
                                    .events = (short)(POLLIN | (c->want_out ? POLLOUT : 0)) };
         map[np++] = h;
     }
+    int nconn = np, busy = 0;
+    int nextra = s_extra_fds(self, pfd + np, &busy);
+    for (int i = 0; i < nextra; i++)
+        map[np++] = -2;
     if (np == 0 && timeout_ms && app) {     /* nothing to watch: wait for a state change */
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
@@ -1146,15 +1698,20 @@ static void s_drive(gimpi_msg_t *self, int timeout_ms, int app)
         pthread_cond_timedwait(&self->cv, &self->mu, &ts);
         return;
     }
-    if (timeout_ms == 0 && np <= DIRECT_READ_MAX) {
+    if (timeout_ms == 0 && nconn <= DIRECT_READ_MAX) {
         /* a quick look at few connections: try them directly, one syscall each, rather
          * than poll() and then read */
-        for (int i = 0; i < np; i++) {
+        for (int i = 0; i < nconn; i++) {
             int h = map[i];
             if (self->conns[h].want_out && s_flush(self, h) < 0)
                 continue;
             s_read(self, h);
         }
+        if (nextra && (busy || (++self->quick & 31) == 0)
+            && poll(pfd + nconn, (nfds_t)nextra, 0) > 0)
+            for (int i = nconn; i < np; i++)
+                if (pfd[i].revents)
+                    s_extra_event(self, pfd[i].fd, pfd[i].revents);
         if (self->app_polling)
             s_kick(self);
         pthread_cond_broadcast(&self->cv);
@@ -1183,13 +1740,17 @@ static void s_drive(gimpi_msg_t *self, int timeout_ms, int app)
         if (!pfd[i].revents)
             continue;
         int h = map[i];
-        if (h < 0) {
+        if (h == -1) {
             uint64_t v;
             ssize_t n = read(self->evfd, &v, sizeof v);
             (void)n;
             continue;
         }
-        if (self->conns[h].fd != pfd[i].fd)
+        if (h == -2) {
+            s_extra_event(self, pfd[i].fd, pfd[i].revents);
+            continue;
+        }
+        if (self->conns[h].fd != pfd[i].fd || self->conns[h].state != C_OPEN)
             continue;                   /* closed meanwhile */
         if (pfd[i].revents & (POLLOUT | POLLERR | POLLHUP))
             if (s_flush(self, h) < 0)
@@ -1222,6 +1783,8 @@ static int s_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
     int rc = 0;
     uint64_t moved = self->moved;
     while (!pred(self, arg)) {
+        if (self->nresolve)
+            s_resolve_later(self);
         int64_t now = s_now_us();
         if (self->moved != moved) {     /* bytes are flowing: keep spinning */
             moved = self->moved;
@@ -1293,6 +1856,8 @@ static void *s_progress(void *arg)
         }
         pthread_mutex_unlock(&self->pmu);
         pthread_mutex_lock(&self->mu);
+        if (!self->stop && self->nresolve)
+            s_resolve_later(self);
         if (!self->stop)
             s_drive(self, 1000, 0);
         pthread_mutex_unlock(&self->mu);
@@ -1334,8 +1899,9 @@ gimpi_msg_t *gimpi_msg_new(const struct impi_tables_t *t, int rank, int listen_f
     self->evfd = -1;
     self->listen_fd = listen_fd;
     self->rank = rank;
-    self->nprocs = t->nprocs;
-    self->nhosts = t->nhosts;
+    self->nprocs = self->nstatic = self->cap_procs = t->nprocs;
+    self->nhosts = self->nstatic_hosts = self->cap_hosts = t->nhosts;
+    self->connect_ms = timeout_ms > 0 ? timeout_ms : 60000;
     self->myhost = myhost;
     self->pktlen = t->pktlen ? t->pktlen : 65536;
     self->ackmark = t->ackmark ? t->ackmark : 10;
@@ -1363,6 +1929,8 @@ gimpi_msg_t *gimpi_msg_new(const struct impi_tables_t *t, int rank, int listen_f
         self->peers[p].id = t->procs[p].id;
         self->peers[p].host = h;
         self->peers[p].client = t->procs[p].client;
+        self->peers[p].tid = p + 1;
+        self->peers[p].alive_fd = -1;
         self->conns[h].nprocs++;
     }
     self->maxlinear = t->maxlinear > 0 ? t->maxlinear : 4;
@@ -1370,6 +1938,9 @@ gimpi_msg_t *gimpi_msg_new(const struct impi_tables_t *t, int rank, int listen_f
         conn_t *c = &self->conns[h];
         c->fd = -1;
         c->state = C_CLOSED;
+        c->pktlen = self->pktlen;
+        c->ackmark = self->ackmark;
+        c->hiwater = self->hiwater;
         c->procs = calloc((size_t)c->nprocs + 1, sizeof *c->procs);
         if (!c->procs)
             goto nomem;
@@ -1398,6 +1969,8 @@ gimpi_msg_t *gimpi_msg_new(const struct impi_tables_t *t, int rank, int listen_f
     }
     free(fds);
     fds = NULL;
+    /* from now on the listener takes dynamic hosts, from the progress machinery */
+    fcntl(listen_fd, F_SETFL, fcntl(listen_fd, F_GETFL) | O_NONBLOCK);
     self->peers[rank].gone = 0;
     const char *prog = getenv("GIMPI_PROGRESS");     /* "0": no thread (tests, benchmarks) */
     if (!(prog && strcmp(prog, "0") == 0)) {
@@ -1444,6 +2017,13 @@ void gimpi_msg_destroy(gimpi_msg_t **self_p)
             free(c->stage);
             free(c->procs);
         }
+    for (int k = 0; k < self->npend; k++)
+        close(self->pend[k].fd);
+    free(self->pend);
+    if (self->peers)
+        for (int p = self->nstatic; p < self->nprocs; p++)
+            if (self->peers[p].alive_fd >= 0)
+                close(self->peers[p].alive_fd);
     gimpi_msg_fwd_free(self, &self->fwd);
     while (self->uhead) {
         umsg_t *um = self->uhead;
@@ -1489,39 +2069,130 @@ void gimpi_msg_set_timeout(gimpi_msg_t *self, int timeout_ms)
 int gimpi_msg_mytid(gimpi_msg_t *self)
 {
     assert(self);
-    return self->tidbase + self->rank + 1;
+    return s_mytid(self);
 }
 
-/*  Where the job's tids start (groupd's reserved block). */
-int gimpi_msg_set_tidbase(gimpi_msg_t *self, int base)
-{
-    assert(self);
-    if (base < 0 || base > INT32_MAX - self->nprocs)
-        return GIMPI_EBADPARAM;
-    self->tidbase = base;
-    return 0;
-}
-
-/*  Number of tasks of the job. */
+/*  Number of tasks of the job (the static tables'). */
 int gimpi_msg_ntasks(gimpi_msg_t *self)
 {
     assert(self);
-    return self->nprocs;
+    return self->nstatic;
 }
 
-/*  tid of a world rank (the one place that knows tid = tidbase + rank + 1). */
+/*  tid of a world rank (the one place that knows tid = base + rank + 1). */
 int gimpi_msg_tid(gimpi_msg_t *self, int rank)
 {
     assert(self);
-    return rank >= 0 && rank < self->nprocs ? self->tidbase + rank + 1 : -1;
+    return rank >= 0 && rank < self->nstatic ? self->tidbase + rank + 1 : -1;
 }
 
-/*  World rank of a tid. */
+/*  World rank of a tid (static tasks only). */
 int gimpi_msg_rank(gimpi_msg_t *self, int tid)
 {
     assert(self);
-    int64_t r = (int64_t)tid - self->tidbase - 1;
-    return r >= 0 && r < self->nprocs ? (int)r : GIMPI_EBADPARAM;
+    long r = (long)tid - self->tidbase - 1;
+    return tid > 0 && r >= 0 && r < self->nstatic ? (int)r : GIMPI_EBADPARAM;
+}
+
+/*  Sets the tid base (static tids = base + rank + 1). */
+int gimpi_msg_set_tidbase(gimpi_msg_t *self, int base)
+{
+    assert(self);
+    if (base < 0 || base > INT32_MAX - self->nstatic)
+        return GIMPI_EBADPARAM;
+    pthread_mutex_lock(&self->mu);
+    self->tidbase = base;
+    for (int p = 0; p < self->nstatic; p++)
+        self->peers[p].tid = self->tidbase + p + 1;
+    pthread_mutex_unlock(&self->mu);
+    return 0;
+}
+
+/*  Installs the resolver of unknown tids. */
+void gimpi_msg_set_resolver(gimpi_msg_t *self, gimpi_msg_resolve_fn fn, void *arg)
+{
+    assert(self);
+    pthread_mutex_lock(&self->mu);
+    self->resolve = fn;
+    self->resolve_arg = arg;
+    pthread_mutex_unlock(&self->mu);
+}
+
+/*  Calls tid at a known contact. */
+int gimpi_msg_connect(gimpi_msg_t *self, int tid, const uint8_t addr[16], int port)
+{
+    assert(self);
+    if (tid <= 0 || !addr || port <= 0 || port > 65535)
+        return GIMPI_EBADPARAM;
+    pthread_mutex_lock(&self->mu);
+    int rc = 0;
+    if (tid == s_mytid(self))
+        rc = GIMPI_EBADPARAM;
+    else if (s_find_tid(self, tid) < 0) {
+        int p = self->finishing ? GIMPI_ESYSERR : s_add_peer(self, tid);
+        if (p < 0)
+            rc = self->finishing ? GIMPI_ESYSERR : GIMPI_ENOMEM;
+        else
+            s_dial_start(self, p, addr, port);
+    }
+    pthread_mutex_unlock(&self->mu);
+    return rc;
+}
+
+/*  Announces a task that will call. */
+int gimpi_msg_expect(gimpi_msg_t *self, int tid, int alive_fd)
+{
+    assert(self);
+    if (tid <= 0) {
+        if (alive_fd >= 0)
+            close(alive_fd);
+        return GIMPI_EBADPARAM;
+    }
+    pthread_mutex_lock(&self->mu);
+    int rc = 0, p = s_find_tid(self, tid);
+    if (p < 0 && !self->finishing && tid != s_mytid(self)) {
+        p = s_add_peer(self, tid);
+        if (p < 0)
+            rc = GIMPI_ENOMEM;
+        else {
+            self->conns[self->peers[p].host].state = C_EXPECT;
+            self->peers[p].alive_fd = alive_fd;
+            alive_fd = -1;
+            if (self->prog_polling || self->app_polling)
+                s_kick(self);
+        }
+    }
+    if (alive_fd >= 0)
+        close(alive_fd);
+    pthread_mutex_unlock(&self->mu);
+    return rc;
+}
+
+/*  Address and port of the listening socket. */
+int gimpi_msg_contact(gimpi_msg_t *self, uint8_t addr[16], int *port)
+{
+    assert(self);
+    struct sockaddr_in sa;
+    socklen_t len = sizeof sa;
+    if (self->listen_fd < 0 || !addr || !port
+        || getsockname(self->listen_fd, (struct sockaddr *)&sa, &len) < 0
+        || sa.sin_family != AF_INET)
+        return GIMPI_ESYSERR;
+    impi_addr16_from_ipv4(addr, ntohl(sa.sin_addr.s_addr));
+    *port = ntohs(sa.sin_port);
+    return 0;
+}
+
+/*  Other known tasks not gone. */
+int gimpi_msg_npeers(gimpi_msg_t *self)
+{
+    assert(self);
+    pthread_mutex_lock(&self->mu);
+    int n = 0;
+    for (int p = 0; p < self->nprocs; p++)
+        n += p != self->rank && !self->peers[p].gone;
+    pthread_mutex_unlock(&self->mu);
+    return n;
 }
 
 /*  Last error text. */
@@ -1563,9 +2234,11 @@ static void s_um_arrived(gimpi_msg_t *self, umsg_t *um)
 static int s_isend(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf,
                    size_t len, int flags, gimpi_msg_req_t **out)
 {
-    int p = gimpi_msg_rank(self, tid);
-    if (!out || p < 0 || s_check_tag(self, tag, 0) || (len && !buf))
+    if (!out || s_check_tag(self, tag, 0) || (len && !buf))
         return GIMPI_EBADPARAM;
+    int p = s_peer(self, tid);
+    if (p < 0)
+        return p;
     if (p != self->rank && self->peers[p].gone)
         return self->peers[p].gone;
     gimpi_msg_req_t *r = calloc(1, sizeof *r);
@@ -1619,9 +2292,11 @@ static int s_isend(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void
 static int s_irecv(gimpi_msg_t *self, uint64_t cid, int tid, int tag, void *buf, size_t size,
                    gimpi_msg_req_t **out)
 {
-    int p = tid == GIMPI_ANY ? -1 : gimpi_msg_rank(self, tid);
-    if (!out || (tid != GIMPI_ANY && p < 0) || s_check_tag(self, tag, 1) || (size && !buf))
+    if (!out || s_check_tag(self, tag, 1) || (size && !buf))
         return GIMPI_EBADPARAM;
+    int p = tid == GIMPI_ANY ? -1 : s_peer(self, tid);
+    if (tid != GIMPI_ANY && p < 0)
+        return p;
     gimpi_msg_req_t *r = calloc(1, sizeof *r);
     if (!r)
         return GIMPI_ENOMEM;
@@ -1660,11 +2335,11 @@ static void s_status(gimpi_msg_t *self, const gimpi_msg_req_t *r, gimpi_status_t
     if (!st)
         return;
     if (r->kind == RQ_RECV) {
-        st->source = gimpi_msg_tid(self, r->src);
+        st->source = r->src >= 0 ? self->peers[r->src].tid : -1;
         st->tag = r->rtag;
         st->len = (size_t)r->msglen;
     } else {
-        st->source = gimpi_msg_mytid(self);
+        st->source = s_mytid(self);
         st->tag = r->tag;
         st->len = r->len;
     }
@@ -1850,7 +2525,7 @@ static int s_probe_result(gimpi_msg_t *self, probe_t *pr, gimpi_status_t *status
     if (!pr->found)
         return pr->peer >= 0 && self->peers[pr->peer].gone ? self->peers[pr->peer].gone : 0;
     if (status) {
-        status->source = gimpi_msg_tid(self, pr->found->src);
+        status->source = self->peers[pr->found->src].tid;
         status->tag = pr->found->tag;
         status->len = (size_t)pr->found->msglen;
         status->error = 0;
@@ -1864,10 +2539,14 @@ int gimpi_msg_iprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int 
                          gimpi_status_t *status)
 {
     assert(self);
-    int p = tid == GIMPI_ANY ? -1 : gimpi_msg_rank(self, tid);
-    if (!flag || (tid != GIMPI_ANY && p < 0) || s_check_tag(self, tag, 1))
+    if (!flag || s_check_tag(self, tag, 1))
         return GIMPI_EBADPARAM;
     s_enter(self);
+    int p = tid == GIMPI_ANY ? -1 : s_peer(self, tid);
+    if (tid != GIMPI_ANY && p < 0) {
+        s_leave(self);
+        return p;
+    }
     probe_t pr = { cid, p, tag, NULL, -1 };
     *flag = 0;
     if (!s_probe_pred(self, &pr))
@@ -1898,10 +2577,14 @@ int gimpi_msg_probe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag,
                         gimpi_status_t *status)
 {
     assert(self);
-    int p = tid == GIMPI_ANY ? -1 : gimpi_msg_rank(self, tid);
-    if ((tid != GIMPI_ANY && p < 0) || s_check_tag(self, tag, 1))
+    if (s_check_tag(self, tag, 1))
         return GIMPI_EBADPARAM;
     s_enter(self);
+    int p = tid == GIMPI_ANY ? -1 : s_peer(self, tid);
+    if (tid != GIMPI_ANY && p < 0) {
+        s_leave(self);
+        return p;
+    }
     probe_t pr = { cid, p, tag, NULL, -1 };
     int rc = s_wait(self, s_probe_pred, &pr, 0);
     if (!rc)
@@ -1924,14 +2607,19 @@ int gimpi_msg_tprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int 
                          int watch_tid, int *flag, gimpi_status_t *status)
 {
     assert(self);
-    int p = tid == GIMPI_ANY ? -1 : gimpi_msg_rank(self, tid);
-    int w = watch_tid == GIMPI_ANY ? -1 : gimpi_msg_rank(self, watch_tid);
-    if (!flag || (tid != GIMPI_ANY && p < 0) || (watch_tid != GIMPI_ANY && w < 0)
-        || s_check_tag(self, tag, 1))
+    if (!flag || s_check_tag(self, tag, 1))
         return GIMPI_EBADPARAM;
+    s_enter(self);
+    int p = tid == GIMPI_ANY ? -1 : s_peer(self, tid);
+    int w = watch_tid == GIMPI_ANY ? -1 : s_peer(self, watch_tid);
+    if (w == GIMPI_EBADPARAM)
+        w = -1;                         /* a tid nobody can resolve: nothing to watch */
+    if ((tid != GIMPI_ANY && p < 0) || (watch_tid != GIMPI_ANY && w < 0)) {
+        s_leave(self);
+        return p < 0 && tid != GIMPI_ANY ? p : w;
+    }
     if (w == self->rank)
         w = -1;                         /* we never leave under our own feet */
-    s_enter(self);
     probe_t pr = { cid, p, tag, NULL, w };
     *flag = 0;
     int rc = 0;
@@ -2096,6 +2784,19 @@ int gimpi_msg_finalize(gimpi_msg_t *self, int timeout_ms)
     int saved = self->timeout_ms;
     self->timeout_ms = timeout_ms > 0 ? timeout_ms : 0;
     int rc = s_wait(self, s_idle, NULL, 0);
+    /* no new dynamic hosts from now on; those not connected yet never will be */
+    self->finishing = 1;
+    for (int h = self->nstatic_hosts; h < self->nhosts; h++) {
+        conn_t *c = &self->conns[h];
+        if (c->state == C_DIAL || c->state == C_EXPECT) {
+            if (self->peers[c->procs[0]].alive_fd >= 0) {
+                close(self->peers[c->procs[0]].alive_fd);
+                self->peers[c->procs[0]].alive_fd = -1;
+            }
+            s_conn_close(self, h);
+            s_host_gone(self, h, GIMPI_ESYSERR, 0);
+        }
+    }
     for (int h = 0; h < self->nhosts; h++) {
         conn_t *c = &self->conns[h];
         if (c->state != C_OPEN || c->fini_queued)
@@ -2119,7 +2820,9 @@ int gimpi_msg__send_owned(gimpi_msg_t *self, uint64_t cid, int tid, int tag, uin
                           size_t len)
 {
     gimpi_msg_req_t *r = NULL;
+    self->in_engine++;                  /* an unknown tid is resolved later, not here */
     int rc = s_isend(self, cid, tid, tag, buf, len, 0, &r);
+    self->in_engine--;
     if (rc < 0) {
         free(buf);
         return rc;
@@ -2140,7 +2843,7 @@ int gimpi_msg__send_owned(gimpi_msg_t *self, uint64_t cid, int tid, int tag, uin
 int gimpi_msg__inject(gimpi_msg_t *self, uint64_t cid, int src, int tag, uint8_t *data,
                       size_t len)
 {
-    int p = gimpi_msg_rank(self, src);
+    int p = s_find_tid(self, src);
     umsg_t *um = calloc(1, sizeof *um);
     if (p < 0 || !um) {
         free(um);
@@ -2161,7 +2864,7 @@ int gimpi_msg__inject(gimpi_msg_t *self, uint64_t cid, int src, int tag, uint8_t
 /*  An incomplete message (lock held): queued, or claimed by a posted receive at once. */
 void *gimpi_msg__placeholder(gimpi_msg_t *self, uint64_t cid, int src, int tag, size_t total)
 {
-    int p = gimpi_msg_rank(self, src);
+    int p = s_find_tid(self, src);
     umsg_t *um = p < 0 ? NULL : calloc(1, sizeof *um);
     if (!um)
         return NULL;
@@ -2237,12 +2940,15 @@ size_t gimpi_msg__pktlen(gimpi_msg_t *self)
     return self->pktlen;
 }
 
-/*  The IMPI client of a tid's task, -1 when unknown. */
+/*  The IMPI client of a tid's task, -1 when unknown (or a dynamic task: in no client). */
 int gimpi_msg_client(gimpi_msg_t *self, int tid)
 {
     assert(self);
-    int p = gimpi_msg_rank(self, tid);
-    return p < 0 ? -1 : self->peers[p].client;
+    pthread_mutex_lock(&self->mu);
+    int p = s_find_tid(self, tid);
+    int c = p < 0 || p >= self->nstatic ? -1 : self->peers[p].client;
+    pthread_mutex_unlock(&self->mu);
+    return c;
 }
 
 /*  IMPI's MAXLINEAR agreed at startup. */

@@ -13,15 +13,22 @@
 #include "gimpi_job.h"
 #include "impi_coll.h"
 
+#include <arpa/inet.h>
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 struct gimpi_t {
     gimpi_job_t job;
     gimpi_msg_t *msg;
     gimpi_groups_t *groups;     /* registered under the data plane's tid */
     gimpi_coll_t *coll;         /* group operations' state (gimpi_coll.h) */
+    int connect_ms;             /* GIMPI_CONNECT_TIMEOUT */
+    int parent;                 /* spawner's tid, or GIMPI_ENOPARENT */
+    int *siblings;              /* tasks of the same spawn (spawned tasks), or NULL */
+    int nsiblings;
 };
 
 /*  Seconds from the environment, else a default, as milliseconds. */
@@ -47,6 +54,14 @@ static int s_tidbase(gimpi_t *self)
     }
     if (self->job.launched)
         return self->job.tidbase;
+    const char *tid = getenv(GIMPI_ENV_TID);    /* a spawned task: its spawner reserved it */
+    if (tid && *tid) {
+        char *end;
+        long v = strtol(tid, &end, 10);
+        if (!*end && v > 0 && v < INT32_MAX)
+            return (int)v - 1;
+        fprintf(stderr, "gimpi: warning: ignoring bad %s '%s'\n", GIMPI_ENV_TID, tid);
+    }
     int base = gimpi_groups_reserve(self->groups, "", 1);
     return base < 0 ? -1 : base;
 }
@@ -70,6 +85,73 @@ static void s_groups_up(gimpi_t *self)
     gimpi_groups_disable(self->groups);
     fprintf(stderr, "gimpi: warning: groupd at %s unavailable (%s): tid %d, group calls "
             "fail\n", gimpi_groups_endpoint(self->groups), why, gimpi_msg_mytid(self->msg));
+}
+
+/*  The data plane's resolver: groupd's LOOKUP; a tid reserved but not registered yet (a
+ *  task being spawned) is asked again, backing off, for up to GIMPI_CONNECT_TIMEOUT. */
+static int s_resolve(void *arg, int tid, uint8_t addr[16], int *port)
+{
+    gimpi_t *self = arg;
+    struct timespec pause = { 0, 1000000 };
+    int64_t waited_ns = 0;
+    for (;;) {
+        gimpi_task_info_t info;
+        int rc = gimpi_group_lookup(self->groups, tid, &info);
+        if (rc == 0) {
+            memcpy(addr, info.addr, 16);
+            *port = info.port;
+            return info.port > 0 ? 0 : GIMPI_ENOTASK;   /* registered without a contact */
+        }
+        if (rc != GIMPI_ENOTFOUND)
+            return rc;
+        if (waited_ns / 1000000 >= self->connect_ms)
+            return GIMPI_ESYSERR;
+        nanosleep(&pause, NULL);
+        waited_ns += pause.tv_nsec;
+        if (pause.tv_nsec < 100000000)
+            pause.tv_nsec *= 2;
+    }
+}
+
+/*  A spawned task: its parent (called at once at the contact it was given) and siblings
+ *  from the spawner's environment (doc/spawn.md), which its own children do not inherit. */
+static void s_spawned(gimpi_t *self)
+{
+    self->parent = GIMPI_ENOPARENT;
+    const char *p = getenv(GIMPI_ENV_PARENT), *c = getenv(GIMPI_ENV_PARENT_CONTACT);
+    const char *sib = getenv(GIMPI_ENV_SIBLINGS);
+    if (p && *p && c && *c) {
+        int tid = atoi(p), port = 0;
+        char ip[64];
+        struct in_addr ia;
+        if (tid > 0 && sscanf(c, "%63[0-9.]:%d", ip, &port) == 2 && inet_pton(AF_INET, ip, &ia) == 1) {
+            uint8_t addr[16];
+            impi_addr16_from_ipv4(addr, ntohl(ia.s_addr));
+            if (gimpi_msg_connect(self->msg, tid, addr, port) == 0)
+                self->parent = tid;
+        }
+        if (self->parent < 0)
+            fprintf(stderr, "gimpi: warning: bad spawner contact %s=%s %s=%s\n",
+                    GIMPI_ENV_PARENT, p, GIMPI_ENV_PARENT_CONTACT, c);
+    }
+    if (sib && *sib) {
+        int n = 1;
+        for (const char *q = sib; *q; q++)
+            n += *q == ',';
+        self->siblings = calloc((size_t)n, sizeof *self->siblings);
+        for (const char *q = sib; self->siblings && *q && self->nsiblings < n;) {
+            char *end;
+            long v = strtol(q, &end, 10);
+            if (end == q || v <= 0)
+                break;
+            self->siblings[self->nsiblings++] = (int)v;
+            q = *end == ',' ? end + 1 : end;
+        }
+    }
+    unsetenv(GIMPI_ENV_TID);
+    unsetenv(GIMPI_ENV_PARENT);
+    unsetenv(GIMPI_ENV_PARENT_CONTACT);
+    unsetenv(GIMPI_ENV_SIBLINGS);
 }
 
 /*  Joins the job and brings the data plane up. */
@@ -96,7 +178,10 @@ gimpi_t *gimpi_init(char *err, size_t errsize)
         gimpi_abort(&self);
         return NULL;
     }
+    self->connect_ms = timeout;
     s_groups_up(self);
+    gimpi_msg_set_resolver(self->msg, s_resolve, self);
+    s_spawned(self);
     return self;
 }
 
@@ -122,9 +207,10 @@ void gimpi_abort(gimpi_t **self_p)
     gimpi_t *self = *self_p;
     if (!self)
         return;
+    gimpi_msg_destroy(&self->msg);      /* first: its resolver uses the groups object */
     gimpi_groups_destroy(&self->groups);
+    free(self->siblings);
     gimpi_coll_destroy(&self->coll);
-    gimpi_msg_destroy(&self->msg);
     gimpi_job_fini(&self->job);
     free(self);
     *self_p = NULL;
@@ -163,4 +249,27 @@ int gimpi_size(gimpi_t *self)
 {
     assert(self);
     return self->job.tables->nprocs;
+}
+
+/*  The spawner's tid. */
+int gimpi_parent(gimpi_t *self)
+{
+    assert(self);
+    return self->parent;
+}
+
+/*  The tasks started by the same spawn. */
+int gimpi_siblings(gimpi_t *self, const int **tids)
+{
+    assert(self);
+    if (tids)
+        *tids = self->siblings;
+    return self->nsiblings;
+}
+
+/*  The groupd endpoint the task uses (for its children). */
+const char *gimpi_groupd_endpoint(gimpi_t *self)
+{
+    assert(self);
+    return gimpi_groups_endpoint(self->groups);
 }

@@ -57,6 +57,11 @@ typedef struct {
     /*  Optional (may be NULL): tasks started by the same spawn, *tids valid until the
      *  transport is destroyed; NULL means "this task alone". */
     int (*siblings)(void *impl, const int **tids);
+    /*  Optional (may be NULL): starts n copies of program file (argv without the program
+     *  name, may be NULL; flags: GIMPI_SPAWN_*) as new tasks; tids[i] gets each tid or
+     *  error; returns how many started or an error for all. */
+    int (*spawn)(void *impl, const char *file, char *const argv[], int flags, int n,
+                 int *tids);
     /*  Releases impl (called by pvm_ctx_detach / pvm_ctx_destroy). */
     void (*destroy)(void *impl);
     /*  Optional (may be NULL): the task's connection to groupd, registered under this

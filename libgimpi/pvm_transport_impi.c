@@ -3,9 +3,10 @@
  *
  *  Enrolment (the first pvm_* call that needs it) is gimpi_init: the task joins the job
  *  gimpirun started it in, or becomes a one-task job of its own when started from the
- *  shell.  tid = the data plane's tid (groupd's: tid base + world rank + 1); every task of
- *  a gimpirun job is a sibling of the others; nobody has a PVM parent (spawn is not this
- *  file's business).
+ *  shell, or a dynamic host when a spawner started it.  tid = the data plane's tid
+ *  (groupd's: tid base + world rank + 1); every task of a gimpirun job is a sibling of
+ *  the others; a spawned task's parent and siblings are its spawner and the tasks of the
+ *  same spawn (gimpi_spawn.c does the spawning).
  *
  *  Wire format (doc/data-plane.md, "PVM messages"): each PVM message is one data-plane
  *  message on GIMPI_CID_PVM with the PVM tag, starting with a 16-byte header
@@ -105,11 +106,17 @@ static int s_mytid(void *impl)
     return gimpi_msg_mytid(((impi_tp_t *)impl)->msg);
 }
 
-/*  vtable: no PVM parent (shell- and gimpirun-started tasks alike). */
+/*  vtable: the spawner's tid; none for shell- and gimpirun-started tasks. */
 static int s_parent(void *impl)
 {
-    (void)impl;
-    return GIMPI_ENOPARENT;
+    return gimpi_parent(((impi_tp_t *)impl)->task);
+}
+
+/*  vtable: starts tasks (gimpi_spawn). */
+static int s_spawn(void *impl, const char *file, char *const argv[], int flags, int n,
+                   int *tids)
+{
+    return gimpi_spawn(((impi_tp_t *)impl)->task, file, argv, flags, n, tids);
 }
 
 /*  vtable: a standard send of header (+ body inline, or body as a second message).  A
@@ -119,7 +126,7 @@ static int s_send(void *impl, int dst, int tag, int ctxid, int encoding, const v
                   size_t len)
 {
     impi_tp_t *self = impl;
-    if (gimpi_msg_rank(self->msg, dst) < 0)
+    if (dst <= 0)
         return GIMPI_EBADPARAM;
     int rc;
     if (len <= INLINE_MAX) {
@@ -140,6 +147,8 @@ static int s_send(void *impl, int dst, int tag, int ctxid, int encoding, const v
         if (rc == 0)
             rc = gimpi_msg_send_cid(self->msg, GIMPI_CID_PVM_BODY, dst, tag, bytes, len);
     }
+    if (rc == GIMPI_ENOTASK)
+        return GIMPI_EBADPARAM;     /* no task ever had (or still has) that tid */
     return rc == GIMPI_ESYSERR ? 0 : rc;
 }
 
@@ -174,9 +183,9 @@ static int s_take(impi_tp_t *self, uint64_t cid, int src, int tag, size_t len, u
 static int s_next_from(void *impl, int timeout_ms, int watch, pvm_msg_t *msg)
 {
     impi_tp_t *self = impl;
-    if (watch != GIMPI_ANY && gimpi_msg_rank(self->msg, watch) < 0)
-        watch = GIMPI_ANY;      /* not a task of the job: nothing to watch */
-    if (timeout_ms < 0 && self->ntids == 1) {
+    if (watch <= 0)
+        watch = GIMPI_ANY;
+    if (timeout_ms < 0 && gimpi_msg_npeers(self->msg) == 0) {
         int flag = 0;
         int rc = gimpi_msg_tprobe_cid(self->msg, GIMPI_CID_PVM, GIMPI_ANY, GIMPI_ANY, 0,
                                       GIMPI_ANY, &flag, NULL);
@@ -235,10 +244,13 @@ static int s_next(void *impl, int timeout_ms, pvm_msg_t *msg)
     return s_next_from(impl, timeout_ms, GIMPI_ANY, msg);
 }
 
-/*  vtable: every task of the job. */
+/*  vtable: the tasks of the same spawn (a spawned task), else every task of the job. */
 static int s_siblings(void *impl, const int **tids)
 {
     impi_tp_t *self = impl;
+    int n = gimpi_siblings(self->task, tids);
+    if (n > 0)
+        return n;
     *tids = self->tids;
     return self->ntids;
 }
@@ -295,6 +307,7 @@ static const pvm_transport_ops_t s_ops = {
     .next = s_next,
     .next_from = s_next_from,
     .siblings = s_siblings,
+    .spawn = s_spawn,
     .destroy = s_destroy,
     .groups = s_groups,
 };

@@ -1,0 +1,60 @@
+#!/bin/bash
+# t/pvm_spawn.sh — pvm_spawn with real processes (t/spawn_task): a shell-started master
+# spawns children that know their parent and siblings, pass a token round each other and
+# exchange short and long messages with the master; their output reaches the master's
+# terminal, tagged with their tid when GIMPI_TAG asks; a bare name is found on GIMPI_PATH
+# first; a child spawns a grandchild that reaches the master through groupd; missing and
+# non-executable programs, other hosts, children that die at once or are killed while
+# sending give PVM's errors or failed receives, never a hang.  A private groupd serves.
+set -u
+top_builddir=${top_builddir:-.}
+TASK="$top_builddir/t/spawn_task"
+RUN="$top_builddir/groupd/gimpirun"
+GROUPD="$top_builddir/groupd/groupd"
+. "${top_srcdir:-.}/t/tap.sh"
+echo "1..10"
+export GIMPI_GROUPD="ipc://$tmp/gd" GIMPI_GROUPD_BIN="$GROUPD"
+timeout 300 "$GROUPD" --foreground --endpoint "$GIMPI_GROUPD" >"$tmp/gd.out" 2>&1 &
+for _ in $(seq 1 500); do [ -s "$tmp/gd.out" ] && break; sleep 0.02; done
+[ "$(head -1 "$tmp/gd.out")" = "$GIMPI_GROUPD" ]; ok $? "private groupd serves $GIMPI_GROUPD"
+check() { local st=$1 desc=$2; shift 2; ok "$st" "$desc"; [ "$st" = 0 ] || sed 's/^/# /' "$@" | head -20; }
+unset GIMPI_PATH GIMPI_TAG
+
+timeout 120 "$TASK" master 4 >"$tmp/a" 2>"$tmp/a.err"; rc=$?
+[ $rc = 0 ] && grep -q "^master ok$" "$tmp/a"
+check $? "master spawns 4: parent, siblings, token ring, 1 MiB both ways (exit $rc)" "$tmp/a" "$tmp/a.err"
+[ "$(grep -c '^child [0-3] hello$' "$tmp/a")" = 4 ] && [ "$(grep -c '^child [0-3] says on stderr$' "$tmp/a.err")" = 4 ]
+check $? "children's stdout and stderr reach the master's, untagged by default" "$tmp/a" "$tmp/a.err"
+
+GIMPI_TAG=1 timeout 120 "$TASK" master 2 >"$tmp/b" 2>"$tmp/b.err"; rc=$?
+[ $rc = 0 ] && [ "$(grep -Ec '^\[t[0-9a-f]+\] child [01] hello$' "$tmp/b")" = 2 ] \
+    && [ "$(grep -Ec '^\[t[0-9a-f]+\] child [01] says on stderr$' "$tmp/b.err")" = 2 ] \
+    && grep -q "^master ok$" "$tmp/b"
+check $? "GIMPI_TAG=1: each child line prefixed with its tid in hex (exit $rc)" "$tmp/b" "$tmp/b.err"
+
+mkdir -p "$tmp/path"
+ln -s "$(cd "$(dirname "$TASK")" && pwd)/$(basename "$TASK")" "$tmp/path/spawn_alias"
+GIMPI_PATH="/nonexistent:$tmp/path" timeout 120 "$TASK" master 2 spawn_alias >"$tmp/c" 2>"$tmp/c.err"; rc=$?
+[ $rc = 0 ] && grep -q "^master ok$" "$tmp/c"
+check $? "a bare name found on GIMPI_PATH (exit $rc)" "$tmp/c" "$tmp/c.err"
+
+timeout 120 "$TASK" master 1 "$(dirname "$TASK")/spawn_task" >"$tmp/d" 2>"$tmp/d.err"; rc=$?
+[ $rc = 0 ] && grep -q "^master ok$" "$tmp/d"
+check $? "a relative path with a slash (exit $rc)" "$tmp/d" "$tmp/d.err"
+
+printf '#!/bin/sh\nexit 0\n' >"$tmp/noexec"; chmod 644 "$tmp/noexec"
+timeout 120 "$TASK" failures "$tmp/noexec" >"$tmp/e" 2>"$tmp/e.err"; rc=$?
+[ $rc = 0 ] && grep -q "^failures ok$" "$tmp/e"
+check $? "missing, not executable, other host, dies at once, killed while sending (exit $rc)" "$tmp/e" "$tmp/e.err"
+
+timeout 120 "$TASK" nested >"$tmp/f" 2>"$tmp/f.err"; rc=$?
+[ $rc = 0 ] && grep -q "^nested ok$" "$tmp/f"
+check $? "a grandchild reaches the master through groupd (exit $rc)" "$tmp/f" "$tmp/f.err"
+
+timeout 120 "$RUN" -np 3 "$TASK" job >"$tmp/g" 2>"$tmp/g.err"; rc=$?
+[ $rc = 0 ] && grep -q "^job ok$" "$tmp/g"
+check $? "a child spawned by a gimpirun task talks to every task of the job (exit $rc)" "$tmp/g" "$tmp/g.err"
+
+sleep 0.5
+left=$(pgrep -f "$(basename "$TASK") (child|die|killme|nested|grandchild)" | wc -l)
+[ "$left" = 0 ]; ok $? "no child left running ($left)"
