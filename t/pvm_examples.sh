@@ -29,7 +29,7 @@ run() {
     if [ $rc != 124 ] && grep -Eq -- "$re" "$tmp/out"; then ok 0 "$name"; else
         ok 1 "$name (exit $rc)"; sed 's/^/# /' "$tmp/out" "$tmp/err" | head -20; fi
 }
-echo "1..25"
+echo "1..35"
 "$GCC" $XF -o "$tmp/spmd" "$E/spmd.c"; ok $? "spmd.c builds unchanged"
 # spmd exits 1 by itself (its last line is exit(1)), so only its output is checked
 run "spmd: gimpirun -np 4 passes the token round the ring" \
@@ -57,7 +57,7 @@ done
 # gexamples: the group calls alone
 GTAR=/usr/share/doc/pvm-examples/gexamples.tar.gz
 if ! tar xzf "$GTAR" -C "$tmp" 2>/dev/null; then
-    for _ in $(seq 1 11); do skip "cannot extract $GTAR"; done
+    for _ in $(seq 1 21); do skip "cannot extract $GTAR"; done
     exit $((failed > 0))
 fi
 G="$tmp/gexamples"
@@ -84,4 +84,42 @@ ok $? "tjl: 32 groups joined, getinst/gettid agree, left (exit $rc)"
 timeout 60 "$tmp/tjf" >"$tmp/out" 2>"$tmp/err"; rc=$?
 [ $rc = 0 ] && [ "$(grep -c '^joined ' "$tmp/err")" = 33 ] && ! grep -q "not myself\|libpvm" "$tmp/err"
 ok $? "tjf: 33 groups joined (no limit), getinst/gettid agree (exit $rc)"
+
+# pvm_spawn: shell-started masters spawn their workers (doc/spawn.md); spawned programs
+# are found beside the master (they are all built into $tmp)
+"$GCC" $XF -o "$tmp/gs" "$G/gs.c"; ok $? "gs.c builds unchanged"
+timeout 60 "$tmp/gs" 4 >"$tmp/out" 2>"$tmp/err"; rc=$?
+[ $rc = 0 ] && [ "$(grep -c ' 0x[0-9a-f]* enrolled$' "$tmp/err")" = 4 ] \
+    && ! grep -Eq "libpvm|rror" "$tmp/err"
+ok $? "gs 4 from the shell: spawns 3 copies of itself, all meet in the barrier (exit $rc)"
+[ $rc = 0 ] || sed 's/^/# /' "$tmp/err" | head -20
+"$GCC" $XF -o "$tmp/hello" "$E/hello.c" && "$GCC" $XF -o "$tmp/hello_other" "$E/hello_other.c"
+ok $? "hello.c and hello_other.c build unchanged"
+run "hello from the shell spawns hello_other, which answers" \
+    "^from t[0-9a-f]+: hello, world from " "$tmp/hello"
+# the ones that also need the collectives (pvm_bcast, pvm_reduce, pvm_gather, pvm_scatter)
+cbuild() { "$GCC" $XF -o "$tmp/$1" "$2" 2>"$tmp/build.err"; }
+why() { echo "needs $(grep -o 'undefined reference to .[a-z_]*' "$tmp/build.err" | sed 's/.*[`'"'"']//' | sort -u | tr '\n' ' ')"; }
+if cbuild ge "$G/ge.c"; then
+    run "ge 4 from the shell: spawn, bcast, getinst/gettid agree" "^done$" "$tmp/ge" 4
+    ! grep -q "doesn't match up" "$tmp/err"; ok $? "... no \"doesn't match up\""
+else skip "ge does not build ($(why))"; skip "ge not run"; fi
+if cbuild gexamp "$G/gexamp.c"; then
+    timeout 60 "$tmp/gexamp" 4 >"$tmp/out" 2>"$tmp/err"; rc=$?
+    [ $rc = 0 ] && [ "$(grep -c ': sync$' "$tmp/err")" = 4 ] && ! grep -q "doesn't match up" "$tmp/err"
+    ok $? "gexamp 4 from the shell: spawns by its base name, bcast, no \"doesn't match up\" (exit $rc)"
+else skip "gexamp does not build ($(why))"; fi
+if cbuild thb "$G/thb.c" && cbuild tnb "$G/tnb.c"; then
+    run "thb 4 spawns tnb: barriers and bcast over 32 groups" "done\\.$" "$tmp/thb" 4
+else skip "thb/tnb do not build ($(why))"; fi
+if cbuild trsg "$G/trsg.c"; then
+    echo "4 5" >"$tmp/in"
+    run "trsg with input 4 5: reduce, scatter, gather" \
+        "Test OK: Sum of Squares of first 20 integers is 2870" sh -c "\"$tmp/trsg\" <\"$tmp/in\""
+else skip "trsg does not build ($(why))"; fi
+if cbuild gexample "$E/gexample.c"; then
+    printf "100\n4\n" >"$tmp/in"
+    run "gexample with input 100 4: freeze, reduce" "The 1-Norm is 5050" \
+        sh -c "\"$tmp/gexample\" <\"$tmp/in\""
+else skip "gexample does not build ($(why))"; fi
 exit $((failed > 0))
