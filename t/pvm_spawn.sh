@@ -12,7 +12,7 @@ TASK="$top_builddir/t/spawn_task"
 RUN="$top_builddir/groupd/gimpirun"
 GROUPD="$top_builddir/groupd/groupd"
 . "${top_srcdir:-.}/t/tap.sh"
-echo "1..10"
+echo "1..11"
 export GIMPI_GROUPD="ipc://$tmp/gd" GIMPI_GROUPD_BIN="$GROUPD"
 timeout 300 "$GROUPD" --foreground --endpoint "$GIMPI_GROUPD" >"$tmp/gd.out" 2>&1 &
 for _ in $(seq 1 500); do [ -s "$tmp/gd.out" ] && break; sleep 0.02; done
@@ -54,6 +54,11 @@ check $? "a grandchild reaches the master through groupd (exit $rc)" "$tmp/f" "$
 timeout 120 "$RUN" -np 3 "$TASK" job >"$tmp/g" 2>"$tmp/g.err"; rc=$?
 [ $rc = 0 ] && grep -q "^job ok$" "$tmp/g"
 check $? "a child spawned by a gimpirun task talks to every task of the job (exit $rc)" "$tmp/g" "$tmp/g.err"
+
+GIMPI_TAG=1 timeout 120 "$TASK" orphan >"$tmp/h" 2>"$tmp/h.err"
+for _ in $(seq 1 1500); do grep -q "orphan ok" "$tmp/h" && break; sleep 0.02; done
+grep -Eq '^\[t[0-9a-f]+\] orphan ok$' "$tmp/h"
+check $? "a tagged child waiting for its parent fails when the parent is killed" "$tmp/h" "$tmp/h.err"
 
 sleep 0.5
 left=$(pgrep -f "$(basename "$TASK") (child|die|killme|nested|grandchild)" | wc -l)

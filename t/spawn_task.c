@@ -11,6 +11,7 @@
  *    die / killme     the children of "failures".
  *    job              a task of a gimpirun job: rank 0 spawns "jobchild", which talks to
  *                     every task of the job (tids in its arguments).
+ *    orphan           spawns "waitparent" and is killed while the child waits for it.
  *    nested           spawns one child (mode "grandchild") which talks to its parent and
  *                     to the master (its grandparent, found through groupd).
  *  Prints "FAIL ..." and exits 1 on the first check that does not hold.
@@ -262,6 +263,24 @@ int main(int argc, char **argv)
         pvm_initsend(PvmDataDefault);
         CHECK(pvm_send(pvm_parent(), 23) == 0, "done");
         pvm_exit();
+        return 0;
+    }
+    if (!strcmp(mode, "orphan")) {     /* dies while its child waits for it */
+        int t = 0;
+        char *args[] = { "waitparent", NULL };
+        CHECK(pvm_mytid() > 0, "mytid");
+        CHECK(pvm_spawn("spawn_task", args, 0, NULL, 1, &t) == 1, "spawn");
+        CHECK(pvm_recv(t, 31) > 0, "ready");
+        raise(SIGKILL);
+    }
+    if (!strcmp(mode, "waitparent")) {
+        CHECK(pvm_mytid() > 0, "mytid");
+        pvm_initsend(PvmDataDefault);
+        CHECK(pvm_send(pvm_parent(), 31) == 0, "ready");
+        pvm_setopt(PvmAutoErr, 0);
+        int rc = pvm_recv(pvm_parent(), 32);
+        CHECK(rc < 0, "receive from a killed parent: %d", rc);
+        printf("orphan ok\n");
         return 0;
     }
     if (!strcmp(mode, "nested"))
