@@ -1667,7 +1667,9 @@ static void s_drive(gimpi_msg_t *self, int timeout_ms, int app)
     }
     if (staged)
         timeout_ms = 0;
-    s_dyn_deadlines(self);
+    int dyn = self->npend || self->nhosts > self->nstatic_hosts;
+    if (dyn)
+        s_dyn_deadlines(self);
     int nmax = self->nhosts + 1 + self->npend + (self->nhosts - self->nstatic_hosts)
                + (self->nprocs - self->nstatic) + 1;
     struct pollfd pfd[nmax];
@@ -1681,8 +1683,30 @@ static void s_drive(gimpi_msg_t *self, int timeout_ms, int app)
                                    .events = (short)(POLLIN | (c->want_out ? POLLOUT : 0)) };
         map[np++] = h;
     }
-    int nconn = np, busy = 0;
-    int nextra = s_extra_fds(self, pfd + np, &busy);
+    int nconn = np, busy = 0, nextra = 0;
+    if (timeout_ms == 0 && nconn <= DIRECT_READ_MAX) {
+        /* a quick look at few connections: try them directly, one syscall each, rather
+         * than poll() and then read; the dynamic-host sockets only now and then */
+        for (int i = 0; i < nconn; i++) {
+            int h = map[i];
+            if (self->conns[h].want_out && s_flush(self, h) < 0)
+                continue;
+            s_read(self, h);
+        }
+        int tick = (++self->quick & 31) == 0;
+        if (dyn || tick)
+            nextra = s_extra_fds(self, pfd + nconn, &busy);
+        if (nextra && (busy || tick)
+            && poll(pfd + nconn, (nfds_t)nextra, 0) > 0)
+            for (int i = nconn; i < nconn + nextra; i++)
+                if (pfd[i].revents)
+                    s_extra_event(self, pfd[i].fd, pfd[i].revents);
+        if (self->app_polling)
+            s_kick(self);
+        pthread_cond_broadcast(&self->cv);
+        return;
+    }
+    nextra = s_extra_fds(self, pfd + np, &busy);
     for (int i = 0; i < nextra; i++)
         map[np++] = -2;
     if (np == 0 && timeout_ms && app) {     /* nothing to watch: wait for a state change */
@@ -1694,25 +1718,6 @@ static void s_drive(gimpi_msg_t *self, int timeout_ms, int app)
             ts.tv_nsec -= 1000000000L;
         }
         pthread_cond_timedwait(&self->cv, &self->mu, &ts);
-        return;
-    }
-    if (timeout_ms == 0 && nconn <= DIRECT_READ_MAX) {
-        /* a quick look at few connections: try them directly, one syscall each, rather
-         * than poll() and then read */
-        for (int i = 0; i < nconn; i++) {
-            int h = map[i];
-            if (self->conns[h].want_out && s_flush(self, h) < 0)
-                continue;
-            s_read(self, h);
-        }
-        if (nextra && (busy || (++self->quick & 31) == 0)
-            && poll(pfd + nconn, (nfds_t)nextra, 0) > 0)
-            for (int i = nconn; i < np; i++)
-                if (pfd[i].revents)
-                    s_extra_event(self, pfd[i].fd, pfd[i].revents);
-        if (self->app_polling)
-            s_kick(self);
-        pthread_cond_broadcast(&self->cv);
         return;
     }
     int rc;
