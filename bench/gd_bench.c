@@ -7,7 +7,8 @@
  *  wait in a barrier) and print one line each in the common grammar, so that
  *  `../shared/bench/compare --figures "joinlv gettid" -- _build/bench/gd-bench` runs them
  *  side by side with PVM.  Extra modes: `gd-bench curve PAIRS` (one task: rate over the
- *  first 1,000 pairs and over the last 1,000) and `gd-bench rss PAIRS` (groupd's resident
+ *  first 1,000 pairs and over the last 1,000, and the median 1,000-pair window of the first
+ *  and of the last tenth) and `gd-bench rss PAIRS` (groupd's resident
  *  memory after 10,000 and after PAIRS pairs).  It starts its own groupd on a private
  *  endpoint ($GIMPI_GROUPD_BIN, else groupd/groupd of the build tree, else PATH).
  */
@@ -92,6 +93,26 @@ static void s_stop(daemon_t *d)
         unlink(path);
     }
     rmdir(d->dir);
+}
+
+/*  qsort comparator for doubles. */
+static int s_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/*  Median of n values (sorts a copy). */
+static double s_median(const double *v, long n)
+{
+    double *c = malloc((size_t)n * sizeof *c);
+    if (!c)
+        return 0;
+    memcpy(c, v, (size_t)n * sizeof *c);
+    qsort(c, (size_t)n, sizeof *c, s_cmp);
+    double m = c[n / 2];
+    free(c);
+    return m;
 }
 
 /*  Resident memory of a process, kB. */
@@ -245,21 +266,38 @@ int main(int argc, char **argv)
             printf("gimpi gettid n=%d calls_per_s=%.0f us_per_call=%.4f calls=%ld warm=100 "
                    "check=%s\n", n, calls / dt, dt / calls * 1e6, calls, bad ? "BAD" : "ok");
     } else if (!strcmp(argv[1], "curve") && arg >= 2000) {
+        /* the figure: first and last 1,000 pairs; beside it, the medians of the 1,000-pair
+           windows in the first and the last tenth, which a passing disturbance (another
+           process on the CPU, a migration) cannot move the way it moves one window */
+        long nwin = arg / 1000;
+        double *win = calloc((size_t)nwin, sizeof *win);
         gimpi_groups_t *g = gimpi_groups_new(d.ep, NULL);
         gimpi_group_mytid(g);
-        double t = s_now(), first = 0;
+        double t = s_now(), first = 0, w0 = t;
         int errors = 0;
         for (long k = 0; k < arg; k++) {
             if (k == 1000)
                 first = s_now() - t;
             if (k == arg - 1000)
                 t = s_now();
+            if (k % 1000 == 0 && k / 1000 <= nwin) {
+                double now = s_now();
+                if (k)
+                    win[k / 1000 - 1] = 1000 / (now - w0);
+                w0 = now;
+            }
             errors += gimpi_group_join(g, "curve") < 0 || gimpi_group_leave(g, "curve") < 0;
         }
         double last = s_now() - t;
+        if (arg % 1000 == 0)
+            win[nwin - 1] = 1000 / (s_now() - w0);
+        long tenth = nwin / 10 ? nwin / 10 : 1;
+        double head = s_median(win, tenth), tail = s_median(win + nwin - tenth, tenth);
         printf("gimpi joinlv-curve n=1 first1000_pairs_per_s=%.0f last1000_pairs_per_s=%.0f "
-               "pairs=%ld ratio=%.2f check=%s\n", 1000 / first, 1000 / last, arg, first / last,
-               errors ? "BAD" : "ok");
+               "pairs=%ld ratio=%.2f head_median_pairs_per_s=%.0f tail_median_pairs_per_s=%.0f "
+               "median_ratio=%.2f windows=%ld check=%s\n", 1000 / first, 1000 / last, arg,
+               first / last, head, tail, tail / head, tenth, errors ? "BAD" : "ok");
+        free(win);
         gimpi_groups_destroy(&g);
     } else if (!strcmp(argv[1], "rss") && arg > 10000) {
         gimpi_groups_t *g = gimpi_groups_new(d.ep, NULL);

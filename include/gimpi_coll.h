@@ -16,6 +16,7 @@
 #ifndef GIMPI_COLL_H
 #define GIMPI_COLL_H
 
+#include "gimpi_group.h"
 #include "gimpi_msg.h"
 
 #include <stddef.h>
@@ -85,6 +86,38 @@ int gimpi_coll_gather(gimpi_coll_t *self, const gimpi_view_t *view, void *result
  *  (needed everywhere; data only at root, and left alone). */
 int gimpi_coll_scatter(gimpi_coll_t *self, const gimpi_view_t *view, void *result,
                        const void *data, int count, int datatype, int tag, int root);
+
+/*  Group-level operations: the view is the group's membership at the call, from the groups
+ *  cache (gimpi_group_snapshot; one groupd round trip when the cache is not current).  They
+ *  need groupd's tids to be the data plane's (GIMPI_ESYSERR otherwise).  A NULL or empty
+ *  name gives GIMPI_ENULLGROUP, an unknown group GIMPI_ENOGROUP.
+ *
+ *  barrier: count -1 or the group's size meet on the data plane when the membership is
+ *  unchanged since this task's last barrier that groupd arbitrated (a member whose count
+ *  differs from the lowest instance's gets GIMPI_EMISMATCH at once and is not counted);
+ *  the first barrier after a join or leave, and any other count, are arbitrated by groupd
+ *  with all of PVM's rules (first arrival fixes the count, count > size waits for joins,
+ *  ...).  count 0 or < -1: GIMPI_EBADPARAM.  A frozen group that loses a member:
+ *  GIMPI_ENOGROUP. */
+int gimpi_coll_group_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, const char *group,
+                             int count);
+/*  bcast to the group's members now (the caller need not be one). */
+int gimpi_coll_group_bcast(gimpi_coll_t *self, gimpi_groups_t *groups, const char *group,
+                           uint64_t cid, int tag, const void *buf, size_t len);
+/*  reduce, gather, scatter over the group's members now (the caller must be one). */
+int gimpi_coll_group_reduce(gimpi_coll_t *self, gimpi_groups_t *groups, const char *group,
+                            int op, gimpi_reduce_fn fn, void *data, int count, int datatype,
+                            int tag, int root);
+int gimpi_coll_group_gather(gimpi_coll_t *self, gimpi_groups_t *groups, const char *group,
+                            void *result, const void *data, int count, int datatype, int tag,
+                            int root);
+int gimpi_coll_group_scatter(gimpi_coll_t *self, gimpi_groups_t *groups, const char *group,
+                             void *result, const void *data, int count, int datatype, int tag,
+                             int root);
+/*  The view of a group now (*view to be destroyed by the caller); returns the number of
+ *  members or an error. */
+int gimpi_coll_group_view(gimpi_coll_t *self, gimpi_groups_t *groups, const char *group,
+                          gimpi_view_t **view);
 
 #ifdef __cplusplus
 }

@@ -94,6 +94,19 @@ int gimpi_group_lookup(gimpi_groups_t *self, int tid, gimpi_task_info_t *info);
 /*  Counters for tests and benchmarks: queries answered from the cache, round trips. */
 void gimpi_groups_counters(gimpi_groups_t *self, uint64_t *local, uint64_t *remote);
 
+/*  A group's membership at one moment (for the collectives, gimpi_coll.h). */
+typedef struct {
+    uint64_t version;           /* groupd's membership version */
+    int ninst;                  /* instance slots 0..ninst-1 (the highest used + 1) */
+    int *tids;                  /* tid per instance, 0 = free; malloc'ed, the caller frees */
+    int frozen;                 /* the frozen size, 0 when not frozen */
+    int dead;                   /* a frozen group that lost a member */
+} gimpi_group_snap_t;
+
+/*  Fills snap from the membership cache when it is current, else with one SNAPSHOT round
+ *  trip.  Returns the number of members, GIMPI_ENOGROUP, GIMPI_ENULLGROUP, GIMPI_ESYSERR. */
+int gimpi_group_snapshot(gimpi_groups_t *self, const char *group, gimpi_group_snap_t *snap);
+
 #ifdef __cplusplus
 }
 #endif

@@ -27,6 +27,8 @@ enum { K_BARRIER = 1, K_REDUCE, K_RSTAT, K_GATHER, K_SCATTER };
 
 typedef struct seq_t {
     struct seq_t *next;
+    uint64_t version;               /* the membership version seq counts from */
+    uint64_t synced;                /* version at this task's last groupd barrier, + 1 */
     uint32_t seq;
     char name[];
 } seq_t;
@@ -138,29 +140,49 @@ static uint32_t s_hash(const char *s)
     return h;
 }
 
+/*  The bookkeeping entry of a group (created on first use; lock held). */
+static seq_t *s_entry(gimpi_coll_t *self, const char *name)
+{
+    seq_t *s;
+    for (s = self->seqs; s; s = s->next)
+        if (strcmp(s->name, name) == 0)
+            return s;
+    size_t len = strlen(name);
+    s = calloc(1, sizeof *s + len + 1);
+    if (!s)
+        return NULL;
+    memcpy(s->name, name, len + 1);
+    s->next = self->seqs;
+    self->seqs = s;
+    return s;
+}
+
+/*  The tag of the current operation of kind k on the view's group; with advance, the
+ *  group's sequence number moves on (the group-level barrier leaves it for a caller that
+ *  got PvmMismatch, whose retry belongs to the same episode).  The count starts again at
+ *  every membership version, so that members who joined later agree on it too. */
+static int s_tag(gimpi_coll_t *self, const gimpi_view_t *view, int k, int advance)
+{
+    pthread_mutex_lock(&self->mu);
+    seq_t *s = s_entry(self, view->name);
+    if (!s) {
+        pthread_mutex_unlock(&self->mu);
+        return GIMPI_ENOMEM;
+    }
+    if (s->version != view->version) {
+        s->version = view->version;
+        s->seq = 0;
+    }
+    uint32_t seq = advance ? s->seq++ : s->seq;
+    pthread_mutex_unlock(&self->mu);
+    uint32_t h = s_hash(view->name) ^ (uint32_t)view->version * 2654435761u;
+    return (int)((1u << 30) | ((uint32_t)(k & 7) << 27) | ((h & 0x7ff) << 16) | (seq & 0xffff));
+}
+
 /*  The tag of the next operation of kind k on the view's group (and counts it). */
 static int s_next_tag(gimpi_coll_t *self, const gimpi_view_t *view, int k)
 {
-    pthread_mutex_lock(&self->mu);
-    seq_t *s;
-    for (s = self->seqs; s; s = s->next)
-        if (strcmp(s->name, view->name) == 0)
-            break;
-    if (!s) {
-        size_t len = strlen(view->name);
-        s = calloc(1, sizeof *s + len + 1);
-        if (!s) {
-            pthread_mutex_unlock(&self->mu);
-            return GIMPI_ENOMEM;
-        }
-        memcpy(s->name, view->name, len + 1);
-        s->next = self->seqs;
-        self->seqs = s;
-    }
-    uint32_t seq = s->seq++;
-    pthread_mutex_unlock(&self->mu);
-    return (int)((1u << 30) | ((uint32_t)(k & 7) << 27) | ((s_hash(view->name) & 0x7ff) << 16) |
-                 (seq & 0xffff));
+    return s_tag(self, view, k, 1);
 }
 
 /*  Re-kinds a tag made by s_next_tag (same operation, another message family). */
@@ -286,18 +308,20 @@ static int s_worse(int a, int b)
 
 /* ------------------------------------------------------------------ barrier */
 
-/*  Star barrier through m[0]: everybody reports, m[0] releases with the outcome. */
-static int s_barrier_star(gimpi_coll_t *self, const int *m, int n, int pos, int tag)
+/*  Star barrier through m[0]: everybody reports its count, m[0] answers a different count
+ *  with PvmMismatch at once (that arrival does not count: m[0] waits for the member's retry)
+ *  and releases everyone with the outcome once all have arrived. */
+static int s_barrier_star(gimpi_coll_t *self, const int *m, int n, int pos, int tag, int count)
 {
-    int8_t st = 0;
+    int32_t st = 0, c = count;
     if (pos != 0) {
-        int rc = s_send(self, m[0], tag, &st, 1);
+        int rc = s_send(self, m[0], tag, &c, 4);
         if (rc == 0)
-            rc = s_recv(self, m[0], tag, &st, 1);
+            rc = s_recv(self, m[0], tag, &st, 4);
         return rc ? rc : st;
     }
     gimpi_msg_req_t **req = calloc((size_t)n, sizeof *req);
-    int8_t *in = calloc((size_t)n, 1);
+    int32_t *in = calloc((size_t)n, sizeof *in);
     if (!req || !in) {
         free(req);
         free(in);
@@ -305,15 +329,21 @@ static int s_barrier_star(gimpi_coll_t *self, const int *m, int n, int pos, int 
     }
     int rc = 0;
     for (int i = 1; i < n; i++)
-        if (s_irecv(self, m[i], tag, &in[i], 1, &req[i]) < 0)
-            rc = GIMPI_ESYSERR;
+        if (s_irecv(self, m[i], tag, &in[i], 4, &req[i]) < 0)
+            req[i] = NULL;
     for (int i = 1; i < n; i++) {
-        rc = s_worse(rc, s_wait(self, &req[i], 1));
-        rc = s_worse(rc, in[i]);
+        int r = s_wait(self, &req[i], 4);
+        while (r == 0 && in[i] != count) {     /* not counted: tell it, wait for its retry */
+            int32_t mis = GIMPI_EMISMATCH;
+            r = s_send(self, m[i], tag, &mis, 4);
+            if (r == 0)
+                r = s_recv(self, m[i], tag, &in[i], 4);
+        }
+        rc = s_worse(rc, r);
     }
-    st = (int8_t)rc;
+    st = rc;
     for (int i = 1; i < n; i++)
-        if (s_isend(self, m[i], tag, &st, 1, &req[i]) < 0)
+        if (s_isend(self, m[i], tag, &st, 4, &req[i]) < 0)
             req[i] = NULL;              /* a dead member: nothing to release */
     for (int i = 1; i < n; i++)
         if (req[i])
@@ -323,22 +353,45 @@ static int s_barrier_star(gimpi_coll_t *self, const int *m, int n, int pos, int 
     return rc;
 }
 
-/*  Dissemination barrier: in round k send to pos+2^k, receive from pos-2^k; an error
- *  travels with the messages, so every member learns it and none stops early. */
-static int s_barrier_diss(gimpi_coll_t *self, const int *m, int n, int pos, int tag)
+/*  Dissemination barrier: in round k send to pos+2^k, receive from pos-2^k; an error (or a
+ *  count that differs: PvmMismatch for everyone) travels with the messages, so every member
+ *  learns it and none stops early. */
+static int s_barrier_diss(gimpi_coll_t *self, const int *m, int n, int pos, int tag, int count)
 {
-    int8_t st = 0;
+    int32_t st = 0;
     for (int k = 1; k < n; k <<= 1) {
-        int8_t out = st, in = 0;
+        int32_t out[2] = { st, count }, in[2] = { 0, count };
         gimpi_msg_req_t *sreq = NULL, *rreq = NULL;
-        int rc = s_irecv(self, m[(pos - k + n) % n], tag, &in, 1, &rreq);
-        int src = s_isend(self, m[(pos + k) % n], tag, &out, 1, &sreq);
-        rc = s_worse(rc < 0 ? GIMPI_ESYSERR : 0, s_wait(self, &rreq, 1));
+        int rc = s_irecv(self, m[(pos - k + n) % n], tag, in, 8, &rreq);
+        int src = s_isend(self, m[(pos + k) % n], tag, out, 8, &sreq);
+        rc = s_worse(rc < 0 ? GIMPI_ESYSERR : 0, s_wait(self, &rreq, 8));
         if (src == 0)
             s_wait(self, &sreq, SIZE_MAX);
-        st = (int8_t)s_worse(st, s_worse(rc, in));
+        if (rc == 0 && in[1] != count)
+            rc = GIMPI_EMISMATCH;
+        st = s_worse(st, s_worse(rc, in[0]));
     }
     return st;
+}
+
+/*  A barrier over a view with a count every member must agree on; advances the group's
+ *  sequence unless this caller was refused with PvmMismatch. */
+static int s_barrier(gimpi_coll_t *self, const gimpi_view_t *view, int count)
+{
+    int *m = malloc(((size_t)view->ninst + 1) * sizeof *m), pos, rc = 0;
+    if (!m)
+        return GIMPI_ENOMEM;
+    int n = s_members(view, m, &pos);
+    int tag = s_tag(self, view, K_BARRIER, 0);
+    if (tag < 0)
+        rc = tag;
+    else if (n > 1)
+        rc = n <= self->star_max ? s_barrier_star(self, m, n, pos, tag, count)
+                                 : s_barrier_diss(self, m, n, pos, tag, count);
+    if (tag >= 0 && (rc != GIMPI_EMISMATCH || n > self->star_max || pos == 0))
+        s_tag(self, view, K_BARRIER, 1);
+    free(m);
+    return rc;
 }
 
 /*  Barrier over the view's members. */
@@ -346,20 +399,7 @@ int gimpi_coll_barrier(gimpi_coll_t *self, const gimpi_view_t *view)
 {
     assert(self);
     int rc = s_check_view(view, 0);
-    if (rc)
-        return rc;
-    int *m = malloc((size_t)view->ninst * sizeof *m), pos;
-    if (!m)
-        return GIMPI_ENOMEM;
-    int n = s_members(view, m, &pos);
-    int tag = s_next_tag(self, view, K_BARRIER);
-    if (tag < 0)
-        rc = tag;
-    else if (n > 1)
-        rc = n <= self->star_max ? s_barrier_star(self, m, n, pos, tag)
-                           : s_barrier_diss(self, m, n, pos, tag);
-    free(m);
-    return rc;
+    return rc ? rc : s_barrier(self, view, gimpi_view_size(view));
 }
 
 /* ------------------------------------------------------------------ bcast */
@@ -680,4 +720,179 @@ int gimpi_coll_scatter(gimpi_coll_t *self, const gimpi_view_t *view, void *resul
                        const void *data, int count, int datatype, int tag, int root)
 {
     return s_gather_scatter(self, view, result, data, count, datatype, tag, root, 1);
+}
+
+/* ------------------------------------------------------------------ group level */
+
+/*  The view of a group now (snapshot from the groups cache); *snap keeps the group's
+ *  state.  Returns the member count or an error (GIMPI_ESYSERR also when groupd's tid of
+ *  this task is not its data-plane tid: the group's tids would mean other tasks). */
+static int s_group_view(gimpi_coll_t *self, gimpi_groups_t *groups, const char *group,
+                        gimpi_group_snap_t *snap, gimpi_view_t **view)
+{
+    *view = NULL;
+    if (!groups)
+        return GIMPI_ESYSERR;
+    int n = gimpi_group_snapshot(groups, group, snap);
+    if (n < 0)
+        return n;
+    int mytid = gimpi_msg_mytid(self->msg);
+    if (gimpi_group_mytid(groups) != mytid) {
+        free(snap->tids);
+        return GIMPI_ESYSERR;
+    }
+    *view = gimpi_view_new(group, snap->version, snap->tids, snap->ninst, mytid);
+    free(snap->tids);
+    snap->tids = NULL;
+    return *view ? n : GIMPI_ENOMEM;
+}
+
+/*  The view of a group now. */
+int gimpi_coll_group_view(gimpi_coll_t *self, gimpi_groups_t *groups, const char *group,
+                          gimpi_view_t **view)
+{
+    assert(self && view);
+    gimpi_group_snap_t snap;
+    return s_group_view(self, groups, group, &snap, view);
+}
+
+/*  The version (+ 1; 0 = never) this task saw after its last groupd barrier on group. */
+static uint64_t s_synced(gimpi_coll_t *self, const char *group)
+{
+    pthread_mutex_lock(&self->mu);
+    seq_t *s = s_entry(self, group);
+    uint64_t v = s ? s->synced : 0;
+    pthread_mutex_unlock(&self->mu);
+    return v;
+}
+
+/*  Records that version (+ 1). */
+static void s_set_synced(gimpi_coll_t *self, const char *group, uint64_t v)
+{
+    pthread_mutex_lock(&self->mu);
+    seq_t *s = s_entry(self, group);
+    if (s)
+        s->synced = v;
+    pthread_mutex_unlock(&self->mu);
+}
+
+/*  pvm_barrier: on the data plane when count is -1 or the group's size and the membership
+ *  is what this task saw after its last groupd barrier on the group (the common case: the
+ *  first barrier after any join or leave goes through groupd, which also brings every
+ *  member's cache up to date, so all members take the same way); by groupd's arbitration
+ *  otherwise. */
+int gimpi_coll_group_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, const char *group,
+                             int count)
+{
+    assert(self);
+    if (!group || !*group)
+        return GIMPI_ENULLGROUP;
+    if (count == 0 || count < -1)
+        return GIMPI_EBADPARAM;
+    gimpi_group_snap_t snap;
+    gimpi_view_t *v;
+    int n = s_group_view(self, groups, group, &snap, &v);
+    if (n < 0)
+        return n;
+    int rc;
+    if (v->me < 0)
+        rc = GIMPI_ENOTINGROUP;
+    else if (snap.dead)
+        rc = GIMPI_ENOGROUP;
+    else if ((count == -1 || count == n) && s_synced(self, group) == snap.version + 1) {
+        rc = s_barrier(self, v, n);
+        if (rc == GIMPI_ESYSERR && snap.frozen) {   /* a frozen group that lost a member */
+            gimpi_group_snap_t now;
+            if (gimpi_group_snapshot(groups, group, &now) < 0 || now.dead)
+                rc = GIMPI_ENOGROUP;
+            free(now.tids);
+        }
+    } else {
+        rc = gimpi_group_barrier(groups, group, count);
+        gimpi_group_snap_t now;
+        if (rc == 0 && gimpi_group_snapshot(groups, group, &now) >= 0)
+            s_set_synced(self, group, now.version + 1);
+        free(now.tids);
+    }
+    gimpi_view_destroy(&v);
+    return rc;
+}
+
+/*  pvm_bcast over the group's members now (the caller need not be one). */
+int gimpi_coll_group_bcast(gimpi_coll_t *self, gimpi_groups_t *groups, const char *group,
+                           uint64_t cid, int tag, const void *buf, size_t len)
+{
+    assert(self);
+    if (!group || !*group)
+        return GIMPI_ENULLGROUP;
+    if (tag < 0)
+        return GIMPI_EBADPARAM;
+    gimpi_group_snap_t snap;
+    gimpi_view_t *v;
+    int n = s_group_view(self, groups, group, &snap, &v);
+    if (n < 0)
+        return n;
+    int rc = gimpi_coll_bcast(self, v, cid, tag, buf, len);
+    gimpi_view_destroy(&v);
+    return rc;
+}
+
+/*  Common front of the group-level reduce, gather and scatter: the view, membership. */
+static int s_group_enter(gimpi_coll_t *self, gimpi_groups_t *groups, const char *group,
+                         gimpi_view_t **v)
+{
+    *v = NULL;
+    if (!group || !*group)
+        return GIMPI_ENULLGROUP;
+    gimpi_group_snap_t snap;
+    int n = s_group_view(self, groups, group, &snap, v);
+    if (n < 0)
+        return n;
+    if ((*v)->me < 0) {
+        gimpi_view_destroy(v);
+        return GIMPI_ENOTINGROUP;
+    }
+    return 0;
+}
+
+/*  pvm_reduce over the group's members now. */
+int gimpi_coll_group_reduce(gimpi_coll_t *self, gimpi_groups_t *groups, const char *group,
+                            int op, gimpi_reduce_fn fn, void *data, int count, int datatype,
+                            int tag, int root)
+{
+    gimpi_view_t *v;
+    int rc = s_group_enter(self, groups, group, &v);
+    if (rc == 0)
+        rc = gimpi_coll_reduce(self, v, op, fn, data, count, datatype, tag, root);
+    gimpi_view_destroy(&v);
+    return rc;
+}
+
+/*  pvm_gather (scatter = 0) or pvm_scatter (1) over the group's members now. */
+static int s_group_gs(gimpi_coll_t *self, gimpi_groups_t *groups, const char *group,
+                      void *result, const void *data, int count, int datatype, int tag,
+                      int root, int scatter)
+{
+    gimpi_view_t *v;
+    int rc = s_group_enter(self, groups, group, &v);
+    if (rc == 0)
+        rc = s_gather_scatter(self, v, result, data, count, datatype, tag, root, scatter);
+    gimpi_view_destroy(&v);
+    return rc;
+}
+
+/*  pvm_gather over the group's members now. */
+int gimpi_coll_group_gather(gimpi_coll_t *self, gimpi_groups_t *groups, const char *group,
+                            void *result, const void *data, int count, int datatype, int tag,
+                            int root)
+{
+    return s_group_gs(self, groups, group, result, data, count, datatype, tag, root, 0);
+}
+
+/*  pvm_scatter over the group's members now. */
+int gimpi_coll_group_scatter(gimpi_coll_t *self, gimpi_groups_t *groups, const char *group,
+                             void *result, const void *data, int count, int datatype, int tag,
+                             int root)
+{
+    return s_group_gs(self, groups, group, result, data, count, datatype, tag, root, 1);
 }

@@ -3,13 +3,17 @@
  *  endpoint, answers bad requests (unknown command, short and extra frames, oversize and
  *  NUL-carrying names, wrong version, garbage) with error replies and keeps serving,
  *  publishes events with versions (and a MARK when a subscription arrives), removes a
- *  task whose connection closes, and exits 0 on SIGTERM.
+ *  task whose connection closes, and exits 0 on SIGTERM.  --cpu puts all its threads on
+ *  one CPU (by default the one it starts on), `none` leaves them free, a bad value is
+ *  refused.
  */
 #include "gtap.h"
 #include "gdtest.h"
 #include "gimpi.h"
 
+#include <dirent.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -61,6 +65,74 @@ static int s_register(void *s)
     gd_frame_t a[5] = { { proc, 24 }, { addr, 16 }, { port, 4 }, { pid, 4 },
                         { (const uint8_t *)"h", 1 } };
     return s_call(s, GD_REGISTER, GD_VERSION, a, 5, NULL, NULL);
+}
+
+/*  The Cpus_allowed_list of every thread of pid: the number of threads whose list
+ *  equals the first one's (copied to list), or -1 if some thread differs. */
+static int s_thread_cpus(pid_t pid, char *list, size_t size)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *dir = opendir(path);
+    if (!dir)
+        return -1;
+    int n = 0;
+    list[0] = 0;
+    struct dirent *de;
+    while ((de = readdir(dir))) {
+        if (de->d_name[0] == '.')
+            continue;
+        char st[320], line[256], cpus[256] = "";
+        snprintf(st, sizeof st, "/proc/%d/task/%s/status", (int)pid, de->d_name);
+        FILE *f = fopen(st, "r");
+        while (f && fgets(line, sizeof line, f))
+            if (sscanf(line, "Cpus_allowed_list: %255s", cpus) == 1)
+                break;
+        if (f)
+            fclose(f);
+        if (n++ == 0)
+            snprintf(list, size, "%s", cpus);
+        else if (strcmp(list, cpus))
+            n = -1000;
+    }
+    closedir(dir);
+    return n < 0 ? -1 : n;
+}
+
+/*  --cpu: pinned by default, to a given CPU, or not at all; bad values refused. */
+static void s_test_cpu(void)
+{
+    char list[256], mine[256];
+    gdt_daemon_t p;
+    ok(gdt_start(&p, NULL) == 0, "groupd started (default placement)");
+    int n = s_thread_cpus(p.child.pid, list, sizeof list);
+    ok(n >= 2 && list[0] && !strpbrk(list, ",-"),
+       "by default all %d threads on one CPU (%s)", n, list);
+    gdt_stop(&p);
+    gdt_cleanup(&p);
+    ok(gdt_start(&p, "--cpu=0") == 0, "groupd --cpu=0 started");
+    n = s_thread_cpus(p.child.pid, list, sizeof list);
+    ok(n >= 2 && strcmp(list, "0") == 0, "all %d threads on CPU 0 (%s)", n, list);
+    gdt_stop(&p);
+    gdt_cleanup(&p);
+    ok(gdt_start(&p, "--cpu=none") == 0, "groupd --cpu=none started");
+    n = s_thread_cpus(p.child.pid, list, sizeof list);
+    s_thread_cpus(getpid(), mine, sizeof mine);
+    ok(n >= 2 && strcmp(list, mine) == 0, "its threads keep our CPUs (%s = %s)", list, mine);
+    gdt_stop(&p);
+    gdt_cleanup(&p);
+    char bin[4096];
+    snprintf(bin, sizeof bin, "%s", tl_prog("groupd/groupd"));
+    char *argv[] = { bin, (char *)"--foreground", (char *)"--cpu", (char *)"x", NULL };
+    tl_child_t c;
+    ok(tl_spawn(argv, &c) == 0, "groupd --cpu x spawned");
+    int st = tl_wait(&c, 20000);
+    char err[512] = "";
+    tl_read_all(c.err, err, sizeof err, 5000);
+    err[strcspn(err, "\n")] = 0;
+    ok(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 2 && strstr(err, "bad --cpu"),
+       "--cpu x: exit 2 with a message (%s)", err);
+    tl_child_close(&c);
 }
 
 int main(void)
@@ -243,5 +315,6 @@ int main(void)
     st = gdt_stop(&d);
     ok(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "SIGTERM: exit 0");
     gdt_cleanup(&d);
+    s_test_cpu();
     done_testing();
 }
