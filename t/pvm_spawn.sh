@@ -12,7 +12,7 @@ TASK="$top_builddir/t/spawn_task"
 RUN="$top_builddir/groupd/gimpirun"
 GROUPD="$top_builddir/groupd/groupd"
 . "${top_srcdir:-.}/t/tap.sh"
-echo "1..11"
+echo "1..12"
 export GIMPI_GROUPD="ipc://$tmp/gd" GIMPI_GROUPD_BIN="$GROUPD"
 timeout 300 "$GROUPD" --foreground --endpoint "$GIMPI_GROUPD" >"$tmp/gd.out" 2>&1 &
 for _ in $(seq 1 500); do [ -s "$tmp/gd.out" ] && break; sleep 0.02; done
@@ -59,6 +59,10 @@ GIMPI_TAG=1 timeout 120 "$TASK" orphan >"$tmp/h" 2>"$tmp/h.err"
 for _ in $(seq 1 1500); do grep -q "orphan ok" "$tmp/h" && break; sleep 0.02; done
 grep -Eq '^\[t[0-9a-f]+\] orphan ok$' "$tmp/h"
 check $? "a tagged child waiting for its parent fails when the parent is killed" "$tmp/h" "$tmp/h.err"
+
+GIMPI_GROUPD="ipc://$tmp/nobody" GIMPI_GROUPD_BIN=/bin/false timeout 60 "$TASK" master 1 >"$tmp/i" 2>"$tmp/i.err"
+grep -q "spawned -14 of 1" "$tmp/i" && grep -q "pvm_spawn(): Can't contact local daemon" "$tmp/i.err"
+check $? "without groupd pvm_spawn fails with PvmSysErr and PVM's message" "$tmp/i" "$tmp/i.err"
 
 sleep 0.5
 left=$(pgrep -f "$(basename "$TASK") (child|die|killme|nested|grandchild)" | wc -l)

@@ -142,6 +142,14 @@ static int s_failures(const char *noexec)
     CHECK(rc == 0 && t[0] == PvmNoHost, "other host: %d %d", rc, t[0]);
     rc = pvm_spawn("spawn_task", NULL, 0, NULL, 0, t);
     CHECK(rc == PvmBadParam, "ntask 0: %d", rc);
+    char host[256];
+    gethostname(host, sizeof host);
+    host[sizeof host - 1] = 0;
+    char *die0[] = { "die", NULL };
+    rc = pvm_spawn("spawn_task", die0, PvmTaskHost, host, 1, t);
+    CHECK(rc == 1 && t[0] > 0, "on this host by name (%s): %d %d", host, rc, t[0]);
+    rc = pvm_spawn("spawn_task", die0, PvmTaskHost | PvmHostCompl, ".", 1, t);
+    CHECK(rc == 0 && t[0] == PvmNoHost, "any host but this one: %d %d", rc, t[0]);
     char *die[] = { "die", NULL };
     rc = pvm_spawn("spawn_task", die, PvmTaskHost | PvmTaskDebug | PvmTaskTrace, ".", 1, t);
     CHECK(rc == 1 && t[0] > 0, "die: %d %d", rc, t[0]);
