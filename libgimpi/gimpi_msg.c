@@ -570,7 +570,11 @@ static void s_fault(gimpi_msg_t *self, int h, const char *fmt, ...)
                  (unsigned)self->peers[self->conns[h].procs[0]].tid, what);
     else
         snprintf(self->errmsg, sizeof self->errmsg, "host %d: %s", h, what);
-    fprintf(stderr, "gimpi[rank %d]: %s\n", self->rank, self->errmsg);
+    if (dyn)
+        fprintf(stderr, "gimpi[t%x]: %s\n", (unsigned)(self->tidbase + self->rank + 1),
+                self->errmsg);
+    else
+        fprintf(stderr, "gimpi[rank %d]: %s\n", self->rank, self->errmsg);
     s_conn_close(self, h);
     /* a dynamic peer's death does not fail wildcard receives (others may still send) */
     s_host_gone(self, h, GIMPI_ESYSERR, !dyn);
@@ -1260,7 +1264,8 @@ static void s_dyn_fail(gimpi_msg_t *self, int h, int err, const char *fmt, ...)
     peer_t *peer = &self->peers[self->conns[h].procs[0]];
     snprintf(self->errmsg, sizeof self->errmsg, "t%x: %s", (unsigned)peer->tid, what);
     if (err != GIMPI_ENOTASK)
-        fprintf(stderr, "gimpi[t%x]: %s\n", (unsigned)s_mytid(self), self->errmsg);
+        fprintf(stderr, "gimpi[t%x]: %s\n", (unsigned)(self->tidbase + self->rank + 1),
+                self->errmsg);
     if (peer->alive_fd >= 0) {
         close(peer->alive_fd);
         peer->alive_fd = -1;
