@@ -78,6 +78,9 @@ static int s_master(int n, const char *file)
     CHECK(!memcmp(big, back, (size_t)len), "big echo differs");
     printf("master ok\n");
     fflush(stdout);
+    free(big);
+    free(back);
+    free(tids);
     pvm_exit();
     return 0;
 }
