@@ -19,6 +19,7 @@
 #define GIMPI_PVM_CTX_H
 
 #include "pvm_buf.h"
+#include "gimpi_coll.h"
 #include "gimpi_group.h"
 
 #include <stddef.h>
@@ -67,6 +68,13 @@ typedef struct {
     /*  Optional (may be NULL): the task's connection to groupd, registered under this
      *  task's tid, for the group calls (pvm_group.c); NULL: no groups (PvmSysErr). */
     gimpi_groups_t *(*groups)(void *impl);
+    /*  Optional (may be NULL): the task's data-plane collectives (gimpi_coll.h) for
+     *  pvm_barrier, pvm_reduce, pvm_gather, pvm_scatter; NULL: none (PvmSysErr). */
+    gimpi_coll_t *(*coll)(void *impl);
+    /*  Optional (may be NULL): pvm_bcast: one message, as `send` would send it, to every
+     *  current member of group but the caller (who need not be one). */
+    int (*bcast)(void *impl, const char *group, int tag, int ctxid, int encoding,
+                 const void *bytes, size_t len);
 } pvm_transport_ops_t;
 
 typedef struct pvm_ctx_t pvm_ctx_t;

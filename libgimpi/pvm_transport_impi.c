@@ -6,7 +6,9 @@
  *  shell, or a dynamic host when a spawner started it.  tid = the data plane's tid
  *  (groupd's: tid base + world rank + 1); every task of a gimpirun job is a sibling of
  *  the others; a spawned task's parent and siblings are its spawner and the tasks of the
- *  same spawn (gimpi_spawn.c does the spawning).
+ *  same spawn (gimpi_spawn.c does the spawning).  The group calls reach groupd through
+ *  gimpi_groups(task), the group operations the data plane through a gimpi_coll_t
+ *  (entries `groups`, `coll`, `bcast`; pvm_group.c).
  *
  *  Wire format (doc/data-plane.md, "PVM messages"): each PVM message is one data-plane
  *  message on GIMPI_CID_PVM with the PVM tag, starting with a 16-byte header
@@ -49,6 +51,7 @@
 typedef struct {
     gimpi_t *task;
     gimpi_msg_t *msg;
+    gimpi_coll_t *coll;         /* the group operations over msg */
     int *tids;                  /* every task of the job (pvm_siblings) */
     int ntids;
     pid_t pid;                  /* the process that enrolled (a forked child must not leave) */
@@ -271,6 +274,7 @@ static void s_destroy(void *impl)
     if (rc < 0)
         fprintf(stderr, "gimpi: t%x leaving: %s\n", (unsigned)gimpi_msg_mytid(self->msg),
                 gimpi_msg_errmsg(self->msg));
+    gimpi_coll_destroy(&self->coll);
     gimpi_abort(&self->task);
     free(self->tids);
     free(self);
@@ -299,6 +303,30 @@ static gimpi_groups_t *s_groups(void *impl)
     return gimpi_groups(((impi_tp_t *)impl)->task);
 }
 
+/*  vtable: the data-plane collectives. */
+static gimpi_coll_t *s_coll(void *impl)
+{
+    return ((impi_tp_t *)impl)->coll;
+}
+
+/*  vtable: pvm_bcast — the whole PVM message (header and body, inline whatever its size)
+ *  as one data-plane bcast on the PVM context, so receivers take it like any PVM message. */
+static int s_bcast(void *impl, const char *group, int tag, int ctxid, int encoding,
+                   const void *bytes, size_t len)
+{
+    impi_tp_t *self = impl;
+    uint8_t *b = malloc(HDR_SIZE + len);
+    if (!b)
+        return GIMPI_ENOMEM;
+    s_put_header(b, encoding, 0, ctxid, len);
+    if (len)
+        memcpy(b + HDR_SIZE, bytes, len);
+    int rc = gimpi_coll_group_bcast(self->coll, gimpi_groups(self->task), group, GIMPI_CID_PVM,
+                                    tag, b, HDR_SIZE + len);
+    free(b);
+    return rc;
+}
+
 static const pvm_transport_ops_t s_ops = {
     .name = "impi",
     .mytid = s_mytid,
@@ -310,6 +338,8 @@ static const pvm_transport_ops_t s_ops = {
     .spawn = s_spawn,
     .destroy = s_destroy,
     .groups = s_groups,
+    .coll = s_coll,
+    .bcast = s_bcast,
 };
 
 /*  Enrols: joins the job (gimpirun's, or a one-task job) and opens the transport. */
@@ -328,10 +358,13 @@ int pvm_transport_open_default(const pvm_transport_ops_t **ops, void **impl)
         return GIMPI_ESYSERR;
     }
     self->msg = gimpi_msg(self->task);
+    self->coll = gimpi_coll_new(self->msg);
     self->pid = getpid();
     self->ntids = gimpi_size(self->task);
     self->tids = calloc((size_t)self->ntids, sizeof *self->tids);
-    if (!self->tids) {
+    if (!self->tids || !self->coll) {
+        free(self->tids);
+        gimpi_coll_destroy(&self->coll);
         gimpi_abort(&self->task);
         free(self);
         return GIMPI_ENOMEM;

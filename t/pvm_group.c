@@ -1,10 +1,10 @@
-/*  t/pvm_group.c — PVM's non-collective group calls (libgimpi/pvm_group.c) on a private
- *  groupd: this process is a PVM task started from the shell, and "peers" are copies of it
- *  (re-executed, each a task of its own) that obey one-line commands on a pipe, so that
- *  several members can join, wait in barriers and freeze.  Checked: every call's result and
- *  every error code, that pvm_errno is set (not by pvm_freezegroup) and that nothing is
- *  printed with PvmAutoErr on, that the tids are the ones pvm_send uses (to itself here:
- *  shell-started tasks are jobs of their own; t/gimpirun_pvm.sh sends across), the fixes of
+/*  t/pvm_group.c — PVM's group calls (libgimpi/pvm_group.c) on a private groupd: this
+ *  process is a PVM task started from the shell, and "peers" are copies of it (re-executed,
+ *  each a task of its own) that obey one-line commands on a pipe, so that several members
+ *  can join, wait in barriers and freeze.  Checked: every call's result and every error
+ *  code, that pvm_errno is set (not by pvm_freezegroup) and that nothing is printed with
+ *  PvmAutoErr on (but for reduce, gather and scatter, as PVM), that the tids are the ones
+ *  pvm_send uses (to itself: across one-task jobs t/gimpirun_pvm.sh checks), the fixes of
  *  pvm-groups.md §9 (gettid at capacity, getinst(-1), barrier count < 1 without poisoning),
  *  barrier arbitration (first count wins, mismatch not counted), freeze, and groupd's death
  *  while waiting in a barrier: PvmSysErr within 2 s.  Every wait is bounded.
@@ -137,6 +137,68 @@ static bool s_wait_arrived(const char *group, int n, bool freeze)
 static int s_call_dup(void *arg) { return pvm_joingroup((char *)arg); }
 static int s_call_nogroup(void *arg) { (void)arg; return pvm_gsize("nosuch"); }
 
+/*  Calls for the capture checks of the collectives. */
+static int s_call_reduce(void *arg)
+{
+    int v = 1;
+    return pvm_reduce(PvmSum, &v, 1, PVM_INT, 1, (char *)arg, 0);
+}
+static int s_call_gather(void *arg)
+{
+    int v = 1, r[4];
+    return pvm_gather(r, &v, 1, PVM_INT, 1, (char *)arg, 0);
+}
+static int s_call_scatter(void *arg)
+{
+    int v[4] = { 1 }, r;
+    return pvm_scatter(&r, v, 1, PVM_INT, 1, (char *)arg, 0);
+}
+static int s_call_bcast(void *arg) { return pvm_bcast((char *)arg, 1); }
+
+/*  pvm_bcast, pvm_reduce, pvm_gather, pvm_scatter alone in g1: results, codes, what they
+ *  print (only reduce, gather and scatter print, as in PVM). */
+static void test_coll_errors(int me)
+{
+    char out[512], want[128];
+    pvm_initsend(PvmDataDefault);
+    cmp_ok(pvmtest_capture(s_call_bcast, "g1", out, sizeof out), "==", PvmNoInst,
+           "bcast by the only member: PvmNoInst (as PVM), nothing sent");
+    is(out, "", "silently");
+    cmp_ok(pvmtest_capture(s_call_bcast, "nosuch", out, sizeof out), "==", PvmNoGroup,
+           "bcast unknown: PvmNoGroup");
+    cmp_ok(pvm_bcast(NULL, 1), "==", PvmNullGroup, "bcast NULL: PvmNullGroup");
+    cmp_ok(pvm_bcast("g1", -1), "==", PvmBadParam, "bcast tag -1: PvmBadParam");
+    int v = 5, r[2] = { 0 };
+    cmp_ok(pvm_reduce(PvmSum, &v, 1, PVM_INT, 1, "g1", 0), "==", 0, "reduce alone: 0");
+    cmp_ok(v, "==", 5, "the sum of one");
+    cmp_ok(pvm_gather(r, &v, 1, PVM_INT, 1, "g1", 0), "==", 0, "gather alone");
+    cmp_ok(r[0], "==", 5, "its own slot");
+    int s[1] = { 9 };
+    cmp_ok(pvm_scatter(&v, s, 1, PVM_INT, 1, "g1", 0), "==", 0, "scatter alone");
+    cmp_ok(v, "==", 9, "its own slice");
+    snprintf(want, sizeof want, "libpvm [t%x]: pvm_reduce(): No such group\n", (unsigned)me);
+    cmp_ok(pvmtest_capture(s_call_reduce, "nosuch", out, sizeof out), "==", PvmNoGroup,
+           "reduce unknown: PvmNoGroup");
+    is(out, want, "printed as PVM does (PvmAutoErr 1)");
+    snprintf(want, sizeof want, "libpvm [t%x]: pvm_gather(): Null group name\n", (unsigned)me);
+    cmp_ok(pvmtest_capture(s_call_gather, "", out, sizeof out), "==", PvmNullGroup,
+           "gather '': PvmNullGroup");
+    is(out, want, "printed");
+    cmp_ok(pvmtest_capture(s_call_scatter, "g1x", out, sizeof out), "==", PvmNoGroup,
+           "scatter unknown: PvmNoGroup");
+    pvm_setopt(PvmAutoErr, 0);
+    cmp_ok(pvmtest_capture(s_call_reduce, "nosuch", out, sizeof out), "==", PvmNoGroup,
+           "with PvmAutoErr 0");
+    is(out, "", "nothing printed");
+    pvm_setopt(PvmAutoErr, 1);
+    cmp_ok(pvm_reduce(PvmSum, &v, 1, PVM_INT, 1, "g1", 3), "==", PvmNoInst, "root 3: PvmNoInst");
+    cmp_ok(pvm_reduce(PvmSum, &v, 0, PVM_INT, 1, "g1", 0), "==", PvmBadParam, "count 0: PvmBadParam");
+    cmp_ok(pvm_reduce(NULL, &v, 1, PVM_INT, 1, "g1", 0), "==", PvmBadParam, "func NULL: PvmBadParam");
+    cmp_ok(pvm_reduce(PvmSum, &v, 1, PVM_INT, -1, "g1", 0), "==", PvmBadParam, "tag -1: PvmBadParam");
+    cmp_ok(pvm_gather(NULL, &v, 1, PVM_INT, 1, "g1", 0), "==", PvmBadParam, "gather NULL result at the root: PvmBadParam");
+    cmp_ok(pvm_errno, "==", PvmBadParam, "pvm_errno");
+}
+
 /*  Every call and error code that one member can see. */
 static void test_alone(void)
 {
@@ -196,6 +258,7 @@ static void test_alone(void)
     ok(pvm_send(pvm_gettid("g1", 0), 5) == 0 && pvm_recv(me, 5) > 0
        && pvm_upkint(&got, 1, 1) == 0 && got == 77, "pvm_send to the tid gettid gives");
 
+    test_coll_errors(me);
     cmp_ok(pvm_lvgroup("g1"), "==", 0, "lvgroup");
     cmp_ok(pvm_gsize("g1"), "==", PvmNoGroup, "the last leave deleted the group");
     cmp_ok(pvm_lvgroup("g1"), "==", PvmNoGroup, "leave again: PvmNoGroup");
@@ -228,6 +291,15 @@ static void test_members(peer_t *a, peer_t *b, peer_t *c)
     cmp_ok(pvm_barrier("other", 1), "==", PvmNotInGroup, "barrier by a non-member: PvmNotInGroup");
     cmp_ok(pvm_freezegroup("other", 1), "==", PvmNotInGroup, "freeze by a non-member: PvmNotInGroup");
     cmp_ok(pvm_getinst("other", me), "==", PvmNotInGroup, "getinst of a non-member: PvmNotInGroup");
+    pvm_setopt(PvmAutoErr, 0);
+    int v = 1, r[4];
+    cmp_ok(pvm_reduce(PvmSum, &v, 1, PVM_INT, 1, "other", 0), "==", PvmNotInGroup,
+           "reduce by a non-member: PvmNotInGroup");
+    cmp_ok(pvm_gather(r, &v, 1, PVM_INT, 1, "other", 0), "==", PvmNotInGroup,
+           "gather by a non-member: PvmNotInGroup");
+    cmp_ok(pvm_scatter(&v, r, 1, PVM_INT, 1, "other", 0), "==", PvmNotInGroup,
+           "scatter by a non-member: PvmNotInGroup");
+    pvm_setopt(PvmAutoErr, 1);
 
     s_send(a, "barrier m 3");
     ok(s_wait_arrived("m", 1, false), "a waits in barrier(m, 3)");
@@ -236,10 +308,9 @@ static void test_members(peer_t *a, peer_t *b, peer_t *c)
     ok(s_wait_arrived("m", 2, false), "b waits too: my mismatch was not counted");
     cmp_ok(pvm_barrier("m", 3), "==", 0, "I retry with 3: released");
     ok(s_result(a) == 0 && s_result(b) == 0, "a and b released with 0");
-    s_send(a, "barrier m -1");
+    s_send(a, "barrier m -1");       /* membership unchanged: a data-plane barrier */
     s_send(b, "barrier m -1");
-    ok(s_wait_arrived("m", 2, false), "two wait in barrier(m, -1)");
-    cmp_ok(pvm_barrier("m", -1), "==", 0, "-1 = the size: the third arrival releases");
+    cmp_ok(pvm_barrier("m", -1), "==", 0, "barrier(m, -1) with the others: released");
     ok(s_result(a) == 0 && s_result(b) == 0, "all released");
 
     s_send(a, "freeze m 3");

@@ -10,7 +10,7 @@
  *    junk     beside t/job_msg pvmjunk: a bad header is PvmBadMsg, later messages fine
  *    groups   every task joins "all" (barrier, freeze); each sends its instance to every
  *             member by the tid pvm_gettid gives and receives them from the tids
- *             pvm_getinst names; leave
+ *             pvm_getinst names; bcast, reduce, gather, scatter; leave
  *  Every task prints "t<tid> <mode> ok" on success (and a few progress lines); on a
  *  failure "t<tid> FAIL ..." and exit status 1.
  */
@@ -31,6 +31,15 @@ static int s_me;
 static int s_lbl;               /* what "t<N>" prints: position among the siblings + 1 */
 
 #define CHECK(cond, ...) TASK_CHECK("t", s_lbl, cond, __VA_ARGS__)
+
+/*  A reduce function that is not commutative: x = 100x + y. */
+static void s_base100(int *datatype, void *x, void *y, int *num, int *info)
+{
+    (void)datatype;
+    (void)info;
+    for (int i = 0; i < *num; i++)
+        ((int *)x)[i] = 100 * ((int *)x)[i] + ((int *)y)[i];
+}
 
 /*  The group calls under gimpirun: groupd's tids are the data plane's. */
 static void s_groups(int n)
@@ -56,6 +65,44 @@ static void s_groups(int n)
               pvm_getinst("all", src));
     }
     CHECK(pvm_barrier("all", -1) == 0, "barrier after");
+    /* the collectives: bcast from instance 0, reduce, gather, scatter to root n-1 */
+    int v = 1000 + n;
+    if (inst == 0) {
+        pvm_initsend(PvmDataDefault);
+        pvm_pkint(&v, 1, 1);
+        CHECK(pvm_bcast("all", 41) == 0, "bcast");
+    } else {
+        CHECK(pvm_recv(pvm_gettid("all", 0), 41) > 0 && pvm_upkint(&v, 1, 1) == 0
+              && v == 1000 + n, "the bcast arrives (%d)", v);
+    }
+    int sum = inst + 1, root = n - 1;
+    CHECK(pvm_reduce(PvmSum, &sum, 1, PVM_INT, 42, "all", root) == 0, "reduce");
+    CHECK(inst != root || sum == n * (n + 1) / 2, "reduce sum %d", sum);
+    int *all = calloc((size_t)n, sizeof *all), mine = 10 * inst, got = -1;
+    CHECK(all && pvm_gather(all, &mine, 1, PVM_INT, 43, "all", root) == 0, "gather");
+    for (int i = 0; inst == root && i < n; i++)
+        CHECK(all[i] == 10 * i, "gathered[%d] = %d", i, all[i]);
+    for (int i = 0; i < n; i++)
+        all[i] = 100 + i;
+    int sbuf = pvm_getsbuf();
+    CHECK(pvm_scatter(&got, all, 1, PVM_INT, 44, "all", root) == 0 && got == 100 + inst,
+          "scatter gave %d", got);
+    CHECK(pvm_getsbuf() == sbuf && sbuf > 0, "scatter keeps the active send buffer");
+    free(all);
+    /* PVM_LONG keeps 64 bits and its sign; the same tag back to back never mixes */
+    long lv = inst == 0 ? 5000000000L : -3L * inst;
+    CHECK(pvm_reduce(PvmSum, &lv, 1, PVM_LONG, 45, "all", root) == 0, "reduce long");
+    CHECK(inst != root || lv == 5000000000L - 3L * (n - 1) * n / 2, "long sum %ld", lv);
+    for (int it = 0; it < 3; it++) {
+        int x = (inst + 1) * (it + 1);
+        CHECK(pvm_reduce(PvmSum, &x, 1, PVM_INT, 46, "all", root) == 0, "reduce %d", it);
+        CHECK(inst != root || x == (it + 1) * n * (n + 1) / 2, "reduce %d gave %d", it, x);
+    }
+    /* a user function that is not commutative: the bracketing follows the instances */
+    int y = inst + 1;
+    CHECK(pvm_reduce(s_base100, &y, 1, PVM_INT, 47, "all", root) == 0, "user reduce");
+    CHECK(inst != root || n != 4 || y == 10504, "((1.2).(3.4)) = 10504, got %d", y);
+    CHECK(pvm_barrier("all", -1) == 0, "barrier after the collectives");
     CHECK(pvm_lvgroup("all") == 0, "lvgroup");
     CHECK(pvm_lvgroup("all") == PvmNotInGroup || pvm_lvgroup("all") == PvmNoGroup,
           "left: a second leave fails");
