@@ -1385,15 +1385,20 @@ static void s_pend_drop(gimpi_msg_t *self, int k, const char *fmt, ...)
     self->pend[k] = self->pend[--self->npend];
 }
 
+/*  GIMPI_INTRO_DUP, not reported on stderr (the normal end of a lost race). */
+#define GIMPI_INTRO_DUP_QUIET (GIMPI_INTRO_DUP | 0x100)
+
 /*  Answers introduction k with a refusal and drops it. */
 static void s_pend_refuse(gimpi_msg_t *self, int k, const gimpi_intro_t *in, uint32_t why)
 {
     uint8_t ans[GIMPI_INTRO_SIZE];
-    s_intro(self, ans, why, in->tid);
+    s_intro(self, ans, why & 0xff, in->tid);
     ssize_t w = send(self->pend[k].fd, ans, sizeof ans, MSG_NOSIGNAL | MSG_DONTWAIT);
     (void)w;
-    if (why == GIMPI_INTRO_RACE)
-        s_pend_drop(self, k, NULL);     /* normal: our own call is the connection */
+    /* quiet: the normal ends of a race (our own call is the connection), and callers of
+     * a task that is leaving (they report the refusal themselves) */
+    if (why == GIMPI_INTRO_RACE || why == GIMPI_INTRO_DUP_QUIET || why == GIMPI_INTRO_LEAVING)
+        s_pend_drop(self, k, NULL);
     else
         s_pend_drop(self, k, "t%x refused: %s", (unsigned)in->tid, gimpi_intro_strstatus(why));
 }
@@ -1433,8 +1438,8 @@ static void s_pend_decide(gimpi_msg_t *self, int k)
             s_pend_refuse(self, k, &in, GIMPI_INTRO_LEAVING);
             return;
         }
-        if (c->state == C_OPEN) {
-            s_pend_refuse(self, k, &in, GIMPI_INTRO_DUP);
+        if (c->state == C_OPEN) {       /* its call lost a race our call already won */
+            s_pend_refuse(self, k, &in, GIMPI_INTRO_DUP_QUIET);
             return;
         }
         if (c->state == C_DIAL && c->fd >= 0) {     /* both called: the higher tid wins */
