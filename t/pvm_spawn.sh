@@ -12,7 +12,7 @@ TASK="$top_builddir/t/spawn_task"
 RUN="$top_builddir/groupd/gimpirun"
 GROUPD="$top_builddir/groupd/groupd"
 . "${top_srcdir:-.}/t/tap.sh"
-echo "1..12"
+echo "1..13"
 export GIMPI_GROUPD="ipc://$tmp/gd" GIMPI_GROUPD_BIN="$GROUPD"
 timeout 300 "$GROUPD" --foreground --endpoint "$GIMPI_GROUPD" >"$tmp/gd.out" 2>&1 &
 for _ in $(seq 1 500); do [ -s "$tmp/gd.out" ] && break; sleep 0.02; done
@@ -25,6 +25,10 @@ timeout 120 "$TASK" master 4 >"$tmp/a" 2>"$tmp/a.err"; rc=$?
 check $? "master spawns 4: parent, siblings, token ring, 1 MiB both ways (exit $rc)" "$tmp/a" "$tmp/a.err"
 [ "$(grep -c '^child [0-3] hello$' "$tmp/a")" = 4 ] && [ "$(grep -c '^child [0-3] says on stderr$' "$tmp/a.err")" = 4 ]
 check $? "children's stdout and stderr reach the master's, untagged by default" "$tmp/a" "$tmp/a.err"
+
+timeout 120 "$TASK" master 24 >"$tmp/a24" 2>"$tmp/a24.err"; rc=$?
+[ $rc = 0 ] && grep -q "^master ok$" "$tmp/a24" && ! grep -vq '^child [0-9]* says on stderr$' "$tmp/a24.err"
+check $? "24 children, siblings calling each other at once: quiet, all reports in (exit $rc)" "$tmp/a24" "$tmp/a24.err"
 
 GIMPI_TAG=1 timeout 120 "$TASK" master 2 >"$tmp/b" 2>"$tmp/b.err"; rc=$?
 [ $rc = 0 ] && [ "$(grep -Ec '^\[t[0-9a-f]+\] child [01] hello$' "$tmp/b")" = 2 ] \
