@@ -572,7 +572,11 @@ static void s_fault(gimpi_msg_t *self, int h, const char *fmt, ...)
                  (unsigned)self->peers[self->conns[h].procs[0]].tid, what);
     else
         snprintf(self->errmsg, sizeof self->errmsg, "host %d: %s", h, what);
-    fprintf(stderr, "gimpi[rank %d]: %s\n", self->rank, self->errmsg);
+    if (dyn)
+        fprintf(stderr, "gimpi[t%x]: %s\n", (unsigned)(self->tidbase + self->rank + 1),
+                self->errmsg);
+    else
+        fprintf(stderr, "gimpi[rank %d]: %s\n", self->rank, self->errmsg);
     s_conn_close(self, h);
     /* a dynamic peer's death does not fail wildcard receives (others may still send) */
     s_host_gone(self, h, GIMPI_ESYSERR, !dyn);
@@ -1262,7 +1266,8 @@ static void s_dyn_fail(gimpi_msg_t *self, int h, int err, const char *fmt, ...)
     peer_t *peer = &self->peers[self->conns[h].procs[0]];
     snprintf(self->errmsg, sizeof self->errmsg, "t%x: %s", (unsigned)peer->tid, what);
     if (err != GIMPI_ENOTASK)
-        fprintf(stderr, "gimpi[t%x]: %s\n", (unsigned)s_mytid(self), self->errmsg);
+        fprintf(stderr, "gimpi[t%x]: %s\n", (unsigned)(self->tidbase + self->rank + 1),
+                self->errmsg);
     if (peer->alive_fd >= 0) {
         close(peer->alive_fd);
         peer->alive_fd = -1;
@@ -1382,15 +1387,20 @@ static void s_pend_drop(gimpi_msg_t *self, int k, const char *fmt, ...)
     self->pend[k] = self->pend[--self->npend];
 }
 
+/*  GIMPI_INTRO_DUP, not reported on stderr (the normal end of a lost race). */
+#define GIMPI_INTRO_DUP_QUIET (GIMPI_INTRO_DUP | 0x100)
+
 /*  Answers introduction k with a refusal and drops it. */
 static void s_pend_refuse(gimpi_msg_t *self, int k, const gimpi_intro_t *in, uint32_t why)
 {
     uint8_t ans[GIMPI_INTRO_SIZE];
-    s_intro(self, ans, why, in->tid);
+    s_intro(self, ans, why & 0xff, in->tid);
     ssize_t w = send(self->pend[k].fd, ans, sizeof ans, MSG_NOSIGNAL | MSG_DONTWAIT);
     (void)w;
-    if (why == GIMPI_INTRO_RACE)
-        s_pend_drop(self, k, NULL);     /* normal: our own call is the connection */
+    /* quiet: the normal ends of a race (our own call is the connection), and callers of
+     * a task that is leaving (they report the refusal themselves) */
+    if (why == GIMPI_INTRO_RACE || why == GIMPI_INTRO_DUP_QUIET || why == GIMPI_INTRO_LEAVING)
+        s_pend_drop(self, k, NULL);
     else
         s_pend_drop(self, k, "t%x refused: %s", (unsigned)in->tid, gimpi_intro_strstatus(why));
 }
@@ -1430,8 +1440,8 @@ static void s_pend_decide(gimpi_msg_t *self, int k)
             s_pend_refuse(self, k, &in, GIMPI_INTRO_LEAVING);
             return;
         }
-        if (c->state == C_OPEN) {
-            s_pend_refuse(self, k, &in, GIMPI_INTRO_DUP);
+        if (c->state == C_OPEN) {       /* its call lost a race our call already won */
+            s_pend_refuse(self, k, &in, GIMPI_INTRO_DUP_QUIET);
             return;
         }
         if (c->state == C_DIAL && c->fd >= 0) {     /* both called: the higher tid wins */
@@ -1669,7 +1679,9 @@ static void s_drive(gimpi_msg_t *self, int timeout_ms, int app)
     }
     if (staged)
         timeout_ms = 0;
-    s_dyn_deadlines(self);
+    int dyn = self->npend || self->nhosts > self->nstatic_hosts;
+    if (dyn)
+        s_dyn_deadlines(self);
     int nmax = self->nhosts + 1 + self->npend + (self->nhosts - self->nstatic_hosts)
                + (self->nprocs - self->nstatic) + 1;
     struct pollfd pfd[nmax];
@@ -1683,8 +1695,30 @@ static void s_drive(gimpi_msg_t *self, int timeout_ms, int app)
                                    .events = (short)(POLLIN | (c->want_out ? POLLOUT : 0)) };
         map[np++] = h;
     }
-    int nconn = np, busy = 0;
-    int nextra = s_extra_fds(self, pfd + np, &busy);
+    int nconn = np, busy = 0, nextra = 0;
+    if (timeout_ms == 0 && nconn <= DIRECT_READ_MAX) {
+        /* a quick look at few connections: try them directly, one syscall each, rather
+         * than poll() and then read; the dynamic-host sockets only now and then */
+        for (int i = 0; i < nconn; i++) {
+            int h = map[i];
+            if (self->conns[h].want_out && s_flush(self, h) < 0)
+                continue;
+            s_read(self, h);
+        }
+        int tick = (++self->quick & 31) == 0;
+        if (dyn || tick)
+            nextra = s_extra_fds(self, pfd + nconn, &busy);
+        if (nextra && (busy || tick)
+            && poll(pfd + nconn, (nfds_t)nextra, 0) > 0)
+            for (int i = nconn; i < nconn + nextra; i++)
+                if (pfd[i].revents)
+                    s_extra_event(self, pfd[i].fd, pfd[i].revents);
+        if (self->app_polling)
+            s_kick(self);
+        pthread_cond_broadcast(&self->cv);
+        return;
+    }
+    nextra = s_extra_fds(self, pfd + np, &busy);
     for (int i = 0; i < nextra; i++)
         map[np++] = -2;
     if (np == 0 && timeout_ms && app) {     /* nothing to watch: wait for a state change */
@@ -1696,25 +1730,6 @@ static void s_drive(gimpi_msg_t *self, int timeout_ms, int app)
             ts.tv_nsec -= 1000000000L;
         }
         pthread_cond_timedwait(&self->cv, &self->mu, &ts);
-        return;
-    }
-    if (timeout_ms == 0 && nconn <= DIRECT_READ_MAX) {
-        /* a quick look at few connections: try them directly, one syscall each, rather
-         * than poll() and then read */
-        for (int i = 0; i < nconn; i++) {
-            int h = map[i];
-            if (self->conns[h].want_out && s_flush(self, h) < 0)
-                continue;
-            s_read(self, h);
-        }
-        if (nextra && (busy || (++self->quick & 31) == 0)
-            && poll(pfd + nconn, (nfds_t)nextra, 0) > 0)
-            for (int i = nconn; i < np; i++)
-                if (pfd[i].revents)
-                    s_extra_event(self, pfd[i].fd, pfd[i].revents);
-        if (self->app_polling)
-            s_kick(self);
-        pthread_cond_broadcast(&self->cv);
         return;
     }
     int rc;

@@ -166,6 +166,19 @@ static void s_tagger(int in[2], const char *prefix)
     }
 }
 
+/*  Closes the descriptors first..last (async-signal-safe). */
+static void s_close_range(int first, int last)
+{
+    if (first > last)
+        return;
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, (unsigned)first, (unsigned)last, 0) == 0)
+        return;
+#endif
+    for (int fd = first; fd <= last && fd < 65536; fd++)
+        close(fd);
+}
+
 /*  Starts one child through a middle process.  status[1] is the close-on-exec pipe the
  *  middle writes the child's pid to and the child its execve errno.  Only
  *  async-signal-safe calls after fork. */
@@ -196,9 +209,11 @@ static pid_t s_start(const char *path, char *const argv[], char *const envp[], i
         _exit(127);
     }
     if (child > 0 && tag && fork() == 0) {
-        close(out[1]);
-        close(err[1]);
-        close(status_w);
+        /* keep nothing of the spawner's (its connections must close when it dies) */
+        int lo = out[0] < err[0] ? out[0] : err[0], hi = out[0] < err[0] ? err[0] : out[0];
+        s_close_range(3, lo - 1);
+        s_close_range(lo + 1, hi - 1);
+        s_close_range(hi + 1, INT_MAX);
         int in[2] = { out[0], err[0] };
         s_tagger(in, tag);
         _exit(0);

@@ -31,7 +31,7 @@ run() {
     if [ $rc != 124 ] && cat "$tmp/out" "$tmp/err" | grep -Eq -- "$re"; then ok 0 "$name"; else
         ok 1 "$name (exit $rc)"; sed 's/^/# /' "$tmp/out" "$tmp/err" | head -20; fi
 }
-echo "1..35"
+echo "1..37"
 "$GCC" $XF -o "$tmp/spmd" "$E/spmd.c"; ok $? "spmd.c builds unchanged"
 # spmd exits 1 by itself (its last line is exit(1)), so only its output is checked
 run "spmd: gimpirun -np 4 passes the token round the ring" \
@@ -59,7 +59,7 @@ done
 # gexamples: the group calls alone
 GTAR=/usr/share/doc/pvm-examples/gexamples.tar.gz
 if ! tar xzf "$GTAR" -C "$tmp" 2>/dev/null; then
-    for _ in $(seq 1 21); do skip "cannot extract $GTAR"; done
+    for _ in $(seq 1 23); do skip "cannot extract $GTAR"; done
     exit $((failed > 0))
 fi
 G="$tmp/gexamples"
@@ -107,4 +107,9 @@ run "trsg from the shell (4 tasks x 5): reduce, scatter, gather" \
 run "gexample from the shell (dimension 100, 4 tasks): freeze, bcast, reduce" \
     "The 1-Norm is 5050" sh -c "printf '100\n4\n' | '$tmp/gexample'"
 run "gexample SPMD under gimpirun -np 4" "The 1-Norm is 5050" "$RUN" -np 4 "$tmp/gexample"
+# hello spawns hello_other by its bare name (found beside it)
+"$GCC" $XF -o "$tmp/hello" "$E/hello.c" && "$GCC" $XF -o "$tmp/hello_other" "$E/hello_other.c"
+ok $? "hello.c and hello_other.c build unchanged"
+run "hello from the shell spawns hello_other, which answers" \
+    "^from t[0-9a-f]+: hello, world from " "$tmp/hello"
 exit $((failed > 0))

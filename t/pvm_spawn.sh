@@ -12,7 +12,7 @@ TASK="$top_builddir/t/spawn_task"
 RUN="$top_builddir/groupd/gimpirun"
 GROUPD="$top_builddir/groupd/groupd"
 . "${top_srcdir:-.}/t/tap.sh"
-echo "1..10"
+echo "1..13"
 export GIMPI_GROUPD="ipc://$tmp/gd" GIMPI_GROUPD_BIN="$GROUPD"
 timeout 300 "$GROUPD" --foreground --endpoint "$GIMPI_GROUPD" >"$tmp/gd.out" 2>&1 &
 for _ in $(seq 1 500); do [ -s "$tmp/gd.out" ] && break; sleep 0.02; done
@@ -25,6 +25,10 @@ timeout 120 "$TASK" master 4 >"$tmp/a" 2>"$tmp/a.err"; rc=$?
 check $? "master spawns 4: parent, siblings, token ring, 1 MiB both ways (exit $rc)" "$tmp/a" "$tmp/a.err"
 [ "$(grep -c '^child [0-3] hello$' "$tmp/a")" = 4 ] && [ "$(grep -c '^child [0-3] says on stderr$' "$tmp/a.err")" = 4 ]
 check $? "children's stdout and stderr reach the master's, untagged by default" "$tmp/a" "$tmp/a.err"
+
+timeout 120 "$TASK" master 24 >"$tmp/a24" 2>"$tmp/a24.err"; rc=$?
+[ $rc = 0 ] && grep -q "^master ok$" "$tmp/a24" && ! grep -vq '^child [0-9]* says on stderr$' "$tmp/a24.err"
+check $? "24 children, siblings calling each other at once: quiet, all reports in (exit $rc)" "$tmp/a24" "$tmp/a24.err"
 
 GIMPI_TAG=1 timeout 120 "$TASK" master 2 >"$tmp/b" 2>"$tmp/b.err"; rc=$?
 [ $rc = 0 ] && [ "$(grep -Ec '^\[t[0-9a-f]+\] child [01] hello$' "$tmp/b")" = 2 ] \
@@ -54,6 +58,15 @@ check $? "a grandchild reaches the master through groupd (exit $rc)" "$tmp/f" "$
 timeout 120 "$RUN" -np 3 "$TASK" job >"$tmp/g" 2>"$tmp/g.err"; rc=$?
 [ $rc = 0 ] && grep -q "^job ok$" "$tmp/g"
 check $? "a child spawned by a gimpirun task talks to every task of the job (exit $rc)" "$tmp/g" "$tmp/g.err"
+
+GIMPI_TAG=1 timeout 120 "$TASK" orphan >"$tmp/h" 2>"$tmp/h.err"
+for _ in $(seq 1 1500); do grep -q "orphan ok" "$tmp/h" && break; sleep 0.02; done
+grep -Eq '^\[t[0-9a-f]+\] orphan ok$' "$tmp/h"
+check $? "a tagged child waiting for its parent fails when the parent is killed" "$tmp/h" "$tmp/h.err"
+
+GIMPI_GROUPD="ipc://$tmp/nobody" GIMPI_GROUPD_BIN=/bin/false timeout 60 "$TASK" master 1 >"$tmp/i" 2>"$tmp/i.err"
+grep -q "spawned -14 of 1" "$tmp/i" && grep -q "pvm_spawn(): Can't contact local daemon" "$tmp/i.err"
+check $? "without groupd pvm_spawn fails with PvmSysErr and PVM's message" "$tmp/i" "$tmp/i.err"
 
 sleep 0.5
 left=$(pgrep -f "$(basename "$TASK") (child|die|killme|nested|grandchild)" | wc -l)

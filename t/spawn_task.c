@@ -11,6 +11,7 @@
  *    die / killme     the children of "failures".
  *    job              a task of a gimpirun job: rank 0 spawns "jobchild", which talks to
  *                     every task of the job (tids in its arguments).
+ *    orphan           spawns "waitparent" and is killed while the child waits for it.
  *    nested           spawns one child (mode "grandchild") which talks to its parent and
  *                     to the master (its grandparent, found through groupd).
  *  Prints "FAIL ..." and exits 1 on the first check that does not hold.
@@ -77,6 +78,9 @@ static int s_master(int n, const char *file)
     CHECK(!memcmp(big, back, (size_t)len), "big echo differs");
     printf("master ok\n");
     fflush(stdout);
+    free(big);
+    free(back);
+    free(tids);
     pvm_exit();
     return 0;
 }
@@ -141,6 +145,14 @@ static int s_failures(const char *noexec)
     CHECK(rc == 0 && t[0] == PvmNoHost, "other host: %d %d", rc, t[0]);
     rc = pvm_spawn("spawn_task", NULL, 0, NULL, 0, t);
     CHECK(rc == PvmBadParam, "ntask 0: %d", rc);
+    char host[256];
+    gethostname(host, sizeof host);
+    host[sizeof host - 1] = 0;
+    char *die0[] = { "die", NULL };
+    rc = pvm_spawn("spawn_task", die0, PvmTaskHost, host, 1, t);
+    CHECK(rc == 1 && t[0] > 0, "on this host by name (%s): %d %d", host, rc, t[0]);
+    rc = pvm_spawn("spawn_task", die0, PvmTaskHost | PvmHostCompl, ".", 1, t);
+    CHECK(rc == 0 && t[0] == PvmNoHost, "any host but this one: %d %d", rc, t[0]);
     char *die[] = { "die", NULL };
     rc = pvm_spawn("spawn_task", die, PvmTaskHost | PvmTaskDebug | PvmTaskTrace, ".", 1, t);
     CHECK(rc == 1 && t[0] > 0, "die: %d %d", rc, t[0]);
@@ -262,6 +274,24 @@ int main(int argc, char **argv)
         pvm_initsend(PvmDataDefault);
         CHECK(pvm_send(pvm_parent(), 23) == 0, "done");
         pvm_exit();
+        return 0;
+    }
+    if (!strcmp(mode, "orphan")) {     /* dies while its child waits for it */
+        int t = 0;
+        char *args[] = { "waitparent", NULL };
+        CHECK(pvm_mytid() > 0, "mytid");
+        CHECK(pvm_spawn("spawn_task", args, 0, NULL, 1, &t) == 1, "spawn");
+        CHECK(pvm_recv(t, 31) > 0, "ready");
+        raise(SIGKILL);
+    }
+    if (!strcmp(mode, "waitparent")) {
+        CHECK(pvm_mytid() > 0, "mytid");
+        pvm_initsend(PvmDataDefault);
+        CHECK(pvm_send(pvm_parent(), 31) == 0, "ready");
+        pvm_setopt(PvmAutoErr, 0);
+        int rc = pvm_recv(pvm_parent(), 32);
+        CHECK(rc < 0, "receive from a killed parent: %d", rc);
+        printf("orphan ok\n");
         return 0;
     }
     if (!strcmp(mode, "nested"))
