@@ -988,14 +988,14 @@ int gimpi_coll_group_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, const c
     else if ((count == -1 || count == n) && s_synced(self, group) == snap.version + 1) {
         rc = s_barrier(self, v, n);
         if (rc == GIMPI_ESYSERR && snap.frozen) {   /* a frozen group that lost a member */
-            gimpi_group_snap_t now;
+            gimpi_group_snap_t now = { 0 };
             if (gimpi_group_snapshot(groups, group, &now) < 0 || now.dead)
                 rc = GIMPI_ENOGROUP;
             free(now.tids);
         }
     } else {
         rc = gimpi_group_barrier(groups, group, count);
-        gimpi_group_snap_t now;
+        gimpi_group_snap_t now = { 0 };
         if (rc == 0 && gimpi_group_snapshot(groups, group, &now) >= 0)
             s_set_synced(self, group, now.version + 1);
         free(now.tids);
