@@ -120,10 +120,16 @@ static int s_stream1m(gimpi_msg_t *ctx, int rank)
     return 0;
 }
 
+typedef struct {
+    const char *figure;
+    int tidbase;                /* groupd's block for the job, -1 when groupd is not used */
+} job_t;
+
 /*  One task of the job. */
 static int s_task(const impi_tables_t *t, int rank, int lfd, void *arg)
 {
-    const char *figure = arg;
+    const job_t *job = arg;
+    const char *figure = job->figure;
     char err[256];
     gimpi_msg_t *ctx = gimpi_msg_new(t, rank, lfd, 20000, err, sizeof err);
     if (!ctx) {
@@ -131,7 +137,9 @@ static int s_task(const impi_tables_t *t, int rank, int lfd, void *arg)
         return 1;
     }
     gimpi_msg_set_timeout(ctx, 120000);
-    int rc = coll_figure_known(figure)        ? coll_figure(ctx, rank, figure)
+    if (job->tidbase >= 0)
+        gimpi_msg_set_tidbase(ctx, job->tidbase);
+    int rc = coll_figure_known(figure)        ? coll_figure(ctx, rank, figure, job->tidbase)
              : strcmp(figure, "rtt8") == 0 ? s_rtt8(ctx, rank)
                                            : s_stream1m(ctx, rank);
     if (rc)
@@ -166,6 +174,30 @@ static void s_exec_gd_bench(char **argv)
     }
 }
 
+/*  Points GIMPI_GROUPD_BIN at the build tree's groupd (beside this program) when it is not
+ *  set, so that a groupd can be started from a build tree. */
+static void s_groupd_bin(void)
+{
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (getenv("GIMPI_GROUPD_BIN") || n <= 0)
+        return;
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (!slash)
+        return;
+    *slash = '\0';
+    static const char *const where[] = { "%s/../groupd/groupd", "%s/../../groupd/groupd" };
+    for (size_t i = 0; i < sizeof where / sizeof where[0]; i++) {
+        char path[4200];
+        snprintf(path, sizeof path, where[i], self);
+        if (access(path, X_OK) == 0) {
+            setenv("GIMPI_GROUPD_BIN", path, 1);
+            return;
+        }
+    }
+}
+
 /*  gimpi-bench FIGURE N: checks the arguments, runs the job. */
 int main(int argc, char **argv)
 {
@@ -194,12 +226,25 @@ int main(int argc, char **argv)
     dp_opts_t o = { coll ? n : 2, pk ? (uint32_t)atoi(pk) : GIMPI_DEFAULT_DATALEN,
                     am ? (uint32_t)atoi(am) : GIMPI_DEFAULT_ACKMARK,
                     hw ? (uint32_t)atoi(hw) : GIMPI_DEFAULT_HIWATER, 300000, 1, 0 };
-    int codes[256];
-    if (dp_run(&o, s_task, argv[1], codes) != 0) {
+    /* the group figures use a real group in groupd (the tasks register under the tids of
+     * a block reserved here) unless GIMPI_BENCH_VIEW is set or groupd cannot be had */
+    job_t job = { argv[1], -1 };
+    gimpi_groups_t *g = NULL;
+    if (coll && !getenv("GIMPI_BENCH_VIEW")) {
+        s_groupd_bin();
+        g = gimpi_groups_new(NULL, NULL);
+        job.tidbase = g ? gimpi_groups_reserve(g, NULL, n) : -1;
+        if (job.tidbase < 0)
+            fprintf(stderr, "gimpi-bench: no groupd (%s): measuring over a view\n",
+                    gimpi_strerror(job.tidbase));
+    }
+    int codes[256], rc = 0;
+    if (dp_run(&o, s_task, &job, codes) != 0) {
         for (int i = 0; i < o.n; i++)
             if (codes[i])
                 fprintf(stderr, "gimpi-bench: task %d exited with %d\n", i, codes[i]);
-        return 1;
+        rc = 1;
     }
-    return 0;
+    gimpi_groups_destroy(&g);
+    return rc;
 }
