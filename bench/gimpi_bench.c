@@ -4,7 +4,7 @@
  *  The program starts its own job of N tasks on this machine (forked processes, each its
  *  own IMPI host on 127.0.0.(rank+1), tables filled as a single-client startup would:
  *  packet length GIMPI_BENCH_PKTLEN, flow-control marks GIMPI_BENCH_ACKMARK /
- *  GIMPI_BENCH_HIWATER, by default what gimpirun offers: 65536, 32/64), then runs
+ *  GIMPI_BENCH_HIWATER, by default what gimpirun offers: 262144, 32/64), then runs
  *  the figure with gimpi_msg_send / gimpi_msg_recv.  Figures: rtt8 (8-byte ping-pong,
  *  2000 warm-up + 20000 timed round trips, median) and stream1m (20 + 400 messages of
  *  1 MiB, then an 8-byte ack; MB/s).  Both need N = 2.  Member 0 prints the line.

@@ -99,6 +99,21 @@ gimpi_msg_t *gimpi_msg(gimpi_t *self);
  *  groupd was unavailable at gimpi_init its calls return GIMPI_ESYSERR. */
 gimpi_groups_t *gimpi_groups(gimpi_t *self);
 
+/*  The task's group-operation state (owned by the task object), for gimpi_coll_group_*. */
+gimpi_coll_t *gimpi_coll(gimpi_t *self);
+
+/*  The group operations of the task on a group's members now (gimpi_coll(3)): PVM's
+ *  pvm_barrier, pvm_bcast (an ordinary message on GIMPI_CID_P2P), pvm_reduce (op a
+ *  gimpi_op_t when fn is NULL), pvm_gather and pvm_scatter. */
+int gimpi_barrier(gimpi_t *self, const char *group, int count);
+int gimpi_bcast(gimpi_t *self, const char *group, int tag, const void *buf, size_t len);
+int gimpi_reduce(gimpi_t *self, const char *group, int op, gimpi_reduce_fn fn, void *data,
+                 int count, int datatype, int tag, int root);
+int gimpi_gather(gimpi_t *self, const char *group, void *result, const void *data, int count,
+                 int datatype, int tag, int root);
+int gimpi_scatter(gimpi_t *self, const char *group, void *result, const void *data, int count,
+                  int datatype, int tag, int root);
+
 /*  World rank and number of tasks of the job. */
 int gimpi_rank(gimpi_t *self);
 int gimpi_size(gimpi_t *self);

@@ -180,6 +180,11 @@ int gimpi_msg_probe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag,
 int gimpi_msg_tprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int timeout_ms,
                          int watch_tid, int *flag, gimpi_status_t *status);
 
+/*  The IMPI client a tid's task belongs to (-1 when unknown), and IMPI's MAXLINEAR (the
+ *  collectives' switch from linear to tree algorithms between clients). */
+int gimpi_msg_client(gimpi_msg_t *self, int tid);
+int gimpi_msg_maxlinear(gimpi_msg_t *self);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,7 @@
 #include "gimpi.h"
 #include "gimpi_msg_fwd.h"
 #include "gimpi_ops.h"
+#include "impi_coll.h"
 
 #include <assert.h>
 #include <pthread.h>
@@ -308,30 +309,35 @@ static int s_worse(int a, int b)
 
 /* ------------------------------------------------------------------ barrier */
 
-/*  Star barrier through m[0]: everybody reports its count, m[0] answers a different count
- *  with PvmMismatch at once (that arrival does not count: m[0] waits for the member's retry)
- *  and releases everyone with the outcome once all have arrived. */
-static int s_barrier_star(gimpi_coll_t *self, const int *m, int n, int pos, int tag, int count)
+/*  The IMPI client of every member into cl (when not NULL); *multi = 1 when they span
+ *  several.  Returns 1 when some member is in no client (a spawned task): the IMPI
+ *  inter-client structure does not apply then. */
+static int s_clients(gimpi_coll_t *self, const int *m, int n, int *cl, int *multi)
 {
-    int32_t st = 0, c = count;
-    if (pos != 0) {
-        int rc = s_send(self, m[0], tag, &c, 4);
-        if (rc == 0)
-            rc = s_recv(self, m[0], tag, &st, 4);
-        return rc ? rc : st;
+    int unknown = 0;
+    *multi = 0;
+    for (int i = 0; cl && i < n; i++) {
+        cl[i] = gimpi_msg_client(self->msg, m[i]);
+        unknown |= cl[i] < 0;
+        *multi |= cl[i] != cl[0];
     }
+    return unknown;
+}
+
+/*  The centre of a star (m[0]) collects the arrivals of m[1..n-1]: a count different from
+ *  its own is answered with PvmMismatch at once and not counted (the centre waits for
+ *  that member's retry).  Returns the outcome so far. */
+static int s_star_collect(gimpi_coll_t *self, const int *m, int n, int tag, int count)
+{
     gimpi_msg_req_t **req = calloc((size_t)n, sizeof *req);
     int32_t *in = calloc((size_t)n, sizeof *in);
-    if (!req || !in) {
-        free(req);
-        free(in);
-        return GIMPI_ENOMEM;
-    }
     int rc = 0;
-    for (int i = 1; i < n; i++)
+    if (!req || !in)
+        rc = GIMPI_ENOMEM;
+    for (int i = 1; req && in && i < n; i++)
         if (s_irecv(self, m[i], tag, &in[i], 4, &req[i]) < 0)
             req[i] = NULL;
-    for (int i = 1; i < n; i++) {
+    for (int i = 1; req && in && i < n; i++) {
         int r = s_wait(self, &req[i], 4);
         while (r == 0 && in[i] != count) {     /* not counted: tell it, wait for its retry */
             int32_t mis = GIMPI_EMISMATCH;
@@ -341,15 +347,84 @@ static int s_barrier_star(gimpi_coll_t *self, const int *m, int n, int pos, int 
         }
         rc = s_worse(rc, r);
     }
-    st = rc;
-    for (int i = 1; i < n; i++)
-        if (s_isend(self, m[i], tag, &st, 4, &req[i]) < 0)
-            req[i] = NULL;              /* a dead member: nothing to release */
-    for (int i = 1; i < n; i++)
-        if (req[i])
-            s_wait(self, &req[i], SIZE_MAX);
     free(req);
     free(in);
+    return rc;
+}
+
+/*  The centre of a star releases m[1..n-1] with the outcome st. */
+static void s_star_release(gimpi_coll_t *self, const int *m, int n, int tag, int32_t st)
+{
+    gimpi_msg_req_t **req = calloc((size_t)n, sizeof *req);
+    for (int i = 1; req && i < n; i++)
+        if (s_isend(self, m[i], tag, &st, 4, &req[i]) < 0)
+            req[i] = NULL;              /* a dead member: nothing to release */
+    for (int i = 1; req && i < n; i++)
+        if (req[i])
+            s_wait(self, &req[i], SIZE_MAX);
+    if (!req)                           /* no memory for requests: one by one */
+        for (int i = 1; i < n; i++)
+            s_send(self, m[i], tag, &st, 4);
+    free(req);
+}
+
+/*  A member of a star: reports its count to centre, waits for the outcome. */
+static int s_star_member(gimpi_coll_t *self, int centre, int tag, int count)
+{
+    int32_t st = 0, c = count;
+    int rc = s_send(self, centre, tag, &c, 4);
+    if (rc == 0)
+        rc = s_recv(self, centre, tag, &st, 4);
+    return rc ? rc : st;
+}
+
+/*  Star barrier through m[0]. */
+static int s_barrier_star(gimpi_coll_t *self, const int *m, int n, int pos, int tag, int count)
+{
+    if (pos != 0)
+        return s_star_member(self, m[0], tag, count);
+    int rc = s_star_collect(self, m, n, tag, count);
+    s_star_release(self, m, n, tag, rc);
+    return rc;
+}
+
+/*  A barrier over members of several IMPI clients (impi-protocol.md §5.4): a star inside
+ *  each client through its master (its first member in instance order), IMPI's masters'
+ *  phase between the masters (linear up to MAXLINEAR masters, tree above; 0-byte messages,
+ *  IMPI_TAG_BARRIER on the collective context), then the local release. */
+static int s_barrier_clients(gimpi_coll_t *self, const int *m, int n, int pos, int tag,
+                             int count, const int *cl)
+{
+    int *local = malloc((size_t)n * sizeof *local), *ranks = malloc((size_t)n * sizeof *ranks);
+    if (!local || !ranks) {
+        free(local);
+        free(ranks);
+        return GIMPI_ENOMEM;
+    }
+    int nl = 0, nm = 0, mynum = -1;
+    for (int i = 0; i < n; i++) {
+        int first = 1;
+        for (int j = 0; j < i && first; j++)
+            first = cl[j] != cl[i];
+        if (first) {
+            if (cl[i] == cl[pos])
+                mynum = i == pos ? nm : -1;
+            ranks[nm++] = gimpi_msg_rank(self->msg, m[i]);
+        }
+        if (cl[i] == cl[pos])
+            local[nl++] = m[i];         /* local[0] is the client's master */
+    }
+    int rc;
+    if (local[0] != m[pos])
+        rc = s_star_member(self, local[0], tag, count);
+    else {
+        rc = s_star_collect(self, local, nl, tag, count);
+        int g = impi_masters_barrier(self->msg, ranks, nm, mynum, gimpi_msg_maxlinear(self->msg));
+        rc = s_worse(rc, g ? GIMPI_ESYSERR : 0);
+        s_star_release(self, local, nl, tag, rc);
+    }
+    free(local);
+    free(ranks);
     return rc;
 }
 
@@ -383,11 +458,17 @@ static int s_barrier(gimpi_coll_t *self, const gimpi_view_t *view, int count)
         return GIMPI_ENOMEM;
     int n = s_members(view, m, &pos);
     int tag = s_tag(self, view, K_BARRIER, 0);
-    if (tag < 0)
-        rc = tag;
+    int *cl = malloc(((size_t)n + 1) * sizeof *cl), multi = 0;
+    int unknown = s_clients(self, m, n, cl, &multi);
+    multi &= !unknown;
+    if (tag < 0 || !cl)
+        rc = tag < 0 ? tag : GIMPI_ENOMEM;
+    else if (multi)
+        rc = s_barrier_clients(self, m, n, pos, tag, count, cl);
     else if (n > 1)
         rc = n <= self->star_max ? s_barrier_star(self, m, n, pos, tag, count)
                                  : s_barrier_diss(self, m, n, pos, tag, count);
+    free(cl);
     if (tag >= 0 && (rc != GIMPI_EMISMATCH || n > self->star_max || pos == 0))
         s_tag(self, view, K_BARRIER, 1);
     free(m);
@@ -610,6 +691,114 @@ static int s_status_down(gimpi_coll_t *self, const int *m, int n, int pos, int r
     return s;
 }
 
+/*  Our reduce over m[0..n-1] to m[rootpos]: one message per edge or the chunk pipeline. */
+static int s_reduce_local(gimpi_coll_t *self, const combine_t *c, const int *m, int n, int pos,
+                          int rootpos, void *data, int count, int tag)
+{
+    if (n < 2)
+        return 0;
+    if ((size_t)count * c->esize <= CHUNK)
+        return s_reduce_small(self, c, m, n, pos, rootpos, data, count, tag);
+    return s_reduce_large(self, c, m, n, pos, rootpos, data, count, tag);
+}
+
+/*  IMPI's reduce between clients for a commutative op (impi-protocol.md §5.6): our reduce
+ *  inside each client to its local root (the root in the root's client, else the client's
+ *  master: its first member), then the masters' phase — linear up to MAXLINEAR masters
+ *  (every other master sends its partial result to the root, which folds them in master
+ *  order), binomial tree on v = (mynum - rootnum) mod n above — with IMPI_TAG_REDUCE on
+ *  the point-to-point context, as LAM sends it.  The masters' messages carry bare data (no
+ *  status), as IMPI's do. */
+static int s_reduce_clients(gimpi_coll_t *self, const combine_t *c, const int *m, int n,
+                            int pos, int rootpos, void *data, int count, int tag, const int *cl)
+{
+    int *local = malloc((size_t)n * sizeof *local), *mas = malloc((size_t)n * sizeof *mas);
+    size_t bytes = (size_t)count * c->esize;
+    uint8_t *tmp = malloc(bytes);
+    if (!local || !mas || !tmp) {
+        free(local);
+        free(mas);
+        free(tmp);
+        return GIMPI_ENOMEM;
+    }
+    int nl = 0, mypos = 0, lroot = 0, nm = 0, mynum = -1, rootnum = 0;
+    for (int i = 0; i < n; i++) {
+        if (cl[i] == cl[pos]) {
+            if (i == pos)
+                mypos = nl;
+            if (i == rootpos)
+                lroot = nl;
+            local[nl++] = m[i];
+        }
+        int first = 1;
+        for (int j = 0; j < i && first; j++)
+            first = cl[j] != cl[i];
+        if (first) {                    /* a new client: its local root joins the masters */
+            int lr = i;
+            if (cl[rootpos] == cl[i]) {
+                lr = rootpos;
+                rootnum = nm;
+            }
+            if (lr == pos)
+                mynum = nm;
+            mas[nm++] = m[lr];
+        }
+    }
+    int rc = s_reduce_local(self, c, local, nl, mypos, lroot, data, count, tag);
+    int maxlinear = gimpi_msg_maxlinear(self->msg), itag = IMPI_TAG_REDUCE;
+    gimpi_status_t st;
+    if (mynum >= 0 && nm <= maxlinear) {
+        if (mynum == rootnum) {
+            for (int k = 0; k < nm; k++) {
+                if (k == rootnum)
+                    continue;
+                int r = gimpi_msg_recv(self->msg, mas[k], itag, tmp, bytes, &st);
+                r = r < 0 || st.len != bytes ? GIMPI_ESYSERR : 0;
+                if (r == 0 && rc == 0)
+                    r = s_combine(c, data, tmp, count);
+                rc = s_worse(rc, r);
+            }
+        } else if (gimpi_msg_send(self->msg, mas[rootnum], itag, data, bytes) < 0)
+            rc = GIMPI_ESYSERR;
+    } else if (mynum >= 0) {
+        int v = (mynum - rootnum + nm) % nm;
+        for (int i = 0; (1 << i) < nm; i++) {
+            if (v & (1 << i)) {
+                int to = mas[((v & ~(1 << i)) + rootnum) % nm];
+                if (gimpi_msg_send(self->msg, to, itag, data, bytes) < 0)
+                    rc = GIMPI_ESYSERR;
+                break;
+            }
+            if ((v | (1 << i)) < nm) {
+                int from = mas[((v | (1 << i)) + rootnum) % nm];
+                int r = gimpi_msg_recv(self->msg, from, itag, tmp, bytes, &st);
+                r = r < 0 || st.len != bytes ? GIMPI_ESYSERR : 0;
+                if (r == 0 && rc == 0)
+                    r = s_combine(c, data, tmp, count);
+                rc = s_worse(rc, r);
+            }
+        }
+    }
+    free(local);
+    free(mas);
+    free(tmp);
+    return rc;
+}
+
+/*  The reduce tree over the members: IMPI's structure between clients when the view spans
+ *  several and the op is predefined (view given), else ours over all members. */
+static int s_reduce_tree(gimpi_coll_t *self, const combine_t *c, const int *m, int n, int pos,
+                         int rootpos, void *data, int count, int tag, const gimpi_view_t *view)
+{
+    int *cl = view ? malloc((size_t)n * sizeof *cl) : NULL, multi = 0;
+    if (s_clients(self, m, n, cl, &multi))
+        multi = 0;
+    int rc = multi ? s_reduce_clients(self, c, m, n, pos, rootpos, data, count, tag, cl)
+                   : s_reduce_local(self, c, m, n, pos, rootpos, data, count, tag);
+    free(cl);
+    return rc;
+}
+
 /*  Reduce to instance root with instance-order bracketing. */
 int gimpi_coll_reduce(gimpi_coll_t *self, const gimpi_view_t *view, int op, gimpi_reduce_fn fn,
                       void *data, int count, int datatype, int tag, int root)
@@ -635,10 +824,7 @@ int gimpi_coll_reduce(gimpi_coll_t *self, const gimpi_view_t *view, int op, gimp
     if (t < 0)
         rc = t;
     else if (n > 1) {
-        if ((size_t)count * c.esize <= CHUNK)
-            rc = s_reduce_small(self, &c, m, n, pos, rootpos, data, count, t);
-        else
-            rc = s_reduce_large(self, &c, m, n, pos, rootpos, data, count, t);
+        rc = s_reduce_tree(self, &c, m, n, pos, rootpos, data, count, t, fn ? NULL : view);
         if (fn)
             rc = s_status_down(self, m, n, pos, rootpos, s_rekind(t, K_RSTAT), rc);
     }
@@ -802,14 +988,14 @@ int gimpi_coll_group_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, const c
     else if ((count == -1 || count == n) && s_synced(self, group) == snap.version + 1) {
         rc = s_barrier(self, v, n);
         if (rc == GIMPI_ESYSERR && snap.frozen) {   /* a frozen group that lost a member */
-            gimpi_group_snap_t now;
+            gimpi_group_snap_t now = { 0 };
             if (gimpi_group_snapshot(groups, group, &now) < 0 || now.dead)
                 rc = GIMPI_ENOGROUP;
             free(now.tids);
         }
     } else {
         rc = gimpi_group_barrier(groups, group, count);
-        gimpi_group_snap_t now;
+        gimpi_group_snap_t now = { 0 };
         if (rc == 0 && gimpi_group_snapshot(groups, group, &now) >= 0)
             s_set_synced(self, group, now.version + 1);
         free(now.tids);
@@ -895,4 +1081,48 @@ int gimpi_coll_group_scatter(gimpi_coll_t *self, gimpi_groups_t *groups, const c
                              int root)
 {
     return s_group_gs(self, groups, group, result, data, count, datatype, tag, root, 1);
+}
+
+/* ------------------------------------------------------------------ on a task (gimpi_t) */
+
+/*  pvm_barrier for a task. */
+int gimpi_barrier(gimpi_t *self, const char *group, int count)
+{
+    assert(self);
+    return gimpi_coll_group_barrier(gimpi_coll(self), gimpi_groups(self), group, count);
+}
+
+/*  pvm_bcast for a task (an ordinary message on GIMPI_CID_P2P). */
+int gimpi_bcast(gimpi_t *self, const char *group, int tag, const void *buf, size_t len)
+{
+    assert(self);
+    return gimpi_coll_group_bcast(gimpi_coll(self), gimpi_groups(self), group, GIMPI_CID_P2P,
+                                  tag, buf, len);
+}
+
+/*  pvm_reduce for a task. */
+int gimpi_reduce(gimpi_t *self, const char *group, int op, gimpi_reduce_fn fn, void *data,
+                 int count, int datatype, int tag, int root)
+{
+    assert(self);
+    return gimpi_coll_group_reduce(gimpi_coll(self), gimpi_groups(self), group, op, fn, data,
+                                   count, datatype, tag, root);
+}
+
+/*  pvm_gather for a task. */
+int gimpi_gather(gimpi_t *self, const char *group, void *result, const void *data, int count,
+                 int datatype, int tag, int root)
+{
+    assert(self);
+    return s_group_gs(gimpi_coll(self), gimpi_groups(self), group, result, data, count,
+                      datatype, tag, root, 0);
+}
+
+/*  pvm_scatter for a task. */
+int gimpi_scatter(gimpi_t *self, const char *group, void *result, const void *data, int count,
+                  int datatype, int tag, int root)
+{
+    assert(self);
+    return s_group_gs(gimpi_coll(self), gimpi_groups(self), group, result, data, count,
+                      datatype, tag, root, 1);
 }

@@ -41,9 +41,12 @@ typedef struct {
 #define GIMPI_ENV_PARENT_CONTACT "GIMPI_PARENT_CONTACT"
 #define GIMPI_ENV_SIBLINGS       "GIMPI_SIBLINGS"
 
-/*  Default flow-control and packet parameters a gimpi client offers. */
+/*  Default flow-control and packet parameters a gimpi client offers.  DATALEN 256 KiB: a
+ *  long message's first packet then takes the receiver long enough to read that the
+ *  sender has the SYNCACK and streams the rest before the receiver runs dry
+ *  (doc/data-plane.md). */
 enum {
-    GIMPI_DEFAULT_DATALEN = 65536,
+    GIMPI_DEFAULT_DATALEN = 262144,
     GIMPI_DEFAULT_ACKMARK = 32,
     GIMPI_DEFAULT_HIWATER = 64,
 };

@@ -128,6 +128,7 @@ typedef struct {
     int alive_fd;                   /* expected dynamic peer: readable once it died, or -1 */
     ctlq_t ctl;
     req_list_t first, rest;
+    int client;                     /* its IMPI client (the collectives' masters) */
 } peer_t;
 
 /*  Connection states: open, closed, being dialled (dynamic), waiting for an expected peer
@@ -221,6 +222,7 @@ struct gimpi_msg_t {
     int debug;                      /* GIMPI_DEBUG=1: every packet on stderr */
     char errmsg[256];
     gimpi_fwd_t *fwd;               /* large broadcasts being forwarded (gimpi_msg_fwd.c) */
+    int maxlinear;                  /* IMPI's MAXLINEAR (collectives between clients) */
 };
 
 /* ------------------------------------------------------------------ small helpers */
@@ -1941,10 +1943,12 @@ gimpi_msg_t *gimpi_msg_new(const struct impi_tables_t *t, int rank, int listen_f
         }
         self->peers[p].id = t->procs[p].id;
         self->peers[p].host = h;
+        self->peers[p].client = t->procs[p].client;
         self->peers[p].tid = p + 1;
         self->peers[p].alive_fd = -1;
         self->conns[h].nprocs++;
     }
+    self->maxlinear = t->maxlinear > 0 ? t->maxlinear : 4;
     for (int h = 0; h < t->nhosts; h++) {
         conn_t *c = &self->conns[h];
         c->fd = -1;
@@ -2949,4 +2953,22 @@ size_t gimpi_msg__pktlen(gimpi_msg_t *self)
 {
     assert(self);
     return self->pktlen;
+}
+
+/*  The IMPI client of a tid's task, -1 when unknown (or a dynamic task: in no client). */
+int gimpi_msg_client(gimpi_msg_t *self, int tid)
+{
+    assert(self);
+    pthread_mutex_lock(&self->mu);
+    int p = s_find_tid(self, tid);
+    int c = p < 0 || p >= self->nstatic ? -1 : self->peers[p].client;
+    pthread_mutex_unlock(&self->mu);
+    return c;
+}
+
+/*  IMPI's MAXLINEAR agreed at startup. */
+int gimpi_msg_maxlinear(gimpi_msg_t *self)
+{
+    assert(self);
+    return self->maxlinear;
 }

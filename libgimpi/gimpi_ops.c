@@ -35,34 +35,43 @@ const char *gimpi_datatype_name(int datatype)
 /*  An integer operator over type T, wrapping through the unsigned type U (arithmetic in
  *  unsigned long long W, so that small types are not promoted to a signed int). */
 typedef unsigned long long W;
+/*  max and min, the same for integers and reals (x, y, n in scope). */
+#define MINMAX_CASES                                                            \
+    case GIMPI_OP_MAX:                                                          \
+        for (int i = 0; i < n; i++) if (y[i] > x[i]) x[i] = y[i];               \
+        break;                                                                  \
+    case GIMPI_OP_MIN:                                                          \
+        for (int i = 0; i < n; i++) if (y[i] < x[i]) x[i] = y[i];               \
+        break;
+
 #define INT_OP(fname, T, U)                                                     \
     static void fname(gimpi_op_t op, T *x, const T *y, int n)                   \
     {                                                                           \
-        for (int i = 0; i < n; i++) {                                           \
-            switch (op) {                                                       \
-            case GIMPI_OP_MAX: if (y[i] > x[i]) x[i] = y[i]; break;             \
-            case GIMPI_OP_MIN: if (y[i] < x[i]) x[i] = y[i]; break;             \
-            case GIMPI_OP_SUM: x[i] = (T)(U)((U)x[i] + (U)y[i]); break;         \
-            case GIMPI_OP_PRODUCT: x[i] = (T)(U)((W)x[i] * (W)y[i]); break;     \
-            }                                                                   \
+        switch (op) { /* outside the loops, so that they vectorize */          \
+        MINMAX_CASES                                                            \
+        case GIMPI_OP_SUM:                                                      \
+            for (int i = 0; i < n; i++) x[i] = (T)(U)((U)x[i] + (U)y[i]);       \
+            break;                                                              \
+        case GIMPI_OP_PRODUCT:                                                  \
+            for (int i = 0; i < n; i++) x[i] = (T)(U)((W)x[i] * (W)y[i]);       \
+            break;                                                              \
         }                                                                       \
     }
 
-/*  A floating operator over type T. */
 #define REAL_OP(fname, T)                                                       \
     static void fname(gimpi_op_t op, T *x, const T *y, int n)                   \
     {                                                                           \
-        for (int i = 0; i < n; i++) {                                           \
-            switch (op) {                                                       \
-            case GIMPI_OP_MAX: if (y[i] > x[i]) x[i] = y[i]; break;             \
-            case GIMPI_OP_MIN: if (y[i] < x[i]) x[i] = y[i]; break;             \
-            case GIMPI_OP_SUM: x[i] += y[i]; break;                             \
-            case GIMPI_OP_PRODUCT: x[i] *= y[i]; break;                         \
-            }                                                                   \
+        switch (op) { /* outside the loops, so that they vectorize */          \
+        MINMAX_CASES                                                            \
+        case GIMPI_OP_SUM:                                                      \
+            for (int i = 0; i < n; i++) x[i] += y[i];                           \
+            break;                                                              \
+        case GIMPI_OP_PRODUCT:                                                  \
+            for (int i = 0; i < n; i++) x[i] *= y[i];                           \
+            break;                                                              \
         }                                                                       \
     }
 
-/*  A complex operator over pairs of T (re, im). */
 #define CPLX_OP(fname, T)                                                       \
     static void fname(gimpi_op_t op, T *x, const T *y, int n)                   \
     {                                                                           \

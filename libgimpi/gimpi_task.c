@@ -24,6 +24,7 @@ struct gimpi_t {
     gimpi_job_t job;
     gimpi_msg_t *msg;
     gimpi_groups_t *groups;     /* registered under the data plane's tid */
+    gimpi_coll_t *coll;         /* group operations' state (gimpi_coll.h) */
     int connect_ms;             /* GIMPI_CONNECT_TIMEOUT */
     int parent;                 /* spawner's tid, or GIMPI_ENOPARENT */
     int *siblings;              /* tasks of the same spawn (spawned tasks), or NULL */
@@ -170,7 +171,8 @@ gimpi_t *gimpi_init(char *err, size_t errsize)
     self->job.listen_fd = -1;           /* the data plane owns it from now on */
     self->msg = gimpi_msg_new(self->job.tables, self->job.world_rank, fd, timeout, err, errsize);
     self->groups = gimpi_groups_new(NULL, NULL);
-    if (!self->msg || !self->groups) {
+    self->coll = self->msg ? gimpi_coll_new(self->msg) : NULL;
+    if (!self->msg || !self->groups || !self->coll) {
         if (self->msg && !self->groups)
             snprintf(err, errsize, "out of memory (or bad GIMPI_GROUPD)");
         gimpi_abort(&self);
@@ -208,6 +210,7 @@ void gimpi_abort(gimpi_t **self_p)
     gimpi_msg_destroy(&self->msg);      /* first: its resolver uses the groups object */
     gimpi_groups_destroy(&self->groups);
     free(self->siblings);
+    gimpi_coll_destroy(&self->coll);
     gimpi_job_fini(&self->job);
     free(self);
     *self_p = NULL;
@@ -225,6 +228,13 @@ gimpi_groups_t *gimpi_groups(gimpi_t *self)
 {
     assert(self);
     return self->groups;
+}
+
+/*  The group operations' state. */
+gimpi_coll_t *gimpi_coll(gimpi_t *self)
+{
+    assert(self);
+    return self->coll;
 }
 
 /*  World rank. */

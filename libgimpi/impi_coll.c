@@ -81,6 +81,15 @@ static int s_masters_barrier(gimpi_msg_t *msg, const int *masters, int n, int my
     return rc;
 }
 
+/*  The masters' phase on its own (for group barriers spanning clients). */
+int impi_masters_barrier(gimpi_msg_t *msg, const int *ranks, int n, int mynum, int maxlinear)
+{
+    assert(msg && ranks);
+    if (mynum < 0 || mynum >= n)
+        return GIMPI_EBADPARAM;
+    return s_masters_barrier(msg, ranks, n, mynum, maxlinear);
+}
+
 /*  The world barrier: local gather to the master, masters' phase, local release. */
 int impi_world_barrier(gimpi_msg_t *msg, const impi_tables_t *tables, int rank)
 {

@@ -25,6 +25,11 @@ int impi_cubedim(int n);
 /*  Index of the highest set bit of v below bit d, -1 when there is none. */
 int impi_hibit(int v, int d);
 
+/*  The masters' phase of IMPI's barrier (§5.4) among n masters given by world rank, from
+ *  master number mynum: linear up to maxlinear masters, hypercube tree above; 0-byte
+ *  messages, IMPI_TAG_BARRIER, collective context.  0 or the data plane's error. */
+int impi_masters_barrier(gimpi_msg_t *msg, const int *ranks, int n, int mynum, int maxlinear);
+
 /*  The IMPI barrier over every proc of the job (MPI_COMM_WORLD), from world rank `rank`.
  *  Returns 0 or the data plane's error (a dead peer: GIMPI_ESYSERR). */
 int impi_world_barrier(gimpi_msg_t *msg, const impi_tables_t *tables, int rank);

@@ -88,7 +88,7 @@ int main(void)
     ok(strstr(r.out, "rank 0 of 3") && strstr(r.out, "rank 1 of 3") && strstr(r.out, "rank 2 of 3"),
        "every task got its world rank and the job size");
     ok(s_count(r.out, "launched 1") == 3, "tasks know they were launched");
-    ok(strstr(r.out, "pktlen 65536 ackmark 32 hiwater 64 clients 1") != NULL,
+    ok(strstr(r.out, "pktlen 262144 ackmark 32 hiwater 64 clients 1") != NULL,
        "default packet length and marks agreed");
 
     s_run(&r, NULL, "-tag", "-np", "1", task, "info", ":", "-np", "2", task, "info", NULL);

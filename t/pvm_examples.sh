@@ -84,8 +84,12 @@ timeout 60 "$tmp/tjl" >"$tmp/out" 2>"$tmp/err"; rc=$?
 ok $? "tjl: 32 groups joined, getinst/gettid agree, left (exit $rc)"
 # tjf writes gid[32] past its array (see pvm-groups.md §10): PVM's bug, the run completes
 timeout 60 "$tmp/tjf" >"$tmp/out" 2>"$tmp/err"; rc=$?
-[ $rc = 0 ] && [ "$(grep -c '^joined ' "$tmp/err")" = 33 ] && ! grep -q "not myself\|libpvm" "$tmp/err"
-ok $? "tjf: 33 groups joined (no limit), getinst/gettid agree (exit $rc)"
+if grep -q "stack-buffer-overflow\|index 32 out of bounds" "$tmp/err"; then
+    skip "tjf: a sanitizer build stops PVM's own overflow of gid[32]"
+else
+    [ $rc = 0 ] && [ "$(grep -c '^joined ' "$tmp/err")" = 33 ] && ! grep -q "not myself\|libpvm" "$tmp/err"
+    ok $? "tjf: 33 groups joined (no limit), getinst/gettid agree (exit $rc)"
+fi
 
 # spawn + collectives (spawned children are found beside their parent)
 built=0
