@@ -24,7 +24,9 @@ typedef struct {
 
 struct pvm_buf_t {
     int encoding;
-    uint8_t *data;
+    uint8_t *mem;               /* the allocation: `off` bytes of headroom, then data */
+    size_t off;
+    uint8_t *data;              /* mem + off (NULL until something is packed) */
     size_t len, cap;
     size_t rpos;                /* unpack position */
     inplace_t *segs;
@@ -59,18 +61,28 @@ pvm_buf_t *pvm_buf_new(int encoding)
     if (encoding != PVM_BUF_DEFAULT && encoding != PVM_BUF_RAW && encoding != PVM_BUF_INPLACE)
         return NULL;
     pvm_buf_t *self = calloc(1, sizeof *self);
-    if (self)
+    if (self) {
         self->encoding = encoding;
+        self->off = PVM_BUF_HEADROOM;
+    }
     return self;
 }
 
 /*  Takes ownership of received bytes. */
 pvm_buf_t *pvm_buf_adopt(int encoding, void *bytes, size_t len)
 {
+    return pvm_buf_adopt_at(encoding, bytes, 0, len);
+}
+
+/*  Takes ownership of a malloc'd block whose message bytes start at off. */
+pvm_buf_t *pvm_buf_adopt_at(int encoding, void *block, size_t off, size_t len)
+{
     pvm_buf_t *self = pvm_buf_new(encoding == PVM_BUF_INPLACE ? PVM_BUF_RAW : encoding);
     if (!self)
         return NULL;
-    self->data = bytes;
+    self->mem = block;
+    self->off = off;
+    self->data = (uint8_t *)block + off;
     self->len = self->cap = len;
     return self;
 }
@@ -96,7 +108,7 @@ void pvm_buf_destroy(pvm_buf_t **self_p)
     pvm_buf_t *self = *self_p;
     if (!self)
         return;
-    free(self->data);
+    free(self->mem);
     free(self->segs);
     free(self);
     *self_p = NULL;
@@ -118,10 +130,13 @@ static uint8_t *s_grow(pvm_buf_t *self, size_t more)
         size_t cap = self->cap ? self->cap : 256;
         while (cap < self->len + more)
             cap *= 2;
-        uint8_t *data = realloc(self->data, cap);
-        if (!data)
+        if (cap > SIZE_MAX - self->off)
             return NULL;
-        self->data = data;
+        uint8_t *mem = realloc(self->mem, self->off + cap);
+        if (!mem)
+            return NULL;
+        self->mem = mem;
+        self->data = mem + self->off;
         self->cap = cap;
     }
     uint8_t *p = self->data + self->len;
@@ -416,6 +431,29 @@ const uint8_t *pvm_buf_send_bytes(pvm_buf_t *self, size_t *len)
         return self->segs[0].ptr;
     }
     return pvm_buf_bytes(self, len);
+}
+
+/*  The bytes to send preceded by PVM_BUF_HEADROOM bytes the caller may overwrite (for a
+ *  transport's header); *len = the bytes after the headroom.  NULL on ENOMEM. */
+uint8_t *pvm_buf_frame(pvm_buf_t *self, size_t *len)
+{
+    assert(self);
+    pvm_buf_bytes(self, len);               /* gathers InPlace segments */
+    if (self->off < PVM_BUF_HEADROOM || !self->data) {     /* a received or empty buffer */
+        uint8_t *mem = malloc(PVM_BUF_HEADROOM + (self->cap ? self->cap : 1));
+        if (!mem)
+            return NULL;
+        if (self->len)
+            memcpy(mem + PVM_BUF_HEADROOM, self->data, self->len);
+        free(self->mem);
+        self->mem = mem;
+        self->off = PVM_BUF_HEADROOM;
+        self->data = mem + PVM_BUF_HEADROOM;
+        if (!self->cap)
+            self->cap = 1;
+    }
+    *len = self->len;
+    return self->data - PVM_BUF_HEADROOM;
 }
 
 /*  Element size in this encoding. */

@@ -217,7 +217,7 @@ static int s_next_from(void *impl, int timeout_ms, int watch, pvm_msg_t *msg)
         return rc;
     }
     void *bytes;
-    size_t len;
+    size_t len, off = 0;
     if (flags & BODY_FOLLOWS) {
         free(b);
         b = NULL;
@@ -228,16 +228,17 @@ static int s_next_from(void *impl, int timeout_ms, int watch, pvm_msg_t *msg)
             return rc;
         bytes = b;
         len = (size_t)bodylen;
-    } else {
+    } else {            /* the body stays behind the header: no copy */
         len = st.len - HDR_SIZE;
-        memmove(b, b + HDR_SIZE, len);
         bytes = b;
+        off = HDR_SIZE;
     }
     if (len == 0) {
         free(bytes);
         bytes = NULL;
+        off = 0;
     }
-    *msg = (pvm_msg_t){ st.source, st.tag, ctxid, encoding, bytes, len };
+    *msg = (pvm_msg_t){ st.source, st.tag, ctxid, encoding, bytes, len, off };
     return 1;
 }
 
@@ -309,22 +310,19 @@ static gimpi_coll_t *s_coll(void *impl)
     return ((impi_tp_t *)impl)->coll;
 }
 
+_Static_assert(HDR_SIZE <= PVM_BUF_HEADROOM, "the PVM header fits a buffer's headroom");
+
 /*  vtable: pvm_bcast — the whole PVM message (header and body, inline whatever its size)
- *  as one data-plane bcast on the PVM context, so receivers take it like any PVM message. */
+ *  as one data-plane bcast on the PVM context, so receivers take it like any PVM message.
+ *  The header goes into the frame's headroom, right in front of the body. */
 static int s_bcast(void *impl, const char *group, int tag, int ctxid, int encoding,
-                   const void *bytes, size_t len)
+                   uint8_t *frame, size_t len)
 {
     impi_tp_t *self = impl;
-    uint8_t *b = malloc(HDR_SIZE + len);
-    if (!b)
-        return GIMPI_ENOMEM;
+    uint8_t *b = frame + PVM_BUF_HEADROOM - HDR_SIZE;
     s_put_header(b, encoding, 0, ctxid, len);
-    if (len)
-        memcpy(b + HDR_SIZE, bytes, len);
-    int rc = gimpi_coll_group_bcast(self->coll, gimpi_groups(self->task), group, GIMPI_CID_PVM,
-                                    tag, b, HDR_SIZE + len);
-    free(b);
-    return rc;
+    return gimpi_coll_group_bcast(self->coll, gimpi_groups(self->task), group, GIMPI_CID_PVM,
+                                  tag, b, HDR_SIZE + len);
 }
 
 static const pvm_transport_ops_t s_ops = {
