@@ -19,7 +19,7 @@ line() {
     [ "$cmd" = direct ] && { run=("$PBENCH"); sys=gimpi-pvm; }
     timeout 240 "${run[@]}" "$fig" "$nn" >"$tmp/out" 2>"$tmp/err"
     local rc=$? got
-    got=$(grep -cE "^$sys $fig n=$nn $metric=$num( [a-z0-9_]+=[^ ]+)*$" "$tmp/out")
+    got=$(grep -cE "^$sys $fig n=$nn $metric=$num( [A-Za-z0-9_]+=[^ ]+)*$" "$tmp/out")
     if [ $rc = 0 ] && [ "$got" = 1 ] && [ "$(wc -l <"$tmp/out")" = 1 ] &&
        { [ "$check" = 0 ] || grep -q " check=ok" "$tmp/out"; }; then
         ok 0 "$cmd $fig $nn: $(cut -d' ' -f1-4 "$tmp/out")"
