@@ -8,6 +8,8 @@
  *  the figure with gimpi_msg_send / gimpi_msg_recv.  Figures: rtt8 (8-byte ping-pong,
  *  2000 warm-up + 20000 timed round trips, median) and stream1m (20 + 400 messages of
  *  1 MiB, then an 8-byte ack; MB/s).  Both need N = 2.  Member 0 prints the line.
+ *  `gimpi-bench --api pvm FIGURE N` runs bench/gimpi-pvm-bench (the same figures through
+ *  the PVM API, system name gimpi-pvm); `--api native` is the default.
  */
 #include "coll_figures.h"
 #include "dp_harness.h"
@@ -150,9 +152,10 @@ static int s_task(const impi_tables_t *t, int rank, int lfd, void *arg)
     return rc;
 }
 
-/*  The group-control figures (joinlv, gettid) are measured by gd-bench, built beside this
- *  program: runs it in this process's place.  Returns only when it cannot be found. */
-static void s_exec_gd_bench(char **argv)
+/*  Runs program `name`, built beside this one, in this process's place with argv (the
+ *  group-control figures joinlv and gettid are gd-bench's, `--api pvm` is gimpi-pvm-bench's).
+ *  Returns only when it cannot be found. */
+static void s_exec_beside(const char *name, char **argv)
 {
     char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -163,10 +166,10 @@ static void s_exec_gd_bench(char **argv)
     if (!slash)
         return;
     *slash = '\0';
-    static const char *const where[] = { "%s/gd-bench", "%s/../gd-bench", "%s/.libs/gd-bench" };
+    static const char *const where[] = { "%s/%s", "%s/../%s", "%s/.libs/%s" };
     for (size_t i = 0; i < sizeof where / sizeof where[0]; i++) {
         char path[4200];
-        snprintf(path, sizeof path, where[i], self);
+        snprintf(path, sizeof path, where[i], self, name);
         if (access(path, X_OK) == 0) {
             argv[0] = path;
             execv(path, argv);
@@ -201,15 +204,26 @@ static void s_groupd_bin(void)
 /*  gimpi-bench FIGURE N: checks the arguments, runs the job. */
 int main(int argc, char **argv)
 {
+    if (argc == 5 && !strcmp(argv[1], "--api") && !strcmp(argv[2], "pvm")) {
+        argv[2] = argv[0];
+        s_exec_beside("gimpi-pvm-bench", argv + 2);
+        fprintf(stderr, "gimpi-bench: gimpi-pvm-bench (which measures --api pvm) not found beside me\n");
+        return 1;
+    }
+    if (argc == 5 && !strcmp(argv[1], "--api") && !strcmp(argv[2], "native")) {
+        argv[2] = argv[0];
+        argv += 2;
+        argc -= 2;
+    }
     if (argc == 3 && (!strcmp(argv[1], "joinlv") || !strcmp(argv[1], "gettid"))) {
-        s_exec_gd_bench(argv);
+        s_exec_beside("gd-bench", argv);
         fprintf(stderr, "gimpi-bench: gd-bench (which measures %s) not found beside me\n", argv[1]);
         return 1;
     }
     int coll = argc == 3 && coll_figure_known(argv[1]);
     if (argc != 3 || (!coll && strcmp(argv[1], "rtt8") && strcmp(argv[1], "stream1m"))) {
-        fprintf(stderr, "usage: gimpi-bench rtt8|stream1m 2 | joinlv N | gettid N | "
-                        "barrier|bcast8|bcast1m|reduce1int|reduce1mdbl N\n");
+        fprintf(stderr, "usage: gimpi-bench [--api native|pvm] rtt8|stream1m 2 | joinlv N | "
+                        "gettid N | barrier|bcast8|bcast1m|reduce1int|reduce1mdbl N\n");
         return 2;
     }
     int n = atoi(argv[2]);
