@@ -113,12 +113,24 @@ static void s_write_all(int fd, const char *buf, size_t len)
     }
 }
 
+/*  Writes prefix, len bytes of text and a newline in one write (through line, which has
+ *  room for 64 + len bytes; prefix is shorter than 64). */
+static void s_write_line(int fd, const char *prefix, size_t plen, const char *text,
+                         size_t len, char *line)
+{
+    memcpy(line, prefix, plen);
+    memcpy(line + plen, text, len);
+    line[plen + len] = '\n';
+    s_write_all(fd, line, plen + len + 1);
+}
+
 /*  The tagger: copies the lines of the child's stdout (in[0]) and stderr (in[1]) to this
  *  process's stdout and stderr, each line prefixed (only async-signal-safe calls: it runs
  *  in a fork of a threaded process).  Returns at end of both. */
 static void s_tagger(int in[2], const char *prefix)
 {
     char buf[2][4096];
+    char line[4096 + 64];
     size_t have[2] = { 0, 0 };
     int open_[2] = { 1, 1 };
     size_t plen = strlen(prefix);
@@ -146,18 +158,16 @@ static void s_tagger(int in[2], const char *prefix)
                 open_[k] = 0;
             else
                 have[k] += (size_t)r;
-            /* whole lines out; a full buffer or the end flushes the rest as a line */
+            /* whole lines out, each in one write (other children's taggers write to the
+             * same file); a full buffer or the end flushes the rest as a line */
             size_t start = 0;
             for (size_t j = 0; j < have[k]; j++)
                 if (buf[k][j] == '\n') {
-                    s_write_all(1 + k, prefix, plen);
-                    s_write_all(1 + k, buf[k] + start, j + 1 - start);
+                    s_write_line(1 + k, prefix, plen, buf[k] + start, j - start, line);
                     start = j + 1;
                 }
             if (start < have[k] && (!open_[k] || (start == 0 && have[k] == sizeof buf[k]))) {
-                s_write_all(1 + k, prefix, plen);
-                s_write_all(1 + k, buf[k] + start, have[k] - start);
-                s_write_all(1 + k, "\n", 1);
+                s_write_line(1 + k, prefix, plen, buf[k] + start, have[k] - start, line);
                 start = have[k];
             }
             memmove(buf[k], buf[k] + start, have[k] - start);

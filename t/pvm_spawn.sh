@@ -30,11 +30,11 @@ timeout 120 "$TASK" master 24 >"$tmp/a24" 2>"$tmp/a24.err"; rc=$?
 [ $rc = 0 ] && grep -q "^master ok$" "$tmp/a24" && ! grep -vq '^child [0-9]* says on stderr$' "$tmp/a24.err"
 check $? "24 children, siblings calling each other at once: quiet, all reports in (exit $rc)" "$tmp/a24" "$tmp/a24.err"
 
-GIMPI_TAG=1 timeout 120 "$TASK" master 2 >"$tmp/b" 2>"$tmp/b.err"; rc=$?
-[ $rc = 0 ] && [ "$(grep -Ec '^\[t[0-9a-f]+\] child [01] hello$' "$tmp/b")" = 2 ] \
-    && [ "$(grep -Ec '^\[t[0-9a-f]+\] child [01] says on stderr$' "$tmp/b.err")" = 2 ] \
+GIMPI_TAG=1 timeout 120 "$TASK" master 6 >"$tmp/b" 2>"$tmp/b.err"; rc=$?
+[ $rc = 0 ] && [ "$(grep -Ec '^\[t[0-9a-f]+\] child [0-5] hello$' "$tmp/b")" = 6 ] \
+    && [ "$(grep -Ec '^\[t[0-9a-f]+\] child [0-5] says on stderr$' "$tmp/b.err")" = 6 ] \
     && grep -q "^master ok$" "$tmp/b"
-check $? "GIMPI_TAG=1: each child line prefixed with its tid in hex (exit $rc)" "$tmp/b" "$tmp/b.err"
+check $? "GIMPI_TAG=1: each child line prefixed with its tid in hex, lines whole (exit $rc)" "$tmp/b" "$tmp/b.err"
 
 mkdir -p "$tmp/path"
 ln -s "$(cd "$(dirname "$TASK")" && pwd)/$(basename "$TASK")" "$tmp/path/spawn_alias"
