@@ -4,8 +4,8 @@
  *  visible at once, coherent after a barrier), barrier mismatch / -1 / count > size,
  *  freeze rules, a frozen group losing a member while others wait, a task killed with
  *  SIGKILL while in 5 groups, a task that falls silent (SIGSTOP) removed by the heartbeat,
- *  groupd killed while tasks wait (PvmSysErr within 2 s), and
- *  starting a groupd on first use.  Every wait is bounded; tasks synchronise on replies,
+ *  groupd killed while tasks wait (PvmSysErr within 2 s),
+ *  starting a groupd on first use, and the same answers whatever GIMPI_GROUPS_SPIN_US says.  Every wait is bounded; tasks synchronise on replies,
  *  pipes and groupd's own state, never on sleeps.
  */
 #include "gtap.h"
@@ -624,6 +624,27 @@ static void test_autostart(void)
     gdt_autostart_cleanup(dir);
 }
 
+/*  GIMPI_GROUPS_SPIN_US: never, the most, a nonsense value (clamped) — the calls give the
+ *  same answers whichever way they wait. */
+static void test_spin_setting(void)
+{
+    const char *values[] = { "0", "10000", "-7", "100" };
+    for (size_t k = 0; k < sizeof values / sizeof values[0]; k++) {
+        setenv("GIMPI_GROUPS_SPIN_US", values[k], 1);
+        gimpi_groups_t *g = gimpi_groups_new(s_ep, NULL);
+        int bad = 0;
+        for (int i = 0; i < 50; i++)
+            bad += gimpi_group_join(g, "spin") != 0 || gimpi_group_gsize(g, "spin") != 1
+                   || gimpi_group_leave(g, "spin") != 0;
+        cmp_ok(bad, "==", 0, "GIMPI_GROUPS_SPIN_US=%s: 50 join/gsize/leave answered right",
+               values[k]);
+        cmp_ok(gimpi_group_leave(g, "spin"), "==", GIMPI_ENOGROUP,
+               "GIMPI_GROUPS_SPIN_US=%s: an error still comes back", values[k]);
+        gimpi_groups_destroy(&g);
+    }
+    unsetenv("GIMPI_GROUPS_SPIN_US");
+}
+
 int main(void)
 {
     plan(NO_PLAN);
@@ -634,6 +655,7 @@ int main(void)
         BAIL_OUT("groupd did not start");
     snprintf(s_ep, sizeof s_ep, "%s", d.endpoint);
     test_membership();
+    test_spin_setting();
     test_barrier();
     test_freeze();
     test_sigkill();
