@@ -92,7 +92,14 @@ int main(void)
     cmp_ok(bad, "==", 0, "%d join/leave pairs (plus %d warm-up): every join instance 0, "
            "every leave 0", PAIRS, tenth);
     ok(rss0 > 0 && rss1 > 0, "groupd's resident size read (%ld KiB, then %ld KiB)", rss0, rss1);
+#ifdef __SANITIZE_ADDRESS__
+    /* ASan's allocator keeps per-thread caches whose size follows scheduling: under a
+       loaded -j2 suite it once held 48 MB; the plain build asserts the bound */
+    tap_skip(1, "sanitizer build: groupd's RSS is ASan's allocator's (grew %ld KiB)",
+             rss1 - rss0);
+#else
     cmp_ok(rss1 - rss0, "<", 2048, "groupd grew by less than 2 MiB over the pairs");
+#endif
     diag("pairs/s: %.0f in the first tenth, %.0f in the last (not asserted)", early, late);
     cmp_ok(pvm_gsize("churn"), "==", PvmNoGroup, "the group is gone after the last leave");
     cmp_ok(pvm_exit(), "==", 0, "pvm_exit");
