@@ -81,6 +81,7 @@ typedef struct {
     int ntids;
     uint32_t bcast_seq;         /* tags of this task's long bcast bodies */
     body_t *bodies;             /* pending bodies, oldest first */
+    size_t inline_max;          /* longest body sent inline (INLINE_MAX, GIMPI_PVM_INLINE) */
     pid_t pid;                  /* the process that enrolled (a forked child must not leave) */
 } impi_tp_t;
 
@@ -160,7 +161,7 @@ static int s_send(void *impl, int dst, int tag, int ctxid, int encoding, const v
     if (dst <= 0)
         return GIMPI_EBADPARAM;
     int rc;
-    if (len <= INLINE_MAX) {
+    if (len <= self->inline_max) {
         uint8_t small[HDR_SIZE + 1024];
         uint8_t *b = len <= 1024 ? small : malloc(HDR_SIZE + len);
         if (!b)
@@ -471,6 +472,8 @@ int pvm_transport_open_default(const pvm_transport_ops_t **ops, void **impl)
     self->msg = gimpi_msg(self->task);
     self->coll = gimpi_coll_new(self->msg);
     self->pid = getpid();
+    const char *im = getenv("GIMPI_PVM_INLINE");
+    self->inline_max = im && *im ? (size_t)strtoul(im, NULL, 10) : INLINE_MAX;
     self->ntids = gimpi_size(self->task);
     self->tids = calloc((size_t)self->ntids, sizeof *self->tids);
     if (!self->tids || !self->coll) {
