@@ -18,8 +18,10 @@ BENCH="$BUILD/bench/gimpi-bench"
 raw=$(mktemp "${TMPDIR:-/tmp}/api-compare.XXXXXX")
 for fig in $FIGS; do for n in $NS; do for r in $(seq "$REPS"); do
     for api in native pvm; do
-        line=$(timeout 600 "$BENCH" --api $api "$fig" "$n" 2>/dev/null | grep -E "^gimpi(-pvm)? $fig n=$n ")
+        line=$(timeout 600 "$BENCH" --api $api "$fig" "$n" 2>"$raw.err" | grep -E "^gimpi(-pvm)? $fig n=$n ")
         echo "${line:-FAILED $api $fig n=$n} rep=$r" | tee -a "$raw" >&2
+        [ -n "$line" ] || sed 's/^/# /' "$raw.err" | tee -a "$raw" >&2     # why it failed
+        rm -f "$raw.err"
     done
 done; done; done
 echo "raw: $raw"

@@ -20,7 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define GROUP "gimpi-pvm-bench"
 #define TAG_DATA 11
 #define TAG_TIMES 12
 #define TAG_BAD 13
@@ -28,6 +27,8 @@
 #define TAG_RED 1000
 
 typedef struct {
+    char *group;    /* the run's, "gimpi-pvm-bench-<launcher pid>": runs side by side (on
+                     * one groupd) never share a group */
     int n;          /* members */
     int inst;       /* my instance */
     int root;       /* tid of instance 0 */
@@ -65,9 +66,9 @@ static int s_report(const pb_t *p, const char *figure, double *t, int I, int W,
     int *bads = p->inst == 0 ? malloc((size_t)p->n * sizeof *bads) : NULL;
     if (p->inst == 0 && (!all || !bads))
         return s_fail("malloc", PvmNoMem);
-    int rc = pvm_gather(all, t, I, PVM_DOUBLE, TAG_TIMES, GROUP, 0);
+    int rc = pvm_gather(all, t, I, PVM_DOUBLE, TAG_TIMES, p->group, 0);
     if (rc >= 0)
-        rc = pvm_gather(bads, &bad, 1, PVM_INT, TAG_BAD, GROUP, 0);
+        rc = pvm_gather(bads, &bad, 1, PVM_INT, TAG_BAD, p->group, 0);
     if (rc < 0)
         return s_fail("pvm_gather", rc);
     if (p->inst == 0) {
@@ -100,17 +101,17 @@ static int s_barrier(const pb_t *p)
     static double t[I];
     int rc;
     for (int i = 0; i < W; i++)
-        if ((rc = pvm_barrier(GROUP, p->n)) < 0)
+        if ((rc = pvm_barrier(p->group, p->n)) < 0)
             return s_fail("pvm_barrier", rc);
     double start = s_us();
     for (int i = 0; i < I; i++) {
         double t0 = s_us();
-        if ((rc = pvm_barrier(GROUP, p->n)) < 0)
+        if ((rc = pvm_barrier(p->group, p->n)) < 0)
             return s_fail("pvm_barrier", rc);
         t[i] = s_us() - t0;
     }
     double mean = (s_us() - start) / I, worst = mean;
-    if ((rc = pvm_reduce(PvmMax, &worst, 1, PVM_DOUBLE, TAG_RED - 1, GROUP, 0)) < 0)
+    if ((rc = pvm_reduce(PvmMax, &worst, 1, PVM_DOUBLE, TAG_RED - 1, p->group, 0)) < 0)
         return s_fail("pvm_reduce", rc);
     char extra[64];
     snprintf(extra, sizeof extra, " mean_us=%.2f", worst);
@@ -130,13 +131,13 @@ static int s_bcast(const pb_t *p, const char *figure, int len, int W, int I)
     for (int i = 0; i < W + I; i++) {
         unsigned char v = (unsigned char)(i + 1);
         buf[0] = buf[len - 1] = p->inst == 0 ? v : 0;
-        if ((rc = pvm_barrier(GROUP, p->n)) < 0)
+        if ((rc = pvm_barrier(p->group, p->n)) < 0)
             return s_fail("pvm_barrier", rc);
         double t0 = s_us();
         if (p->inst == 0) {
             if ((rc = pvm_initsend(PvmDataDefault)) < 0
                 || (rc = pvm_pkbyte((char *)buf, len, 1)) < 0
-                || (rc = pvm_bcast(GROUP, TAG_DATA)) < 0)
+                || (rc = pvm_bcast(p->group, TAG_DATA)) < 0)
                 return s_fail("pvm_initsend/pkbyte/bcast", rc);
         } else if ((rc = pvm_recv(p->root, TAG_DATA)) < 0
                    || (rc = pvm_upkbyte((char *)buf, len, 1)) < 0)
@@ -168,10 +169,10 @@ static int s_reduce(const pb_t *p, const char *figure, int count, int dbl, int W
                 ((double *)data)[k] = p->inst + 1;
             else
                 ((int *)data)[k] = p->inst + 1;
-        if ((rc = pvm_barrier(GROUP, p->n)) < 0)
+        if ((rc = pvm_barrier(p->group, p->n)) < 0)
             return s_fail("pvm_barrier", rc);
         double t0 = s_us();
-        rc = pvm_reduce(PvmSum, data, count, dbl ? PVM_DOUBLE : PVM_INT, TAG_RED + i, GROUP, 0);
+        rc = pvm_reduce(PvmSum, data, count, dbl ? PVM_DOUBLE : PVM_INT, TAG_RED + i, p->group, 0);
         double t1 = s_us();
         if (rc < 0)
             return s_fail("pvm_reduce", rc);
@@ -271,20 +272,20 @@ static int s_stream1m(const pb_t *p)
 }
 
 /*  One task: join, meet, run the figure, meet, leave. */
-static int s_task(const char *figure, int n)
+static int s_task(const char *figure, int n, char *group)
 {
     pvm_setopt(PvmAutoErr, 0);
-    pb_t p = { .n = n };
+    pb_t p = { .group = group, .n = n };
     int rc;
     if ((rc = pvm_mytid()) < 0)
         return s_fail("pvm_mytid", rc);
-    if ((p.inst = pvm_joingroup(GROUP)) < 0)
+    if ((p.inst = pvm_joingroup(p.group)) < 0)
         return s_fail("pvm_joingroup", p.inst);
-    if ((rc = pvm_barrier(GROUP, n)) < 0)
+    if ((rc = pvm_barrier(p.group, n)) < 0)
         return s_fail("pvm_barrier", rc);
-    if ((p.root = pvm_gettid(GROUP, 0)) < 0)
+    if ((p.root = pvm_gettid(p.group, 0)) < 0)
         return s_fail("pvm_gettid", p.root);
-    if (n == 2 && (p.other = pvm_gettid(GROUP, 1 - p.inst)) < 0)
+    if (n == 2 && (p.other = pvm_gettid(p.group, 1 - p.inst)) < 0)
         return s_fail("pvm_gettid", p.other);
     if (!strcmp(figure, "barrier"))
         rc = s_barrier(&p);
@@ -300,10 +301,10 @@ static int s_task(const char *figure, int n)
         rc = s_rtt8(&p);
     else
         rc = s_stream1m(&p);
-    int brc = pvm_barrier(GROUP, n);
+    int brc = pvm_barrier(p.group, n);
     if (rc == 0 && brc < 0)
         rc = s_fail("pvm_barrier", brc);
-    pvm_lvgroup(GROUP);
+    pvm_lvgroup(p.group);
     pvm_exit();
     return rc;
 }
@@ -321,8 +322,10 @@ static int s_launch(const char *figure, const char *n)
     char *slash = strrchr(dir, '/');
     if (slash)
         *slash = '\0';
+    char group[64];
+    snprintf(group, sizeof group, "gimpi-pvm-bench-%ld", (long)getpid());
     char *argv[] = { "gimpirun", "-np", (char *)n, self, "--task", (char *)figure, (char *)n,
-                     NULL };
+                     group, NULL };
     const char *env = getenv("GIMPI_BENCH_GIMPIRUN");
     if (env && *env) {
         execv(env, argv);
@@ -350,10 +353,13 @@ static int s_known(const char *figure)
     return 0;
 }
 
-/*  gimpi-pvm-bench FIGURE N  |  gimpi-pvm-bench --task FIGURE N (one task, under gimpirun). */
+/*  gimpi-pvm-bench FIGURE N  |  gimpi-pvm-bench --task FIGURE N GROUP (one task, under
+ *  gimpirun). */
 int main(int argc, char **argv)
 {
-    int task = argc == 4 && strcmp(argv[1], "--task") == 0;
+    int task = argc == 5 && strcmp(argv[1], "--task") == 0;
+    if (task)
+        argc--;
     const char *figure = argv[argc - 2 >= 1 ? argc - 2 : 0];
     int n = argc >= 3 ? atoi(argv[argc - 1]) : 0;
     if ((argc != 3 && !task) || !s_known(figure)) {
@@ -365,5 +371,5 @@ int main(int argc, char **argv)
         fprintf(stderr, "gimpi-pvm-bench: N must be 2..256 (2 for rtt8 and stream1m)\n");
         return 2;
     }
-    return task ? s_task(figure, n) : s_launch(figure, argv[2]);
+    return task ? s_task(figure, n, argv[4]) : s_launch(figure, argv[2]);
 }

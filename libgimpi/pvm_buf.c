@@ -31,6 +31,9 @@ struct pvm_buf_t {
     size_t rpos;                /* unpack position */
     inplace_t *segs;
     size_t nsegs, segcap;
+    pvm_body_take_fn take;      /* pending body: still on the transport (token != NULL) */
+    void *timpl, *token;
+    int gone;                   /* the bytes went to the caller's memory, or were lost */
 };
 
 /*  Wire size of one element in the default encoding, 0 for unknown types. */
@@ -87,6 +90,55 @@ pvm_buf_t *pvm_buf_adopt_at(int encoding, void *block, size_t off, size_t len)
     return self;
 }
 
+/*  A buffer whose bytes are still on the transport. */
+pvm_buf_t *pvm_buf_pending(int encoding, size_t len, pvm_body_take_fn take, void *impl,
+                           void *token)
+{
+    assert(take && token);
+    pvm_buf_t *self = pvm_buf_new(encoding == PVM_BUF_INPLACE ? PVM_BUF_RAW : encoding);
+    if (!self)
+        return NULL;
+    self->off = 0;
+    self->len = len;
+    self->take = take;
+    self->timpl = impl;
+    self->token = token;
+    return self;
+}
+
+/*  Forgets a pending body. */
+void pvm_buf_orphan(pvm_buf_t *self)
+{
+    assert(self);
+    if (self->token) {
+        self->token = NULL;
+        self->gone = 1;
+    }
+}
+
+/*  Makes the bytes present (takes a pending body into the buffer): 0, or GIMPI_ENODATA
+ *  when they are gone, or the transport's error. */
+static int s_ready(pvm_buf_t *self)
+{
+    if (self->token) {
+        uint8_t *mem = malloc(self->len ? self->len : 1);
+        if (!mem)
+            return GIMPI_ENOMEM;
+        void *token = self->token;
+        self->token = NULL;
+        int rc = self->take(self->timpl, token, mem);
+        if (rc < 0) {
+            free(mem);
+            self->gone = 1;
+            return rc;
+        }
+        self->mem = self->data = mem;
+        self->off = 0;
+        self->cap = self->len;
+    }
+    return self->gone ? GIMPI_ENODATA : 0;
+}
+
 /*  Copies received bytes. */
 pvm_buf_t *pvm_buf_from_bytes(int encoding, const void *bytes, size_t len)
 {
@@ -108,6 +160,8 @@ void pvm_buf_destroy(pvm_buf_t **self_p)
     pvm_buf_t *self = *self_p;
     if (!self)
         return;
+    if (self->token)
+        self->take(self->timpl, self->token, NULL);     /* discard what never came in */
     free(self->mem);
     free(self->segs);
     free(self);
@@ -306,6 +360,9 @@ int pvm_buf_pack(pvm_buf_t *self, int datatype, const void *data, int n, int str
         return 0;
     if ((size_t)n > SIZE_MAX / esize / 2)
         return GIMPI_ENOMEM;
+    int rc = s_ready(self);
+    if (rc < 0)
+        return rc;
     const uint8_t *src = data;
     if (self->encoding == PVM_BUF_INPLACE && stride == 1) {
         if (self->nsegs == self->segcap) {
@@ -353,6 +410,20 @@ int pvm_buf_unpack(pvm_buf_t *self, int datatype, void *data, int n, int stride)
         return GIMPI_ENODATA;
     if (n == 0)
         return 0;               /* an empty message may have no bytes at all */
+    if (self->token && self->rpos == 0 && stride == 1 && (size_t)n * esize == self->len
+        && (self->encoding != PVM_BUF_DEFAULT || datatype == GIMPI_BYTE)) {
+        void *token = self->token;          /* all of it, as it is: straight to the caller */
+        self->token = NULL;
+        self->gone = 1;
+        int rc = self->take(self->timpl, token, data);
+        if (rc < 0)
+            return rc;
+        self->rpos = self->len;
+        return 0;
+    }
+    int rc = s_ready(self);
+    if (rc < 0)
+        return rc;
     const uint8_t *src = self->data + self->rpos;
     uint8_t *dst = data;
     if (self->encoding != PVM_BUF_DEFAULT && stride == 1)
@@ -380,6 +451,9 @@ int pvm_buf_pack_str(pvm_buf_t *self, const char *s)
     size_t n = strlen(s) + 1;
     if (n > UINT32_MAX)
         return GIMPI_EBADPARAM;
+    int rc = s_ready(self);
+    if (rc < 0)
+        return rc;
     uint8_t *dst = s_grow(self, 4 + n);
     if (!dst)
         return GIMPI_ENOMEM;
@@ -396,6 +470,9 @@ int pvm_buf_unpack_str(pvm_buf_t *self, char *s, size_t max)
         return GIMPI_EBADPARAM;
     if (self->len - self->rpos < 4)
         return GIMPI_ENODATA;
+    int rc = s_ready(self);
+    if (rc < 0)
+        return rc;
     uint32_t n = impi_get32(self->data + self->rpos);
     if (n == 0 || n > self->len - self->rpos - 4)
         return GIMPI_ENODATA;
@@ -414,6 +491,9 @@ int pvm_buf_unpack_str(pvm_buf_t *self, char *s, size_t max)
 const uint8_t *pvm_buf_bytes(pvm_buf_t *self, size_t *len)
 {
     assert(self);
+    *len = 0;
+    if (s_ready(self) < 0)
+        return NULL;
     for (size_t i = 0; i < self->nsegs; i++)
         memcpy(self->data + self->segs[i].off, self->segs[i].ptr, self->segs[i].len);
     *len = self->len;
@@ -421,7 +501,7 @@ const uint8_t *pvm_buf_bytes(pvm_buf_t *self, size_t *len)
     return self->data ? self->data : empty;
 }
 
-/*  The bytes to send, without gathering when the buffer is one InPlace segment covering
+/*  The bytes to send (NULL: gone, see pvm_buf_pending, or ENOMEM), without gathering when the buffer is one InPlace segment covering
  *  everything (then the caller's own memory, valid until it changes it). */
 const uint8_t *pvm_buf_send_bytes(pvm_buf_t *self, size_t *len)
 {
@@ -438,7 +518,8 @@ const uint8_t *pvm_buf_send_bytes(pvm_buf_t *self, size_t *len)
 uint8_t *pvm_buf_frame(pvm_buf_t *self, size_t *len)
 {
     assert(self);
-    pvm_buf_bytes(self, len);               /* gathers InPlace segments */
+    if (!pvm_buf_bytes(self, len))          /* gathers InPlace segments */
+        return NULL;
     if (self->off < PVM_BUF_HEADROOM || !self->data) {     /* a received or empty buffer */
         uint8_t *mem = malloc(PVM_BUF_HEADROOM + (self->cap ? self->cap : 1));
         if (!mem)

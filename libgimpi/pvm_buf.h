@@ -33,6 +33,19 @@ pvm_buf_t *pvm_buf_adopt(int encoding, void *bytes, size_t len);
 /*  The same for a malloc'd block whose len message bytes start at off (a received
  *  message with its transport header still in front: no copy to strip it). */
 pvm_buf_t *pvm_buf_adopt_at(int encoding, void *block, size_t off, size_t len);
+/*  Takes a pending body off its transport: into dst (len bytes), or discarded when dst is
+ *  NULL; the token is forgotten either way.  0 or < 0. */
+typedef int (*pvm_body_take_fn)(void *impl, void *token, void *dst);
+/*  A received buffer whose len bytes are still on the transport (token, taken with take):
+ *  the first unpack that asks for all of them at once, in a form that needs no conversion
+ *  (raw data, or bytes), receives them straight into the caller's memory and the buffer
+ *  keeps no copy (asking it for its bytes later, to send it on, gives NULL / ENODATA);
+ *  anything else takes them into the buffer first.  Destroying it discards them. */
+pvm_buf_t *pvm_buf_pending(int encoding, size_t len, pvm_body_take_fn take, void *impl,
+                           void *token);
+/*  Forgets a pending body without touching its transport (which is going away); the
+ *  buffer then has no bytes to give (unpack: GIMPI_ENODATA). */
+void pvm_buf_orphan(pvm_buf_t *self);
 /*  Frees the buffer and nulls the pointer. */
 void pvm_buf_destroy(pvm_buf_t **self_p);
 

@@ -109,6 +109,9 @@ int pvm_ctx_attach(pvm_ctx_t *self, const pvm_transport_ops_t *ops, void *impl)
 void pvm_ctx_detach(pvm_ctx_t *self)
 {
     assert(self);
+    for (int i = 0; i < self->nslots; i++)      /* bodies still on the transport are lost */
+        if (self->slots[i].buf)
+            pvm_buf_orphan(self->slots[i].buf);
     if (self->ops && self->ops->destroy)
         self->ops->destroy(self->impl);
     self->ops = NULL;
@@ -308,6 +311,8 @@ int pvm_ctx_send(pvm_ctx_t *self, int bufid, int dst, int tag, int ctxid)
         return rc;
     size_t len = 0;
     const uint8_t *bytes = pvm_buf_send_bytes(buf, &len);     /* send copies if it must */
+    if (!bytes)                 /* unpacked straight into the caller's memory, or ENOMEM */
+        return GIMPI_ENODATA;
     int enc = pvm_buf_encoding(buf) == PVM_BUF_DEFAULT ? PVM_BUF_DEFAULT : PVM_BUF_RAW;
     return self->ops->send(self->impl, dst, tag, ctxid, enc, bytes, len);
 }
@@ -342,10 +347,15 @@ static int s_enqueue(pvm_ctx_t *self, pvm_msg_t *msg)
         self->queue = q;
         self->qcap = cap;
     }
-    pvm_buf_t *buf = msg->len ? pvm_buf_adopt_at(msg->encoding, msg->bytes, msg->off, msg->len)
-                              : pvm_buf_new(msg->encoding == PVM_BUF_DEFAULT
-                                            ? PVM_BUF_DEFAULT : PVM_BUF_RAW);
+    pvm_buf_t *buf = msg->body && self->ops->body
+                         ? pvm_buf_pending(msg->encoding, msg->len, self->ops->body, self->impl,
+                                           msg->body)
+                     : msg->len ? pvm_buf_adopt_at(msg->encoding, msg->bytes, msg->off, msg->len)
+                                : pvm_buf_new(msg->encoding == PVM_BUF_DEFAULT
+                                              ? PVM_BUF_DEFAULT : PVM_BUF_RAW);
     if (!buf) {
+        if (msg->body && self->ops->body)
+            self->ops->body(self->impl, msg->body, NULL);
         free(msg->bytes);
         return msg->encoding < 0 || msg->encoding > 2 ? GIMPI_EBADMSG : GIMPI_ENOMEM;
     }

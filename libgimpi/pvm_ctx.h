@@ -26,7 +26,8 @@
 
 /*  One received message as a transport delivers it.  `bytes` is malloc'd (or NULL when
  *  len is 0) and becomes the receiver's; the message's len bytes start at bytes + off
- *  (a transport may leave its header in front). */
+ *  (a transport may leave its header in front).  Or, when `body` is set (bytes NULL), the
+ *  len bytes are still on the transport: the token for its `body` entry. */
 typedef struct {
     int src;                    /* sender's tid */
     int tag;                    /* message tag (>= 0) */
@@ -35,6 +36,7 @@ typedef struct {
     void *bytes;
     size_t len;
     size_t off;
+    void *body;
 } pvm_msg_t;
 
 /*  What a transport implements.  Every function gets the `impl` given at attach time.
@@ -79,6 +81,10 @@ typedef struct {
      *  of the message (pvm_buf_frame). */
     int (*bcast)(void *impl, const char *group, int tag, int ctxid, int encoding,
                  uint8_t *frame, size_t len);
+    /*  Optional (may be NULL; then messages never carry a body token): takes the body of
+     *  a delivered message (pvm_msg_t.body) into dst (len bytes), or discards it when dst
+     *  is NULL, and forgets the token.  0 or < 0.  Tokens die with the transport. */
+    int (*body)(void *impl, void *token, void *dst);
 } pvm_transport_ops_t;
 
 typedef struct pvm_ctx_t pvm_ctx_t;

@@ -31,7 +31,10 @@
  *  whatever routes (direct or the forwarding tree) successive bodies took.
  *
  *  next() probes GIMPI_CID_PVM for any source and tag (oldest first), then receives
- *  exactly the message it saw, so PVM messages come out in arrival order.
+ *  exactly the message it saw, so PVM messages come out in arrival order.  A body that
+ *  follows its header stays on the data plane (a token, entry `body`) until the buffer is
+ *  unpacked or freed: unpacked whole, as it is, it is received straight into the caller's
+ *  memory (pvm_buf_pending); bodies of one envelope are taken in header order.
  *
  *  Leaving (pvm_exit, or process exit without it): the data plane's finalize without the
  *  world barrier — flush what this task sent, PK_FINI to every other task (they answer at
@@ -60,6 +63,16 @@
 #define BCAST_HDR_SIZE (HDR_SIZE + 8)
 #define INLINE_MAX (64 * 1024)
 
+/*  A body whose header has been delivered but which is still on the data plane. */
+typedef struct body_t {
+    uint64_t cid;
+    int src, tag;
+    size_t len;
+    uint8_t *bytes;             /* taken early (an older body of the same envelope) */
+    int error;                  /* ... or what taking it gave */
+    struct body_t *next;        /* in delivery order */
+} body_t;
+
 typedef struct {
     gimpi_t *task;
     gimpi_msg_t *msg;
@@ -67,6 +80,8 @@ typedef struct {
     int *tids;                  /* every task of the job (pvm_siblings) */
     int ntids;
     uint32_t bcast_seq;         /* tags of this task's long bcast bodies */
+    body_t *bodies;             /* pending bodies, oldest first */
+    size_t inline_max;          /* longest body sent inline (INLINE_MAX, GIMPI_PVM_INLINE) */
     pid_t pid;                  /* the process that enrolled (a forked child must not leave) */
 } impi_tp_t;
 
@@ -146,7 +161,7 @@ static int s_send(void *impl, int dst, int tag, int ctxid, int encoding, const v
     if (dst <= 0)
         return GIMPI_EBADPARAM;
     int rc;
-    if (len <= INLINE_MAX) {
+    if (len <= self->inline_max) {
         uint8_t small[HDR_SIZE + 1024];
         uint8_t *b = len <= 1024 ? small : malloc(HDR_SIZE + len);
         if (!b)
@@ -169,30 +184,78 @@ static int s_send(void *impl, int dst, int tag, int ctxid, int encoding, const v
     return rc == GIMPI_ESYSERR ? 0 : rc;
 }
 
-/*  Receives exactly one message (from src, with tag, in cid) into a new buffer of len
- *  bytes (at least 1).  0 or < 0; the message is taken off the data plane in every case,
- *  so that a later body cannot pair with the wrong header. */
+/*  Receives exactly one message (from src, with tag, in cid) of len bytes into dst, or
+ *  reads and drops it when dst is NULL.  0 or < 0; the message is taken off the data plane
+ *  in every case, so that a later body cannot pair with the wrong header. */
+static int s_take_into(impi_tp_t *self, uint64_t cid, int src, int tag, void *dst, size_t len)
+{
+    gimpi_msg_req_t *req = NULL;
+    gimpi_status_t st;
+    int rc = gimpi_msg_irecv_cid(self->msg, cid, src, tag, dst, dst ? len : 0, &req);
+    if (rc == 0)
+        rc = gimpi_msg_wait(self->msg, &req, &st);
+    if (!dst)
+        return rc == GIMPI_EOVERFLOW ? 0 : rc;
+    if (rc == 0 && st.len != len)
+        rc = GIMPI_EBADMSG;
+    return rc;
+}
+
+/*  The same into a new buffer of len bytes (at least 1). */
 static int s_take(impi_tp_t *self, uint64_t cid, int src, int tag, size_t len, uint8_t **out)
 {
     uint8_t *b = malloc(len ? len : 1);
-    gimpi_msg_req_t *req = NULL;
-    gimpi_status_t st;
     if (!b) {                   /* take it anyway (cut to nothing): keep the pairing */
-        if (gimpi_msg_irecv_cid(self->msg, cid, src, tag, NULL, 0, &req) == 0)
-            gimpi_msg_wait(self->msg, &req, &st);
+        s_take_into(self, cid, src, tag, NULL, len);
         return GIMPI_ENOMEM;
     }
-    int rc = gimpi_msg_irecv_cid(self->msg, cid, src, tag, b, len, &req);
-    if (rc == 0)
-        rc = gimpi_msg_wait(self->msg, &req, &st);
-    if (rc == 0 && st.len != len)
-        rc = GIMPI_EBADMSG;
+    int rc = s_take_into(self, cid, src, tag, b, len);
     if (rc < 0) {
         free(b);
         return rc;
     }
     *out = b;
     return 0;
+}
+
+/*  Appends a pending body (the header has been taken, the body not yet): its token, or
+ *  NULL on ENOMEM. */
+static body_t *s_body_new(impi_tp_t *self, uint64_t cid, int src, int tag, size_t len)
+{
+    body_t *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    *b = (body_t){ .cid = cid, .src = src, .tag = tag, .len = len };
+    body_t **p = &self->bodies;
+    while (*p)
+        p = &(*p)->next;
+    *p = b;
+    return b;
+}
+
+/*  vtable: takes a pending body into dst (NULL: drops it) and forgets it.  Older pending
+ *  bodies with the same envelope come off the data plane first (into memory of their
+ *  own), so that each body pairs with its own header. */
+static int s_body(void *impl, void *token, void *dst)
+{
+    impi_tp_t *self = impl;
+    body_t *b = token, **p = &self->bodies;
+    for (; *p && *p != b; p = &(*p)->next) {
+        body_t *o = *p;
+        if (!o->bytes && !o->error && o->cid == b->cid && o->src == b->src && o->tag == b->tag)
+            o->error = s_take(self, o->cid, o->src, o->tag, o->len, &o->bytes);
+    }
+    assert(*p == b);
+    *p = b->next;
+    int rc = b->error;
+    if (b->bytes) {
+        if (dst)
+            memcpy(dst, b->bytes, b->len);
+        free(b->bytes);
+    } else if (!rc)
+        rc = s_take_into(self, b->cid, b->src, b->tag, dst, b->len);
+    free(b);
+    return rc;
 }
 
 /*  vtable: the oldest arrived PVM message, waiting up to timeout_ms; with no limit it
@@ -230,8 +293,6 @@ static int s_next_from(void *impl, int timeout_ms, int watch, pvm_msg_t *msg)
         free(b);
         return rc;
     }
-    void *bytes;
-    size_t len, off = 0;
     if (flags & BODY_FOLLOWS) {
         uint64_t cid = GIMPI_CID_PVM_BODY;
         int btag = st.tag;
@@ -240,25 +301,24 @@ static int s_next_from(void *impl, int timeout_ms, int watch, pvm_msg_t *msg)
             btag = (int)(impi_get64(b + HDR_SIZE) & 0x7fffffff);
         }
         free(b);
-        b = NULL;
         if (bodylen > SIZE_MAX)
             return GIMPI_EBADMSG;
-        rc = s_take(self, cid, st.source, btag, (size_t)bodylen, &b);
-        if (rc < 0)
-            return rc;
-        bytes = b;
-        len = (size_t)bodylen;
-    } else {            /* the body stays behind the header: no copy */
-        len = st.len - HDR_SIZE;
-        bytes = b;
-        off = HDR_SIZE;
+        /* the body stays on the data plane until it is unpacked (maybe straight into the
+         * caller's memory) or its buffer is freed */
+        body_t *token = s_body_new(self, cid, st.source, btag, (size_t)bodylen);
+        if (!token) {
+            s_take_into(self, cid, st.source, btag, NULL, (size_t)bodylen);
+            return GIMPI_ENOMEM;
+        }
+        *msg = (pvm_msg_t){ st.source, st.tag, ctxid, encoding, NULL, (size_t)bodylen, 0, token };
+        return 1;
     }
+    size_t len = st.len - HDR_SIZE;         /* the body stays behind the header: no copy */
     if (len == 0) {
-        free(bytes);
-        bytes = NULL;
-        off = 0;
-    }
-    *msg = (pvm_msg_t){ st.source, st.tag, ctxid, encoding, bytes, len, off };
+        free(b);
+        *msg = (pvm_msg_t){ st.source, st.tag, ctxid, encoding, NULL, 0, 0, NULL };
+    } else
+        *msg = (pvm_msg_t){ st.source, st.tag, ctxid, encoding, b, len, HDR_SIZE, NULL };
     return 1;
 }
 
@@ -279,6 +339,17 @@ static int s_siblings(void *impl, const int **tids)
     return self->ntids;
 }
 
+/*  Frees the pending bodies' tokens (their buffers were orphaned by the context). */
+static void s_bodies_free(impi_tp_t *self)
+{
+    while (self->bodies) {
+        body_t *b = self->bodies;
+        self->bodies = b->next;
+        free(b->bytes);
+        free(b);
+    }
+}
+
 /*  vtable: leaves the job (flush + PK_FINI, no world barrier) and frees. */
 static void s_destroy(void *impl)
 {
@@ -287,6 +358,7 @@ static void s_destroy(void *impl)
         return;
     if (self->pid != getpid()) {
         /* a forked child: the connections and the progress thread are the parent's */
+        s_bodies_free(self);
         free(self->tids);
         free(self);
         return;
@@ -297,6 +369,7 @@ static void s_destroy(void *impl)
                 gimpi_msg_errmsg(self->msg));
     gimpi_coll_destroy(&self->coll);
     gimpi_abort(&self->task);
+    s_bodies_free(self);
     free(self->tids);
     free(self);
 }
@@ -378,6 +451,7 @@ static const pvm_transport_ops_t s_ops = {
     .groups = s_groups,
     .coll = s_coll,
     .bcast = s_bcast,
+    .body = s_body,
 };
 
 /*  Enrols: joins the job (gimpirun's, or a one-task job) and opens the transport. */
@@ -398,6 +472,8 @@ int pvm_transport_open_default(const pvm_transport_ops_t **ops, void **impl)
     self->msg = gimpi_msg(self->task);
     self->coll = gimpi_coll_new(self->msg);
     self->pid = getpid();
+    const char *im = getenv("GIMPI_PVM_INLINE");
+    self->inline_max = im && *im ? (size_t)strtoul(im, NULL, 10) : INLINE_MAX;
     self->ntids = gimpi_size(self->task);
     self->tids = calloc((size_t)self->ntids, sizeof *self->tids);
     if (!self->tids || !self->coll) {

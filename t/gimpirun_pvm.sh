@@ -19,12 +19,15 @@ job() {
     if [ $rc = 0 ] && [ "$got" = "$want" ]; then ok 0 "$name"; else
         ok 1 "$name (exit $rc, $got of $want ok lines)"; sed 's/^/# /' "$tmp/out" "$tmp/err" | head -30; fi
 }
-echo "1..15"
+echo "1..18"
 job "4 tasks: ring, all-to-all (Default/Raw/InPlace), mcast, nrecv/trecv/probe, psend/precv" 4 -np 4 "$TASK" basic
 job "2 tasks: the same" 2 -np 2 "$TASK" basic
 job "3 tasks send 64 MiB to every other before any receive" 3 -np 3 "$TASK" big 64
 job "with 1 KiB packets and ackmark = hiwater = 1: 2 MiB to every other first" 3 -datalen 1024 -ackmark 1 -hiwater 1 -np 3 "$TASK" big 2
 job "4 tasks: join, barrier, freeze; messages to the tids pvm_gettid gives come from the tids pvm_getinst knows; bcast, reduce, gather, scatter" 4 -np 4 "$TASK" groups
+job "3 tasks: bodies left on the data plane until unpacked (newest first, decoded, freed unread, in halves, resent after a whole unpack), long bcasts" 3 -np 3 "$TASK" lazy
+job "2 tasks, 1 KiB packets: the same" 2 -datalen 1024 -np 2 "$TASK" lazy
+job "18 tasks: the same, the long bcasts through the forwarding tree (17 receivers)" 18 -np 18 "$TASK" lazy
 job "tasks leave early, with and without pvm_exit; the others go on" 4 -np 4 "$TASK" leave
 grep -q "t3 pvm_exit returned" "$tmp/out"; ok $? "pvm_exit returned while the other tasks still worked"
 grep -q "t1 saw t4 leave" "$tmp/out" && grep -q "t1 saw t3 leave" "$tmp/out"

@@ -9,7 +9,7 @@ top_builddir=${top_builddir:-.}
 BENCH="$top_builddir/bench/gimpi-bench"
 PBENCH="$top_builddir/bench/gimpi-pvm-bench"
 . "${top_srcdir:-.}/t/tap.sh"
-echo "1..11"
+echo "1..12"
 num='[0-9]+(\.[0-9]+)?'
 # line CMD FIGURE N METRIC CHECK: runs CMD FIGURE N, checks its single well-formed line
 line() {
@@ -35,6 +35,12 @@ line pvm reduce1mdbl 2 median_us 1
 line pvm rtt8 2 median_us 1
 line direct stream1m 2 MBps 1
 line native reduce1int 2 median_us 1
+# two runs at once on one groupd: each has a group of its own
+timeout 240 "$PBENCH" bcast8 3 >"$tmp/a" 2>&1 & a=$!
+timeout 240 "$PBENCH" barrier 2 >"$tmp/b" 2>&1; rb=$?
+wait $a; ra=$?
+[ $ra = 0 ] && [ $rb = 0 ] && grep -q "^gimpi-pvm bcast8 n=3 " "$tmp/a" && grep -q "^gimpi-pvm barrier n=2 " "$tmp/b"
+ok $? "two runs side by side (exit $ra, $rb)" || sed 's/^/# /' "$tmp/a" "$tmp/b" | head
 timeout 30 "$PBENCH" rtt8 3 >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc = 2 ] && grep -q "N must be" "$tmp/err"; ok $? "rtt8 with N = 3 refused (exit $rc)"
 timeout 30 "$BENCH" --api pvm nosuch 2 >/dev/null 2>"$tmp/err"; rc=$?

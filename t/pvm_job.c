@@ -11,6 +11,11 @@
  *    groups   every task joins "all" (barrier, freeze); each sends its instance to every
  *             member by the tid pvm_gettid gives and receives them from the tids
  *             pvm_getinst names; bcast, reduce, gather, scatter; leave
+ *    lazy     bodies that stay on the data plane until unpacked (task 1 to task 2): two
+ *             long messages of one envelope unpacked newest first, one decoded, one freed
+ *             unread, one unpacked in halves, one unpacked whole then resent (PvmNoData);
+ *             then every task joins "lazy" and instance 0 bcasts two long messages with
+ *             one tag, checked whole everywhere
  *  Every task prints "t<tid> <mode> ok" on success (and a few progress lines); on a
  *  failure "t<tid> FAIL ..." and exit status 1.
  */
@@ -304,6 +309,95 @@ static void s_big(int *tids, int n, size_t mib)
     free(buf);
 }
 
+/*  Fills or checks len bytes of a pattern named by seed; check returns 1 when it matches. */
+static int s_pattern(unsigned char *p, size_t len, int seed, int check)
+{
+    for (size_t j = 0; j < len; j++) {
+        unsigned char v = (unsigned char)(seed * 37 + j * 7 + (j >> 11));
+        if (!check)
+            p[j] = v;
+        else if (p[j] != v)
+            return 0;
+    }
+    return 1;
+}
+
+/*  Sends len pattern bytes (seed) to tid with tag, raw. */
+static void s_lazy_send(unsigned char *buf, int tid, int tag, size_t len, int seed)
+{
+    s_pattern(buf, len, seed, 0);
+    CHECK(pvm_initsend(PvmDataRaw) > 0 && pvm_pkbyte((char *)buf, (int)len, 1) == 0
+          && pvm_send(tid, tag) == 0, "send tag %d", tag);
+}
+
+/*  Mode lazy (see the top). */
+static void s_lazy(int *tids, int n, int k)
+{
+    enum { B = 3 << 19 };       /* 1.5 MiB */
+    unsigned char *buf = malloc(B);
+    int *iv = malloc(100000 * sizeof *iv);
+    CHECK(buf && iv, "malloc");
+    pvm_setopt(PvmAutoErr, 0);
+    if (k == 0) {
+        s_lazy_send(buf, tids[1], 70, 200000, 1);
+        s_lazy_send(buf, tids[1], 70, 300000, 2);
+        for (int i = 0; i < 100000; i++)
+            iv[i] = i * 3 - 7;
+        CHECK(pvm_initsend(PvmDataDefault) > 0 && pvm_pkint(iv, 100000, 1) == 0
+              && pvm_send(tids[1], 71) == 0, "send 71");
+        s_lazy_send(buf, tids[1], 72, 150000, 4);
+        s_lazy_send(buf, tids[1], 73, 8, 5);
+        s_lazy_send(buf, tids[1], 74, 200000, 6);
+        s_lazy_send(buf, tids[1], 75, 100000, 7);
+    } else if (k == 1) {
+        int a = pvm_recv(tids[0], 70);
+        CHECK(pvm_setrbuf(0) == a, "set the first aside (the next recv would free it)");
+        int b = pvm_recv(tids[0], 70), bytes, tag, src;
+        CHECK(a > 0 && b > 0 && pvm_bufinfo(b, &bytes, &tag, &src) == 0 && bytes == 300000,
+              "two long messages of one envelope, lengths known before unpacking (%d)", bytes);
+        pvm_setrbuf(b);
+        CHECK(pvm_upkbyte((char *)buf, 300000, 1) == 0 && s_pattern(buf, 300000, 2, 1),
+              "the newer one unpacked first is its own");
+        pvm_setrbuf(a);
+        CHECK(pvm_upkbyte((char *)buf, 200000, 1) == 0 && s_pattern(buf, 200000, 1, 1),
+              "the older one too");
+        CHECK(pvm_recv(tids[0], 71) > 0 && pvm_upkint(iv, 100000, 1) == 0, "recv 71");
+        for (int i = 0; i < 100000; i++)
+            CHECK(iv[i] == i * 3 - 7, "decoded int %d", i);
+        CHECK(pvm_recv(tids[0], 72) > 0, "recv 72 (freed unread by the next recv)");
+        CHECK(pvm_recv(tids[0], 73) > 0 && pvm_upkbyte((char *)buf, 8, 1) == 0
+              && s_pattern(buf, 8, 5, 1), "the message after it");
+        CHECK(pvm_recv(tids[0], 74) > 0 && pvm_upkbyte((char *)buf, 100000, 1) == 0
+              && pvm_upkbyte((char *)buf + 100000, 100000, 1) == 0
+              && s_pattern(buf, 200000, 6, 1), "unpacked in two halves");
+        CHECK(pvm_upkbyte((char *)buf, 1, 1) == PvmNoData, "and nothing more");
+        int r = pvm_recv(tids[0], 75);
+        CHECK(r > 0 && pvm_upkbyte((char *)buf, 100000, 1) == 0 && s_pattern(buf, 100000, 7, 1),
+              "unpacked whole");
+        pvm_setsbuf(r);
+        CHECK(pvm_send(tids[0], 76) == PvmNoData, "resending it: PvmNoData (its bytes went out)");
+    }
+    int inst = pvm_joingroup("lazy");
+    CHECK(inst >= 0 && pvm_barrier("lazy", n) == 0, "join and meet");
+    int root = pvm_gettid("lazy", 0);
+    for (int m = 0; m < 2; m++) {
+        if (inst == 0) {
+            s_pattern(buf, B, 10 + m, 0);
+            CHECK(pvm_initsend(PvmDataDefault) > 0 && pvm_pkbyte((char *)buf, B, 1) == 0
+                  && pvm_bcast("lazy", 77) == 0, "bcast %d", m);
+        }
+    }
+    if (inst != 0)
+        for (int m = 0; m < 2; m++) {
+            memset(buf, 0, B);
+            CHECK(pvm_recv(root, 77) > 0 && pvm_upkbyte((char *)buf, B, 1) == 0
+                  && s_pattern(buf, B, 10 + m, 1), "long bcast %d whole and in order", m);
+        }
+    CHECK(pvm_barrier("lazy", n) == 0 && pvm_lvgroup("lazy") == 0, "meet and leave");
+    free(buf);
+    free(iv);
+}
+
 /*  Waits (bounded) until process pid has gone. */
 static int s_wait_gone(int pid)
 {
@@ -418,6 +512,9 @@ int main(int argc, char **argv)
         s_big(tids, n, argc > 2 ? (size_t)atoi(argv[2]) : 64);
     } else if (strcmp(mode, "groups") == 0) {
         s_groups(n);
+    } else if (strcmp(mode, "lazy") == 0) {
+        CHECK(n >= 2, "lazy: at least 2 tasks");
+        s_lazy(tids, n, k);
     } else if (strcmp(mode, "leave") == 0) {
         s_leave(tids, n, k);
     } else if (strcmp(mode, "junk") == 0) {       /* t/job_msg pvmjunk is the sender */
