@@ -8,6 +8,7 @@
  *  median (and min, p90, max) in the README's line format.
  */
 #include "coll_figures.h"
+#include "gimpi.h"
 #include "gimpi_coll.h"
 #include "gimpi_ops.h"
 
@@ -177,8 +178,11 @@ static int s_reduce(bench_t *b, const char *figure, int count, int dt, int W, in
         if (s_bar(b))
             return 1;
         double t0 = s_us();
-        if (s_red(b, data, count, dt))
+        int r = s_red(b, data, count, dt);
+        if (r) {
+            fprintf(stderr, "gimpi-bench: reduce %d: %s\n", i, gimpi_strerror(r));
             return 1;
+        }
         double t1 = s_us();
         if (i >= W)
             t[i - W] = t1 - t0;

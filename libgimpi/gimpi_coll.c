@@ -836,7 +836,10 @@ static int s_reduce_rsag(gimpi_coll_t *self, const combine_t *c, const int *m, i
         if (sq)
             r = s_worse(r, s_wait(self, &sq, SIZE_MAX));
         if (r == 0 && st == 0) {
-            if (upper) {                /* partner's (lower) ∘ mine, then back into x */
+            if (upper && (c->op == GIMPI_OP_SUM || c->op == GIMPI_OP_PRODUCT)) {
+                /* IEEE and integer sums and products commute bit for bit: in place */
+                r = s_combine(c, x + (size_t)klo * es, tmp, khi - klo);
+            } else if (upper) {         /* partner's (lower) ∘ mine, then back into x */
                 r = s_combine(c, tmp, x + (size_t)klo * es, khi - klo);
                 memcpy(x + (size_t)klo * es, tmp, (size_t)(khi - klo) * es);
             } else
