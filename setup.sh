@@ -4,7 +4,7 @@
 # tree in _build/, then runs the demo or the test suite.  Safe to run again: each step is
 # skipped when its result is already there and up to date.
 #
-#   ./setup.sh demo    set up, build, run examples/demo.sh (impi-server + 3 startup clients)
+#   ./setup.sh demo    set up, build, run examples/demo.sh (IMPI startup, PVM examples)
 #   ./setup.sh check   set up, build, run `make check`
 #   ./setup.sh build   set up and build only
 #   ./setup.sh fuzz    also install clang, build the libFuzzer targets, run each for

@@ -1,7 +1,9 @@
 /*  coll_figures.c — the group-operation figures of ../shared/bench/README.md (barrier,
  *  bcast8, bcast1m, reduce1int, reduce1mdbl) for bench/gimpi-bench, on gimpi's view-level
- *  collectives (gimpi_coll.h) over a view of every task of the job (instance i = task i,
- *  root = instance 0).  Each member times its own part of every iteration; after the loop
+ *  group operations (gimpi_coll.h): by default the tasks register with groupd under the
+ *  data plane's tids, join one group and use the group-level calls (membership from the
+ *  groups cache, as a program would); with GIMPI_BENCH_VIEW over a view of every task of
+ *  the job (instance i = task i, root = instance 0).  Each member times its own part of every iteration; after the loop
  *  member 0 gathers the times, takes the maximum over members per iteration and prints the
  *  median (and min, p90, max) in the README's line format.
  */
@@ -34,7 +36,31 @@ typedef struct {
     gimpi_coll_t *coll;
     gimpi_view_t *view;
     int rank, n;
+    gimpi_groups_t *g;          /* NULL: view level */
+    char group[64];
 } bench_t;
+
+/*  The operations, at group level when there is a group. */
+static int s_bar(bench_t *b)
+{
+    return b->g ? gimpi_coll_group_barrier(b->coll, b->g, b->group, b->n)
+                : gimpi_coll_barrier(b->coll, b->view);
+}
+
+/*  bcast from member 0 on the point-to-point context. */
+static int s_bc(bench_t *b, const void *buf, size_t len)
+{
+    return b->g ? gimpi_coll_group_bcast(b->coll, b->g, b->group, GIMPI_CID_P2P, 7, buf, len)
+                : gimpi_coll_bcast(b->coll, b->view, GIMPI_CID_P2P, 7, buf, len);
+}
+
+/*  Sum to instance 0. */
+static int s_red(bench_t *b, void *data, int count, int dt)
+{
+    return b->g ? gimpi_coll_group_reduce(b->coll, b->g, b->group, GIMPI_OP_SUM, NULL, data,
+                                          count, dt, 3, 0)
+                : gimpi_coll_reduce(b->coll, b->view, GIMPI_OP_SUM, NULL, data, count, dt, 3, 0);
+}
 
 /*  Gathers every member's I times to member 0, which prints the figure line. */
 static int s_report(bench_t *b, const char *figure, double *t, int I, int W, const char *extra,
@@ -63,8 +89,9 @@ static int s_report(bench_t *b, const char *figure, double *t, int I, int W, con
         if (strcmp(figure, "bcast1m") == 0)
             snprintf(mb, sizeof mb, " MBps=%.1f", 1048576.0 / m[I / 2]);
         printf("gimpi %s n=%d median_us=%.2f min_us=%.2f p90_us=%.2f max_us=%.2f%s%s iters=%d "
-               "warm=%d%s\n", figure, b->n, m[I / 2], m[0], m[I * 9 / 10], m[I - 1],
-               extra ? extra : "", mb, I, W, anybad < 0 ? "" : anybad ? " check=BAD" : " check=ok");
+               "warm=%d api=%s%s\n", figure, b->n, m[I / 2], m[0], m[I * 9 / 10], m[I - 1],
+               extra ? extra : "", mb, I, W, b->g ? "group" : "view",
+               anybad < 0 ? "" : anybad ? " check=BAD" : " check=ok");
         fflush(stdout);
         free(m);
     }
@@ -78,12 +105,12 @@ static int s_barrier(bench_t *b)
     enum { W = 200, I = 2000 };
     double t[I];
     for (int i = 0; i < W; i++)
-        if (gimpi_coll_barrier(b->coll, b->view))
+        if (s_bar(b))
             return 1;
     double start = s_us();
     for (int i = 0; i < I; i++) {
         double t0 = s_us();
-        if (gimpi_coll_barrier(b->coll, b->view))
+        if (s_bar(b))
             return 1;
         t[i] = s_us() - t0;
     }
@@ -112,11 +139,11 @@ static int s_bcast(bench_t *b, const char *figure, size_t len, int W, int I)
             buf[0] = buf[len - 1] = v;
         else
             buf[0] = buf[len - 1] = 0;
-        if (gimpi_coll_barrier(b->coll, b->view))
+        if (s_bar(b))
             return 1;
         double t0 = s_us();
         if (b->rank == 0) {
-            if (gimpi_coll_bcast(b->coll, b->view, GIMPI_CID_P2P, 7, buf, len))
+            if (s_bc(b, buf, len))
                 return 1;
         } else if (gimpi_msg_recv(b->msg, gimpi_msg_tid(b->msg, 0), 7, buf, len, &st))
             return 1;
@@ -147,10 +174,10 @@ static int s_reduce(bench_t *b, const char *figure, int count, int dt, int W, in
                 ((int *)data)[k] = b->rank + 1;
             else
                 ((double *)data)[k] = b->rank + 1;
-        if (gimpi_coll_barrier(b->coll, b->view))
+        if (s_bar(b))
             return 1;
         double t0 = s_us();
-        if (gimpi_coll_reduce(b->coll, b->view, GIMPI_OP_SUM, NULL, data, count, dt, 3, 0))
+        if (s_red(b, data, count, dt))
             return 1;
         double t1 = s_us();
         if (i >= W)
@@ -177,16 +204,34 @@ int coll_figure_known(const char *figure)
     return 0;
 }
 
-/*  Runs one figure in one task; 0 or 1. */
-int coll_figure(gimpi_msg_t *msg, int rank, const char *figure)
+/*  Joins the job's group in groupd under the data plane's tid (instance = rank, joined in
+ *  rank order) and waits for everybody in groupd's barrier.  0 or -1. */
+static int s_join(bench_t *b, int tidbase)
 {
-    bench_t b = { msg, gimpi_coll_new(msg), NULL, rank, gimpi_msg_ntasks(msg) };
+    b->g = gimpi_groups_new(NULL, NULL);
+    snprintf(b->group, sizeof b->group, "gimpi-bench-%d", tidbase);
+    if (!b->g || gimpi_groups_set_tid(b->g, gimpi_msg_mytid(b->msg)) < 0)
+        return -1;
+    for (int r = 0; r < b->n; r++) {           /* instance i = rank i, as the figures say */
+        if (r == b->rank && gimpi_group_join(b->g, b->group) != r)
+            return -1;
+        if (gimpi_coll_barrier(b->coll, b->view))
+            return -1;
+    }
+    return gimpi_group_barrier(b->g, b->group, b->n) < 0 ? -1 : 0;
+}
+
+/*  Runs one figure in one task; 0 or 1. */
+int coll_figure(gimpi_msg_t *msg, int rank, const char *figure, int tidbase)
+{
+    bench_t b = { msg, gimpi_coll_new(msg), NULL, rank, gimpi_msg_ntasks(msg), NULL, "" };
     int tids[1024];
     for (int i = 0; i < b.n && i < 1024; i++)
         tids[i] = gimpi_msg_tid(msg, i);
     b.view = gimpi_view_new("bench", 1, tids, b.n, gimpi_msg_mytid(msg));
     int rc = 1;
-    if (b.coll && b.view && gimpi_coll_barrier(b.coll, b.view) == 0) {
+    if (b.coll && b.view && gimpi_coll_barrier(b.coll, b.view) == 0 &&
+        (tidbase < 0 || s_join(&b, tidbase) == 0) && s_bar(&b) == 0) {
         if (!strcmp(figure, "barrier"))
             rc = s_barrier(&b);
         else if (!strcmp(figure, "bcast8"))
@@ -198,8 +243,11 @@ int coll_figure(gimpi_msg_t *msg, int rank, const char *figure)
         else if (!strcmp(figure, "reduce1mdbl"))
             rc = s_reduce(&b, figure, 1 << 20, GIMPI_DOUBLE, 2, 20);
         if (rc == 0)
-            rc = gimpi_coll_barrier(b.coll, b.view) ? 1 : 0;
+            rc = s_bar(&b) ? 1 : 0;
     }
+    if (b.g && rc == 0)
+        gimpi_group_leave(b.g, b.group);
+    gimpi_groups_destroy(&b.g);
     gimpi_view_destroy(&b.view);
     gimpi_coll_destroy(&b.coll);
     return rc;

@@ -8,6 +8,8 @@
  *  the figure with gimpi_msg_send / gimpi_msg_recv.  Figures: rtt8 (8-byte ping-pong,
  *  2000 warm-up + 20000 timed round trips, median) and stream1m (20 + 400 messages of
  *  1 MiB, then an 8-byte ack; MB/s).  Both need N = 2.  Member 0 prints the line.
+ *  `gimpi-bench --api pvm FIGURE N` runs bench/gimpi-pvm-bench (the same figures through
+ *  the PVM API, system name gimpi-pvm); `--api native` is the default.
  */
 #include "coll_figures.h"
 #include "dp_harness.h"
@@ -120,10 +122,16 @@ static int s_stream1m(gimpi_msg_t *ctx, int rank)
     return 0;
 }
 
+typedef struct {
+    const char *figure;
+    int tidbase;                /* groupd's block for the job, -1 when groupd is not used */
+} job_t;
+
 /*  One task of the job. */
 static int s_task(const impi_tables_t *t, int rank, int lfd, void *arg)
 {
-    const char *figure = arg;
+    const job_t *job = arg;
+    const char *figure = job->figure;
     char err[256];
     gimpi_msg_t *ctx = gimpi_msg_new(t, rank, lfd, 20000, err, sizeof err);
     if (!ctx) {
@@ -131,7 +139,9 @@ static int s_task(const impi_tables_t *t, int rank, int lfd, void *arg)
         return 1;
     }
     gimpi_msg_set_timeout(ctx, 120000);
-    int rc = coll_figure_known(figure)        ? coll_figure(ctx, rank, figure)
+    if (job->tidbase >= 0)
+        gimpi_msg_set_tidbase(ctx, job->tidbase);
+    int rc = coll_figure_known(figure)        ? coll_figure(ctx, rank, figure, job->tidbase)
              : strcmp(figure, "rtt8") == 0 ? s_rtt8(ctx, rank)
                                            : s_stream1m(ctx, rank);
     if (rc)
@@ -142,9 +152,10 @@ static int s_task(const impi_tables_t *t, int rank, int lfd, void *arg)
     return rc;
 }
 
-/*  The group-control figures (joinlv, gettid) are measured by gd-bench, built beside this
- *  program: runs it in this process's place.  Returns only when it cannot be found. */
-static void s_exec_gd_bench(char **argv)
+/*  Runs program `name`, built beside this one, in this process's place with argv (the
+ *  group-control figures joinlv and gettid are gd-bench's, `--api pvm` is gimpi-pvm-bench's).
+ *  Returns only when it cannot be found. */
+static void s_exec_beside(const char *name, char **argv)
 {
     char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -155,10 +166,10 @@ static void s_exec_gd_bench(char **argv)
     if (!slash)
         return;
     *slash = '\0';
-    static const char *const where[] = { "%s/gd-bench", "%s/../gd-bench", "%s/.libs/gd-bench" };
+    static const char *const where[] = { "%s/%s", "%s/../%s", "%s/.libs/%s" };
     for (size_t i = 0; i < sizeof where / sizeof where[0]; i++) {
         char path[4200];
-        snprintf(path, sizeof path, where[i], self);
+        snprintf(path, sizeof path, where[i], self, name);
         if (access(path, X_OK) == 0) {
             argv[0] = path;
             execv(path, argv);
@@ -166,18 +177,53 @@ static void s_exec_gd_bench(char **argv)
     }
 }
 
+/*  Points GIMPI_GROUPD_BIN at the build tree's groupd (beside this program) when it is not
+ *  set, so that a groupd can be started from a build tree. */
+static void s_groupd_bin(void)
+{
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (getenv("GIMPI_GROUPD_BIN") || n <= 0)
+        return;
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (!slash)
+        return;
+    *slash = '\0';
+    static const char *const where[] = { "%s/../groupd/groupd", "%s/../../groupd/groupd" };
+    for (size_t i = 0; i < sizeof where / sizeof where[0]; i++) {
+        char path[4200];
+        snprintf(path, sizeof path, where[i], self);
+        if (access(path, X_OK) == 0) {
+            setenv("GIMPI_GROUPD_BIN", path, 1);
+            return;
+        }
+    }
+}
+
 /*  gimpi-bench FIGURE N: checks the arguments, runs the job. */
 int main(int argc, char **argv)
 {
+    if (argc == 5 && !strcmp(argv[1], "--api") && !strcmp(argv[2], "pvm")) {
+        argv[2] = argv[0];
+        s_exec_beside("gimpi-pvm-bench", argv + 2);
+        fprintf(stderr, "gimpi-bench: gimpi-pvm-bench (which measures --api pvm) not found beside me\n");
+        return 1;
+    }
+    if (argc == 5 && !strcmp(argv[1], "--api") && !strcmp(argv[2], "native")) {
+        argv[2] = argv[0];
+        argv += 2;
+        argc -= 2;
+    }
     if (argc == 3 && (!strcmp(argv[1], "joinlv") || !strcmp(argv[1], "gettid"))) {
-        s_exec_gd_bench(argv);
+        s_exec_beside("gd-bench", argv);
         fprintf(stderr, "gimpi-bench: gd-bench (which measures %s) not found beside me\n", argv[1]);
         return 1;
     }
     int coll = argc == 3 && coll_figure_known(argv[1]);
     if (argc != 3 || (!coll && strcmp(argv[1], "rtt8") && strcmp(argv[1], "stream1m"))) {
-        fprintf(stderr, "usage: gimpi-bench rtt8|stream1m 2 | joinlv N | gettid N | "
-                        "barrier|bcast8|bcast1m|reduce1int|reduce1mdbl N\n");
+        fprintf(stderr, "usage: gimpi-bench [--api native|pvm] rtt8|stream1m 2 | joinlv N | "
+                        "gettid N | barrier|bcast8|bcast1m|reduce1int|reduce1mdbl N\n");
         return 2;
     }
     int n = atoi(argv[2]);
@@ -194,12 +240,25 @@ int main(int argc, char **argv)
     dp_opts_t o = { coll ? n : 2, pk ? (uint32_t)atoi(pk) : GIMPI_DEFAULT_DATALEN,
                     am ? (uint32_t)atoi(am) : GIMPI_DEFAULT_ACKMARK,
                     hw ? (uint32_t)atoi(hw) : GIMPI_DEFAULT_HIWATER, 300000, 1, 0 };
-    int codes[256];
-    if (dp_run(&o, s_task, argv[1], codes) != 0) {
+    /* the group figures use a real group in groupd (the tasks register under the tids of
+     * a block reserved here) unless GIMPI_BENCH_VIEW is set or groupd cannot be had */
+    job_t job = { argv[1], -1 };
+    gimpi_groups_t *g = NULL;
+    if (coll && !getenv("GIMPI_BENCH_VIEW")) {
+        s_groupd_bin();
+        g = gimpi_groups_new(NULL, NULL);
+        job.tidbase = g ? gimpi_groups_reserve(g, NULL, n) : -1;
+        if (job.tidbase < 0)
+            fprintf(stderr, "gimpi-bench: no groupd (%s): measuring over a view\n",
+                    gimpi_strerror(job.tidbase));
+    }
+    int codes[256], rc = 0;
+    if (dp_run(&o, s_task, &job, codes) != 0) {
         for (int i = 0; i < o.n; i++)
             if (codes[i])
                 fprintf(stderr, "gimpi-bench: task %d exited with %d\n", i, codes[i]);
-        return 1;
+        rc = 1;
     }
-    return 0;
+    gimpi_groups_destroy(&g);
+    return rc;
 }

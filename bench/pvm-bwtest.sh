@@ -3,8 +3,8 @@
 # scratch directory, never into the tree) on gimpi and, when PVM 3.4 and the shared bench
 # set-up are there, on real PVM, interleaved; prints the median round-trip time (µs) per
 # message size and variant.  Variants: dbwtest (pack PvmDataDefault), rbwtest (PvmDataRaw),
-# ibwtest (PvmDataInPlace), pbwtest (psend/precv).  gimpi's builds use t/pvm_groupshim.c
-# for the group calls while libgimpi has none.
+# ibwtest (PvmDataInPlace), pbwtest (psend/precv).  Built unchanged with gimpicc (group
+# calls from libgimpi, groupd started by gimpirun) and with gcc -lgpvm3 -lpvm3 for PVM.
 #   bench/pvm-bwtest.sh [BUILD_DIR] [RUNS] [SAMPLE] [gimpirun options...]
 #   e.g. bench/pvm-bwtest.sh _build 3 200 -datalen 262144
 set -u
@@ -21,7 +21,7 @@ variants="d:-DPACK -DENCODE=PvmDataDefault|r:-DPACK -DENCODE=PvmDataRaw|i:-DPACK
 IFS='|'; for v in $variants; do
     IFS=' '; n=${v%%:*}; f=${v#*:}
     "$BUILD/groupd/gimpicc" -std=gnu17 -w -O2 -DSAMPLE="$SAMPLE" $f -o "$tmp/g/${n}bwtest" \
-        "$tmp/examples/bwtest.c" "$SRC/t/pvm_groupshim.c" || exit 1
+        "$tmp/examples/bwtest.c" || exit 1
     havepvm=0
     if [ -r /usr/include/pvm3.h ] && [ -r "$SHARED/pvm/pvmenv.sh" ] &&
        gcc -w -O2 -DSAMPLE="$SAMPLE" $f -o "$tmp/p/${n}bwtest" "$tmp/examples/bwtest.c" -lgpvm3 -lpvm3; then

@@ -1,13 +1,19 @@
 #!/bin/bash
-# examples/demo.sh — the README's demo (`./setup.sh demo` runs it): starts an IMPI startup
-# server for three clients on loopback, then three startup clients of different shapes
-# (hosts x procs), lets them run the whole IMPI startup (AUTH, IMPI, COLL for every label,
-# DONE, FINI) through the server, and prints the tables each client says they agreed on.
+# examples/demo.sh — the README's demo (`./setup.sh demo` runs it), in two parts:
+#  1. IMPI: starts an IMPI startup server for three clients on loopback, then three startup
+#     clients of different shapes (hosts x procs), lets them run the whole IMPI startup
+#     (AUTH, IMPI, COLL for every label, DONE, FINI) through the server, and prints the
+#     tables each client says they agreed on.
+#  2. PVM groups: runs the example programs — `gimpirun -np 4 examples/pvm_master_worker`
+#     (groups, barrier, bcast, gather, reduce) and `examples/pvm_spawn_farm 3` started from
+#     the shell (pvm_spawn) — each printing its check line.  groupd is found or started
+#     as for any task (GIMPI_GROUPD, else the per-user one; an auto-started one exits by
+#     itself once idle).
 #
 #   examples/demo.sh [BUILDDIR]    (default: $top_builddir, else ../_build next to this script)
 #
-# Exits 0 when the server and all clients exited 0; otherwise says which did not, with
-# their stderr.  Every wait is bounded (DEMO_TIMEOUT seconds, default 60).
+# Exits 0 when the server, all clients and both examples exited 0; otherwise says which did
+# not, with their stderr.  Every wait is bounded (DEMO_TIMEOUT seconds, default 60).
 set -u
 # IMPI convention: a client authenticates only with a method the environment enables.
 # The demo runs on the loopback, so it enables NONE unless the caller chose a method.
@@ -17,6 +23,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 B=${1:-${top_builddir:-$here/../_build}}
 SERVER=$B/groupd/impi-server
 CLIENT=$B/examples/impi-startup
+GIMPIRUN=$B/groupd/gimpirun
+MW=$B/examples/pvm_master_worker
+FARM=$B/examples/pvm_spawn_farm
+# a task started from the shell (the farm's master) starts groupd if none runs: the one of
+# this build tree when it is not installed
+[ -n "${GIMPI_GROUPD_BIN:-}" ] || export GIMPI_GROUPD_BIN=$B/groupd/groupd
 TIMEOUT=${DEMO_TIMEOUT:-60}
 # Client r's shape: "HOSTS PROCS".
 SHAPES=("1 2" "2 3" "1 1")
@@ -25,10 +37,10 @@ NCLIENTS=${#SHAPES[@]}
 # Prints a message on stderr and stops with status 1.
 die() { echo "demo: $*" >&2; exit 1; }
 
-for prog in "$SERVER" "$CLIENT"; do
+for prog in "$SERVER" "$CLIENT" "$GIMPIRUN" "$MW" "$FARM"; do
     if [ ! -x "$prog" ]; then
         echo "demo: $prog is not built." >&2
-        echo "demo: the demo needs groupd/impi-server and examples/impi-startup in the build" \
+        echo "demo: the demo needs groupd/impi-server, groupd/gimpirun and the examples in the build" \
              "directory $B (run ./setup.sh build; if they still are missing, this tree does" \
              "not contain them yet)." >&2
         exit 2
@@ -102,3 +114,26 @@ if [ "$failed" -ne 0 ]; then
     exit 1
 fi
 echo "demo: impi-server and the $NCLIENTS clients finished the IMPI startup (all exited 0)"
+
+# example NAME CMD...: runs a PVM example (bounded), shows its output, notes a failure
+example() {
+    local name=$1; shift
+    echo
+    echo "=== $name: $* ==="
+    timeout -k 5 "$TIMEOUT" "$@" 2>"$tmp/example.err"
+    local rc=$?
+    if [ "$rc" -ne 0 ]; then
+        failed=1
+        [ "$rc" -eq 124 ] && echo "demo: $name did not finish within $TIMEOUT s" >&2
+        echo "demo: $name exited with status $rc" >&2
+        sed "s/^/$name stderr: /" "$tmp/example.err" >&2
+    fi
+}
+example "PVM groups under gimpirun" "$GIMPIRUN" -np 4 "$MW"
+example "pvm_spawn from a shell-started master" "$FARM" 3
+echo
+if [ "$failed" -ne 0 ]; then
+    echo "demo: FAILED" >&2
+    exit 1
+fi
+echo "demo: the PVM examples printed their check lines (all exited 0)"

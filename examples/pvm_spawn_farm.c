@@ -88,7 +88,7 @@ static int master(const char *self, int nw, long n)
         fprintf(stderr, "spawn-farm: pvm_spawn(\"%s\") started %d of %d\n", name, started, nw);
         for (int i = 0; i < nw; i++)
             if (tids[i] < 0)
-                pvm_errno = tids[i], pvm_perror("spawn slot");
+                fprintf(stderr, "spawn-farm: slot %d: PVM error %d\n", i, tids[i]);
         return 1;
     }
     int ok = nbad == 0 && bad == PvmNoFile;

@@ -43,6 +43,8 @@ enum {
  *  GIMPI_CID_PVM_BODY (see doc/data-plane.md). */
 #define GIMPI_CID_PVM ((uint64_t)3)
 #define GIMPI_CID_PVM_BODY ((uint64_t)4)
+/*  The body of a long pvm_bcast message (tagged with the sender's bcast sequence). */
+#define GIMPI_CID_PVM_BCAST ((uint64_t)5)
 
 /*  isend flags. */
 enum {

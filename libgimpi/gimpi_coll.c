@@ -24,7 +24,7 @@
 #define BCAST_TREE_MIN (16 * 1024)  /* bcasts from this size ... */
 #define BCAST_TREE_RECV 16          /* ... to this many receivers go through the tree */
 
-enum { K_BARRIER = 1, K_REDUCE, K_RSTAT, K_GATHER, K_SCATTER };
+enum { K_BARRIER = 1, K_REDUCE, K_RSTAT, K_GATHER, K_SCATTER, K_RGATHER };
 
 typedef struct seq_t {
     struct seq_t *next;
@@ -37,6 +37,9 @@ typedef struct seq_t {
 struct gimpi_coll_t {
     gimpi_msg_t *msg;
     int star_max;                   /* barrier: star up to this many members */
+    size_t chunk;                   /* reduce pipeline unit */
+    int win;                        /* reduce: chunks received ahead per child */
+    int rsag;                       /* large reduces by reduce-scatter + gather */
     size_t tree_min;                /* bcast: from this size ... */
     int tree_recv;                  /* ... and this many receivers down the forwarding tree */
     pthread_mutex_t mu;             /* guards seqs */
@@ -58,6 +61,12 @@ gimpi_coll_t *gimpi_coll_new(gimpi_msg_t *msg)
     self->msg = msg;
     const char *e = getenv("GIMPI_COLL_STAR_MAX");     /* tests reach the other algorithm */
     self->star_max = e && atoi(e) > 0 ? atoi(e) : STAR_MAX;
+    e = getenv("GIMPI_COLL_CHUNK");
+    self->chunk = e && atol(e) >= 64 ? (size_t)atol(e) : CHUNK;
+    e = getenv("GIMPI_COLL_WIN");
+    self->win = e && atoi(e) > 0 ? atoi(e) : WIN;
+    e = getenv("GIMPI_COLL_RSAG");
+    self->rsag = e ? atoi(e) != 0 : 1;
     e = getenv("GIMPI_COLL_TREE_MIN");
     self->tree_min = e && atol(e) > 0 ? (size_t)atol(e) : BCAST_TREE_MIN;
     e = getenv("GIMPI_COLL_TREE_RECV");
@@ -592,10 +601,10 @@ static int s_reduce_small(gimpi_coll_t *self, const combine_t *c, const int *m, 
 static int s_reduce_large(gimpi_coll_t *self, const combine_t *c, const int *m, int n, int pos,
                           int rootpos, void *data, int count, int tag)
 {
-    int per = (int)(CHUNK / c->esize);
+    int per = (int)(self->chunk / c->esize);
     if (per < 1)
         per = 1;
-    int nc = (count + per - 1) / per;
+    int nc = (count + per - 1) / per, win = self->win;
     int kids[32], nk = 0, parent = -1;
     for (int w = 1; w < n; w <<= 1) {
         if (pos & w) {
@@ -607,8 +616,8 @@ static int s_reduce_large(gimpi_coll_t *self, const combine_t *c, const int *m, 
     }
     uint8_t *bytes = data;
     size_t chunkb = (size_t)per * c->esize;
-    uint8_t *tmp = nk ? s_scratch_get(self, (size_t)nk * WIN * chunkb) : NULL;
-    gimpi_msg_req_t **rq = nk ? calloc((size_t)nk * WIN, sizeof *rq) : NULL;
+    uint8_t *tmp = nk ? s_scratch_get(self, (size_t)nk * win * chunkb) : NULL;
+    gimpi_msg_req_t **rq = nk ? calloc((size_t)nk * win, sizeof *rq) : NULL;
     gimpi_msg_req_t **sq = parent > 0 ? calloc((size_t)nc, sizeof *sq) : NULL;
     if ((nk && (!tmp || !rq)) || (parent > 0 && !sq)) {
         s_scratch_put(self, tmp);
@@ -621,24 +630,24 @@ static int s_reduce_large(gimpi_coll_t *self, const combine_t *c, const int *m, 
     if (!kst)
         st = GIMPI_ENOMEM;
     for (int k = 0; k < nk; k++)
-        for (int i = 0; i < WIN && i < nc; i++) {
+        for (int i = 0; i < win && i < nc; i++) {
             size_t len = i == nc - 1 ? (size_t)(count - i * per) * c->esize : chunkb;
-            if (s_irecv(self, kids[k], tag, tmp + ((size_t)k * WIN + i) * chunkb, len,
-                        &rq[k * WIN + i]) < 0)
-                rq[k * WIN + i] = NULL;
+            if (s_irecv(self, kids[k], tag, tmp + ((size_t)k * win + i) * chunkb, len,
+                        &rq[k * win + i]) < 0)
+                rq[k * win + i] = NULL;
         }
     for (int i = 0; i < nc; i++) {
         int cnt = i == nc - 1 ? count - i * per : per;
         size_t len = (size_t)cnt * c->esize;
         for (int k = 0; k < nk; k++) {
-            int slot = k * WIN + i % WIN;
+            int slot = k * win + i % win;
             int rc = s_wait(self, &rq[slot], len);
             if (rc && kst)
                 kst[k] = rc;
             if (rc == 0 && st == 0)
                 rc = s_combine(c, bytes + (size_t)i * chunkb, tmp + (size_t)slot * chunkb, cnt);
             st = s_worse(st, rc);
-            int nx = i + WIN;
+            int nx = i + win;
             if (nx < nc) {
                 size_t nlen = nx == nc - 1 ? (size_t)(count - nx * per) * c->esize : chunkb;
                 if (s_irecv(self, kids[k], tag, tmp + (size_t)slot * chunkb, nlen, &rq[slot]) < 0)
@@ -697,7 +706,7 @@ static int s_reduce_local(gimpi_coll_t *self, const combine_t *c, const int *m, 
 {
     if (n < 2)
         return 0;
-    if ((size_t)count * c->esize <= CHUNK)
+    if ((size_t)count * c->esize <= self->chunk)
         return s_reduce_small(self, c, m, n, pos, rootpos, data, count, tag);
     return s_reduce_large(self, c, m, n, pos, rootpos, data, count, tag);
 }
@@ -785,6 +794,83 @@ static int s_reduce_clients(gimpi_coll_t *self, const combine_t *c, const int *m
     return rc;
 }
 
+/*  The element range [*lo, *hi) of count that position j holds after the reduce-scatter
+ *  of s_reduce_rsag over n (a power of two) positions. */
+static void s_rs_range(int j, int n, int count, int *lo, int *hi)
+{
+    *lo = 0;
+    *hi = count;
+    for (int w = 1; w < n; w <<= 1) {
+        int mid = *lo + (*hi - *lo) / 2;
+        if (j & w)
+            *lo = mid;
+        else
+            *hi = mid;
+    }
+}
+
+/*  Large reduce with a predefined op over a power-of-two number of members: reduce-scatter
+ *  by recursive halving (at step w, positions j and j^w swap halves of their current
+ *  range, the lower position's partial always on the left: R(b, w) ∘ R(b + w, w), so the
+ *  bracketing is exactly the binomial tree's R(0, n)), then every position sends its
+ *  finished range to the root.  Each member moves and combines about a 1/n share per step
+ *  instead of the root combining everything: the work is spread over all members. */
+static int s_reduce_rsag(gimpi_coll_t *self, const combine_t *c, const int *m, int n, int pos,
+                         int rootpos, void *data, int count, int tag)
+{
+    size_t es = c->esize;
+    uint8_t *x = data, *tmp = s_scratch_get(self, ((size_t)count / 2 + 1) * es);
+    if (!tmp)
+        return GIMPI_ENOMEM;
+    int lo = 0, hi = count, st = 0;
+    for (int w = 1; w < n; w <<= 1) {
+        int mid = lo + (hi - lo) / 2, upper = (pos & w) != 0;
+        int klo = upper ? mid : lo, khi = upper ? hi : mid;     /* the part I keep */
+        int slo = upper ? lo : mid, shi = upper ? mid : hi;     /* the part I give away */
+        gimpi_msg_req_t *sq = NULL, *rq = NULL;
+        int partner = m[pos ^ w];
+        int r = s_irecv(self, partner, tag, tmp, (size_t)(khi - klo) * es, &rq) < 0;
+        if (s_isend(self, partner, tag, x + (size_t)slo * es, (size_t)(shi - slo) * es, &sq) < 0)
+            sq = NULL;
+        r = r ? GIMPI_ESYSERR : s_wait(self, &rq, (size_t)(khi - klo) * es);
+        if (sq)
+            r = s_worse(r, s_wait(self, &sq, SIZE_MAX));
+        if (r == 0 && st == 0) {
+            if (upper) {                /* partner's (lower) ∘ mine, then back into x */
+                r = s_combine(c, tmp, x + (size_t)klo * es, khi - klo);
+                memcpy(x + (size_t)klo * es, tmp, (size_t)(khi - klo) * es);
+            } else
+                r = s_combine(c, x + (size_t)klo * es, tmp, khi - klo);
+        }
+        st = s_worse(st, r);
+        lo = klo;
+        hi = khi;
+    }
+    s_scratch_put(self, tmp);
+    int gtag = s_rekind(tag, K_RGATHER);
+    if (pos != rootpos)
+        return s_worse(st, s_send(self, m[rootpos], gtag, x + (size_t)lo * es,
+                                  (size_t)(hi - lo) * es));
+    gimpi_msg_req_t **req = calloc((size_t)n, sizeof *req);
+    if (!req)
+        return GIMPI_ENOMEM;
+    for (int j = 0; j < n; j++) {
+        int jlo, jhi;
+        s_rs_range(j, n, count, &jlo, &jhi);
+        if (j != pos && s_irecv(self, m[j], gtag, x + (size_t)jlo * es, (size_t)(jhi - jlo) * es,
+                                &req[j]) < 0)
+            req[j] = NULL;
+    }
+    for (int j = 0; j < n; j++)
+        if (j != pos) {
+            int jlo, jhi;
+            s_rs_range(j, n, count, &jlo, &jhi);
+            st = s_worse(st, s_wait(self, &req[j], (size_t)(jhi - jlo) * es));
+        }
+    free(req);
+    return st;
+}
+
 /*  The reduce tree over the members: IMPI's structure between clients when the view spans
  *  several and the op is predefined (view given), else ours over all members. */
 static int s_reduce_tree(gimpi_coll_t *self, const combine_t *c, const int *m, int n, int pos,
@@ -793,8 +879,14 @@ static int s_reduce_tree(gimpi_coll_t *self, const combine_t *c, const int *m, i
     int *cl = view ? malloc((size_t)n * sizeof *cl) : NULL, multi = 0;
     if (s_clients(self, m, n, cl, &multi))
         multi = 0;
-    int rc = multi ? s_reduce_clients(self, c, m, n, pos, rootpos, data, count, tag, cl)
-                   : s_reduce_local(self, c, m, n, pos, rootpos, data, count, tag);
+    int rc;
+    if (multi)
+        rc = s_reduce_clients(self, c, m, n, pos, rootpos, data, count, tag, cl);
+    else if (view && n >= 4 && (n & (n - 1)) == 0 && count >= n &&
+             (size_t)count * c->esize > self->chunk && self->rsag)
+        rc = s_reduce_rsag(self, c, m, n, pos, rootpos, data, count, tag);
+    else
+        rc = s_reduce_local(self, c, m, n, pos, rootpos, data, count, tag);
     free(cl);
     return rc;
 }

@@ -2,8 +2,10 @@
  *
  *  The packed bytes live in one growing array.  An InPlace pack reserves room in that
  *  array and remembers the user's pointer; pvm_buf_bytes() copies the user data into the
- *  reserved room just before the send.  Default-encoding conversion goes element by
- *  element through big-endian integers of the element's wire size.
+ *  reserved room just before the send.  Default-encoding conversion runs one loop per
+ *  datatype (the type switch outside the loop, so the byte swaps vectorize): bytes are a
+ *  plain copy, 2/4/8-byte elements are byte-swapped on little-endian hosts (copied on
+ *  big-endian ones); a long narrower than 8 bytes goes element by element (sign extension).
  */
 #include "pvm_buf.h"
 #include "gimpi.h"
@@ -22,7 +24,9 @@ typedef struct {
 
 struct pvm_buf_t {
     int encoding;
-    uint8_t *data;
+    uint8_t *mem;               /* the allocation: `off` bytes of headroom, then data */
+    size_t off;
+    uint8_t *data;              /* mem + off (NULL until something is packed) */
     size_t len, cap;
     size_t rpos;                /* unpack position */
     inplace_t *segs;
@@ -57,18 +61,28 @@ pvm_buf_t *pvm_buf_new(int encoding)
     if (encoding != PVM_BUF_DEFAULT && encoding != PVM_BUF_RAW && encoding != PVM_BUF_INPLACE)
         return NULL;
     pvm_buf_t *self = calloc(1, sizeof *self);
-    if (self)
+    if (self) {
         self->encoding = encoding;
+        self->off = PVM_BUF_HEADROOM;
+    }
     return self;
 }
 
 /*  Takes ownership of received bytes. */
 pvm_buf_t *pvm_buf_adopt(int encoding, void *bytes, size_t len)
 {
+    return pvm_buf_adopt_at(encoding, bytes, 0, len);
+}
+
+/*  Takes ownership of a malloc'd block whose message bytes start at off. */
+pvm_buf_t *pvm_buf_adopt_at(int encoding, void *block, size_t off, size_t len)
+{
     pvm_buf_t *self = pvm_buf_new(encoding == PVM_BUF_INPLACE ? PVM_BUF_RAW : encoding);
     if (!self)
         return NULL;
-    self->data = bytes;
+    self->mem = block;
+    self->off = off;
+    self->data = (uint8_t *)block + off;
     self->len = self->cap = len;
     return self;
 }
@@ -94,7 +108,7 @@ void pvm_buf_destroy(pvm_buf_t **self_p)
     pvm_buf_t *self = *self_p;
     if (!self)
         return;
-    free(self->data);
+    free(self->mem);
     free(self->segs);
     free(self);
     *self_p = NULL;
@@ -116,10 +130,13 @@ static uint8_t *s_grow(pvm_buf_t *self, size_t more)
         size_t cap = self->cap ? self->cap : 256;
         while (cap < self->len + more)
             cap *= 2;
-        uint8_t *data = realloc(self->data, cap);
-        if (!data)
+        if (cap > SIZE_MAX - self->off)
             return NULL;
-        self->data = data;
+        uint8_t *mem = realloc(self->mem, self->off + cap);
+        if (!mem)
+            return NULL;
+        self->mem = mem;
+        self->data = mem + self->off;
         self->cap = cap;
     }
     uint8_t *p = self->data + self->len;
@@ -185,6 +202,98 @@ static void s_decode(int datatype, const uint8_t *src, uint8_t *dst)
     }
 }
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define S_BE16(v) (v)
+#define S_BE32(v) (v)
+#define S_BE64(v) (v)
+#else
+#define S_BE16(v) __builtin_bswap16(v)
+#define S_BE32(v) __builtin_bswap32(v)
+#define S_BE64(v) __builtin_bswap64(v)
+#endif
+
+/*  n units of 2, 4 or 8 bytes from src (every sstep bytes) to dst (every dstep bytes),
+ *  each swapped between host and big-endian order (the same operation both ways). */
+static void s_swap_units(size_t unit, const uint8_t *src, size_t sstep, uint8_t *dst,
+                         size_t dstep, size_t n)
+{
+    if (unit == 2)
+        for (size_t i = 0; i < n; i++) {
+            uint16_t v;
+            memcpy(&v, src + i * sstep, 2);
+            v = S_BE16(v);
+            memcpy(dst + i * dstep, &v, 2);
+        }
+    else if (unit == 4)
+        for (size_t i = 0; i < n; i++) {
+            uint32_t v;
+            memcpy(&v, src + i * sstep, 4);
+            v = S_BE32(v);
+            memcpy(dst + i * dstep, &v, 4);
+        }
+    else
+        for (size_t i = 0; i < n; i++) {
+            uint64_t v;
+            memcpy(&v, src + i * sstep, 8);
+            v = S_BE64(v);
+            memcpy(dst + i * dstep, &v, 8);
+        }
+}
+
+/*  Converts n elements between host form (every ustep bytes) and the default encoding's
+ *  wire form (packed); encode 1: host to wire.  Returns 0 when done, -1 when the datatype
+ *  needs the element-by-element path (a long narrower than 8 bytes). */
+static int s_convert_n(int datatype, const uint8_t *host, size_t ustep, uint8_t *wire, int n,
+                       int encode)
+{
+    size_t un = (size_t)n, unit;
+    switch (datatype) {
+    case GIMPI_BYTE:
+        if (ustep == 1)
+            memcpy(encode ? wire : (uint8_t *)host, encode ? host : wire, un);
+        else
+            for (size_t i = 0; i < un; i++)
+                if (encode)
+                    wire[i] = host[i * ustep];
+                else
+                    ((uint8_t *)host)[i * ustep] = wire[i];
+        return 0;
+    case GIMPI_SHORT: case GIMPI_USHORT:
+        if (sizeof(short) != 2)
+            return -1;
+        unit = 2;
+        break;
+    case GIMPI_INT: case GIMPI_UINT: case GIMPI_FLOAT: unit = 4; break;
+    case GIMPI_DOUBLE: unit = 8; break;
+    case GIMPI_LONG: case GIMPI_ULONG:
+        if (sizeof(long) != 8)
+            return -1;
+        unit = 8;
+        break;
+    case GIMPI_CPLX: case GIMPI_DCPLX: {      /* two reals per element */
+        unit = datatype == GIMPI_CPLX ? 4 : 8;
+        if (ustep == 2 * unit) {
+            un *= 2;
+            ustep = unit;
+            break;
+        }
+        for (size_t i = 0; i < un; i++)
+            if (encode)
+                s_swap_units(unit, host + i * ustep, unit, wire + i * 2 * unit, unit, 2);
+            else
+                s_swap_units(unit, wire + i * 2 * unit, unit, (uint8_t *)host + i * ustep, unit, 2);
+        return 0;
+    }
+    default:
+        return -1;
+    }
+    if (encode)
+        s_swap_units(unit, host, ustep, wire, unit, un);
+    else
+        s_swap_units(unit, wire, unit, (uint8_t *)host, ustep, un);
+    return 0;
+}
+
 /*  Typed pack. */
 int pvm_buf_pack(pvm_buf_t *self, int datatype, const void *data, int n, int stride)
 {
@@ -220,6 +329,9 @@ int pvm_buf_pack(pvm_buf_t *self, int datatype, const void *data, int n, int str
         memcpy(dst, src, (size_t)n * esize);
         return 0;
     }
+    if (self->encoding == PVM_BUF_DEFAULT
+        && s_convert_n(datatype, src, usize * (size_t)stride, dst, n, 1) == 0)
+        return 0;
     for (int i = 0; i < n; i++, dst += esize, src += usize * (size_t)stride) {
         if (self->encoding == PVM_BUF_DEFAULT)
             s_encode(datatype, src, dst);
@@ -245,6 +357,9 @@ int pvm_buf_unpack(pvm_buf_t *self, int datatype, void *data, int n, int stride)
     uint8_t *dst = data;
     if (self->encoding != PVM_BUF_DEFAULT && stride == 1)
         memcpy(dst, src, (size_t)n * esize);
+    else if (self->encoding == PVM_BUF_DEFAULT
+             && s_convert_n(datatype, dst, usize * (size_t)stride, (uint8_t *)src, n, 0) == 0)
+        ;
     else
         for (int i = 0; i < n; i++, src += esize, dst += usize * (size_t)stride) {
             if (self->encoding == PVM_BUF_DEFAULT)
@@ -316,6 +431,29 @@ const uint8_t *pvm_buf_send_bytes(pvm_buf_t *self, size_t *len)
         return self->segs[0].ptr;
     }
     return pvm_buf_bytes(self, len);
+}
+
+/*  The bytes to send preceded by PVM_BUF_HEADROOM bytes the caller may overwrite (for a
+ *  transport's header); *len = the bytes after the headroom.  NULL on ENOMEM. */
+uint8_t *pvm_buf_frame(pvm_buf_t *self, size_t *len)
+{
+    assert(self);
+    pvm_buf_bytes(self, len);               /* gathers InPlace segments */
+    if (self->off < PVM_BUF_HEADROOM || !self->data) {     /* a received or empty buffer */
+        uint8_t *mem = malloc(PVM_BUF_HEADROOM + (self->cap ? self->cap : 1));
+        if (!mem)
+            return NULL;
+        if (self->len)
+            memcpy(mem + PVM_BUF_HEADROOM, self->data, self->len);
+        free(self->mem);
+        self->mem = mem;
+        self->off = PVM_BUF_HEADROOM;
+        self->data = mem + PVM_BUF_HEADROOM;
+        if (!self->cap)
+            self->cap = 1;
+    }
+    *len = self->len;
+    return self->data - PVM_BUF_HEADROOM;
 }
 
 /*  Element size in this encoding. */

@@ -18,6 +18,10 @@
 
 enum { PVM_BUF_DEFAULT = 0, PVM_BUF_RAW = 1, PVM_BUF_INPLACE = 2 };
 
+/*  Room a packing buffer keeps in front of its bytes for a transport header
+ *  (pvm_buf_frame), so that header and body leave as one message without a copy. */
+#define PVM_BUF_HEADROOM 16
+
 typedef struct pvm_buf_t pvm_buf_t;
 
 /*  An empty buffer for packing in `encoding` (NULL for an unknown encoding). */
@@ -26,6 +30,9 @@ pvm_buf_t *pvm_buf_new(int encoding);
 pvm_buf_t *pvm_buf_from_bytes(int encoding, const void *bytes, size_t len);
 /*  A buffer that takes ownership of malloc'd bytes. */
 pvm_buf_t *pvm_buf_adopt(int encoding, void *bytes, size_t len);
+/*  The same for a malloc'd block whose len message bytes start at off (a received
+ *  message with its transport header still in front: no copy to strip it). */
+pvm_buf_t *pvm_buf_adopt_at(int encoding, void *block, size_t off, size_t len);
 /*  Frees the buffer and nulls the pointer. */
 void pvm_buf_destroy(pvm_buf_t **self_p);
 
@@ -51,6 +58,10 @@ const uint8_t *pvm_buf_bytes(pvm_buf_t *self, size_t *len);
 /*  The same for a send that copies the bytes before returning: a buffer made of one
  *  InPlace segment gives the caller's memory itself (no gathering copy). */
 const uint8_t *pvm_buf_send_bytes(pvm_buf_t *self, size_t *len);
+/*  The bytes to send, PVM_BUF_HEADROOM writable bytes in front of them: returns the start
+ *  of that headroom (the bytes follow it), *len = the bytes' number; NULL on ENOMEM.  A
+ *  buffer without headroom (a received one) is moved into a block that has it. */
+uint8_t *pvm_buf_frame(pvm_buf_t *self, size_t *len);
 /*  Bytes one element of datatype takes in this buffer's encoding (0 if unknown). */
 size_t pvm_buf_elem_size(const pvm_buf_t *self, int datatype);
 /*  Bytes not yet unpacked. */

@@ -342,7 +342,7 @@ static int s_enqueue(pvm_ctx_t *self, pvm_msg_t *msg)
         self->queue = q;
         self->qcap = cap;
     }
-    pvm_buf_t *buf = msg->len ? pvm_buf_adopt(msg->encoding, msg->bytes, msg->len)
+    pvm_buf_t *buf = msg->len ? pvm_buf_adopt_at(msg->encoding, msg->bytes, msg->off, msg->len)
                               : pvm_buf_new(msg->encoding == PVM_BUF_DEFAULT
                                             ? PVM_BUF_DEFAULT : PVM_BUF_RAW);
     if (!buf) {

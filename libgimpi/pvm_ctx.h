@@ -25,7 +25,8 @@
 #include <stddef.h>
 
 /*  One received message as a transport delivers it.  `bytes` is malloc'd (or NULL when
- *  len is 0) and becomes the receiver's. */
+ *  len is 0) and becomes the receiver's; the message's len bytes start at bytes + off
+ *  (a transport may leave its header in front). */
 typedef struct {
     int src;                    /* sender's tid */
     int tag;                    /* message tag (>= 0) */
@@ -33,6 +34,7 @@ typedef struct {
     int encoding;               /* PVM_BUF_DEFAULT or PVM_BUF_RAW */
     void *bytes;
     size_t len;
+    size_t off;
 } pvm_msg_t;
 
 /*  What a transport implements.  Every function gets the `impl` given at attach time.
@@ -72,9 +74,11 @@ typedef struct {
      *  pvm_barrier, pvm_reduce, pvm_gather, pvm_scatter; NULL: none (PvmSysErr). */
     gimpi_coll_t *(*coll)(void *impl);
     /*  Optional (may be NULL): pvm_bcast: one message, as `send` would send it, to every
-     *  current member of group but the caller (who need not be one). */
+     *  current member of group but the caller (who need not be one).  frame holds
+     *  PVM_BUF_HEADROOM bytes the transport may overwrite (its header), then the len bytes
+     *  of the message (pvm_buf_frame). */
     int (*bcast)(void *impl, const char *group, int tag, int ctxid, int encoding,
-                 const void *bytes, size_t len);
+                 uint8_t *frame, size_t len);
 } pvm_transport_ops_t;
 
 typedef struct pvm_ctx_t pvm_ctx_t;

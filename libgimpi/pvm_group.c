@@ -150,9 +150,11 @@ int pvm_bcast(char *group, int msgtag)
     if (!buf)
         return s_result(PvmNoBuf);
     size_t len = 0;
-    const uint8_t *bytes = pvm_buf_send_bytes(buf, &len);
+    uint8_t *frame = pvm_buf_frame(buf, &len);      /* header room in front: no copy */
+    if (!frame)
+        return s_result(PvmNoMem);
     int enc = pvm_buf_encoding(buf) == PVM_BUF_DEFAULT ? PVM_BUF_DEFAULT : PVM_BUF_RAW;
-    return s_result(e.ops->bcast(e.impl, group, msgtag, PvmBaseContext, enc, bytes, len));
+    return s_result(e.ops->bcast(e.impl, group, msgtag, PvmBaseContext, enc, frame, len));
 }
 
 /*  Enters a collective that prints its errors (reduce, gather, scatter): 0 with *e set, or

@@ -121,7 +121,7 @@ static int s_send(void *impl, int dst, int tag, int ctxid, int encoding,
         memcpy(copy, bytes, len);
     }
     self->fifo[(self->head + self->count) % self->cap] =
-        (pvm_msg_t){ self->tid, tag, ctxid, encoding, copy, len };
+        (pvm_msg_t){ self->tid, tag, ctxid, encoding, copy, len, 0 };
     self->count++;
     return 0;
 }

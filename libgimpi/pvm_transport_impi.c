@@ -21,6 +21,15 @@
  *  headers by the data plane's per-sender order.  Sends are standard sends: they return
  *  once the data is out or copied by the data plane, whatever the size.
  *
+ *  pvm_bcast sends a body of at most INLINE_MAX bytes inline, in one data-plane bcast of
+ *  header + body (the header written into the PVM buffer's headroom: no copy).  A longer
+ *  body travels as its own bcast on GIMPI_CID_PVM_BCAST (flags BODY_FOLLOWS | BCAST_BODY),
+ *  tagged with a per-sender bcast sequence number that a 24-byte header (the 16 bytes,
+ *  then the sequence as 8 big-endian bytes) names: so the header is small and taken at
+ *  once, the receiver posts the body's receive before most of it arrives (no unexpected
+ *  copy of a first packet, an early SYNCACK), and bodies pair with headers by the number,
+ *  whatever routes (direct or the forwarding tree) successive bodies took.
+ *
  *  next() probes GIMPI_CID_PVM for any source and tag (oldest first), then receives
  *  exactly the message it saw, so PVM messages come out in arrival order.
  *
@@ -33,6 +42,7 @@
 #include "pvm_ctx.h"
 #include "gimpi.h"
 #include "gimpi_msg.h"
+#include "impi_wire.h"
 
 #include <assert.h>
 #include <pthread.h>
@@ -46,6 +56,8 @@
 #define HDR_MAGIC 'P'
 #define HDR_VERSION 1
 #define BODY_FOLLOWS 1
+#define BCAST_BODY 2            /* with BODY_FOLLOWS: the body is a bcast body, seq follows */
+#define BCAST_HDR_SIZE (HDR_SIZE + 8)
 #define INLINE_MAX (64 * 1024)
 
 typedef struct {
@@ -54,6 +66,7 @@ typedef struct {
     gimpi_coll_t *coll;         /* the group operations over msg */
     int *tids;                  /* every task of the job (pvm_siblings) */
     int ntids;
+    uint32_t bcast_seq;         /* tags of this task's long bcast bodies */
     pid_t pid;                  /* the process that enrolled (a forked child must not leave) */
 } impi_tp_t;
 
@@ -86,7 +99,7 @@ static int s_get_header(const uint8_t *h, size_t len, int *encoding, int *flags,
                         uint64_t *bodylen)
 {
     if (len < HDR_SIZE || h[0] != HDR_MAGIC || h[1] != HDR_VERSION || h[2] > 1
-        || (h[3] & ~BODY_FOLLOWS))
+        || (h[3] & ~(BODY_FOLLOWS | BCAST_BODY)) || h[3] == BCAST_BODY)
         return GIMPI_EBADMSG;
     *encoding = h[2] == 0 ? PVM_BUF_DEFAULT : PVM_BUF_RAW;
     *flags = h[3];
@@ -98,7 +111,8 @@ static int s_get_header(const uint8_t *h, size_t len, int *encoding, int *flags,
     for (int i = 0; i < 8; i++)
         n = n << 8 | h[8 + i];
     *bodylen = n;
-    if (*flags & BODY_FOLLOWS ? len != HDR_SIZE : n != len - HDR_SIZE)
+    if (*flags & BCAST_BODY ? len != BCAST_HDR_SIZE
+        : *flags & BODY_FOLLOWS ? len != HDR_SIZE : n != len - HDR_SIZE)
         return GIMPI_EBADMSG;
     return 0;
 }
@@ -217,27 +231,34 @@ static int s_next_from(void *impl, int timeout_ms, int watch, pvm_msg_t *msg)
         return rc;
     }
     void *bytes;
-    size_t len;
+    size_t len, off = 0;
     if (flags & BODY_FOLLOWS) {
+        uint64_t cid = GIMPI_CID_PVM_BODY;
+        int btag = st.tag;
+        if (flags & BCAST_BODY) {           /* the body's tag: the sender's bcast number */
+            cid = GIMPI_CID_PVM_BCAST;
+            btag = (int)(impi_get64(b + HDR_SIZE) & 0x7fffffff);
+        }
         free(b);
         b = NULL;
         if (bodylen > SIZE_MAX)
             return GIMPI_EBADMSG;
-        rc = s_take(self, GIMPI_CID_PVM_BODY, st.source, st.tag, (size_t)bodylen, &b);
+        rc = s_take(self, cid, st.source, btag, (size_t)bodylen, &b);
         if (rc < 0)
             return rc;
         bytes = b;
         len = (size_t)bodylen;
-    } else {
+    } else {            /* the body stays behind the header: no copy */
         len = st.len - HDR_SIZE;
-        memmove(b, b + HDR_SIZE, len);
         bytes = b;
+        off = HDR_SIZE;
     }
     if (len == 0) {
         free(bytes);
         bytes = NULL;
+        off = 0;
     }
-    *msg = (pvm_msg_t){ st.source, st.tag, ctxid, encoding, bytes, len };
+    *msg = (pvm_msg_t){ st.source, st.tag, ctxid, encoding, bytes, len, off };
     return 1;
 }
 
@@ -309,21 +330,38 @@ static gimpi_coll_t *s_coll(void *impl)
     return ((impi_tp_t *)impl)->coll;
 }
 
-/*  vtable: pvm_bcast — the whole PVM message (header and body, inline whatever its size)
- *  as one data-plane bcast on the PVM context, so receivers take it like any PVM message. */
+_Static_assert(HDR_SIZE <= PVM_BUF_HEADROOM, "the PVM header fits a buffer's headroom");
+
+/*  vtable: pvm_bcast to the group's members now.  Up to INLINE_MAX bytes: header + body
+ *  as one data-plane bcast on the PVM context (the header in the frame's headroom, right in
+ *  front of the body), taken by receivers like any PVM message.  Longer: the 24-byte
+ *  header, then the body on GIMPI_CID_PVM_BCAST under the next bcast number, both to the
+ *  same view of the group. */
 static int s_bcast(void *impl, const char *group, int tag, int ctxid, int encoding,
-                   const void *bytes, size_t len)
+                   uint8_t *frame, size_t len)
 {
     impi_tp_t *self = impl;
-    uint8_t *b = malloc(HDR_SIZE + len);
-    if (!b)
-        return GIMPI_ENOMEM;
-    s_put_header(b, encoding, 0, ctxid, len);
-    if (len)
-        memcpy(b + HDR_SIZE, bytes, len);
-    int rc = gimpi_coll_group_bcast(self->coll, gimpi_groups(self->task), group, GIMPI_CID_PVM,
-                                    tag, b, HDR_SIZE + len);
-    free(b);
+    if (len <= INLINE_MAX) {
+        uint8_t *b = frame + PVM_BUF_HEADROOM - HDR_SIZE;
+        s_put_header(b, encoding, 0, ctxid, len);
+        return gimpi_coll_group_bcast(self->coll, gimpi_groups(self->task), group,
+                                      GIMPI_CID_PVM, tag, b, HDR_SIZE + len);
+    }
+    if (!group || !*group)
+        return GIMPI_ENULLGROUP;
+    gimpi_view_t *v = NULL;
+    int rc = gimpi_coll_group_view(self->coll, gimpi_groups(self->task), group, &v);
+    if (rc < 0)
+        return rc;
+    uint32_t seq = self->bcast_seq++ & 0x7fffffff;
+    uint8_t h[BCAST_HDR_SIZE];
+    s_put_header(h, encoding, BODY_FOLLOWS | BCAST_BODY, ctxid, len);
+    impi_put64(h + HDR_SIZE, seq);
+    rc = gimpi_coll_bcast(self->coll, v, GIMPI_CID_PVM, tag, h, sizeof h);
+    if (rc == 0)
+        rc = gimpi_coll_bcast(self->coll, v, GIMPI_CID_PVM_BCAST, (int)seq,
+                              frame + PVM_BUF_HEADROOM, len);
+    gimpi_view_destroy(&v);
     return rc;
 }
 

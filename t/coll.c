@@ -3,7 +3,8 @@
  *  the forwarding tree, 0 bytes, 64 MiB, from a non-member), reduce over every datatype and
  *  predefined op against a serial computation, the documented bracketing of a
  *  non-commutative and non-associative user function, user-function errors reaching
- *  everyone, back-to-back same-tag operations at different paces, gather/scatter in
+ *  everyone, large reduces over 8 and 16 members by reduce-scatter + gather with the same
+ *  bracketing, back-to-back same-tag operations at different paces, gather/scatter in
  *  instance order, holes, missing roots, non-members, bad arguments; and members killed in
  *  the middle of a barrier, a bcast and a reduce (the others get an error, nobody hangs).
  */
@@ -169,6 +170,32 @@ static int s_all_body(const impi_tables_t *t, int rank, int lfd, void *arg)
             w <<= 1;
         double e = s_bracket(vals, n, 0, w);
         CHECK(x[0] == e, "non-commutative reduce: %.0f, want %.0f", x[0], e);
+    }
+
+    /* predefined sums whose rounding shows the bracketing (large: chunks, or reduce-scatter +
+     * gather at 8 and 16 members), root in the middle */
+    {
+        enum { C = 20000 };
+        static const double v4[4] = { 1e16, 1.0, -1e16, 1.0 };
+        double *d = malloc(C * sizeof *d), e[64];
+        CHECK(d, "malloc");
+        for (int k = 0; k < C; k++)
+            d[k] = v4[rank % 4] * (k % 2 ? 1 : -1);
+        CALL(gimpi_coll_reduce(coll, v, GIMPI_OP_SUM, NULL, d, C, GIMPI_DOUBLE, 8, n / 2));
+        if (rank == n / 2) {
+            for (int r = 0; r < n; r++)
+                e[r] = v4[r % 4];
+            int w = 1;
+            while (w < n)
+                w <<= 1;
+            for (int half = 1; half < w; half <<= 1)    /* R(j, 2h) = R(j, h) + R(j+h, h) */
+                for (int j = 0; j + half < n; j += 2 * half)
+                    e[j] = e[j] + e[j + half];
+            for (int k = 0; k < C; k++)
+                CHECK(d[k] == e[0] * (k % 2 ? 1 : -1), "rounding-sensitive sum [%d]: %g, want %g",
+                      k, d[k], e[0]);
+        }
+        free(d);
     }
 
     /* a user function's error reaches every caller; the next reduce works */
@@ -416,5 +443,8 @@ int main(void)
     s_job("reduce user fn: a member killed, everyone gets an error", 5, s_kill_body, &kru, 2);
     s_job("reduce 1 MiB user fn: a member killed, everyone gets an error", 4, s_kill_body, &krl,
           1);
+    kill_t krs = { 2, 2, 1u << 20 };
+    s_job("reduce 1 MiB sum (reduce-scatter + gather): a member killed, the root gets an error",
+          4, s_kill_body, &krs, 2);
     return tap_exit_status();
 }

@@ -23,7 +23,7 @@ npages=$#
 set -- $progs
 nprogs=$#
 set -- $headers
-echo "1..$((npages * 3 + nprogs + $# * 2 + 3))"
+echo "1..$((npages * 3 + nprogs + $# * 2 + 4))"
 
 for p in $pages; do
     w=$(cd "$S/doc" && LC_ALL=C MANWIDTH=80 man --warnings=w -l "$p" 2>&1 >/dev/null
@@ -53,6 +53,16 @@ man3/pvm_messages.3 man3/gimpi_msg.3 man3/gimpi_group.3 "
 [ "$w" = "$exp" ]; ok $? "man -w finds each function's page: $w"
 out=$(MANPATH=$mandir MANWIDTH=80 man pvm_gsize 2>&1 | grep -c "pvm_gsize")
 [ "$out" -gt 2 ]; ok $? "man pvm_gsize shows pvm_groups(3) ($out lines name it)"
+# every SEE ALSO names a page that is installed (a page of its own or an alias)
+dangling=$(for p in $pages; do
+    sed -n '/^\.SH SEE ALSO/,/^\.SH /p' "$S/doc/$p" |
+        sed -n 's/^\.BR *\([A-Za-z0-9_.-]*\) *(\([0-9]\)).*/\1 \2/p' |
+        while read -r name sec; do
+            [ -f "$mandir/man$sec/$name.$sec" ] || echo "$p: $name($sec)"
+        done
+done)
+[ -n "$mandir" ] && [ -z "$dangling" ]; ok $? "every SEE ALSO reference is an installed page"
+[ -z "$dangling" ] || echo "# dangling: $(echo $dangling)"
 for h in $headers; do
     case $h in
         pvm3.h) fam="pvm_*.3" ;;

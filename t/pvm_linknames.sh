@@ -27,7 +27,10 @@ cat >"$tmp/p.c" <<'C'
 int main(void)
 {
     int x[3] = { 1, 2, 3 }, y[3] = { 10, 20, 30 }, n = 3, t = PVM_INT, info = 0, bytes = 0;
-    PvmSum(&t, x, y, &n, &info);                        /* libgpvm3's part */
+    int (*join)(char *) = pvm_joingroup;                /* libgpvm3's part */
+    if (!join)
+        return 1;
+    PvmSum(&t, x, y, &n, &info);
     pvm_initsend(PvmDataDefault);                       /* libpvm3's part */
     pvm_pkint(x, 3, 1);
     pvm_bufinfo(pvm_getsbuf(), &bytes, NULL, NULL);
