@@ -265,7 +265,12 @@ static int s_next_from(void *impl, int timeout_ms, int watch, pvm_msg_t *msg)
     impi_tp_t *self = impl;
     if (watch <= 0)
         watch = GIMPI_ANY;
-    if (timeout_ms < 0 && gimpi_msg_npeers(self->msg) == 0) {
+    /* alone and unknown to groupd: nobody can ever find this task.  A task registered
+       with groupd waits, as under PVM: another task (started from another shell, say)
+       may learn its tid from a group and call it. */
+    gimpi_groups_t *gd = gimpi_groups(self->task);
+    if (timeout_ms < 0 && gimpi_msg_npeers(self->msg) == 0
+        && (!gd || gimpi_group_mytid(gd) <= 0)) {
         int flag = 0;
         int rc = gimpi_msg_tprobe_cid(self->msg, GIMPI_CID_PVM, GIMPI_ANY, GIMPI_ANY, 0,
                                       GIMPI_ANY, &flag, NULL);
