@@ -473,11 +473,39 @@ static bool s_on_monitor(groupd_t *self)
 
 /* ------------------------------------------------------------------ set-up */
 
+/*  Creates the directories above an ipc socket path that do not exist yet (mode 0700,
+ *  like the per-user default's), so GIMPI_GROUPD may name a fresh directory.  0 or -1. */
+static int s_make_parents(const char *file)
+{
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s", file);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return 0;
+    *slash = 0;
+    for (char *p = dir + 1; ; p++) {
+        if (*p == '/' || *p == 0) {
+            char c = *p;
+            *p = 0;
+            if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+                fprintf(stderr, "groupd: cannot create directory %s: %s\n", dir,
+                        strerror(errno));
+                return -1;
+            }
+            *p = c;
+            if (!c)
+                return 0;
+        }
+    }
+}
+
 /*  For ipc endpoints: takes "<path>.lock"; refuses when another groupd holds it. */
 static int s_lock(groupd_t *self)
 {
     if (strncmp(self->endpoint, "ipc://", 6) != 0)
         return 0;
+    if (s_make_parents(self->endpoint + 6) < 0)
+        return -1;
     char path[600];
     snprintf(path, sizeof path, "%s.lock", self->endpoint + 6);
     self->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);

@@ -140,6 +140,25 @@ static void s_test_cpu(void)
     tl_child_close(&c);
 }
 
+/*  An ipc endpoint in directories that do not exist yet: groupd makes them (0700). */
+static void s_test_fresh_dir(void)
+{
+    char dir[] = "/tmp/gdfresh-XXXXXX", ep[600], sub[300];
+    ok(mkdtemp(dir) != NULL, "scratch directory");
+    snprintf(sub, sizeof sub, "%s/a/b", dir);
+    snprintf(ep, sizeof ep, "ipc://%s/gd", sub);
+    gdt_daemon_t p;
+    ok(gdt_start_ep(&p, ep, NULL) == 0, "groupd on %s (directories missing) started", ep);
+    struct stat st;
+    ok(stat(sub, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0700,
+       "it made %s, mode 0700", sub);
+    gdt_stop(&p);
+    gdt_cleanup(&p);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ok(system(cmd) == 0, "scratch directory removed");
+}
+
 int main(void)
 {
     plan(NO_PLAN);
@@ -321,5 +340,6 @@ int main(void)
     ok(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "SIGTERM: exit 0");
     gdt_cleanup(&d);
     s_test_cpu();
+    s_test_fresh_dir();
     done_testing();
 }
