@@ -19,7 +19,7 @@ job() {
     if [ $rc = 0 ] && [ "$got" = "$want" ]; then ok 0 "$name"; else
         ok 1 "$name (exit $rc, $got of $want ok lines)"; sed 's/^/# /' "$tmp/out" "$tmp/err" | head -30; fi
 }
-echo "1..18"
+echo "1..20"
 job "4 tasks: ring, all-to-all (Default/Raw/InPlace), mcast, nrecv/trecv/probe, psend/precv" 4 -np 4 "$TASK" basic
 job "2 tasks: the same" 2 -np 2 "$TASK" basic
 job "3 tasks send 64 MiB to every other before any receive" 3 -np 3 "$TASK" big 64
@@ -45,4 +45,9 @@ grep -q "PVM message from t[0-9a-f]* with a bad header dropped" "$tmp/err"; ok $
 out=$(timeout 60 "$TASK" self 2>"$tmp/err"); rc=$?
 [ $rc = 0 ] && [ "$out" = "t1 self ok" ]; ok $? "from the shell: tid > 0, no parent, sends to itself ($rc: $out)"
 [ ! -s "$tmp/err" ]; ok $? "... quietly" || sed 's/^/# /' "$tmp/err" | head
+# the same with no groupd to be found nor started: a blocking recv(-1) fails, no hang
+out=$(GIMPI_GROUPD="ipc://$tmp/nogroupd/groupd" GIMPI_GROUPD_BIN=/bin/false \
+      timeout 60 "$TASK" self unreachable 2>"$tmp/err"); rc=$?
+[ $rc = 0 ] && [ "$out" = "t1 self ok" ]; ok $? "from the shell, no groupd: a recv nothing can satisfy fails ($rc: $out)"
+grep -q "groupd" "$tmp/err"; ok $? "... and says groupd is unavailable" || sed 's/^/# /' "$tmp/err" | head
 exit $((failed > 0))

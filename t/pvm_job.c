@@ -7,6 +7,7 @@
  *    leave    task 2 (if any) pvm_exits early while others still work; the last task (3)
  *             exits without pvm_exit after sending; the others go on and never hang
  *    self     alone from the shell: tid > 0, no parent, one sibling, send to itself
+ *             (`self unreachable`: with no groupd, a blocking recv(-1) fails)
  *    junk     beside t/job_msg pvmjunk: a bad header is PvmBadMsg, later messages fine
  *    groups   every task joins "all" (barrier, freeze); each sends its instance to every
  *             member by the tid pvm_gettid gives and receives them from the tids
@@ -560,7 +561,17 @@ int main(int argc, char **argv)
         free(big);
         free(back);
         pvm_setopt(PvmAutoErr, 0);
-        CHECK(pvm_recv(-1, 6) == PvmSysErr, "alone, a recv nothing can satisfy fails");
+        if (argc > 2 && strcmp(argv[2], "unreachable") == 0) {
+            /* no groupd: nobody can ever learn this task's tid, so a blocking receive
+               that nothing here can satisfy fails instead of hanging */
+            CHECK(pvm_recv(-1, 6) == PvmSysErr, "alone and unreachable, a recv fails");
+        } else {
+            /* known to groupd: a task from another shell may find it through a group
+               (t/pvm_shells.sh), so a receive waits, as under PVM; a bounded one times out */
+            struct timeval tmo = { 0, 50000 };
+            CHECK(pvm_trecv(-1, 6, &tmo) == 0, "alone and reachable, a bounded recv times out");
+            CHECK(pvm_nrecv(-1, 6) == 0, "... and nrecv finds nothing");
+        }
     } else {
         CHECK(0, "unknown mode %s", mode);
     }
