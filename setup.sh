@@ -5,7 +5,8 @@
 # skipped when its result is already there and up to date.
 #
 #   ./setup.sh demo    set up, build, run examples/demo.sh (IMPI startup, PVM examples)
-#   ./setup.sh check   set up, build, run `make check`
+#   ./setup.sh check   set up (and pvm-examples, for t/pvm_examples.sh), build, run
+#                      `make check`
 #   ./setup.sh build   set up and build only
 #   ./setup.sh fuzz    also install clang, build the libFuzzer targets, run each for
 #                      $FUZZ_SECONDS seconds (default 20)
@@ -23,6 +24,8 @@ CONFIGURE_FLAGS=${GIMPI_CONFIGURE_FLAGS:-}
 JOBS=$(nproc 2>/dev/null || echo 2)
 PACKAGES="build-essential autoconf automake libtool pkg-config libzmq3-dev iproute2"
 FUZZ_PACKAGES="clang libclang-rt-dev"
+# PVM's own example programs, which the test suite builds with gimpicc (t/pvm_examples.sh)
+CHECK_PACKAGES="pvm-examples"
 
 # Prints a step on stderr.
 say() { echo "setup: $*" >&2; }
@@ -116,7 +119,7 @@ cmd=${1:-}
 case $cmd in
 deps) install_deps $PACKAGES ;;
 build) install_deps $PACKAGES; autogen; configure; build ;;
-check) install_deps $PACKAGES; autogen; configure; build; check ;;
+check) install_deps $PACKAGES $CHECK_PACKAGES; autogen; configure; build; check ;;
 demo)
     install_deps $PACKAGES; autogen; configure; build
     say "examples/demo.sh $BUILDDIR"
