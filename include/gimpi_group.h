@@ -11,6 +11,11 @@
  *  After fork() the child must neither use nor destroy its parent's object (its sockets
  *  belong to the parent's ZeroMQ context); it creates its own and registers as a new task.
  *
+ *  A leave of a group the task is in returns before groupd has answered (its reply comes
+ *  with the next request's); gimpi_groups_flush waits for it, and every query, and every
+ *  message a task sends on its data plane, does so first, so nobody hears from the task
+ *  before groupd knows of the leave.  GIMPI_GROUPS_SYNC_LEAVE=1: every leave waits.
+ *
  *  Consistency: a task's own join or leave shows in its own queries at once; after a
  *  barrier on a group completes, every member's queries see every change of that group's
  *  membership made before the barrier began.  gettid, getinst and gsize answer from the
@@ -75,6 +80,11 @@ int gimpi_group_getinst(gimpi_groups_t *self, const char *group, int tid);
 int gimpi_group_gsize(gimpi_groups_t *self, const char *group);
 int gimpi_group_barrier(gimpi_groups_t *self, const char *group, int count);
 int gimpi_group_freeze(gimpi_groups_t *self, const char *group, int size);
+
+/*  Waits (bounded) until groupd has processed every leave this object sent: 0, or
+ *  GIMPI_ESYSERR when groupd is gone (then every later call fails too).  Returns at once
+ *  when nothing is outstanding. */
+int gimpi_groups_flush(gimpi_groups_t *self);
 
 /*  What a task registered: its IMPI proc (host id + pid), its host contact and its OS
  *  process. */

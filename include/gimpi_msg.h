@@ -112,6 +112,15 @@ typedef int (*gimpi_msg_resolve_fn)(void *arg, int tid, uint8_t addr[16], int *p
  *  such calls fail with GIMPI_EBADPARAM, as without dynamic hosts). */
 void gimpi_msg_set_resolver(gimpi_msg_t *self, gimpi_msg_resolve_fn fn, void *arg);
 
+/*  A hook every send call (standard, synchronous, non-blocking, and the large-bcast
+ *  forwarding) runs first, in the calling thread, without the context's lock.  The task
+ *  uses it to make groupd take this task's deferred leaves before anybody can hear from
+ *  it (gimpi_groups_flush). */
+typedef void (*gimpi_msg_hook_fn)(void *arg);
+
+/*  Installs the send hook (NULL: none). */
+void gimpi_msg_set_send_hook(gimpi_msg_t *self, gimpi_msg_hook_fn fn, void *arg);
+
 /*  Calls tid at addr:port now (no resolver); returns at once (0), the connection is made
  *  in the background and messages to tid wait for it.  0 too when tid is already known. */
 int gimpi_msg_connect(gimpi_msg_t *self, int tid, const uint8_t addr[16], int port);

@@ -11,6 +11,14 @@
  *  group's version: the caller waits until its cache has caught up with it, which is what
  *  makes the consistency promise hold.  The SUB socket is read only between requests, so
  *  no event can slip between a snapshot and the events after it.
+ *
+ *  Deferred leaves: the object knows which groups its task is in (its own successful
+ *  joins), so a leave of such a group cannot fail while groupd lives.  It is sent and the
+ *  call returns at once; its reply is taken with the next request's (replies come back
+ *  in order on the one DEALER), or by gimpi_groups_flush, which every query and (through
+ *  the data plane's send hook, gimpi_task.c) every message the task sends runs first, so
+ *  that nobody can hear from the task before groupd has the leave.  A join + leave pair
+ *  thus costs one round trip instead of two.  GIMPI_GROUPS_SYNC_LEAVE=1 turns it off.
  */
 #include "config.h"
 #include "gimpi.h"
@@ -45,6 +53,7 @@ enum {
     HEARTBEAT_MS = 250,         /* ZMTP heartbeats towards groupd (timeout x4) */
     IDLE_EXIT_S = 30,           /* a groupd we start exits after this long without tasks */
     SPIN_US = 100,              /* default of GIMPI_GROUPS_SPIN_US (see s_wait_reply) */
+    MAX_DEFERRED = 16,          /* deferred leaves in flight at most (then one waits) */
 };
 
 /*  Cached queries look at the event and monitor sockets at most this often: an empty
@@ -85,6 +94,13 @@ struct gimpi_groups_t {
     uint64_t n_local, n_remote;
     int64_t spin_ns;            /* a request's wait spins this long first (0: never) */
     int64_t lat_ns;             /* moving average of the replies' latency */
+    gd_hash_t *mine;            /* the groups this task is in (value: self, unused) */
+    bool sync_leave;            /* GIMPI_GROUPS_SYNC_LEAVE: every leave waits for its reply */
+    int ndeferred;              /* deferred leaves whose replies are still to come */
+    struct {
+        uint32_t reqid;
+        char *group;
+    } deferred[MAX_DEFERRED];
 };
 
 /*  Monotonic milliseconds. */
@@ -124,18 +140,21 @@ gimpi_groups_t *gimpi_groups_new(const char *endpoint, void *zmq_context)
         return NULL;
     }
     self->cache = gd_hash_new();
+    self->mine = gd_hash_new();
     self->zctx = zmq_context;
     if (!self->zctx) {
         self->zctx = zmq_ctx_new();
         self->own_ctx = true;
     }
-    if (!self->cache || !self->zctx) {
+    if (!self->cache || !self->mine || !self->zctx) {
         gimpi_groups_destroy(&self);
         return NULL;
     }
     const char *spin = getenv("GIMPI_GROUPS_SPIN_US");
     long spin_us = spin && *spin ? atol(spin) : SPIN_US;
     self->spin_ns = (spin_us < 0 ? 0 : spin_us > 10000 ? 10000 : spin_us) * 1000LL;
+    const char *sync_leave = getenv("GIMPI_GROUPS_SYNC_LEAVE");
+    self->sync_leave = sync_leave && *sync_leave && strcmp(sync_leave, "0") != 0;
     impi_addr16_from_ipv4(self->hostid, 0x7F000001);
     memcpy(self->addr, self->hostid, 16);
     self->pid = getpid();
@@ -168,6 +187,9 @@ void gimpi_groups_destroy(gimpi_groups_t **self_p)
         gd_hash_foreach(self->cache, s_free_entry_cb, NULL);
         gd_hash_destroy(&self->cache);
     }
+    gd_hash_destroy(&self->mine);
+    for (int i = 0; i < self->ndeferred; i++)
+        free(self->deferred[i].group);
     if (self->sub)
         zmq_close(self->sub);
     s_close_dealer(self);
@@ -511,19 +533,13 @@ static int s_wait_reply(gimpi_groups_t *self, int64_t deadline)
     return 0;               /* the caller looks at the DEALER again (ZMQ_EVENTS above) */
 }
 
-/*  Sends a request and waits for its reply (timeout_ms < 0: as long as groupd lives).
- *  Returns the reply's status or GIMPI_ESYSERR.  With mp_out the reply is kept for the
- *  caller (who closes it); its status is values[0], version values[1], extras after. */
-static int s_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values, int nvalues,
-                     int timeout_ms, gd_multipart_t *mp_out, gd_msg_t *reply_out)
+/*  Sends a request without waiting.  Returns its request id (> 0) or an error. */
+static int64_t s_send_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values,
+                              int nvalues)
 {
-    if (mp_out)
-        memset(mp_out, 0, sizeof *mp_out);
-    if (reply_out)
-        memset(reply_out, 0, sizeof *reply_out);
     if (self->state != 1)
         return GIMPI_ESYSERR;
-    /* (the wait below watches the monitor too; a look first only when it is due) */
+    /* (the wait for the reply watches the monitor too; a look first only when it is due) */
     int64_t now = s_now_ns();
     if (now - self->last_monitor_ns >= CHECK_INTERVAL_NS) {
         if (s_check_monitor(self))
@@ -534,6 +550,8 @@ static int s_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values
     uint8_t hdr[GD_HDR_SIZE], buf[8 * GD_MAX_FRAMES];
     gd_frame_t frames[1 + GD_MAX_FRAMES];
     uint32_t reqid = ++self->reqid;
+    if (reqid == 0)
+        reqid = ++self->reqid;
     gd_header_encode(hdr, cmd, reqid);
     frames[0] = (gd_frame_t){ hdr, sizeof hdr };
     int n = gd_values_encode(info->request, values, nvalues, buf, frames + 1);
@@ -542,6 +560,40 @@ static int s_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values
     if (gd_send_frames(self->dealer, NULL, 0, frames, 1 + n, 0) < 0)
         return GIMPI_ESYSERR;
     self->n_remote++;
+    return reqid;
+}
+
+static void s_sync(gimpi_groups_t *self, const char *group, uint64_t version);
+
+/*  If mp answers a deferred leave, applies it (its group's cache catches up with the
+ *  leave's version) and returns 1; else 0. */
+static int s_take_deferred(gimpi_groups_t *self, const gd_multipart_t *mp)
+{
+    gd_msg_t head, reply;
+    if (self->ndeferred == 0 || mp->truncated || mp->nparts < 1
+        || gd_header_decode(&mp->frames[0], &head) != GD_OK)
+        return 0;
+    for (int i = 0; i < self->ndeferred; i++) {
+        if (self->deferred[i].reqid != head.reqid)
+            continue;
+        char *group = self->deferred[i].group;
+        self->deferred[i] = self->deferred[--self->ndeferred];
+        if (gd_reply_decode(GD_LEAVE, mp->frames, mp->nparts, &reply) == GD_OK
+            && reply.values[1].q && self->state == 1)
+            s_sync(self, group, reply.values[1].q);
+        free(group);
+        return 1;
+    }
+    return 0;
+}
+
+/*  Waits for the reply to request `reqid` (timeout_ms < 0: as long as groupd lives),
+ *  taking the replies of deferred leaves on the way.  Returns the reply's status or
+ *  GIMPI_ESYSERR.  With mp_out the reply is kept for the caller (who closes it); its
+ *  status is values[0], version values[1], extras after. */
+static int s_await(gimpi_groups_t *self, uint8_t cmd, uint32_t reqid, int timeout_ms,
+                   gd_multipart_t *mp_out, gd_msg_t *reply_out)
+{
     int64_t sent_ns = s_now_ns();
     int64_t deadline = timeout_ms < 0 ? -1 : s_now_ms() + timeout_ms;
     for (;;) {
@@ -553,6 +605,10 @@ static int s_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values
         gd_multipart_t mp;
         if (gd_multipart_recv(self->dealer, &mp, ZMQ_DONTWAIT) < 0)
             continue;
+        if (s_take_deferred(self, &mp)) {
+            gd_multipart_close(&mp);
+            continue;
+        }
         gd_msg_t reply;
         if (mp.truncated || gd_reply_decode(cmd, mp.frames, mp.nparts, &reply) != GD_OK
             || reply.reqid != reqid) {
@@ -570,6 +626,42 @@ static int s_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values
             gd_multipart_close(&mp);
         return status;
     }
+}
+
+/*  Sends a request and waits for its reply (see s_await). */
+static int s_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values, int nvalues,
+                     int timeout_ms, gd_multipart_t *mp_out, gd_msg_t *reply_out)
+{
+    if (mp_out)
+        memset(mp_out, 0, sizeof *mp_out);
+    if (reply_out)
+        memset(reply_out, 0, sizeof *reply_out);
+    int64_t reqid = s_send_request(self, cmd, values, nvalues);
+    if (reqid < 0)
+        return (int)reqid;
+    return s_await(self, cmd, (uint32_t)reqid, timeout_ms, mp_out, reply_out);
+}
+
+/*  Waits until groupd has answered every deferred leave (bounded).  0, or GIMPI_ESYSERR
+ *  when groupd is gone or does not answer (the object is then dead). */
+static int s_flush(gimpi_groups_t *self)
+{
+    int64_t deadline = s_now_ms() + REQUEST_TIMEOUT_MS;
+    while (self->ndeferred > 0) {
+        int rc = self->state == 1 ? s_wait_reply(self, deadline) : -1;
+        if (rc < 0) {
+            self->state = -1;
+            while (self->ndeferred > 0)
+                free(self->deferred[--self->ndeferred].group);
+            return GIMPI_ESYSERR;
+        }
+        gd_multipart_t mp;
+        if (rc == 0 || gd_multipart_recv(self->dealer, &mp, ZMQ_DONTWAIT) < 0)
+            continue;
+        s_take_deferred(self, &mp);     /* anything else: a late answer, dropped */
+        gd_multipart_close(&mp);
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------------ the cache */
@@ -827,20 +919,61 @@ int gimpi_group_mytid(gimpi_groups_t *self)
 int gimpi_group_join(gimpi_groups_t *self, const char *group)
 {
     int rc = s_enter(self, group);
-    return rc ? rc : s_group_call(self, GD_JOIN, group, 0, REQUEST_TIMEOUT_MS, true);
+    if (rc)
+        return rc;
+    rc = s_group_call(self, GD_JOIN, group, 0, REQUEST_TIMEOUT_MS, true);
+    if ((rc >= 0 || rc == GIMPI_EDUPGROUP)
+        && !gd_hash_get(self->mine, group, strlen(group))
+        && gd_hash_put(self->mine, group, strlen(group), self) < 0)
+        self->sync_leave = true;        /* out of memory: no longer sure; ask groupd */
+    return rc;
 }
 
-/*  pvm_lvgroup. */
+/*  pvm_lvgroup: deferred (see the file comment) when this task is known to be a member. */
 int gimpi_group_leave(gimpi_groups_t *self, const char *group)
 {
     int rc = s_enter(self, group);
-    return rc ? rc : s_group_call(self, GD_LEAVE, group, 0, REQUEST_TIMEOUT_MS, true);
+    if (rc)
+        return rc;
+    size_t len = strlen(group);
+    bool member = gd_hash_get(self->mine, group, len) != NULL;
+    if (self->sync_leave || !member) {
+        rc = s_group_call(self, GD_LEAVE, group, 0, REQUEST_TIMEOUT_MS, true);
+        if (rc == 0 || rc == GIMPI_ENOTINGROUP || rc == GIMPI_ENOGROUP)
+            gd_hash_del(self->mine, group, len);
+        return rc;
+    }
+    if (self->ndeferred == MAX_DEFERRED && (rc = s_flush(self)) != 0)
+        return rc;
+    char *copy = strdup(group);
+    if (!copy)
+        return s_group_call(self, GD_LEAVE, group, 0, REQUEST_TIMEOUT_MS, true);
+    gd_value_t v = { .data = (const uint8_t *)group, .len = len };
+    int64_t reqid = s_send_request(self, GD_LEAVE, &v, 1);
+    if (reqid < 0) {
+        free(copy);
+        return (int)reqid;
+    }
+    self->deferred[self->ndeferred].reqid = (uint32_t)reqid;
+    self->deferred[self->ndeferred++].group = copy;
+    gd_hash_del(self->mine, group, len);
+    return 0;
+}
+
+/*  Waits until groupd has every leave this task made (gimpi_group.h). */
+int gimpi_groups_flush(gimpi_groups_t *self)
+{
+    if (!self || self->ndeferred == 0)
+        return 0;
+    return s_flush(self);
 }
 
 /*  pvm_gettid: from the cache when current. */
 int gimpi_group_gettid(gimpi_groups_t *self, const char *group, int inst)
 {
     int rc = s_enter(self, group);
+    if (!rc && self->ndeferred)
+        rc = s_flush(self);
     if (rc)
         return rc;
     centry_t *e = s_cached(self, group);
@@ -858,6 +991,8 @@ int gimpi_group_gettid(gimpi_groups_t *self, const char *group, int inst)
 int gimpi_group_getinst(gimpi_groups_t *self, const char *group, int tid)
 {
     int rc = s_enter(self, group);
+    if (!rc && self->ndeferred)
+        rc = s_flush(self);
     if (rc)
         return rc;
     centry_t *e = s_cached(self, group);
@@ -877,6 +1012,8 @@ int gimpi_group_getinst(gimpi_groups_t *self, const char *group, int tid)
 int gimpi_group_gsize(gimpi_groups_t *self, const char *group)
 {
     int rc = s_enter(self, group);
+    if (!rc && self->ndeferred)
+        rc = s_flush(self);
     if (rc)
         return rc;
     centry_t *e = s_cached(self, group);
@@ -972,6 +1109,8 @@ int gimpi_group_snapshot(gimpi_groups_t *self, const char *group, gimpi_group_sn
     assert(snap);
     memset(snap, 0, sizeof *snap);
     int rc = s_enter(self, group);
+    if (!rc && self->ndeferred)
+        rc = s_flush(self);
     if (rc)
         return rc;
     centry_t tmp = { 0 };

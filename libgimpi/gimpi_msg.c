@@ -196,6 +196,8 @@ struct gimpi_msg_t {
     int tidbase;                    /* tid of static rank r = tidbase + r + 1 */
     gimpi_msg_resolve_fn resolve;   /* tid -> contact for dynamic peers, or NULL */
     void *resolve_arg;
+    gimpi_msg_hook_fn before_send;  /* run by every send entry, before the lock, or NULL */
+    void *before_send_arg;
     pend_t *pend;                   /* incoming introductions being read */
     int npend, cap_pend;
     int finishing;                  /* finalize under way: no new dynamic hosts */
@@ -2134,6 +2136,23 @@ void gimpi_msg_set_resolver(gimpi_msg_t *self, gimpi_msg_resolve_fn fn, void *ar
 }
 
 /*  Calls tid at a known contact. */
+/*  Installs the hook every send entry runs first (gimpi_msg.h). */
+void gimpi_msg_set_send_hook(gimpi_msg_t *self, gimpi_msg_hook_fn fn, void *arg)
+{
+    assert(self);
+    pthread_mutex_lock(&self->mu);
+    self->before_send = fn;
+    self->before_send_arg = arg;
+    pthread_mutex_unlock(&self->mu);
+}
+
+/*  Runs the send hook, if any (without the lock; internal callers too). */
+void gimpi_msg__before_send(gimpi_msg_t *self)
+{
+    if (self->before_send)
+        self->before_send(self->before_send_arg);
+}
+
 int gimpi_msg_connect(gimpi_msg_t *self, int tid, const uint8_t addr[16], int port)
 {
     assert(self);
@@ -2447,6 +2466,7 @@ int gimpi_msg_send_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const 
 {
     assert(self);
     gimpi_msg_req_t *r;
+    gimpi_msg__before_send(self);
     s_enter(self);
     int rc = s_isend(self, cid, tid, tag, buf, len, 0, &r);
     if (rc) {
@@ -2470,6 +2490,7 @@ int gimpi_msg_ssend(gimpi_msg_t *self, int tid, int tag, const void *buf, size_t
 {
     assert(self);
     gimpi_msg_req_t *r;
+    gimpi_msg__before_send(self);
     s_enter(self);
     int rc = s_isend(self, GIMPI_CID_P2P, tid, tag, buf, len, GIMPI_MSG_SYNC, &r);
     if (!rc) {
@@ -2671,6 +2692,7 @@ int gimpi_msg_isend_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const
                         size_t len, int flags, gimpi_msg_req_t **req)
 {
     assert(self);
+    gimpi_msg__before_send(self);
     s_enter(self);
     int rc = s_isend(self, cid, tid, tag, buf, len, flags, req);
     s_leave(self);

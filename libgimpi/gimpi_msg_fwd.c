@@ -166,6 +166,7 @@ int gimpi_msg_fwd_bcast(gimpi_msg_t *msg, uint64_t cid, int tag, const void *buf
                         const int *tids, int n)
 {
     assert(msg && tids && n > 0);
+    gimpi_msg__before_send(msg);
     size_t chunk = s_chunk(gimpi_msg__pktlen(msg), n);
     int kids[32];
     int nk = s_children(0, n + 1, kids);

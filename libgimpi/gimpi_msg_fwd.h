@@ -59,5 +59,7 @@ void gimpi_msg__fill_claimed(gimpi_msg_t *msg, void *ph);
 void gimpi_msg__fail(gimpi_msg_t *msg, void *ph);
 /*  The packet length (payload bytes of one packet). */
 size_t gimpi_msg__pktlen(gimpi_msg_t *msg);
+/*  Runs the context's send hook (gimpi_msg_set_send_hook), if any; without the lock. */
+void gimpi_msg__before_send(gimpi_msg_t *msg);
 
 #endif

@@ -87,6 +87,13 @@ static void s_groups_up(gimpi_t *self)
             "fail\n", gimpi_groups_endpoint(self->groups), why, gimpi_msg_mytid(self->msg));
 }
 
+/*  The data plane's send hook: groupd takes this task's deferred leaves before any
+ *  message leaves the task (gimpi_group.h). */
+static void s_before_send(void *groups)
+{
+    gimpi_groups_flush(groups);
+}
+
 /*  The data plane's resolver: groupd's LOOKUP; a tid reserved but not registered yet (a
  *  task being spawned) is asked again, backing off, for up to GIMPI_CONNECT_TIMEOUT. */
 static int s_resolve(void *arg, int tid, uint8_t addr[16], int *port)
@@ -181,6 +188,7 @@ gimpi_t *gimpi_init(char *err, size_t errsize)
     self->connect_ms = timeout;
     s_groups_up(self);
     gimpi_msg_set_resolver(self->msg, s_resolve, self);
+    gimpi_msg_set_send_hook(self->msg, s_before_send, self->groups);
     s_spawned(self);
     return self;
 }

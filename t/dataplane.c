@@ -477,6 +477,47 @@ static int s_single_body(const impi_tables_t *t, int rank, int lfd, void *arg)
     return dp_close(&ctx) ? 1 : 0;
 }
 
+/*  The send hook counts the calls it sees. */
+static void s_count_hook(void *arg)
+{
+    (*(int *)arg)++;
+}
+
+/*  The send hook runs once per send call of every kind (standard, synchronous,
+ *  non-blocking, with a context id), never for a receive, and not after it is removed. */
+static int s_hook_body(const impi_tables_t *t, int rank, int lfd, void *arg)
+{
+    (void)arg;
+    gimpi_msg_t *ctx = dp_open(t, rank, lfd, TMO);
+    if (!ctx)
+        return 1;
+    gimpi_status_t st;
+    char b[8];
+    if (rank == 0) {
+        int calls = 0, peer = gimpi_msg_tid(ctx, 1);
+        gimpi_msg_req_t *q;
+        gimpi_msg_set_send_hook(ctx, s_count_hook, &calls);
+        CALL(gimpi_msg_send(ctx, peer, 1, "a", 2));
+        CALL(gimpi_msg_ssend(ctx, peer, 2, "b", 2));
+        CALL(gimpi_msg_isend(ctx, peer, 3, "c", 2, 0, &q));
+        CALL(gimpi_msg_wait(ctx, &q, &st));
+        CALL(gimpi_msg_send_cid(ctx, GIMPI_CID_P2P, peer, 4, "d", 2));
+        CHECK(calls == 4, "the hook ran once per send (%d)", calls);
+        CALL(gimpi_msg_recv(ctx, peer, 5, b, sizeof b, &st));
+        CHECK(calls == 4, "not for a receive (%d)", calls);
+        gimpi_msg_set_send_hook(ctx, NULL, NULL);
+        CALL(gimpi_msg_send(ctx, peer, 6, "e", 2));
+        CHECK(calls == 4, "not once removed (%d)", calls);
+    } else {
+        int peer = gimpi_msg_tid(ctx, 0);
+        for (int tag = 1; tag <= 4; tag++)
+            CALL(gimpi_msg_recv(ctx, peer, tag, b, sizeof b, &st));
+        CALL(gimpi_msg_send(ctx, peer, 5, "f", 2));
+        CALL(gimpi_msg_recv(ctx, peer, 6, b, sizeof b, &st));
+    }
+    return dp_close(&ctx) ? 1 : 0;
+}
+
 /*  More tasks than cores passing a token round a ring many times: blocked tasks must
  *  sleep in the kernel (a short spin only), or this crawls. */
 static int s_ring_body(const impi_tables_t *t, int rank, int lfd, void *arg)
@@ -619,6 +660,7 @@ int main(void)
     s_job("three application threads per task in blocking calls at once", 2, 1024, 10, 20,
           s_mt_body, NULL);
     s_job("synchronous sends", 2, 1024, 10, 20, s_sync_body, NULL);
+    s_job("the send hook runs before every send call", 2, 1024, 10, 20, s_hook_body, NULL);
     s_job("context timeout: silent peer, withdrawn receive, kept request", 2, 1024, 10, 20,
           s_timeout_body, NULL);
     int pipefd[2];
