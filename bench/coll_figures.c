@@ -41,11 +41,15 @@ typedef struct {
     char group[64];
 } bench_t;
 
-/*  The operations, at group level when there is a group. */
+/*  The operations, at group level when there is a group.  A failed barrier says so. */
 static int s_bar(bench_t *b)
 {
-    return b->g ? gimpi_coll_group_barrier(b->coll, b->g, b->group, b->n)
-                : gimpi_coll_barrier(b->coll, b->view);
+    int rc = b->g ? gimpi_coll_group_barrier(b->coll, b->g, b->group, b->n)
+                  : gimpi_coll_barrier(b->coll, b->view);
+    if (rc)
+        fprintf(stderr, "gimpi-bench: task %d: %s barrier failed: %d (%s)\n", b->rank,
+                b->g ? "group" : "view", rc, gimpi_strerror(rc));
+    return rc;
 }
 
 /*  bcast from member 0 on the point-to-point context. */
@@ -208,21 +212,31 @@ int coll_figure_known(const char *figure)
     return 0;
 }
 
+/*  Says on stderr which step of the set-up failed, with its result; returns -1. */
+static int s_why(const bench_t *b, const char *step, int rc)
+{
+    fprintf(stderr, "gimpi-bench: task %d: %s failed: %d (%s)\n", b->rank, step, rc,
+            gimpi_strerror(rc));
+    return -1;
+}
+
 /*  Joins the job's group in groupd under the data plane's tid (instance = rank, joined in
  *  rank order) and waits for everybody in groupd's barrier.  0 or -1. */
 static int s_join(bench_t *b, int tidbase)
 {
     b->g = gimpi_groups_new(NULL, NULL);
     snprintf(b->group, sizeof b->group, "gimpi-bench-%d", tidbase);
-    if (!b->g || gimpi_groups_set_tid(b->g, gimpi_msg_mytid(b->msg)) < 0)
-        return -1;
+    int rc;
+    if (!b->g || (rc = gimpi_groups_set_tid(b->g, gimpi_msg_mytid(b->msg))) < 0)
+        return s_why(b, "no groups object, or set_tid", b->g ? rc : GIMPI_ENOMEM);
     for (int r = 0; r < b->n; r++) {           /* instance i = rank i, as the figures say */
-        if (r == b->rank && gimpi_group_join(b->g, b->group) != r)
-            return -1;
-        if (gimpi_coll_barrier(b->coll, b->view))
-            return -1;
+        if (r == b->rank && (rc = gimpi_group_join(b->g, b->group)) != r)
+            return s_why(b, "join", rc);
+        if ((rc = gimpi_coll_barrier(b->coll, b->view)) != 0)
+            return s_why(b, "data-plane barrier between joins", rc);
     }
-    return gimpi_group_barrier(b->g, b->group, b->n) < 0 ? -1 : 0;
+    rc = gimpi_group_barrier(b->g, b->group, b->n);
+    return rc < 0 ? s_why(b, "groupd barrier after the joins", rc) : 0;
 }
 
 /*  Runs one figure in one task; 0 or 1. */
@@ -234,7 +248,11 @@ int coll_figure(gimpi_msg_t *msg, int rank, const char *figure, int tidbase)
         tids[i] = gimpi_msg_tid(msg, i);
     b.view = gimpi_view_new("bench", 1, tids, b.n, gimpi_msg_mytid(msg));
     int rc = 1;
-    if (b.coll && b.view && gimpi_coll_barrier(b.coll, b.view) == 0 &&
+    int first = b.coll && b.view ? gimpi_coll_barrier(b.coll, b.view) : GIMPI_ENOMEM;
+    if (first)
+        fprintf(stderr, "gimpi-bench: task %d: the first view barrier failed: %d (%s)\n",
+                rank, first, gimpi_strerror(first));
+    if (first == 0 &&
         (tidbase < 0 || s_join(&b, tidbase) == 0) && s_bar(&b) == 0) {
         if (!strcmp(figure, "barrier"))
             rc = s_barrier(&b);

@@ -606,10 +606,13 @@ static int s_setup(groupd_t *self)
     zmq_setsockopt(self->xpub, ZMQ_SNDHWM, &hwm, sizeof hwm);
     zmq_setsockopt(self->xpub, ZMQ_XPUB_VERBOSE, &one, sizeof one);
     if (self->heartbeat_ms > 0) {
+        /* groupd pings every task and drops one that sends nothing for 3 intervals (a
+           stopped task is gone within 1 s).  No ZMQ_HEARTBEAT_TTL: tasks time groupd out
+           by their own heartbeat timeout (gimpi_groups.c); a TTL of 3 intervals made
+           busy tasks on an overloaded machine (32 on 2 cores) drop a live groupd. */
         int ivl = self->heartbeat_ms, tmo = self->heartbeat_ms * 3;
         zmq_setsockopt(self->router, ZMQ_HEARTBEAT_IVL, &ivl, sizeof ivl);
         zmq_setsockopt(self->router, ZMQ_HEARTBEAT_TIMEOUT, &tmo, sizeof tmo);
-        zmq_setsockopt(self->router, ZMQ_HEARTBEAT_TTL, &tmo, sizeof tmo);
     }
     char mon[64];
     snprintf(mon, sizeof mon, "inproc://groupd-monitor-%d", (int)getpid());

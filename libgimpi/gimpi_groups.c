@@ -50,7 +50,12 @@ enum {
     HELLO_TIMEOUT_MS = 5000,    /* first contact, including starting a groupd */
     REQUEST_TIMEOUT_MS = 30000, /* an answer that groupd owes at once (not barrier/freeze) */
     SYNC_TIMEOUT_MS = 2000,     /* waiting for the cache to catch up with a version */
-    HEARTBEAT_MS = 250,         /* ZMTP heartbeats towards groupd (timeout x4) */
+    HEARTBEAT_MS = 200,         /* ZMTP heartbeats towards groupd */
+    /* no traffic from groupd this long after a PING: groupd is gone (a stopped groupd is
+       noticed within HEARTBEAT_MS + this, under the 2 s promise).  Shorter was too
+       tight: with 32 busy tasks on 2 cores, 1 s without a PONG happened (1 run in 6 of
+       `gimpi-bench barrier 32`), and the task then wrongly took groupd for dead. */
+    HEARTBEAT_TIMEOUT_MS = 1500,
     IDLE_EXIT_S = 30,           /* a groupd we start exits after this long without tasks */
     SPIN_US = 100,              /* default of GIMPI_GROUPS_SPIN_US (see s_wait_reply) */
     MAX_DEFERRED = 16,          /* deferred leaves in flight at most (then one waits) */
@@ -359,7 +364,7 @@ static int s_open_dealer(gimpi_groups_t *self, int attempt)
     self->monitor = zmq_socket(self->zctx, ZMQ_PAIR);
     if (!self->dealer || !self->monitor)
         return -1;
-    int zero = 0, ivl = HEARTBEAT_MS, tmo = HEARTBEAT_MS * 4;
+    int zero = 0, ivl = HEARTBEAT_MS, tmo = HEARTBEAT_TIMEOUT_MS;
     zmq_setsockopt(self->dealer, ZMQ_LINGER, &zero, sizeof zero);
     zmq_setsockopt(self->monitor, ZMQ_LINGER, &zero, sizeof zero);
     zmq_setsockopt(self->dealer, ZMQ_HEARTBEAT_IVL, &ivl, sizeof ivl);
