@@ -90,12 +90,26 @@ static int s_report(bench_t *b, const char *figure, double *t, int I, int W, con
                     m[i] = all[(size_t)r * (size_t)I + (size_t)i];
         }
         qsort(m, (size_t)I, sizeof *m, s_cmp);
+        /* each member's own median (extra member_us=a,b,...; up to 8 members): where
+           the time of the slowest member goes */
+        char per[8 * 16 + 16] = "";
+        for (int r = 0; r < b->n && b->n <= 8; r++) {
+            double *own = malloc((size_t)I * sizeof *own);
+            if (!own)
+                break;
+            memcpy(own, all + (size_t)r * (size_t)I, (size_t)I * sizeof *own);
+            qsort(own, (size_t)I, sizeof *own, s_cmp);
+            size_t used = strlen(per);
+            snprintf(per + used, sizeof per - used, "%s%.2f", r ? "," : " member_us=",
+                     own[I / 2]);
+            free(own);
+        }
         char mb[40] = "";
         if (strcmp(figure, "bcast1m") == 0)
             snprintf(mb, sizeof mb, " MBps=%.1f", 1048576.0 / m[I / 2]);
-        printf("gimpi %s n=%d median_us=%.2f min_us=%.2f p90_us=%.2f max_us=%.2f%s%s iters=%d "
+        printf("gimpi %s n=%d median_us=%.2f min_us=%.2f p90_us=%.2f max_us=%.2f%s%s%s iters=%d "
                "warm=%d api=%s%s\n", figure, b->n, m[I / 2], m[0], m[I * 9 / 10], m[I - 1],
-               extra ? extra : "", mb, I, W, b->g ? "group" : "view",
+               extra ? extra : "", mb, per, I, W, b->g ? "group" : "view",
                anybad < 0 ? "" : anybad ? " check=BAD" : " check=ok");
         fflush(stdout);
         free(m);
