@@ -7,7 +7,8 @@
  *  endpoint given, else $GIMPI_GROUPD, else the per-user default), starts one if none
  *  runs on an ipc endpoint, and registers the task.  Calls return PVM's results and error
  *  codes (GIMPI_E*, the values of pvm3.h).  If groupd dies, every pending and later call
- *  returns GIMPI_ESYSERR within 2 seconds.  One object must be used by one thread at a time.
+ *  returns GIMPI_ESYSERR within 2 seconds (at once when its connection ends; after 6 s of
+ *  silence when a groupd that keeps its connection stops answering).  One object must be used by one thread at a time.
  *  After fork() the child must neither use nor destroy its parent's object (its sockets
  *  belong to the parent's ZeroMQ context); it creates its own and registers as a new task.
  *

@@ -50,12 +50,13 @@ enum {
     HELLO_TIMEOUT_MS = 5000,    /* first contact, including starting a groupd */
     REQUEST_TIMEOUT_MS = 30000, /* an answer that groupd owes at once (not barrier/freeze) */
     SYNC_TIMEOUT_MS = 2000,     /* waiting for the cache to catch up with a version */
-    HEARTBEAT_MS = 200,         /* ZMTP heartbeats towards groupd */
-    /* no traffic from groupd this long after a PING: groupd is gone (a stopped groupd is
-       noticed within HEARTBEAT_MS + this, under the 2 s promise).  Shorter was too
-       tight: with 32 busy tasks on 2 cores, 1 s without a PONG happened (1 run in 6 of
-       `gimpi-bench barrier 32`), and the task then wrongly took groupd for dead. */
-    HEARTBEAT_TIMEOUT_MS = 1500,
+    HEARTBEAT_MS = 1000,        /* ZMTP heartbeats towards groupd */
+    /* no traffic from groupd this long after a PING: groupd has stopped answering (a
+       groupd that exits or is killed ends the connection, which is seen at once).  With
+       32 busy tasks on 2 cores, 1 s and even 1.5 s without a PONG happened (1 run in 6 of
+       `gimpi-bench barrier 32`, a third of `reduce1int 32`), and the task then wrongly
+       took a live groupd for dead; none in runs with 8 s. */
+    HEARTBEAT_TIMEOUT_MS = 5000,
     IDLE_EXIT_S = 30,           /* a groupd we start exits after this long without tasks */
     SPIN_US = 100,              /* default of GIMPI_GROUPS_SPIN_US (see s_wait_reply) */
     MAX_DEFERRED = 16,          /* deferred leaves in flight at most (then one waits) */
