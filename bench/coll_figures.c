@@ -8,6 +8,7 @@
  *  median (and min, p90, max) in the README's line format.
  */
 #include "coll_figures.h"
+#include "bench_stats.h"
 #include "gimpi.h"
 #include "gimpi_coll.h"
 #include "gimpi_ops.h"
@@ -90,20 +91,8 @@ static int s_report(bench_t *b, const char *figure, double *t, int I, int W, con
                     m[i] = all[(size_t)r * (size_t)I + (size_t)i];
         }
         qsort(m, (size_t)I, sizeof *m, s_cmp);
-        /* each member's own median (extra member_us=a,b,...; up to 8 members): where
-           the time of the slowest member goes */
-        char per[8 * 16 + 16] = "";
-        for (int r = 0; r < b->n && b->n <= 8; r++) {
-            double *own = malloc((size_t)I * sizeof *own);
-            if (!own)
-                break;
-            memcpy(own, all + (size_t)r * (size_t)I, (size_t)I * sizeof *own);
-            qsort(own, (size_t)I, sizeof *own, s_cmp);
-            size_t used = strlen(per);
-            snprintf(per + used, sizeof per - used, "%s%.2f", r ? "," : " member_us=",
-                     own[I / 2]);
-            free(own);
-        }
+        char per[8 * 16 + 16];
+        bench_member_medians(all, b->n, I, per, sizeof per);
         char mb[40] = "";
         if (strcmp(figure, "bcast1m") == 0)
             snprintf(mb, sizeof mb, " MBps=%.1f", 1048576.0 / m[I / 2]);

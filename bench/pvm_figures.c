@@ -13,6 +13,7 @@
  *  else on PATH.
  */
 #include "pvm3.h"
+#include "bench_stats.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,8 @@ static int s_report(const pb_t *p, const char *figure, double *t, int I, int W,
         int anybad = 0;
         for (int r = 0; r < p->n; r++)
             anybad = bads[r] > anybad ? bads[r] : anybad;
+        char per[8 * 16 + 16];
+        bench_member_medians(all, p->n, I, per, sizeof per);
         for (int i = 0; i < I; i++)
             for (int r = 1; r < p->n; r++)
                 if (all[(size_t)r * (size_t)I + (size_t)i] > all[i])
@@ -83,9 +86,9 @@ static int s_report(const pb_t *p, const char *figure, double *t, int I, int W,
         char mb[40] = "";
         if (strcmp(figure, "bcast1m") == 0)
             snprintf(mb, sizeof mb, " MBps=%.1f", 1048576.0 / all[I / 2]);
-        printf("gimpi-pvm %s n=%d median_us=%.2f min_us=%.2f p90_us=%.2f max_us=%.2f%s%s "
+        printf("gimpi-pvm %s n=%d median_us=%.2f min_us=%.2f p90_us=%.2f max_us=%.2f%s%s%s "
                "iters=%d warm=%d%s\n", figure, p->n, all[I / 2], all[0], all[I * 9 / 10],
-               all[I - 1], extra ? extra : "", mb, I, W,
+               all[I - 1], extra ? extra : "", mb, per, I, W,
                bad < 0 ? "" : anybad ? " check=BAD" : " check=ok");
         fflush(stdout);
     }

@@ -1,0 +1,34 @@
+/*  bench_stats.c — statistics the benchmark programs share (bench_stats.h): each member's
+ *  own median, which shows where the slowest member's time goes.
+ */
+#include "bench_stats.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*  qsort order of doubles. */
+static int s_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/*  " member_us=..." (bench_stats.h). */
+void bench_member_medians(const double *all, int n, int I, char *out, size_t size)
+{
+    if (size)
+        out[0] = '\0';
+    if (n > 8 || I < 1)
+        return;
+    double *own = malloc((size_t)I * sizeof *own);
+    if (!own)
+        return;
+    for (int r = 0; r < n; r++) {
+        memcpy(own, all + (size_t)r * (size_t)I, (size_t)I * sizeof *own);
+        qsort(own, (size_t)I, sizeof *own, s_cmp);
+        size_t used = strlen(out);
+        snprintf(out + used, size - used, "%s%.2f", r ? "," : " member_us=", own[I / 2]);
+    }
+    free(own);
+}
