@@ -572,7 +572,10 @@ static int64_t s_send_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_
 static void s_sync(gimpi_groups_t *self, const char *group, uint64_t version);
 
 /*  If mp answers a deferred leave, applies it (its group's cache catches up with the
- *  leave's version) and returns 1; else 0. */
+ *  leave's version) and returns 1; else 0.  The catching up reads the SUB socket, which
+ *  must not happen while a SNAPSHOT is outstanding (see the file comment); it cannot:
+ *  every path to a SNAPSHOT (the lookups, gimpi_group_snapshot) flushes the deferred
+ *  leaves first, so none is outstanding then. */
 static int s_take_deferred(gimpi_groups_t *self, const gd_multipart_t *mp)
 {
     gd_msg_t head, reply;
