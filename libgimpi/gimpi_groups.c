@@ -946,17 +946,16 @@ int gimpi_group_leave(gimpi_groups_t *self, const char *group)
         return rc;
     size_t len = strlen(group);
     bool member = gd_hash_get(self->mine, group, len) != NULL;
-    if (self->sync_leave || !member) {
+    char *copy = NULL;
+    if (!self->sync_leave && member && self->ndeferred == MAX_DEFERRED
+        && (rc = s_flush(self)) != 0)
+        return rc;
+    if (self->sync_leave || !member || !(copy = strdup(group))) {
         rc = s_group_call(self, GD_LEAVE, group, 0, REQUEST_TIMEOUT_MS, true);
         if (rc == 0 || rc == GIMPI_ENOTINGROUP || rc == GIMPI_ENOGROUP)
             gd_hash_del(self->mine, group, len);
         return rc;
     }
-    if (self->ndeferred == MAX_DEFERRED && (rc = s_flush(self)) != 0)
-        return rc;
-    char *copy = strdup(group);
-    if (!copy)
-        return s_group_call(self, GD_LEAVE, group, 0, REQUEST_TIMEOUT_MS, true);
     gd_value_t v = { .data = (const uint8_t *)group, .len = len };
     int64_t reqid = s_send_request(self, GD_LEAVE, &v, 1);
     if (reqid < 0) {
