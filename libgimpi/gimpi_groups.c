@@ -945,12 +945,11 @@ int gimpi_group_leave(gimpi_groups_t *self, const char *group)
     if (rc)
         return rc;
     size_t len = strlen(group);
-    bool member = gd_hash_get(self->mine, group, len) != NULL;
+    bool defer = !self->sync_leave && gd_hash_get(self->mine, group, len) != NULL;
     char *copy = NULL;
-    if (!self->sync_leave && member && self->ndeferred == MAX_DEFERRED
-        && (rc = s_flush(self)) != 0)
+    if (defer && self->ndeferred == MAX_DEFERRED && (rc = s_flush(self)) != 0)
         return rc;
-    if (self->sync_leave || !member || !(copy = strdup(group))) {
+    if (!defer || !(copy = strdup(group))) {
         rc = s_group_call(self, GD_LEAVE, group, 0, REQUEST_TIMEOUT_MS, true);
         if (rc == 0 || rc == GIMPI_ENOTINGROUP || rc == GIMPI_ENOGROUP)
             gd_hash_del(self->mine, group, len);

@@ -2135,7 +2135,6 @@ void gimpi_msg_set_resolver(gimpi_msg_t *self, gimpi_msg_resolve_fn fn, void *ar
     pthread_mutex_unlock(&self->mu);
 }
 
-/*  Calls tid at a known contact. */
 /*  Installs the hook every send entry runs first (gimpi_msg.h). */
 void gimpi_msg_set_send_hook(gimpi_msg_t *self, gimpi_msg_hook_fn fn, void *arg)
 {
@@ -2153,6 +2152,7 @@ void gimpi_msg__before_send(gimpi_msg_t *self)
         self->before_send(self->before_send_arg);
 }
 
+/*  Calls tid at a known contact. */
 int gimpi_msg_connect(gimpi_msg_t *self, int tid, const uint8_t addr[16], int port)
 {
     assert(self);
