@@ -37,21 +37,6 @@ static bool s_wait_arrived(const char *group, int n, bool freeze)
     return gdt_wait_arrived(s_ep, group, n, freeze);
 }
 
-/*  Queries a group until the answer comes from the cache (bounded, 20 s). */
-static bool s_warm(gimpi_groups_t *g, const char *group)
-{
-    for (int64_t end = tl_now_ms() + 20000; tl_now_ms() < end;) {
-        uint64_t l0, l1;
-        gimpi_groups_counters(g, &l0, NULL);
-        gimpi_group_gsize(g, group);
-        gimpi_groups_counters(g, &l1, NULL);
-        if (l1 > l0)
-            return true;
-        s_nap();
-    }
-    return false;
-}
-
 /* ------------------------------------------------------------------ thread tasks */
 
 typedef struct {
@@ -170,7 +155,7 @@ static void test_membership(void)
     cmp_ok(gimpi_group_gsize(w[1], "re"), "==", 1, "gsize 're' 1");
     /* the cache: repeated queries become local */
     uint64_t l0, l1, r0, r1;
-    ok(s_warm(x, "rec"), "x's cache of 'rec' becomes current");
+    ok(tl_group_warm(x, "rec"), "x's cache of 'rec' becomes current");
     gimpi_groups_counters(x, &l0, &r0);
     int good = 1;
     for (int k = 0; k < 50; k++)
@@ -232,7 +217,7 @@ static void test_barrier(void)
     /* count > size waits for a join; the barrier makes the join visible to every member */
     uint64_t l0, l1;
     cmp_ok(gimpi_group_gsize(w[0], "bar"), "==", 3, "w0 sees 3");
-    ok(s_warm(w[0], "bar"), "w0's cache of 'bar' is current");
+    ok(tl_group_warm(w[0], "bar"), "w0's cache of 'bar' is current");
     s_run(&a, w[0], "bar", 'b', 4);
     s_run(&b, w[1], "bar", 'b', 4);
     task_t c;
@@ -528,7 +513,7 @@ static void test_tcp(void)
     gimpi_groups_t *a = gimpi_groups_new(s_ep, NULL), *b = gimpi_groups_new(s_ep, NULL);
     cmp_ok(gimpi_group_join(a, "tcp"), "==", 0, "join over TCP");
     cmp_ok(gimpi_group_join(b, "tcp"), "==", 1, "second member");
-    ok(s_warm(a, "tcp"), "the cache becomes current through the TCP event stream");
+    ok(tl_group_warm(a, "tcp"), "the cache becomes current through the TCP event stream");
     task_t t;
     s_run(&t, a, "tcp", 'b', 2);
     cmp_ok(gimpi_group_barrier(b, "tcp", 2), "==", 0, "barrier over TCP");

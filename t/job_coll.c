@@ -15,28 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static int s_rank = -1;
-
-/*  Queries a group until the answer comes from the cache (bounded, 20 s): the cache
- *  becomes current once groupd's MARK for the new subscription has arrived, which on a
- *  loaded machine can take longer than the first few queries; until then each query is
- *  a SNAPSHOT round trip, which would blur the count of round trips the test checks. */
-static int s_warm(gimpi_groups_t *g, const char *group)
-{
-    for (int64_t end = tl_now_ms() + 20000; tl_now_ms() < end;) {
-        uint64_t l0, l1;
-        gimpi_groups_counters(g, &l0, NULL);
-        gimpi_group_gsize(g, group);
-        gimpi_groups_counters(g, &l1, NULL);
-        if (l1 > l0)
-            return 1;
-        struct timespec ts = { 0, 2 * 1000 * 1000 };
-        nanosleep(&ts, NULL);
-    }
-    return 0;
-}
 
 #define CHECK(cond, ...) TASK_CHECK("rank ", s_rank, cond, __VA_ARGS__)
 #define CALL(expr) do { int rc_ = (expr); CHECK(rc_ >= 0, "%s: %s", #expr, gimpi_strerror(rc_)); } while (0)
@@ -77,7 +57,7 @@ int main(void)
     for (int i = 0; i < n; i++)                 /* the world rank of every instance */
         rk[i] = gimpi_msg_rank(m, gimpi_group_gettid(g, grp, i));
     CALL(gimpi_coll_group_barrier(c, g, grp, -1));    /* the first: through groupd */
-    CHECK(s_warm(g, grp), "the cache of %s becomes current", grp);
+    CHECK(tl_group_warm(g, grp), "the cache of %s becomes current", grp);
     uint64_t local0, remote0, local1, remote1;
     gimpi_groups_counters(g, &local0, &remote0);
     for (int i = 0; i < 10; i++) {

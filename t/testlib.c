@@ -5,6 +5,7 @@
  *  test driver), falling back to the current directory.
  */
 #include "testlib.h"
+#include "gimpi_group.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -247,6 +248,21 @@ int tl_wait_closed(int fd, int timeout_ms)
         ssize_t r = recv(fd, buf, sizeof buf, 0);
         if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN))
             return 1;
+    }
+    return 0;
+}
+
+int tl_group_warm(struct gimpi_groups_t *g, const char *group)
+{
+    for (int64_t end = tl_now_ms() + 20000; tl_now_ms() < end;) {
+        uint64_t l0, l1;
+        gimpi_groups_counters(g, &l0, NULL);
+        gimpi_group_gsize(g, group);
+        gimpi_groups_counters(g, &l1, NULL);
+        if (l1 > l0)
+            return 1;
+        struct timespec ts = { 0, 2 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
     }
     return 0;
 }

@@ -1,6 +1,7 @@
 /*  testlib.h — what multi-process tests share: starting a program from the build tree with
  *  its output on pipes, reading lines and bytes with deadlines (never sleeps), waiting for
- *  a child with a bound, and raw TCP client sockets for playing a peer byte by byte.
+ *  a child with a bound, raw TCP client sockets for playing a peer byte by byte, and
+ *  waiting until a task's cache of a group is current.
  */
 #ifndef GIMPI_TESTLIB_H
 #define GIMPI_TESTLIB_H
@@ -53,5 +54,12 @@ int tl_wait_closed(int fd, int timeout_ms);
 
 /*  Milliseconds on the monotonic clock. */
 int64_t tl_now_ms(void);
+
+/*  Queries a group until the answer comes from the task's cache (bounded, 20 s): the
+ *  cache becomes current once groupd's MARK for the new subscription has arrived, which
+ *  on a loaded machine can take longer than the first queries (each then a SNAPSHOT
+ *  round trip).  Tests that count groupd round trips call it first.  1 when current. */
+struct gimpi_groups_t;
+int tl_group_warm(struct gimpi_groups_t *g, const char *group);
 
 #endif
