@@ -462,7 +462,7 @@ static int s_barrier_diss(gimpi_coll_t *self, const int *m, int n, int pos, int 
  *  sequence unless this caller was refused with PvmMismatch. */
 static int s_barrier(gimpi_coll_t *self, const gimpi_view_t *view, int count)
 {
-    int *m = malloc(((size_t)view->ninst + 1) * sizeof *m), pos, rc = 0;
+    int *m = calloc((size_t)view->ninst + 1, sizeof *m), pos, rc = 0;
     if (!m)
         return GIMPI_ENOMEM;
     int n = s_members(view, m, &pos);
@@ -470,15 +470,19 @@ static int s_barrier(gimpi_coll_t *self, const gimpi_view_t *view, int count)
     int *cl = malloc(((size_t)n + 1) * sizeof *cl), multi = 0;
     int unknown = s_clients(self, m, n, cl, &multi);
     multi &= !unknown;
+    /* two members: one exchange (the dissemination's single round) beats a star's two
+       hops, and both leave together, where a star's centre leaves a send later */
+    int star = n > 2 && n <= self->star_max;
     if (tag < 0 || !cl)
         rc = tag < 0 ? tag : GIMPI_ENOMEM;
     else if (multi)
         rc = s_barrier_clients(self, m, n, pos, tag, count, cl);
+    else if (star)
+        rc = s_barrier_star(self, m, n, pos, tag, count);
     else if (n > 1)
-        rc = n <= self->star_max ? s_barrier_star(self, m, n, pos, tag, count)
-                                 : s_barrier_diss(self, m, n, pos, tag, count);
+        rc = s_barrier_diss(self, m, n, pos, tag, count);
     free(cl);
-    if (tag >= 0 && (rc != GIMPI_EMISMATCH || n > self->star_max || pos == 0))
+    if (tag >= 0 && (rc != GIMPI_EMISMATCH || !star || pos == 0))
         s_tag(self, view, K_BARRIER, 1);
     free(m);
     return rc;

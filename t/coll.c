@@ -436,6 +436,7 @@ int main(void)
     kill_t kb0 = { 0, 0, 0 }, kb2 = { 0, 2, 0 }, kc = { 1, 3, 1u << 20 }, kcs = { 1, 3, 64 },
            kr = { 2, 1, 4 }, kru = { 3, 2, 4 }, krl = { 3, 1, 1u << 20 };
     s_job("barrier: the centre killed", 4, s_kill_body, &kb0, 0);
+    s_job("barrier of two (one exchange): the partner killed", 2, s_kill_body, &kb0, 0);
     s_job("barrier: a member killed", 5, s_kill_body, &kb2, 2);
     s_job("bcast 1 MiB: a forwarding member killed, the others get it", 6, s_kill_body, &kc, 3);
     s_job("bcast small: a receiver killed", 4, s_kill_body, &kcs, 3);
