@@ -19,7 +19,7 @@
 #include <string.h>
 
 #define STAR_MAX 64                 /* barrier: star up to this many members */
-#define CHUNK (64 * 1024)           /* reduce pipeline unit (one eager packet) */
+#define CHUNK (128 * 1024)          /* reduce pipeline unit (one eager packet at the default length) */
 #define WIN 8                       /* chunks received ahead per child */
 #define BCAST_TREE_MIN (16 * 1024)  /* bcasts from this size ... */
 #define BCAST_TREE_RECV 16          /* ... to this many receivers go through the tree */
