@@ -76,11 +76,12 @@ typedef struct {
      *  pvm_barrier, pvm_reduce, pvm_gather, pvm_scatter; NULL: none (PvmSysErr). */
     gimpi_coll_t *(*coll)(void *impl);
     /*  Optional (may be NULL): pvm_bcast: one message, as `send` would send it, to every
-     *  current member of group but the caller (who need not be one).  frame holds
-     *  PVM_BUF_HEADROOM bytes the transport may overwrite (its header), then the len bytes
-     *  of the message (pvm_buf_frame). */
+     *  current member of group but the caller (who need not be one).  bytes are the len
+     *  bytes of the message; frame, when not NULL, is bytes - PVM_BUF_HEADROOM, room the
+     *  transport may overwrite (its header: pvm_buf_frame).  frame is NULL when bytes are
+     *  the caller's own memory (one PvmDataInPlace segment), sent without a copy. */
     int (*bcast)(void *impl, const char *group, int tag, int ctxid, int encoding,
-                 uint8_t *frame, size_t len);
+                 uint8_t *frame, const uint8_t *bytes, size_t len);
     /*  Optional (may be NULL; then messages never carry a body token): takes the body of
      *  a delivered message (pvm_msg_t.body) into dst (len bytes), or discards it when dst
      *  is NULL, and forgets the token.  0 or < 0.  Tokens die with the transport. */

@@ -150,11 +150,19 @@ int pvm_bcast(char *group, int msgtag)
     if (!buf)
         return s_result(PvmNoBuf);
     size_t len = 0;
-    uint8_t *frame = pvm_buf_frame(buf, &len);      /* header room in front: no copy */
-    if (!frame)
-        return s_result(PvmNoMem);
+    uint8_t *frame = NULL;
+    const uint8_t *bytes;
+    if (pvm_buf_encoding(buf) == PVM_BUF_INPLACE)   /* one segment: the caller's memory */
+        bytes = pvm_buf_send_bytes(buf, &len);
+    else if ((frame = pvm_buf_frame(buf, &len)) != NULL)    /* header room in front */
+        bytes = frame + PVM_BUF_HEADROOM;
+    else
+        bytes = NULL;
+    if (!bytes)                 /* unpacked straight into the caller's memory, or ENOMEM */
+        return s_result(PvmNoData);
     int enc = pvm_buf_encoding(buf) == PVM_BUF_DEFAULT ? PVM_BUF_DEFAULT : PVM_BUF_RAW;
-    return s_result(e.ops->bcast(e.impl, group, msgtag, PvmBaseContext, enc, frame, len));
+    return s_result(e.ops->bcast(e.impl, group, msgtag, PvmBaseContext, enc, frame, bytes,
+                                 len));
 }
 
 /*  Enters a collective that prints its errors (reduce, gather, scatter): 0 with *e set, or

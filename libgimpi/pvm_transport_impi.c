@@ -412,18 +412,25 @@ _Static_assert(HDR_SIZE <= PVM_BUF_HEADROOM, "the PVM header fits a buffer's hea
 
 /*  vtable: pvm_bcast to the group's members now.  Up to INLINE_MAX bytes: header + body
  *  as one data-plane bcast on the PVM context (the header in the frame's headroom, right in
- *  front of the body), taken by receivers like any PVM message.  Longer: the 24-byte
- *  header, then the body on GIMPI_CID_PVM_BCAST under the next bcast number, both to the
- *  same view of the group. */
+ *  front of the body; copied together when there is no frame), taken by receivers like
+ *  any PVM message.  Longer: the 24-byte header, then the body straight from `bytes` on
+ *  GIMPI_CID_PVM_BCAST under the next bcast number, both to the same view of the group. */
 static int s_bcast(void *impl, const char *group, int tag, int ctxid, int encoding,
-                   uint8_t *frame, size_t len)
+                   uint8_t *frame, const uint8_t *bytes, size_t len)
 {
     impi_tp_t *self = impl;
     if (len <= INLINE_MAX) {
-        uint8_t *b = frame + PVM_BUF_HEADROOM - HDR_SIZE;
+        uint8_t *b = frame ? frame + PVM_BUF_HEADROOM - HDR_SIZE : malloc(HDR_SIZE + len);
+        if (!b)
+            return GIMPI_ENOMEM;
+        if (!frame && len)
+            memcpy(b + HDR_SIZE, bytes, len);
         s_put_header(b, encoding, 0, ctxid, len);
-        return gimpi_coll_group_bcast(self->coll, gimpi_groups(self->task), group,
-                                      GIMPI_CID_PVM, tag, b, HDR_SIZE + len);
+        int rc = gimpi_coll_group_bcast(self->coll, gimpi_groups(self->task), group,
+                                        GIMPI_CID_PVM, tag, b, HDR_SIZE + len);
+        if (!frame)
+            free(b);
+        return rc;
     }
     if (!group || !*group)
         return GIMPI_ENULLGROUP;
@@ -437,8 +444,7 @@ static int s_bcast(void *impl, const char *group, int tag, int ctxid, int encodi
     impi_put64(h + HDR_SIZE, seq);
     rc = gimpi_coll_bcast(self->coll, v, GIMPI_CID_PVM, tag, h, sizeof h);
     if (rc == 0)
-        rc = gimpi_coll_bcast(self->coll, v, GIMPI_CID_PVM_BCAST, (int)seq,
-                              frame + PVM_BUF_HEADROOM, len);
+        rc = gimpi_coll_bcast(self->coll, v, GIMPI_CID_PVM_BCAST, (int)seq, bytes, len);
     gimpi_view_destroy(&v);
     return rc;
 }

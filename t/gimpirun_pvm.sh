@@ -25,7 +25,7 @@ job "2 tasks: the same" 2 -np 2 "$TASK" basic
 job "3 tasks send 64 MiB to every other before any receive" 3 -np 3 "$TASK" big 64
 job "with 1 KiB packets and ackmark = hiwater = 1: 2 MiB to every other first" 3 -datalen 1024 -ackmark 1 -hiwater 1 -np 3 "$TASK" big 2
 job "4 tasks: join, barrier, freeze; messages to the tids pvm_gettid gives come from the tids pvm_getinst knows; bcast, reduce, gather, scatter" 4 -np 4 "$TASK" groups
-job "3 tasks: bodies left on the data plane until unpacked (newest first, decoded, freed unread, in halves, resent after a whole unpack), long bcasts" 3 -np 3 "$TASK" lazy
+job "3 tasks: bodies left on the data plane until unpacked (newest first, decoded, freed unread, in halves, resent after a whole unpack), bcasts (Default, InPlace)" 3 -np 3 "$TASK" lazy
 job "2 tasks, 1 KiB packets: the same" 2 -datalen 1024 -np 2 "$TASK" lazy
 job "18 tasks: the same, the long bcasts through the forwarding tree (17 receivers)" 18 -np 18 "$TASK" lazy
 job "tasks leave early, with and without pvm_exit; the others go on" 4 -np 4 "$TASK" leave

@@ -15,8 +15,10 @@
  *    lazy     bodies that stay on the data plane until unpacked (task 1 to task 2): two
  *             long messages of one envelope unpacked newest first, one decoded, one freed
  *             unread, one unpacked in halves, one unpacked whole then resent (PvmNoData);
- *             then every task joins "lazy" and instance 0 bcasts two long messages with
- *             one tag, checked whole everywhere
+ *             then every task joins "lazy" and instance 0 bcasts five messages with one
+ *             tag (two long PvmDataDefault ones; PvmDataInPlace long from one segment,
+ *             short, and from two segments, changed after packing), checked whole and as
+ *             at bcast time everywhere
  *  Every task prints "t<tid> <mode> ok" on success (and a few progress lines); on a
  *  failure "t<tid> FAIL ..." and exit status 1.
  */
@@ -377,22 +379,32 @@ static void s_lazy(int *tids, int n, int k)
               "unpacked whole");
         pvm_setsbuf(r);
         CHECK(pvm_send(tids[0], 76) == PvmNoData, "resending it: PvmNoData (its bytes went out)");
+        CHECK(pvm_bcast("lazy", 76) == PvmNoData, "bcasting it: PvmNoData too");
     }
     int inst = pvm_joingroup("lazy");
     CHECK(inst >= 0 && pvm_barrier("lazy", n) == 0, "join and meet");
     int root = pvm_gettid("lazy", 0);
-    for (int m = 0; m < 2; m++) {
+    /* 0, 1: PvmDataDefault; 2: one InPlace segment (sent from the caller's memory, as it
+       is at bcast time); 3: a short one (inline); 4: two segments (gathered) */
+    static const size_t blen[5] = { B, B, B, 100, B };
+    for (int m = 0; m < 5; m++) {
         if (inst == 0) {
-            s_pattern(buf, B, 10 + m, 0);
-            CHECK(pvm_initsend(PvmDataDefault) > 0 && pvm_pkbyte((char *)buf, B, 1) == 0
-                  && pvm_bcast("lazy", 77) == 0, "bcast %d", m);
+            int h = (int)blen[m] / 2;
+            s_pattern(buf, blen[m], m < 2 ? 10 + m : 99, 0);
+            CHECK(pvm_initsend(m < 2 ? PvmDataDefault : PvmDataInPlace) > 0
+                  && (m < 4 ? pvm_pkbyte((char *)buf, (int)blen[m], 1)
+                            : pvm_pkbyte((char *)buf, h, 1)
+                                  | pvm_pkbyte((char *)buf + h, (int)blen[m] - h, 1)) == 0,
+                  "pack %d", m);
+            s_pattern(buf, blen[m], 10 + m, 0);     /* InPlace: what the bcast sends */
+            CHECK(pvm_bcast("lazy", 77) == 0, "bcast %d", m);
         }
     }
     if (inst != 0)
-        for (int m = 0; m < 2; m++) {
+        for (int m = 0; m < 5; m++) {
             memset(buf, 0, B);
-            CHECK(pvm_recv(root, 77) > 0 && pvm_upkbyte((char *)buf, B, 1) == 0
-                  && s_pattern(buf, B, 10 + m, 1), "long bcast %d whole and in order", m);
+            CHECK(pvm_recv(root, 77) > 0 && pvm_upkbyte((char *)buf, (int)blen[m], 1) == 0
+                  && s_pattern(buf, blen[m], 10 + m, 1), "bcast %d whole and in order", m);
         }
     CHECK(pvm_barrier("lazy", n) == 0 && pvm_lvgroup("lazy") == 0, "meet and leave");
     free(buf);
