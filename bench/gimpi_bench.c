@@ -133,7 +133,7 @@ static int s_task(const impi_tables_t *t, int rank, int lfd, void *arg)
     const job_t *job = arg;
     const char *figure = job->figure;
     char err[256];
-    gimpi_msg_t *ctx = gimpi_msg_new(t, rank, lfd, 20000, err, sizeof err);
+    gimpi_msg_t *ctx = gimpi_msg_new_local(t, rank, lfd, dp_local_fd(), 20000, err, sizeof err);
     if (!ctx) {
         fprintf(stderr, "gimpi-bench: task %d: %s\n", rank, err);
         return 1;
@@ -239,7 +239,7 @@ int main(int argc, char **argv)
     const char *am = getenv("GIMPI_BENCH_ACKMARK"), *hw = getenv("GIMPI_BENCH_HIWATER");
     dp_opts_t o = { coll ? n : 2, pk ? (uint32_t)atoi(pk) : GIMPI_DEFAULT_DATALEN,
                     am ? (uint32_t)atoi(am) : GIMPI_DEFAULT_ACKMARK,
-                    hw ? (uint32_t)atoi(hw) : GIMPI_DEFAULT_HIWATER, 300000, 1, 0 };
+                    hw ? (uint32_t)atoi(hw) : GIMPI_DEFAULT_HIWATER, 300000, 1, 0, 0 };
     /* the group figures use a real group in groupd (the tasks register under the tids of
      * a block reserved here) unless GIMPI_BENCH_VIEW is set or groupd cannot be had */
     job_t job = { argv[1], -1 };

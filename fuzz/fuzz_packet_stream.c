@@ -30,7 +30,7 @@ static void *s_peer(void *arg)
     peer_arg_t *a = arg;
     int fds[2];
     char err[200];
-    if (gimpi_host_dance(a->t, 1, a->lfd, fds, 5000, err, sizeof err) == 0) {
+    if (gimpi_host_dance(a->t, 1, a->lfd, -1, fds, 5000, err, sizeof err) == 0) {
         size_t off = 0;
         while (off < a->size) {
             ssize_t n = send(fds[0], a->data + off, a->size - off, MSG_NOSIGNAL);

@@ -17,6 +17,7 @@
  */
 #include "config.h"
 #include "gimpi.h"
+#include "gimpi_host.h"
 #include "gimpi_job.h"
 #include "gimpi_loop.h"
 #include "impi_client.h"
@@ -59,7 +60,7 @@ struct task_t {
     launcher_t *self;
     char **argv;                /* points into the command line */
     pid_t pid;
-    int listen_fd, port;
+    int listen_fd, local_fd, port;
     int go_fd;                  /* write end of the go pipe */
     stream_t out, err;
     bool exited;
@@ -269,13 +270,18 @@ static int s_spawn(launcher_t *self, int i, int tables_fd)
             if (null >= 0)
                 dup2(null, 0);
         }
-        /* the three hand-over descriptors survive exec */
+        /* the hand-over descriptors survive exec */
         fcntl(t->listen_fd, F_SETFD, 0);
         fcntl(tables_fd, F_SETFD, 0);
         fcntl(go[0], F_SETFD, 0);
         char v[32];
         snprintf(v, sizeof v, "%d", t->listen_fd);
         setenv(GIMPI_ENV_LISTEN_FD, v, 1);
+        if (t->local_fd >= 0) {
+            fcntl(t->local_fd, F_SETFD, 0);
+            snprintf(v, sizeof v, "%d", t->local_fd);
+            setenv(GIMPI_ENV_LOCAL_LISTEN_FD, v, 1);
+        }
         snprintf(v, sizeof v, "%d", tables_fd);
         setenv(GIMPI_ENV_TABLES_FD, v, 1);
         snprintf(v, sizeof v, "%d", go[0]);
@@ -533,6 +539,7 @@ static int s_run(launcher_t *self)
             fprintf(stderr, "gimpirun: %s\n", err);
             return 1;
         }
+        t->local_fd = gimpi_host_listen_local(t->listen_fd);   /* -1: TCP only */
     }
     int tables_fd = memfd_create("gimpi-tables", MFD_CLOEXEC);
     if (tables_fd < 0) {
@@ -544,8 +551,11 @@ static int s_run(launcher_t *self)
             s_signal_all(self, SIGKILL);
             return 1;
         }
-    for (int i = 0; i < self->ntasks; i++)
+    for (int i = 0; i < self->ntasks; i++) {
         close(self->tasks[i].listen_fd);
+        if (self->tasks[i].local_fd >= 0)
+            close(self->tasks[i].local_fd);
+    }
 
     bool started = s_startup(self, addr) == 0;
     if (started && impi_tables_save(self->tables, tables_fd) < 0) {

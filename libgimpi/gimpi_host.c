@@ -5,6 +5,15 @@
  *  address), the 4-byte rank sent on each, accepts from the higher-ranked hosts and the
  *  4-byte rank read from each.  Doing it all concurrently means the order in which hosts
  *  arrive does not matter and nothing can deadlock; the deadline bounds it all.
+ *
+ *  Local sockets: a host also listens on a Unix-domain stream socket in the abstract
+ *  namespace, named after its TCP address and port ("gimpi-host/A.B.C.D:PORT"), and a
+ *  dialer tries that name first.  It only exists in the same kernel and network namespace,
+ *  so a peer on another machine (or in another namespace) is reached over TCP as before;
+ *  both ends check that the other runs under their own user id (SO_PEERCRED), so a name
+ *  squatted by another user is ignored.  The bytes on the connection are the same IMPI
+ *  stream either way; loopback TCP costs twice the kernel time per message here
+ *  (doc/data-plane.md, "Local sockets").  GIMPI_LOCAL_SOCKETS=0 turns it off.
  */
 #include "gimpi_host.h"
 
@@ -15,10 +24,12 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -76,13 +87,83 @@ int gimpi_host_listen(const uint8_t addr[16], int *port, char *err, size_t errsi
     return fd;
 }
 
+/*  Whether local sockets are wanted (GIMPI_LOCAL_SOCKETS unset or not "0"). */
+static int s_local_wanted(void)
+{
+    const char *e = getenv("GIMPI_LOCAL_SOCKETS");
+    return !e || strcmp(e, "0") != 0;
+}
+
+/*  The abstract socket address of the host at addr:port; returns its length. */
+static socklen_t s_local_name(struct sockaddr_un *su, const uint8_t addr[16], int port)
+{
+    memset(su, 0, sizeof *su);
+    su->sun_family = AF_UNIX;
+    char a[48];
+    int n = snprintf(su->sun_path + 1, sizeof su->sun_path - 1, "gimpi-host/%s:%d",
+                     impi_addr16_format(addr, a, sizeof a), port);
+    return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+}
+
+/*  1 when a connected Unix-domain socket's peer runs under our own user id. */
+static int s_same_user(int fd)
+{
+    struct ucred cr;
+    socklen_t len = sizeof cr;
+    return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 && cr.uid == geteuid();
+}
+
+/*  The local listener paired with TCP listener tcp_fd. */
+int gimpi_host_listen_local(int tcp_fd)
+{
+    struct sockaddr_in sa;
+    socklen_t salen = sizeof sa;
+    if (tcp_fd < 0 || !s_local_wanted()
+        || getsockname(tcp_fd, (struct sockaddr *)&sa, &salen) < 0 || sa.sin_family != AF_INET)
+        return -1;
+    uint8_t addr[16];
+    impi_addr16_from_ipv4(addr, ntohl(sa.sin_addr.s_addr));
+    struct sockaddr_un su;
+    socklen_t sulen = s_local_name(&su, addr, ntohs(sa.sin_port));
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return -1;
+    if (bind(fd, (struct sockaddr *)&su, sulen) < 0 || listen(fd, SOMAXCONN) < 0) {
+        close(fd);              /* taken (by someone else) or not possible: TCP only */
+        return -1;
+    }
+    return fd;
+}
+
+/*  Accepts one caller (non-blocking, close-on-exec).  On a local listener a caller of
+ *  another user is refused (closed; errno EAGAIN, as if nobody had called). */
+int gimpi_host_accept(int listen_fd)
+{
+    int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd >= 0 && gimpi_host_is_local(fd) && !s_same_user(fd)) {
+        close(fd);
+        errno = EAGAIN;
+        return -1;
+    }
+    return fd;
+}
+
+/*  1 when fd is a Unix-domain socket. */
+int gimpi_host_is_local(int fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    return getsockname(fd, (struct sockaddr *)&ss, &len) == 0 && ss.ss_family == AF_UNIX;
+}
+
 /*  Makes a connected socket ready for the packet engine: no Nagle delay, non-blocking,
  *  4 MiB send and receive buffers (a long message is then written in a few calls instead
  *  of waiting for the kernel's autotuning to grow them). */
 void gimpi_host_tune(int fd)
 {
     int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (!gimpi_host_is_local(fd))
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     int big = 4 << 20;
     setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
@@ -119,8 +200,8 @@ static int s_start_connect(const impi_tables_t *t, int myhost, int i, dance_sock
 }
 
 /*  Meets every other host. */
-int gimpi_host_dance(const impi_tables_t *t, int myhost, int listen_fd, int *fds,
-                     int timeout_ms, char *err, size_t errsize)
+int gimpi_host_dance(const impi_tables_t *t, int myhost, int listen_fd, int local_fd,
+                     int *fds, int timeout_ms, char *err, size_t errsize)
 {
     int n = t->nhosts;
     for (int i = 0; i < n; i++)
@@ -133,7 +214,7 @@ int gimpi_host_dance(const impi_tables_t *t, int myhost, int listen_fd, int *fds
     /* connects: one per lower host; accepts: at most nhigher in flight at a time + slack */
     int cap = myhost + nhigher + 1;
     dance_sock_t *socks = calloc((size_t)cap, sizeof *socks);
-    struct pollfd *pfd = calloc((size_t)cap + 1, sizeof *pfd);
+    struct pollfd *pfd = calloc((size_t)cap + 2, sizeof *pfd);
     if (!socks || !pfd) {
         free(socks);
         free(pfd);
@@ -159,8 +240,10 @@ int gimpi_host_dance(const impi_tables_t *t, int myhost, int listen_fd, int *fds
         }
         int np = 0;
         int want_accept = accepted < nhigher && nsocks < cap;
-        if (want_accept)
+        if (want_accept) {
             pfd[np++] = (struct pollfd){ .fd = listen_fd, .events = POLLIN };
+            pfd[np++] = (struct pollfd){ .fd = local_fd, .events = POLLIN };  /* -1: none */
+        }
         int first = np;
         for (int k = 0; k < nsocks; k++) {
             dance_sock_t *s = &socks[k];
@@ -250,8 +333,10 @@ int gimpi_host_dance(const impi_tables_t *t, int myhost, int listen_fd, int *fds
                 }
             }
         }
-        if (want_accept && (pfd[0].revents & POLLIN)) {
-            int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        for (int l = 0; want_accept && l < 2 && nsocks < cap; l++) {
+            if (!(pfd[l].revents & POLLIN))
+                continue;
+            int fd = gimpi_host_accept(pfd[l].fd);
             if (fd >= 0) {
                 socks[nsocks++] = (dance_sock_t){ .fd = fd, .peer = -1 };
             } else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
@@ -325,7 +410,18 @@ int gimpi_host_dial(const uint8_t addr[16], int port, const uint8_t *from, int *
                     char *err, size_t errsize)
 {
     char a[48];
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    int fd;
+    if (s_local_wanted() && (fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                                         0)) >= 0) {
+        struct sockaddr_un su;
+        socklen_t sulen = s_local_name(&su, addr, port);
+        if (connect(fd, (struct sockaddr *)&su, sulen) == 0 && s_same_user(fd)) {
+            *inprogress = 0;
+            return fd;
+        }
+        close(fd);              /* not on this machine (or busy, or not ours): TCP */
+    }
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) {
         s_err(err, errsize, "socket: %s", strerror(errno));
         return -1;

@@ -3,6 +3,7 @@
  *  whose single-client startup is done locally.  See gimpi_job.h for the hand-over.
  */
 #include "gimpi_job.h"
+#include "gimpi_host.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -125,6 +126,7 @@ static int s_standalone(gimpi_job_t *job, char *err, size_t errsize)
     }
     job->client = job->local = job->host_rank = job->world_rank = 0;
     job->listen_fd = fd;
+    job->local_fd = gimpi_host_listen_local(fd);
     job->launched = false;
     return 0;
 }
@@ -224,9 +226,15 @@ void gimpi_job_key(const impi_tables_t *tables, char out[GIMPI_JOB_KEY_SIZE])
 int gimpi_job_init(gimpi_job_t *job, int timeout_ms, char *err, size_t errsize)
 {
     memset(job, 0, sizeof *job);
-    job->listen_fd = -1;
+    job->listen_fd = job->local_fd = -1;
     job->tidbase = -1;
     int listen_fd = s_env_int(GIMPI_ENV_LISTEN_FD);
+    int local_fd = s_env_int(GIMPI_ENV_LOCAL_LISTEN_FD);
+    if (local_fd >= 0) {        /* ours from now on, whatever happens next */
+        fcntl(local_fd, F_SETFD, FD_CLOEXEC);
+        unsetenv(GIMPI_ENV_LOCAL_LISTEN_FD);
+        job->local_fd = local_fd;
+    }
     int tables_fd = s_env_int(GIMPI_ENV_TABLES_FD);
     int go_fd = s_env_int(GIMPI_ENV_GO_FD);
     int client = s_env_int(GIMPI_ENV_CLIENT);
@@ -290,5 +298,7 @@ void gimpi_job_fini(gimpi_job_t *job)
         impi_tables_destroy(&job->tables);
     if (job->listen_fd >= 0)
         close(job->listen_fd);
-    job->listen_fd = -1;
+    if (job->local_fd >= 0)
+        close(job->local_fd);
+    job->listen_fd = job->local_fd = -1;
 }

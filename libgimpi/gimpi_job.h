@@ -8,7 +8,8 @@
  *  the launcher writes one byte once the tables are complete: 'T' go, anything else or
  *  EOF means the startup failed; after the 'T', the decimal tid base groupd reserved for
  *  the job and a newline, when the launcher could reserve one), plus GIMPI_CLIENT and GIMPI_LOCAL (client rank and the
- *  task's index among its client's tasks).  A task without those variables enrols as a
+ *  task's index among its client's tasks), and GIMPI_LOCAL_LISTEN_FD when the launcher
+ *  made the listener's local twin (gimpi_host_listen_local).  A task without those variables enrols as a
  *  one-task job of its own, as a PVM task started from the shell does.
  */
 #ifndef GIMPI_JOB_H
@@ -25,12 +26,14 @@ typedef struct {
     int host_rank;              /* global host rank (each task is one host) */
     int world_rank;             /* rank in the whole job */
     int listen_fd;              /* listening socket, owned */
+    int local_fd;               /* its local (Unix-domain) twin, owned, or -1 */
     bool launched;              /* started by gimpirun (false: shell-started) */
     int tidbase;                /* groupd's block for the job (tid = base + rank + 1), -1: none */
 } gimpi_job_t;
 
 /*  Environment variable names, shared by gimpirun and the library. */
 #define GIMPI_ENV_LISTEN_FD "GIMPI_LISTEN_FD"
+#define GIMPI_ENV_LOCAL_LISTEN_FD "GIMPI_LOCAL_LISTEN_FD"
 #define GIMPI_ENV_TABLES_FD "GIMPI_TABLES_FD"
 #define GIMPI_ENV_GO_FD     "GIMPI_GO_FD"
 #define GIMPI_ENV_CLIENT    "GIMPI_CLIENT"

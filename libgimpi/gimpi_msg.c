@@ -191,6 +191,7 @@ struct gimpi_msg_t {
     int thread_started, stop;
     int evfd;
     int rank, nprocs, nhosts, myhost, listen_fd;
+    int local_fd;                   /* local (Unix-domain) listener, or -1 */
     int nstatic, nstatic_hosts;     /* procs and hosts of the static tables (first ones) */
     int cap_procs, cap_hosts;       /* allocated peers and conns */
     int tidbase;                    /* tid of static rank r = tidbase + r + 1 */
@@ -690,6 +691,14 @@ static void s_debug_out(gimpi_msg_t *self, int h)
     impi_packet_decode(self->conns[h].thdr, UINT32_MAX, &pk);
     fprintf(stderr, "gimpi[rank %d] -> host %d: %s\n", self->rank, h,
             impi_packet_format(&pk, line, sizeof line));
+}
+
+/*  GIMPI_DEBUG: how connection h was made. */
+static void s_debug_conn(gimpi_msg_t *self, int h)
+{
+    if (self->debug)
+        fprintf(stderr, "gimpi[rank %d] host %d: connected over %s\n", self->rank, h,
+                gimpi_host_is_local(self->conns[h].fd) ? "a local socket" : "TCP");
 }
 
 /*  Appends to iov the continuation packets that s_next_packet would choose right after
@@ -1247,6 +1256,7 @@ static int s_bind(gimpi_msg_t *self, int h, const gimpi_intro_t *in)
         c->hiwater = c->ackmark;
     gimpi_host_tune(c->fd);
     c->state = C_OPEN;
+    s_debug_conn(self, h);
     if (peer->alive_fd >= 0) {          /* from now on the connection tells its death */
         close(peer->alive_fd);
         peer->alive_fd = -1;
@@ -1504,11 +1514,11 @@ static void s_pend_event(gimpi_msg_t *self, int k)
         s_pend_decide(self, k);
 }
 
-/*  The listening socket is readable: takes the waiting callers. */
-static void s_accept(gimpi_msg_t *self)
+/*  A listening socket (TCP or local) is readable: takes the waiting callers. */
+static void s_accept(gimpi_msg_t *self, int lfd)
 {
     for (int i = 0; i < 16; i++) {
-        int fd = accept4(self->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        int fd = gimpi_host_accept(lfd);
         if (fd < 0)
             return;
         if (s_grow(&self->pend, &self->cap_pend, self->npend, sizeof *self->pend, 1024)) {
@@ -1621,6 +1631,8 @@ static int s_extra_fds(gimpi_msg_t *self, struct pollfd *pfd, int *busy)
     *busy = 0;
     if (self->listen_fd >= 0)
         pfd[n++] = (struct pollfd){ .fd = self->listen_fd, .events = POLLIN };
+    if (self->local_fd >= 0)
+        pfd[n++] = (struct pollfd){ .fd = self->local_fd, .events = POLLIN };
     for (int k = 0; k < self->npend; k++)
         pfd[n++] = (struct pollfd){ .fd = self->pend[k].fd, .events = POLLIN };
     for (int h = self->nstatic_hosts; h < self->nhosts; h++) {
@@ -1632,15 +1644,15 @@ static int s_extra_fds(gimpi_msg_t *self, struct pollfd *pfd, int *busy)
     for (int p = self->nstatic; p < self->nprocs; p++)
         if (self->peers[p].alive_fd >= 0)
             pfd[n++] = (struct pollfd){ .fd = self->peers[p].alive_fd, .events = POLLIN };
-    *busy = n > (self->listen_fd >= 0);
+    *busy = n > (self->listen_fd >= 0) + (self->local_fd >= 0);
     return n;
 }
 
 /*  Handles a ready dynamic-host socket (whichever it still is). */
 static void s_extra_event(gimpi_msg_t *self, int fd, short revents)
 {
-    if (fd == self->listen_fd) {
-        s_accept(self);
+    if (fd == self->listen_fd || fd == self->local_fd) {
+        s_accept(self, fd);
         return;
     }
     for (int k = 0; k < self->npend; k++)
@@ -1684,7 +1696,7 @@ static void s_drive(gimpi_msg_t *self, int timeout_ms, int app)
     int dyn = self->npend || self->nhosts > self->nstatic_hosts;
     if (dyn)
         s_dyn_deadlines(self);
-    int nmax = self->nhosts + 1 + self->npend + (self->nhosts - self->nstatic_hosts)
+    int nmax = self->nhosts + 2 + self->npend + (self->nhosts - self->nstatic_hosts)
                + (self->nprocs - self->nstatic) + 1;
     struct pollfd pfd[nmax];
     int map[nmax];
@@ -1886,27 +1898,31 @@ static void *s_progress(void *arg)
 
 /* ------------------------------------------------------------------ construction */
 
-/*  Creates the context: tables copied, hosts met, progress thread started. */
+/*  Creates the context over a TCP listener only. */
 gimpi_msg_t *gimpi_msg_new(const struct impi_tables_t *t, int rank, int listen_fd,
                            int timeout_ms, char *err, size_t errsize)
 {
-    if (!t || rank < 0 || rank >= t->nprocs || t->nhosts < 1 || !t->procs || !t->hosts) {
+    return gimpi_msg_new_local(t, rank, listen_fd, -1, timeout_ms, err, errsize);
+}
+
+/*  Creates the context: tables copied, hosts met, progress thread started. */
+gimpi_msg_t *gimpi_msg_new_local(const struct impi_tables_t *t, int rank, int listen_fd,
+                                 int local_fd, int timeout_ms, char *err, size_t errsize)
+{
+    int myhost = -1;
+    gimpi_msg_t *self = NULL;
+    if (!t || rank < 0 || rank >= t->nprocs || t->nhosts < 1 || !t->procs || !t->hosts)
         snprintf(err, errsize, "bad tables or rank %d", rank);
-        if (listen_fd >= 0)
-            close(listen_fd);
-        return NULL;
-    }
-    int myhost = t->procs[rank].host;
-    if (myhost < 0 || myhost >= t->nhosts || t->hosts[myhost].nprocs != 1) {
+    else if ((myhost = t->procs[rank].host) < 0 || myhost >= t->nhosts
+             || t->hosts[myhost].nprocs != 1)
         snprintf(err, errsize, "rank %d must be the only proc of its host", rank);
+    else if (!(self = calloc(1, sizeof *self)))
+        snprintf(err, errsize, "out of memory");
+    if (!self) {
         if (listen_fd >= 0)
             close(listen_fd);
-        return NULL;
-    }
-    gimpi_msg_t *self = calloc(1, sizeof *self);
-    if (!self) {
-        snprintf(err, errsize, "out of memory");
-        close(listen_fd);
+        if (local_fd >= 0)
+            close(local_fd);
         return NULL;
     }
     pthread_mutex_init(&self->mu, NULL);
@@ -1915,6 +1931,7 @@ gimpi_msg_t *gimpi_msg_new(const struct impi_tables_t *t, int rank, int listen_f
     pthread_cond_init(&self->pcv, NULL);
     self->evfd = -1;
     self->listen_fd = listen_fd;
+    self->local_fd = local_fd;
     self->rank = rank;
     self->nprocs = self->nstatic = self->cap_procs = t->nprocs;
     self->nhosts = self->nstatic_hosts = self->cap_hosts = t->nhosts;
@@ -1972,7 +1989,7 @@ gimpi_msg_t *gimpi_msg_new(const struct impi_tables_t *t, int rank, int listen_f
         snprintf(err, errsize, "eventfd: %s", strerror(errno));
         goto fail;
     }
-    if (gimpi_host_dance(t, myhost, listen_fd, fds, timeout_ms, err, errsize) < 0)
+    if (gimpi_host_dance(t, myhost, listen_fd, local_fd, fds, timeout_ms, err, errsize) < 0)
         goto fail;
     for (int h = 0; h < t->nhosts; h++) {
         if (h == myhost)
@@ -1980,6 +1997,7 @@ gimpi_msg_t *gimpi_msg_new(const struct impi_tables_t *t, int rank, int listen_f
         conn_t *c = &self->conns[h];
         c->fd = fds[h];
         c->state = C_OPEN;
+        s_debug_conn(self, h);
         c->stage = malloc(STAGE_SIZE);
         if (!c->stage)
             goto nomem;
@@ -1988,6 +2006,8 @@ gimpi_msg_t *gimpi_msg_new(const struct impi_tables_t *t, int rank, int listen_f
     fds = NULL;
     /* from now on the listener takes dynamic hosts, from the progress machinery */
     fcntl(listen_fd, F_SETFL, fcntl(listen_fd, F_GETFL) | O_NONBLOCK);
+    if (local_fd >= 0)
+        fcntl(local_fd, F_SETFL, fcntl(local_fd, F_GETFL) | O_NONBLOCK);
     self->peers[rank].gone = 0;
     const char *prog = getenv("GIMPI_PROGRESS");     /* "0": no thread (tests, benchmarks) */
     if (!(prog && strcmp(prog, "0") == 0)) {
@@ -2063,6 +2083,8 @@ void gimpi_msg_destroy(gimpi_msg_t **self_p)
         close(self->evfd);
     if (self->listen_fd >= 0)
         close(self->listen_fd);
+    if (self->local_fd >= 0)
+        close(self->local_fd);
     pthread_cond_destroy(&self->cv);
     pthread_cond_destroy(&self->pcv);
     pthread_mutex_destroy(&self->pmu);

@@ -174,9 +174,10 @@ gimpi_t *gimpi_init(char *err, size_t errsize)
         free(self);
         return NULL;
     }
-    int fd = self->job.listen_fd;
-    self->job.listen_fd = -1;           /* the data plane owns it from now on */
-    self->msg = gimpi_msg_new(self->job.tables, self->job.world_rank, fd, timeout, err, errsize);
+    int fd = self->job.listen_fd, lfd = self->job.local_fd;
+    self->job.listen_fd = self->job.local_fd = -1;  /* the data plane owns them from now on */
+    self->msg = gimpi_msg_new_local(self->job.tables, self->job.world_rank, fd, lfd, timeout,
+                                    err, errsize);
     self->groups = gimpi_groups_new(NULL, NULL);
     self->coll = self->msg ? gimpi_coll_new(self->msg) : NULL;
     if (!self->msg || !self->groups || !self->coll) {

@@ -401,7 +401,7 @@ static int s_kill_body(const impi_tables_t *t, int rank, int lfd, void *arg)
 /*  Runs one job; want: every task exits 0 except the victim (killed). */
 static void s_job(const char *name, int n, dp_body_t body, void *arg, int victim)
 {
-    dp_opts_t o = { n, 65536, 32, 64, 120000, 0, 0 };
+    dp_opts_t o = { n, 65536, 32, 64, 120000, 0, 0, 0 };
     int codes[64];
     int64_t t0 = tl_now_ms();
     dp_run(&o, body, arg, codes);

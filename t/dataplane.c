@@ -632,7 +632,7 @@ static int s_mt_body(const impi_tables_t *t, int rank, int lfd, void *arg)
 static void s_job(const char *name, int n, uint32_t pktlen, uint32_t ackmark, uint32_t hiwater,
                   dp_body_t body, void *arg)
 {
-    dp_opts_t o = { n, pktlen, ackmark, hiwater, 120000, 0, 0 };
+    dp_opts_t o = { n, pktlen, ackmark, hiwater, 120000, 0, 0, 0 };
     int codes[16];
     int64_t t0 = tl_now_ms();
     int rc = dp_run(&o, body, arg, codes);

@@ -86,7 +86,7 @@ static int s_fake_body(const impi_tables_t *t, int rank, int lfd, void *arg)
     if (rank == 1) {
         int fds[8];
         char err[200];
-        if (gimpi_host_dance(t, 1, lfd, fds, TMO, err, sizeof err) < 0)
+        if (gimpi_host_dance(t, 1, lfd, -1, fds, TMO, err, sizeof err) < 0)
             return dp_fail(rank, "dance: %s", err);
         CHECK(tl_send_all(fds[0], f->bytes, f->len) == 0, "write");
         if (f->hangup)
@@ -155,7 +155,7 @@ static int s_lamlike_body(const impi_tables_t *t, int rank, int lfd, void *arg)
     if (rank == 1) {
         int fds[8];
         char err[200];
-        if (gimpi_host_dance(t, 1, lfd, fds, TMO, err, sizeof err) < 0)
+        if (gimpi_host_dance(t, 1, lfd, -1, fds, TMO, err, sizeof err) < 0)
             return dp_fail(rank, "dance: %s", err);
         uint8_t out[3 * IMPI_PACKET_SIZE + 5];
         impi_packet_t pk;
@@ -218,7 +218,7 @@ static int s_multiproc_body(const impi_tables_t *t, int rank, int lfd, void *arg
     if (rank == 1) {
         int fds[8];
         char err[200];
-        if (gimpi_host_dance(t, 1, lfd, fds, TMO, err, sizeof err) < 0)
+        if (gimpi_host_dance(t, 1, lfd, -1, fds, TMO, err, sizeof err) < 0)
             return dp_fail(rank, "dance: %s", err);
         int fd = fds[0];
         uint8_t out[2 * (IMPI_PACKET_SIZE + 3)];
@@ -292,7 +292,7 @@ static int s_multiproc_body(const impi_tables_t *t, int rank, int lfd, void *arg
 /*  Runs one job; want[] are the expected exit codes. */
 static void s_job(const char *name, int n, dp_body_t body, void *arg, const int *want)
 {
-    dp_opts_t o = { n, 65536, 10, 20, 60000, 0, 0 };
+    dp_opts_t o = { n, 65536, 10, 20, 60000, 0, 0, 1 };
     int codes[8];
     int64_t t0 = tl_now_ms();
     dp_run(&o, body, arg, codes);
@@ -335,7 +335,7 @@ int main(void)
           fine);
     s_job("LAM-style peer: control packets with pk_len 128, PK_FINI both ways", 2,
           s_lamlike_body, NULL, fine);
-    dp_opts_t mo = { 2, 64, 1, 1, 60000, 0, 2 };
+    dp_opts_t mo = { 2, 64, 1, 1, 60000, 0, 2, 1 };
     int codes[2];
     int rc = dp_run(&mo, s_multiproc_body, NULL, codes);
     ok(rc == 0, "a host with two procs: per-pair credit and sources on one connection");

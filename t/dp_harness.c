@@ -1,6 +1,7 @@
 /*  dp_harness.c — the job harness of the data-plane tests (see dp_harness.h). */
 #include "dp_harness.h"
 #include "gimpi_host.h"
+#include "gimpi_job.h"
 #include "testlib.h"
 
 #include <fcntl.h>
@@ -32,9 +33,9 @@ int dp_run(const dp_opts_t *o, dp_body_t body, void *arg, int *codes)
     t.hiwater = o->hiwater;
     t.xsize = 1024;
     t.maxlinear = 4;
-    int *lfd = calloc((size_t)n, sizeof *lfd);
+    int *lfd = calloc((size_t)n, sizeof *lfd), *llfd = calloc((size_t)n, sizeof *llfd);
     tl_child_t *kids = calloc((size_t)n, sizeof *kids);
-    if (!t.clients || !t.hosts || !t.procs || !lfd || !kids)
+    if (!t.clients || !t.hosts || !t.procs || !lfd || !llfd || !kids)
         abort();
     t.clients[0].nhosts = n;
     t.clients[0].nprocs = t.nprocs;
@@ -47,6 +48,7 @@ int dp_run(const dp_opts_t *o, dp_body_t body, void *arg, int *codes)
             fprintf(stderr, "harness: %s\n", err);
             abort();
         }
+        llfd[i] = o->tcp_only ? -1 : gimpi_host_listen_local(lfd[i]);   /* as gimpirun */
         t.hosts[i].nprocs = i == 1 ? 1 + extra : 1;
         t.hosts[i].ackmark = o->ackmark;
         t.hosts[i].hiwater = o->hiwater;
@@ -64,8 +66,16 @@ int dp_run(const dp_opts_t *o, dp_body_t body, void *arg, int *codes)
         pid_t pid = fork();
         if (pid == 0) {
             for (int j = 0; j < n; j++)
-                if (j != i)
+                if (j != i) {
                     close(lfd[j]);
+                    if (llfd[j] >= 0)
+                        close(llfd[j]);
+                }
+            if (llfd[i] >= 0) {             /* handed over the way gimpirun does it */
+                char v[16];
+                snprintf(v, sizeof v, "%d", llfd[i]);
+                setenv(GIMPI_ENV_LOCAL_LISTEN_FD, v, 1);
+            }
             int null = o->keep_stdout ? -1 : open("/dev/null", O_WRONLY);
             if (null >= 0) {                /* stdout is the parent's TAP */
                 dup2(null, 1);
@@ -76,8 +86,11 @@ int dp_run(const dp_opts_t *o, dp_body_t body, void *arg, int *codes)
         }
         kids[i] = (tl_child_t){ .pid = pid, .out = -1, .err = -1 };
     }
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         close(lfd[i]);
+        if (llfd[i] >= 0)
+            close(llfd[i]);
+    }
     int64_t deadline = tl_now_ms() + o->timeout_ms;
     int bad = 0;
     for (int i = 0; i < n; i++) {
@@ -92,15 +105,26 @@ int dp_run(const dp_opts_t *o, dp_body_t body, void *arg, int *codes)
     free(t.hosts);
     free(t.procs);
     free(lfd);
+    free(llfd);
     free(kids);
     return bad ? -1 : 0;
+}
+
+/*  The local listener dp_run made for this task (-1: none); taken once. */
+int dp_local_fd(void)
+{
+    const char *v = getenv(GIMPI_ENV_LOCAL_LISTEN_FD);
+    int fd = v && *v ? atoi(v) : -1;
+    unsetenv(GIMPI_ENV_LOCAL_LISTEN_FD);
+    return fd;
 }
 
 /*  Opens a context for a task. */
 gimpi_msg_t *dp_open(const impi_tables_t *t, int rank, int listen_fd, int timeout_ms)
 {
     char err[256];
-    gimpi_msg_t *ctx = gimpi_msg_new(t, rank, listen_fd, timeout_ms, err, sizeof err);
+    gimpi_msg_t *ctx = gimpi_msg_new_local(t, rank, listen_fd, dp_local_fd(), timeout_ms, err,
+                                           sizeof err);
     if (!ctx) {
         fprintf(stderr, "rank %d: gimpi_msg_new: %s\n", rank, err);
         return NULL;

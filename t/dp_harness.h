@@ -1,6 +1,7 @@
 /*  dp_harness.h — runs a job of N real tasks for data-plane tests: creates N listening
  *  sockets (task i on 127.0.0.(i+1), so that every host has its own address), fills an
- *  impi_tables_t by hand as the startup would (one client, one host and one proc per task),
+ *  impi_tables_t by hand as the startup would (one client, one host and one proc per task;
+ *  each with its local listener too, unless GIMPI_LOCAL_SOCKETS=0),
  *  forks the tasks, runs a body in each and collects their exit codes within a deadline
  *  (tasks still running then are killed).  Bodies report failures on stderr.
  */
@@ -18,6 +19,7 @@ typedef struct {
     int timeout_ms;             /* whole job */
     int keep_stdout;            /* tasks keep the parent's stdout (else /dev/null) */
     int host1_procs;            /* procs on host 1 (0 or 1: one); world ranks follow hosts */
+    int tcp_only;               /* no local listeners (bodies that meet the hosts by hand) */
 } dp_opts_t;
 
 /*  What a task runs: returns its exit code.  listen_fd is its own listening socket; rank
@@ -29,8 +31,13 @@ typedef int (*dp_body_t)(const impi_tables_t *t, int rank, int listen_fd, void *
  *  signal, or -1 when the deadline killed it.  Returns 0 when every task exited 0. */
 int dp_run(const dp_opts_t *opts, dp_body_t body, void *arg, int *codes);
 
-/*  Opens a context for a body (dance bounded, context timeout set); NULL + stderr on
- *  failure. */
+/*  The task's local listener (gimpi_host_listen_local), made by dp_run before the fork and
+ *  handed over in GIMPI_LOCAL_LISTEN_FD as gimpirun does; -1 when there is none.  Taken
+ *  once (dp_open takes it). */
+int dp_local_fd(void);
+
+/*  Opens a context for a body over the task's TCP and local listeners (dance bounded,
+ *  context timeout set); NULL + stderr on failure. */
 gimpi_msg_t *dp_open(const impi_tables_t *t, int rank, int listen_fd, int timeout_ms);
 
 /*  Finalizes and destroys a context; returns the finalize result. */

@@ -38,6 +38,7 @@ typedef struct {
     int tid[MAXT];
     int port[MAXT];
     int lfd[MAXT];
+    int llfd[MAXT];             /* local twins of lfd (-1: none) */
     uint32_t ip[MAXT];          /* address (host order); 0: 127.0.0.1 */
     int slow_ms;                /* the resolver sleeps this long first (a late registration) */
     int pipes[2][2];            /* expect scenario: alive pipes of tid[1] and tid[2] */
@@ -60,7 +61,7 @@ static int s_resolve(void *arg, int tid, uint8_t addr[16], int *port)
 
 /*  A one-task job of its own (as a shell-started or spawned task) on listening socket
  *  lfd, with tid `tid` and the registry as resolver. */
-static gimpi_msg_t *s_solo(int lfd, int port, int tid, reg_t *reg)
+static gimpi_msg_t *s_solo(int lfd, int llfd, int port, int tid, reg_t *reg)
 {
     char err[256];
     impi_tables_t *t = gimpi_job_solo_tables(port, err, sizeof err);
@@ -68,7 +69,7 @@ static gimpi_msg_t *s_solo(int lfd, int port, int tid, reg_t *reg)
         fprintf(stderr, "tables: %s\n", err);
         return NULL;
     }
-    gimpi_msg_t *m = gimpi_msg_new(t, 0, lfd, TMO, err, sizeof err);
+    gimpi_msg_t *m = gimpi_msg_new_local(t, 0, lfd, llfd, TMO, err, sizeof err);
     impi_tables_destroy(&t);
     if (!m) {
         fprintf(stderr, "gimpi_msg_new: %s\n", err);
@@ -94,6 +95,7 @@ static void s_reg_init(reg_t *reg, int n, int base)
         reg->lfd[i] = gimpi_job_listen("127.0.0.1", &reg->port[i], err, sizeof err);
         if (reg->lfd[i] < 0)
             BAIL_OUT("listen: %s", err);
+        reg->llfd[i] = gimpi_host_listen_local(reg->lfd[i]);
     }
 }
 
@@ -108,14 +110,20 @@ static int s_run(reg_t *reg, int n, body_t body, int *codes)
         pid[i] = fork();
         if (pid[i] == 0) {
             for (int k = 0; k < reg->n; k++)
-                if (k != i)
+                if (k != i) {
                     close(reg->lfd[k]);
+                    if (reg->llfd[k] >= 0)
+                        close(reg->llfd[k]);
+                }
             alarm(TMO / 1000 + 5);
             _exit(body(reg, i));
         }
     }
-    for (int k = 0; k < reg->n; k++)
+    for (int k = 0; k < reg->n; k++) {
         close(reg->lfd[k]);
+        if (reg->llfd[k] >= 0)
+            close(reg->llfd[k]);
+    }
     for (int k = 0; k < 2; k++)
         for (int e = 0; e < 2; e++)
             if (reg->pipes[k][e] >= 0)
@@ -146,7 +154,7 @@ static int s_run(reg_t *reg, int n, body_t body, int *codes)
 /*  Two one-task jobs: 1 calls 0 (resolver), eager and rendezvous both ways. */
 static int s_pair_body(reg_t *reg, int me)
 {
-    gimpi_msg_t *m = s_solo(reg->lfd[me], reg->port[me], reg->tid[me], reg);
+    gimpi_msg_t *m = s_solo(reg->lfd[me], reg->llfd[me], reg->port[me], reg->tid[me], reg);
     CHECK(m, "solo");
     int other = reg->tid[1 - me];
     size_t big = 3u << 20;
@@ -182,7 +190,7 @@ static int s_pair_body(reg_t *reg, int me)
  *  once; one connection wins and every message arrives in order. */
 static int s_all_body(reg_t *reg, int me)
 {
-    gimpi_msg_t *m = s_solo(reg->lfd[me], reg->port[me], reg->tid[me], reg);
+    gimpi_msg_t *m = s_solo(reg->lfd[me], reg->llfd[me], reg->port[me], reg->tid[me], reg);
     CHECK(m, "solo");
     for (int round = 0; round < 5; round++)
         for (int i = 0; i < reg->n; i++)
@@ -208,7 +216,7 @@ static int s_all_body(reg_t *reg, int me)
 static int s_garbage_body(reg_t *reg, int me)
 {
     if (me == 0) {
-        gimpi_msg_t *m = s_solo(reg->lfd[0], reg->port[0], reg->tid[0], reg);
+        gimpi_msg_t *m = s_solo(reg->lfd[0], reg->llfd[0], reg->port[0], reg->tid[0], reg);
         CHECK(m, "solo");
         char b[8];
         gimpi_status_t st;
@@ -254,7 +262,7 @@ static int s_garbage_body(reg_t *reg, int me)
     CHECK(gimpi_intro_decode(ans, &got) == 0 && got.word == GIMPI_INTRO_BADVERSION,
           "answer status %u", got.word);
     close(fd);
-    gimpi_msg_t *m = s_solo(reg->lfd[1], reg->port[1], reg->tid[1], reg);
+    gimpi_msg_t *m = s_solo(reg->lfd[1], reg->llfd[1], reg->port[1], reg->tid[1], reg);
     CHECK(m, "solo");
     CALL(gimpi_msg_send(m, reg->tid[0], 1, "hi", 3));
     char b[8];
@@ -269,7 +277,7 @@ static int s_garbage_body(reg_t *reg, int me)
  *  of a long message, a peer that finished. */
 static int s_fail_body(reg_t *reg, int me)
 {
-    gimpi_msg_t *m = s_solo(reg->lfd[me], reg->port[me], reg->tid[me], reg);
+    gimpi_msg_t *m = s_solo(reg->lfd[me], reg->llfd[me], reg->port[me], reg->tid[me], reg);
     CHECK(m, "solo");
     size_t big = 16u << 20;
     uint8_t *buf = malloc(big);
@@ -330,7 +338,7 @@ static int s_expect_body(reg_t *reg, int me)
                 close(reg->pipes[k][e]);
     if (me == 2)
         return 0;                       /* dies before calling */
-    gimpi_msg_t *m = s_solo(reg->lfd[me], reg->port[me], reg->tid[me], NULL);
+    gimpi_msg_t *m = s_solo(reg->lfd[me], reg->llfd[me], reg->port[me], reg->tid[me], NULL);
     CHECK(m, "solo");
     gimpi_status_t st;
     char b[16];
@@ -423,7 +431,7 @@ static int s_outsider(char **args)
     char err[128];
     int port, ofd = gimpi_job_listen("127.0.0.1", &port, err, sizeof err);
     CHECK(ofd >= 0, "listen: %s", err);
-    gimpi_msg_t *m = s_solo(ofd, port, 900, &reg);
+    gimpi_msg_t *m = s_solo(ofd, gimpi_host_listen_local(ofd), port, 900, &reg);
     CHECK(m, "solo");
     for (int i = 1; i <= 2; i++)
         CALL(gimpi_msg_send(m, i, 7, &i, sizeof i));
@@ -471,6 +479,9 @@ int main(int argc, char **argv)
     s_reg_init(&reg, 4, 600);
     close(reg.lfd[3]);                  /* tid[3] is listed but nobody listens */
     reg.lfd[3] = -1;
+    if (reg.llfd[3] >= 0)
+        close(reg.llfd[3]);
+    reg.llfd[3] = -1;
     reg.n = 4;
     s_run(&reg, 3, s_fail_body, codes);
     ok(codes[0] == 0 && codes[1] == 128 + SIGKILL && codes[2] == 0,

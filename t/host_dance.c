@@ -23,7 +23,7 @@ static int s_good_body(const impi_tables_t *t, int rank, int lfd, void *arg)
     (void)arg;
     int fds[16];
     char err[200];
-    CHECK(gimpi_host_dance(t, rank, lfd, fds, 20000, err, sizeof err) == 0, "dance: %s", err);
+    CHECK(gimpi_host_dance(t, rank, lfd, -1, fds, 20000, err, sizeof err) == 0, "dance: %s", err);
     CHECK(fds[rank] == -1, "no connection to ourselves");
     for (int i = 0; i < t->nhosts; i++) {
         if (i == rank)
@@ -64,7 +64,7 @@ static int s_bad_body(const impi_tables_t *t, int rank, int lfd, void *arg)
         int fds[16];
         char err[200] = "";
         int64_t t0 = tl_now_ms();
-        int rc = gimpi_host_dance(t, 0, lfd, fds, b->timeout_ms, err, sizeof err);
+        int rc = gimpi_host_dance(t, 0, lfd, -1, fds, b->timeout_ms, err, sizeof err);
         CHECK(rc == -1, "dance succeeded");
         CHECK(strstr(err, b->want), "error '%s' does not say '%s'", err, b->want);
         CHECK(tl_now_ms() - t0 < b->timeout_ms + 5000, "took too long");
@@ -94,7 +94,7 @@ static int s_bad_body(const impi_tables_t *t, int rank, int lfd, void *arg)
 /*  Runs one job; every task must exit 0. */
 static void s_job(const char *name, int n, dp_body_t body, void *arg)
 {
-    dp_opts_t o = { n, 1024, 10, 20, 30000, 0, 0 };
+    dp_opts_t o = { n, 1024, 10, 20, 30000, 0, 0, 1 };
     int codes[16];
     int rc = dp_run(&o, body, arg, codes);
     ok(rc == 0, "%s", name);

@@ -40,7 +40,7 @@ for i in $(seq 0 $((NM - 1))); do
     ip -n "$P-h$i" link set eth0 up
     ip -n "$P-h$i" link set lo up
 done
-echo "1..$((NM + 6))"
+echo "1..$((NM + 7))"
 
 # machine 0 serves the startup
 mkfifo "$tmp/srv"
@@ -83,7 +83,7 @@ addr=""
 read -r -t 20 addr <&3
 pids=""
 for i in $(seq 0 $((NM - 1))); do
-    IMPI_AUTH_NONE= ip netns exec "$P-h$i" timeout 60 "$RUN" -client "$i" "$addr" -np 2 "$MSG" alltoall 200000 \
+    IMPI_AUTH_NONE= GIMPI_DEBUG=1 ip netns exec "$P-h$i" timeout 60 "$RUN" -client "$i" "$addr" -np 2 "$MSG" alltoall 200000 \
         >"$tmp/m$i.out" 2>"$tmp/m$i.err" &
     pids="$pids $!"
 done
@@ -92,6 +92,11 @@ for p in $pids; do wait "$p" || rc=1; done
 okl=$(cat "$tmp"/m*.out | grep -c "of $((2 * NM)): alltoall ok")
 if [ $rc = 0 ] && [ "$okl" = $((2 * NM)) ]; then ok 0 "all-to-all across $NM machines (each its own address)"; else
     ok 1 "all-to-all across machines (rc $rc, $okl ok)"; cat "$tmp"/m*.out "$tmp"/m*.err | sed 's/^/# /' | head -20; fi
+# the two tasks of a machine met over a local socket, tasks of different machines over TCP
+nl=$(cat "$tmp"/m*.err | grep -c 'connected over a local socket')
+nt=$(cat "$tmp"/m*.err | grep -c 'connected over TCP')
+[ "$nl" = $((2 * NM)) ] && [ "$nt" = $((2 * NM * (2 * NM - 2))) ]
+ok $? "tasks of one machine meet over local sockets, of different machines over TCP ($nl local, $nt TCP ends)"
 wait "$srvpid"; ok $? "impi-server exits 0 after the messaging job"
 exec 3<&-
 
