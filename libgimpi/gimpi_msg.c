@@ -50,6 +50,7 @@
 #define BUFFER_AFTER_US 1000        /* a standard long send copies its data after this */
 #define IDLE_TAKEOVER_MS 2          /* app out of the library this long: thread polls */
 #define BATCH_MAX 16                /* continuation packets written with the current one */
+#define TID_GRACE_US 2000000        /* a caller of a tid we may be about to get waits this long */
 
 /* ------------------------------------------------------------------ types */
 
@@ -195,6 +196,8 @@ struct gimpi_msg_t {
     int nstatic, nstatic_hosts;     /* procs and hosts of the static tables (first ones) */
     int cap_procs, cap_hosts;       /* allocated peers and conns */
     int tidbase;                    /* tid of static rank r = tidbase + r + 1 */
+    int tid_final;                  /* gimpi_msg_set_tidbase was called */
+    int64_t born_us;                /* creation (the grace for learning our tid) */
     gimpi_msg_resolve_fn resolve;   /* tid -> contact for dynamic peers, or NULL */
     void *resolve_arg;
     gimpi_msg_hook_fn before_send;  /* run by every send entry, before the lock, or NULL */
@@ -1430,6 +1433,11 @@ static void s_pend_decide(gimpi_msg_t *self, int k)
         return;
     }
     if (in.target != s_mytid(self)) {
+        /* a task learns its tid (gimpi_msg_set_tidbase) just after it starts listening,
+           and its contact may be known before: such a caller waits for the tid, or for
+           the grace to end, rather than being refused in that moment */
+        if (!self->tid_final && s_now_us() < self->born_us + TID_GRACE_US)
+            return;
         s_pend_refuse(self, k, &in, GIMPI_INTRO_WRONGTID);
         return;
     }
@@ -1492,6 +1500,13 @@ static void s_pend_decide(gimpi_msg_t *self, int k)
 static void s_pend_event(gimpi_msg_t *self, int k)
 {
     pend_t *pd = &self->pend[k];
+    if (pd->got == GIMPI_INTRO_SIZE) {  /* in, waiting for our tid: only a hang-up counts */
+        char c;
+        ssize_t r = recv(pd->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+            s_pend_drop(self, k, NULL);
+        return;
+    }
     ssize_t got = recv(pd->fd, pd->buf + pd->got, GIMPI_INTRO_SIZE - pd->got, MSG_DONTWAIT);
     if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
         if (pd->got)                    /* silent callers (a lost race, a probe): quietly */
@@ -1536,6 +1551,10 @@ static void s_accept(gimpi_msg_t *self, int lfd)
 static void s_dyn_deadlines(gimpi_msg_t *self)
 {
     int64_t now = s_now_us();
+    for (int k = self->npend - 1; k >= 0; k--)    /* callers waiting for our tid */
+        if (self->pend[k].got == GIMPI_INTRO_SIZE
+            && (self->tid_final || now >= self->born_us + TID_GRACE_US))
+            s_pend_decide(self, k);
     for (int k = self->npend - 1; k >= 0; k--)
         if (now >= self->pend[k].deadline)
             s_pend_drop(self, k, "introduction not complete within %d ms", self->connect_ms);
@@ -1932,6 +1951,7 @@ gimpi_msg_t *gimpi_msg_new_local(const struct impi_tables_t *t, int rank, int li
     self->evfd = -1;
     self->listen_fd = listen_fd;
     self->local_fd = local_fd;
+    self->born_us = s_now_us();
     self->rank = rank;
     self->nprocs = self->nstatic = self->cap_procs = t->nprocs;
     self->nhosts = self->nstatic_hosts = self->cap_hosts = t->nhosts;
@@ -2141,8 +2161,12 @@ int gimpi_msg_set_tidbase(gimpi_msg_t *self, int base)
         return GIMPI_EBADPARAM;
     pthread_mutex_lock(&self->mu);
     self->tidbase = base;
+    self->tid_final = 1;
     for (int p = 0; p < self->nstatic; p++)
         self->peers[p].tid = self->tidbase + p + 1;
+    for (int k = self->npend - 1; k >= 0; k--)    /* callers that waited for it */
+        if (self->pend[k].got == GIMPI_INTRO_SIZE)
+            s_pend_decide(self, k);
     pthread_mutex_unlock(&self->mu);
     return 0;
 }

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <time.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +42,8 @@ typedef struct {
     int llfd[MAXT];             /* local twins of lfd (-1: none) */
     uint32_t ip[MAXT];          /* address (host order); 0: 127.0.0.1 */
     int slow_ms;                /* the resolver sleeps this long first (a late registration) */
-    int pipes[2][2];            /* expect scenario: alive pipes of tid[1] and tid[2] */
+    int pipes[2][2];            /* expect scenario: alive pipes of tid[1] and tid[2];
+                                   late-tid scenario: pipes[0] says "called" */
 } reg_t;
 
 /*  Resolver over a reg_t: ENOTASK for tids it does not list. */
@@ -75,7 +77,8 @@ static gimpi_msg_t *s_solo(int lfd, int llfd, int port, int tid, reg_t *reg)
         fprintf(stderr, "gimpi_msg_new: %s\n", err);
         return NULL;
     }
-    gimpi_msg_set_tidbase(m, tid - 1);
+    if (tid > 0)                        /* 0: the caller sets it later */
+        gimpi_msg_set_tidbase(m, tid - 1);
     gimpi_msg_set_timeout(m, TMO);
     if (reg)
         gimpi_msg_set_resolver(m, s_resolve, reg);
@@ -182,6 +185,43 @@ static int s_pair_body(reg_t *reg, int me)
     int rc = gimpi_msg_finalize(m, TMO);
     gimpi_msg_destroy(&m);
     free(buf);
+    CHECK(rc == 0, "finalize %d", rc);
+    return 0;
+}
+
+/*  A caller that comes before the callee knows its own tid: task 0 listens with the
+ *  default tid until task 1 has called (its send is under way, the pipe says so), a moment
+ *  more, then learns its tid; the call is answered then, not refused. */
+static int s_late_tid_body(reg_t *reg, int me)
+{
+    gimpi_msg_t *m = s_solo(reg->lfd[me], reg->llfd[me], reg->port[me],
+                            me == 0 ? 0 : reg->tid[me], reg);
+    CHECK(m, "solo");
+    int other = reg->tid[1 - me], v = 0;
+    gimpi_status_t st;
+    if (me == 1) {
+        close(reg->pipes[0][0]);
+        gimpi_msg_req_t *r = NULL;
+        CALL(gimpi_msg_isend(m, other, 4, &me, sizeof me, 0, &r));
+        CHECK(write(reg->pipes[0][1], "c", 1) == 1, "pipe");
+        CALL(gimpi_msg_wait(m, &r, NULL));
+        CALL(gimpi_msg_recv(m, other, 5, &v, sizeof v, &st));
+        CHECK(v == 42, "reply %d", v);
+    } else {
+        close(reg->pipes[0][1]);
+        char c;
+        struct pollfd p = { reg->pipes[0][0], POLLIN, 0 };
+        CHECK(poll(&p, 1, TMO) == 1 && read(reg->pipes[0][0], &c, 1) == 1, "called");
+        struct timespec ts = { 0, 200 * 1000 * 1000 };  /* the call gets in meanwhile */
+        nanosleep(&ts, NULL);
+        CALL(gimpi_msg_set_tidbase(m, reg->tid[0] - 1));
+        CALL(gimpi_msg_recv(m, other, 4, &v, sizeof v, &st));
+        CHECK(v == 1, "got %d", v);
+        v = 42;
+        CALL(gimpi_msg_send(m, other, 5, &v, sizeof v));
+    }
+    int rc = gimpi_msg_finalize(m, TMO);
+    gimpi_msg_destroy(&m);
     CHECK(rc == 0, "finalize %d", rc);
     return 0;
 }
@@ -463,6 +503,12 @@ int main(int argc, char **argv)
     s_reg_init(&reg, 2, 101);
     ok(s_run(&reg, 2, s_pair_body, NULL) == 0,
        "two one-task jobs meet by tid: eager and rendezvous both ways, sync send");
+
+    s_reg_init(&reg, 2, 201);
+    if (pipe(reg.pipes[0]) < 0)
+        BAIL_OUT("pipe");
+    ok(s_run(&reg, 2, s_late_tid_body, NULL) == 0,
+       "a call that comes before the callee knows its tid is answered once it does");
 
     s_reg_init(&reg, 4, 11);
     ok(s_run(&reg, 4, s_all_body, NULL) == 0,
