@@ -320,7 +320,7 @@ static int s_fail_body(reg_t *reg, int me)
     gimpi_msg_t *m = s_solo(reg->lfd[me], reg->llfd[me], reg->port[me], reg->tid[me], reg);
     CHECK(m, "solo");
     size_t big = 16u << 20;
-    uint8_t *buf = malloc(big);
+    uint8_t *buf = calloc(1, big);
     CHECK(buf, "malloc");
     gimpi_status_t st;
     if (me == 1) {                      /* killed in the middle of a long send */
@@ -381,7 +381,7 @@ static int s_expect_body(reg_t *reg, int me)
     gimpi_msg_t *m = s_solo(reg->lfd[me], reg->llfd[me], reg->port[me], reg->tid[me], NULL);
     CHECK(m, "solo");
     gimpi_status_t st;
-    char b[16];
+    char b[16] = { 0 };
     if (me == 0) {
         CALL(gimpi_msg_expect(m, reg->tid[1], reg->pipes[0][0]));
         CALL(gimpi_msg_expect(m, reg->tid[2], reg->pipes[1][0]));
