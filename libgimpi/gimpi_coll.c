@@ -564,6 +564,7 @@ static int s_reduce_small(gimpi_coll_t *self, const combine_t *c, const int *m, 
     uint8_t *buf = malloc(8 + bytes);
     if (!buf)
         return GIMPI_ENOMEM;
+    memset(buf + 4, 0, 4);      /* the header's spare half goes out as zeros */
     int32_t st = 0;
     for (int w = 1; w < n; w <<= 1) {
         if (pos & w) {
