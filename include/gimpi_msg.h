@@ -67,12 +67,17 @@ typedef struct {
 gimpi_msg_t *gimpi_msg_new(const struct impi_tables_t *tables, int rank, int listen_fd,
                            int timeout_ms, char *err, size_t errsize);
 
-/*  The same with a local listener too (or -1), made by gimpi_host_listen_local together
+/*  The same with a local listener too (or -1), made by gimpi_msg_listen_local together
  *  with listen_fd before the port was announced; the context owns it as well.  Hosts of
  *  this machine then reach this one through it, and this one reaches theirs, over local
  *  (Unix-domain) sockets instead of loopback TCP, with the same IMPI bytes on them. */
 gimpi_msg_t *gimpi_msg_new_local(const struct impi_tables_t *tables, int rank, int listen_fd,
                                  int local_fd, int timeout_ms, char *err, size_t errsize);
+
+/*  Makes the local twin of TCP listener listen_fd: an abstract Unix-domain listener named
+ *  after its address and port, which hosts of this machine dial first.  Returns it, or -1
+ *  when GIMPI_LOCAL_SOCKETS=0 or the name is taken (then TCP only). */
+int gimpi_msg_listen_local(int listen_fd);
 
 /*  Ends the job's data plane: completes every pending send (buffered ones included), then
  *  exchanges IMPI PK_FINI with every connected host and closes each connection once both

@@ -1917,6 +1917,12 @@ static void *s_progress(void *arg)
 
 /* ------------------------------------------------------------------ construction */
 
+/*  The local twin of a TCP listener (gimpi_host.c). */
+int gimpi_msg_listen_local(int listen_fd)
+{
+    return gimpi_host_listen_local(listen_fd);
+}
+
 /*  Creates the context over a TCP listener only. */
 gimpi_msg_t *gimpi_msg_new(const struct impi_tables_t *t, int rank, int listen_fd,
                            int timeout_ms, char *err, size_t errsize)

@@ -204,8 +204,8 @@ int main(void)
     /* a listener and its twin: the dial is local and carries bytes */
     unsetenv("GIMPI_LOCAL_SOCKETS");
     int tcp = s_tcp_listener(addr, &port);
-    int loc = gimpi_host_listen_local(tcp);
-    ok(loc >= 0, "a TCP listener gets a local twin");
+    int loc = gimpi_msg_listen_local(tcp);         /* the public name of the same */
+    ok(loc >= 0, "a TCP listener gets a local twin (gimpi_msg_listen_local)");
     cmp_ok(gimpi_host_listen_local(tcp), "==", -1, "a second twin of the same port: none");
     ok(loc >= 0 && s_pair(addr, port, loc, 1),
        "the dial is a local socket, the twin accepts it, bytes cross both ways");
