@@ -1500,10 +1500,12 @@ static void s_pend_decide(gimpi_msg_t *self, int k)
 static void s_pend_event(gimpi_msg_t *self, int k)
 {
     pend_t *pd = &self->pend[k];
-    if (pd->got == GIMPI_INTRO_SIZE) {  /* in, waiting for our tid: only a hang-up counts */
+    if (pd->got == GIMPI_INTRO_SIZE) {  /* in, waiting for our tid: it must stay silent */
         char c;
         ssize_t r = recv(pd->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-        if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+        if (r > 0)                      /* (else it would keep the poll awake until then) */
+            s_pend_drop(self, k, "bytes after the introduction, before any answer");
+        else if (r == 0 || (errno != EAGAIN && errno != EINTR))
             s_pend_drop(self, k, NULL);
         return;
     }
@@ -1551,9 +1553,9 @@ static void s_accept(gimpi_msg_t *self, int lfd)
 static void s_dyn_deadlines(gimpi_msg_t *self)
 {
     int64_t now = s_now_us();
-    for (int k = self->npend - 1; k >= 0; k--)    /* callers waiting for our tid */
-        if (self->pend[k].got == GIMPI_INTRO_SIZE
-            && (self->tid_final || now >= self->born_us + TID_GRACE_US))
+    for (int k = self->npend - 1; k >= 0; k--)    /* callers waiting for our tid: the */
+        if (self->pend[k].got == GIMPI_INTRO_SIZE       /* grace is over (set_tidbase */
+            && now >= self->born_us + TID_GRACE_US)     /* decides them at once) */
             s_pend_decide(self, k);
     for (int k = self->npend - 1; k >= 0; k--)
         if (now >= self->pend[k].deadline)
