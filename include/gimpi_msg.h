@@ -202,6 +202,11 @@ int gimpi_msg_probe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag,
  *  task whose departure ends the wait, GIMPI_ANY for none — gone). */
 int gimpi_msg_tprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int timeout_ms,
                          int watch_tid, int *flag, gimpi_status_t *status);
+/*  Receive with allocation: waits as gimpi_msg_tprobe_cid, then receives the message it
+ *  found, whole, into new memory: *data (malloc'd, at least 1 byte; the caller frees it),
+ *  status its envelope.  *flag = 0 (and *data NULL) when the time ran out. */
+int gimpi_msg_take_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int timeout_ms,
+                       int watch_tid, int *flag, gimpi_status_t *status, void **data);
 
 /*  The IMPI client a tid's task belongs to (-1 when unknown), and IMPI's MAXLINEAR (the
  *  collectives' switch from linear to tree algorithms between clients). */

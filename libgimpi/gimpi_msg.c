@@ -76,6 +76,7 @@ enum {                              /* send states */
 struct gimpi_msg_req_t {
     int kind;
     int done, error, cancelled, detached;
+    int alloc;                      /* receive: its memory comes at match (s_bind), owned */
     uint64_t id;                    /* srqid (send) or drqid (receive) */
     uint64_t cid;
     int peer;                       /* world rank, -1 = any */
@@ -440,9 +441,23 @@ static void s_send_check(gimpi_msg_t *self, gimpi_msg_req_t *r)
         s_complete(self, r, 0);
 }
 
+/*  An allocating receive (gimpi_msg_take_cid) gets memory for the whole message once
+ *  it is matched; without it the data is dropped and the receive fails with GIMPI_ENOMEM. */
+static void s_alloc_rbuf(gimpi_msg_req_t *r, uint64_t msglen)
+{
+    if (!r->alloc || r->rbuf)
+        return;
+    r->rbuf = r->owned = msglen < SIZE_MAX ? malloc(msglen ? (size_t)msglen : 1) : NULL;
+    if (r->rbuf)
+        r->size = (size_t)msglen;
+    else
+        r->error = GIMPI_ENOMEM;
+}
+
 /*  Gives a matched unexpected message to receive r (the message is out of the queue). */
 static void s_deliver(gimpi_msg_t *self, umsg_t *um, gimpi_msg_req_t *r)
 {
+    s_alloc_rbuf(r, um->msglen);
     r->src = um->src;
     r->rtag = um->tag;
     r->msglen = um->msglen;
@@ -515,8 +530,8 @@ static void s_host_gone(gimpi_msg_t *self, int h, int err, int death)
     for (gimpi_msg_req_t *r = self->posted.head, *nx; r; r = nx) {
         nx = L1_NEXT(r);
         if ((r->peer >= 0 && self->peers[r->peer].host == h)
-            || (r->peer < 0 && (death || s_all_gone(self))))
-            s_complete(self, r, err);
+            || (r->peer < 0 && !r->alloc && (death || s_all_gone(self))))
+            s_complete(self, r, err);       /* gimpi_msg_take_cid judges departures itself */
     }
     /* a buffered first packet of a long message can never be completed */
     for (umsg_t *um = self->uhead, *nx; um; um = nx) {
@@ -847,6 +862,7 @@ static int s_on_first(gimpi_msg_t *self, conn_t *c, int p, const impi_packet_t *
         r->in_long = is_long;
         r->in_sync = sync;
         r->recvd = 0;
+        s_alloc_rbuf(r, pk->msglen);
         c->rkind = R_MATCHED;
         c->rreq = r;
         c->rdst = r->rbuf;
@@ -2376,9 +2392,11 @@ static int s_isend(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void
     return 0;
 }
 
-/*  Posts a receive (lock held): matches the oldest fitting unexpected message first. */
-static int s_irecv(gimpi_msg_t *self, uint64_t cid, int tid, int tag, void *buf, size_t size,
-                   gimpi_msg_req_t **out)
+/*  Posts a receive (lock held): matches the oldest fitting unexpected message first.  An
+ *  allocating one (alloc, buf NULL) gets its memory at match, and is not failed by
+ *  departures while unmatched (gimpi_msg_take_cid's wait judges those). */
+static int s_irecv_ex(gimpi_msg_t *self, uint64_t cid, int tid, int tag, void *buf,
+                      size_t size, int alloc, gimpi_msg_req_t **out)
 {
     if (!out || s_check_tag(self, tag, 1) || (size && !buf))
         return GIMPI_EBADPARAM;
@@ -2396,6 +2414,7 @@ static int s_irecv(gimpi_msg_t *self, uint64_t cid, int tid, int tag, void *buf,
     r->tag = tag;
     r->rbuf = buf;
     r->size = size;
+    r->alloc = alloc;
     r->src = -1;
     *out = r;
     for (umsg_t *um = self->uhead; um; um = um->next)
@@ -2410,11 +2429,18 @@ static int s_irecv(gimpi_msg_t *self, uint64_t cid, int tid, int tag, void *buf,
         }
     if (p >= 0 && p != self->rank && self->peers[p].gone)
         s_complete(self, r, self->peers[p].gone);
-    else if (p < 0 && s_all_gone(self))
+    else if (p < 0 && !alloc && s_all_gone(self))
         s_complete(self, r, GIMPI_ESYSERR);
     else
         L1_PUSH(&self->posted, r);
     return 0;
+}
+
+/*  Posts a receive into the caller's buffer (lock held). */
+static int s_irecv(gimpi_msg_t *self, uint64_t cid, int tid, int tag, void *buf, size_t size,
+                   gimpi_msg_req_t **out)
+{
+    return s_irecv_ex(self, cid, tid, tag, buf, size, 0, out);
 }
 
 /*  Fills a status from a completed request. */
@@ -2692,6 +2718,56 @@ static int s_tprobe_pred(gimpi_msg_t *self, void *arg)
         || (pr->watch >= 0 && self->peers[pr->watch].gone);
 }
 
+/*  The world ranks of a wait's source and watched task (-1: any, none): 0, or the error of
+ *  a source or watched tid that cannot be resolved (lock held). */
+static int s_source_watch(gimpi_msg_t *self, int tid, int watch_tid, int *p, int *w)
+{
+    *p = tid == GIMPI_ANY ? -1 : s_peer(self, tid);
+    *w = watch_tid == GIMPI_ANY ? -1 : s_peer(self, watch_tid);
+    if (*w == GIMPI_EBADPARAM)
+        *w = -1;                        /* a tid nobody can resolve: nothing to watch */
+    if ((tid != GIMPI_ANY && *p < 0) || (watch_tid != GIMPI_ANY && *w < 0))
+        return *p < 0 && tid != GIMPI_ANY ? *p : *w;
+    if (*w == self->rank)
+        *w = -1;                        /* we never leave under our own feet */
+    return 0;
+}
+
+/*  The wait of tprobe (lock held): 0 with pr->found set or NULL, or < 0. */
+static int s_tprobe(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int timeout_ms,
+                    int watch_tid, probe_t *pr)
+{
+    int p, w;
+    int rc = s_source_watch(self, tid, watch_tid, &p, &w);
+    if (rc)
+        return rc;
+    *pr = (probe_t){ cid, p, tag, NULL, w };
+    if (!s_probe_pred(self, pr))
+        s_drive(self, 0, 1);
+    if (!s_probe_pred(self, pr) && timeout_ms != 0) {
+        int saved = self->timeout_ms;
+        int limited = timeout_ms > 0 && (saved <= 0 || timeout_ms < saved);
+        if (limited)
+            self->timeout_ms = timeout_ms;
+        rc = s_wait(self, timeout_ms < 0 ? s_tprobe_pred : s_probe_pred, pr, 0);
+        self->timeout_ms = saved;
+        if (rc && limited && !s_probe_pred(self, pr)) {
+            rc = 0;                     /* our own bound ran out: nothing arrived */
+            self->errmsg[0] = 0;
+        }
+        if (!rc && timeout_ms < 0 && (pr->peer < 0 || w >= 0) && !s_probe_pred(self, pr)) {
+            rc = GIMPI_ESYSERR;         /* unbounded: the watched task or every other left */
+            snprintf(self->errmsg, sizeof self->errmsg, "%s",
+                     w >= 0 && self->peers[w].gone ? "the awaited task has left"
+                                                   : "every other task has left");
+        }
+    }
+    if (!rc && s_probe_pred(self, pr))
+        return s_probe_result(self, pr, NULL);
+    pr->found = NULL;
+    return rc;
+}
+
 /*  Probe with a context id waiting at most timeout_ms (0: just look, < 0: no limit). */
 int gimpi_msg_tprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int timeout_ms,
                          int watch_tid, int *flag, gimpi_status_t *status)
@@ -2700,42 +2776,125 @@ int gimpi_msg_tprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int 
     if (!flag || s_check_tag(self, tag, 1))
         return GIMPI_EBADPARAM;
     s_enter(self);
-    int p = tid == GIMPI_ANY ? -1 : s_peer(self, tid);
-    int w = watch_tid == GIMPI_ANY ? -1 : s_peer(self, watch_tid);
-    if (w == GIMPI_EBADPARAM)
-        w = -1;                         /* a tid nobody can resolve: nothing to watch */
-    if ((tid != GIMPI_ANY && p < 0) || (watch_tid != GIMPI_ANY && w < 0)) {
-        s_leave(self);
-        return p < 0 && tid != GIMPI_ANY ? p : w;
-    }
-    if (w == self->rank)
-        w = -1;                         /* we never leave under our own feet */
-    probe_t pr = { cid, p, tag, NULL, w };
+    probe_t pr;
     *flag = 0;
-    int rc = 0;
-    if (!s_probe_pred(self, &pr))
+    int rc = s_tprobe(self, cid, tid, tag, timeout_ms, watch_tid, &pr);
+    if (!rc && pr.found) {
+        s_probe_result(self, &pr, status);
+        *flag = 1;
+    }
+    s_leave(self);
+    return rc;
+}
+
+typedef struct {
+    gimpi_msg_req_t *r;
+    int peer, watch;                /* world ranks, or -1 */
+} take_t;
+
+/*  Predicate of take: the receive is done, or, while it is still unmatched, the watched
+ *  task or (any source) every other task has left. */
+static int s_take_pred(gimpi_msg_t *self, void *arg)
+{
+    take_t *tk = arg;
+    if (tk->r->done)
+        return 1;
+    if (tk->r->l1.on != &self->posted)
+        return 0;                       /* matched: its data is arriving */
+    return (tk->peer < 0 && s_all_gone(self)) || (tk->watch >= 0 && self->peers[tk->watch].gone);
+}
+
+/*  Receive with allocation: the oldest message on cid from tid with tag, whole, in new
+ *  memory (*data, malloc'd, the caller frees it), waiting at most timeout_ms as
+ *  gimpi_msg_tprobe_cid does.  A short message that has arrived is handed over as it lies
+ *  in the queue (no copy); otherwise a receive is posted that gets its memory when its
+ *  message is matched, so that what comes later is read straight into it. */
+int gimpi_msg_take_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int timeout_ms,
+                       int watch_tid, int *flag, gimpi_status_t *status, void **data)
+{
+    assert(self);
+    if (!flag || !data || s_check_tag(self, tag, 1))
+        return GIMPI_EBADPARAM;
+    *flag = 0;
+    *data = NULL;
+    s_enter(self);
+    int p, w;
+    int rc = s_source_watch(self, tid, watch_tid, &p, &w);
+    if (rc) {
+        s_leave(self);
+        return rc;
+    }
+    gimpi_msg_req_t key = { .cid = cid, .peer = p, .tag = tag };
+    umsg_t *um = self->uhead;
+    while (um && !s_matches(&key, um->src, um->tag, um->cid))
+        um = um->next;
+    if (um && um->complete && !um->is_long) {   /* whole and here: hand its memory over */
+        s_um_remove(self, um);
+        if (um->self_sreq) {
+            um->self_sreq->local = NULL;
+            s_complete(self, um->self_sreq, 0);
+        } else if (um->sync)
+            s_queue_ctl(self, um->src, IMPI_PK_SYNCACK, um->srqid, 0, um->tag, um->cid);
+        if (status)
+            *status = (gimpi_status_t){ .source = self->peers[um->src].tid, .tag = um->tag,
+                                        .len = (size_t)um->msglen };
+        *data = um->data;
+        um->data = NULL;
+        s_um_free(um);
+        *flag = 1;
+        s_leave(self);
+        return 0;
+    }
+    gimpi_msg_req_t *r = NULL;
+    rc = s_irecv_ex(self, cid, tid, tag, NULL, 0, 1, &r);
+    if (rc) {
+        s_leave(self);
+        return rc;
+    }
+    take_t tk = { r, p, w };
+    if (!s_take_pred(self, &tk))
         s_drive(self, 0, 1);
-    if (!s_probe_pred(self, &pr) && timeout_ms != 0) {
+    if (!s_take_pred(self, &tk) && timeout_ms != 0) {
         int saved = self->timeout_ms;
         int limited = timeout_ms > 0 && (saved <= 0 || timeout_ms < saved);
         if (limited)
             self->timeout_ms = timeout_ms;
-        rc = s_wait(self, timeout_ms < 0 ? s_tprobe_pred : s_probe_pred, &pr, 0);
+        rc = s_wait(self, s_take_pred, &tk, 0);
         self->timeout_ms = saved;
-        if (rc && limited && !s_probe_pred(self, &pr)) {
-            rc = 0;                     /* our own bound ran out: nothing arrived */
+        if (rc && limited) {
+            rc = 0;                     /* our own bound ran out */
             self->errmsg[0] = 0;
         }
-        if (!rc && timeout_ms < 0 && (pr.peer < 0 || w >= 0) && !s_probe_pred(self, &pr)) {
+    }
+    if (!r->done && r->l1.on != &self->posted) {    /* matched: let its data come in */
+        int r2 = s_wait(self, s_req_done, r, 0);
+        rc = rc ? rc : r2;
+    }
+    if (r->done) {
+        gimpi_status_t st;
+        s_status(self, r, &st);
+        rc = r->error;
+        if (!rc) {
+            *data = r->owned;
+            r->owned = NULL;
+            *flag = 1;
+            if (status)
+                *status = st;
+        }
+        s_req_free(r);
+    } else if (r->l1.on == &self->posted) {         /* nothing came: withdraw it */
+        L1_DEL(r);
+        s_req_free(r);
+        if (!rc && timeout_ms < 0) {
             rc = GIMPI_ESYSERR;         /* unbounded: the watched task or every other left */
             snprintf(self->errmsg, sizeof self->errmsg, "%s",
                      w >= 0 && self->peers[w].gone ? "the awaited task has left"
                                                    : "every other task has left");
         }
-    }
-    if (!rc && s_probe_pred(self, &pr)) {
-        rc = s_probe_result(self, &pr, status);
-        *flag = pr.found != NULL;
+    } else {                            /* the context timeout ran out mid-message */
+        r->detached = 1;                /* the engine finishes it and frees its memory */
+        self->ndetached++;
+        rc = rc ? rc : GIMPI_ESYSERR;
     }
     s_leave(self);
     return rc;
@@ -2997,6 +3156,7 @@ uint8_t *gimpi_msg__claim_buf(gimpi_msg_t *self, void *ph, size_t *size)
     umsg_t *um = ph;
     if (!um->claim)
         return NULL;
+    s_alloc_rbuf(um->claim, um->msglen);
     *size = um->claim->size;
     return um->claim->rbuf;
 }

@@ -30,8 +30,9 @@
  *  copy of a first packet, an early SYNCACK), and bodies pair with headers by the number,
  *  whatever routes (direct or the forwarding tree) successive bodies took.
  *
- *  next() probes GIMPI_CID_PVM for any source and tag (oldest first), then receives
- *  exactly the message it saw, so PVM messages come out in arrival order.  A body that
+ *  next() takes the oldest arrived message on GIMPI_CID_PVM from any source with any tag
+ *  (gimpi_msg_take_cid: one wait, and a short message's memory handed over as it lies),
+ *  so PVM messages come out in arrival order.  A body that
  *  follows its header stays on the data plane (a token, entry `body`) until the buffer is
  *  unpacked or freed: unpacked whole, as it is, it is received straight into the caller's
  *  memory (pvm_buf_pending); bodies of one envelope are taken in header order.
@@ -279,16 +280,14 @@ static int s_next_from(void *impl, int timeout_ms, int watch, pvm_msg_t *msg)
     }
     gimpi_status_t st;
     int flag = 0;
-    int rc = gimpi_msg_tprobe_cid(self->msg, GIMPI_CID_PVM, GIMPI_ANY, GIMPI_ANY, timeout_ms,
-                                  watch, &flag, &st);
+    void *v = NULL;
+    int rc = gimpi_msg_take_cid(self->msg, GIMPI_CID_PVM, GIMPI_ANY, GIMPI_ANY, timeout_ms,
+                                watch, &flag, &st, &v);
     if (rc < 0)
         return rc;
     if (!flag)
         return 0;
-    uint8_t *b = NULL;
-    rc = s_take(self, GIMPI_CID_PVM, st.source, st.tag, st.len, &b);
-    if (rc < 0)
-        return rc;
+    uint8_t *b = v;
     int encoding, flags, ctxid;
     uint64_t bodylen;
     rc = s_get_header(b, st.len, &encoding, &flags, &ctxid, &bodylen);

@@ -3,7 +3,7 @@
  *  Message sizes around the packet length up to 64 MiB, all-to-all with every task
  *  sending before it receives, matching order with wildcards, synchronous sends, cancel
  *  (accepted and too late), flow control with tiny marks and a 16-byte packet length,
- *  messages to oneself, and bad arguments.  Faults have their own file (t/dataplane_fault.c).
+ *  messages to oneself, receives with allocation (gimpi_msg_take_cid), and bad arguments.  Faults have their own file (t/dataplane_fault.c).
  */
 #include "dp_harness.h"
 #include "gtap.h"
@@ -200,6 +200,88 @@ static int s_order_body(const impi_tables_t *t, int rank, int lfd, void *arg)
     }
     free(buf);
     free(got);
+    return dp_close(&ctx) ? 1 : 0;
+}
+
+/*  Receive with allocation (gimpi_msg_take_cid): short, long and empty messages taken in
+ *  arrival order from the queue, one posted before its message comes, one to oneself
+ *  (synchronous), the time bounds, a watched task that leaves, and bad arguments. */
+static int s_take_body(const impi_tables_t *t, int rank, int lfd, void *arg)
+{
+    (void)arg;
+    gimpi_msg_t *ctx = dp_open(t, rank, lfd, TMO);
+    if (!ctx)
+        return 1;
+    size_t big = 5 * t->pktlen + 3;
+    uint8_t *buf = calloc(1, big);
+    CHECK(buf, "malloc");
+    int t0 = gimpi_msg_tid(ctx, 0), t1 = gimpi_msg_tid(ctx, 1), t2 = gimpi_msg_tid(ctx, 2);
+    gimpi_status_t st;
+    int flag = -1;
+    void *d = NULL;
+    if (rank == 1) {
+        CALL(gimpi_msg_send(ctx, t0, 5, "Ashr", 4));
+        dp_fill(buf, big, 21);
+        CALL(gimpi_msg_send(ctx, t0, 5, buf, big));
+        CALL(gimpi_msg_send(ctx, t0, 6, NULL, 0));
+        CALL(gimpi_msg_send(ctx, t0, 99, "end", 4));
+    } else if (rank == 0) {
+        char e[4];
+        CALL(gimpi_msg_recv(ctx, t1, 99, e, 4, &st));      /* the rest is queued by now */
+        size_t lens[] = { 4, big, 0 };
+        int tags[] = { 5, 5, 6 };
+        for (int i = 0; i < 3; i++) {
+            CALL(gimpi_msg_take_cid(ctx, GIMPI_CID_P2P, GIMPI_ANY, GIMPI_ANY, -1, GIMPI_ANY,
+                                    &flag, &st, &d));
+            CHECK(flag == 1 && d && st.source == t1 && st.tag == tags[i] && st.len == lens[i],
+                  "take %d: flag %d tag %d len %zu", i, flag, st.tag, st.len);
+            CHECK(i != 0 || memcmp(d, "Ashr", 4) == 0, "short message intact");
+            CHECK(i != 1 || dp_check(d, big, 21) < 0, "long message intact");
+            free(d);
+        }
+        CALL(gimpi_msg_take_cid(ctx, GIMPI_CID_P2P, GIMPI_ANY, GIMPI_ANY, 0, GIMPI_ANY, &flag,
+                                &st, &d));
+        CHECK(flag == 0 && d == NULL, "nothing there, no wait: flag 0");
+        int64_t w0 = tl_now_ms();
+        CALL(gimpi_msg_take_cid(ctx, GIMPI_CID_P2P, GIMPI_ANY, GIMPI_ANY, 50, GIMPI_ANY, &flag,
+                                &st, &d));
+        CHECK(flag == 0 && d == NULL && tl_now_ms() - w0 >= 40, "50 ms bound: flag 0");
+        /* posted before its message: rank 2 sends a long one once told to */
+        CALL(gimpi_msg_send(ctx, t2, 1, "go", 3));
+        CALL(gimpi_msg_take_cid(ctx, GIMPI_CID_P2P, t2, 7, -1, GIMPI_ANY, &flag, &st, &d));
+        CHECK(flag == 1 && st.len == big && dp_check(d, big, 22) < 0, "posted take, long");
+        free(d);
+        /* to oneself, synchronous: the send completes when taken */
+        gimpi_msg_req_t *q;
+        int me = gimpi_msg_mytid(ctx);
+        CALL(gimpi_msg_isend(ctx, me, 4, "self", 5, GIMPI_MSG_SYNC, &q));
+        CALL(gimpi_msg_take_cid(ctx, GIMPI_CID_P2P, me, 4, -1, GIMPI_ANY, &flag, &st, &d));
+        CHECK(flag == 1 && st.len == 5 && memcmp(d, "self", 5) == 0, "take from oneself");
+        free(d);
+        CALL(gimpi_msg_wait(ctx, &q, NULL));
+        /* rank 2 leaves: an unbounded take watching it fails instead of waiting */
+        CALL(gimpi_msg_send(ctx, t2, 2, "bye", 4));
+        int rc = gimpi_msg_take_cid(ctx, GIMPI_CID_P2P, GIMPI_ANY, 8, -1, t2, &flag, &st, &d);
+        CHECK(rc < 0 && flag == 0 && d == NULL, "watched task left: rc %d flag %d", rc, flag);
+        CHECK(gimpi_msg_take_cid(ctx, GIMPI_CID_P2P, GIMPI_ANY, 5, 0, GIMPI_ANY, NULL, &st, &d)
+                  == GIMPI_EBADPARAM, "NULL flag refused");
+        CHECK(gimpi_msg_take_cid(ctx, GIMPI_CID_P2P, GIMPI_ANY, 5, 0, GIMPI_ANY, &flag, &st,
+                                 NULL) == GIMPI_EBADPARAM, "NULL data refused");
+        CHECK(gimpi_msg_take_cid(ctx, GIMPI_CID_P2P, GIMPI_ANY, -7, 0, GIMPI_ANY, &flag, &st,
+                                 &d) == GIMPI_EBADPARAM, "bad tag refused");
+        CALL(gimpi_msg_send(ctx, t1, 3, "ok", 3));          /* rank 1 may leave now */
+    } else {
+        char g[4];
+        CALL(gimpi_msg_recv(ctx, t0, 1, g, sizeof g, &st));
+        dp_fill(buf, big, 22);
+        CALL(gimpi_msg_send(ctx, t0, 7, buf, big));
+        CALL(gimpi_msg_recv(ctx, t0, 2, g, sizeof g, &st));
+    }
+    if (rank == 1) {
+        char g[4];
+        CALL(gimpi_msg_recv(ctx, t0, 3, g, sizeof g, &st));
+    }
+    free(buf);
     return dp_close(&ctx) ? 1 : 0;
 }
 
@@ -657,6 +739,8 @@ int main(void)
           &huge);
     s_job("matching order, wildcards, long before short, contexts", 3, 1024, 10, 20,
           s_order_body, NULL);
+    s_job("receive with allocation: queued, posted, to oneself, bounds, a watched task leaves",
+          3, 1024, 10, 20, s_take_body, NULL);
     s_job("three application threads per task in blocking calls at once", 2, 1024, 10, 20,
           s_mt_body, NULL);
     s_job("synchronous sends", 2, 1024, 10, 20, s_sync_body, NULL);
