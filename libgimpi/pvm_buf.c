@@ -71,6 +71,21 @@ pvm_buf_t *pvm_buf_new(int encoding)
     return self;
 }
 
+/*  An empty buffer packing into memory it is given. */
+pvm_buf_t *pvm_buf_new_in(int encoding, void *mem, size_t size)
+{
+    pvm_buf_t *self = pvm_buf_new(encoding);
+    if (self && mem) {
+        if (size > self->off) {
+            self->mem = mem;
+            self->data = self->mem + self->off;
+            self->cap = size - self->off;
+        } else
+            free(mem);
+    }
+    return self;
+}
+
 /*  Takes ownership of received bytes. */
 pvm_buf_t *pvm_buf_adopt(int encoding, void *bytes, size_t len)
 {
@@ -166,6 +181,21 @@ void pvm_buf_destroy(pvm_buf_t **self_p)
     free(self->segs);
     free(self);
     *self_p = NULL;
+}
+
+/*  Frees everything but the memory, which goes to the caller. */
+void pvm_buf_destroy_keep(pvm_buf_t **self_p, void **mem, size_t *size)
+{
+    assert(self_p && mem && size);
+    pvm_buf_t *self = *self_p;
+    *mem = NULL;
+    *size = 0;
+    if (self && self->mem && !self->token) {
+        *mem = self->mem;
+        *size = self->off + self->cap;
+        self->mem = NULL;
+    }
+    pvm_buf_destroy(self_p);
 }
 
 /*  The encoding. */

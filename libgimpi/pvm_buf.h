@@ -48,6 +48,14 @@ pvm_buf_t *pvm_buf_pending(int encoding, size_t len, pvm_body_take_fn take, void
 void pvm_buf_orphan(pvm_buf_t *self);
 /*  Frees the buffer and nulls the pointer. */
 void pvm_buf_destroy(pvm_buf_t **self_p);
+/*  The same, but hands the buffer's memory to the caller instead of freeing it (for the
+ *  next buffer to pack into): *mem (malloc'd) and its size, or NULL and 0 when it has
+ *  none of its own. */
+void pvm_buf_destroy_keep(pvm_buf_t **self_p, void **mem, size_t *size);
+/*  An empty buffer for packing in `encoding` that packs into mem (malloc'd, size bytes,
+ *  taken over; mem NULL: as pvm_buf_new).  NULL for an unknown encoding or ENOMEM, and
+ *  then mem is still the caller's. */
+pvm_buf_t *pvm_buf_new_in(int encoding, void *mem, size_t size);
 
 /*  The encoding the bytes are in (InPlace buffers report PVM_BUF_RAW once sent). */
 int pvm_buf_encoding(const pvm_buf_t *self);

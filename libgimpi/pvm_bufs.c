@@ -24,7 +24,7 @@ int pvm_mkbuf(int encoding)
     pvm_ctx_t *ctx = s_ctx("pvm_mkbuf");
     if (!ctx)
         return PvmNoMem;
-    pvm_buf_t *buf = pvm_buf_new(encoding);
+    pvm_buf_t *buf = pvm_ctx_new_buf(ctx, encoding);
     if (!buf)
         return pvm_ctx_fail(ctx, "pvm_mkbuf",
                             encoding < PvmDataDefault || encoding > PvmDataInPlace

@@ -33,6 +33,8 @@ struct pvm_ctx_t {
     const pvm_transport_ops_t *ops;
     void *impl;
     int tid;                    /* 0 until enrolled */
+    void *spare;                /* memory of a freed buffer, for the next (pvm_ctx_new_buf) */
+    size_t spare_size;
 };
 
 /*  THE one piece of process-wide mutable state of the PVM layer.  PVM's API passes no
@@ -67,6 +69,7 @@ void pvm_ctx_destroy(pvm_ctx_t **self_p)
         pvm_buf_destroy(&self->slots[i].buf);
     free(self->slots);
     free(self->queue);
+    free(self->spare);
     free(self);
     *self_p = NULL;
 }
@@ -216,7 +219,15 @@ int pvm_ctx_free_buf(pvm_ctx_t *self, int bufid)
     slot_t *slot = s_slot(self, bufid);
     if (!slot)
         return GIMPI_ENOSUCHBUF;
-    pvm_buf_destroy(&slot->buf);
+    void *mem;
+    size_t size;
+    pvm_buf_destroy_keep(&slot->buf, &mem, &size);
+    if (mem && size > self->spare_size && size <= PVM_CTX_SPARE_MAX) {
+        free(self->spare);
+        self->spare = mem;
+        self->spare_size = size;
+    } else
+        free(mem);
     if (self->sbuf == bufid)
         self->sbuf = 0;
     if (self->rbuf == bufid)
@@ -227,6 +238,18 @@ int pvm_ctx_free_buf(pvm_ctx_t *self, int bufid)
             break;
         }
     return 0;
+}
+
+/*  A new packing buffer, in the kept memory. */
+pvm_buf_t *pvm_ctx_new_buf(pvm_ctx_t *self, int encoding)
+{
+    assert(self);
+    pvm_buf_t *buf = pvm_buf_new_in(encoding, self->spare, self->spare_size);
+    if (buf) {
+        self->spare = NULL;
+        self->spare_size = 0;
+    }
+    return buf;
 }
 
 /*  Source, tag, context of a buffer. */

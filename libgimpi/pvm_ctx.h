@@ -129,8 +129,15 @@ int pvm_ctx_add_buf(pvm_ctx_t *self, pvm_buf_t *buf, int src, int tag, int ctxid
 /*  The buffer with that id, or NULL (queued, not yet received messages included). */
 pvm_buf_t *pvm_ctx_buf(pvm_ctx_t *self, int bufid);
 /*  Frees a buffer (and drops it from the receive queue or the active slots).  0,
- *  GIMPI_EBADPARAM for a negative id, GIMPI_ENOSUCHBUF for an unknown one; 0 is a no-op. */
+ *  GIMPI_EBADPARAM for a negative id, GIMPI_ENOSUCHBUF for an unknown one; 0 is a no-op.
+ *  Its memory is kept for the next new buffer (pvm_ctx_new_buf) when it is the largest
+ *  seen and at most PVM_CTX_SPARE_MAX bytes: a program that sends one large message after
+ *  another packs into the same warm memory, with no page faults. */
 int pvm_ctx_free_buf(pvm_ctx_t *self, int bufid);
+/*  A new empty packing buffer in `encoding`, in the kept memory if any; NULL for an
+ *  unknown encoding or ENOMEM. */
+pvm_buf_t *pvm_ctx_new_buf(pvm_ctx_t *self, int encoding);
+#define PVM_CTX_SPARE_MAX ((size_t)64 << 20)
 /*  Source, tag and context of a buffer; 0 or GIMPI_ENOSUCHBUF. */
 int pvm_ctx_buf_info(pvm_ctx_t *self, int bufid, int *src, int *tag, int *ctxid);
 /*  Active send / receive buffer ids (0 = none). */

@@ -1,6 +1,7 @@
 /*  t/pvm_buf.c — tests of PVM message buffers: every datatype through every encoding with
  *  strides, 64-bit longs sign-correct in the default encoding, the portable byte layout,
- *  strings, InPlace's send-time copy, unpacking past the end, bad arguments.
+ *  strings, InPlace's send-time copy, memory kept from one buffer for the next, unpacking
+ *  past the end, bad arguments.
  */
 #include "gtap.h"
 #include "gimpi.h"
@@ -68,6 +69,15 @@ static int s_roundtrip(int enc)
     return good;
 }
 
+/*  A pending body's take entry that just forgets it. */
+static int s_take_none(void *impl, void *token, void *dst)
+{
+    (void)impl;
+    (void)token;
+    (void)dst;
+    return 0;
+}
+
 int main(void)
 {
     plan(NO_PLAN);
@@ -86,6 +96,32 @@ int main(void)
     ok(len == 12 && !memcmp(p, want, 12), "default encoding: big-endian int, 8-byte long");
     pvm_buf_destroy(&b);
     ok(b == NULL, "destroy nulls the pointer");
+
+    /* memory kept from one buffer for the next: packed into in place, no realloc */
+    b = pvm_buf_new(PVM_BUF_DEFAULT);
+    static uint8_t big[1 << 20];
+    memset(big, 'A', sizeof big);
+    pvm_buf_pack(b, GIMPI_BYTE, big, (int)sizeof big, 1);
+    void *mem;
+    size_t msize;
+    pvm_buf_destroy_keep(&b, &mem, &msize);
+    ok(b == NULL && mem && msize >= sizeof big + PVM_BUF_HEADROOM,
+       "destroy_keep hands the memory over (%zu bytes)", msize);
+    b = pvm_buf_new_in(PVM_BUF_RAW, mem, msize);
+    memset(big, 'C', sizeof big);
+    pvm_buf_pack(b, GIMPI_BYTE, big, 8, 1);
+    pvm_buf_pack(b, GIMPI_BYTE, big, (int)sizeof big - 8, 1);
+    p = pvm_buf_bytes(b, &len);
+    ok(p == (uint8_t *)mem + PVM_BUF_HEADROOM && len == sizeof big && p[0] == 'C'
+           && p[len - 1] == 'C', "a buffer made in it packs 1 MiB there, with no new memory");
+    ok(pvm_buf_new_in(9, mem, msize) == NULL, "... unknown encoding: NULL, memory untouched");
+    pvm_buf_destroy(&b);
+    b = pvm_buf_pending(PVM_BUF_RAW, 4, s_take_none, NULL, &v);
+    pvm_buf_destroy_keep(&b, &mem, &msize);
+    ok(b == NULL && mem == NULL && msize == 0, "a buffer with a body still pending keeps none");
+    b = pvm_buf_new_in(PVM_BUF_DEFAULT, NULL, 0);
+    ok(b && pvm_buf_len(b) == 0, "no memory given: an ordinary empty buffer");
+    pvm_buf_destroy(&b);
 
     b = pvm_buf_new(PVM_BUF_INPLACE);
     int arr[3] = { 1, 2, 3 };

@@ -2,7 +2,7 @@
  *  buffer, mcast (skips itself, rejects any bad tid), recv wildcards and the order of
  *  matching, nrecv, trecv's timeout, probe (same id as the later recv), the previous
  *  receive buffer being freed, bufinfo of received messages, psend <-> recv + upk and
- *  pack + send <-> precv, and every error path.
+ *  pack + send <-> precv, buffers packed in a freed buffer's memory, and every error path.
  */
 #include "gtap.h"
 #include "gimpi.h"
@@ -224,6 +224,29 @@ int main(void)
     pvm_ctx_buf_info(ctx, hid, NULL, NULL, &hctx);
     cmp_ok(hctx, "==", 7, "... and the buffer knows its context");
     pvm_ctx_free_buf(ctx, hid);
+
+    /* the memory of a freed buffer is packed into by the next: contents and lengths stay
+       each message's own */
+    static char big[1 << 20], got[1 << 20];
+    const char fill[3] = { 'A', 'B', 'C' };
+    const int lens[3] = { 1 << 20, 8, 1 << 20 };
+    for (int i = 0; i < 3; i++) {
+        memset(big, fill[i], sizeof big);
+        pvm_initsend(i == 1 ? PvmDataRaw : PvmDataDefault);
+        pvm_pkbyte(big, lens[i], 1);
+        memset(big, 'x', sizeof big);       /* the pack copied */
+        pvm_send(ME, 70 + i);
+    }
+    int okall = 1;
+    for (int i = 0; i < 3; i++) {
+        int bytes = -1;
+        int id = pvm_recv(ME, 70 + i);
+        pvm_bufinfo(id, &bytes, NULL, NULL);
+        memset(got, 0, sizeof got);
+        pvm_upkbyte(got, lens[i], 1);
+        okall &= bytes == lens[i] && got[0] == fill[i] && got[lens[i] - 1] == fill[i];
+    }
+    ok(okall, "1 MiB, 8 B, 1 MiB packed one after another in kept memory: each intact");
 
     pvm_ctx_install(NULL);
     done_testing();
