@@ -76,7 +76,7 @@ enum {                              /* send states */
 struct gimpi_msg_req_t {
     int kind;
     int done, error, cancelled, detached;
-    int alloc;                      /* receive: its memory comes at match (s_bind), owned */
+    int alloc;                      /* receive: memory made at match (s_alloc_rbuf), owned */
     uint64_t id;                    /* srqid (send) or drqid (receive) */
     uint64_t cid;
     int peer;                       /* world rank, -1 = any */
@@ -454,6 +454,17 @@ static void s_alloc_rbuf(gimpi_msg_req_t *r, uint64_t msglen)
         r->error = GIMPI_ENOMEM;
 }
 
+/*  A short unexpected message has been taken: its sender learns it (a synchronous send to
+ *  ourselves completes, a remote one gets its SYNCACK). */
+static void s_release_sender(gimpi_msg_t *self, umsg_t *um)
+{
+    if (um->self_sreq) {
+        um->self_sreq->local = NULL;
+        s_complete(self, um->self_sreq, 0);
+    } else if (um->sync)
+        s_queue_ctl(self, um->src, IMPI_PK_SYNCACK, um->srqid, 0, um->tag, um->cid);
+}
+
 /*  Gives a matched unexpected message to receive r (the message is out of the queue). */
 static void s_deliver(gimpi_msg_t *self, umsg_t *um, gimpi_msg_req_t *r)
 {
@@ -471,11 +482,7 @@ static void s_deliver(gimpi_msg_t *self, umsg_t *um, gimpi_msg_req_t *r)
         L1_PUSH(&self->longrecv, r);
         s_queue_ctl(self, um->src, IMPI_PK_SYNCACK, um->srqid, r->id, um->tag, um->cid);
     } else {
-        if (um->self_sreq) {
-            um->self_sreq->local = NULL;
-            s_complete(self, um->self_sreq, 0);
-        } else if (um->sync)
-            s_queue_ctl(self, um->src, IMPI_PK_SYNCACK, um->srqid, 0, um->tag, um->cid);
+        s_release_sender(self, um);
         s_complete(self, r, r->msglen > r->size ? GIMPI_EOVERFLOW : 0);
     }
 }
@@ -2733,39 +2740,29 @@ static int s_source_watch(gimpi_msg_t *self, int tid, int watch_tid, int *p, int
     return 0;
 }
 
-/*  The wait of tprobe (lock held): 0 with pr->found set or NULL, or < 0. */
-static int s_tprobe(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int timeout_ms,
-                    int watch_tid, probe_t *pr)
+/*  s_wait, bounded by timeout_ms too when > 0; that bound running out is no error (0). */
+static int s_wait_upto(gimpi_msg_t *self, pred_t pred, void *arg, int timeout_ms)
 {
-    int p, w;
-    int rc = s_source_watch(self, tid, watch_tid, &p, &w);
-    if (rc)
-        return rc;
-    *pr = (probe_t){ cid, p, tag, NULL, w };
-    if (!s_probe_pred(self, pr))
-        s_drive(self, 0, 1);
-    if (!s_probe_pred(self, pr) && timeout_ms != 0) {
-        int saved = self->timeout_ms;
-        int limited = timeout_ms > 0 && (saved <= 0 || timeout_ms < saved);
-        if (limited)
-            self->timeout_ms = timeout_ms;
-        rc = s_wait(self, timeout_ms < 0 ? s_tprobe_pred : s_probe_pred, pr, 0);
-        self->timeout_ms = saved;
-        if (rc && limited && !s_probe_pred(self, pr)) {
-            rc = 0;                     /* our own bound ran out: nothing arrived */
-            self->errmsg[0] = 0;
-        }
-        if (!rc && timeout_ms < 0 && (pr->peer < 0 || w >= 0) && !s_probe_pred(self, pr)) {
-            rc = GIMPI_ESYSERR;         /* unbounded: the watched task or every other left */
-            snprintf(self->errmsg, sizeof self->errmsg, "%s",
-                     w >= 0 && self->peers[w].gone ? "the awaited task has left"
-                                                   : "every other task has left");
-        }
+    int saved = self->timeout_ms;
+    int limited = timeout_ms > 0 && (saved <= 0 || timeout_ms < saved);
+    if (limited)
+        self->timeout_ms = timeout_ms;
+    int rc = s_wait(self, pred, arg, 0);
+    self->timeout_ms = saved;
+    if (rc && limited && !pred(self, arg)) {
+        rc = 0;                         /* our own bound ran out: nothing arrived */
+        self->errmsg[0] = 0;
     }
-    if (!rc && s_probe_pred(self, pr))
-        return s_probe_result(self, pr, NULL);
-    pr->found = NULL;
     return rc;
+}
+
+/*  The failure of an unbounded wait that ended with nothing: GIMPI_ESYSERR, and why. */
+static int s_left_error(gimpi_msg_t *self, int w)
+{
+    snprintf(self->errmsg, sizeof self->errmsg, "%s",
+             w >= 0 && self->peers[w].gone ? "the awaited task has left"
+                                           : "every other task has left");
+    return GIMPI_ESYSERR;
 }
 
 /*  Probe with a context id waiting at most timeout_ms (0: just look, < 0: no limit). */
@@ -2776,12 +2773,24 @@ int gimpi_msg_tprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int 
     if (!flag || s_check_tag(self, tag, 1))
         return GIMPI_EBADPARAM;
     s_enter(self);
-    probe_t pr;
+    int p, w;
+    int rc = s_source_watch(self, tid, watch_tid, &p, &w);
+    if (rc) {
+        s_leave(self);
+        return rc;
+    }
+    probe_t pr = { cid, p, tag, NULL, w };
     *flag = 0;
-    int rc = s_tprobe(self, cid, tid, tag, timeout_ms, watch_tid, &pr);
-    if (!rc && pr.found) {
-        s_probe_result(self, &pr, status);
-        *flag = 1;
+    if (!s_probe_pred(self, &pr))
+        s_drive(self, 0, 1);
+    if (!s_probe_pred(self, &pr) && timeout_ms != 0) {
+        rc = s_wait_upto(self, timeout_ms < 0 ? s_tprobe_pred : s_probe_pred, &pr, timeout_ms);
+        if (!rc && timeout_ms < 0 && (pr.peer < 0 || w >= 0) && !s_probe_pred(self, &pr))
+            rc = s_left_error(self, w); /* unbounded: the watched task or every other left */
+    }
+    if (!rc && s_probe_pred(self, &pr)) {
+        rc = s_probe_result(self, &pr, status);
+        *flag = pr.found != NULL;
     }
     s_leave(self);
     return rc;
@@ -2830,11 +2839,7 @@ int gimpi_msg_take_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int ti
         um = um->next;
     if (um && um->complete && !um->is_long) {   /* whole and here: hand its memory over */
         s_um_remove(self, um);
-        if (um->self_sreq) {
-            um->self_sreq->local = NULL;
-            s_complete(self, um->self_sreq, 0);
-        } else if (um->sync)
-            s_queue_ctl(self, um->src, IMPI_PK_SYNCACK, um->srqid, 0, um->tag, um->cid);
+        s_release_sender(self, um);
         if (status)
             *status = (gimpi_status_t){ .source = self->peers[um->src].tid, .tag = um->tag,
                                         .len = (size_t)um->msglen };
@@ -2854,18 +2859,8 @@ int gimpi_msg_take_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int ti
     take_t tk = { r, p, w };
     if (!s_take_pred(self, &tk))
         s_drive(self, 0, 1);
-    if (!s_take_pred(self, &tk) && timeout_ms != 0) {
-        int saved = self->timeout_ms;
-        int limited = timeout_ms > 0 && (saved <= 0 || timeout_ms < saved);
-        if (limited)
-            self->timeout_ms = timeout_ms;
-        rc = s_wait(self, s_take_pred, &tk, 0);
-        self->timeout_ms = saved;
-        if (rc && limited) {
-            rc = 0;                     /* our own bound ran out */
-            self->errmsg[0] = 0;
-        }
-    }
+    if (!s_take_pred(self, &tk) && timeout_ms != 0)
+        rc = s_wait_upto(self, s_take_pred, &tk, timeout_ms);
     if (!r->done && r->l1.on != &self->posted) {    /* matched: let its data come in */
         int r2 = s_wait(self, s_req_done, r, 0);
         rc = rc ? rc : r2;
@@ -2885,12 +2880,8 @@ int gimpi_msg_take_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int ti
     } else if (r->l1.on == &self->posted) {         /* nothing came: withdraw it */
         L1_DEL(r);
         s_req_free(r);
-        if (!rc && timeout_ms < 0) {
-            rc = GIMPI_ESYSERR;         /* unbounded: the watched task or every other left */
-            snprintf(self->errmsg, sizeof self->errmsg, "%s",
-                     w >= 0 && self->peers[w].gone ? "the awaited task has left"
-                                                   : "every other task has left");
-        }
+        if (!rc && timeout_ms < 0)
+            rc = s_left_error(self, w); /* unbounded: the watched task or every other left */
     } else {                            /* the context timeout ran out mid-message */
         r->detached = 1;                /* the engine finishes it and frees its memory */
         self->ndetached++;
