@@ -14,7 +14,7 @@
 #include "coll_figures.h"
 #include "dp_harness.h"
 #include "gimpi.h"
-#include "gimpi_job.h"
+#include "task/gimpi_job.h"
 
 #include <stdio.h>
 #include <stdlib.h>

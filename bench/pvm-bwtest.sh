@@ -20,7 +20,7 @@ mkdir -p "$tmp/g" "$tmp/p"
 variants="d:-DPACK -DENCODE=PvmDataDefault|r:-DPACK -DENCODE=PvmDataRaw|i:-DPACK -DENCODE=PvmDataInPlace|p:"
 IFS='|'; for v in $variants; do
     IFS=' '; n=${v%%:*}; f=${v#*:}
-    "$BUILD/groupd/gimpicc" -std=gnu17 -w -O2 -DSAMPLE="$SAMPLE" $f -o "$tmp/g/${n}bwtest" \
+    "$BUILD/programs/gimpicc" -std=gnu17 -w -O2 -DSAMPLE="$SAMPLE" $f -o "$tmp/g/${n}bwtest" \
         "$tmp/examples/bwtest.c" || exit 1
     havepvm=0
     if [ -r /usr/include/pvm3.h ] && [ -r "$SHARED/pvm/pvmenv.sh" ] &&
@@ -43,7 +43,7 @@ for k in $(seq "$RUNS"); do for n in d r i p; do
     if [ $havepvm = 1 ]; then
         echo "=== PVM ${n}bwtest"; (cd "$tmp/p" && timeout 300 ./pvmrun -n 2 ${n}bwtest 2>&1 | grep Roundtrip)
     fi
-    echo "=== gimpi ${n}bwtest"; timeout 300 "$BUILD/groupd/gimpirun" "$@" -np 2 "$tmp/g/${n}bwtest" 2>&1 | grep Roundtrip
+    echo "=== gimpi ${n}bwtest"; timeout 300 "$BUILD/programs/gimpirun" "$@" -np 2 "$tmp/g/${n}bwtest" 2>&1 | grep Roundtrip
 done; done >"$tmp/out"
 python3 - "$tmp/out" <<'PY'
 import re, sys, statistics, collections

@@ -9,7 +9,7 @@
  *  with a new tag per operation (reduce1int, reduce1mdbl), pvm_send / pvm_recv (rtt8 with
  *  PvmDataDefault, stream1m with PvmDataRaw).  Each member times its own part; pvm_gather
  *  brings the times to instance 0, which prints the per-iteration maximum's median.
- *  gimpirun is found beside the build (../groupd/gimpirun), else through GIMPI_BENCH_GIMPIRUN,
+ *  gimpirun is found beside the build (../programs/gimpirun), else through GIMPI_BENCH_GIMPIRUN,
  *  else on PATH.
  */
 #include "pvm3.h"
@@ -334,7 +334,7 @@ static int s_launch(const char *figure, const char *n)
         execv(env, argv);
         return s_fail(env, -1);
     }
-    static const char *const where[] = { "%s/../groupd/gimpirun", "%s/../../groupd/gimpirun" };
+    static const char *const where[] = { "%s/../programs/gimpirun", "%s/../../programs/gimpirun" };
     for (size_t i = 0; i < sizeof where / sizeof where[0]; i++) {
         char path[8300];
         snprintf(path, sizeof path, where[i], dir);

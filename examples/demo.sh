@@ -21,9 +21,9 @@ if [ -z "${IMPI_AUTH_NONE+x}" ] && [ -z "${IMPI_AUTH_KEY+x}" ]; then export IMPI
 
 here=$(cd "$(dirname "$0")" && pwd)
 B=${1:-${top_builddir:-$here/../_build}}
-SERVER=$B/groupd/impi-server
+SERVER=$B/programs/impi-server
 CLIENT=$B/examples/impi-startup
-GIMPIRUN=$B/groupd/gimpirun
+GIMPIRUN=$B/programs/gimpirun
 MW=$B/examples/pvm_master_worker
 FARM=$B/examples/pvm_spawn_farm
 # a task started from the shell (the farm's master) starts groupd if none runs: the one of
@@ -40,7 +40,7 @@ die() { echo "demo: $*" >&2; exit 1; }
 for prog in "$SERVER" "$CLIENT" "$GIMPIRUN" "$MW" "$FARM"; do
     if [ ! -x "$prog" ]; then
         echo "demo: $prog is not built." >&2
-        echo "demo: the demo needs groupd/impi-server, groupd/gimpirun and the examples in the build" \
+        echo "demo: the demo needs programs/impi-server, programs/gimpirun and the examples in the build" \
              "directory $B (run ./setup.sh build; if they still are missing, this tree does" \
              "not contain them yet)." >&2
         exit 2

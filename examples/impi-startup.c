@@ -7,7 +7,7 @@
  *  through libgimpi's impi_client, prints the tables to stdout and sends FINI.  Users run
  *  it beside their real clients to see what a job agrees, or why it does not.
  */
-#include "impi_client.h"
+#include "impi/impi_client.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -5,7 +5,7 @@
  *  method is enabled on both sides and is the strongest such.
  */
 #include "fuzz_check.h"
-#include "impi_wire.h"
+#include "impi/impi_wire.h"
 
 #include <string.h>
 

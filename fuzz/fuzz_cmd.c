@@ -6,7 +6,7 @@
  *  starts with the prefix, whatever the payload.
  */
 #include "fuzz_check.h"
-#include "impi_wire.h"
+#include "impi/impi_wire.h"
 
 #include <string.h>
 

@@ -8,7 +8,7 @@
  *  lies in the label's range; every accepted element formats into a bounded buffer.
  */
 #include "fuzz_check.h"
-#include "impi_wire.h"
+#include "impi/impi_wire.h"
 
 #include <string.h>
 

@@ -9,7 +9,7 @@
  *  times the element size, and host/proc slices have exactly the count asked for.
  */
 #include "fuzz_check.h"
-#include "impi_wire.h"
+#include "impi/impi_wire.h"
 
 #include <string.h>
 

@@ -7,7 +7,7 @@
  *      clang -g -fsanitize=fuzzer,address,undefined -Iinclude -Ilibgimpi \
  *          fuzz/fuzz_gd_proto.c libgimpi/gd_proto.c -lzmq -o fuzz_gd_proto
  */
-#include "gd_proto.h"
+#include "groups/gd_proto.h"
 
 #include <stdlib.h>
 #include <string.h>

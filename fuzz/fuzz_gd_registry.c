@@ -9,7 +9,7 @@
  *          fuzz/fuzz_gd_registry.c groupd/gd_registry.c libgimpi/gd_proto.c \
  *          libgimpi/gd_hash.c -lzmq -o fuzz_gd_registry
  */
-#include "gd_registry.h"
+#include "groupd/gd_registry.h"
 #include "gimpi.h"
 
 #include <stdlib.h>

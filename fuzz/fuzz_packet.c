@@ -8,7 +8,7 @@
  *  stays inside its buffer and names the packet type.
  */
 #include "fuzz_check.h"
-#include "impi_wire.h"
+#include "impi/impi_wire.h"
 
 #include <string.h>
 

@@ -8,8 +8,8 @@
  *  Build: make fuzz; run: make fuzz-run (or fuzz/bin/fuzz_packet_stream -max_total_time=60)
  */
 #include "gimpi.h"
-#include "gimpi_host.h"
-#include "impi_tables.h"
+#include "net/gimpi_host.h"
+#include "impi/impi_tables.h"
 
 #include <pthread.h>
 #include <stdlib.h>

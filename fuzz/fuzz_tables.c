@@ -7,7 +7,7 @@
  *  and loading what was saved gives the same tables again.
  */
 #include "fuzz_check.h"
-#include "impi_tables.h"
+#include "impi/impi_tables.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -5,8 +5,8 @@
  *  so its exit is cheap.  Deleting the last member frees the group entirely, so join and
  *  leave churn does not grow memory.
  */
-#include "gd_registry.h"
-#include "gd_hash.h"
+#include "groupd/gd_registry.h"
+#include "base/gd_hash.h"
 #include "gimpi.h"
 
 #include <assert.h>

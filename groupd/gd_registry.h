@@ -9,7 +9,7 @@
 #ifndef GIMPI_GD_REGISTRY_H
 #define GIMPI_GD_REGISTRY_H
 
-#include "gd_proto.h"
+#include "groups/gd_proto.h"
 
 #include <stdint.h>
 

@@ -15,9 +15,9 @@
  *  then leaves every group.  Nothing polls: the loop sleeps in zmq_poll.
  */
 #include "config.h"
-#include "gd_proto.h"
-#include "gd_registry.h"
-#include "gd_hash.h"
+#include "groups/gd_proto.h"
+#include "groupd/gd_registry.h"
+#include "base/gd_hash.h"
 #include "gimpi.h"
 
 #include <assert.h>

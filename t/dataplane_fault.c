@@ -7,7 +7,7 @@
  *  owns two procs multiplexed on one connection.
  */
 #include "dp_harness.h"
-#include "gimpi_host.h"
+#include "net/gimpi_host.h"
 #include "gtap.h"
 #include "testlib.h"
 

@@ -1,7 +1,7 @@
 /*  dp_harness.c — the job harness of the data-plane tests (see dp_harness.h). */
 #include "dp_harness.h"
-#include "gimpi_host.h"
-#include "gimpi_job.h"
+#include "net/gimpi_host.h"
+#include "task/gimpi_job.h"
 #include "testlib.h"
 
 #include <fcntl.h>

@@ -9,7 +9,7 @@
 #define GIMPI_DP_HARNESS_H
 
 #include "gimpi.h"
-#include "impi_tables.h"
+#include "impi/impi_tables.h"
 
 #include <stdint.h>
 

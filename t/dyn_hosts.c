@@ -8,8 +8,8 @@
  *  expected peer that dies before calling.  Every process is bounded by a deadline.
  */
 #include "dp_harness.h"
-#include "gimpi_host.h"
-#include "gimpi_job.h"
+#include "net/gimpi_host.h"
+#include "task/gimpi_job.h"
 #include "gtap.h"
 #include "testlib.h"
 

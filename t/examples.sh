@@ -11,7 +11,7 @@ top_builddir=${top_builddir:-.}
 top_srcdir=${top_srcdir:-.}
 . "${top_srcdir}/t/tap.sh"
 B=$top_builddir
-RUN="$B/groupd/gimpirun"
+RUN="$B/programs/gimpirun"
 MW="$B/examples/pvm_master_worker"
 FARM="$B/examples/pvm_spawn_farm"
 echo "1..16"
@@ -63,7 +63,7 @@ run "spawn-farm under gimpirun -np 1" 0 "^spawn-farm: master t[0-9a-f]+ $farm" "
 refused "spawn-farm refuses 0 workers" "$FARM" 0
 
 # every example left its groups: groupd has none
-timeout 30 "$B/groupd/gimpi-stat" --json >"$tmp/stat" 2>&1 && grep -q '"groups":' "$tmp/stat" &&
+timeout 30 "$B/programs/gimpi-stat" --json >"$tmp/stat" 2>&1 && grep -q '"groups":' "$tmp/stat" &&
     ! grep -Eq '"name":"(mw|farm)"' "$tmp/stat"
 ok $? "no example left a group behind in groupd (gimpi-stat --json)"
 [ $failed = 0 ] || sed 's/^/# /' "$tmp/stat" | head -5

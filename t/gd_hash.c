@@ -2,7 +2,7 @@
  *  growth past many thousands of keys, shrinking back, binary and empty keys, foreach.
  */
 #include "gtap.h"
-#include "gd_hash.h"
+#include "base/gd_hash.h"
 
 #include <stdint.h>
 #include <stdio.h>

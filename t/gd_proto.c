@@ -4,7 +4,7 @@
  *  and the STAT group records.
  */
 #include "gtap.h"
-#include "gd_proto.h"
+#include "groups/gd_proto.h"
 
 #include <stdlib.h>
 #include <string.h>

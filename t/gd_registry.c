@@ -6,7 +6,7 @@
  *  versions, STAT records, and memory stability under join/leave churn.
  */
 #include "gtap.h"
-#include "gd_registry.h"
+#include "groupd/gd_registry.h"
 #include "gimpi.h"
 
 #include <stdlib.h>

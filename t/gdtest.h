@@ -6,7 +6,7 @@
 #ifndef GIMPI_GDTEST_H
 #define GIMPI_GDTEST_H
 
-#include "gd_proto.h"
+#include "groups/gd_proto.h"
 #include "testlib.h"
 
 typedef struct {

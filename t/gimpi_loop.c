@@ -5,7 +5,7 @@
  *  Everything is driven by events; timer tests only check lower bounds and counts.
  */
 #include "gtap.h"
-#include "gimpi_loop.h"
+#include "server/gimpi_loop.h"
 
 #include <fcntl.h>
 #include <poll.h>

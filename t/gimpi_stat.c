@@ -21,7 +21,7 @@ static char s_ep[600];
 static int s_stat(const char *a1, const char *a2, char *out, size_t size)
 {
     char bin[4096];
-    snprintf(bin, sizeof bin, "%s", tl_prog("groupd/gimpi-stat"));
+    snprintf(bin, sizeof bin, "%s", tl_prog("programs/gimpi-stat"));
     char *argv[6] = { bin, (char *)"--endpoint", s_ep, (char *)a1, (char *)a2, NULL };
     tl_child_t c;
     out[0] = 0;

@@ -4,7 +4,7 @@
 # linking, and -show prints the command.
 top_builddir=${top_builddir:-.}
 top_srcdir=${top_srcdir:-.}
-GCC="$top_builddir/groupd/gimpicc"
+GCC="$top_builddir/programs/gimpicc"
 export GIMPICC_INCDIR="$top_srcdir/include" GIMPICC_LIBDIR="$top_builddir/.libs"
 . "${top_srcdir:-.}/t/tap.sh"
 echo "1..6"

@@ -29,7 +29,7 @@ static void s_run(run_t *r, const char *stdin_text, ...)
     char *argv[64];
     int n = 0;
     static char prog[4096];
-    snprintf(prog, sizeof prog, "%s", tl_prog("groupd/gimpirun"));
+    snprintf(prog, sizeof prog, "%s", tl_prog("programs/gimpirun"));
     argv[n++] = prog;
     va_list ap;
     va_start(ap, stdin_text);
@@ -137,7 +137,7 @@ int main(void)
     ok(s_exited(&r, 2), "ackmark above hiwater: exit 2");
 
     /* SIGTERM to gimpirun reaches every task */
-    char *argv[] = { (char *)tl_prog("groupd/gimpirun"), "-np", "3", task, "wait", NULL };
+    char *argv[] = { (char *)tl_prog("programs/gimpirun"), "-np", "3", task, "wait", NULL };
     char prog[4096];
     snprintf(prog, sizeof prog, "%s", argv[0]);
     argv[0] = prog;

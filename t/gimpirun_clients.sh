@@ -5,8 +5,8 @@
 # a client whose key the server refuses fails with a clear error and a non-zero exit.
 set -u
 top_builddir=${top_builddir:-.}
-SERVER="$top_builddir/groupd/impi-server"
-RUN="$top_builddir/groupd/gimpirun"
+SERVER="$top_builddir/programs/impi-server"
+RUN="$top_builddir/programs/gimpirun"
 TASK="$top_builddir/t/job_task"
 . "${top_srcdir:-.}/t/tap.sh"
 echo "1..7"

@@ -6,7 +6,7 @@
 # one task each (more masters than MAXLINEAR 4: IMPI's tree between the masters).
 set -u
 top_builddir=${top_builddir:-.}
-RUN="$top_builddir/groupd/gimpirun"
+RUN="$top_builddir/programs/gimpirun"
 TASK="$top_builddir/t/job_coll"
 GROUPD="$top_builddir/groupd/groupd"
 . "${top_srcdir:-.}/t/tap.sh"
@@ -24,7 +24,7 @@ for np in 1 2 4 7; do
 done
 
 # two clients, one impi-server: the job's group spans both
-SERVER="$top_builddir/groupd/impi-server"
+SERVER="$top_builddir/programs/impi-server"
 mkfifo "$tmp/srv"
 timeout 120 "$SERVER" -server 2 -host 127.0.0.1 >"$tmp/srv" 2>"$tmp/srv.err" &
 srv=$!

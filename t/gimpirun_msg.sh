@@ -6,8 +6,8 @@
 # dead task and exits 1 — nothing hangs (every run is bounded by timeout).
 set -u
 top_builddir=${top_builddir:-.}
-SERVER="$top_builddir/groupd/impi-server"
-RUN="$top_builddir/groupd/gimpirun"
+SERVER="$top_builddir/programs/impi-server"
+RUN="$top_builddir/programs/gimpirun"
 TASK="$top_builddir/t/job_msg"
 . "${top_srcdir:-.}/t/tap.sh"
 # job NAME WANT_OK_LINES ARGS...: runs gimpirun, checks exit 0 and the number of ok lines

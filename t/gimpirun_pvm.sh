@@ -7,7 +7,7 @@
 # shell as a one-task job.  Every run is bounded.
 set -u
 top_builddir=${top_builddir:-.}
-RUN="$top_builddir/groupd/gimpirun"
+RUN="$top_builddir/programs/gimpirun"
 TASK="$top_builddir/t/pvm_job"
 . "${top_srcdir:-.}/t/tap.sh"
 # job NAME WANT_OK_LINES ARGS...: runs gimpirun, checks exit 0 and the number of ok lines

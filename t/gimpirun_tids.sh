@@ -8,7 +8,7 @@
 # (never the user's); every run is bounded.
 set -u
 top_builddir=${top_builddir:-.}
-RUN="$top_builddir/groupd/gimpirun"
+RUN="$top_builddir/programs/gimpirun"
 TASK="$top_builddir/t/job_tids"
 GROUPD="$top_builddir/groupd/groupd"
 . "${top_srcdir:-.}/t/tap.sh"
@@ -62,7 +62,7 @@ ok $? "fresh tids, not 1 ($(tids "$tmp/d") $(tids "$tmp/e"))"
 
 # two IMPI clients (impi-server + two gimpirun -client): one block for the whole job
 mkfifo "$tmp/srv"
-timeout 120 "$top_builddir/groupd/impi-server" -server 2 -host 127.0.0.1 >"$tmp/srv" 2>"$tmp/srv.err" &
+timeout 120 "$top_builddir/programs/impi-server" -server 2 -host 127.0.0.1 >"$tmp/srv" 2>"$tmp/srv.err" &
 srv=$!
 exec 4<"$tmp/srv"
 read -r -t 20 addr <&4

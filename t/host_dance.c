@@ -3,7 +3,7 @@
  *  the acceptor refuses wrong ranks, duplicates, early hang-ups and absent hosts in time.
  */
 #include "dp_harness.h"
-#include "gimpi_host.h"
+#include "net/gimpi_host.h"
 #include "gtap.h"
 #include "testlib.h"
 

@@ -8,7 +8,7 @@
  *  `nobody`) and are skipped without it.
  */
 #include "dp_harness.h"
-#include "gimpi_host.h"
+#include "net/gimpi_host.h"
 #include "gtap.h"
 #include "testlib.h"
 

@@ -7,7 +7,7 @@
  *  part runs examples/impi-startup against the minimal server.  Every wait is bounded.
  */
 #include "gtap.h"
-#include "impi_client.h"
+#include "impi/impi_client.h"
 #include "testlib.h"
 
 #include <arpa/inet.h>

@@ -5,7 +5,7 @@
  *  test plays the client with raw sockets.
  */
 #include "gtap.h"
-#include "impi_server.h"
+#include "server/impi_server.h"
 #include "srvtest.h"
 
 #include <arpa/inet.h>

@@ -406,7 +406,7 @@ static void bad_cmdline(const char *needle, char *const *args, const char *what)
 {
     char *argv[16];
     int n = 0;
-    argv[n++] = (char *)tl_prog("groupd/impi-server");
+    argv[n++] = (char *)tl_prog("programs/impi-server");
     for (int i = 0; args[i] && n < 15; i++)
         argv[n++] = args[i];
     argv[n] = NULL;

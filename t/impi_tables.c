@@ -6,7 +6,7 @@
  *  garbled files.
  */
 #include "gtap.h"
-#include "impi_tables.h"
+#include "impi/impi_tables.h"
 
 #include <stdlib.h>
 #include <string.h>

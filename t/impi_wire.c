@@ -3,7 +3,7 @@
  *  seeds' worked examples), the 128-byte packet header, and refusal of lying lengths.
  */
 #include "gtap.h"
-#include "impi_wire.h"
+#include "impi/impi_wire.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,7 @@
  *                  without a newline
  *    stdin         echo the first line of standard input
  */
-#include "gimpi_job.h"
+#include "task/gimpi_job.h"
 
 #include <signal.h>
 #include <stdio.h>

@@ -10,8 +10,8 @@ set -u
 top_builddir=${top_builddir:-.}
 NM=3                                    # machines
 P=gimpi$$
-SERVER="$top_builddir/groupd/impi-server"
-RUN="$top_builddir/groupd/gimpirun"
+SERVER="$top_builddir/programs/impi-server"
+RUN="$top_builddir/programs/gimpirun"
 TASK="$top_builddir/t/job_task"
 . "${top_srcdir:-.}/t/tap.sh"
 

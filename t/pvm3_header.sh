@@ -6,7 +6,7 @@
 # package is installed — PVM's own example sources compile unchanged (-w for their K&R).
 top_builddir=${top_builddir:-.}
 top_srcdir=${top_srcdir:-.}
-GCC="$top_builddir/groupd/gimpicc"
+GCC="$top_builddir/programs/gimpicc"
 export GIMPICC_INCDIR="$top_srcdir/include" GIMPICC_LIBDIR="$top_builddir/.libs"
 . "${top_srcdir:-.}/t/tap.sh"
 skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }

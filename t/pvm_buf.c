@@ -5,8 +5,8 @@
  */
 #include "gtap.h"
 #include "gimpi.h"
-#include "gimpi_ops.h"
-#include "pvm_buf.h"
+#include "base/gimpi_ops.h"
+#include "pvm/pvm_buf.h"
 
 #include <string.h>
 

@@ -11,8 +11,8 @@
 set -u
 top_builddir=${top_builddir:-.}
 top_srcdir=${top_srcdir:-.}
-RUN="$top_builddir/groupd/gimpirun"
-GCC="$top_builddir/groupd/gimpicc"
+RUN="$top_builddir/programs/gimpirun"
+GCC="$top_builddir/programs/gimpicc"
 export GIMPICC_INCDIR="$top_srcdir/include" GIMPICC_LIBDIR="$top_builddir/.libs"
 TAR=/usr/share/doc/pvm-examples/examples.tar.gz
 if [ ! -r "$TAR" ]; then echo "1..0 # SKIP pvm-examples is not installed ($TAR)"; exit 0; fi

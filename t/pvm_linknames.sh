@@ -39,7 +39,7 @@ int main(void)
 }
 C
 # the compiler gimpi was built with, and its sanitizer flags if any (from gimpicc -show)
-read -r cc flags < <("$top_builddir/groupd/gimpicc" -show -c x.c)
+read -r cc flags < <("$top_builddir/programs/gimpicc" -show -c x.c)
 san=$(printf '%s\n' $flags | grep -- '^-fsanitize' | tr '\n' ' ')
 $cc $san -I"$inc" -o "$tmp/p" "$tmp/p.c" -L"$lib" -lpvm3 -lgpvm3 >"$tmp/cc.out" 2>&1
 ok $? "cc prog.c -I<include> -L<lib> -lpvm3 -lgpvm3 links" || sed 's/^/# /' "$tmp/cc.out"

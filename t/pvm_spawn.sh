@@ -9,7 +9,7 @@
 set -u
 top_builddir=${top_builddir:-.}
 TASK="$top_builddir/t/spawn_task"
-RUN="$top_builddir/groupd/gimpirun"
+RUN="$top_builddir/programs/gimpirun"
 GROUPD="$top_builddir/groupd/groupd"
 . "${top_srcdir:-.}/t/tap.sh"
 echo "1..13"

@@ -5,8 +5,8 @@
 #define GIMPI_T_PVMTEST_H
 
 #include "pvm3.h"
-#include "pvm_ctx.h"
-#include "pvm_loopback.h"
+#include "pvm/pvm_ctx.h"
+#include "pvm/pvm_loopback.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -15,7 +15,7 @@ int st_start(st_server_t *srv, ...)
 {
     char *argv[32];
     int n = 0;
-    argv[n++] = (char *)tl_prog("groupd/impi-server");
+    argv[n++] = (char *)tl_prog("programs/impi-server");
     argv[n++] = "-host";
     argv[n++] = "127.0.0.1";
     va_list ap;

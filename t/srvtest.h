@@ -7,7 +7,7 @@
 #ifndef GIMPI_SRVTEST_H
 #define GIMPI_SRVTEST_H
 
-#include "impi_wire.h"
+#include "impi/impi_wire.h"
 #include "testlib.h"
 
 #include <stddef.h>

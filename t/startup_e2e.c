@@ -5,7 +5,7 @@
  *  FINI.  Each client offers a different shape so that a mix-up would show.
  */
 #include "gtap.h"
-#include "impi_client.h"
+#include "impi/impi_client.h"
 #include "testlib.h"
 
 #include <pthread.h>
@@ -71,7 +71,7 @@ static void s_job(int n)
     char count[16];
     snprintf(count, sizeof count, "%d", n);
     char prog[4096];
-    snprintf(prog, sizeof prog, "%s", tl_prog("groupd/impi-server"));
+    snprintf(prog, sizeof prog, "%s", tl_prog("programs/impi-server"));
     char *argv[] = { prog, "-server", count, "-host", "127.0.0.1", "-auth", "none", NULL };
     tl_child_t srv;
     if (tl_spawn(argv, &srv) < 0)

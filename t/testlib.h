@@ -16,7 +16,7 @@ typedef struct {
     int err;                    /* child's stderr, read end (-1 if not captured) */
 } tl_child_t;
 
-/*  Path of a program of the build tree ("groupd/impi-server") in a static buffer. */
+/*  Path of a program of the build tree ("programs/impi-server") in a static buffer. */
 const char *tl_prog(const char *relpath);
 
 /*  Starts argv[0] with argv; captures stdout and stderr on pipes.  Returns 0 or -1. */

@@ -1,0 +1,1158 @@
+/*  gimpi_groups.c — the task side of the group-control plane (see include/gimpi_group.h).
+ *
+ *  One gimpi_groups_t owns a DEALER socket (requests to groupd's ROUTER), a socket monitor
+ *  on it (the connection's end means groupd is gone: every later call is GIMPI_ESYSERR),
+ *  and, from the first query of a group, a SUB socket on groupd's event stream feeding a
+ *  membership cache.  A cache entry becomes current in three steps: subscribe; wait for
+ *  any event on the group's topic (groupd publishes a MARK when the subscription reaches
+ *  it, which proves the subscription is live); fetch a SNAPSHOT.  From then on events are
+ *  applied in version order (each carries the group's previous version; a gap sends the
+ *  entry back to the snapshot step).  Own joins, leaves and barrier releases carry the
+ *  group's version: the caller waits until its cache has caught up with it, which is what
+ *  makes the consistency promise hold.  The SUB socket is read only between requests, so
+ *  no event can slip between a snapshot and the events after it.
+ *
+ *  Deferred leaves: the object knows which groups its task is in (its own successful
+ *  joins), so a leave of such a group cannot fail while groupd lives.  It is sent and the
+ *  call returns at once; its reply is taken with the next request's (replies come back
+ *  in order on the one DEALER), or by gimpi_groups_flush, which every query and (through
+ *  the data plane's send hook, gimpi_task.c) every message the task sends runs first, so
+ *  that nobody can hear from the task before groupd has the leave.  A join + leave pair
+ *  thus costs one round trip instead of two.  GIMPI_GROUPS_SYNC_LEAVE=1 turns it off.
+ */
+#include "config.h"
+#include "gimpi.h"
+#include "gimpi_group.h"
+#include "base/gd_hash.h"
+#include "groups/gd_proto.h"
+#include "impi/impi_wire.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <sched.h>
+#include <zmq.h>
+
+#ifndef GIMPI_BINDIR
+#define GIMPI_BINDIR "/usr/local/bin"
+#endif
+
+enum {
+    HELLO_TIMEOUT_MS = 5000,    /* first contact, including starting a groupd */
+    REQUEST_TIMEOUT_MS = 30000, /* an answer that groupd owes at once (not barrier/freeze) */
+    SYNC_TIMEOUT_MS = 2000,     /* waiting for the cache to catch up with a version */
+    HEARTBEAT_MS = 1000,        /* ZMTP heartbeats towards groupd */
+    /* no traffic from groupd this long after a PING: groupd has stopped answering (a
+       groupd that exits or is killed ends the connection, which is seen at once).  With
+       32 busy tasks on 2 cores, 1 s and even 1.5 s without a PONG happened (1 run in 6 of
+       `gimpi-bench barrier 32`, a third of `reduce1int 32`), and the task then wrongly
+       took a live groupd for dead; none in runs with 8 s. */
+    HEARTBEAT_TIMEOUT_MS = 5000,
+    IDLE_EXIT_S = 30,           /* a groupd we start exits after this long without tasks */
+    SPIN_US = 100,              /* default of GIMPI_GROUPS_SPIN_US (see s_wait_reply) */
+    MAX_DEFERRED = 16,          /* deferred leaves in flight at most (then one waits) */
+};
+
+/*  Cached queries look at the event and monitor sockets at most this often: an empty
+ *  libzmq receive costs two system calls (poll, getpid), twenty times the query itself.
+ *  Events are asynchronous anyway; the promises (own changes, barriers) wait explicitly. */
+#define CHECK_INTERVAL_NS 200000LL
+
+typedef enum { C_SUBSCRIBING, C_MARKED, C_CURRENT } cstate_t;
+
+/*  One group in the cache. */
+typedef struct {
+    cstate_t state;
+    uint64_t version;
+    bool exists;
+    bool dead;
+    int32_t frozen;
+    int32_t size;
+    int32_t *slots;             /* tid per instance, 0 = free */
+    int cap;
+} centry_t;
+
+struct gimpi_groups_t {
+    void *zctx;
+    bool own_ctx;
+    void *dealer, *monitor, *sub;
+    char endpoint[512];
+    char pub_endpoint[512];
+    int state;                  /* 0 not connected, 1 ready, -1 groupd gone */
+    int32_t tid;
+    int32_t want_tid;           /* gimpi_groups_set_tid: register as this (0: any) */
+    uint32_t reqid;
+    uint8_t hostid[16], addr[16];
+    int64_t pid;
+    int port;
+    gd_hash_t *cache;           /* name -> centry_t */
+    int64_t last_check_ns;      /* when the sockets were last looked at (queries) */
+    int64_t last_monitor_ns;    /* when the monitor was last looked at (requests) */
+    uint64_t n_local, n_remote;
+    int64_t spin_ns;            /* a request's wait spins this long first (0: never) */
+    int64_t lat_ns;             /* moving average of the replies' latency */
+    gd_hash_t *mine;            /* the groups this task is in (value: self, unused) */
+    bool sync_leave;            /* GIMPI_GROUPS_SYNC_LEAVE: every leave waits for its reply */
+    int ndeferred;              /* deferred leaves whose replies are still to come */
+    struct {
+        uint32_t reqid;
+        char *group;
+    } deferred[MAX_DEFERRED];
+};
+
+/*  Monotonic milliseconds. */
+static int64_t s_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*  Monotonic nanoseconds. */
+static int64_t s_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------------ life cycle */
+
+/*  New unconnected object. */
+gimpi_groups_t *gimpi_groups_new(const char *endpoint, void *zmq_context)
+{
+    gimpi_groups_t *self = calloc(1, sizeof *self);
+    if (!self)
+        return NULL;
+    if (!endpoint || !*endpoint)
+        endpoint = getenv("GIMPI_GROUPD");
+    if (endpoint && *endpoint) {
+        if (strlen(endpoint) >= sizeof self->endpoint - 8) {
+            free(self);
+            return NULL;
+        }
+        snprintf(self->endpoint, sizeof self->endpoint, "%s", endpoint);
+    } else if (!gd_default_endpoint(self->endpoint, sizeof self->endpoint)) {
+        free(self);
+        return NULL;
+    }
+    self->cache = gd_hash_new();
+    self->mine = gd_hash_new();
+    self->zctx = zmq_context;
+    if (!self->zctx) {
+        self->zctx = zmq_ctx_new();
+        self->own_ctx = true;
+    }
+    if (!self->cache || !self->mine || !self->zctx) {
+        gimpi_groups_destroy(&self);
+        return NULL;
+    }
+    const char *spin = getenv("GIMPI_GROUPS_SPIN_US");
+    long spin_us = spin && *spin ? atol(spin) : SPIN_US;
+    self->spin_ns = (spin_us < 0 ? 0 : spin_us > 10000 ? 10000 : spin_us) * 1000LL;
+    const char *sync_leave = getenv("GIMPI_GROUPS_SYNC_LEAVE");
+    self->sync_leave = sync_leave && *sync_leave && strcmp(sync_leave, "0") != 0;
+    impi_addr16_from_ipv4(self->hostid, 0x7F000001);
+    memcpy(self->addr, self->hostid, 16);
+    self->pid = getpid();
+    return self;
+}
+
+/*  Frees one cache entry (hash visitor). */
+static void s_free_entry_cb(const void *k, size_t l, void *v, void *a)
+{
+    (void)k, (void)l, (void)a;
+    centry_t *e = v;
+    free(e->slots);
+    free(e);
+}
+
+static int s_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values, int nvalues,
+                     int timeout_ms, gd_multipart_t *mp_out, gd_msg_t *reply_out);
+static void s_close_dealer(gimpi_groups_t *self);
+
+/*  Unregisters, closes, frees. */
+void gimpi_groups_destroy(gimpi_groups_t **self_p)
+{
+    assert(self_p);
+    gimpi_groups_t *self = *self_p;
+    if (!self)
+        return;
+    if (self->state == 1 && self->tid > 0)
+        s_request(self, GD_UNREGISTER, NULL, 0, 2000, NULL, NULL);
+    if (self->cache) {
+        gd_hash_foreach(self->cache, s_free_entry_cb, NULL);
+        gd_hash_destroy(&self->cache);
+    }
+    gd_hash_destroy(&self->mine);
+    for (int i = 0; i < self->ndeferred; i++)
+        free(self->deferred[i].group);
+    if (self->sub)
+        zmq_close(self->sub);
+    s_close_dealer(self);
+    if (self->own_ctx && self->zctx)
+        zmq_ctx_term(self->zctx);
+    free(self);
+    *self_p = NULL;
+}
+
+/*  Sets the identity sent at registration. */
+int gimpi_groups_set_identity(gimpi_groups_t *self, const uint8_t hostid[16], int64_t pid,
+                              const uint8_t addr[16], int port)
+{
+    assert(self);
+    if (self->state < 0 || self->tid > 0)
+        return GIMPI_EALREADY;
+    if (port < 0 || port > 65535)
+        return GIMPI_EBADPARAM;
+    if (hostid)
+        memcpy(self->hostid, hostid, 16);
+    if (addr)
+        memcpy(self->addr, addr, 16);
+    self->pid = pid;
+    self->port = port;
+    return 0;
+}
+
+/*  The endpoint in use. */
+const char *gimpi_groups_endpoint(gimpi_groups_t *self)
+{
+    assert(self);
+    return self->endpoint;
+}
+
+/*  Queries answered locally, requests sent. */
+void gimpi_groups_counters(gimpi_groups_t *self, uint64_t *local, uint64_t *remote)
+{
+    assert(self);
+    if (local)
+        *local = self->n_local;
+    if (remote)
+        *remote = self->n_remote;
+}
+
+/* ------------------------------------------------------------------ finding groupd */
+
+/*  1 when something accepts connections on the ipc path of the endpoint. */
+static int s_ipc_alive(const char *endpoint)
+{
+    const char *path = endpoint + 6;
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    if (strlen(path) >= sizeof sa.sun_path)
+        return 0;
+    strcpy(sa.sun_path, path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return 0;
+    int rc = connect(fd, (struct sockaddr *)&sa, sizeof sa);
+    close(fd);
+    return rc == 0;
+}
+
+/*  Path of the groupd program: $GIMPI_GROUPD_BIN, beside this program, the bindir,
+ *  else the bare name (PATH). */
+static const char *s_groupd_bin(char *buf, size_t size)
+{
+    const char *env = getenv("GIMPI_GROUPD_BIN");
+    if (env && *env)
+        return env;
+    char self_path[4096];
+    ssize_t n = readlink("/proc/self/exe", self_path, sizeof self_path - 1);
+    if (n > 0) {
+        self_path[n] = 0;
+        char *slash = strrchr(self_path, '/');
+        if (slash) {
+            *slash = 0;
+            snprintf(buf, size, "%s/groupd", self_path);
+            if (access(buf, X_OK) == 0)
+                return buf;
+        }
+    }
+    snprintf(buf, size, "%s/groupd", GIMPI_BINDIR);
+    if (access(buf, X_OK) == 0)
+        return buf;
+    return "groupd";
+}
+
+/*  Starts a groupd on our (ipc) endpoint and waits for its endpoint line. */
+static int s_start_groupd(gimpi_groups_t *self)
+{
+    char binbuf[4200];
+    const char *bin = s_groupd_bin(binbuf, sizeof binbuf);
+    const char *idle = getenv("GIMPI_GROUPD_IDLE");
+    char idle_arg[32];
+    snprintf(idle_arg, sizeof idle_arg, "--idle-exit=%ld",
+             idle && *idle ? strtol(idle, NULL, 10) : (long)IDLE_EXIT_S);
+    char *argv[] = { (char *)bin, (char *)"--endpoint", self->endpoint, idle_arg, NULL };
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(p[0]);
+        close(p[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        dup2(p[1], 1);
+        int null = open("/dev/null", O_RDONLY);
+        if (null >= 0)
+            dup2(null, 0);
+        close_range(3, ~0U, 0);
+        if (strchr(bin, '/'))
+            execv(bin, argv);
+        else
+            execvp(bin, argv);
+        _exit(127);
+    }
+    close(p[1]);
+    char line[600];
+    size_t got = 0;
+    int64_t deadline = s_now_ms() + HELLO_TIMEOUT_MS;
+    while (got < sizeof line - 1) {
+        int left = (int)(deadline - s_now_ms());
+        struct pollfd pf = { .fd = p[0], .events = POLLIN };
+        if (left <= 0 || poll(&pf, 1, left) <= 0)
+            break;
+        ssize_t n = read(p[0], line + got, sizeof line - 1 - got);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+        if (memchr(line, '\n', got))
+            break;
+    }
+    close(p[0]);
+    line[got] = 0;
+    /* the program forks its daemon and exits at once (or refuses and exits) */
+    int status = 0;
+    for (int64_t end = s_now_ms() + 2000; waitpid(pid, &status, WNOHANG) == 0;) {
+        if (s_now_ms() > end) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            break;
+        }
+        struct timespec ts = { 0, 1000000 };
+        nanosleep(&ts, NULL);
+    }
+    if (strchr(line, '\n'))
+        return 0;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+        return -1;                  /* no groupd program */
+    /* refused because another task started one meanwhile, which may hold the lock but not
+       serve yet: wait (bounded) for it to accept connections */
+    for (int64_t end = s_now_ms() + HELLO_TIMEOUT_MS; s_now_ms() < end;) {
+        if (s_ipc_alive(self->endpoint))
+            return 0;
+        struct timespec ts = { 0, 2000000 };
+        nanosleep(&ts, NULL);
+    }
+    return -1;
+}
+
+/*  Opens the DEALER socket, its monitor, and connects.  0 or -1. */
+static int s_open_dealer(gimpi_groups_t *self, int attempt)
+{
+    self->dealer = zmq_socket(self->zctx, ZMQ_DEALER);
+    self->monitor = zmq_socket(self->zctx, ZMQ_PAIR);
+    if (!self->dealer || !self->monitor)
+        return -1;
+    int zero = 0, ivl = HEARTBEAT_MS, tmo = HEARTBEAT_TIMEOUT_MS;
+    zmq_setsockopt(self->dealer, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_setsockopt(self->monitor, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_setsockopt(self->dealer, ZMQ_HEARTBEAT_IVL, &ivl, sizeof ivl);
+    zmq_setsockopt(self->dealer, ZMQ_HEARTBEAT_TIMEOUT, &tmo, sizeof tmo);
+    char mon[64];
+    snprintf(mon, sizeof mon, "inproc://gimpi-groups-%p-%d", (void *)self, attempt);
+    if (zmq_socket_monitor(self->dealer, mon, ZMQ_EVENT_DISCONNECTED) < 0
+        || zmq_connect(self->monitor, mon) < 0
+        || zmq_connect(self->dealer, self->endpoint) < 0)
+        return -1;
+    return 0;
+}
+
+/*  Closes the DEALER socket and its monitor. */
+static void s_close_dealer(gimpi_groups_t *self)
+{
+    if (self->dealer) {
+        zmq_socket_monitor(self->dealer, NULL, 0);
+        zmq_close(self->dealer);
+        self->dealer = NULL;
+    }
+    if (self->monitor)
+        zmq_close(self->monitor);
+    self->monitor = NULL;
+}
+
+/*  Connects and says HELLO (starting a groupd when none serves our ipc endpoint).  0, or
+ *  GIMPI_ESYSERR (and the object is dead). */
+static int s_connect(gimpi_groups_t *self)
+{
+    if (self->state == 1)
+        return 0;
+    if (self->state < 0)
+        return GIMPI_ESYSERR;
+    /* a groupd that exits when idle may go just as we connect: then once more (a new one) */
+    bool ipc = strncmp(self->endpoint, "ipc://", 6) == 0;
+    gd_multipart_t mp;
+    gd_msg_t reply;
+    for (int attempt = 0;; attempt++) {
+        self->state = -1;           /* until proven otherwise */
+        if (ipc && !s_ipc_alive(self->endpoint) && s_start_groupd(self) < 0)
+            return GIMPI_ESYSERR;
+        if (s_open_dealer(self, attempt) < 0)
+            return GIMPI_ESYSERR;
+        self->state = 1;
+        if (s_request(self, GD_HELLO, NULL, 0, HELLO_TIMEOUT_MS, &mp, &reply) >= 0)
+            break;
+        self->state = -1;
+        if (!ipc || attempt == 1)
+            return GIMPI_ESYSERR;
+        s_close_dealer(self);
+    }
+    const gd_value_t *ep = &reply.values[2];
+    snprintf(self->pub_endpoint, sizeof self->pub_endpoint, "%.*s", (int)ep->len,
+             (const char *)ep->data);
+    gd_multipart_close(&mp);
+    /* a wildcard TCP address: the events come from the host we reached groupd on */
+    char *any = strstr(self->pub_endpoint, "0.0.0.0");
+    if (strncmp(self->endpoint, "tcp://", 6) == 0 && any) {
+        char host[256], port[64];
+        const char *h = self->endpoint + 6;
+        const char *colon = strrchr(h, ':');
+        const char *pcolon = strrchr(self->pub_endpoint, ':');
+        if (colon && pcolon && (size_t)(colon - h) < sizeof host) {
+            snprintf(host, sizeof host, "%.*s", (int)(colon - h), h);
+            snprintf(port, sizeof port, "%s", pcolon + 1);
+            snprintf(self->pub_endpoint, sizeof self->pub_endpoint, "tcp://%s:%s", host, port);
+        }
+    }
+    return 0;
+}
+
+/*  Connects and registers (as the tid set by gimpi_groups_set_tid, if any).  0, or an error
+ *  (and the object is dead). */
+static int s_ready(gimpi_groups_t *self)
+{
+    if (self->state == 1 && self->tid > 0)
+        return 0;
+    int rc = s_connect(self);
+    if (rc)
+        return rc;
+    char hostname[GD_MAX_TEXT + 1] = "";
+    gethostname(hostname, sizeof hostname - 1);
+    uint8_t proc[IMPI_PROC_SIZE];
+    impi_proc_t ip;
+    memcpy(ip.hostid, self->hostid, 16);
+    ip.pid = self->pid;
+    impi_proc_encode(proc, &ip);
+    gd_value_t v[6] = {
+        { .data = proc, .len = sizeof proc },
+        { .data = self->addr, .len = 16 },
+        { .i = self->port },
+        { .i = (int32_t)getpid() },
+        { .data = (const uint8_t *)hostname, .len = strlen(hostname) },
+        { .i = self->want_tid },
+    };
+    rc = self->want_tid
+       ? s_request(self, GD_REGISTER_TID, v, 6, REQUEST_TIMEOUT_MS, NULL, NULL)
+       : s_request(self, GD_REGISTER, v, 5, REQUEST_TIMEOUT_MS, NULL, NULL);
+    if (rc <= 0) {
+        self->state = -1;
+        return rc < 0 ? rc : GIMPI_ESYSERR;
+    }
+    self->tid = rc;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ requests */
+
+/*  1 when the monitor reports the connection to groupd closed (the object is then dead).
+ *  ZMQ_EVENTS first: a plain non-blocking receive may be throttled and miss a queued event. */
+static int s_check_monitor(gimpi_groups_t *self)
+{
+    for (;;) {
+        int ev = 0;
+        size_t el = sizeof ev;
+        if (zmq_getsockopt(self->monitor, ZMQ_EVENTS, &ev, &el) < 0 || !(ev & ZMQ_POLLIN))
+            return self->state < 0;
+        gd_multipart_t mp;
+        if (gd_multipart_recv(self->monitor, &mp, ZMQ_DONTWAIT) < 0)
+            return self->state < 0;
+        if (mp.nparts >= 1 && mp.frames[0].len >= 2) {
+            uint16_t event = (uint16_t)(mp.frames[0].data[0] | mp.frames[0].data[1] << 8);
+            if (event == ZMQ_EVENT_DISCONNECTED)
+                self->state = -1;
+        }
+        gd_multipart_close(&mp);
+    }
+}
+
+/*  Waits until the DEALER has a message (1), the deadline passed or groupd is gone (-1),
+ *  or nothing yet (0, e.g. a signal).  Cheaper than zmq_poll on both sockets, which costs
+ *  about ten system calls per reply: ZMQ_EVENTS once (it also takes any activation that a
+ *  send consumed), then one poll(2) on the two notification fds.  The monitor fd is
+ *  reliable on its own: nothing but s_check_monitor touches that socket, and it reads it
+ *  empty, so every later monitor message signals the fd anew.
+ *  When replies have lately come within spin_ns (a lightly loaded groupd), the thread
+ *  first waits awake for up to spin_ns: a reply then costs no wake-up of this thread,
+ *  which on an idle (halted) CPU is the dearest step of the round trip (joinlv n = 1:
+ *  +45 %).  Under load the latency average exceeds spin_ns and nobody spins. */
+static int s_wait_reply(gimpi_groups_t *self, int64_t deadline)
+{
+    int ev = 0;
+    size_t el = sizeof ev;
+    if (zmq_getsockopt(self->dealer, ZMQ_EVENTS, &ev, &el) < 0)
+        return -1;
+    if (ev & ZMQ_POLLIN)
+        return 1;
+    struct pollfd pf[2] = { { .events = POLLIN }, { .events = POLLIN } };
+    size_t fl = sizeof pf[0].fd;
+    if (zmq_getsockopt(self->dealer, ZMQ_FD, &pf[0].fd, &fl) < 0
+        || zmq_getsockopt(self->monitor, ZMQ_FD, &pf[1].fd, &fl) < 0)
+        return -1;
+    if (self->spin_ns > 0 && self->lat_ns <= self->spin_ns) {
+        /* replies have been coming back within the spin: wait for this one awake
+           (sched_yield lets whatever else wants this CPU run first) */
+        int64_t end = s_now_ns() + self->spin_ns;
+        do {
+            sched_yield();
+            if (poll(pf, 1, 0) > 0)
+                return 0;
+        } while (s_now_ns() < end);
+    }
+    long left = deadline < 0 ? -1 : (long)(deadline - s_now_ms());
+    if (deadline >= 0 && left < 0)
+        return -1;
+    if (poll(pf, 2, left > INT32_MAX ? INT32_MAX : (int)left) < 0 && errno != EINTR)
+        return -1;
+    if (pf[1].revents && s_check_monitor(self))
+        return -1;
+    return 0;               /* the caller looks at the DEALER again (ZMQ_EVENTS above) */
+}
+
+/*  Sends a request without waiting.  Returns its request id (> 0) or an error. */
+static int64_t s_send_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values,
+                              int nvalues)
+{
+    if (self->state != 1)
+        return GIMPI_ESYSERR;
+    /* (the wait for the reply watches the monitor too; a look first only when it is due) */
+    int64_t now = s_now_ns();
+    if (now - self->last_monitor_ns >= CHECK_INTERVAL_NS) {
+        if (s_check_monitor(self))
+            return GIMPI_ESYSERR;
+        self->last_monitor_ns = now;
+    }
+    const gd_command_info_t *info = gd_command_info(cmd);
+    uint8_t hdr[GD_HDR_SIZE], buf[8 * GD_MAX_FRAMES];
+    gd_frame_t frames[1 + GD_MAX_FRAMES];
+    uint32_t reqid = ++self->reqid;
+    if (reqid == 0)
+        reqid = ++self->reqid;
+    gd_header_encode(hdr, cmd, reqid);
+    frames[0] = (gd_frame_t){ hdr, sizeof hdr };
+    int n = gd_values_encode(info->request, values, nvalues, buf, frames + 1);
+    if (n < 0)
+        return GIMPI_EBADPARAM;
+    if (gd_send_frames(self->dealer, NULL, 0, frames, 1 + n, 0) < 0)
+        return GIMPI_ESYSERR;
+    self->n_remote++;
+    return reqid;
+}
+
+static void s_sync(gimpi_groups_t *self, const char *group, uint64_t version);
+
+/*  If mp answers a deferred leave, applies it (its group's cache catches up with the
+ *  leave's version) and returns 1; else 0.  The catching up reads the SUB socket, which
+ *  must not happen while a SNAPSHOT is outstanding (see the file comment); it cannot:
+ *  every path to a SNAPSHOT (the lookups, gimpi_group_snapshot) flushes the deferred
+ *  leaves first, so none is outstanding then. */
+static int s_take_deferred(gimpi_groups_t *self, const gd_multipart_t *mp)
+{
+    gd_msg_t head, reply;
+    if (self->ndeferred == 0 || mp->truncated || mp->nparts < 1
+        || gd_header_decode(&mp->frames[0], &head) != GD_OK)
+        return 0;
+    for (int i = 0; i < self->ndeferred; i++) {
+        if (self->deferred[i].reqid != head.reqid)
+            continue;
+        char *group = self->deferred[i].group;
+        self->deferred[i] = self->deferred[--self->ndeferred];
+        if (gd_reply_decode(GD_LEAVE, mp->frames, mp->nparts, &reply) == GD_OK
+            && reply.values[1].q && self->state == 1)
+            s_sync(self, group, reply.values[1].q);
+        free(group);
+        return 1;
+    }
+    return 0;
+}
+
+/*  Waits for the reply to request `reqid` (timeout_ms < 0: as long as groupd lives),
+ *  taking the replies of deferred leaves on the way.  Returns the reply's status or
+ *  GIMPI_ESYSERR.  With mp_out the reply is kept for the caller (who closes it); its
+ *  status is values[0], version values[1], extras after. */
+static int s_await(gimpi_groups_t *self, uint8_t cmd, uint32_t reqid, int timeout_ms,
+                   gd_multipart_t *mp_out, gd_msg_t *reply_out)
+{
+    int64_t sent_ns = s_now_ns();
+    int64_t deadline = timeout_ms < 0 ? -1 : s_now_ms() + timeout_ms;
+    for (;;) {
+        int rc = s_wait_reply(self, deadline);
+        if (rc < 0)
+            return GIMPI_ESYSERR;
+        if (rc == 0)
+            continue;
+        gd_multipart_t mp;
+        if (gd_multipart_recv(self->dealer, &mp, ZMQ_DONTWAIT) < 0)
+            continue;
+        if (s_take_deferred(self, &mp)) {
+            gd_multipart_close(&mp);
+            continue;
+        }
+        gd_msg_t reply;
+        if (mp.truncated || gd_reply_decode(cmd, mp.frames, mp.nparts, &reply) != GD_OK
+            || reply.reqid != reqid) {
+            gd_multipart_close(&mp);    /* a late answer to an abandoned request */
+            continue;
+        }
+        int status = reply.values[0].i;
+        if (cmd != GD_BARRIER && cmd != GD_FREEZE)
+            self->lat_ns += (s_now_ns() - sent_ns - self->lat_ns) / 8;
+        if (reply_out)
+            *reply_out = reply;
+        if (mp_out)
+            *mp_out = mp;
+        else
+            gd_multipart_close(&mp);
+        return status;
+    }
+}
+
+/*  Sends a request and waits for its reply (see s_await). */
+static int s_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values, int nvalues,
+                     int timeout_ms, gd_multipart_t *mp_out, gd_msg_t *reply_out)
+{
+    if (mp_out)
+        memset(mp_out, 0, sizeof *mp_out);
+    if (reply_out)
+        memset(reply_out, 0, sizeof *reply_out);
+    int64_t reqid = s_send_request(self, cmd, values, nvalues);
+    if (reqid < 0)
+        return (int)reqid;
+    return s_await(self, cmd, (uint32_t)reqid, timeout_ms, mp_out, reply_out);
+}
+
+/*  Waits until groupd has answered every deferred leave (bounded).  0, or GIMPI_ESYSERR
+ *  when groupd is gone or does not answer (the object is then dead). */
+static int s_flush(gimpi_groups_t *self)
+{
+    int64_t deadline = s_now_ms() + REQUEST_TIMEOUT_MS;
+    while (self->ndeferred > 0) {
+        int rc = self->state == 1 ? s_wait_reply(self, deadline) : -1;
+        if (rc < 0) {
+            self->state = -1;
+            while (self->ndeferred > 0)
+                free(self->deferred[--self->ndeferred].group);
+            return GIMPI_ESYSERR;
+        }
+        gd_multipart_t mp;
+        if (rc == 0 || gd_multipart_recv(self->dealer, &mp, ZMQ_DONTWAIT) < 0)
+            continue;
+        s_take_deferred(self, &mp);     /* anything else: a late answer, dropped */
+        gd_multipart_close(&mp);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ the cache */
+
+/*  Puts tid at inst, growing the slot table. */
+static int s_slot_set(centry_t *e, int32_t inst, int32_t tid)
+{
+    if (inst < 0 || inst > (1 << 24))
+        return -1;
+    if (inst >= e->cap) {
+        int cap = e->cap ? e->cap : 8;
+        while (cap <= inst)
+            cap *= 2;
+        int32_t *ns = realloc(e->slots, (size_t)cap * sizeof *ns);
+        if (!ns)
+            return -1;
+        memset(ns + e->cap, 0, (size_t)(cap - e->cap) * sizeof *ns);
+        e->slots = ns;
+        e->cap = cap;
+    }
+    e->slots[inst] = tid;
+    return 0;
+}
+
+/*  Applies one event to its entry (version rules in the file comment). */
+static void s_apply(centry_t *e, const gd_msg_t *ev)
+{
+    uint64_t prev = ev->values[0].q, version = ev->values[1].q;
+    int32_t inst = ev->values[2].i, tid = ev->values[3].i, extra = ev->values[4].i;
+    if (e->state == C_SUBSCRIBING) {
+        e->state = C_MARKED;    /* anything on the topic proves the subscription */
+        return;
+    }
+    if (e->state != C_CURRENT || ev->kind == GD_EV_MARK || version <= e->version)
+        return;
+    if (prev == 0 && ev->kind == GD_EV_JOIN) {
+        if (e->slots)
+            memset(e->slots, 0, (size_t)e->cap * sizeof *e->slots);
+        e->exists = true;
+        e->dead = false;
+        e->frozen = 0;
+    } else if (prev != e->version || !e->exists) {
+        e->state = C_MARKED;    /* missed something: snapshot again */
+        return;
+    }
+    switch (ev->kind) {
+    case GD_EV_JOIN:
+        if (s_slot_set(e, inst, tid) < 0) {
+            e->state = C_MARKED;
+            return;
+        }
+        break;
+    case GD_EV_LEAVE:
+    case GD_EV_EXIT:
+        if (inst >= 0 && inst < e->cap)
+            e->slots[inst] = 0;
+        if (extra == 0)
+            e->exists = false;
+        break;
+    case GD_EV_FREEZE:
+        e->frozen = extra;
+        extra = e->size;        /* the frozen size, not the member count */
+        break;
+    case GD_EV_DEAD:
+        e->dead = true;
+        break;
+    default:
+        break;
+    }
+    e->size = extra;
+    e->version = version;
+}
+
+/*  Reads one event from the SUB socket (flags 0 or ZMQ_DONTWAIT); 1 read, 0 none. */
+static int s_read_event(gimpi_groups_t *self, int flags)
+{
+    gd_multipart_t mp;
+    if (gd_multipart_recv(self->sub, &mp, flags) < 0)
+        return 0;
+    gd_msg_t ev;
+    if (!mp.truncated && gd_event_decode(mp.frames, mp.nparts, &ev) == GD_OK) {
+        centry_t *e = gd_hash_get(self->cache, mp.frames[0].data + 1, mp.frames[0].len - 1);
+        if (e)
+            s_apply(e, &ev);
+    }
+    gd_multipart_close(&mp);
+    return 1;
+}
+
+/*  Applies every event already queued. */
+static void s_drain(gimpi_groups_t *self)
+{
+    if (self->sub)
+        while (s_read_event(self, ZMQ_DONTWAIT))
+            ;
+}
+
+/*  Waits (bounded) until a current entry has reached `version`. */
+static void s_sync(gimpi_groups_t *self, const char *group, uint64_t version)
+{
+    centry_t *e = gd_hash_get(self->cache, group, strlen(group));
+    if (!e || !self->sub)
+        return;
+    s_drain(self);
+    int64_t deadline = s_now_ms() + SYNC_TIMEOUT_MS;
+    while (e->state == C_CURRENT && e->version < version) {
+        long left = (long)(deadline - s_now_ms());
+        zmq_pollitem_t items[] = {
+            { self->sub, 0, ZMQ_POLLIN, 0 },
+            { self->monitor, 0, ZMQ_POLLIN, 0 },
+        };
+        if (left <= 0 || zmq_poll(items, 2, left) <= 0 || s_check_monitor(self)) {
+            e->state = C_MARKED;        /* not caught up: ask groupd next time */
+            return;
+        }
+        s_drain(self);
+    }
+}
+
+/*  Fetches a snapshot into a MARKED entry. */
+static void s_refresh(gimpi_groups_t *self, const char *group, centry_t *e)
+{
+    gd_multipart_t mp;
+    gd_msg_t reply;
+    gd_value_t v = { .data = (const uint8_t *)group, .len = strlen(group) };
+    int rc = s_request(self, GD_SNAPSHOT, &v, 1, REQUEST_TIMEOUT_MS, &mp, &reply);
+    if (rc == GIMPI_ENOGROUP) {
+        gd_multipart_close(&mp);
+        e->exists = false;
+        e->size = 0;
+        e->version = reply.values[1].q;
+        e->state = C_CURRENT;
+        return;
+    }
+    if (rc < 0) {
+        gd_multipart_close(&mp);
+        return;
+    }
+    const gd_value_t *b = &reply.values[2];
+    if (b->len < 8 || (b->len - 8) % 8 != 0) {
+        gd_multipart_close(&mp);
+        return;
+    }
+    if (e->slots)
+        memset(e->slots, 0, (size_t)e->cap * sizeof *e->slots);
+    e->frozen = (int32_t)gd_get32(b->data);
+    e->dead = gd_get32(b->data + 4) != 0;
+    for (size_t off = 8; off < b->len; off += 8)
+        if (s_slot_set(e, (int32_t)gd_get32(b->data + off),
+                       (int32_t)gd_get32(b->data + off + 4)) < 0) {
+            gd_multipart_close(&mp);
+            return;
+        }
+    e->exists = true;
+    e->size = rc;
+    e->version = reply.values[1].q;
+    e->state = C_CURRENT;
+    gd_multipart_close(&mp);
+}
+
+/*  The current cache entry of a group, or NULL (then the caller asks groupd).  The first
+ *  query of a group subscribes to it. */
+static centry_t *s_cached(gimpi_groups_t *self, const char *group)
+{
+    if (!self->sub) {
+        self->sub = zmq_socket(self->zctx, ZMQ_SUB);
+        int zero = 0, hwm = 0;
+        if (!self->sub)
+            return NULL;
+        zmq_setsockopt(self->sub, ZMQ_LINGER, &zero, sizeof zero);
+        zmq_setsockopt(self->sub, ZMQ_RCVHWM, &hwm, sizeof hwm);
+        if (zmq_connect(self->sub, self->pub_endpoint) < 0) {
+            zmq_close(self->sub);
+            self->sub = NULL;
+            return NULL;
+        }
+    }
+    int64_t now = s_now_ns();
+    if (now - self->last_check_ns >= CHECK_INTERVAL_NS) {
+        s_drain(self);
+        self->last_check_ns = now;
+    }
+    size_t len = strlen(group);
+    centry_t *e = gd_hash_get(self->cache, group, len);
+    if (!e) {
+        e = calloc(1, sizeof *e);
+        if (!e)
+            return NULL;
+        if (gd_hash_put(self->cache, group, len, e) < 0) {
+            free(e);
+            return NULL;
+        }
+        uint8_t *topic = malloc(len + 1);
+        if (topic) {
+            topic[0] = 'G';
+            memcpy(topic + 1, group, len);
+            zmq_setsockopt(self->sub, ZMQ_SUBSCRIBE, topic, len + 1);
+            free(topic);
+        }
+        return NULL;
+    }
+    if (e->state == C_MARKED)
+        s_refresh(self, group, e);
+    return e->state == C_CURRENT ? e : NULL;
+}
+
+/* ------------------------------------------------------------------ the calls */
+
+/*  Common entry: checks the name, connects.  0 or an error. */
+static int s_enter(gimpi_groups_t *self, const char *group)
+{
+    assert(self);
+    if (!group || !*group)
+        return GIMPI_ENULLGROUP;
+    if (strlen(group) > GD_MAX_NAME)
+        return GIMPI_EBADPARAM;
+    int rc = s_ready(self);
+    if (rc)
+        return rc;
+    int64_t now = s_now_ns();
+    if (now - self->last_monitor_ns >= CHECK_INTERVAL_NS) {
+        if (s_check_monitor(self))
+            return GIMPI_ESYSERR;
+        self->last_monitor_ns = now;
+    }
+    return 0;
+}
+
+/*  A request carrying the group name and an optional Int4; syncs the cache afterwards. */
+static int s_group_call(gimpi_groups_t *self, uint8_t cmd, const char *group, int32_t arg,
+                        int timeout_ms, bool sync)
+{
+    gd_value_t v[2] = { { .data = (const uint8_t *)group, .len = strlen(group) },
+                        { .i = arg } };
+    int nv = *gd_command_info(cmd)->request == 'n' && gd_command_info(cmd)->request[1] ? 2 : 1;
+    gd_multipart_t mp;
+    gd_msg_t reply;
+    int rc = s_request(self, cmd, v, nv, timeout_ms, &mp, &reply);
+    uint64_t version = reply.values[1].q;
+    gd_multipart_close(&mp);
+    if (sync && version && self->state == 1)
+        s_sync(self, group, version);
+    return rc;
+}
+
+/*  This task's tid. */
+int gimpi_group_mytid(gimpi_groups_t *self)
+{
+    assert(self);
+    int rc = s_ready(self);
+    return rc ? rc : self->tid;
+}
+
+/*  pvm_joingroup. */
+int gimpi_group_join(gimpi_groups_t *self, const char *group)
+{
+    int rc = s_enter(self, group);
+    if (rc)
+        return rc;
+    rc = s_group_call(self, GD_JOIN, group, 0, REQUEST_TIMEOUT_MS, true);
+    if ((rc >= 0 || rc == GIMPI_EDUPGROUP)
+        && !gd_hash_get(self->mine, group, strlen(group))
+        && gd_hash_put(self->mine, group, strlen(group), self) < 0)
+        self->sync_leave = true;        /* out of memory: no longer sure; ask groupd */
+    return rc;
+}
+
+/*  pvm_lvgroup: deferred (see the file comment) when this task is known to be a member. */
+int gimpi_group_leave(gimpi_groups_t *self, const char *group)
+{
+    int rc = s_enter(self, group);
+    if (rc)
+        return rc;
+    size_t len = strlen(group);
+    bool defer = !self->sync_leave && gd_hash_get(self->mine, group, len) != NULL;
+    char *copy = NULL;
+    if (defer && self->ndeferred == MAX_DEFERRED && (rc = s_flush(self)) != 0)
+        return rc;
+    if (!defer || !(copy = strdup(group))) {
+        rc = s_group_call(self, GD_LEAVE, group, 0, REQUEST_TIMEOUT_MS, true);
+        if (rc == 0 || rc == GIMPI_ENOTINGROUP || rc == GIMPI_ENOGROUP)
+            gd_hash_del(self->mine, group, len);
+        return rc;
+    }
+    gd_value_t v = { .data = (const uint8_t *)group, .len = len };
+    int64_t reqid = s_send_request(self, GD_LEAVE, &v, 1);
+    if (reqid < 0) {
+        free(copy);
+        return (int)reqid;
+    }
+    self->deferred[self->ndeferred].reqid = (uint32_t)reqid;
+    self->deferred[self->ndeferred++].group = copy;
+    gd_hash_del(self->mine, group, len);
+    return 0;
+}
+
+/*  Waits until groupd has every leave this task made (gimpi_group.h). */
+int gimpi_groups_flush(gimpi_groups_t *self)
+{
+    if (!self || self->ndeferred == 0)
+        return 0;
+    return s_flush(self);
+}
+
+/*  pvm_gettid: from the cache when current. */
+int gimpi_group_gettid(gimpi_groups_t *self, const char *group, int inst)
+{
+    int rc = s_enter(self, group);
+    if (!rc && self->ndeferred)
+        rc = s_flush(self);
+    if (rc)
+        return rc;
+    centry_t *e = s_cached(self, group);
+    if (!e)
+        return s_group_call(self, GD_GETTID, group, inst, REQUEST_TIMEOUT_MS, false);
+    self->n_local++;
+    if (!e->exists)
+        return GIMPI_ENOGROUP;
+    if (inst < 0 || inst >= e->cap || !e->slots[inst])
+        return GIMPI_ENOINST;
+    return e->slots[inst];
+}
+
+/*  pvm_getinst: from the cache when current. */
+int gimpi_group_getinst(gimpi_groups_t *self, const char *group, int tid)
+{
+    int rc = s_enter(self, group);
+    if (!rc && self->ndeferred)
+        rc = s_flush(self);
+    if (rc)
+        return rc;
+    centry_t *e = s_cached(self, group);
+    if (!e)
+        return s_group_call(self, GD_GETINST, group, tid, REQUEST_TIMEOUT_MS, false);
+    self->n_local++;
+    if (!e->exists)
+        return GIMPI_ENOGROUP;
+    if (tid > 0)
+        for (int i = 0; i < e->cap; i++)
+            if (e->slots[i] == tid)
+                return i;
+    return GIMPI_ENOTINGROUP;
+}
+
+/*  pvm_gsize: from the cache when current. */
+int gimpi_group_gsize(gimpi_groups_t *self, const char *group)
+{
+    int rc = s_enter(self, group);
+    if (!rc && self->ndeferred)
+        rc = s_flush(self);
+    if (rc)
+        return rc;
+    centry_t *e = s_cached(self, group);
+    if (!e)
+        return s_group_call(self, GD_GSIZE, group, 0, REQUEST_TIMEOUT_MS, false);
+    self->n_local++;
+    return e->exists ? e->size : GIMPI_ENOGROUP;
+}
+
+/*  pvm_barrier: arbitrated by groupd; waits as long as groupd lives. */
+int gimpi_group_barrier(gimpi_groups_t *self, const char *group, int count)
+{
+    int rc = s_enter(self, group);
+    return rc ? rc : s_group_call(self, GD_BARRIER, group, count, -1, true);
+}
+
+/*  pvm_freezegroup: returns the frozen size. */
+int gimpi_group_freeze(gimpi_groups_t *self, const char *group, int size)
+{
+    int rc = s_enter(self, group);
+    return rc ? rc : s_group_call(self, GD_FREEZE, group, size, -1, true);
+}
+
+/*  RESERVE: a block of n fresh tids (same base for the same non-empty key). */
+int gimpi_groups_reserve(gimpi_groups_t *self, const char *key, int n)
+{
+    assert(self);
+    if (!key)
+        key = "";
+    if (strlen(key) > GD_MAX_TEXT || n < 1 || n > GIMPI_GROUPS_MAX_RESERVE)
+        return GIMPI_EBADPARAM;
+    int rc = s_connect(self);
+    if (rc)
+        return rc;
+    gd_value_t v[2] = { { .data = (const uint8_t *)key, .len = strlen(key) }, { .i = n } };
+    return s_request(self, GD_RESERVE, v, 2, REQUEST_TIMEOUT_MS, NULL, NULL);
+}
+
+/*  No groupd for this object: every later call is GIMPI_ESYSERR. */
+void gimpi_groups_disable(gimpi_groups_t *self)
+{
+    assert(self);
+    if (!(self->state == 1 && self->tid > 0))
+        self->state = -1;
+}
+
+/*  The tid to register as (before the object registers). */
+int gimpi_groups_set_tid(gimpi_groups_t *self, int tid)
+{
+    assert(self);
+    if (self->state < 0 || self->tid > 0)
+        return GIMPI_EALREADY;
+    if (tid <= 0)
+        return GIMPI_EBADPARAM;
+    self->want_tid = tid;
+    return 0;
+}
+
+/*  Registration data of a tid. */
+int gimpi_group_lookup(gimpi_groups_t *self, int tid, gimpi_task_info_t *info)
+{
+    assert(self);
+    assert(info);
+    int rc = s_ready(self);
+    if (rc)
+        return rc;
+    gd_value_t v = { .i = tid };
+    gd_multipart_t mp;
+    gd_msg_t reply;
+    rc = s_request(self, GD_LOOKUP, &v, 1, REQUEST_TIMEOUT_MS, &mp, &reply);
+    if (rc >= 0) {
+        impi_proc_t proc;
+        impi_proc_decode(reply.values[2].data, &proc);
+        memset(info, 0, sizeof *info);
+        memcpy(info->hostid, proc.hostid, 16);
+        info->pid = proc.pid;
+        memcpy(info->addr, reply.values[3].data, 16);
+        info->port = reply.values[4].i;
+        info->ospid = reply.values[5].i;
+        snprintf(info->host, sizeof info->host, "%.*s", (int)reply.values[6].len,
+                 (const char *)reply.values[6].data);
+    }
+    gd_multipart_close(&mp);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ snapshots (branch coll) */
+
+/*  The membership of a group for the collectives: from the cache when it is current, else
+ *  one SNAPSHOT round trip (not cached).  Returns the member count, or an error. */
+int gimpi_group_snapshot(gimpi_groups_t *self, const char *group, gimpi_group_snap_t *snap)
+{
+    assert(snap);
+    memset(snap, 0, sizeof *snap);
+    int rc = s_enter(self, group);
+    if (!rc && self->ndeferred)
+        rc = s_flush(self);
+    if (rc)
+        return rc;
+    centry_t tmp = { 0 };
+    centry_t *e = s_cached(self, group);
+    if (e)
+        self->n_local++;
+    else {
+        e = &tmp;
+        e->state = C_MARKED;
+        s_refresh(self, group, e);
+        if (e->state != C_CURRENT) {
+            free(tmp.slots);
+            return GIMPI_ESYSERR;
+        }
+    }
+    if (!e->exists) {
+        free(tmp.slots);
+        return GIMPI_ENOGROUP;
+    }
+    int ninst = 0;
+    for (int i = 0; i < e->cap; i++)
+        if (e->slots[i] > 0)
+            ninst = i + 1;
+    snap->tids = malloc((size_t)(ninst ? ninst : 1) * sizeof *snap->tids);
+    if (!snap->tids) {
+        free(tmp.slots);
+        return GIMPI_ENOMEM;
+    }
+    int n = 0;
+    for (int i = 0; i < ninst; i++)
+        n += (snap->tids[i] = e->slots[i] > 0 ? e->slots[i] : 0) > 0;
+    snap->ninst = ninst;
+    snap->version = e->version;
+    snap->frozen = e->frozen;
+    snap->dead = e->dead;
+    free(tmp.slots);
+    return n;
+}

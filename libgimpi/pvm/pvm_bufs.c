@@ -1,0 +1,116 @@
+/*  pvm_bufs.c — PVM's message buffer management: pvm_mkbuf, pvm_freebuf, pvm_getsbuf,
+ *  pvm_getrbuf, pvm_setsbuf, pvm_setrbuf, pvm_initsend, pvm_bufinfo.
+ *
+ *  Buffers work before enrolment (nothing here needs a transport).  Failures set
+ *  pvm_errno and print the PvmAutoErr diagnostic, as libpvm does for these calls.
+ */
+#include "pvm3.h"
+#include "pvm/pvm_ctx.h"
+
+#include <stddef.h>
+
+/*  The current context, or NULL after reporting PvmNoMem for fn. */
+static pvm_ctx_t *s_ctx(const char *fn)
+{
+    pvm_ctx_t *ctx = pvm_ctx_current();
+    if (!ctx)
+        pvm_ctx_fail(NULL, fn, PvmNoMem);
+    return ctx;
+}
+
+/*  A new empty buffer in `encoding`; its id. */
+int pvm_mkbuf(int encoding)
+{
+    pvm_ctx_t *ctx = s_ctx("pvm_mkbuf");
+    if (!ctx)
+        return PvmNoMem;
+    pvm_buf_t *buf = pvm_ctx_new_buf(ctx, encoding);
+    if (!buf)
+        return pvm_ctx_fail(ctx, "pvm_mkbuf",
+                            encoding < PvmDataDefault || encoding > PvmDataInPlace
+                            ? PvmBadParam : PvmNoMem);
+    int id = pvm_ctx_add_buf(ctx, buf, 0, 0, PvmBaseContext);
+    return id < 0 ? pvm_ctx_fail(ctx, "pvm_mkbuf", id) : id;
+}
+
+/*  Frees a buffer (the active one too, which leaves none active); 0 is a no-op. */
+int pvm_freebuf(int bufid)
+{
+    pvm_ctx_t *ctx = s_ctx("pvm_freebuf");
+    if (!ctx)
+        return PvmNoMem;
+    int rc = pvm_ctx_free_buf(ctx, bufid);
+    return rc < 0 ? pvm_ctx_fail(ctx, "pvm_freebuf", rc) : 0;
+}
+
+/*  The active send buffer id, 0 if none. */
+int pvm_getsbuf(void)
+{
+    pvm_ctx_t *ctx = s_ctx("pvm_getsbuf");
+    return ctx ? pvm_ctx_sbuf(ctx) : PvmNoMem;
+}
+
+/*  The active receive buffer id, 0 if none. */
+int pvm_getrbuf(void)
+{
+    pvm_ctx_t *ctx = s_ctx("pvm_getrbuf");
+    return ctx ? pvm_ctx_rbuf(ctx) : PvmNoMem;
+}
+
+/*  Makes bufid (or 0: none) the active send buffer; returns the previous one. */
+int pvm_setsbuf(int bufid)
+{
+    pvm_ctx_t *ctx = s_ctx("pvm_setsbuf");
+    if (!ctx)
+        return PvmNoMem;
+    int rc = pvm_ctx_set_sbuf(ctx, bufid);
+    return rc < 0 ? pvm_ctx_fail(ctx, "pvm_setsbuf", rc) : rc;
+}
+
+/*  Makes bufid (or 0: none) the active receive buffer; returns the previous one. */
+int pvm_setrbuf(int bufid)
+{
+    pvm_ctx_t *ctx = s_ctx("pvm_setrbuf");
+    if (!ctx)
+        return PvmNoMem;
+    int rc = pvm_ctx_set_rbuf(ctx, bufid);
+    return rc < 0 ? pvm_ctx_fail(ctx, "pvm_setrbuf", rc) : rc;
+}
+
+/*  Frees the active send buffer and makes a new empty one in `encoding` active.  A bad
+ *  encoding leaves the old buffer in place (libpvm reports both calls). */
+int pvm_initsend(int encoding)
+{
+    pvm_ctx_t *ctx = s_ctx("pvm_initsend");
+    if (!ctx)
+        return PvmNoMem;
+    int id = pvm_mkbuf(encoding);
+    if (id < 0)
+        return pvm_ctx_fail(ctx, "pvm_initsend", id);
+    pvm_ctx_free_buf(ctx, pvm_ctx_sbuf(ctx));
+    pvm_ctx_set_sbuf(ctx, id);
+    return id;
+}
+
+/*  Size in bytes, tag and source tid of a buffer (a buffer made here reports tag 0 and
+ *  this task's tid).  Any output pointer may be NULL. */
+int pvm_bufinfo(int bufid, int *bytes, int *msgtag, int *tid)
+{
+    pvm_ctx_t *ctx = s_ctx("pvm_bufinfo");
+    if (!ctx)
+        return PvmNoMem;
+    if (bufid <= 0)
+        return pvm_ctx_fail(ctx, "pvm_bufinfo", PvmBadParam);
+    int src, tag;
+    int rc = pvm_ctx_buf_info(ctx, bufid, &src, &tag, NULL);
+    if (rc < 0)
+        return pvm_ctx_fail(ctx, "pvm_bufinfo", rc);
+    size_t len = pvm_buf_len(pvm_ctx_buf(ctx, bufid));
+    if (bytes)
+        *bytes = len > (size_t)0x7fffffff ? 0x7fffffff : (int)len;
+    if (msgtag)
+        *msgtag = tag;
+    if (tid)
+        *tid = src ? src : pvm_ctx_tid(ctx);
+    return 0;
+}

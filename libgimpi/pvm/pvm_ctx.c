@@ -1,0 +1,504 @@
+/*  pvm_ctx.c — the PVM compatibility context (see pvm_ctx.h): buffer table, active
+ *  buffers, receive queue with (source, tag, context) matching, options, error reporting,
+ *  and the attached transport.
+ *
+ *  Buffer ids index a table of slots; the lowest free id is reused, as libpvm does.
+ *  Received messages get a buffer id as soon as they leave the transport (so pvm_probe
+ *  can return the id pvm_recv will return) and wait in `queue`, oldest first.
+ */
+#include "pvm/pvm_ctx.h"
+#include "gimpi.h"
+#include "pvm3.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct {
+    pvm_buf_t *buf;             /* NULL: free slot */
+    int src, tag, ctxid;
+} slot_t;
+
+struct pvm_ctx_t {
+    slot_t *slots;              /* slots[id - 1] */
+    int nslots;
+    int sbuf, rbuf;             /* active ids, 0 = none */
+    int *queue;                 /* received, not yet taken: ids oldest first */
+    int nqueue, qcap;
+    int opts[PVM_CTX_NOPTS];    /* PvmRoute .. PvmNoReset; [0] unused */
+    const pvm_transport_ops_t *ops;
+    void *impl;
+    int tid;                    /* 0 until enrolled */
+    void *spare;                /* memory of a freed buffer, for the next (pvm_ctx_new_buf) */
+    size_t spare_size;
+};
+
+/*  THE one piece of process-wide mutable state of the PVM layer.  PVM's API passes no
+ *  handle (pvm_send(tid, tag) must find "the" task's buffers and connection), so the
+ *  pvm_* calls reach their context through this pointer, created on first use by
+ *  pvm_ctx_current().  Everything else lives in the object it points to.  (pvm_errno
+ *  and pvmdebmask, in pvm_err.c, are the two other exceptions, forced by PVM programs
+ *  that declare them `extern int`.) */
+static pvm_ctx_t *s_current;
+
+/*  A fresh context. */
+pvm_ctx_t *pvm_ctx_new(void)
+{
+    pvm_ctx_t *self = calloc(1, sizeof *self);
+    if (self) {
+        self->opts[PvmAutoErr] = 1;
+        self->opts[PvmRoute] = PvmAllowDirect;
+        self->opts[PvmFragSize] = 4096;
+    }
+    return self;
+}
+
+/*  Frees everything the context owns. */
+void pvm_ctx_destroy(pvm_ctx_t **self_p)
+{
+    assert(self_p);
+    pvm_ctx_t *self = *self_p;
+    if (!self)
+        return;
+    pvm_ctx_detach(self);
+    for (int i = 0; i < self->nslots; i++)
+        pvm_buf_destroy(&self->slots[i].buf);
+    free(self->slots);
+    free(self->queue);
+    free(self->spare);
+    free(self);
+    *self_p = NULL;
+}
+
+/*  The process-wide context, created on first use. */
+pvm_ctx_t *pvm_ctx_current(void)
+{
+    if (!s_current)
+        s_current = pvm_ctx_new();
+    return s_current;
+}
+
+/*  Replaces the process-wide context. */
+void pvm_ctx_install(pvm_ctx_t *ctx)
+{
+    if (s_current != ctx)
+        pvm_ctx_destroy(&s_current);
+    s_current = ctx;
+}
+
+/*  Attaches a transport and learns the tid. */
+int pvm_ctx_attach(pvm_ctx_t *self, const pvm_transport_ops_t *ops, void *impl)
+{
+    assert(self);
+    assert(ops && ops->mytid && ops->send && ops->next);
+    pvm_ctx_detach(self);
+    int tid = ops->mytid(impl);
+    if (tid <= 0) {
+        if (ops->destroy)
+            ops->destroy(impl);
+        return tid < 0 ? tid : GIMPI_ESYSERR;
+    }
+    self->ops = ops;
+    self->impl = impl;
+    self->tid = tid;
+    return 0;
+}
+
+/*  Drops the transport. */
+void pvm_ctx_detach(pvm_ctx_t *self)
+{
+    assert(self);
+    for (int i = 0; i < self->nslots; i++)      /* bodies still on the transport are lost */
+        if (self->slots[i].buf)
+            pvm_buf_orphan(self->slots[i].buf);
+    if (self->ops && self->ops->destroy)
+        self->ops->destroy(self->impl);
+    self->ops = NULL;
+    self->impl = NULL;
+    self->tid = 0;
+}
+
+/*  Attaches the default transport when none is attached. */
+int pvm_ctx_enrol(pvm_ctx_t *self)
+{
+    assert(self);
+    if (self->ops)
+        return 0;
+    const pvm_transport_ops_t *ops = NULL;
+    void *impl = NULL;
+    int rc = pvm_transport_open_default(&ops, &impl);
+    if (rc < 0)
+        return rc;
+    return pvm_ctx_attach(self, ops, impl);
+}
+
+/*  The tid, 0 before enrolment. */
+int pvm_ctx_tid(const pvm_ctx_t *self)
+{
+    assert(self);
+    return self->tid;
+}
+
+/*  Address of the tid. */
+const int *pvm_ctx_tidp(const pvm_ctx_t *self)
+{
+    assert(self);
+    return &self->tid;
+}
+
+/*  The transport. */
+const pvm_transport_ops_t *pvm_ctx_ops(const pvm_ctx_t *self, void **impl)
+{
+    assert(self);
+    if (impl)
+        *impl = self->impl;
+    return self->ops;
+}
+
+/*  Registers a buffer under the lowest free id. */
+int pvm_ctx_add_buf(pvm_ctx_t *self, pvm_buf_t *buf, int src, int tag, int ctxid)
+{
+    assert(self);
+    assert(buf);
+    int i;
+    for (i = 0; i < self->nslots; i++)
+        if (!self->slots[i].buf)
+            break;
+    if (i == self->nslots) {
+        int n = self->nslots ? 2 * self->nslots : 16;
+        slot_t *slots = n > 0 && (size_t)n < SIZE_MAX / sizeof *slots
+                            ? realloc(self->slots, (size_t)n * sizeof *slots) : NULL;
+        if (!slots) {
+            pvm_buf_destroy(&buf);
+            return GIMPI_ENOMEM;
+        }
+        memset(slots + self->nslots, 0, (size_t)(n - self->nslots) * sizeof *slots);
+        self->slots = slots;
+        self->nslots = n;
+    }
+    self->slots[i] = (slot_t){ buf, src, tag, ctxid };
+    return i + 1;
+}
+
+/*  The slot of an id, or NULL. */
+static slot_t *s_slot(pvm_ctx_t *self, int bufid)
+{
+    if (bufid <= 0 || bufid > self->nslots || !self->slots[bufid - 1].buf)
+        return NULL;
+    return &self->slots[bufid - 1];
+}
+
+/*  The buffer of an id. */
+pvm_buf_t *pvm_ctx_buf(pvm_ctx_t *self, int bufid)
+{
+    assert(self);
+    slot_t *slot = s_slot(self, bufid);
+    return slot ? slot->buf : NULL;
+}
+
+/*  Removes entry i of the receive queue. */
+static void s_unqueue_at(pvm_ctx_t *self, int i)
+{
+    memmove(self->queue + i, self->queue + i + 1,
+            (size_t)(self->nqueue - i - 1) * sizeof *self->queue);
+    self->nqueue--;
+}
+
+/*  Frees a buffer. */
+int pvm_ctx_free_buf(pvm_ctx_t *self, int bufid)
+{
+    assert(self);
+    if (bufid < 0)
+        return GIMPI_EBADPARAM;
+    if (bufid == 0)
+        return 0;
+    slot_t *slot = s_slot(self, bufid);
+    if (!slot)
+        return GIMPI_ENOSUCHBUF;
+    void *mem;
+    size_t size;
+    pvm_buf_destroy_keep(&slot->buf, &mem, &size);
+    if (mem && size > self->spare_size && size <= PVM_CTX_SPARE_MAX) {
+        free(self->spare);
+        self->spare = mem;
+        self->spare_size = size;
+    } else
+        free(mem);
+    if (self->sbuf == bufid)
+        self->sbuf = 0;
+    if (self->rbuf == bufid)
+        self->rbuf = 0;
+    for (int i = 0; i < self->nqueue; i++)
+        if (self->queue[i] == bufid) {
+            s_unqueue_at(self, i);
+            break;
+        }
+    return 0;
+}
+
+/*  A new packing buffer, in the kept memory. */
+pvm_buf_t *pvm_ctx_new_buf(pvm_ctx_t *self, int encoding)
+{
+    assert(self);
+    pvm_buf_t *buf = pvm_buf_new_in(encoding, self->spare, self->spare_size);
+    if (buf) {
+        self->spare = NULL;
+        self->spare_size = 0;
+    }
+    return buf;
+}
+
+/*  Source, tag, context of a buffer. */
+int pvm_ctx_buf_info(pvm_ctx_t *self, int bufid, int *src, int *tag, int *ctxid)
+{
+    assert(self);
+    slot_t *slot = s_slot(self, bufid);
+    if (!slot)
+        return GIMPI_ENOSUCHBUF;
+    if (src)
+        *src = slot->src;
+    if (tag)
+        *tag = slot->tag;
+    if (ctxid)
+        *ctxid = slot->ctxid;
+    return 0;
+}
+
+/*  Active send buffer id. */
+int pvm_ctx_sbuf(const pvm_ctx_t *self)
+{
+    assert(self);
+    return self->sbuf;
+}
+
+/*  Active receive buffer id. */
+int pvm_ctx_rbuf(const pvm_ctx_t *self)
+{
+    assert(self);
+    return self->rbuf;
+}
+
+/*  Checks that bufid can become active: 0, or a known buffer. */
+static int s_check_settable(pvm_ctx_t *self, int bufid)
+{
+    if (bufid < 0)
+        return GIMPI_EBADPARAM;
+    if (bufid > 0 && !s_slot(self, bufid))
+        return GIMPI_ENOSUCHBUF;
+    return 0;
+}
+
+/*  Switches the active send buffer. */
+int pvm_ctx_set_sbuf(pvm_ctx_t *self, int bufid)
+{
+    assert(self);
+    int rc = s_check_settable(self, bufid);
+    if (rc < 0)
+        return rc;
+    int old = self->sbuf;
+    self->sbuf = bufid;
+    if (bufid && self->rbuf == bufid)
+        self->rbuf = 0;
+    return old;
+}
+
+/*  Switches the active receive buffer. */
+int pvm_ctx_set_rbuf(pvm_ctx_t *self, int bufid)
+{
+    assert(self);
+    int rc = s_check_settable(self, bufid);
+    if (rc < 0)
+        return rc;
+    int old = self->rbuf;
+    self->rbuf = bufid;
+    if (bufid && self->sbuf == bufid)
+        self->sbuf = 0;
+    return old;
+}
+
+/*  Sends a buffer's bytes. */
+int pvm_ctx_send(pvm_ctx_t *self, int bufid, int dst, int tag, int ctxid)
+{
+    assert(self);
+    pvm_buf_t *buf = pvm_ctx_buf(self, bufid);
+    if (!buf)
+        return GIMPI_ENOSUCHBUF;
+    if (dst <= 0 || tag < 0)
+        return GIMPI_EBADPARAM;
+    int rc = pvm_ctx_enrol(self);
+    if (rc < 0)
+        return rc;
+    size_t len = 0;
+    const uint8_t *bytes = pvm_buf_send_bytes(buf, &len);     /* send copies if it must */
+    if (!bytes)                 /* unpacked straight into the caller's memory, or ENOMEM */
+        return GIMPI_ENODATA;
+    int enc = pvm_buf_encoding(buf) == PVM_BUF_DEFAULT ? PVM_BUF_DEFAULT : PVM_BUF_RAW;
+    return self->ops->send(self->impl, dst, tag, ctxid, enc, bytes, len);
+}
+
+/*  Does queued message bufid match? */
+static int s_matches(pvm_ctx_t *self, int bufid, int src, int tag, int ctxid)
+{
+    slot_t *slot = s_slot(self, bufid);
+    return slot && (src == -1 || slot->src == src) && (tag == -1 || slot->tag == tag)
+        && slot->ctxid == ctxid;
+}
+
+/*  Index of the oldest queued match, or -1. */
+static int s_find(pvm_ctx_t *self, int src, int tag, int ctxid)
+{
+    for (int i = 0; i < self->nqueue; i++)
+        if (s_matches(self, self->queue[i], src, tag, ctxid))
+            return i;
+    return -1;
+}
+
+/*  Turns a transport message into a queued buffer; its id or < 0. */
+static int s_enqueue(pvm_ctx_t *self, pvm_msg_t *msg)
+{
+    if (self->nqueue == self->qcap) {
+        int cap = self->qcap ? 2 * self->qcap : 16;
+        int *q = realloc(self->queue, (size_t)cap * sizeof *q);
+        if (!q) {
+            free(msg->bytes);
+            return GIMPI_ENOMEM;
+        }
+        self->queue = q;
+        self->qcap = cap;
+    }
+    pvm_buf_t *buf = msg->body && self->ops->body
+                         ? pvm_buf_pending(msg->encoding, msg->len, self->ops->body, self->impl,
+                                           msg->body)
+                     : msg->len ? pvm_buf_adopt_at(msg->encoding, msg->bytes, msg->off, msg->len)
+                                : pvm_buf_new(msg->encoding == PVM_BUF_DEFAULT
+                                              ? PVM_BUF_DEFAULT : PVM_BUF_RAW);
+    if (!buf) {
+        if (msg->body && self->ops->body)
+            self->ops->body(self->impl, msg->body, NULL);
+        free(msg->bytes);
+        return msg->encoding < 0 || msg->encoding > 2 ? GIMPI_EBADMSG : GIMPI_ENOMEM;
+    }
+    if (!msg->len)
+        free(msg->bytes);
+    int id = pvm_ctx_add_buf(self, buf, msg->src, msg->tag, msg->ctxid);
+    if (id > 0)
+        self->queue[self->nqueue++] = id;
+    return id;
+}
+
+/*  Milliseconds since an arbitrary origin. */
+static long long s_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*  Waits for a match: its queue index, or -1 with *err 0 on timeout, < 0 on failure. */
+static int s_wait_match(pvm_ctx_t *self, int src, int tag, int ctxid, int timeout_ms,
+                        int *err)
+{
+    *err = 0;
+    int i = s_find(self, src, tag, ctxid);
+    if (i >= 0)
+        return i;
+    int rc = pvm_ctx_enrol(self);
+    if (rc < 0) {
+        *err = rc;
+        return -1;
+    }
+    long long deadline = timeout_ms > 0 ? s_now_ms() + timeout_ms : 0;
+    for (;;) {
+        int wait = timeout_ms;
+        if (timeout_ms > 0) {
+            long long left = deadline - s_now_ms();
+            wait = left > 0 ? (int)left : 0;
+        }
+        pvm_msg_t msg = { 0 };
+        rc = src > 0 && self->ops->next_from
+                 ? self->ops->next_from(self->impl, wait, src, &msg)
+                 : self->ops->next(self->impl, wait, &msg);
+        if (rc < 0) {
+            *err = rc;
+            return -1;
+        }
+        if (rc == 0) {
+            if (wait == 0)
+                return -1;
+            continue;           /* woke early: wait for the rest */
+        }
+        int id = s_enqueue(self, &msg);
+        if (id < 0) {
+            *err = id;
+            return -1;
+        }
+        if (s_matches(self, id, src, tag, ctxid))
+            return self->nqueue - 1;
+    }
+}
+
+/*  Takes a matching message out of the queue. */
+int pvm_ctx_recv(pvm_ctx_t *self, int src, int tag, int ctxid, int timeout_ms)
+{
+    assert(self);
+    if (src < -1 || src == 0 || tag < -1)
+        return GIMPI_EBADPARAM;
+    int err;
+    int i = s_wait_match(self, src, tag, ctxid, timeout_ms, &err);
+    if (i < 0)
+        return err;
+    int id = self->queue[i];
+    s_unqueue_at(self, i);
+    return id;
+}
+
+/*  Looks for a matching message without taking it. */
+int pvm_ctx_probe(pvm_ctx_t *self, int src, int tag, int ctxid)
+{
+    assert(self);
+    if (src < -1 || src == 0 || tag < -1)
+        return GIMPI_EBADPARAM;
+    int err;
+    int i = s_wait_match(self, src, tag, ctxid, 0, &err);
+    return i < 0 ? err : self->queue[i];
+}
+
+/*  Where option `what` is kept, or NULL for an unknown option. */
+int *pvm_ctx_opt(pvm_ctx_t *self, int what)
+{
+    assert(self);
+    if (what <= 0 || what >= PVM_CTX_NOPTS)
+        return NULL;
+    return &self->opts[what];
+}
+
+/*  The diagnostic prefix. */
+void pvm_ctx_prefix(const pvm_ctx_t *self, char *out, size_t size)
+{
+    if (self && self->tid > 0)
+        snprintf(out, size, "libpvm [t%x]", (unsigned)self->tid);
+    else
+        snprintf(out, size, "libpvm [pid%d]", (int)getpid());
+}
+
+/*  Records an error as PvmAutoErr says. */
+int pvm_ctx_fail(pvm_ctx_t *self, const char *fn, int code)
+{
+    pvm_errno = code;
+    int mode = self ? self->opts[PvmAutoErr] : 1;
+    if (mode > 0) {
+        char prefix[64];
+        pvm_ctx_prefix(self, prefix, sizeof prefix);
+        fprintf(stderr, "%s: %s(): %s\n", prefix, fn, gimpi_strerror(code));
+        fflush(stderr);
+        if (mode == 2)
+            exit(1);
+        if (mode >= 3)
+            abort();
+    }
+    return code;
+}

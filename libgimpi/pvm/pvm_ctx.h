@@ -1,0 +1,180 @@
+/*  pvm_ctx.h — the per-process state behind the PVM compatibility API, and the small
+ *  interface through which a message transport plugs into it.
+ *
+ *  A pvm_ctx_t holds everything libpvm kept in globals: the message buffers and their
+ *  ids, the active send and receive buffers, the queue of received messages not yet
+ *  taken (in arrival order), the options (PvmAutoErr, PvmRoute) and the transport.  The
+ *  PVM API has no handle argument, so the pvm_* calls find their context through ONE
+ *  process-wide pointer (pvm_ctx_current), created on first use; see pvm_ctx.c.
+ *
+ *  The transport is a vtable (pvm_transport_ops_t) plus an opaque implementation
+ *  pointer.  It moves whole messages (bytes + encoding + tag + context id) and hands
+ *  back, one at a time and in arrival order, whatever has arrived for this task; the
+ *  context does the matching on (source, tag, context), so per-sender order is kept even
+ *  when pvm_probe has looked at a later message.  Enrolment = attaching a transport:
+ *  pvm_ctx_enrol attaches the default one (pvm_transport_open_default) when none is.
+ *  Tests attach the in-process loopback (pvm_loopback.h).
+ */
+#ifndef GIMPI_PVM_CTX_H
+#define GIMPI_PVM_CTX_H
+
+#include "pvm/pvm_buf.h"
+#include "gimpi_coll.h"
+#include "gimpi_group.h"
+
+#include <stddef.h>
+
+/*  One received message as a transport delivers it.  `bytes` is malloc'd (or NULL when
+ *  len is 0) and becomes the receiver's; the message's len bytes start at bytes + off
+ *  (a transport may leave its header in front).  Or, when `body` is set (bytes NULL), the
+ *  len bytes are still on the transport: the token for its `body` entry. */
+typedef struct {
+    int src;                    /* sender's tid */
+    int tag;                    /* message tag (>= 0) */
+    int ctxid;                  /* message context (PvmBaseContext = 0 for user traffic) */
+    int encoding;               /* PVM_BUF_DEFAULT or PVM_BUF_RAW */
+    void *bytes;
+    size_t len;
+    size_t off;
+    void *body;
+} pvm_msg_t;
+
+/*  What a transport implements.  Every function gets the `impl` given at attach time.
+ *  Return values are GIMPI_E* codes (< 0) on failure. */
+typedef struct {
+    const char *name;
+    /*  This task's tid (> 0). */
+    int (*mytid)(void *impl);
+    /*  The spawner's tid, or GIMPI_ENOPARENT for a task started from the shell. */
+    int (*parent)(void *impl);
+    /*  Queues one message for dst; returns 0 once the bytes are buffered (the caller may
+     *  reuse them at once), whatever their size. */
+    int (*send)(void *impl, int dst, int tag, int ctxid, int encoding,
+                const void *bytes, size_t len);
+    /*  The next arrived message, waiting up to timeout_ms (0: poll, -1: no limit).
+     *  Returns 1 with *msg filled, 0 when nothing arrived in time, or < 0 (e.g.
+     *  GIMPI_ESYSERR when nothing can ever arrive). */
+    int (*next)(void *impl, int timeout_ms, pvm_msg_t *msg);
+    /*  Optional (may be NULL): next for a receive that waits for task src (> 0): the same,
+     *  but with no limit it fails (GIMPI_ESYSERR) once src can never send again and
+     *  nothing else arrived. */
+    int (*next_from)(void *impl, int timeout_ms, int src, pvm_msg_t *msg);
+    /*  Optional (may be NULL): tasks started by the same spawn, *tids valid until the
+     *  transport is destroyed; NULL means "this task alone". */
+    int (*siblings)(void *impl, const int **tids);
+    /*  Optional (may be NULL): starts n copies of program file (argv without the program
+     *  name, may be NULL; flags: GIMPI_SPAWN_*) as new tasks; tids[i] gets each tid or
+     *  error; returns how many started or an error for all. */
+    int (*spawn)(void *impl, const char *file, char *const argv[], int flags, int n,
+                 int *tids);
+    /*  Releases impl (called by pvm_ctx_detach / pvm_ctx_destroy). */
+    void (*destroy)(void *impl);
+    /*  Optional (may be NULL): the task's connection to groupd, registered under this
+     *  task's tid, for the group calls (pvm_group.c); NULL: no groups (PvmSysErr). */
+    gimpi_groups_t *(*groups)(void *impl);
+    /*  Optional (may be NULL): the task's data-plane collectives (gimpi_coll.h) for
+     *  pvm_barrier, pvm_reduce, pvm_gather, pvm_scatter; NULL: none (PvmSysErr). */
+    gimpi_coll_t *(*coll)(void *impl);
+    /*  Optional (may be NULL): pvm_bcast: one message, as `send` would send it, to every
+     *  current member of group but the caller (who need not be one).  bytes are the len
+     *  bytes of the message; frame, when not NULL, is bytes - PVM_BUF_HEADROOM, room the
+     *  transport may overwrite (its header: pvm_buf_frame).  frame is NULL when bytes are
+     *  the caller's own memory (one PvmDataInPlace segment), sent without a copy. */
+    int (*bcast)(void *impl, const char *group, int tag, int ctxid, int encoding,
+                 uint8_t *frame, const uint8_t *bytes, size_t len);
+    /*  Optional (may be NULL; then messages never carry a body token): takes the body of
+     *  a delivered message (pvm_msg_t.body) into dst (len bytes), or discards it when dst
+     *  is NULL, and forgets the token.  0 or < 0.  Tokens die with the transport. */
+    int (*body)(void *impl, void *token, void *dst);
+} pvm_transport_ops_t;
+
+typedef struct pvm_ctx_t pvm_ctx_t;
+
+/*  A fresh context: no buffers, no transport, PvmAutoErr 1; NULL on ENOMEM. */
+pvm_ctx_t *pvm_ctx_new(void);
+/*  Destroys the transport (if any), every buffer and the context; nulls the pointer. */
+void pvm_ctx_destroy(pvm_ctx_t **self_p);
+
+/*  The process-wide context the pvm_* calls use, created on first use (NULL only when
+ *  out of memory). */
+pvm_ctx_t *pvm_ctx_current(void);
+/*  Makes ctx the process-wide context (taking ownership), destroying any previous one;
+ *  NULL just destroys it.  For launchers and tests. */
+void pvm_ctx_install(pvm_ctx_t *ctx);
+
+/*  Attaches a transport (the context owns impl from now on); replaces and destroys any
+ *  previous one.  Returns 0, or the transport's mytid error (then nothing is attached
+ *  and impl has been destroyed). */
+int pvm_ctx_attach(pvm_ctx_t *self, const pvm_transport_ops_t *ops, void *impl);
+/*  Destroys the transport and forgets the tid; buffers and options stay. */
+void pvm_ctx_detach(pvm_ctx_t *self);
+/*  Makes sure a transport is attached (the default one if none); 0 or GIMPI_ESYSERR. */
+int pvm_ctx_enrol(pvm_ctx_t *self);
+/*  This task's tid once enrolled, else 0 (never enrols). */
+int pvm_ctx_tid(const pvm_ctx_t *self);
+/*  Points at the context's tid (a one-element tid list for pvm_siblings). */
+const int *pvm_ctx_tidp(const pvm_ctx_t *self);
+/*  The transport (NULL ops when none). */
+const pvm_transport_ops_t *pvm_ctx_ops(const pvm_ctx_t *self, void **impl);
+
+/*  The default transport, opened when a PVM call first needs one.  Returns 0 with
+ *  ops and impl set, or GIMPI_ESYSERR.  Until the data plane is merged it always fails. */
+int pvm_transport_open_default(const pvm_transport_ops_t **ops, void **impl);
+
+/* ---- buffers: ids are > 0; 0 means "none" ---- */
+
+/*  Registers a buffer (the context owns it) and returns its id, or GIMPI_ENOMEM (then
+ *  the buffer has been destroyed).  src/tag are what pvm_bufinfo reports. */
+int pvm_ctx_add_buf(pvm_ctx_t *self, pvm_buf_t *buf, int src, int tag, int ctxid);
+/*  The buffer with that id, or NULL (queued, not yet received messages included). */
+pvm_buf_t *pvm_ctx_buf(pvm_ctx_t *self, int bufid);
+/*  Frees a buffer (and drops it from the receive queue or the active slots).  0,
+ *  GIMPI_EBADPARAM for a negative id, GIMPI_ENOSUCHBUF for an unknown one; 0 is a no-op.
+ *  Its memory is kept for the next new buffer (pvm_ctx_new_buf) when it is the largest
+ *  seen and at most PVM_CTX_SPARE_MAX bytes: a program that sends one large message after
+ *  another packs into the same warm memory, with no page faults. */
+int pvm_ctx_free_buf(pvm_ctx_t *self, int bufid);
+/*  A new empty packing buffer in `encoding`, in the kept memory if any; NULL for an
+ *  unknown encoding or ENOMEM. */
+pvm_buf_t *pvm_ctx_new_buf(pvm_ctx_t *self, int encoding);
+#define PVM_CTX_SPARE_MAX ((size_t)64 << 20)
+/*  Source, tag and context of a buffer; 0 or GIMPI_ENOSUCHBUF. */
+int pvm_ctx_buf_info(pvm_ctx_t *self, int bufid, int *src, int *tag, int *ctxid);
+/*  Active send / receive buffer ids (0 = none). */
+int pvm_ctx_sbuf(const pvm_ctx_t *self);
+int pvm_ctx_rbuf(const pvm_ctx_t *self);
+/*  Make a buffer (or 0) the active send / receive one; return the previous id or
+ *  GIMPI_ENOSUCHBUF / GIMPI_EBADPARAM.  A buffer is never both: making the active send
+ *  buffer the receive buffer leaves no send buffer, and the other way round. */
+int pvm_ctx_set_sbuf(pvm_ctx_t *self, int bufid);
+int pvm_ctx_set_rbuf(pvm_ctx_t *self, int bufid);
+
+/* ---- messages (the layer group operations build on) ---- */
+
+/*  Sends the bytes of buffer bufid to dst (tid > 0) with tag and context id; the buffer
+ *  is unchanged.  0 or a GIMPI_E* code; enrols first. */
+int pvm_ctx_send(pvm_ctx_t *self, int bufid, int dst, int tag, int ctxid);
+/*  Takes the first queued or arriving message from src (-1: any) with tag (-1: any) in
+ *  context ctxid, waiting up to timeout_ms (0: poll, -1: no limit).  Returns its buffer
+ *  id (> 0, out of the queue, not made active), 0 on timeout, or < 0. */
+int pvm_ctx_recv(pvm_ctx_t *self, int src, int tag, int ctxid, int timeout_ms);
+/*  Like pvm_ctx_recv with timeout 0 but the message stays queued; its id (> 0) is the
+ *  one pvm_ctx_recv will return for it. */
+int pvm_ctx_probe(pvm_ctx_t *self, int src, int tag, int ctxid);
+
+/* ---- options and errors ---- */
+
+/*  Options 1 (PvmRoute) .. 25 (PvmNoReset) of pvm_setopt.  The context keeps their
+ *  values; only PvmAutoErr changes behaviour here (PvmDebugMask lives in pvmdebmask). */
+#define PVM_CTX_NOPTS 26
+/*  Where option `what` is kept, or NULL for an unknown option. */
+int *pvm_ctx_opt(pvm_ctx_t *self, int what);
+
+/*  Records a failure of PVM call `fn` ("pvm_send"): sets pvm_errno and, as PvmAutoErr
+ *  says, prints `libpvm [t<tid>]: fn(): <text>` to stderr (1), then exits (2) or aborts
+ *  (3).  Returns code so callers can `return pvm_ctx_fail(...)`.  self may be NULL. */
+int pvm_ctx_fail(pvm_ctx_t *self, const char *fn, int code);
+/*  Writes the `libpvm [t<hex tid>]` (or `libpvm [pid<pid>]` before enrolment) prefix. */
+void pvm_ctx_prefix(const pvm_ctx_t *self, char *out, size_t size);
+
+#endif

@@ -1,0 +1,232 @@
+/*  pvm_group.c — PVM's group calls: pvm_joingroup, pvm_lvgroup, pvm_gettid, pvm_getinst,
+ *  pvm_gsize, pvm_freezegroup over groupd, through the task's registered groupd connection
+ *  (the transport's `groups` entry; gimpi_init registered it under the task's data-plane
+ *  tid, so the tids these calls give and take are the ones pvm_send uses), and pvm_barrier,
+ *  pvm_bcast, pvm_reduce, pvm_gather, pvm_scatter over the data-plane collectives
+ *  (gimpi_coll.h, the transport's `coll` and `bcast` entries; doc/collectives.md).  Results and error codes are PVM 3.4.6's (../shared/doc/pvm-groups.md
+ *  §3, §4, §7), with the deliberate fixes of its §9 that groupd makes (barrier/freeze count
+ *  0 or < -1 PvmBadParam without poisoning, gettid at the table's capacity PvmNoInst,
+ *  getinst(g, -1) PvmNotInGroup, PvmSysErr within 2 s when groupd dies): see
+ *  doc/pvm-differences.md.  As libgpvm, only pvm_reduce, pvm_gather and pvm_scatter print
+ *  a PvmAutoErr diagnostic; all but pvm_freezegroup set pvm_errno on failure.
+ */
+#include "pvm3.h"
+#include "pvm/pvm_ctx.h"
+#include "gimpi.h"
+#include "base/gimpi_ops.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/*  What a group call needs of the enrolled task. */
+typedef struct {
+    pvm_ctx_t *ctx;
+    const pvm_transport_ops_t *ops;
+    void *impl;
+    gimpi_groups_t *groups;
+    gimpi_coll_t *coll;
+} genv_t;
+
+/*  Enrols and finds the task's groupd connection and collectives: 0, or PvmNoMem /
+ *  PvmSysErr (no transport, or one without groups). */
+static int s_env(genv_t *e)
+{
+    *e = (genv_t){ .ctx = pvm_ctx_current() };
+    if (!e->ctx)
+        return PvmNoMem;
+    int rc = pvm_ctx_enrol(e->ctx);
+    if (rc < 0)
+        return rc;
+    e->ops = pvm_ctx_ops(e->ctx, &e->impl);
+    e->groups = e->ops && e->ops->groups ? e->ops->groups(e->impl) : NULL;
+    e->coll = e->ops && e->ops->coll ? e->ops->coll(e->impl) : NULL;
+    return e->groups ? 0 : PvmSysErr;
+}
+
+/*  The enrolled task's groupd connection, or NULL with *rc set. */
+static gimpi_groups_t *s_groups(int *rc)
+{
+    genv_t e;
+    *rc = s_env(&e);
+    return *rc ? NULL : e.groups;
+}
+
+/*  Records a failure in pvm_errno (silently, as libgpvm) and returns the result. */
+static int s_result(int rc)
+{
+    if (rc < 0)
+        pvm_errno = rc;
+    return rc;
+}
+
+/*  Kinds of call with a group name and an int argument. */
+typedef enum { G_JOIN, G_LEAVE, G_GETTID, G_GETINST, G_GSIZE, G_BARRIER, G_FREEZE } gcall_t;
+
+/*  Checks the name, enrols and makes the call. */
+static int s_call(gcall_t what, const char *group, int arg)
+{
+    if (!group || !*group)
+        return PvmNullGroup;
+    int rc;
+    gimpi_groups_t *g = s_groups(&rc);
+    if (!g)
+        return rc;
+    switch (what) {
+    case G_JOIN: return gimpi_group_join(g, group);
+    case G_LEAVE: return gimpi_group_leave(g, group);
+    case G_GETTID: return gimpi_group_gettid(g, group, arg);
+    case G_GETINST: return gimpi_group_getinst(g, group, arg);
+    case G_GSIZE: return gimpi_group_gsize(g, group);
+    case G_BARRIER: {
+        genv_t e;
+        s_env(&e);
+        return e.coll ? gimpi_coll_group_barrier(e.coll, g, group, arg)
+                      : gimpi_group_barrier(g, group, arg);
+    }
+    case G_FREEZE: return gimpi_group_freeze(g, group, arg);
+    }
+    return PvmBadParam;
+}
+
+/*  Joins; returns the instance number (the lowest free one). */
+int pvm_joingroup(char *group)
+{
+    return s_result(s_call(G_JOIN, group, 0));
+}
+
+/*  Leaves; the last member's leave deletes the group. */
+int pvm_lvgroup(char *group)
+{
+    return s_result(s_call(G_LEAVE, group, 0));
+}
+
+/*  Tid of instance inum (any task may ask). */
+int pvm_gettid(char *group, int inum)
+{
+    return s_result(s_call(G_GETTID, group, inum));
+}
+
+/*  Instance of tid (any task may ask). */
+int pvm_getinst(char *group, int tid)
+{
+    return s_result(s_call(G_GETINST, group, tid));
+}
+
+/*  Number of current members. */
+int pvm_gsize(char *group)
+{
+    return s_result(s_call(G_GSIZE, group, 0));
+}
+
+/*  Waits until count members (-1: the group's size) have arrived (on the data plane for
+ *  -1 or the size when the membership has not changed, else arbitrated by groupd). */
+int pvm_barrier(char *group, int count)
+{
+    return s_result(s_call(G_BARRIER, group, count));
+}
+
+/*  Freezes the group once size members (-1: its size) have called; returns the size.
+ *  Like libgpvm it leaves pvm_errno alone. */
+int pvm_freezegroup(char *group, int size)
+{
+    return s_call(G_FREEZE, group, size);
+}
+
+/*  Sends the active send buffer to every member but the caller (silent on errors, as
+ *  libgpvm's). */
+int pvm_bcast(char *group, int msgtag)
+{
+    if (!group || !*group)
+        return s_result(PvmNullGroup);
+    if (msgtag < 0)
+        return s_result(PvmBadParam);
+    genv_t e;
+    int rc = s_env(&e);
+    if (rc < 0)
+        return s_result(rc);
+    if (!e.ops->bcast)
+        return s_result(PvmSysErr);
+    pvm_buf_t *buf = pvm_ctx_buf(e.ctx, pvm_ctx_sbuf(e.ctx));
+    if (!buf)
+        return s_result(PvmNoBuf);
+    size_t len = 0;
+    uint8_t *frame = NULL;
+    const uint8_t *bytes;
+    if (pvm_buf_encoding(buf) == PVM_BUF_INPLACE)   /* one segment: the caller's memory */
+        bytes = pvm_buf_send_bytes(buf, &len);
+    else if ((frame = pvm_buf_frame(buf, &len)) != NULL)    /* header room in front */
+        bytes = frame + PVM_BUF_HEADROOM;
+    else
+        bytes = NULL;
+    if (!bytes)                 /* unpacked straight into the caller's memory, or ENOMEM */
+        return s_result(PvmNoData);
+    int enc = pvm_buf_encoding(buf) == PVM_BUF_DEFAULT ? PVM_BUF_DEFAULT : PVM_BUF_RAW;
+    return s_result(e.ops->bcast(e.impl, group, msgtag, PvmBaseContext, enc, frame, bytes,
+                                 len));
+}
+
+/*  Enters a collective that prints its errors (reduce, gather, scatter): 0 with *e set, or
+ *  the error, reported as PvmAutoErr says. */
+static int s_coll_enter(genv_t *e, const char *fn, const char *group)
+{
+    *e = (genv_t){ .ctx = pvm_ctx_current() };
+    int rc = !group || !*group ? PvmNullGroup : s_env(e);
+    if (rc == 0 && !e->coll)
+        rc = PvmSysErr;
+    return rc < 0 ? pvm_ctx_fail(e->ctx, fn, rc) : 0;
+}
+
+/*  A predefined reduce function's op (gimpi_ops.h), or -1 for a user function. */
+static int s_op_of(void (*func)(int *, void *, void *, int *, int *))
+{
+    return func == PvmMax ? GIMPI_OP_MAX : func == PvmMin ? GIMPI_OP_MIN
+         : func == PvmSum ? GIMPI_OP_SUM : func == PvmProduct ? GIMPI_OP_PRODUCT : -1;
+}
+
+/*  Reduces count elements of every member into data at instance rootginst. */
+int pvm_reduce(void (*func)(int *datatype, void *x, void *y, int *num, int *info),
+               void *data, int count, int datatype, int msgtag, char *group, int rootginst)
+{
+    genv_t e;
+    int rc = s_coll_enter(&e, "pvm_reduce", group);
+    if (rc < 0)
+        return rc;
+    if (!func || msgtag < 0)
+        return pvm_ctx_fail(e.ctx, "pvm_reduce", PvmBadParam);
+    int op = s_op_of(func);
+    rc = gimpi_coll_group_reduce(e.coll, e.groups, group, op < 0 ? 0 : op, op < 0 ? func : NULL,
+                                 data, count, datatype, msgtag, rootginst);
+    return rc < 0 ? pvm_ctx_fail(e.ctx, "pvm_reduce", rc) : rc;
+}
+
+/*  pvm_gather (scatter false) or pvm_scatter (true). */
+static int s_gather_scatter(bool scatter, void *result, void *data, int count, int datatype,
+                            int msgtag, char *group, int rootginst)
+{
+    const char *fn = scatter ? "pvm_scatter" : "pvm_gather";
+    genv_t e;
+    int rc = s_coll_enter(&e, fn, group);
+    if (rc < 0)
+        return rc;
+    if (msgtag < 0)
+        return pvm_ctx_fail(e.ctx, fn, PvmBadParam);
+    rc = scatter ? gimpi_coll_group_scatter(e.coll, e.groups, group, result, data, count,
+                                            datatype, msgtag, rootginst)
+                 : gimpi_coll_group_gather(e.coll, e.groups, group, result, data, count,
+                                           datatype, msgtag, rootginst);
+    return rc < 0 ? pvm_ctx_fail(e.ctx, fn, rc) : rc;
+}
+
+/*  Gathers count elements of every member into result at instance rootginst. */
+int pvm_gather(void *result, void *data, int count, int datatype, int msgtag, char *group,
+               int rootginst)
+{
+    return s_gather_scatter(false, result, data, count, datatype, msgtag, group, rootginst);
+}
+
+/*  Scatters count elements of the root's data to every member's result. */
+int pvm_scatter(void *result, void *data, int count, int datatype, int msgtag, char *group,
+                int rootginst)
+{
+    return s_gather_scatter(true, result, data, count, datatype, msgtag, group, rootginst);
+}

@@ -1,0 +1,502 @@
+/*  pvm_transport_impi.c — the PVM layer's default transport: PVM messages over the task's
+ *  real data plane (gimpi_init / gimpi_msg), replacing the "no daemon" stub.
+ *
+ *  Enrolment (the first pvm_* call that needs it) is gimpi_init: the task joins the job
+ *  gimpirun started it in, or becomes a one-task job of its own when started from the
+ *  shell, or a dynamic host when a spawner started it.  tid = the data plane's tid
+ *  (groupd's: tid base + world rank + 1); every task of a gimpirun job is a sibling of
+ *  the others; a spawned task's parent and siblings are its spawner and the tasks of the
+ *  same spawn (gimpi_spawn.c does the spawning).  The group calls reach groupd through
+ *  gimpi_groups(task), the group operations the data plane through a gimpi_coll_t
+ *  (entries `groups`, `coll`, `bcast`; pvm_group.c).
+ *
+ *  Wire format (doc/data-plane.md, "PVM messages"): each PVM message is one data-plane
+ *  message on GIMPI_CID_PVM with the PVM tag, starting with a 16-byte header
+ *      byte 0 'P', byte 1 version 1, byte 2 encoding (0 default/XDR, 1 raw), byte 3 flags,
+ *      bytes 4-7 PVM context id (big endian, signed), bytes 8-15 body length (big endian)
+ *  followed by the body when it is at most INLINE_MAX bytes (one copy of a small message
+ *  is cheaper than a second packet).  A longer body travels as a separate message on
+ *  GIMPI_CID_PVM_BODY, same tag, straight from the PVM buffer (flag BODY_FOLLOWS); the
+ *  receiver takes it from the same sender right after the header, so bodies pair with
+ *  headers by the data plane's per-sender order.  Sends are standard sends: they return
+ *  once the data is out or copied by the data plane, whatever the size.
+ *
+ *  pvm_bcast sends a body of at most INLINE_MAX bytes inline, in one data-plane bcast of
+ *  header + body (the header written into the PVM buffer's headroom: no copy).  A longer
+ *  body travels as its own bcast on GIMPI_CID_PVM_BCAST (flags BODY_FOLLOWS | BCAST_BODY),
+ *  tagged with a per-sender bcast sequence number that a 24-byte header (the 16 bytes,
+ *  then the sequence as 8 big-endian bytes) names: so the header is small and taken at
+ *  once, the receiver posts the body's receive before most of it arrives (no unexpected
+ *  copy of a first packet, an early SYNCACK), and bodies pair with headers by the number,
+ *  whatever routes (direct or the forwarding tree) successive bodies took.
+ *
+ *  next() takes the oldest arrived message on GIMPI_CID_PVM from any source with any tag
+ *  (gimpi_msg_take_cid: one wait, and a short message's memory handed over as it lies),
+ *  so PVM messages come out in arrival order.  A body that
+ *  follows its header stays on the data plane (a token, entry `body`) until the buffer is
+ *  unpacked or freed: unpacked whole, as it is, it is received straight into the caller's
+ *  memory (pvm_buf_pending); bodies of one envelope are taken in header order.
+ *
+ *  Leaving (pvm_exit, or process exit without it): the data plane's finalize without the
+ *  world barrier — flush what this task sent, PK_FINI to every other task (they answer at
+ *  once), close.  PVM tasks leave at different times and some never call pvm_exit, so a
+ *  job-wide barrier would hang or slow them; the atexit hook makes an exit without
+ *  pvm_exit deliver what was sent, as PVM's daemon would.
+ */
+#include "pvm/pvm_ctx.h"
+#include "gimpi.h"
+#include "gimpi_msg.h"
+#include "impi/impi_wire.h"
+
+#include <assert.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define HDR_SIZE 16
+#define HDR_MAGIC 'P'
+#define HDR_VERSION 1
+#define BODY_FOLLOWS 1
+#define BCAST_BODY 2            /* with BODY_FOLLOWS: the body is a bcast body, seq follows */
+#define BCAST_HDR_SIZE (HDR_SIZE + 8)
+#define INLINE_MAX (64 * 1024)
+
+/*  A body whose header has been delivered but which is still on the data plane. */
+typedef struct body_t {
+    uint64_t cid;
+    int src, tag;
+    size_t len;
+    uint8_t *bytes;             /* taken early (an older body of the same envelope) */
+    int error;                  /* ... or what taking it gave */
+    struct body_t *next;        /* in delivery order */
+} body_t;
+
+typedef struct {
+    gimpi_t *task;
+    gimpi_msg_t *msg;
+    gimpi_coll_t *coll;         /* the group operations over msg */
+    int *tids;                  /* every task of the job (pvm_siblings) */
+    int ntids;
+    uint32_t bcast_seq;         /* tags of this task's long bcast bodies */
+    body_t *bodies;             /* pending bodies, oldest first */
+    size_t inline_max;          /* longest body sent inline (INLINE_MAX, GIMPI_PVM_INLINE) */
+    pid_t pid;                  /* the process that enrolled (a forked child must not leave) */
+} impi_tp_t;
+
+static const pvm_transport_ops_t s_ops;
+
+/*  Seconds from the environment, else a default, as milliseconds. */
+static int s_env_ms(const char *name, int dflt_s)
+{
+    const char *v = getenv(name);
+    long s = v && *v ? strtol(v, NULL, 10) : 0;
+    return (int)((s > 0 && s < 86400 ? s : dflt_s) * 1000);
+}
+
+/*  Writes the 16-byte header. */
+static void s_put_header(uint8_t *h, int encoding, int flags, int ctxid, uint64_t bodylen)
+{
+    h[0] = HDR_MAGIC;
+    h[1] = HDR_VERSION;
+    h[2] = (uint8_t)(encoding == PVM_BUF_DEFAULT ? 0 : 1);
+    h[3] = (uint8_t)flags;
+    uint32_t c = (uint32_t)ctxid;
+    for (int i = 0; i < 4; i++)
+        h[4 + i] = (uint8_t)(c >> (24 - 8 * i));
+    for (int i = 0; i < 8; i++)
+        h[8 + i] = (uint8_t)(bodylen >> (56 - 8 * i));
+}
+
+/*  Reads a header; 0, or GIMPI_EBADMSG when it is not one of ours. */
+static int s_get_header(const uint8_t *h, size_t len, int *encoding, int *flags, int *ctxid,
+                        uint64_t *bodylen)
+{
+    if (len < HDR_SIZE || h[0] != HDR_MAGIC || h[1] != HDR_VERSION || h[2] > 1
+        || (h[3] & ~(BODY_FOLLOWS | BCAST_BODY)) || h[3] == BCAST_BODY)
+        return GIMPI_EBADMSG;
+    *encoding = h[2] == 0 ? PVM_BUF_DEFAULT : PVM_BUF_RAW;
+    *flags = h[3];
+    uint32_t c = 0;
+    for (int i = 0; i < 4; i++)
+        c = c << 8 | h[4 + i];
+    *ctxid = (int)c;
+    uint64_t n = 0;
+    for (int i = 0; i < 8; i++)
+        n = n << 8 | h[8 + i];
+    *bodylen = n;
+    if (*flags & BCAST_BODY ? len != BCAST_HDR_SIZE
+        : *flags & BODY_FOLLOWS ? len != HDR_SIZE : n != len - HDR_SIZE)
+        return GIMPI_EBADMSG;
+    return 0;
+}
+
+/*  vtable: own tid. */
+static int s_mytid(void *impl)
+{
+    return gimpi_msg_mytid(((impi_tp_t *)impl)->msg);
+}
+
+/*  vtable: the spawner's tid; none for shell- and gimpirun-started tasks. */
+static int s_parent(void *impl)
+{
+    return gimpi_parent(((impi_tp_t *)impl)->task);
+}
+
+/*  vtable: starts tasks (gimpi_spawn). */
+static int s_spawn(void *impl, const char *file, char *const argv[], int flags, int n,
+                   int *tids)
+{
+    return gimpi_spawn(((impi_tp_t *)impl)->task, file, argv, flags, n, tids);
+}
+
+/*  vtable: a standard send of header (+ body inline, or body as a second message).  A
+ *  destination that has left the job (finished or died) silently drops the message, as
+ *  PVM's daemons do. */
+static int s_send(void *impl, int dst, int tag, int ctxid, int encoding, const void *bytes,
+                  size_t len)
+{
+    impi_tp_t *self = impl;
+    if (dst <= 0)
+        return GIMPI_EBADPARAM;
+    int rc;
+    if (len <= self->inline_max) {
+        uint8_t small[HDR_SIZE + 1024];
+        uint8_t *b = len <= 1024 ? small : malloc(HDR_SIZE + len);
+        if (!b)
+            return GIMPI_ENOMEM;
+        s_put_header(b, encoding, 0, ctxid, len);
+        if (len)
+            memcpy(b + HDR_SIZE, bytes, len);
+        rc = gimpi_msg_send_cid(self->msg, GIMPI_CID_PVM, dst, tag, b, HDR_SIZE + len);
+        if (b != small)
+            free(b);
+    } else {
+        uint8_t h[HDR_SIZE];
+        s_put_header(h, encoding, BODY_FOLLOWS, ctxid, len);
+        rc = gimpi_msg_send_cid(self->msg, GIMPI_CID_PVM, dst, tag, h, HDR_SIZE);
+        if (rc == 0)
+            rc = gimpi_msg_send_cid(self->msg, GIMPI_CID_PVM_BODY, dst, tag, bytes, len);
+    }
+    if (rc == GIMPI_ENOTASK)
+        return GIMPI_EBADPARAM;     /* no task ever had (or still has) that tid */
+    return rc == GIMPI_ESYSERR ? 0 : rc;
+}
+
+/*  Receives exactly one message (from src, with tag, in cid) of len bytes into dst, or
+ *  reads and drops it when dst is NULL.  0 or < 0; the message is taken off the data plane
+ *  in every case, so that a later body cannot pair with the wrong header. */
+static int s_take_into(impi_tp_t *self, uint64_t cid, int src, int tag, void *dst, size_t len)
+{
+    gimpi_msg_req_t *req = NULL;
+    gimpi_status_t st;
+    int rc = gimpi_msg_irecv_cid(self->msg, cid, src, tag, dst, dst ? len : 0, &req);
+    if (rc == 0)
+        rc = gimpi_msg_wait(self->msg, &req, &st);
+    if (!dst)
+        return rc == GIMPI_EOVERFLOW ? 0 : rc;
+    if (rc == 0 && st.len != len)
+        rc = GIMPI_EBADMSG;
+    return rc;
+}
+
+/*  The same into a new buffer of len bytes (at least 1). */
+static int s_take(impi_tp_t *self, uint64_t cid, int src, int tag, size_t len, uint8_t **out)
+{
+    uint8_t *b = malloc(len ? len : 1);
+    if (!b) {                   /* take it anyway (cut to nothing): keep the pairing */
+        s_take_into(self, cid, src, tag, NULL, len);
+        return GIMPI_ENOMEM;
+    }
+    int rc = s_take_into(self, cid, src, tag, b, len);
+    if (rc < 0) {
+        free(b);
+        return rc;
+    }
+    *out = b;
+    return 0;
+}
+
+/*  Appends a pending body (the header has been taken, the body not yet): its token, or
+ *  NULL on ENOMEM. */
+static body_t *s_body_new(impi_tp_t *self, uint64_t cid, int src, int tag, size_t len)
+{
+    body_t *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    *b = (body_t){ .cid = cid, .src = src, .tag = tag, .len = len };
+    body_t **p = &self->bodies;
+    while (*p)
+        p = &(*p)->next;
+    *p = b;
+    return b;
+}
+
+/*  vtable: takes a pending body into dst (NULL: drops it) and forgets it.  Older pending
+ *  bodies with the same envelope come off the data plane first (into memory of their
+ *  own), so that each body pairs with its own header. */
+static int s_body(void *impl, void *token, void *dst)
+{
+    impi_tp_t *self = impl;
+    body_t *b = token, **p = &self->bodies;
+    for (; *p && *p != b; p = &(*p)->next) {
+        body_t *o = *p;
+        if (!o->bytes && !o->error && o->cid == b->cid && o->src == b->src && o->tag == b->tag)
+            o->error = s_take(self, o->cid, o->src, o->tag, o->len, &o->bytes);
+    }
+    assert(*p == b);
+    *p = b->next;
+    int rc = b->error;
+    if (b->bytes) {
+        if (dst)
+            memcpy(dst, b->bytes, b->len);
+        free(b->bytes);
+    } else if (!rc)
+        rc = s_take_into(self, b->cid, b->src, b->tag, dst, b->len);
+    free(b);
+    return rc;
+}
+
+/*  vtable: the oldest arrived PVM message, waiting up to timeout_ms; with no limit it
+ *  fails once `watch` (a tid, or GIMPI_ANY) or every other task has left. */
+static int s_next_from(void *impl, int timeout_ms, int watch, pvm_msg_t *msg)
+{
+    impi_tp_t *self = impl;
+    if (watch <= 0)
+        watch = GIMPI_ANY;
+    /* alone and unknown to groupd: nobody can ever find this task.  A task registered
+       with groupd waits, as under PVM: another task (started from another shell, say)
+       may learn its tid from a group and call it. */
+    gimpi_groups_t *gd = gimpi_groups(self->task);
+    if (timeout_ms < 0 && gimpi_msg_npeers(self->msg) == 0
+        && (!gd || gimpi_group_mytid(gd) <= 0)) {
+        int flag = 0;
+        int rc = gimpi_msg_tprobe_cid(self->msg, GIMPI_CID_PVM, GIMPI_ANY, GIMPI_ANY, 0,
+                                      GIMPI_ANY, &flag, NULL);
+        if (rc < 0 || !flag)
+            return rc < 0 ? rc : GIMPI_ESYSERR;     /* alone: nothing can ever come */
+    }
+    gimpi_status_t st;
+    int flag = 0;
+    void *v = NULL;
+    int rc = gimpi_msg_take_cid(self->msg, GIMPI_CID_PVM, GIMPI_ANY, GIMPI_ANY, timeout_ms,
+                                watch, &flag, &st, &v);
+    if (rc < 0)
+        return rc;
+    if (!flag)
+        return 0;
+    uint8_t *b = v;
+    int encoding, flags, ctxid;
+    uint64_t bodylen;
+    rc = s_get_header(b, st.len, &encoding, &flags, &ctxid, &bodylen);
+    if (rc < 0) {
+        fprintf(stderr, "gimpi: PVM message from t%x with a bad header dropped\n",
+                (unsigned)st.source);
+        free(b);
+        return rc;
+    }
+    if (flags & BODY_FOLLOWS) {
+        uint64_t cid = GIMPI_CID_PVM_BODY;
+        int btag = st.tag;
+        if (flags & BCAST_BODY) {           /* the body's tag: the sender's bcast number */
+            cid = GIMPI_CID_PVM_BCAST;
+            btag = (int)(impi_get64(b + HDR_SIZE) & 0x7fffffff);
+        }
+        free(b);
+        if (bodylen > SIZE_MAX)
+            return GIMPI_EBADMSG;
+        /* the body stays on the data plane until it is unpacked (maybe straight into the
+         * caller's memory) or its buffer is freed */
+        body_t *token = s_body_new(self, cid, st.source, btag, (size_t)bodylen);
+        if (!token) {
+            s_take_into(self, cid, st.source, btag, NULL, (size_t)bodylen);
+            return GIMPI_ENOMEM;
+        }
+        *msg = (pvm_msg_t){ st.source, st.tag, ctxid, encoding, NULL, (size_t)bodylen, 0, token };
+        return 1;
+    }
+    size_t len = st.len - HDR_SIZE;         /* the body stays behind the header: no copy */
+    if (len == 0) {
+        free(b);
+        *msg = (pvm_msg_t){ st.source, st.tag, ctxid, encoding, NULL, 0, 0, NULL };
+    } else
+        *msg = (pvm_msg_t){ st.source, st.tag, ctxid, encoding, b, len, HDR_SIZE, NULL };
+    return 1;
+}
+
+/*  vtable: the oldest arrived PVM message, waiting up to timeout_ms. */
+static int s_next(void *impl, int timeout_ms, pvm_msg_t *msg)
+{
+    return s_next_from(impl, timeout_ms, GIMPI_ANY, msg);
+}
+
+/*  vtable: the tasks of the same spawn (a spawned task), else every task of the job. */
+static int s_siblings(void *impl, const int **tids)
+{
+    impi_tp_t *self = impl;
+    int n = gimpi_siblings(self->task, tids);
+    if (n > 0)
+        return n;
+    *tids = self->tids;
+    return self->ntids;
+}
+
+/*  Frees the pending bodies' tokens (their buffers were orphaned by the context). */
+static void s_bodies_free(impi_tp_t *self)
+{
+    while (self->bodies) {
+        body_t *b = self->bodies;
+        self->bodies = b->next;
+        free(b->bytes);
+        free(b);
+    }
+}
+
+/*  vtable: leaves the job (flush + PK_FINI, no world barrier) and frees. */
+static void s_destroy(void *impl)
+{
+    impi_tp_t *self = impl;
+    if (!self)
+        return;
+    if (self->pid != getpid()) {
+        /* a forked child: the connections and the progress thread are the parent's */
+        s_bodies_free(self);
+        free(self->tids);
+        free(self);
+        return;
+    }
+    int rc = gimpi_msg_finalize(self->msg, s_env_ms("GIMPI_FINALIZE_TIMEOUT", 60));
+    if (rc < 0)
+        fprintf(stderr, "gimpi: t%x leaving: %s\n", (unsigned)gimpi_msg_mytid(self->msg),
+                gimpi_msg_errmsg(self->msg));
+    gimpi_coll_destroy(&self->coll);
+    gimpi_abort(&self->task);
+    s_bodies_free(self);
+    free(self->tids);
+    free(self);
+}
+
+/*  At process exit: leave properly when still enrolled (delivers buffered sends). */
+static void s_at_exit(void)
+{
+    pvm_ctx_t *ctx = pvm_ctx_current();
+    void *impl = NULL;
+    if (ctx && pvm_ctx_ops(ctx, &impl) == &s_ops && ((impi_tp_t *)impl)->pid == getpid())
+        pvm_ctx_detach(ctx);
+}
+
+static pthread_once_t s_at_exit_once = PTHREAD_ONCE_INIT;
+
+/*  Registers s_at_exit (once per process). */
+static void s_register_at_exit(void)
+{
+    atexit(s_at_exit);
+}
+
+/*  vtable: the task's groupd connection (gimpi_init registered it under our tid). */
+static gimpi_groups_t *s_groups(void *impl)
+{
+    return gimpi_groups(((impi_tp_t *)impl)->task);
+}
+
+/*  vtable: the data-plane collectives. */
+static gimpi_coll_t *s_coll(void *impl)
+{
+    return ((impi_tp_t *)impl)->coll;
+}
+
+_Static_assert(HDR_SIZE <= PVM_BUF_HEADROOM, "the PVM header fits a buffer's headroom");
+
+/*  vtable: pvm_bcast to the group's members now.  Up to INLINE_MAX bytes: header + body
+ *  as one data-plane bcast on the PVM context (the header in the frame's headroom, right in
+ *  front of the body; copied together when there is no frame), taken by receivers like
+ *  any PVM message.  Longer: the 24-byte header, then the body straight from `bytes` on
+ *  GIMPI_CID_PVM_BCAST under the next bcast number, both to the same view of the group. */
+static int s_bcast(void *impl, const char *group, int tag, int ctxid, int encoding,
+                   uint8_t *frame, const uint8_t *bytes, size_t len)
+{
+    impi_tp_t *self = impl;
+    if (len <= INLINE_MAX) {
+        uint8_t *b = frame ? frame + PVM_BUF_HEADROOM - HDR_SIZE : malloc(HDR_SIZE + len);
+        if (!b)
+            return GIMPI_ENOMEM;
+        if (!frame && len)
+            memcpy(b + HDR_SIZE, bytes, len);
+        s_put_header(b, encoding, 0, ctxid, len);
+        int rc = gimpi_coll_group_bcast(self->coll, gimpi_groups(self->task), group,
+                                        GIMPI_CID_PVM, tag, b, HDR_SIZE + len);
+        if (!frame)
+            free(b);
+        return rc;
+    }
+    if (!group || !*group)
+        return GIMPI_ENULLGROUP;
+    gimpi_view_t *v = NULL;
+    int rc = gimpi_coll_group_view(self->coll, gimpi_groups(self->task), group, &v);
+    if (rc < 0)
+        return rc;
+    uint32_t seq = self->bcast_seq++ & 0x7fffffff;
+    uint8_t h[BCAST_HDR_SIZE];
+    s_put_header(h, encoding, BODY_FOLLOWS | BCAST_BODY, ctxid, len);
+    impi_put64(h + HDR_SIZE, seq);
+    rc = gimpi_coll_bcast(self->coll, v, GIMPI_CID_PVM, tag, h, sizeof h);
+    if (rc == 0)
+        rc = gimpi_coll_bcast(self->coll, v, GIMPI_CID_PVM_BCAST, (int)seq, bytes, len);
+    gimpi_view_destroy(&v);
+    return rc;
+}
+
+static const pvm_transport_ops_t s_ops = {
+    .name = "impi",
+    .mytid = s_mytid,
+    .parent = s_parent,
+    .send = s_send,
+    .next = s_next,
+    .next_from = s_next_from,
+    .siblings = s_siblings,
+    .spawn = s_spawn,
+    .destroy = s_destroy,
+    .groups = s_groups,
+    .coll = s_coll,
+    .bcast = s_bcast,
+    .body = s_body,
+};
+
+/*  Enrols: joins the job (gimpirun's, or a one-task job) and opens the transport. */
+int pvm_transport_open_default(const pvm_transport_ops_t **ops, void **impl)
+{
+    *ops = NULL;
+    *impl = NULL;
+    impi_tp_t *self = calloc(1, sizeof *self);
+    if (!self)
+        return GIMPI_ENOMEM;
+    char err[512];
+    self->task = gimpi_init(err, sizeof err);
+    if (!self->task) {
+        fprintf(stderr, "gimpi: cannot enrol: %s\n", err);
+        free(self);
+        return GIMPI_ESYSERR;
+    }
+    self->msg = gimpi_msg(self->task);
+    self->coll = gimpi_coll_new(self->msg);
+    self->pid = getpid();
+    const char *im = getenv("GIMPI_PVM_INLINE");
+    self->inline_max = im && *im ? (size_t)strtoul(im, NULL, 10) : INLINE_MAX;
+    self->ntids = gimpi_size(self->task);
+    self->tids = calloc((size_t)self->ntids, sizeof *self->tids);
+    if (!self->tids || !self->coll) {
+        free(self->tids);
+        gimpi_coll_destroy(&self->coll);
+        gimpi_abort(&self->task);
+        free(self);
+        return GIMPI_ENOMEM;
+    }
+    for (int r = 0; r < self->ntids; r++)
+        self->tids[r] = gimpi_msg_tid(self->msg, r);
+    pthread_once(&s_at_exit_once, s_register_at_exit);
+    *ops = &s_ops;
+    *impl = self;
+    return 0;
+}

@@ -1,0 +1,404 @@
+/*  gimpi_spawn.c — starting new tasks from a running one (the native side of pvm_spawn):
+ *  finding the program (GIMPI_PATH, beside this program, PATH), reserving the children's
+ *  tids from groupd, and starting each child as a real process that becomes a dynamic
+ *  host of the data plane (it calls this task at the contact it is given, registers its
+ *  own contact with groupd, and is found by every other task through groupd's LOOKUP).
+ *
+ *  Each child is started by a short-lived middle process (double fork), so the children
+ *  are never this process's zombies; the middle reports the child's pid, the child
+ *  reports a failed execve on the same close-on-exec pipe.  The spawner watches each
+ *  child through a pidfd until it calls (gimpi_msg_expect): a child that dies first makes
+ *  the operations with it fail instead of waiting.  Output: children write straight to
+ *  the spawner's stdout and stderr; with GIMPI_SPAWN_TAG a tagger process per child
+ *  (also reparented) copies its lines with a "[t<hex tid>] " prefix.  See doc/spawn.md.
+ */
+#include "gimpi.h"
+#include "task/gimpi_job.h"
+
+#include <arpa/inet.h>
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define SPAWN_MAX 100000        /* children per call */
+
+/*  1 when path names an executable regular file. */
+static int s_executable(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+/*  Looks for file in the colon-separated directories of list; 1 with the path in out. */
+static int s_search(const char *list, const char *file, char *out, size_t size)
+{
+    while (list && *list) {
+        const char *colon = strchr(list, ':');
+        size_t len = colon ? (size_t)(colon - list) : strlen(list);
+        if (len && (size_t)snprintf(out, size, "%.*s/%s", (int)len, list, file) < size
+            && s_executable(out))
+            return 1;
+        list = colon ? colon + 1 : NULL;
+    }
+    return 0;
+}
+
+/*  The full path of the program to start: file as given when it has a slash, else the
+ *  first executable found on $GIMPI_PATH, beside this program, on $PATH.  0 or
+ *  GIMPI_ENOFILE. */
+static int s_find(const char *file, char *out, size_t size)
+{
+    if (strchr(file, '/')) {
+        if (!s_executable(file) || !realpath(file, out))
+            return GIMPI_ENOFILE;
+        (void)size;
+        return 0;
+    }
+    if (s_search(getenv("GIMPI_PATH"), file, out, size))
+        return 0;
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        self[n] = 0;
+        char *slash = strrchr(self, '/');
+        if (slash) {
+            *slash = 0;
+            if (s_search(self, file, out, size))
+                return 0;
+        }
+    }
+    if (s_search(getenv("PATH"), file, out, size))
+        return 0;
+    return GIMPI_ENOFILE;
+}
+
+/*  1 for the variables a spawner sets itself (not copied from its own environment). */
+static int s_ours(const char *var)
+{
+    static const char *const names[] = {
+        GIMPI_ENV_TID, GIMPI_ENV_PARENT, GIMPI_ENV_PARENT_CONTACT, GIMPI_ENV_SIBLINGS,
+        "GIMPI_GROUPD", "GIMPI_TIDBASE", GIMPI_ENV_LISTEN_FD, GIMPI_ENV_TABLES_FD,
+        GIMPI_ENV_GO_FD, GIMPI_ENV_CLIENT, GIMPI_ENV_LOCAL,
+    };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        size_t l = strlen(names[i]);
+        if (!strncmp(var, names[i], l) && var[l] == '=')
+            return 1;
+    }
+    return 0;
+}
+
+/*  Writes all of buf (async-signal-safe). */
+static void s_write_all(int fd, const char *buf, size_t len)
+{
+    while (len) {
+        ssize_t w = write(fd, buf, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return;
+        buf += w;
+        len -= (size_t)w;
+    }
+}
+
+/*  Writes prefix, len bytes of text and a newline in one write (through line, which has
+ *  room for 64 + len bytes; prefix is shorter than 64). */
+static void s_write_line(int fd, const char *prefix, size_t plen, const char *text,
+                         size_t len, char *line)
+{
+    memcpy(line, prefix, plen);
+    memcpy(line + plen, text, len);
+    line[plen + len] = '\n';
+    s_write_all(fd, line, plen + len + 1);
+}
+
+/*  The tagger: copies the lines of the child's stdout (in[0]) and stderr (in[1]) to this
+ *  process's stdout and stderr, each line prefixed (only async-signal-safe calls: it runs
+ *  in a fork of a threaded process).  Returns at end of both. */
+static void s_tagger(int in[2], const char *prefix)
+{
+    char buf[2][4096];
+    char line[4096 + 64];
+    size_t have[2] = { 0, 0 };
+    int open_[2] = { 1, 1 };
+    size_t plen = strlen(prefix);
+    while (open_[0] || open_[1]) {
+        struct pollfd p[2];
+        int np = 0, map[2];
+        for (int k = 0; k < 2; k++)
+            if (open_[k]) {
+                p[np] = (struct pollfd){ .fd = in[k], .events = POLLIN };
+                map[np++] = k;
+            }
+        if (poll(p, (nfds_t)np, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            return;
+        }
+        for (int i = 0; i < np; i++) {
+            int k = map[i];
+            if (!p[i].revents)
+                continue;
+            ssize_t r = read(in[k], buf[k] + have[k], sizeof buf[k] - have[k]);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0)
+                open_[k] = 0;
+            else
+                have[k] += (size_t)r;
+            /* whole lines out, each in one write (other children's taggers write to the
+             * same file); a full buffer or the end flushes the rest as a line */
+            size_t start = 0;
+            for (size_t j = 0; j < have[k]; j++)
+                if (buf[k][j] == '\n') {
+                    s_write_line(1 + k, prefix, plen, buf[k] + start, j - start, line);
+                    start = j + 1;
+                }
+            if (start < have[k] && (!open_[k] || (start == 0 && have[k] == sizeof buf[k]))) {
+                s_write_line(1 + k, prefix, plen, buf[k] + start, have[k] - start, line);
+                start = have[k];
+            }
+            memmove(buf[k], buf[k] + start, have[k] - start);
+            have[k] -= start;
+        }
+    }
+}
+
+/*  Closes the descriptors first..last (async-signal-safe). */
+static void s_close_range(int first, int last)
+{
+    if (first > last)
+        return;
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, (unsigned)first, (unsigned)last, 0) == 0)
+        return;
+#endif
+    for (int fd = first; fd <= last && fd < 65536; fd++)
+        close(fd);
+}
+
+/*  Starts one child through a middle process.  status[1] is the close-on-exec pipe the
+ *  middle writes the child's pid to and the child its execve errno.  Only
+ *  async-signal-safe calls after fork. */
+static pid_t s_start(const char *path, char *const argv[], char *const envp[], int devnull,
+                     int status_w, const char *tag)
+{
+    pid_t middle = fork();
+    if (middle != 0)
+        return middle;
+    int out[2] = { -1, -1 }, err[2] = { -1, -1 };
+    if (tag && (pipe(out) < 0 || pipe(err) < 0))
+        tag = NULL;                         /* no pipes: untagged output rather than none */
+    pid_t child = fork();
+    if (child == 0) {
+        if (devnull >= 0)
+            dup2(devnull, 0);
+        if (tag) {
+            dup2(out[1], 1);
+            dup2(err[1], 2);
+            close(out[0]);
+            close(out[1]);
+            close(err[0]);
+            close(err[1]);
+        }
+        execve(path, argv, envp);
+        int e = errno;
+        s_write_all(status_w, (const char *)&e, sizeof e);
+        _exit(127);
+    }
+    if (child > 0 && tag && fork() == 0) {
+        /* keep nothing of the spawner's (its connections must close when it dies) */
+        int lo = out[0] < err[0] ? out[0] : err[0], hi = out[0] < err[0] ? err[0] : out[0];
+        s_close_range(3, lo - 1);
+        s_close_range(lo + 1, hi - 1);
+        s_close_range(hi + 1, INT_MAX);
+        int in[2] = { out[0], err[0] };
+        s_tagger(in, tag);
+        _exit(0);
+    }
+    int32_t pid = child;
+    s_write_all(status_w, (const char *)&pid, sizeof pid);
+    _exit(child > 0 ? 0 : 1);
+}
+
+/*  Reads exactly n bytes (or fewer at end of stream); returns how many. */
+static size_t s_read_all(int fd, void *buf, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, (char *)buf + got, n - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    return got;
+}
+
+/*  A descriptor that is readable once process pid has ended (a pidfd; for a process
+ *  already gone, a pipe whose writer is closed), or -1 when neither can be made. */
+static int s_alive_fd(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+    int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (fd >= 0) {
+        fcntl(fd, F_SETFD, FD_CLOEXEC);
+        return fd;
+    }
+    if (errno == ESRCH) {
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) < 0)
+            return -1;
+        close(p[1]);
+        return p[0];
+    }
+#endif
+    (void)pid;
+    return -1;
+}
+
+/*  Everything a spawn call prepares before forking. */
+typedef struct {
+    char path[PATH_MAX];
+    char **argv;
+    char **envp;                /* shared variables, then 1 slot for GIMPI_TID, NULL */
+    int nshared;
+    char *strings;              /* the GIMPI_* values (one allocation) */
+} plan_t;
+
+/*  Frees a plan. */
+static void s_plan_free(plan_t *pl)
+{
+    free(pl->argv);
+    free(pl->envp);
+    free(pl->strings);
+}
+
+/*  Builds argv (path first) and the environment of the children. */
+static int s_plan(gimpi_t *self, plan_t *pl, char *const argv[], int base, int n)
+{
+    int argc = 0;
+    while (argv && argv[argc])
+        argc++;
+    int nenv = 0;
+    while (environ[nenv])
+        nenv++;
+    pl->argv = calloc((size_t)argc + 2, sizeof *pl->argv);
+    pl->envp = calloc((size_t)nenv + 8, sizeof *pl->envp);
+    size_t sibsize = (size_t)n * 12 + 64;
+    pl->strings = malloc(sibsize + 1024 + PATH_MAX);
+    if (!pl->argv || !pl->envp || !pl->strings)
+        return GIMPI_ENOMEM;
+    pl->argv[0] = pl->path;
+    for (int i = 0; i < argc; i++)
+        pl->argv[i + 1] = argv[i];
+    int k = 0;
+    for (int i = 0; i < nenv; i++)
+        if (!s_ours(environ[i]))
+            pl->envp[k++] = environ[i];
+    uint8_t addr[16];
+    int port;
+    gimpi_msg_t *msg = gimpi_msg(self);
+    if (gimpi_msg_contact(msg, addr, &port) < 0)
+        return GIMPI_ESYSERR;
+    struct in_addr ia = { htonl(impi_addr16_ipv4(addr)) };
+    char ip[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &ia, ip, sizeof ip);
+    char *s = pl->strings;
+    size_t left = sibsize + 1024 + PATH_MAX;
+    int w;
+    pl->envp[k++] = s;
+    w = snprintf(s, left, "%s=%d", GIMPI_ENV_PARENT, gimpi_msg_mytid(msg)) + 1;
+    s += w, left -= (size_t)w;
+    pl->envp[k++] = s;
+    w = snprintf(s, left, "%s=%s:%d", GIMPI_ENV_PARENT_CONTACT, ip, port) + 1;
+    s += w, left -= (size_t)w;
+    pl->envp[k++] = s;
+    w = snprintf(s, left, "GIMPI_GROUPD=%s", gimpi_groupd_endpoint(self)) + 1;
+    s += w, left -= (size_t)w;
+    pl->envp[k++] = s;
+    w = snprintf(s, left, "%s=", GIMPI_ENV_SIBLINGS);
+    for (int i = 0; i < n; i++)
+        w += snprintf(s + w, left - (size_t)w, i ? ",%d" : "%d", base + i + 1);
+    pl->nshared = k;
+    return 0;
+}
+
+/*  Starts n tasks. */
+int gimpi_spawn(gimpi_t *self, const char *file, char *const argv[], int flags, int n,
+                int *tids)
+{
+    assert(self);
+    if (!file || !*file || !tids || n < 1 || n > SPAWN_MAX)
+        return GIMPI_EBADPARAM;
+    plan_t pl = { .argv = NULL };
+    int rc = s_find(file, pl.path, sizeof pl.path);
+    if (rc < 0) {
+        for (int i = 0; i < n; i++)
+            tids[i] = rc;
+        return 0;
+    }
+    int base = gimpi_groups_reserve(gimpi_groups(self), "", n);
+    if (base < 0)
+        return GIMPI_ESYSERR;
+    rc = s_plan(self, &pl, argv, base, n);
+    if (rc < 0) {
+        s_plan_free(&pl);
+        return rc;
+    }
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int started = 0;
+    for (int i = 0; i < n; i++) {
+        int tid = base + i + 1;
+        char tidvar[48], tag[32];
+        snprintf(tidvar, sizeof tidvar, "%s=%d", GIMPI_ENV_TID, tid);
+        snprintf(tag, sizeof tag, "[t%x] ", (unsigned)tid);
+        pl.envp[pl.nshared] = tidvar;
+        pl.envp[pl.nshared + 1] = NULL;
+        int st[2];
+        if (pipe2(st, O_CLOEXEC) < 0) {
+            tids[i] = GIMPI_EOUTOFRES;
+            continue;
+        }
+        fflush(stdout);
+        fflush(stderr);
+        pid_t middle = s_start(pl.path, pl.argv, pl.envp, devnull, st[1],
+                               flags & GIMPI_SPAWN_TAG ? tag : NULL);
+        close(st[1]);
+        int32_t pid = -1;
+        int e = 0;
+        if (middle > 0) {
+            if (s_read_all(st[0], &pid, sizeof pid) == sizeof pid
+                && s_read_all(st[0], &e, sizeof e) == sizeof e)
+                pid = -1;               /* the child's execve failed */
+            while (waitpid(middle, NULL, 0) < 0 && errno == EINTR)
+                ;
+        }
+        close(st[0]);
+        if (middle < 0 || pid <= 0) {
+            tids[i] = middle < 0 || e == 0 || e == EAGAIN || e == ENOMEM ? GIMPI_EOUTOFRES
+                                                                          : GIMPI_ENOFILE;
+            continue;
+        }
+        gimpi_msg_expect(gimpi_msg(self), tid, s_alive_fd(pid));
+        tids[i] = tid;
+        started++;
+    }
+    if (devnull >= 0)
+        close(devnull);
+    s_plan_free(&pl);
+    return started;
+}

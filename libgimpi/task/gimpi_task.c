@@ -1,0 +1,284 @@
+/*  gimpi_task.c — the native API's entry point: a task joins its job (gimpi_job: tables and
+ *  listening socket from gimpirun, or a one-task job of its own), brings its data plane up
+ *  (gimpi_msg) with groupd's tids, registers with groupd under its tid, and at the end
+ *  leaves as IMPI prescribes: the world barrier, then PK_FINI.
+ *
+ *  Tids: a gimpirun task gets the job's tid base from the launcher (groupd reserved the
+ *  block); a task started from the shell reserves a block of one itself (starting groupd
+ *  if none runs, as a PVM task starts pvmd); GIMPI_TIDBASE in the environment overrides
+ *  both.  tid = base + world rank + 1.  Without groupd the task warns once, uses
+ *  tid = rank + 1, and its group calls return GIMPI_ESYSERR.
+ */
+#include "gimpi.h"
+#include "task/gimpi_job.h"
+#include "coll/impi_coll.h"
+
+#include <arpa/inet.h>
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct gimpi_t {
+    gimpi_job_t job;
+    gimpi_msg_t *msg;
+    gimpi_groups_t *groups;     /* registered under the data plane's tid */
+    gimpi_coll_t *coll;         /* group operations' state (gimpi_coll.h) */
+    int connect_ms;             /* GIMPI_CONNECT_TIMEOUT */
+    int parent;                 /* spawner's tid, or GIMPI_ENOPARENT */
+    int *siblings;              /* tasks of the same spawn (spawned tasks), or NULL */
+    int nsiblings;
+};
+
+/*  Seconds from the environment, else a default, as milliseconds. */
+static int s_timeout_ms(const char *name, int dflt_s)
+{
+    const char *v = getenv(name);
+    long s = v && *v ? strtol(v, NULL, 10) : 0;
+    return (int)((s > 0 && s < 86400 ? s : dflt_s) * 1000);
+}
+
+/*  The tid base: GIMPI_TIDBASE, else the launcher's, else (shell-started) a fresh block of
+ *  one from groupd.  -1 when there is none (groupd unreachable). */
+static int s_tidbase(gimpi_t *self)
+{
+    const char *env = getenv("GIMPI_TIDBASE");
+    if (env && *env) {
+        char *end;
+        long v = strtol(env, &end, 10);
+        unsetenv("GIMPI_TIDBASE");      /* children of this task are not part of its job */
+        if (!*end && v >= 0 && v < (1L << 30))
+            return (int)v;
+        fprintf(stderr, "gimpi: warning: ignoring bad GIMPI_TIDBASE '%s'\n", env);
+    }
+    if (self->job.launched)
+        return self->job.tidbase;
+    const char *tid = getenv(GIMPI_ENV_TID);    /* a spawned task: its spawner reserved it */
+    if (tid && *tid) {
+        char *end;
+        long v = strtol(tid, &end, 10);
+        if (!*end && v > 0 && v < INT32_MAX)
+            return (int)v - 1;
+        fprintf(stderr, "gimpi: warning: ignoring bad %s '%s'\n", GIMPI_ENV_TID, tid);
+    }
+    int base = gimpi_groups_reserve(self->groups, "", 1);
+    return base < 0 ? -1 : base;
+}
+
+/*  Registers with groupd under the data plane's tid (identity: the IMPI proc and host). */
+static void s_groups_up(gimpi_t *self)
+{
+    int base = s_tidbase(self);
+    const char *why = "no tids reserved for this job";
+    if (base >= 0 && gimpi_msg_set_tidbase(self->msg, base) == 0) {
+        const impi_tables_t *t = self->job.tables;
+        const impi_host_info_t *h = &t->hosts[self->job.host_rank];
+        gimpi_groups_set_identity(self->groups, t->procs[self->job.world_rank].id.hostid,
+                                  t->procs[self->job.world_rank].id.pid, h->addr, h->port);
+        gimpi_groups_set_tid(self->groups, gimpi_msg_mytid(self->msg));
+        int rc = gimpi_group_mytid(self->groups);
+        if (rc > 0)
+            return;
+        why = gimpi_strerror(rc);
+    }
+    gimpi_groups_disable(self->groups);
+    fprintf(stderr, "gimpi: warning: groupd at %s unavailable (%s): tid %d, group calls "
+            "fail\n", gimpi_groups_endpoint(self->groups), why, gimpi_msg_mytid(self->msg));
+}
+
+/*  The data plane's send hook: groupd takes this task's deferred leaves before any
+ *  message leaves the task (gimpi_group.h). */
+static void s_before_send(void *groups)
+{
+    gimpi_groups_flush(groups);
+}
+
+/*  The data plane's resolver: groupd's LOOKUP; a tid reserved but not registered yet (a
+ *  task being spawned) is asked again, backing off, for up to GIMPI_CONNECT_TIMEOUT. */
+static int s_resolve(void *arg, int tid, uint8_t addr[16], int *port)
+{
+    gimpi_t *self = arg;
+    struct timespec pause = { 0, 1000000 };
+    int64_t waited_ns = 0;
+    for (;;) {
+        gimpi_task_info_t info;
+        int rc = gimpi_group_lookup(self->groups, tid, &info);
+        if (rc == 0) {
+            memcpy(addr, info.addr, 16);
+            *port = info.port;
+            return info.port > 0 ? 0 : GIMPI_ENOTASK;   /* registered without a contact */
+        }
+        if (rc != GIMPI_ENOTFOUND)
+            return rc;
+        if (waited_ns / 1000000 >= self->connect_ms)
+            return GIMPI_ESYSERR;
+        nanosleep(&pause, NULL);
+        waited_ns += pause.tv_nsec;
+        if (pause.tv_nsec < 100000000)
+            pause.tv_nsec *= 2;
+    }
+}
+
+/*  A spawned task: its parent (called at once at the contact it was given) and siblings
+ *  from the spawner's environment (doc/spawn.md), which its own children do not inherit. */
+static void s_spawned(gimpi_t *self)
+{
+    self->parent = GIMPI_ENOPARENT;
+    const char *p = getenv(GIMPI_ENV_PARENT), *c = getenv(GIMPI_ENV_PARENT_CONTACT);
+    const char *sib = getenv(GIMPI_ENV_SIBLINGS);
+    if (p && *p && c && *c) {
+        int tid = atoi(p), port = 0;
+        char ip[64];
+        struct in_addr ia;
+        if (tid > 0 && sscanf(c, "%63[0-9.]:%d", ip, &port) == 2 && inet_pton(AF_INET, ip, &ia) == 1) {
+            uint8_t addr[16];
+            impi_addr16_from_ipv4(addr, ntohl(ia.s_addr));
+            if (gimpi_msg_connect(self->msg, tid, addr, port) == 0)
+                self->parent = tid;
+        }
+        if (self->parent < 0)
+            fprintf(stderr, "gimpi: warning: bad spawner contact %s=%s %s=%s\n",
+                    GIMPI_ENV_PARENT, p, GIMPI_ENV_PARENT_CONTACT, c);
+    }
+    if (sib && *sib) {
+        int n = 1;
+        for (const char *q = sib; *q; q++)
+            n += *q == ',';
+        self->siblings = calloc((size_t)n, sizeof *self->siblings);
+        for (const char *q = sib; self->siblings && *q && self->nsiblings < n;) {
+            char *end;
+            long v = strtol(q, &end, 10);
+            if (end == q || v <= 0)
+                break;
+            self->siblings[self->nsiblings++] = (int)v;
+            q = *end == ',' ? end + 1 : end;
+        }
+    }
+    unsetenv(GIMPI_ENV_TID);
+    unsetenv(GIMPI_ENV_PARENT);
+    unsetenv(GIMPI_ENV_PARENT_CONTACT);
+    unsetenv(GIMPI_ENV_SIBLINGS);
+}
+
+/*  Joins the job and brings the data plane up. */
+gimpi_t *gimpi_init(char *err, size_t errsize)
+{
+    gimpi_t *self = calloc(1, sizeof *self);
+    if (!self) {
+        snprintf(err, errsize, "out of memory");
+        return NULL;
+    }
+    int timeout = s_timeout_ms("GIMPI_CONNECT_TIMEOUT", 60);
+    if (gimpi_job_init(&self->job, timeout, err, errsize) < 0) {
+        free(self);
+        return NULL;
+    }
+    int fd = self->job.listen_fd, lfd = self->job.local_fd;
+    self->job.listen_fd = self->job.local_fd = -1;  /* the data plane owns them from now on */
+    self->msg = gimpi_msg_new_local(self->job.tables, self->job.world_rank, fd, lfd, timeout,
+                                    err, errsize);
+    self->groups = gimpi_groups_new(NULL, NULL);
+    self->coll = self->msg ? gimpi_coll_new(self->msg) : NULL;
+    if (!self->msg || !self->groups || !self->coll) {
+        if (self->msg && !self->groups)
+            snprintf(err, errsize, "out of memory (or bad GIMPI_GROUPD)");
+        gimpi_abort(&self);
+        return NULL;
+    }
+    self->connect_ms = timeout;
+    s_groups_up(self);
+    gimpi_msg_set_resolver(self->msg, s_resolve, self);
+    gimpi_msg_set_send_hook(self->msg, s_before_send, self->groups);
+    s_spawned(self);
+    return self;
+}
+
+/*  World barrier, PK_FINI, free. */
+int gimpi_finalize(gimpi_t **self_p)
+{
+    assert(self_p);
+    gimpi_t *self = *self_p;
+    if (!self)
+        return 0;
+    int timeout = s_timeout_ms("GIMPI_FINALIZE_TIMEOUT", 60);
+    gimpi_msg_set_timeout(self->msg, timeout);
+    int rc = impi_world_barrier(self->msg, self->job.tables, self->job.world_rank);
+    int rc2 = gimpi_msg_finalize(self->msg, timeout);
+    gimpi_abort(self_p);
+    return rc ? rc : rc2;
+}
+
+/*  Frees without the barrier. */
+void gimpi_abort(gimpi_t **self_p)
+{
+    assert(self_p);
+    gimpi_t *self = *self_p;
+    if (!self)
+        return;
+    gimpi_msg_destroy(&self->msg);      /* first: its resolver uses the groups object */
+    gimpi_groups_destroy(&self->groups);
+    free(self->siblings);
+    gimpi_coll_destroy(&self->coll);
+    gimpi_job_fini(&self->job);
+    free(self);
+    *self_p = NULL;
+}
+
+/*  The data plane. */
+gimpi_msg_t *gimpi_msg(gimpi_t *self)
+{
+    assert(self);
+    return self->msg;
+}
+
+/*  The task's connection to groupd. */
+gimpi_groups_t *gimpi_groups(gimpi_t *self)
+{
+    assert(self);
+    return self->groups;
+}
+
+/*  The group operations' state. */
+gimpi_coll_t *gimpi_coll(gimpi_t *self)
+{
+    assert(self);
+    return self->coll;
+}
+
+/*  World rank. */
+int gimpi_rank(gimpi_t *self)
+{
+    assert(self);
+    return self->job.world_rank;
+}
+
+/*  Tasks in the job. */
+int gimpi_size(gimpi_t *self)
+{
+    assert(self);
+    return self->job.tables->nprocs;
+}
+
+/*  The spawner's tid. */
+int gimpi_parent(gimpi_t *self)
+{
+    assert(self);
+    return self->parent;
+}
+
+/*  The tasks started by the same spawn. */
+int gimpi_siblings(gimpi_t *self, const int **tids)
+{
+    assert(self);
+    if (tids)
+        *tids = self->siblings;
+    return self->nsiblings;
+}
+
+/*  The groupd endpoint the task uses (for its children). */
+const char *gimpi_groupd_endpoint(gimpi_t *self)
+{
+    assert(self);
+    return gimpi_groups_endpoint(self->groups);
+}

@@ -1,0 +1,216 @@
+/*  gimpi_stat.c — `gimpi-stat [--json] [--endpoint EP] [GROUP]`: prints groupd's groups,
+ *  like PVM's pvm_gstat: size, frozen or not, members (instance -> tid, host, pid), and the
+ *  barrier and freeze in progress with their count, arrivals and waiters (never stale: the
+ *  lists are emptied when an episode completes).  Plain text by default, JSON with --json.
+ *  It asks groupd with one STAT request (the endpoint from --endpoint, $GIMPI_GROUPD or the
+ *  per-user default), never registers and never starts a groupd; no answer within 5 s, or
+ *  an unknown GROUP, is an error (exit 1).
+ */
+#include "config.h"
+#include "groups/gd_proto.h"
+#include "gimpi.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+enum { TIMEOUT_MS = 5000 };
+
+/*  Prints s as a JSON string. */
+static void s_json_str(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(out, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(out, "\\u%04x", *p);
+        else
+            fputc(*p, out);
+    }
+    fputc('"', out);
+}
+
+/*  Prints a tid list as JSON. */
+static void s_json_tids(FILE *out, const int32_t *tids, int n)
+{
+    fputc('[', out);
+    for (int k = 0; k < n; k++)
+        fprintf(out, "%s%d", k ? "," : "", (int)tids[k]);
+    fputc(']', out);
+}
+
+/*  One group as JSON. */
+static void s_print_json(FILE *out, const gd_groupstat_t *st, bool first)
+{
+    fprintf(out, "%s{\"name\":", first ? "" : ",");
+    s_json_str(out, st->name);
+    fprintf(out, ",\"size\":%d,\"frozen\":%s,\"frozen_size\":%d,\"dead\":%s,\"version\":%llu,"
+            "\"members\":[", (int)st->size, st->frozen ? "true" : "false", (int)st->frozen,
+            st->dead ? "true" : "false", (unsigned long long)st->version);
+    for (int k = 0; k < st->nmembers; k++) {
+        const gd_member_t *m = &st->members[k];
+        fprintf(out, "%s{\"inst\":%d,\"tid\":%d,\"pid\":%d,\"host\":", k ? "," : "",
+                (int)m->inst, (int)m->tid, (int)m->ospid);
+        s_json_str(out, m->host);
+        fputc('}', out);
+    }
+    fputs("],\"barrier\":", out);
+    if (st->bar_count) {
+        fprintf(out, "{\"count\":%d,\"arrived\":%d,\"waiting\":", (int)st->bar_count,
+                (int)st->bar_arrived);
+        s_json_tids(out, st->bar_waiters, st->nbar_waiters);
+        fputc('}', out);
+    } else
+        fputs("null", out);
+    fputs(",\"freeze\":", out);
+    if (st->frz_count) {
+        fprintf(out, "{\"count\":%d,\"arrived\":%d,\"waiting\":", (int)st->frz_count,
+                (int)st->frz_arrived);
+        s_json_tids(out, st->frz_waiters, st->nfrz_waiters);
+        fputc('}', out);
+    } else
+        fputs("null", out);
+    fputc('}', out);
+}
+
+/*  One group as text. */
+static void s_print_text(FILE *out, const gd_groupstat_t *st)
+{
+    fprintf(out, "group: %s, size: %d, ", st->name, (int)st->size);
+    if (st->frozen)
+        fprintf(out, "frozen at %d%s\n", (int)st->frozen, st->dead ? " (dead: lost a member)" : "");
+    else
+        fprintf(out, "dynamic\n");
+    fprintf(out, "  members:\n");
+    for (int k = 0; k < st->nmembers; k++) {
+        const gd_member_t *m = &st->members[k];
+        fprintf(out, "    %d 0x%x %s pid %d\n", (int)m->inst, (unsigned)m->tid,
+                *m->host ? m->host : "?", (int)m->ospid);
+    }
+    if (st->bar_count) {
+        fprintf(out, "  barrier: count %d, arrived %d, waiting:", (int)st->bar_count,
+                (int)st->bar_arrived);
+        for (int k = 0; k < st->nbar_waiters; k++)
+            fprintf(out, " 0x%x", (unsigned)st->bar_waiters[k]);
+        fputc('\n', out);
+    }
+    if (st->frz_count) {
+        fprintf(out, "  freeze: target %d, arrived %d, waiting:", (int)st->frz_count,
+                (int)st->frz_arrived);
+        for (int k = 0; k < st->nfrz_waiters; k++)
+            fprintf(out, " 0x%x", (unsigned)st->frz_waiters[k]);
+        fputc('\n', out);
+    }
+}
+
+/*  Prints the synopsis. */
+static void s_usage(FILE *out)
+{
+    fprintf(out, "usage: gimpi-stat [--json] [--endpoint EP] [GROUP]\n");
+}
+
+/*  One STAT request, printed as text or JSON. */
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "json", no_argument, NULL, 'j' },
+        { "endpoint", required_argument, NULL, 'e' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    bool json = false;
+    const char *ep = NULL;
+    int c;
+    while ((c = getopt_long(argc, argv, "je:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'j': json = true; break;
+        case 'e': ep = optarg; break;
+        case 'h': s_usage(stdout); return 0;
+        default: s_usage(stderr); return 2;
+        }
+    }
+    if (argc - optind > 1) {
+        s_usage(stderr);
+        return 2;
+    }
+    const char *group = optind < argc ? argv[optind] : "";
+    if (optind < argc && !*group) {
+        fprintf(stderr, "gimpi-stat: %s\n", gimpi_strerror(GIMPI_ENULLGROUP));
+        return 1;
+    }
+    if (strlen(group) > GD_MAX_NAME) {
+        fprintf(stderr, "gimpi-stat: group name longer than %d bytes\n", GD_MAX_NAME);
+        return 1;
+    }
+    char buf[512];
+    if (!ep && (ep = getenv("GIMPI_GROUPD")) && !*ep)
+        ep = NULL;
+    if (!ep && !(ep = gd_default_endpoint(buf, sizeof buf))) {
+        fprintf(stderr, "gimpi-stat: no per-user runtime directory\n");
+        return 1;
+    }
+    void *zctx = zmq_ctx_new();
+    void *s = zmq_socket(zctx, ZMQ_DEALER);
+    int zero = 0;
+    zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
+    int rc = 1;
+    if (zmq_connect(s, ep) < 0) {
+        fprintf(stderr, "gimpi-stat: bad endpoint %s: %s\n", ep, zmq_strerror(errno));
+        goto out;
+    }
+    uint8_t hdr[GD_HDR_SIZE];
+    gd_header_encode(hdr, GD_STAT, 1);
+    gd_frame_t req[2] = { { hdr, sizeof hdr }, { (const uint8_t *)group, strlen(group) } };
+    zmq_pollitem_t item = { s, 0, ZMQ_POLLIN, 0 };
+    gd_multipart_t mp;
+    gd_msg_t msg;
+    if (gd_send_frames(s, NULL, 0, req, 2, 0) < 0 || zmq_poll(&item, 1, TIMEOUT_MS) != 1
+        || gd_multipart_recv_max(s, &mp, 0, 1 << 24) < 0) {
+        fprintf(stderr, "gimpi-stat: no groupd answers at %s\n", ep);
+        goto out;
+    }
+    if (mp.truncated || gd_reply_decode(GD_STAT, mp.frames, mp.nparts, &msg) != GD_OK) {
+        fprintf(stderr, "gimpi-stat: bad reply from groupd at %s\n", ep);
+        gd_multipart_close(&mp);
+        goto out;
+    }
+    int status = msg.values[0].i;
+    if (status < 0) {
+        if (*group)
+            fprintf(stderr, "gimpi-stat: %s: %s\n", group, gimpi_strerror(status));
+        else
+            fprintf(stderr, "gimpi-stat: %s\n", gimpi_strerror(status));
+        gd_multipart_close(&mp);
+        goto out;
+    }
+    rc = 0;
+    if (json)
+        fputs("{\"groups\":[", stdout);
+    else if (msg.nextra == 0)
+        puts("no groups exist");
+    for (int k = 0; k < msg.nextra; k++) {
+        const gd_frame_t *f = &mp.frames[msg.extra_first + k];
+        gd_groupstat_t st;
+        if (gd_groupstat_decode(f->data, f->len, &st) != GD_OK) {
+            fprintf(stderr, "gimpi-stat: bad group record from groupd\n");
+            rc = 1;
+            continue;
+        }
+        if (json)
+            s_print_json(stdout, &st, k == 0);
+        else
+            s_print_text(stdout, &st);
+        gd_groupstat_clear(&st);
+    }
+    if (json)
+        fputs("]}\n", stdout);
+    gd_multipart_close(&mp);
+out:
+    zmq_close(s);
+    zmq_ctx_term(zctx);
+    return rc;
+}

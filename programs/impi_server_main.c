@@ -1,0 +1,156 @@
+/*  impi_server_main.c — the impi-server program: IMPI's startup rendezvous server with the
+ *  standard command line `impi-server -server N [-port P] [-auth none,key] [-host ADDR]`.
+ *
+ *  It parses IMPI's single-dash options, works out the enabled authentication methods
+ *  (from -auth, else from the IMPI_AUTH_NONE / IMPI_AUTH_KEY environment convention),
+ *  creates an impi_server_t, prints the endpoint clients must use ("A.B.C.D:PORT") as the
+ *  first line on stdout and serves the job.  Exit status: 0 when all clients sent FINI,
+ *  1 when the job failed, 2 for a bad command line or environment.
+ */
+#include "server/impi_server.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*  Prints the usage message on stderr and returns 2. */
+static int s_usage(const char *msg)
+{
+    if (msg)
+        fprintf(stderr, "impi-server: %s\n", msg);
+    fprintf(stderr,
+            "usage: impi-server -server N [-port P] [-auth none,key] [-host ADDR] [-v]\n"
+            "  -server N     number of IMPI clients in the job (1..32)\n"
+            "  -port P       TCP port to listen on (default 0: any free port)\n"
+            "  -auth LIST    enabled authentication methods, comma-separated: none, key\n"
+            "                (default: from IMPI_AUTH_NONE / IMPI_AUTH_KEY; none if unset)\n"
+            "  -host ADDR    bind to and print this IPv4 address (default: bind all,\n"
+            "                print the first non-loopback address)\n"
+            "  -v            trace every command on stderr\n"
+            "Prints A.B.C.D:PORT on stdout, then serves until every client sent FINI.\n");
+    return 2;
+}
+
+/*  Parses a decimal integer within [lo, hi]; 0 or -1. */
+static int s_parse_int(const char *text, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/*  Parses IMPI_AUTH_KEY: a decimal 64-bit integer (signed or unsigned); 0 or -1. */
+static int s_parse_key(const char *text, uint64_t *key)
+{
+    char *end;
+    errno = 0;
+    if (*text == '-') {
+        long long v = strtoll(text, &end, 10);
+        *key = (uint64_t)v;
+    } else {
+        unsigned long long v = strtoull(text, &end, 10);
+        *key = (uint64_t)v;
+    }
+    return errno || end == text || *end ? -1 : 0;
+}
+
+/*  Parses "none,key" into a mask; 0 or -1. */
+static int s_parse_auth(const char *list, uint32_t *mask)
+{
+    *mask = 0;
+    const char *p = list;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        if (n == 4 && strncmp(p, "none", 4) == 0)
+            *mask |= IMPI_SERVER_AUTH_NONE;
+        else if (n == 3 && strncmp(p, "key", 3) == 0)
+            *mask |= IMPI_SERVER_AUTH_KEY;
+        else
+            return -1;
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    return *mask ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    long nclients = -1, port = 0;
+    const char *auth = NULL, *host = NULL;
+    int verbose = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "-help") == 0 || strcmp(a, "--help") == 0) {
+            s_usage(NULL);
+            return 0;
+        }
+        if (strcmp(a, "-v") == 0) {
+            verbose = 1;
+            continue;
+        }
+        if (i + 1 >= argc)
+            return s_usage("missing value after an option, or unknown option");
+        const char *v = argv[++i];
+        if (strcmp(a, "-server") == 0) {
+            if (s_parse_int(v, 1, 32, &nclients) < 0)
+                return s_usage("-server needs a number of clients in 1..32");
+        } else if (strcmp(a, "-port") == 0) {
+            if (s_parse_int(v, 0, 65535, &port) < 0)
+                return s_usage("-port needs a port number in 0..65535");
+        } else if (strcmp(a, "-auth") == 0) {
+            auth = v;
+        } else if (strcmp(a, "-host") == 0) {
+            host = v;
+        } else {
+            char msg[128];
+            snprintf(msg, sizeof msg, "unknown option '%s'", a);
+            return s_usage(msg);
+        }
+    }
+    if (nclients < 0)
+        return s_usage("-server N is required");
+
+    uint32_t mask = 0;
+    uint64_t key = 0;
+    const char *keytext = getenv("IMPI_AUTH_KEY");
+    if (auth) {
+        if (s_parse_auth(auth, &mask) < 0)
+            return s_usage("-auth takes a comma-separated list of: none, key");
+    } else {
+        if (getenv("IMPI_AUTH_NONE"))
+            mask |= IMPI_SERVER_AUTH_NONE;
+        if (keytext && *keytext)
+            mask |= IMPI_SERVER_AUTH_KEY;
+        if (!mask)
+            mask = IMPI_SERVER_AUTH_NONE;
+    }
+    if (mask & IMPI_SERVER_AUTH_KEY) {
+        if (!keytext || !*keytext) {
+            fprintf(stderr, "impi-server: -auth key needs IMPI_AUTH_KEY=<decimal 64-bit key> "
+                            "in the environment\n");
+            return 2;
+        }
+        if (s_parse_key(keytext, &key) < 0) {
+            fprintf(stderr, "impi-server: IMPI_AUTH_KEY='%s' is not a decimal 64-bit integer\n",
+                    keytext);
+            return 2;
+        }
+    }
+
+    impi_server_t *server = impi_server_new((int)nclients, host, (int)port, mask, key, stderr);
+    if (!server)
+        return 2;
+    impi_server_set_verbose(server, verbose);
+    printf("%s\n", impi_server_endpoint(server));
+    fflush(stdout);
+    int rc = impi_server_run(server);
+    impi_server_destroy(&server);
+    return rc == 0 ? 0 : 1;
+}

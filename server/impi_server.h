@@ -1,0 +1,75 @@
+/*  impi_server.h — the IMPI startup server as an embeddable object.
+ *
+ *  An impi_server_t listens on a TCP port and runs the server side of IMPI's startup
+ *  (impi-protocol.md §3): AUTH negotiation (NONE, KEY), the IMPI join of `nclients`
+ *  uniquely ranked clients, the COLL all-gathers (labels opaque, each answered to every
+ *  client as soon as it is complete), DONE and FINI.  It runs on a gimpi_loop with
+ *  non-blocking sockets, buffering partial frames and queueing output per connection, so
+ *  a slow client never stalls the others.  The impi-server program is a thin wrapper;
+ *  gimpirun runs the same object in-process for single-client jobs.  Policy choices where
+ *  the protocol is silent are in doc/protocol-choices.md and doc/impi-server.1.
+ */
+#ifndef GIMPI_IMPI_SERVER_H
+#define GIMPI_IMPI_SERVER_H
+
+#include "server/gimpi_loop.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct impi_server_t impi_server_t;
+
+/*  Called once when an attached server's job is over (result as impi_server_run()).  It
+ *  must not destroy the server; stop the loop and destroy it afterwards. */
+typedef void (impi_server_done_fn)(impi_server_t *server, int result, void *arg);
+
+/*  Auth mask bits (bit i = method i). */
+#define IMPI_SERVER_AUTH_NONE (1u << 0)
+#define IMPI_SERVER_AUTH_KEY  (1u << 1)
+
+/*  Creates a server for `nclients` clients (1..32) and starts listening on bind_addr
+ *  (dotted IPv4; NULL or "0.0.0.0" = every interface) and `port` (0 = any free port).
+ *  auth_mask enables methods (IMPI_SERVER_AUTH_*, at least one); `key` is the expected
+ *  key when KEY is enabled.  Messages about clients go to `log` (NULL: stderr).  Returns
+ *  NULL with a message on `log` when the arguments are bad or the socket cannot be set
+ *  up. */
+impi_server_t *impi_server_new(int nclients, const char *bind_addr, int port,
+                               uint32_t auth_mask, uint64_t key, FILE *log);
+
+/*  Closes every socket, frees the server and NULLs the pointer. */
+void impi_server_destroy(impi_server_t **self_p);
+
+/*  "A.B.C.D:PORT" clients should connect to: the bound address, or, when bound to every
+ *  interface, the machine's first non-loopback IPv4 address (127.0.0.1 if none). */
+const char *impi_server_endpoint(impi_server_t *self);
+
+/*  The listening port. */
+int impi_server_port(impi_server_t *self);
+
+/*  Serves on the server's own loop until the job is over.  Returns 0 once all clients
+ *  sent FINI; 1 when the job failed (a client that had joined was dropped or
+ *  disconnected before FINI, and no client is left); -1 on an internal error (poll,
+ *  memory) or when the server is attached to another loop. */
+int impi_server_run(impi_server_t *self);
+
+/*  Moves the server onto the caller's loop instead of its own: it then progresses
+ *  whenever the caller runs `loop` (next to the caller's own descriptors and timers), and
+ *  calls done(server, result, arg) when the job is over instead of stopping anything.
+ *  Call it right after impi_server_new(); impi_server_run() is refused afterwards.
+ *  impi_server_destroy() removes every descriptor and timer it put on the loop.
+ *  Returns 0, or -1 (already attached or running, or out of memory). */
+int impi_server_attach(impi_server_t *self, gimpi_loop_t *loop, impi_server_done_fn *done,
+                       void *arg);
+
+/*  -1 while the job runs, then its result (0 all FINI, 1 failed). */
+int impi_server_result(impi_server_t *self);
+
+/*  Sets how many milliseconds a connection may take from connect() to a completed AUTH
+ *  and IMPI before it is closed with a message (default 60000; 0 = no limit).  Call it
+ *  before impi_server_run(); it applies to connections accepted afterwards. */
+void impi_server_set_join_timeout(impi_server_t *self, int ms);
+
+/*  When non-zero, every command received and every reply sent is traced on the log. */
+void impi_server_set_verbose(impi_server_t *self, int verbose);
+
+#endif
