@@ -1,0 +1,91 @@
+#!/bin/sh
+# t/layers.sh — the layer rule, checked on the sources and on the built objects.
+#
+# libgimpi is a stack of folders (libgimpi/README.md): base, impi, net | groups, coll, task,
+# pvm, bottom to top; net and groups stand side by side and know nothing of each other.
+# server/ sits on base and impi.  A file may include, and call, only its own layer and the
+# layers below.  The test reads every `#include "layer/..."` of the sources, then maps
+# every undefined symbol of every object file to the object that defines it (nm) and
+# checks (1) that no call goes up or sideways, (2) that no two files call each other,
+# directly or through others (no cycle among the files, within a layer too).
+. "${top_srcdir:-.}/t/tap.sh"
+S=${top_srcdir:-.}
+B=${top_builddir:-.}
+
+# rank LAYER: the layer's height; "net" and "groups" share one, and the rule below keeps
+# them apart (same height, different layer: not allowed).
+ranks='base 0
+impi 1
+net 2
+groups 2
+coll 3
+task 4
+pvm 5
+server 2'
+
+echo "1..5"
+
+# --- 1. includes -------------------------------------------------------------------
+(cd "$S" && for f in libgimpi/*/*.[ch] server/*.[ch]; do
+    case $f in libgimpi/*) l=${f#libgimpi/}; l=${l%%/*} ;; *) l=${f%%/*} ;; esac
+    grep -o '#include "[a-z]*/[^"]*"' "$f" | sed 's/#include "\([a-z]*\)\/.*/\1/' |
+        while read -r to; do echo "$f $l $to"; done
+done) >"$tmp/inc"
+awk -v ranks="$ranks" '
+    BEGIN { n = split(ranks, r, "\n"); for (i = 1; i <= n; i++) { split(r[i], kv, " "); h[kv[1]] = kv[2] } }
+    !($3 in h) { next }
+    $2 != $3 && !(h[$3] < h[$2]) { print $1 " (" $2 ") includes " $3 "/" }' "$tmp/inc" >"$tmp/inc.bad"
+[ -s "$tmp/inc" ] && [ ! -s "$tmp/inc.bad" ]
+ok $? "every include of libgimpi/ and server/ names its own layer or one below ($(wc -l <"$tmp/inc") includes)"
+sed 's/^/# /' "$tmp/inc.bad"
+
+# public headers include only public headers
+bad=$(cd "$S" && grep -l '#include "[a-z]*/' include/*.h)
+[ -z "$bad" ]
+ok $? "include/ headers include only include/ headers"
+[ -z "$bad" ] || echo "# $bad"
+
+# --- 2. calls between objects ------------------------------------------------------
+objs=$(find "$B/libgimpi" "$B/server" -name '*.o' -not -path '*/.libs/*' 2>/dev/null | sort)
+if [ -z "$objs" ]; then
+    for i in 3 4 5; do echo "ok $i # SKIP no object files in $B (build first)"; done; exit 0
+fi
+for o in $objs; do
+    rel=${o#"$B"/}
+    case $rel in libgimpi/*) l=${rel#libgimpi/}; l=${l%%/*} ;; *) l=${rel%%/*} ;; esac
+    name=$(basename "$o" .o); name=${name#*_la-}
+    nm "$o" | awk -v f="$l/$name" '$1 == "U" { print "U " f " " $2 } NF == 3 && $2 ~ /^[TDBRC]$/ { print "D " f " " $3 }'
+done >"$tmp/syms"
+# edges: file -> file that defines a symbol it uses (self-references dropped)
+awk '$1 == "D" { def[$3] = $2 } $1 == "U" { use[++n] = $2 " " $3 }
+     END { for (i = 1; i <= n; i++) { split(use[i], a, " "); if ((a[2] in def) && def[a[2]] != a[1]) print a[1] " " def[a[2]] } }' \
+    "$tmp/syms" | sort -u >"$tmp/edges"
+nfiles=$(awk '$1 == "D" { print $2 }' "$tmp/syms" | sort -u | wc -l)
+
+awk -v ranks="$ranks" '
+    BEGIN { n = split(ranks, r, "\n"); for (i = 1; i <= n; i++) { split(r[i], kv, " "); h[kv[1]] = kv[2] } }
+    { split($1, a, "/"); split($2, b, "/"); if (a[1] != b[1] && !(h[b[1]] < h[a[1]])) print $1 " calls " $2 }' \
+    "$tmp/edges" >"$tmp/up"
+[ -s "$tmp/edges" ] && [ ! -s "$tmp/up" ]
+ok $? "every call between $nfiles objects goes to the same layer or one below ($(wc -l <"$tmp/edges") file pairs)"
+sed 's/^/# /' "$tmp/up"
+
+# cycles: transitive closure over the file graph; a file that reaches itself is in one
+awk '{ e[$1, $2] = 1; v[$1] = 1; v[$2] = 1 }
+     END {
+         for (k in v) for (i in v) if ((i, k) in e) for (j in v) if ((k, j) in e) e[i, j] = 1
+         for (i in v) if ((i, i) in e) { printf "%s:", i; for (j in v) if (j != i && ((i, j) in e) && ((j, i) in e)) printf " %s", j; print "" }
+     }' "$tmp/edges" | sort >"$tmp/cycles"
+[ ! -s "$tmp/cycles" ]
+ok $? "no cycle among the $nfiles object files"
+sed 's/^/# in a cycle: /' "$tmp/cycles"
+
+# the shared library carries no server code
+so=$(find "$B/.libs" -name 'libgimpi.so' 2>/dev/null | head -n 1)
+if [ -z "$so" ]; then
+    echo "ok 5 # SKIP no libgimpi.so built"
+else
+    ! nm -D --defined-only "$so" | grep -q -E ' (impi_server_|gimpi_loop_)'
+    ok $? "libgimpi.so has no startup-server code"
+fi
+exit $((failed > 0))
