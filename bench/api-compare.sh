@@ -2,7 +2,7 @@
 # bench/api-compare.sh — the group figures through the native API (gimpi-bench FIGURE N,
 # system gimpi) and through the PVM API (gimpi-bench --api pvm FIGURE N, system gimpi-pvm)
 # side by side: for every figure and N, R repetitions of native then PVM, alternating
-# (../shared/bench/compare runs one project command only); prints per cell the medians over
+# (the comparison harness of bench/README.md runs one project command only); prints per cell the medians over
 # the repetitions and the ratio gimpi-pvm / gimpi (< 1: the PVM API is faster), and keeps
 # the raw lines.
 #   bench/api-compare.sh [BUILD_DIR] [REPS] [FIGURES] [NS]
