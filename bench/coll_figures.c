@@ -1,4 +1,4 @@
-/*  coll_figures.c — the group-operation figures of ../shared/bench/README.md (barrier,
+/*  coll_figures.c — the group-operation figures of bench/README.md (barrier,
  *  bcast8, bcast1m, reduce1int, reduce1mdbl) for bench/gimpi-bench, on gimpi's view-level
  *  group operations (gimpi_coll.h): by default the tasks register with groupd under the
  *  data plane's tids, join one group and use the group-level calls (membership from the

@@ -1,12 +1,12 @@
-/*  gd_bench.c — group-control benchmarks for issue 4 (`gd-bench`), until they move into
- *  bench/gimpi-bench.  `gd-bench joinlv N` and `gd-bench gettid N` measure the standard
- *  figures exactly as ../shared/bench/README.md defines them (N member processes; W = 100
+/*  gd_bench.c — the group-control benchmarks (`gd-bench`, also run by `gimpi-bench joinlv
+ *  N` and `gimpi-bench gettid N`).  `gd-bench joinlv N` and `gd-bench gettid N` measure the
+ *  standard figures exactly as bench/README.md defines them (N member processes; W = 100
  *  untimed pairs / calls; joinlv: P = 2000 join+leave pairs per task on one group after a
  *  barrier on a sync group, pairs_per_s = N x P / slowest task; gettid: member 0 calls
  *  gettid(G, i mod N) in blocks of 1000 until >= 20,000 calls and >= 0.25 s while the others
- *  wait in a barrier) and print one line each in the common grammar, so that
- *  `../shared/bench/compare --figures "joinlv gettid" -- _build/bench/gd-bench` runs them
- *  side by side with PVM.  Extra modes: `gd-bench curve PAIRS` (one task: rate over the
+ *  wait in a barrier) and print one line each in the common grammar, so that the
+ *  comparison harness (`compare --figures "joinlv gettid" -- _build/bench/gd-bench`,
+ *  bench/README.md) runs them side by side with PVM.  Extra modes: `gd-bench curve PAIRS` (one task: rate over the
  *  first 1,000 pairs and over the last 1,000, and the median 1,000-pair window of the first
  *  and of the last tenth) and `gd-bench rss PAIRS` (groupd's resident
  *  memory after 10,000 and after PAIRS pairs).  It starts its own groupd on a private

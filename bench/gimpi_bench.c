@@ -1,5 +1,5 @@
 /*  gimpi_bench.c — `gimpi-bench FIGURE N`: the standard point-to-point figures of
- *  ../shared/bench/README.md measured on gimpi's data plane, in its line format.
+ *  bench/README.md measured on gimpi's data plane, in its line format.
  *
  *  The program starts its own job of N tasks on this machine (forked processes, each its
  *  own IMPI host on 127.0.0.(rank+1), tables filled as a single-client startup would:

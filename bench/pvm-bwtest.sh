@@ -1,7 +1,8 @@
 #!/bin/bash
 # bench/pvm-bwtest.sh — PVM's own bwtest.c ping-pong (Debian's pvm-examples, extracted to a
-# scratch directory, never into the tree) on gimpi and, when PVM 3.4 and the shared bench
-# set-up are there, on real PVM, interleaved; prints the median round-trip time (µs) per
+# scratch directory, never into the tree) on gimpi and, when PVM 3.4 and the comparison
+# harness's PVM set-up (bench/README.md; its directory in $SHARED, with pvm/pvmenv.sh and
+# lib.sh) are there, on real PVM, interleaved; prints the median round-trip time (µs) per
 # message size and variant.  Variants: dbwtest (pack PvmDataDefault), rbwtest (PvmDataRaw),
 # ibwtest (PvmDataInPlace), pbwtest (psend/precv).  Built unchanged with gimpicc (group
 # calls from libgimpi, groupd started by gimpirun) and with gcc -lgpvm3 -lpvm3 for PVM.

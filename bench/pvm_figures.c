@@ -1,5 +1,5 @@
 /*  pvm_figures.c — `gimpi-pvm-bench FIGURE N` (also reached as `gimpi-bench --api pvm
- *  FIGURE N`): the figures of ../shared/bench/README.md measured through the PVM API of
+ *  FIGURE N`): the figures of bench/README.md measured through the PVM API of
  *  libgimpi, printed with system name `gimpi-pvm`, so that the PVM layer can be held
  *  against the native calls (bench/coll_figures.c) and against real PVM.  Run with a
  *  figure and N, the program runs `gimpirun -np N` on itself with `--task`; every task then

@@ -1,11 +1,11 @@
 /*  fuzz_gd_proto.c — libFuzzer target for groupd's request decoder and the rest of the
- *  group-control codec (libgimpi/gd_proto.c): the input is cut into frames (a length byte
+ *  group-control codec (libgimpi/groups/gd_proto.c): the input is cut into frames (a length byte
  *  pair before each), then decoded as a request, as a reply to every command, as an event
  *  and as a STAT group record.  Whatever decodes is printed and re-encoded, and the
- *  re-encoded frames must decode to the same values.  Build (another branch provides the
- *  fuzz/ framework):
- *      clang -g -fsanitize=fuzzer,address,undefined -Iinclude -Ilibgimpi \
- *          fuzz/fuzz_gd_proto.c libgimpi/gd_proto.c -lzmq -o fuzz_gd_proto
+ *  re-encoded frames must decode to the same values.  Built by `make fuzz`, run by
+ *  `make fuzz-run`; by hand:
+ *      clang -g -fsanitize=fuzzer,address,undefined -Iinclude -Ilibgimpi -I. \
+ *          fuzz/fuzz_gd_proto.c libgimpi/groups/gd_proto.c -lzmq -o fuzz_gd_proto
  */
 #include "groups/gd_proto.h"
 

@@ -5,9 +5,9 @@
  *  and getinst agree, no two tasks share a tid, every event's
  *  previous version is the group's last one, versions only grow, no waiter is answered
  *  twice.  Built by `make fuzz`, run by `make fuzz-run`; by hand:
- *      clang -g -fsanitize=fuzzer,address,undefined -Iinclude -Ilibgimpi -Igroupd \
- *          fuzz/fuzz_gd_registry.c groupd/gd_registry.c libgimpi/gd_proto.c \
- *          libgimpi/gd_hash.c -lzmq -o fuzz_gd_registry
+ *      clang -g -fsanitize=fuzzer,address,undefined -Iinclude -Ilibgimpi -I. \
+ *          fuzz/fuzz_gd_registry.c groupd/gd_registry.c libgimpi/groups/gd_proto.c \
+ *          libgimpi/base/gd_hash.c -lzmq -o fuzz_gd_registry
  */
 #include "groupd/gd_registry.h"
 #include "gimpi.h"

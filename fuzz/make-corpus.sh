@@ -1,7 +1,7 @@
 #!/bin/bash
 # fuzz/make-corpus.sh — writes the committed seed corpora fuzz/corpus/<target>/ of the
 # libFuzzer targets: small valid (and a few deliberately wrong) inputs in each target's
-# input layout, mostly the worked examples of the IMPI seeds (impi-protocol.md §3).
+# input layout, mostly the IMPI draft's worked examples (doc/impi-protocol.md §3.12).
 # Re-run it after changing a target's input layout: `bash fuzz/make-corpus.sh`.
 set -eu
 cd "$(dirname "$0")"
@@ -58,7 +58,8 @@ loop4() { bytes 0 0 0 0 0 0 0 0 0 0 0 0 127 0 0 1; }
 { be32 $C_TAGUB 100; } | seed fuzz_coll tagub-too-small
 
 # fuzz_coll_reply: nclients, with_counts, nclients count bytes, then the reply payload
-# (label, mask, concatenated data): the seeds' three-client examples.
+# (label, mask, concatenated data): the draft's three-client examples ("seed 000", "seed
+# 003", doc/impi-protocol.md §3.12).
 { bytes 3 0 1 1 1; be32 $C_NHOSTS 7 3 2 2; } | seed fuzz_coll_reply nhosts
 { bytes 3 0 1 1 1; be32 $C_DATALEN 5 8000 4000; } | seed fuzz_coll_reply pktlen-mask5
 { bytes 3 1 3 2 2; be32 $H_PORT 7 5001 5002 5003 6001 6002 7001 7002; } | seed fuzz_coll_reply h-port

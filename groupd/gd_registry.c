@@ -1,5 +1,5 @@
 /*  gd_registry.c — tasks, groups, freeze and barrier arbitration for groupd (see
- *  gd_registry.h for the contract and ../shared/doc/pvm-groups.md §3, §4, §7, §8 for the
+ *  gd_registry.h for the contract and doc/pvm-groups.md §3, §4, §7, §8 for the
  *  semantics).  Groups are found by name in a hash table; a group keeps a tid per instance
  *  slot, so joining takes the lowest free slot; a task keeps the list of groups it is in,
  *  so its exit is cheap.  Deleting the last member frees the group entirely, so join and
@@ -509,7 +509,7 @@ static int s_arrive(episode_t *e, int32_t tid, int32_t count,
     return GD_PENDING;
 }
 
-/*  Barrier arbitration (pvm-groups.md §4, with the fixes). */
+/*  Barrier arbitration (doc/pvm-groups.md §4, with the fixes). */
 int gd_registry_barrier(gd_registry_t *self, int32_t tid, const char *name, int32_t count,
                         const gd_waiter_t *w, uint64_t *version)
 {
@@ -530,7 +530,7 @@ int gd_registry_barrier(gd_registry_t *self, int32_t tid, const char *name, int3
     return GD_PENDING;
 }
 
-/*  Freeze (pvm-groups.md §7): synchronising; the first call fixes the target. */
+/*  Freeze (doc/pvm-groups.md §7): synchronising; the first call fixes the target. */
 int gd_registry_freeze(gd_registry_t *self, int32_t tid, const char *name, int32_t size,
                        const gd_waiter_t *w, uint64_t *version)
 {

@@ -1,6 +1,6 @@
 /*  gd_registry.h — groupd's state and rules: the task registry (tids), the groups
  *  (instances, sizes), freeze, and barrier arbitration, with PVM's semantics and the fixes
- *  listed in ../shared/doc/pvm-groups.md §9.  The registry knows no sockets: replies that
+ *  listed in doc/pvm-groups.md §9.  The registry knows no sockets: replies that
  *  complete later (barrier, freeze) and published events leave through the sink given at
  *  creation, so the rules can be tested and fuzzed alone.  Every change of a group bumps
  *  its version (taken from one daemon-wide counter, so versions never repeat even when a

@@ -4,7 +4,7 @@
  *  gimpirun [options] -client RANK HOST:PORT -np N prog [args]...
  *
  *  It creates a listening socket for every task (each task is its own IMPI host), starts
- *  the tasks (they wait for the go byte, see libgimpi/gimpi_job.h), performs the IMPI
+ *  the tasks (they wait for the go byte, see libgimpi/task/gimpi_job.h), performs the IMPI
  *  startup for them — locally for a single-client job, through impi-server with
  *  -client — with their real ports and pids, reserves the job's tids in groupd (RESERVE
  *  keyed by the job's identity, so every client of the job gets the same block), hands the

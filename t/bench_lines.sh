@@ -1,6 +1,6 @@
 #!/bin/bash
 # t/bench_lines.sh — the native benchmark `bench/gimpi-bench FIGURE N` prints the common
-# line grammar of ../shared/bench/README.md (no timing is asserted): one line "gimpi FIGURE
+# line grammar of bench/README.md (no timing is asserted): one line "gimpi FIGURE
 # n=N METRIC=<number> key=value ...", check=ok where the figure checks, the group
 # figures with each member's own median (member_us=, one number per member) and the level
 # they ran at (api=group with groupd, api=view with GIMPI_BENCH_VIEW=1 or when no groupd

@@ -1,4 +1,4 @@
-/*  t/gd_hash.c — the byte-key hash table (libgimpi/gd_hash.c): put, replace, get, delete,
+/*  t/gd_hash.c — the byte-key hash table (libgimpi/base/gd_hash.c): put, replace, get, delete,
  *  growth past many thousands of keys, shrinking back, binary and empty keys, foreach.
  */
 #include "gtap.h"

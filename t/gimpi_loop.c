@@ -1,4 +1,4 @@
-/*  t/gimpi_loop.c — tests of the event loop (libgimpi/gimpi_loop.c): read and write
+/*  t/gimpi_loop.c — tests of the event loop (server/gimpi_loop.c): read and write
  *  readiness on pipes and socket pairs, changing and deleting interest (also from inside
  *  callbacks, including a descriptor that is ready in the same round), hang-up reporting,
  *  one-shot and repeating timers, cancellation, ordering, run/stop and run_once.

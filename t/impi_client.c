@@ -1,4 +1,4 @@
-/*  t/impi_client.c — tests of the IMPI startup client (libgimpi/impi_client.c) against
+/*  t/impi_client.c — tests of the IMPI startup client (libgimpi/impi/impi_client.c) against
  *  servers played in this test: a minimal correct server (threads, raw sockets) for the
  *  happy path with 1–3 clients, KEY authentication and skipped unknown labels, and lying
  *  servers: an unknown AUTH method, nclients 0 or 33, a mask that disagrees with the

@@ -1,9 +1,10 @@
-/*  t/impi_server_seeds.c — the worked examples of the IMPI draft (seeds 000 and 003),
- *  byte for byte, through the real impi-server with three real client connections:
- *  the raw AUTH reply, the IMPI reply, the C_VERSION reply (len 48), NHOSTS 3,2,2
- *  (len 20, mask 0x7), PKTLEN 8000/4000/4000 (len 20), H_PORT 5001..7002 (len 36), then
- *  in a second job PKTLEN without client 1 (len 16, mask 0x5, sent to all three), and the
- *  full AUTH, IMPI, COLL..., DONE, FINI sequence ending with exit status 0.
+/*  t/impi_server_seeds.c — the worked examples of the IMPI draft ("seeds" 000 and 003,
+ *  doc/impi-protocol.md §3.12), byte for byte, through the real impi-server with three
+ *  real client connections: the raw AUTH reply, the IMPI reply, the C_VERSION reply (len
+ *  48), NHOSTS 3,2,2 (len 20, mask 0x7), PKTLEN 8000/4000/4000 (len 20), H_PORT
+ *  5001..7002 (len 36), then in a second job PKTLEN without client 1 (len 16, mask 0x5,
+ *  sent to all three), and the full AUTH, IMPI, COLL..., DONE, FINI sequence ending with
+ *  exit status 0.
  */
 #include "gtap.h"
 #include "srvtest.h"

@@ -1,9 +1,9 @@
-/*  t/impi_tables.c — tests of the startup tables (libgimpi/impi_tables.c): the seeds'
- *  worked examples fed as server replies (NHOSTS 3,2,2; PKTLEN 8000/4000/4000; the
- *  H_PORT concatenation; the version example), world ranks and global host ranks, the
- *  defaults of XSIZE/MAXLINEAR, every inconsistency the tables must refuse, a client's
- *  own payloads and description check, printing, and save/load with truncated and
- *  garbled files.
+/*  t/impi_tables.c — tests of the startup tables (libgimpi/impi/impi_tables.c): the IMPI
+ *  draft's worked examples ("seeds" 000 and 003, doc/impi-protocol.md §3.12) fed as
+ *  server replies (NHOSTS 3,2,2; PKTLEN 8000/4000/4000; the H_PORT concatenation; the
+ *  version example), world ranks and global host ranks, the defaults of XSIZE/MAXLINEAR,
+ *  every inconsistency the tables must refuse, a client's own payloads and description
+ *  check, printing, and save/load with truncated and garbled files.
  */
 #include "gtap.h"
 #include "impi/impi_tables.h"

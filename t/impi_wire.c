@@ -1,6 +1,6 @@
-/*  t/impi_wire.c — tests of the table-driven IMPI codec (libgimpi/impi_wire.c): the
+/*  t/impi_wire.c — tests of the table-driven IMPI codec (libgimpi/impi/impi_wire.c): the
  *  tables themselves, command framing, AUTH, IMPI_Proc, COLL payloads and replies (the
- *  seeds' worked examples), the 128-byte packet header, and refusal of lying lengths.
+ *  IMPI draft's worked examples, doc/impi-protocol.md §3.12), the 128-byte packet header, and refusal of lying lengths.
  */
 #include "gtap.h"
 #include "impi/impi_wire.h"

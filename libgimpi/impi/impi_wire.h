@@ -7,7 +7,7 @@
  *  are all generated from those tables in impi_wire.c, so a new label or packet type is a
  *  one-line change.  Everything here is pure: no sockets, no allocation except where a
  *  function says so, and no decoder ever trusts a length it has not checked against a
- *  caller-supplied bound.  See ../shared/doc/impi-protocol.md §2–4 for the protocol.
+ *  caller-supplied bound.  See doc/impi-protocol.md §2–4 for the protocol.
  */
 #ifndef GIMPI_IMPI_WIRE_H
 #define GIMPI_IMPI_WIRE_H
