@@ -87,7 +87,9 @@ typedef struct {
     bool router_mandatory;          /* ZMQ_ROUTER_MANDATORY (ROUTER only) */
     bool xpub_verbose;              /* ZMQ_XPUB_VERBOSE (XPUB only): every subscription up */
     int monitor_events;             /* ZMQ_EVENT_* mask to monitor; 0: no monitor */
-    const char *monitor_endpoint;   /* the monitor's inproc endpoint, unique in the context */
+    const char *monitor_endpoint;   /* the monitor's inproc endpoint: a name new to the
+                                       context (libzmq frees a closed monitor's name only
+                                       when it reaps the socket, some time later) */
     gd_sock_security_t security;
 } gd_sock_opts_t;
 
