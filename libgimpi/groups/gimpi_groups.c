@@ -812,7 +812,8 @@ static void s_refresh(gimpi_groups_t *self, const char *group, centry_t *e)
 
 /*  Starts watching a group: opens the SUB socket on groupd's event endpoint when this is
  *  the first group watched, adds the group's cache entry (SUBSCRIBING) and subscribes to
- *  its topic.  0, or -1 (no entry: a later query tries again). */
+ *  its topic.  0, or -1 (no entry: a later query tries again).  A subscription that
+ *  cannot be made leaves the entry SUBSCRIBING: queries of the group then ask groupd. */
 static int s_watch(gimpi_groups_t *self, const char *group, size_t len)
 {
     if (!self->sub) {
