@@ -1,16 +1,19 @@
-/*  gd_bench.c — the group-control benchmarks (`gd-bench`, also run by `gimpi-bench joinlv
- *  N` and `gimpi-bench gettid N`).  `gd-bench joinlv N` and `gd-bench gettid N` measure the
- *  standard figures exactly as bench/README.md defines them (N member processes; W = 100
- *  untimed pairs / calls; joinlv: P = 2000 join+leave pairs per task on one group after a
- *  barrier on a sync group, pairs_per_s = N x P / slowest task; gettid: member 0 calls
- *  gettid(G, i mod N) in blocks of 1000 until >= 20,000 calls and >= 0.25 s while the others
- *  wait in a barrier) and print one line each in the common grammar, so that the
- *  comparison harness (`compare --figures "joinlv gettid" -- _build/bench/gd-bench`,
- *  bench/README.md) runs them side by side with PVM.  Extra modes: `gd-bench curve PAIRS` (one task: rate over the
- *  first 1,000 pairs and over the last 1,000, and the median 1,000-pair window of the first
- *  and of the last tenth) and `gd-bench rss PAIRS` (groupd's resident
- *  memory after 10,000 and after PAIRS pairs).  It starts its own groupd on a private
- *  endpoint ($GIMPI_GROUPD_BIN, else groupd/groupd of the build tree, else PATH).
+/*  gd_bench.c — the group-control benchmarks (`gd-bench`; `gimpi-bench joinlv N` and
+ *  `gimpi-bench gettid N` run it).  Two standard figures, each printed as one line
+ *  `gimpi FIGURE n=N METRIC=VALUE [key=value ...]`, the line format of every figure of
+ *  gimpi-bench, so that one comparison driver runs them beside PVM's:
+ *    joinlv N: N member processes, all in a sync group; each makes W = 100 untimed
+ *      join+leave pairs on one group G, all meet in a barrier on the sync group, then each
+ *      times P = 2000 pairs on G; pairs_per_s = N x P / the slowest task's time (extra
+ *      us_per_pair).
+ *    gettid N: an N-member group; member 0 makes 100 untimed calls, then calls
+ *      gettid(G, i mod N) in blocks of 1000 until >= 20,000 calls and >= 0.25 s while the
+ *      others wait in a barrier; calls_per_s (extra us_per_call).
+ *  Extra modes: `gd-bench curve PAIRS` (one task: rate over the first 1,000 pairs and over
+ *  the last 1,000, and the median 1,000-pair window of the first and of the last tenth)
+ *  and `gd-bench rss PAIRS` (groupd's resident memory after 10,000 and after PAIRS pairs).
+ *  It starts its own groupd on a private endpoint ($GIMPI_GROUPD_BIN, else groupd/groupd of
+ *  the build tree, else PATH).  doc/groupd-protocol.md §10 has the measured figures.
  */
 #include "gimpi.h"
 

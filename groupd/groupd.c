@@ -16,6 +16,7 @@
  */
 #include "config.h"
 #include "groups/gd_proto.h"
+#include "groups/gd_sock.h"
 #include "groupd/gd_registry.h"
 #include "base/gd_hash.h"
 #include "gimpi.h"
@@ -592,51 +593,32 @@ static int s_setup(groupd_t *self)
         return -1;
     zmq_ctx_set(self->zctx, ZMQ_MAX_SOCKETS, 65536);
     s_pin(self);
-    self->router = zmq_socket(self->zctx, ZMQ_ROUTER);
-    self->xpub = zmq_socket(self->zctx, ZMQ_XPUB);
-    self->monitor = zmq_socket(self->zctx, ZMQ_PAIR);
-    if (!self->router || !self->xpub || !self->monitor)
-        return -1;
-    int zero = 0, one = 1, hwm = 100000;
-    zmq_setsockopt(self->router, ZMQ_LINGER, &zero, sizeof zero);
-    zmq_setsockopt(self->xpub, ZMQ_LINGER, &zero, sizeof zero);
-    zmq_setsockopt(self->monitor, ZMQ_LINGER, &zero, sizeof zero);
-    zmq_setsockopt(self->router, ZMQ_SNDHWM, &hwm, sizeof hwm);
-    zmq_setsockopt(self->router, ZMQ_RCVHWM, &hwm, sizeof hwm);
-    zmq_setsockopt(self->xpub, ZMQ_SNDHWM, &hwm, sizeof hwm);
-    zmq_setsockopt(self->xpub, ZMQ_XPUB_VERBOSE, &one, sizeof one);
-    if (self->heartbeat_ms > 0) {
-        /* groupd pings every task and drops one that sends nothing for 3 intervals (a
-           stopped task is gone within 1 s).  No ZMQ_HEARTBEAT_TTL: tasks time groupd out
-           by their own heartbeat timeout (gimpi_groups.c); a TTL of 3 intervals made
-           busy tasks on an overloaded machine (32 on 2 cores) drop a live groupd. */
-        int ivl = self->heartbeat_ms, tmo = self->heartbeat_ms * 3;
-        zmq_setsockopt(self->router, ZMQ_HEARTBEAT_IVL, &ivl, sizeof ivl);
-        zmq_setsockopt(self->router, ZMQ_HEARTBEAT_TIMEOUT, &tmo, sizeof tmo);
-    }
-    char mon[64];
+    /* the ROUTER's monitor reports connections accepted and ended (liveness, doc §7) */
+    char mon[64], err[GD_SOCK_ERRLEN];
     snprintf(mon, sizeof mon, "inproc://groupd-monitor-%d", (int)getpid());
-    if (zmq_socket_monitor(self->router, mon, ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED) < 0
-        || zmq_connect(self->monitor, mon) < 0) {
-        fprintf(stderr, "groupd: socket monitor: %s\n", zmq_strerror(errno));
+    gd_sock_opts_t o;
+    gd_sock_opts_init(&o, GD_SOCK_GROUPD_ROUTER, self->endpoint);
+    o.heartbeat_ivl_ms = self->heartbeat_ms;
+    o.heartbeat_timeout_ms = self->heartbeat_ms * GD_SOCK_GROUPD_HEARTBEAT_TIMEOUTS;
+    o.monitor_events = ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED;
+    o.monitor_endpoint = mon;
+    self->router = gd_sock_new(self->zctx, &o, &self->monitor, err, sizeof err);
+    if (!self->router) {
+        fprintf(stderr, "groupd: %s\n", err);
         return -1;
     }
-    if (zmq_bind(self->router, self->endpoint) < 0) {
-        fprintf(stderr, "groupd: cannot bind %s: %s\n", self->endpoint, zmq_strerror(errno));
-        return -1;
-    }
-    size_t len = sizeof self->endpoint;
-    char last[512];
-    if (zmq_getsockopt(self->router, ZMQ_LAST_ENDPOINT, last, &len) == 0)
+    char last[sizeof self->endpoint];
+    if (gd_sock_last_endpoint(self->router, last, sizeof last))
         snprintf(self->endpoint, sizeof self->endpoint, "%s", last);
     char pub[600];
     s_pub_endpoint(self, pub, sizeof pub);
-    if (zmq_bind(self->xpub, pub) < 0) {
-        fprintf(stderr, "groupd: cannot bind %s: %s\n", pub, zmq_strerror(errno));
+    gd_sock_opts_init(&o, GD_SOCK_GROUPD_XPUB, pub);
+    self->xpub = gd_sock_new(self->zctx, &o, NULL, err, sizeof err);
+    if (!self->xpub) {
+        fprintf(stderr, "groupd: %s\n", err);
         return -1;
     }
-    len = sizeof self->pub_endpoint;
-    zmq_getsockopt(self->xpub, ZMQ_LAST_ENDPOINT, self->pub_endpoint, &len);
+    gd_sock_last_endpoint(self->xpub, self->pub_endpoint, sizeof self->pub_endpoint);
     self->bound = true;
     sigset_t set;
     sigemptyset(&set);
@@ -711,14 +693,8 @@ static void s_teardown(groupd_t *self)
         gd_hash_foreach(self->marks, s_free_name_cb, NULL);
         gd_hash_destroy(&self->marks);
     }
-    if (self->monitor)
-        zmq_close(self->monitor);
-    if (self->router) {
-        zmq_socket_monitor(self->router, NULL, 0);
-        zmq_close(self->router);
-    }
-    if (self->xpub)
-        zmq_close(self->xpub);
+    gd_sock_destroy(&self->router, &self->monitor);
+    gd_sock_destroy(&self->xpub, NULL);
     if (self->zctx)
         zmq_ctx_term(self->zctx);
     if (self->bound && strncmp(self->endpoint, "ipc://", 6) == 0) {
@@ -840,7 +816,8 @@ static void s_usage(FILE *out)
 /*  Parses the command line, sets up, serves until a signal. */
 int main(int argc, char **argv)
 {
-    groupd_t self = { .lock_fd = -1, .sig_fd = -1, .heartbeat_ms = 250, .cpu = GROUPD_DEFAULT_CPU };
+    groupd_t self = { .lock_fd = -1, .sig_fd = -1, .heartbeat_ms = GD_SOCK_GROUPD_HEARTBEAT_MS,
+                      .cpu = GROUPD_DEFAULT_CPU };
     static const struct option opts[] = {
         { "endpoint", required_argument, NULL, 'e' },
         { "foreground", no_argument, NULL, 'f' },

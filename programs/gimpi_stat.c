@@ -8,6 +8,7 @@
  */
 #include "config.h"
 #include "groups/gd_proto.h"
+#include "groups/gd_sock.h"
 #include "gimpi.h"
 
 #include <errno.h>
@@ -154,12 +155,17 @@ int main(int argc, char **argv)
         return 1;
     }
     void *zctx = zmq_ctx_new();
-    void *s = zmq_socket(zctx, ZMQ_DEALER);
-    int zero = 0;
-    zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
+    if (!zctx) {
+        fprintf(stderr, "gimpi-stat: %s\n", zmq_strerror(errno));
+        return 1;
+    }
+    gd_sock_opts_t o;
+    gd_sock_opts_init(&o, GD_SOCK_TOOL_DEALER, ep);
+    char err[GD_SOCK_ERRLEN];
+    void *s = gd_sock_new(zctx, &o, NULL, err, sizeof err);
     int rc = 1;
-    if (zmq_connect(s, ep) < 0) {
-        fprintf(stderr, "gimpi-stat: bad endpoint %s: %s\n", ep, zmq_strerror(errno));
+    if (!s) {
+        fprintf(stderr, "gimpi-stat: bad endpoint: %s\n", err);
         goto out;
     }
     uint8_t hdr[GD_HDR_SIZE];
@@ -210,7 +216,7 @@ int main(int argc, char **argv)
         fputs("]}\n", stdout);
     gd_multipart_close(&mp);
 out:
-    zmq_close(s);
+    gd_sock_destroy(&s, NULL);
     zmq_ctx_term(zctx);
     return rc;
 }

@@ -1,4 +1,4 @@
-/*  t/gd_proto.c — tests of the group-control codec (libgimpi/gd_proto.c): the table,
+/*  t/gd_proto.c — tests of the group-control codec (libgimpi/groups/gd_proto.c): the table,
  *  headers, every command's request layout round-tripping, refusal of short and extra
  *  frames, oversize names, NULs, wrong versions and unknown commands, replies, events,
  *  and the STAT group records.

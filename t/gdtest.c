@@ -1,4 +1,6 @@
-/*  gdtest.c — private groupd daemons and raw protocol exchanges for the groupd tests. */
+/*  gdtest.c — private groupd daemons and raw protocol exchanges for the groupd tests.
+ *  The tests' sockets come from the control plane's socket factory (groups/gd_sock.h), with
+ *  the settings of a tool; "raw" means that the tests write the frames themselves. */
 #include "gdtest.h"
 
 #include <dirent.h>
@@ -145,21 +147,30 @@ int gdt_exchange(void *sock, const gd_frame_t *frames, int nframes, gd_multipart
     return gd_multipart_recv(sock, mp, 0);
 }
 
-/*  A raw DEALER on ep. */
+/*  A tool DEALER on ep in a context of its own. */
 void *gdt_dealer(const char *ep, void **zctx)
 {
     *zctx = zmq_ctx_new();
-    void *s = zmq_socket(*zctx, ZMQ_DEALER);
-    int zero = 0;
-    zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
-    zmq_connect(s, ep);
+    return *zctx ? gdt_dealer_in(*zctx, ep) : NULL;
+}
+
+/*  A tool DEALER on ep in a given context (made by the socket factory; a failure is
+ *  reported on stderr). */
+void *gdt_dealer_in(void *zctx, const char *ep)
+{
+    gd_sock_opts_t o;
+    gd_sock_opts_init(&o, GD_SOCK_TOOL_DEALER, ep);
+    char err[GD_SOCK_ERRLEN];
+    void *s = gd_sock_new(zctx, &o, NULL, err, sizeof err);
+    if (!s)
+        fprintf(stderr, "# gdtest: %s\n", err);
     return s;
 }
 
-/*  Closes a raw DEALER and its context. */
+/*  Closes a DEALER and its context. */
 void gdt_dealer_close(void *sock, void *zctx)
 {
-    zmq_close(sock);
+    gd_sock_destroy(&sock, NULL);
     zmq_ctx_term(zctx);
 }
 

@@ -1,12 +1,13 @@
 /*  gdtest.h — what the groupd tests share: starting a private groupd (its own endpoint in
  *  a fresh temporary directory, never the user's default) and waiting for its endpoint
- *  line, stopping or killing it, and a raw DEALER client for speaking the protocol frame
- *  by frame.
+ *  line, stopping or killing it, and a DEALER client for speaking the protocol frame by
+ *  frame.
  */
 #ifndef GIMPI_GDTEST_H
 #define GIMPI_GDTEST_H
 
 #include "groups/gd_proto.h"
+#include "groups/gd_sock.h"
 #include "testlib.h"
 
 typedef struct {
@@ -37,10 +38,12 @@ pid_t gdt_lock_pid(const char *dir, int wait_ms);
 /*  Removes DIR/gd, gd.pub, gd.lock and DIR; unsets GIMPI_GROUPD_BIN. */
 void gdt_autostart_cleanup(const char *dir);
 
-/*  A raw DEALER connected to ep (linger 0) in a context of its own; close with
- *  gdt_dealer_close. */
+/*  A DEALER connected to ep (a GD_SOCK_TOOL_DEALER of the socket factory: linger 0, no
+ *  heartbeats) in a context of its own; close with gdt_dealer_close.  NULL on failure. */
 void *gdt_dealer(const char *ep, void **zctx);
 void gdt_dealer_close(void *sock, void *zctx);
+/*  The same DEALER in an existing context; close with gd_sock_destroy(&sock, NULL). */
+void *gdt_dealer_in(void *zctx, const char *ep);
 /*  Arrivals groupd at ep counts in the barrier (freeze: the freeze) of a group (raw STAT),
  *  -1 on error; and a bounded (20 s) wait until there are n. */
 int gdt_arrived(const char *ep, const char *group, bool freeze);

@@ -46,15 +46,6 @@ static int s_call(void *sock, uint8_t cmd, uint8_t version, const gd_frame_t *ar
     return status;
 }
 
-static void *s_dealer(void *zctx, const char *ep)
-{
-    void *s = zmq_socket(zctx, ZMQ_DEALER);
-    int zero = 0;
-    zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
-    zmq_connect(s, ep);
-    return s;
-}
-
 /*  REGISTER with a given ospid. */
 static int s_register(void *s)
 {
@@ -182,7 +173,7 @@ int main(void)
     tl_child_close(&second);
 
     void *zctx = zmq_ctx_new();
-    void *s = s_dealer(zctx, d.endpoint);
+    void *s = gdt_dealer_in(zctx, d.endpoint);
     uint8_t kind = 0;
     cmp_ok(s_call(s, GD_PING, GD_VERSION, NULL, 0, &kind, NULL), "==", 0, "PING answered");
     cmp_ok(kind, "==", GD_PING | GD_REPLY_FLAG, "reply kind");
@@ -246,13 +237,12 @@ int main(void)
     cmp_ok(s_call(s, GD_PING, GD_VERSION, NULL, 0, NULL, NULL), "==", 0, "still serving");
 
     /* events: subscribe, MARK, then a join with versions */
-    void *sub = zmq_socket(zctx, ZMQ_SUB);
-    int zero = 0;
-    zmq_setsockopt(sub, ZMQ_LINGER, &zero, sizeof zero);
     char pub[700];
     snprintf(pub, sizeof pub, "%s.pub", d.endpoint);
-    zmq_connect(sub, pub);
-    zmq_setsockopt(sub, ZMQ_SUBSCRIBE, "Ggrp", 4);
+    gd_sock_opts_t so;
+    gd_sock_opts_init(&so, GD_SOCK_TASK_SUB, pub);
+    void *sub = gd_sock_new(zctx, &so, NULL, NULL, 0);
+    ok(sub && gd_sock_subscribe(sub, "Ggrp", 4) == 0, "a task's SUB on the event endpoint");
     zmq_pollitem_t item = { sub, 0, ZMQ_POLLIN, 0 };
     gd_multipart_t mp;
     gd_msg_t ev;
@@ -288,10 +278,10 @@ int main(void)
     }
 
     /* a second task's connection closes: it leaves */
-    void *s2 = s_dealer(zctx, d.endpoint);
+    void *s2 = gdt_dealer_in(zctx, d.endpoint);
     int tid2 = s_register(s2);
     cmp_ok(s_call(s2, GD_JOIN, GD_VERSION, &g, 1, NULL, NULL), "==", 1, "task 2 joins as 1");
-    zmq_close(s2);
+    gd_sock_destroy(&s2, NULL);
     int64_t t0 = tl_now_ms();
     got = 0;
     while (tl_now_ms() - t0 < 20000) {
@@ -314,10 +304,10 @@ int main(void)
     int joined = 0;
     gd_frame_t cg = { (const uint8_t *)"fdchurn", 7 };
     for (int k = 0; k < NKEEP; k++) {
-        void *brief = s_dealer(zctx, d.endpoint);
+        void *brief = gdt_dealer_in(zctx, d.endpoint);
         s_call(brief, GD_PING, GD_VERSION, NULL, 0, NULL, NULL);
-        zmq_close(brief);
-        keep[k] = s_dealer(zctx, d.endpoint);
+        gd_sock_destroy(&brief, NULL);
+        keep[k] = gdt_dealer_in(zctx, d.endpoint);
         if (s_register(keep[k]) > 0 && s_call(keep[k], GD_JOIN, GD_VERSION, &cg, 1, NULL, NULL) >= 0)
             joined++;
     }
@@ -326,15 +316,15 @@ int main(void)
     cmp_ok(s_call(s, GD_GSIZE, GD_VERSION, &gsz, 1, NULL, NULL), "==", NKEEP,
            "none of them was taken for a closed connection");
     for (int k = 0; k < NKEEP; k++)
-        zmq_close(keep[k]);
+        gd_sock_destroy(&keep[k], NULL);
     int64_t t1 = tl_now_ms();
     int left = NKEEP;
     while (left > 0 && tl_now_ms() - t1 < 20000)
         left = s_call(s, GD_GSIZE, GD_VERSION, &gsz, 1, NULL, NULL);
     cmp_ok(left, "==", GIMPI_ENOGROUP, "all removed when their connections closed");
 
-    zmq_close(sub);
-    zmq_close(s);
+    gd_sock_destroy(&sub, NULL);
+    gd_sock_destroy(&s, NULL);
     zmq_ctx_term(zctx);
     st = gdt_stop(&d);
     ok(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "SIGTERM: exit 0");

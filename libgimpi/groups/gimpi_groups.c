@@ -25,6 +25,7 @@
 #include "gimpi_group.h"
 #include "base/gd_hash.h"
 #include "groups/gd_proto.h"
+#include "groups/gd_sock.h"
 #include "impi/impi_wire.h"
 
 #include <assert.h>
@@ -50,13 +51,6 @@ enum {
     HELLO_TIMEOUT_MS = 5000,    /* first contact, including starting a groupd */
     REQUEST_TIMEOUT_MS = 30000, /* an answer that groupd owes at once (not barrier/freeze) */
     SYNC_TIMEOUT_MS = 2000,     /* waiting for the cache to catch up with a version */
-    HEARTBEAT_MS = 1000,        /* ZMTP heartbeats towards groupd */
-    /* no traffic from groupd this long after a PING: groupd has stopped answering (a
-       groupd that exits or is killed ends the connection, which is seen at once).  With
-       32 busy tasks on 2 cores, 1 s and even 1.5 s without a PONG happened (1 run in 6 of
-       `gimpi-bench barrier 32`, a third of `reduce1int 32`), and the task then wrongly
-       took a live groupd for dead; none in runs with 8 s. */
-    HEARTBEAT_TIMEOUT_MS = 5000,
     IDLE_EXIT_S = 30,           /* a groupd we start exits after this long without tasks */
     SPIN_US = 100,              /* default of GIMPI_GROUPS_SPIN_US (see s_wait_reply) */
     MAX_DEFERRED = 16,          /* deferred leaves in flight at most (then one waits) */
@@ -196,8 +190,7 @@ void gimpi_groups_destroy(gimpi_groups_t **self_p)
     gd_hash_destroy(&self->mine);
     for (int i = 0; i < self->ndeferred; i++)
         free(self->deferred[i].group);
-    if (self->sub)
-        zmq_close(self->sub);
+    gd_sock_destroy(&self->sub, NULL);
     s_close_dealer(self);
     if (self->own_ctx && self->zctx)
         zmq_ctx_term(self->zctx);
@@ -358,38 +351,24 @@ static int s_start_groupd(gimpi_groups_t *self)
     return -1;
 }
 
-/*  Opens the DEALER socket, its monitor, and connects.  0 or -1. */
+/*  Opens the DEALER socket (ZMTP heartbeats towards groupd, gd_sock.h) with its monitor,
+ *  and connects.  0 or -1. */
 static int s_open_dealer(gimpi_groups_t *self, int attempt)
 {
-    self->dealer = zmq_socket(self->zctx, ZMQ_DEALER);
-    self->monitor = zmq_socket(self->zctx, ZMQ_PAIR);
-    if (!self->dealer || !self->monitor)
-        return -1;
-    int zero = 0, ivl = HEARTBEAT_MS, tmo = HEARTBEAT_TIMEOUT_MS;
-    zmq_setsockopt(self->dealer, ZMQ_LINGER, &zero, sizeof zero);
-    zmq_setsockopt(self->monitor, ZMQ_LINGER, &zero, sizeof zero);
-    zmq_setsockopt(self->dealer, ZMQ_HEARTBEAT_IVL, &ivl, sizeof ivl);
-    zmq_setsockopt(self->dealer, ZMQ_HEARTBEAT_TIMEOUT, &tmo, sizeof tmo);
     char mon[64];
     snprintf(mon, sizeof mon, "inproc://gimpi-groups-%p-%d", (void *)self, attempt);
-    if (zmq_socket_monitor(self->dealer, mon, ZMQ_EVENT_DISCONNECTED) < 0
-        || zmq_connect(self->monitor, mon) < 0
-        || zmq_connect(self->dealer, self->endpoint) < 0)
-        return -1;
-    return 0;
+    gd_sock_opts_t o;
+    gd_sock_opts_init(&o, GD_SOCK_TASK_DEALER, self->endpoint);
+    o.monitor_events = ZMQ_EVENT_DISCONNECTED;
+    o.monitor_endpoint = mon;
+    self->dealer = gd_sock_new(self->zctx, &o, &self->monitor, NULL, 0);
+    return self->dealer ? 0 : -1;
 }
 
 /*  Closes the DEALER socket and its monitor. */
 static void s_close_dealer(gimpi_groups_t *self)
 {
-    if (self->dealer) {
-        zmq_socket_monitor(self->dealer, NULL, 0);
-        zmq_close(self->dealer);
-        self->dealer = NULL;
-    }
-    if (self->monitor)
-        zmq_close(self->monitor);
-    self->monitor = NULL;
+    gd_sock_destroy(&self->dealer, &self->monitor);
 }
 
 /*  Connects and says HELLO (starting a groupd when none serves our ipc endpoint).  0, or
@@ -831,23 +810,40 @@ static void s_refresh(gimpi_groups_t *self, const char *group, centry_t *e)
     gd_multipart_close(&mp);
 }
 
-/*  The current cache entry of a group, or NULL (then the caller asks groupd).  The first
- *  query of a group subscribes to it. */
-static centry_t *s_cached(gimpi_groups_t *self, const char *group)
+/*  Starts watching a group: opens the SUB socket on groupd's event endpoint when this is
+ *  the first group watched, adds the group's cache entry (SUBSCRIBING) and subscribes to
+ *  its topic.  0, or -1 (no entry: a later query tries again).  A subscription that
+ *  cannot be made leaves the entry SUBSCRIBING: queries of the group then ask groupd. */
+static int s_watch(gimpi_groups_t *self, const char *group, size_t len)
 {
     if (!self->sub) {
-        self->sub = zmq_socket(self->zctx, ZMQ_SUB);
-        int zero = 0, hwm = 0;
+        gd_sock_opts_t o;
+        gd_sock_opts_init(&o, GD_SOCK_TASK_SUB, self->pub_endpoint);
+        self->sub = gd_sock_new(self->zctx, &o, NULL, NULL, 0);
         if (!self->sub)
-            return NULL;
-        zmq_setsockopt(self->sub, ZMQ_LINGER, &zero, sizeof zero);
-        zmq_setsockopt(self->sub, ZMQ_RCVHWM, &hwm, sizeof hwm);
-        if (zmq_connect(self->sub, self->pub_endpoint) < 0) {
-            zmq_close(self->sub);
-            self->sub = NULL;
-            return NULL;
-        }
+            return -1;
     }
+    centry_t *e = calloc(1, sizeof *e);
+    if (!e)
+        return -1;
+    if (gd_hash_put(self->cache, group, len, e) < 0) {
+        free(e);
+        return -1;
+    }
+    uint8_t *topic = malloc(len + 1);
+    if (topic) {
+        topic[0] = 'G';
+        memcpy(topic + 1, group, len);
+        gd_sock_subscribe(self->sub, topic, len + 1);
+        free(topic);
+    }
+    return 0;
+}
+
+/*  The current cache entry of a group, or NULL (then the caller asks groupd).  The first
+ *  query of a group starts watching it (s_watch). */
+static centry_t *s_cached(gimpi_groups_t *self, const char *group)
+{
     int64_t now = s_now_ns();
     if (now - self->last_check_ns >= CHECK_INTERVAL_NS) {
         s_drain(self);
@@ -856,20 +852,7 @@ static centry_t *s_cached(gimpi_groups_t *self, const char *group)
     size_t len = strlen(group);
     centry_t *e = gd_hash_get(self->cache, group, len);
     if (!e) {
-        e = calloc(1, sizeof *e);
-        if (!e)
-            return NULL;
-        if (gd_hash_put(self->cache, group, len, e) < 0) {
-            free(e);
-            return NULL;
-        }
-        uint8_t *topic = malloc(len + 1);
-        if (topic) {
-            topic[0] = 'G';
-            memcpy(topic + 1, group, len);
-            zmq_setsockopt(self->sub, ZMQ_SUBSCRIBE, topic, len + 1);
-            free(topic);
-        }
+        s_watch(self, group, len);
         return NULL;
     }
     if (e->state == C_MARKED)
@@ -1107,7 +1090,7 @@ int gimpi_group_lookup(gimpi_groups_t *self, int tid, gimpi_task_info_t *info)
     return rc;
 }
 
-/* ------------------------------------------------------------------ snapshots (branch coll) */
+/* ------------------------------------------------------------------ snapshots */
 
 /*  The membership of a group for the collectives: from the cache when it is current, else
  *  one SNAPSHOT round trip (not cached).  Returns the member count, or an error. */
