@@ -282,3 +282,45 @@ const char *gimpi_groupd_endpoint(gimpi_t *self)
     assert(self);
     return gimpi_groups_endpoint(self->groups);
 }
+
+/*  pvm_barrier for a task. */
+int gimpi_barrier(gimpi_t *self, const char *group, int count)
+{
+    assert(self);
+    return gimpi_coll_group_barrier(self->coll, self->groups, group, count);
+}
+
+/*  pvm_bcast for a task (an ordinary message on GIMPI_CID_P2P). */
+int gimpi_bcast(gimpi_t *self, const char *group, int tag, const void *buf, size_t len)
+{
+    assert(self);
+    return gimpi_coll_group_bcast(self->coll, self->groups, group, GIMPI_CID_P2P, tag, buf,
+                                  len);
+}
+
+/*  pvm_reduce for a task. */
+int gimpi_reduce(gimpi_t *self, const char *group, int op, gimpi_reduce_fn fn, void *data,
+                 int count, int datatype, int tag, int root)
+{
+    assert(self);
+    return gimpi_coll_group_reduce(self->coll, self->groups, group, op, fn, data, count,
+                                   datatype, tag, root);
+}
+
+/*  pvm_gather for a task. */
+int gimpi_gather(gimpi_t *self, const char *group, void *result, const void *data, int count,
+                 int datatype, int tag, int root)
+{
+    assert(self);
+    return gimpi_coll_group_gather(self->coll, self->groups, group, result, data, count,
+                                   datatype, tag, root);
+}
+
+/*  pvm_scatter for a task. */
+int gimpi_scatter(gimpi_t *self, const char *group, void *result, const void *data, int count,
+                  int datatype, int tag, int root)
+{
+    assert(self);
+    return gimpi_coll_group_scatter(self->coll, self->groups, group, result, data, count,
+                                    datatype, tag, root);
+}
