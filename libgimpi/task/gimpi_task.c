@@ -1,7 +1,9 @@
 /*  gimpi_task.c — the native API's entry point: a task joins its job (gimpi_job: tables and
  *  listening socket from gimpirun, or a one-task job of its own), brings its data plane up
  *  (gimpi_msg) with groupd's tids, registers with groupd under its tid, and at the end
- *  leaves as IMPI prescribes: the world barrier, then PK_FINI.
+ *  leaves as IMPI prescribes: the world barrier, then PK_FINI.  The task-level group
+ *  operations (gimpi_barrier ... gimpi_scatter) are here too: they run gimpi_coll_group_*
+ *  on the task's own coll state and groupd connection.
  *
  *  Tids: a gimpirun task gets the job's tid base from the launcher (groupd reserved the
  *  block); a task started from the shell reserves a block of one itself (starting groupd
