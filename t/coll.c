@@ -1,4 +1,4 @@
-/*  t/coll.c — group operations over views (libgimpi/gimpi_coll.c) with real tasks over
+/*  t/coll.c — group operations over views (libgimpi/coll/gimpi_coll.c) with real tasks over
  *  loopback TCP (t/dp_harness.c), 2 to 16 of them: barrier, bcast (small, large through
  *  the forwarding tree, 0 bytes, 64 MiB, from a non-member), reduce over every datatype and
  *  predefined op against a serial computation, the documented bracketing of a
@@ -97,21 +97,10 @@ static void s_picky(int *dt, void *x, void *y, int *num, int *info)
     }
 }
 
-/*  Everything that works, on the world view. */
-static int s_all_body(const impi_tables_t *t, int rank, int lfd, void *arg)
+/*  bcast from every root, sizes small to tree-sized; 0 or the failure. */
+static int s_all_bcast(gimpi_msg_t *ctx, gimpi_coll_t *coll, const gimpi_view_t *v, int rank,
+                       int n)
 {
-    (void)arg;
-    gimpi_msg_t *ctx = dp_open(t, rank, lfd, TMO);
-    CHECK(ctx, "open");
-    gimpi_coll_t *coll = gimpi_coll_new(ctx);
-    gimpi_view_t *v = s_world_view(ctx, "world");
-    CHECK(coll && v, "new");
-    int n = gimpi_msg_ntasks(ctx);
-    CHECK(gimpi_view_size(v) == n && v->me == rank, "view");
-    for (int i = 0; i < 20; i++)
-        CALL(gimpi_coll_barrier(coll, v));
-
-    /* bcast: every root, sizes small to tree-sized */
     size_t sizes[] = { 0, 8, 20000, 1u << 20 };
     uint8_t *buf = malloc((1u << 20) + 16);
     CHECK(buf, "malloc");
@@ -131,8 +120,14 @@ static int s_all_body(const impi_tables_t *t, int rank, int lfd, void *arg)
                       root);
             }
         }
+    free(buf);
+    return 0;
+}
 
-    /* reduce: every datatype x every predefined op, small and (for INT, DOUBLE) large */
+/*  reduce over every datatype and predefined op, small and (INT, DOUBLE, DCPLX) large. */
+static int s_all_reduce_types(gimpi_coll_t *coll, const gimpi_view_t *v, int rank, int n)
+{
+    /* every datatype x every predefined op */
     int counts[] = { 5, 40000 };
     size_t maxb = 40000 * 16;
     uint8_t *data = malloc(maxb), *want = malloc(maxb), *tmp = malloc(maxb);
@@ -156,7 +151,16 @@ static int s_all_body(const impi_tables_t *t, int rank, int lfd, void *arg)
                 CHECK(memcmp(want, data, bytes) == 0, "reduce %s op %d count %d differs",
                       gimpi_datatype_name(dt), op, count);
             }
+    free(data);
+    free(want);
+    free(tmp);
+    return 0;
+}
 
+/*  reduce's bracketing (a non-commutative function, rounding-sensitive sums), a user
+ *  function's error reaching every caller, back-to-back reduces at different paces. */
+static int s_all_reduce_order(gimpi_coll_t *coll, const gimpi_view_t *v, int rank, int n)
+{
     /* the bracketing of a non-commutative, non-associative function, root in the middle */
     double vals[64], x[3];
     for (int r = 0; r < n; r++)
@@ -215,6 +219,26 @@ static int s_all_body(const impi_tables_t *t, int rank, int lfd, void *arg)
         CALL(gimpi_coll_reduce(coll, v, GIMPI_OP_SUM, NULL, &c, 1, GIMPI_INT, 9, i % n));
         CHECK(rank != i % n || c == n * (n - 1) / 2 + n * i, "back-to-back %d: %d", i, c);
     }
+    return 0;
+}
+
+/*  Everything that works, on the world view. */
+static int s_all_body(const impi_tables_t *t, int rank, int lfd, void *arg)
+{
+    (void)arg;
+    gimpi_msg_t *ctx = dp_open(t, rank, lfd, TMO);
+    CHECK(ctx, "open");
+    gimpi_coll_t *coll = gimpi_coll_new(ctx);
+    gimpi_view_t *v = s_world_view(ctx, "world");
+    CHECK(coll && v, "new");
+    int n = gimpi_msg_ntasks(ctx);
+    CHECK(gimpi_view_size(v) == n && v->me == rank, "view");
+    for (int i = 0; i < 20; i++)
+        CALL(gimpi_coll_barrier(coll, v));
+
+    if (s_all_bcast(ctx, coll, v, rank, n) || s_all_reduce_types(coll, v, rank, n)
+        || s_all_reduce_order(coll, v, rank, n))
+        return 1;                       /* dp_fail said what failed */
 
     /* gather / scatter in instance order, root in the middle; scatter leaves data alone */
     int root = n / 2;
@@ -232,10 +256,6 @@ static int s_all_body(const impi_tables_t *t, int rank, int lfd, void *arg)
         CHECK(src[i] == 3000 + i, "scatter changed the caller's data");
     CALL(gimpi_coll_barrier(coll, v));
 
-    free(buf);
-    free(data);
-    free(want);
-    free(tmp);
     gimpi_view_destroy(&v);
     gimpi_coll_destroy(&coll);
     return dp_close(&ctx) ? 1 : 0;

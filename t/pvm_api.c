@@ -62,11 +62,9 @@ static int s_call_getopt_bad(void *arg) { (void)arg; return pvm_getopt(999); }
 static int s_call_perror(void *arg) { return pvm_perror(arg); }
 static int s_call_parent(void *arg) { (void)arg; return pvm_parent(); }
 
-int main(void)
+/*  gimpi_strerror gives PVM 3.4.6's texts. */
+static void s_check_strerror(void)
 {
-    plan(NO_PLAN);
-    char err[512];
-
     /* gimpi_strerror: PVM 3.4.6's table (errstr list) */
     is(gimpi_strerror(0), "Error 0", "strerror 0");
     is(gimpi_strerror(-1), "Error 1", "strerror -1 (unused code)");
@@ -78,7 +76,11 @@ int main(void)
     is(gimpi_strerror(PvmParentNotSet), "Spawning parent set PvmNoParent", "strerror -35");
     is(gimpi_strerror(-37), "Unknown Error", "strerror past the table");
     is(gimpi_strerror(5), "Unknown Error", "strerror positive");
+}
 
+/*  Enrolment that fails (PvmSysErr), then from the shell on the real transport. */
+static void s_check_enrolment(void)
+{
     /* enrolment that fails (a broken launcher environment): PvmSysErr */
     pvm_ctx_install(pvm_ctx_new());
     pvm_setopt(PvmAutoErr, 0);
@@ -93,12 +95,11 @@ int main(void)
     cmp_ok(pvm_mytid(), ">", 0, "pvm_mytid from the shell enrols (a one-task job)");
     cmp_ok(pvm_parent(), "==", PvmNoParent, "... with no parent");
     cmp_ok(pvm_send(pvm_mytid() + 1, 1), "==", PvmBadParam, "send to a tid outside the job");
+}
 
-    pvm_loopback_t *lb = pvmtest_setup(PVMTEST_TID, 0);
-    cmp_ok(pvm_mytid(), "==", PVMTEST_TID, "pvm_mytid on the loopback");
-    cmp_ok(pvm_getsbuf(), "==", 0, "a new context has no send buffer");
-    cmp_ok(pvm_getrbuf(), "==", 0, "... and no receive buffer");
-
+/*  Every pack family in every encoding, longs through PvmDataDefault, InPlace. */
+static void s_check_encodings(void)
+{
     /* every family, every encoding */
     ok(s_families(PvmDataDefault), "every pk/upk family through PvmDataDefault, strided");
     ok(s_families(PvmDataRaw), "every pk/upk family through PvmDataRaw, strided");
@@ -125,7 +126,12 @@ int main(void)
     pvm_recv(-1, 4);
     pvm_upkint(&ipr, 1, 1);
     cmp_ok(ipr, "==", 2, "PvmDataInPlace takes the data at send time");
+}
 
+/*  Buffer ids, pvm_initsend and pvm_bufinfo of a local buffer; returns the active send
+ *  buffer, which holds the int 42. */
+static int s_check_buffers(void)
+{
     /* buffer ids, set/get */
     pvm_freebuf(pvm_getsbuf());
     pvm_freebuf(pvm_getrbuf());
@@ -181,8 +187,14 @@ int main(void)
     cmp_ok(pvm_bufinfo(0, &bytes, &tag, &tid), "==", PvmBadParam, "bufinfo(0): PvmBadParam");
     cmp_ok(pvm_bufinfo(999, &bytes, &tag, &tid), "==", PvmNoSuchBuf,
            "bufinfo(999): PvmNoSuchBuf");
+    return s2;
+}
 
+/*  Pack and unpack errors (s2: a send buffer holding the int 42), and the options. */
+static void s_check_errors_options(int s2)
+{
     /* pack and unpack errors */
+    int v = 0;
     pvm_setsbuf(0);
     cmp_ok(pvm_pkint(&v, 1, 1), "==", PvmNoBuf, "pkint with no send buffer: PvmNoBuf");
     cmp_ok(pvm_pkstr("x"), "==", PvmNoBuf, "pkstr with no send buffer: PvmNoBuf");
@@ -220,7 +232,13 @@ int main(void)
     cmp_ok(pvm_getopt(999), "==", PvmBadParam, "getopt(unknown): PvmBadParam");
     cmp_ok(pvm_getopt(0), "==", PvmBadParam, "getopt(0): PvmBadParam");
     cmp_ok(pvm_setopt(PvmAutoErr, 4), "==", PvmBadParam, "PvmAutoErr 4: PvmBadParam");
+}
 
+/*  What PvmAutoErr 1, 2 and 3 and pvm_perror print (and do). */
+static void s_check_diagnostics(void)
+{
+    char err[512];
+    int v = 0;
     /* diagnostics: PvmAutoErr 1 prints libpvm [t<tid>]: fn(): text */
     pvm_setopt(PvmAutoErr, 1);
     pvm_setsbuf(0);
@@ -278,9 +296,12 @@ int main(void)
     char want[128];
     snprintf(want, sizeof want, "libpvm [pid%d]: y: Bad parameter\n", (int)getpid());
     is(err, want, "pvm_perror before enrolment names the pid");
-    lb = pvmtest_setup(PVMTEST_TID, 0);
-    (void)lb;
+    pvmtest_setup(PVMTEST_TID, 0);
+}
 
+/*  pvm_packf / pvm_unpackf, the helpers and the reduce functions called directly. */
+static void s_check_packf_helpers(void)
+{
     /* pvm_packf / pvm_unpackf */
     {
         int arr[6] = { 1, 2, 3, 4, 5, 6 }, arr2[3] = { 0 }, iv = 0, cnt = 3;
@@ -327,6 +348,22 @@ int main(void)
     dt = PVM_STR;
     PvmSum(&dt, x, y, &n, &info);
     cmp_ok(info, "==", PvmBadParam, "PvmSum on PVM_STR: *info = PvmBadParam");
+}
+
+int main(void)
+{
+    plan(NO_PLAN);
+    s_check_strerror();
+    s_check_enrolment();
+    pvmtest_setup(PVMTEST_TID, 0);
+    cmp_ok(pvm_mytid(), "==", PVMTEST_TID, "pvm_mytid on the loopback");
+    cmp_ok(pvm_getsbuf(), "==", 0, "a new context has no send buffer");
+    cmp_ok(pvm_getrbuf(), "==", 0, "... and no receive buffer");
+
+    s_check_encodings();
+    s_check_errors_options(s_check_buffers());
+    s_check_diagnostics();
+    s_check_packf_helpers();
 
     /* pvm_siblings and pvm_exit */
     int *sib = NULL;

@@ -1,5 +1,5 @@
-/*  t/pvm_churn.c — join/leave churn through the PVM API keeps no state behind (issue 6,
- *  "Beyond PVM"; PVM's server registered a task-exit notification per join, so a
+/*  t/pvm_churn.c — join/leave churn through the PVM API keeps no state behind
+ *  (doc/pvm-differences.md, "Group operations beyond PVM"; PVM's server registered a task-exit notification per join, so a
  *  long-lived task slowed down tenfold and the pvmd grew by 46 MB over 20,000 pairs).
  *
  *  Against a private groupd, one task joins and leaves the group "churn" 20,000 times

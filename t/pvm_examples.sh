@@ -6,8 +6,8 @@
 # (pvm_joingroup, pvm_gettid, pvm_freezegroup, pvm_lvgroup) over groupd; and the group
 # examples of gexamples.tar.gz: tst, joinleave, tjl and tjf (group calls alone) from the
 # shell and under gimpirun, and the ones that spawn and use the collectives — gexamp, ge,
-# gs, thb (+ tnb), trsg, and examples' gexample (also SPMD under gimpirun) — with what
-# ../shared/bench/pvm/run_examples.sh expects of PVM 3.4.6.
+# gs, thb (+ tnb), trsg, and examples' gexample (also SPMD under gimpirun) — expecting
+# the output PVM 3.4.6 gives for each.
 set -u
 top_builddir=${top_builddir:-.}
 top_srcdir=${top_srcdir:-.}
@@ -82,7 +82,8 @@ ok $? "... every task churned 300 pairs without an error"
 timeout 60 "$tmp/tjl" >"$tmp/out" 2>"$tmp/err"; rc=$?
 [ $rc = 0 ] && [ "$(grep -c '^joined group' "$tmp/err")" = 32 ] && ! grep -v '^joined group' "$tmp/err" | grep -q .
 ok $? "tjl: 32 groups joined, getinst/gettid agree, left (exit $rc)"
-# tjf writes gid[32] past its array (see pvm-groups.md §10): PVM's bug, the run completes
+# tjf writes gid[32] past its array (a bug of the example: its table holds 32 ids, it
+# joins 33 groups); the run completes
 timeout 60 "$tmp/tjf" >"$tmp/out" 2>"$tmp/err"; rc=$?
 if grep -q "stack-buffer-overflow\|index 32 out of bounds" "$tmp/err"; then
     skip "tjf: a sanitizer build stops PVM's own overflow of gid[32]"

@@ -1,13 +1,14 @@
-/*  t/pvm_group.c — PVM's group calls (libgimpi/pvm_group.c) on a private groupd: this
+/*  t/pvm_group.c — PVM's group calls (libgimpi/pvm/pvm_group.c) on a private groupd: this
  *  process is a PVM task started from the shell, and "peers" are copies of it (re-executed,
  *  each a task of its own) that obey one-line commands on a pipe, so that several members
  *  can join, wait in barriers and freeze.  Checked: every call's result and every error
  *  code, that pvm_errno is set (not by pvm_freezegroup) and that nothing is printed with
  *  PvmAutoErr on (but for reduce, gather and scatter, as PVM), that the tids are the ones
- *  pvm_send uses (to itself: across one-task jobs t/gimpirun_pvm.sh checks), the fixes of
- *  pvm-groups.md §9 (gettid at capacity, getinst(-1), barrier count < 1 without poisoning),
- *  barrier arbitration (first count wins, mismatch not counted), freeze, and groupd's death
- *  while waiting in a barrier: PvmSysErr within 2 s.  Every wait is bounded.
+ *  pvm_send uses (to itself: across one-task jobs t/gimpirun_pvm.sh checks), the fixes
+ *  listed in doc/pvm-differences.md, "Groups" (gettid at capacity, getinst(-1), barrier
+ *  count < 1 without poisoning), barrier arbitration (first count wins, mismatch not
+ *  counted), freeze, and groupd's death while waiting in a barrier: PvmSysErr within 2 s.
+ *  Every wait is bounded.
  */
 #include "gtap.h"
 #include "gdtest.h"

@@ -40,11 +40,9 @@ static long long s_ms(void)
 /*  A call for the capture test. */
 static int s_call_send_bad(void *arg) { (void)arg; return pvm_send(0, 1); }
 
-int main(void)
+/*  pvm_send keeps its buffer and can resend it; receives take the oldest fitting message. */
+static void s_check_send_order(void)
 {
-    plan(NO_PLAN);
-    pvm_loopback_t *lb = pvmtest_setup(ME, 0);
-
     /* send keeps the buffer and can resend it */
     int sb = pvm_initsend(PvmDataDefault);
     int v = 7;
@@ -71,7 +69,11 @@ int main(void)
     cmp_ok(pvm_nrecv(0x40002, -1), "==", 0, "nothing from another tid");
     cmp_ok(pvm_recv(-1, -1), ">", 0, "the last one");
     cmp_ok(s_upk_int(), "==", 4, "... is 4");
+}
 
+/*  pvm_nrecv (0 when nothing, frees the previous receive buffer) and trecv's timeout. */
+static void s_check_nrecv_trecv(void)
+{
     /* nrecv returns 0 when nothing, and frees the previous receive buffer */
     int r = pvm_getrbuf();
     cmp_ok(r, ">", 0, "there is an active receive buffer");
@@ -107,7 +109,12 @@ int main(void)
     cmp_ok(pvm_trecv(-1, 22, NULL), "==", PvmSysErr,
            "trecv(NULL) with nothing possible on the loopback fails instead of hanging");
     cmp_ok(pvm_recv(-1, 99), "==", PvmSysErr, "so does recv");
+}
 
+/*  pvm_probe gives the id the later recv returns, and keeps arrival order. */
+static void s_check_probe(void)
+{
+    int bytes, tag, tid;
     /* probe */
     cmp_ok(pvm_probe(-1, 30), "==", 0, "probe with nothing: 0");
     s_send_int(9, 30);
@@ -122,14 +129,18 @@ int main(void)
     cmp_ok(s_upk_int(), "==", 9, "... the tag 30 one");
     cmp_ok(pvm_recv(-1, 31), "==", p, "recv returns the probed id");
     cmp_ok(s_upk_int(), "==", 10, "... with its content");
+}
 
+/*  pvm_mcast (skips the caller, rejects a bad tid) and the error paths of send and recv. */
+static void s_check_mcast_errors(pvm_loopback_t *lb)
+{
     /* mcast */
     s_send_int(11, 0);
     pvm_recv(-1, 0);
     int dropped = pvm_loopback_dropped(lb);
     int tids[3] = { ME, 0x40002, 0x40003 };
     pvm_initsend(PvmDataDefault);
-    v = 12;
+    int v = 12;
     pvm_pkint(&v, 1, 1);
     cmp_ok(pvm_mcast(tids, 3, 40), "==", 0, "mcast to 3 tids");
     cmp_ok(pvm_loopback_dropped(lb) - dropped, "==", 2, "... two went to the others");
@@ -167,7 +178,11 @@ int main(void)
     pvmtest_capture(s_call_send_bad, NULL, err, sizeof err);
     is(err, "libpvm [t40001]: pvm_send(): Bad parameter\n", "send error diagnostic");
     pvm_setopt(PvmAutoErr, 0);
+}
 
+/*  pvm_psend -> recv + upk, and pack + send -> precv in both encodings. */
+static void s_check_psend_precv(pvm_loopback_t *lb)
+{
     /* psend -> recv + upk (ptest) */
     double d[3] = { 1.5, -2, 1e300 }, e[3] = { 0, 0, 0 };
     int keep = pvm_initsend(PvmDataDefault);
@@ -211,10 +226,14 @@ int main(void)
     cmp_ok(pvm_precv(-1, 54, e, 3, PVM_DOUBLE, NULL, NULL, NULL), "==", PvmSysErr,
            "precv with nothing possible on the loopback fails instead of hanging");
     cmp_ok(pvm_loopback_pending(lb), "==", 0, "nothing left in the loopback");
+}
 
+/*  A message in another PVM context is invisible to the PVM calls. */
+static void s_check_contexts(void)
+{
     /* contexts: a message in another context is invisible to the PVM calls */
     pvm_ctx_t *ctx = pvm_ctx_current();
-    int hb = pvm_initsend(PvmDataDefault);
+    int hb = pvm_initsend(PvmDataDefault), v = 12;
     pvm_pkint(&v, 1, 1);
     cmp_ok(pvm_ctx_send(ctx, hb, ME, 60, 7), "==", 0, "send in context 7");
     cmp_ok(pvm_nrecv(-1, -1), "==", 0, "pvm_nrecv(-1, -1) does not see it");
@@ -224,7 +243,11 @@ int main(void)
     pvm_ctx_buf_info(ctx, hid, NULL, NULL, &hctx);
     cmp_ok(hctx, "==", 7, "... and the buffer knows its context");
     pvm_ctx_free_buf(ctx, hid);
+}
 
+/*  Buffers packed in a freed buffer's memory keep their own contents and lengths. */
+static void s_check_kept_memory(void)
+{
     /* the memory of a freed buffer is packed into by the next: contents and lengths stay
        each message's own */
     static char big[1 << 20], got[1 << 20];
@@ -247,7 +270,19 @@ int main(void)
         okall &= bytes == lens[i] && got[0] == fill[i] && got[lens[i] - 1] == fill[i];
     }
     ok(okall, "1 MiB, 8 B, 1 MiB packed one after another in kept memory: each intact");
+}
 
+int main(void)
+{
+    plan(NO_PLAN);
+    pvm_loopback_t *lb = pvmtest_setup(ME, 0);
+    s_check_send_order();
+    s_check_nrecv_trecv();
+    s_check_probe();
+    s_check_mcast_errors(lb);
+    s_check_psend_precv(lb);
+    s_check_contexts();
+    s_check_kept_memory();
     pvm_ctx_install(NULL);
     done_testing();
 }

@@ -8,7 +8,7 @@
  *  Large bcasts are handed to the engine's forwarding tree (gimpi_msg_fwd.h).
  */
 #include "gimpi_coll.h"
-#include "gimpi.h"
+#include "gimpi.h"            /* the GIMPI_E* codes */
 #include "net/gimpi_msg_fwd.h"
 #include "base/gimpi_ops.h"
 #include "coll/impi_coll.h"
@@ -397,10 +397,11 @@ static int s_barrier_star(gimpi_coll_t *self, const int *m, int n, int pos, int 
     return rc;
 }
 
-/*  A barrier over members of several IMPI clients (impi-protocol.md §5.4): a star inside
- *  each client through its master (its first member in instance order), IMPI's masters'
- *  phase between the masters (linear up to MAXLINEAR masters, tree above; 0-byte messages,
- *  IMPI_TAG_BARRIER on the collective context), then the local release. */
+/*  A barrier over members of several IMPI clients (doc/collectives.md, "Groups spanning
+ *  several IMPI clients"): a star inside each client through its master (its first member
+ *  in instance order), IMPI's masters' phase between the masters (linear up to MAXLINEAR
+ *  masters, tree above; 0-byte messages, IMPI_TAG_BARRIER on the collective context), then
+ *  the local release. */
 static int s_barrier_clients(gimpi_coll_t *self, const int *m, int n, int pos, int tag,
                              int count, const int *cl)
 {
@@ -716,7 +717,8 @@ static int s_reduce_local(gimpi_coll_t *self, const combine_t *c, const int *m, 
     return s_reduce_large(self, c, m, n, pos, rootpos, data, count, tag);
 }
 
-/*  IMPI's reduce between clients for a commutative op (impi-protocol.md §5.6): our reduce
+/*  IMPI's reduce between clients for a commutative op (the IMPI standard's reduce, as
+ *  doc/collectives.md "Groups spanning several IMPI clients" tells it): our reduce
  *  inside each client to its local root (the root in the root's client, else the client's
  *  master: its first member), then the masters' phase — linear up to MAXLINEAR masters
  *  (every other master sends its partial result to the root, which folds them in master
@@ -1181,48 +1183,4 @@ int gimpi_coll_group_scatter(gimpi_coll_t *self, gimpi_groups_t *groups, const c
                              int root)
 {
     return s_group_gs(self, groups, group, result, data, count, datatype, tag, root, 1);
-}
-
-/* ------------------------------------------------------------------ on a task (gimpi_t) */
-
-/*  pvm_barrier for a task. */
-int gimpi_barrier(gimpi_t *self, const char *group, int count)
-{
-    assert(self);
-    return gimpi_coll_group_barrier(gimpi_coll(self), gimpi_groups(self), group, count);
-}
-
-/*  pvm_bcast for a task (an ordinary message on GIMPI_CID_P2P). */
-int gimpi_bcast(gimpi_t *self, const char *group, int tag, const void *buf, size_t len)
-{
-    assert(self);
-    return gimpi_coll_group_bcast(gimpi_coll(self), gimpi_groups(self), group, GIMPI_CID_P2P,
-                                  tag, buf, len);
-}
-
-/*  pvm_reduce for a task. */
-int gimpi_reduce(gimpi_t *self, const char *group, int op, gimpi_reduce_fn fn, void *data,
-                 int count, int datatype, int tag, int root)
-{
-    assert(self);
-    return gimpi_coll_group_reduce(gimpi_coll(self), gimpi_groups(self), group, op, fn, data,
-                                   count, datatype, tag, root);
-}
-
-/*  pvm_gather for a task. */
-int gimpi_gather(gimpi_t *self, const char *group, void *result, const void *data, int count,
-                 int datatype, int tag, int root)
-{
-    assert(self);
-    return s_group_gs(gimpi_coll(self), gimpi_groups(self), group, result, data, count,
-                      datatype, tag, root, 0);
-}
-
-/*  pvm_scatter for a task. */
-int gimpi_scatter(gimpi_t *self, const char *group, void *result, const void *data, int count,
-                  int datatype, int tag, int root)
-{
-    assert(self);
-    return s_group_gs(gimpi_coll(self), gimpi_groups(self), group, result, data, count,
-                      datatype, tag, root, 1);
 }

@@ -1,6 +1,8 @@
 /*  pvm_ctx.c — the PVM compatibility context (see pvm_ctx.h): buffer table, active
- *  buffers, receive queue with (source, tag, context) matching, options, error reporting,
- *  and the attached transport.
+ *  buffers, receive queue with (source, tag, context) matching, options, and the attached
+ *  transport with the opener that attaches one on demand.  It calls no transport by name
+ *  and nothing above it (the process-wide pointer is pvm_enrol.c's, error reporting
+ *  pvm_err.c's).
  *
  *  Buffer ids index a table of slots; the lowest free id is reused, as libpvm does.
  *  Received messages get a buffer id as soon as they leave the transport (so pvm_probe
@@ -11,12 +13,9 @@
 #include "pvm3.h"
 
 #include <assert.h>
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 typedef struct {
     pvm_buf_t *buf;             /* NULL: free slot */
@@ -32,18 +31,11 @@ struct pvm_ctx_t {
     int opts[PVM_CTX_NOPTS];    /* PvmRoute .. PvmNoReset; [0] unused */
     const pvm_transport_ops_t *ops;
     void *impl;
+    pvm_transport_open_fn *open;    /* how pvm_ctx_enrol attaches a transport (or NULL) */
     int tid;                    /* 0 until enrolled */
     void *spare;                /* memory of a freed buffer, for the next (pvm_ctx_new_buf) */
     size_t spare_size;
 };
-
-/*  THE one piece of process-wide mutable state of the PVM layer.  PVM's API passes no
- *  handle (pvm_send(tid, tag) must find "the" task's buffers and connection), so the
- *  pvm_* calls reach their context through this pointer, created on first use by
- *  pvm_ctx_current().  Everything else lives in the object it points to.  (pvm_errno
- *  and pvmdebmask, in pvm_err.c, are the two other exceptions, forced by PVM programs
- *  that declare them `extern int`.) */
-static pvm_ctx_t *s_current;
 
 /*  A fresh context. */
 pvm_ctx_t *pvm_ctx_new(void)
@@ -72,22 +64,6 @@ void pvm_ctx_destroy(pvm_ctx_t **self_p)
     free(self->spare);
     free(self);
     *self_p = NULL;
-}
-
-/*  The process-wide context, created on first use. */
-pvm_ctx_t *pvm_ctx_current(void)
-{
-    if (!s_current)
-        s_current = pvm_ctx_new();
-    return s_current;
-}
-
-/*  Replaces the process-wide context. */
-void pvm_ctx_install(pvm_ctx_t *ctx)
-{
-    if (s_current != ctx)
-        pvm_ctx_destroy(&s_current);
-    s_current = ctx;
 }
 
 /*  Attaches a transport and learns the tid. */
@@ -122,15 +98,24 @@ void pvm_ctx_detach(pvm_ctx_t *self)
     self->tid = 0;
 }
 
-/*  Attaches the default transport when none is attached. */
+/*  Sets the opener. */
+void pvm_ctx_set_opener(pvm_ctx_t *self, pvm_transport_open_fn *open)
+{
+    assert(self);
+    self->open = open;
+}
+
+/*  Attaches the opener's transport when none is attached. */
 int pvm_ctx_enrol(pvm_ctx_t *self)
 {
     assert(self);
     if (self->ops)
         return 0;
+    if (!self->open)
+        return GIMPI_ESYSERR;
     const pvm_transport_ops_t *ops = NULL;
     void *impl = NULL;
-    int rc = pvm_transport_open_default(&ops, &impl);
+    int rc = self->open(&ops, &impl);
     if (rc < 0)
         return rc;
     return pvm_ctx_attach(self, ops, impl);
@@ -474,31 +459,4 @@ int *pvm_ctx_opt(pvm_ctx_t *self, int what)
     if (what <= 0 || what >= PVM_CTX_NOPTS)
         return NULL;
     return &self->opts[what];
-}
-
-/*  The diagnostic prefix. */
-void pvm_ctx_prefix(const pvm_ctx_t *self, char *out, size_t size)
-{
-    if (self && self->tid > 0)
-        snprintf(out, size, "libpvm [t%x]", (unsigned)self->tid);
-    else
-        snprintf(out, size, "libpvm [pid%d]", (int)getpid());
-}
-
-/*  Records an error as PvmAutoErr says. */
-int pvm_ctx_fail(pvm_ctx_t *self, const char *fn, int code)
-{
-    pvm_errno = code;
-    int mode = self ? self->opts[PvmAutoErr] : 1;
-    if (mode > 0) {
-        char prefix[64];
-        pvm_ctx_prefix(self, prefix, sizeof prefix);
-        fprintf(stderr, "%s: %s(): %s\n", prefix, fn, gimpi_strerror(code));
-        fflush(stderr);
-        if (mode == 2)
-            exit(1);
-        if (mode >= 3)
-            abort();
-    }
-    return code;
 }

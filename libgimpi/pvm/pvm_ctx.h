@@ -5,15 +5,22 @@
  *  ids, the active send and receive buffers, the queue of received messages not yet
  *  taken (in arrival order), the options (PvmAutoErr, PvmRoute) and the transport.  The
  *  PVM API has no handle argument, so the pvm_* calls find their context through ONE
- *  process-wide pointer (pvm_ctx_current), created on first use; see pvm_ctx.c.
+ *  process-wide pointer (pvm_ctx_current), created on first use; see pvm_enrol.c.
  *
  *  The transport is a vtable (pvm_transport_ops_t) plus an opaque implementation
  *  pointer.  It moves whole messages (bytes + encoding + tag + context id) and hands
  *  back, one at a time and in arrival order, whatever has arrived for this task; the
  *  context does the matching on (source, tag, context), so per-sender order is kept even
  *  when pvm_probe has looked at a later message.  Enrolment = attaching a transport:
- *  pvm_ctx_enrol attaches the default one (pvm_transport_open_default) when none is.
- *  Tests attach the in-process loopback (pvm_loopback.h).
+ *  pvm_ctx_enrol opens one with the context's opener when none is attached.  The context
+ *  knows no transport by name: the process-wide context (pvm_enrol.c) gets the default
+ *  opener (the data plane's transport, pvm_transport_impi.c); tests attach the in-process
+ *  loopback (pvm_loopback.h).
+ *
+ *  Where things live: the context object in pvm_ctx.c; the process-wide context and the
+ *  choice of the default transport in pvm_enrol.c (above pvm_ctx.c and the transports);
+ *  error reporting (pvm_ctx_fail) in pvm_err.c.  No file of the PVM layer calls a file
+ *  that calls it back.
  */
 #ifndef GIMPI_PVM_CTX_H
 #define GIMPI_PVM_CTX_H
@@ -95,20 +102,19 @@ pvm_ctx_t *pvm_ctx_new(void);
 /*  Destroys the transport (if any), every buffer and the context; nulls the pointer. */
 void pvm_ctx_destroy(pvm_ctx_t **self_p);
 
-/*  The process-wide context the pvm_* calls use, created on first use (NULL only when
- *  out of memory). */
-pvm_ctx_t *pvm_ctx_current(void);
-/*  Makes ctx the process-wide context (taking ownership), destroying any previous one;
- *  NULL just destroys it.  For launchers and tests. */
-void pvm_ctx_install(pvm_ctx_t *ctx);
-
 /*  Attaches a transport (the context owns impl from now on); replaces and destroys any
  *  previous one.  Returns 0, or the transport's mytid error (then nothing is attached
  *  and impl has been destroyed). */
 int pvm_ctx_attach(pvm_ctx_t *self, const pvm_transport_ops_t *ops, void *impl);
 /*  Destroys the transport and forgets the tid; buffers and options stay. */
 void pvm_ctx_detach(pvm_ctx_t *self);
-/*  Makes sure a transport is attached (the default one if none); 0 or GIMPI_ESYSERR. */
+
+/*  Opens a transport: 0 with *ops and *impl set, or < 0 (GIMPI_ESYSERR). */
+typedef int pvm_transport_open_fn(const pvm_transport_ops_t **ops, void **impl);
+/*  How the context enrols when a call needs a transport and none is attached (NULL: it
+ *  cannot, the call fails with GIMPI_ESYSERR).  A fresh context has none. */
+void pvm_ctx_set_opener(pvm_ctx_t *self, pvm_transport_open_fn *open);
+/*  Makes sure a transport is attached (the opener's if none); 0 or < 0. */
 int pvm_ctx_enrol(pvm_ctx_t *self);
 /*  This task's tid once enrolled, else 0 (never enrols). */
 int pvm_ctx_tid(const pvm_ctx_t *self);
@@ -117,9 +123,23 @@ const int *pvm_ctx_tidp(const pvm_ctx_t *self);
 /*  The transport (NULL ops when none). */
 const pvm_transport_ops_t *pvm_ctx_ops(const pvm_ctx_t *self, void **impl);
 
-/*  The default transport, opened when a PVM call first needs one.  Returns 0 with
- *  ops and impl set, or GIMPI_ESYSERR.  Until the data plane is merged it always fails. */
+/* ---- the process-wide context (pvm_enrol.c) ---- */
+
+/*  The process-wide context the pvm_* calls use, created on first use with the default
+ *  opener (NULL only when out of memory). */
+pvm_ctx_t *pvm_ctx_current(void);
+/*  Makes ctx the process-wide context (taking ownership) and gives it the default opener,
+ *  destroying any previous one; NULL just destroys it.  For pvm_exit and tests. */
+void pvm_ctx_install(pvm_ctx_t *ctx);
+
+/* ---- the default transport (pvm_transport_impi.c) ---- */
+
+/*  Joins the job (gimpi_init) and opens the PVM transport over the task's data plane.
+ *  Returns 0 with ops and impl set, or GIMPI_ESYSERR / GIMPI_ENOMEM. */
 int pvm_transport_open_default(const pvm_transport_ops_t **ops, void **impl);
+/*  1 when ops/impl is a default transport opened by this process (not inherited through
+ *  fork), which must leave the job properly at exit; else 0. */
+int pvm_transport_impi_live(const pvm_transport_ops_t *ops, void *impl);
 
 /* ---- buffers: ids are > 0; 0 means "none" ---- */
 
@@ -162,13 +182,15 @@ int pvm_ctx_recv(pvm_ctx_t *self, int src, int tag, int ctxid, int timeout_ms);
  *  one pvm_ctx_recv will return for it. */
 int pvm_ctx_probe(pvm_ctx_t *self, int src, int tag, int ctxid);
 
-/* ---- options and errors ---- */
+/* ---- options ---- */
 
 /*  Options 1 (PvmRoute) .. 25 (PvmNoReset) of pvm_setopt.  The context keeps their
  *  values; only PvmAutoErr changes behaviour here (PvmDebugMask lives in pvmdebmask). */
 #define PVM_CTX_NOPTS 26
 /*  Where option `what` is kept, or NULL for an unknown option. */
 int *pvm_ctx_opt(pvm_ctx_t *self, int what);
+
+/* ---- errors (pvm_err.c) ---- */
 
 /*  Records a failure of PVM call `fn` ("pvm_send"): sets pvm_errno and, as PvmAutoErr
  *  says, prints `libpvm [t<tid>]: fn(): <text>` to stderr (1), then exits (2) or aborts

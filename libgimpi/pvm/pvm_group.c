@@ -3,11 +3,11 @@
  *  (the transport's `groups` entry; gimpi_init registered it under the task's data-plane
  *  tid, so the tids these calls give and take are the ones pvm_send uses), and pvm_barrier,
  *  pvm_bcast, pvm_reduce, pvm_gather, pvm_scatter over the data-plane collectives
- *  (gimpi_coll.h, the transport's `coll` and `bcast` entries; doc/collectives.md).  Results and error codes are PVM 3.4.6's (../shared/doc/pvm-groups.md
- *  §3, §4, §7), with the deliberate fixes of its §9 that groupd makes (barrier/freeze count
- *  0 or < -1 PvmBadParam without poisoning, gettid at the table's capacity PvmNoInst,
- *  getinst(g, -1) PvmNotInGroup, PvmSysErr within 2 s when groupd dies): see
- *  doc/pvm-differences.md.  As libgpvm, only pvm_reduce, pvm_gather and pvm_scatter print
+ *  (gimpi_coll.h, the transport's `coll` and `bcast` entries; doc/collectives.md).
+ *  Results and error codes are PVM 3.4.6's, with the deliberate fixes groupd makes
+ *  (barrier/freeze count 0 or < -1 PvmBadParam without poisoning, gettid at the table's
+ *  capacity PvmNoInst, getinst(g, -1) PvmNotInGroup, PvmSysErr within 2 s when groupd
+ *  dies): see doc/pvm-differences.md, "Groups".  As libgpvm, only pvm_reduce, pvm_gather and pvm_scatter print
  *  a PvmAutoErr diagnostic; all but pvm_freezegroup set pvm_errno on failure.
  */
 #include "pvm3.h"

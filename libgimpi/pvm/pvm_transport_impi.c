@@ -40,8 +40,8 @@
  *  Leaving (pvm_exit, or process exit without it): the data plane's finalize without the
  *  world barrier — flush what this task sent, PK_FINI to every other task (they answer at
  *  once), close.  PVM tasks leave at different times and some never call pvm_exit, so a
- *  job-wide barrier would hang or slow them; the atexit hook makes an exit without
- *  pvm_exit deliver what was sent, as PVM's daemon would.
+ *  job-wide barrier would hang or slow them; pvm_enrol.c's atexit hook makes an exit
+ *  without pvm_exit deliver what was sent, as PVM's daemon would.
  */
 #include "pvm/pvm_ctx.h"
 #include "gimpi.h"
@@ -49,7 +49,6 @@
 #include "impi/impi_wire.h"
 
 #include <assert.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -378,23 +377,6 @@ static void s_destroy(void *impl)
     free(self);
 }
 
-/*  At process exit: leave properly when still enrolled (delivers buffered sends). */
-static void s_at_exit(void)
-{
-    pvm_ctx_t *ctx = pvm_ctx_current();
-    void *impl = NULL;
-    if (ctx && pvm_ctx_ops(ctx, &impl) == &s_ops && ((impi_tp_t *)impl)->pid == getpid())
-        pvm_ctx_detach(ctx);
-}
-
-static pthread_once_t s_at_exit_once = PTHREAD_ONCE_INIT;
-
-/*  Registers s_at_exit (once per process). */
-static void s_register_at_exit(void)
-{
-    atexit(s_at_exit);
-}
-
 /*  vtable: the task's groupd connection (gimpi_init registered it under our tid). */
 static gimpi_groups_t *s_groups(void *impl)
 {
@@ -495,8 +477,13 @@ int pvm_transport_open_default(const pvm_transport_ops_t **ops, void **impl)
     }
     for (int r = 0; r < self->ntids; r++)
         self->tids[r] = gimpi_msg_tid(self->msg, r);
-    pthread_once(&s_at_exit_once, s_register_at_exit);
     *ops = &s_ops;
     *impl = self;
     return 0;
+}
+
+/*  Is ops/impl a transport of this file opened by this process? */
+int pvm_transport_impi_live(const pvm_transport_ops_t *ops, void *impl)
+{
+    return ops == &s_ops && impl && ((impi_tp_t *)impl)->pid == getpid();
 }

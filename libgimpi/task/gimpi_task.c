@@ -1,7 +1,9 @@
 /*  gimpi_task.c — the native API's entry point: a task joins its job (gimpi_job: tables and
  *  listening socket from gimpirun, or a one-task job of its own), brings its data plane up
  *  (gimpi_msg) with groupd's tids, registers with groupd under its tid, and at the end
- *  leaves as IMPI prescribes: the world barrier, then PK_FINI.
+ *  leaves as IMPI prescribes: the world barrier, then PK_FINI.  The task-level group
+ *  operations (gimpi_barrier ... gimpi_scatter) are here too: they run gimpi_coll_group_*
+ *  on the task's own coll state and groupd connection.
  *
  *  Tids: a gimpirun task gets the job's tid base from the launcher (groupd reserved the
  *  block); a task started from the shell reserves a block of one itself (starting groupd
@@ -281,4 +283,46 @@ const char *gimpi_groupd_endpoint(gimpi_t *self)
 {
     assert(self);
     return gimpi_groups_endpoint(self->groups);
+}
+
+/*  pvm_barrier for a task. */
+int gimpi_barrier(gimpi_t *self, const char *group, int count)
+{
+    assert(self);
+    return gimpi_coll_group_barrier(self->coll, self->groups, group, count);
+}
+
+/*  pvm_bcast for a task (an ordinary message on GIMPI_CID_P2P). */
+int gimpi_bcast(gimpi_t *self, const char *group, int tag, const void *buf, size_t len)
+{
+    assert(self);
+    return gimpi_coll_group_bcast(self->coll, self->groups, group, GIMPI_CID_P2P, tag, buf,
+                                  len);
+}
+
+/*  pvm_reduce for a task. */
+int gimpi_reduce(gimpi_t *self, const char *group, int op, gimpi_reduce_fn fn, void *data,
+                 int count, int datatype, int tag, int root)
+{
+    assert(self);
+    return gimpi_coll_group_reduce(self->coll, self->groups, group, op, fn, data, count,
+                                   datatype, tag, root);
+}
+
+/*  pvm_gather for a task. */
+int gimpi_gather(gimpi_t *self, const char *group, void *result, const void *data, int count,
+                 int datatype, int tag, int root)
+{
+    assert(self);
+    return gimpi_coll_group_gather(self->coll, self->groups, group, result, data, count,
+                                   datatype, tag, root);
+}
+
+/*  pvm_scatter for a task. */
+int gimpi_scatter(gimpi_t *self, const char *group, void *result, const void *data, int count,
+                  int datatype, int tag, int root)
+{
+    assert(self);
+    return gimpi_coll_group_scatter(self->coll, self->groups, group, result, data, count,
+                                    datatype, tag, root);
 }
