@@ -54,6 +54,7 @@ for o in $objs; do
     rel=${o#"$B"/}
     case $rel in libgimpi/*) l=${rel#libgimpi/}; l=${l%%/*} ;; *) l=${rel%%/*} ;; esac
     name=$(basename "$o" .o); name=${name#*_la-}
+    [ -f "$S/${rel%/*}/$name.c" ] || continue      # left over from a file since removed
     nm "$o" | awk -v f="$l/$name" '$1 == "U" { print "U " f " " $2 } NF == 3 && $2 ~ /^[TDBRC]$/ { print "D " f " " $3 }'
 done >"$tmp/syms"
 # edges: file -> file that defines a symbol it uses (self-references dropped)
