@@ -11,7 +11,7 @@
 set -u
 SRC=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
 BUILD=$(cd "${1:-$SRC/_build}" && pwd); RUNS=${2:-3}; SAMPLE=${3:-200}; shift $(($# < 3 ? $# : 3))
-SHARED=${SHARED:-/work/shared/bench}
+SHARED=${SHARED:-}    # the harness directory; without it, gimpi alone
 TAR=/usr/share/doc/pvm-examples/examples.tar.gz
 [ -r "$TAR" ] || { echo "pvm-bwtest: $TAR missing (apt-get install pvm-examples)" >&2; exit 1; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
