@@ -73,6 +73,10 @@ autogen() {
         ./autogen.sh >"$log" 2>&1 || { cat "$log" >&2; rm -f "$log"; die "./autogen.sh failed"; }
         rm -f "$log"
     fi
+    # the commit-message rule of CONTRIBUTING.md, in a git checkout that has no hooks path yet
+    if [ -e .git ] && [ -z "$(git config core.hooksPath 2>/dev/null)" ]; then
+        git config core.hooksPath .githooks 2>/dev/null || true
+    fi
 }
 
 # Configures $BUILDDIR when it never was, when ./configure changed or the flags did.
