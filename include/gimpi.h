@@ -3,7 +3,10 @@
  *  What a task links against when it does not use the PVM compatibility layer of
  *  <pvm3.h>: job start-up, point-to-point messaging by task id and the group operations.
  *  Functions return 0 or a positive value on success and a negative GIMPI_E* code on
- *  failure (the same numbers as PVM's error codes, so the two APIs agree).
+ *  failure (the same numbers as PVM's error codes, so the two APIs agree).  It includes
+ *  the headers of its parts: gimpi_errors.h (the codes), gimpi_ops.h (datatypes and
+ *  reduction operators), gimpi_msg.h, gimpi_group.h and gimpi_coll.h; the collectives over
+ *  the whole IMPI job are in gimpi_world.h.
  */
 #ifndef GIMPI_H
 #define GIMPI_H

@@ -1,7 +1,7 @@
 /*  impi_coll.h — the collective algorithms IMPI prescribes between clients, over the data
  *  plane: one master per client (its lowest world rank), a local phase inside each client
  *  and a global phase among the masters — linear up to MAXLINEAR masters, a hypercube or
- *  binomial tree above — with IMPI's tags (doc/collectives.md, "IMPI's world").
+ *  binomial tree above — with IMPI's tags (gimpi_world(3) describes them).
  *
  *  The masters' phases of barrier, bcast and reduce are here, shared by the group
  *  collectives (gimpi_coll.c) and the world collectives; the world collectives themselves
