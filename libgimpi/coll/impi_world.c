@@ -230,6 +230,7 @@ static int s_local_reduce(gimpi_msg_t *msg, const world_t *w, int lroot, int op,
         if (v & k) {
             int to = gimpi_msg_tid(msg, w->local[(v - k + lpos) % n]);
             int r = impi_send(msg, GIMPI_CID_COLL, to, IMPI_TAG_REDUCE, data, st ? 0 : bytes);
+            free(tmp);
             return st ? st : r;
         }
         if (v + k >= n)
