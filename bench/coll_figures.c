@@ -11,7 +11,7 @@
 #include "bench_stats.h"
 #include "gimpi.h"
 #include "gimpi_coll.h"
-#include "base/gimpi_ops.h"
+#include "gimpi_ops.h"
 
 #include <stdio.h>
 #include <stdlib.h>

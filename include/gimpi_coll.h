@@ -16,8 +16,10 @@
 #ifndef GIMPI_COLL_H
 #define GIMPI_COLL_H
 
+#include "gimpi_export.h"
 #include "gimpi_group.h"
 #include "gimpi_msg.h"
+#include "gimpi_ops.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -37,33 +39,31 @@ typedef struct {
     int me;                     /* the caller's instance, -1 when not a member */
 } gimpi_view_t;
 
-/*  PVM's reduce function signature: x[i] = x[i] op y[i] for *num elements, *info < 0 on
- *  error (it starts at 0). */
-typedef void (*gimpi_reduce_fn)(int *datatype, void *x, void *y, int *num, int *info);
-
 /*  Creates the collective state of a task over its data plane (not owned). */
-gimpi_coll_t *gimpi_coll_new(gimpi_msg_t *msg);
+GIMPI_EXPORT gimpi_coll_t *gimpi_coll_new(gimpi_msg_t *msg);
 /*  Frees it and nulls the pointer. */
-void gimpi_coll_destroy(gimpi_coll_t **self_p);
+GIMPI_EXPORT void gimpi_coll_destroy(gimpi_coll_t **self_p);
 
 /*  Builds a view from ninst tids in instance order (copied; 0 = hole); me = the instance
  *  whose tid is mytid, -1 if none.  NULL on bad arguments or no memory. */
+GIMPI_EXPORT
 gimpi_view_t *gimpi_view_new(const char *name, uint64_t version, const int *tids, int ninst,
                              int mytid);
 /*  Frees a view and nulls the pointer. */
-void gimpi_view_destroy(gimpi_view_t **self_p);
+GIMPI_EXPORT void gimpi_view_destroy(gimpi_view_t **self_p);
 /*  Number of members (non-hole slots) of a view. */
-int gimpi_view_size(const gimpi_view_t *view);
+GIMPI_EXPORT int gimpi_view_size(const gimpi_view_t *view);
 
 /*  Barrier over the members of the view.  Up to 64 members a star through the lowest
  *  instance, above a dissemination barrier. */
-int gimpi_coll_barrier(gimpi_coll_t *self, const gimpi_view_t *view);
+GIMPI_EXPORT int gimpi_coll_barrier(gimpi_coll_t *self, const gimpi_view_t *view);
 
 /*  Sends len bytes to every member of the view except the caller (who need not be a
  *  member), as one ordinary message in context cid with the given tag (source = the
  *  caller).  Large messages go down a binomial tree of the receivers, chunk by chunk; the
  *  receivers' engines forward without their programs calling anything.  Returns once buf
  *  may be reused.  The only member broadcasting: GIMPI_ENOINST, nothing sent. */
+GIMPI_EXPORT
 int gimpi_coll_bcast(gimpi_coll_t *self, const gimpi_view_t *view, uint64_t cid, int tag,
                      const void *buf, size_t len);
 
@@ -74,16 +74,19 @@ int gimpi_coll_bcast(gimpi_coll_t *self, const gimpi_view_t *view, uint64_t cid,
  *  On non-roots data is left holding a partial result.  With a user function every caller
  *  waits for the outcome, so an error (info < 0 anywhere) reaches every caller; with a
  *  predefined op non-roots return once their part is sent. */
+GIMPI_EXPORT
 int gimpi_coll_reduce(gimpi_coll_t *self, const gimpi_view_t *view, int op, gimpi_reduce_fn fn,
                       void *data, int count, int datatype, int tag, int root);
 
 /*  Gather: instance i's count elements land at result + i*count*size on root (result
  *  needed only there).  Non-roots return once their data is sent. */
+GIMPI_EXPORT
 int gimpi_coll_gather(gimpi_coll_t *self, const gimpi_view_t *view, void *result,
                       const void *data, int count, int datatype, int tag, int root);
 
 /*  Scatter: root sends data + i*count*size to instance i, which receives it into result
  *  (needed everywhere; data only at root, and left alone). */
+GIMPI_EXPORT
 int gimpi_coll_scatter(gimpi_coll_t *self, const gimpi_view_t *view, void *result,
                        const void *data, int count, int datatype, int tag, int root);
 
@@ -99,23 +102,29 @@ int gimpi_coll_scatter(gimpi_coll_t *self, const gimpi_view_t *view, void *resul
  *  with all of PVM's rules (first arrival fixes the count, count > size waits for joins,
  *  ...).  count 0 or < -1: GIMPI_EBADPARAM.  A frozen group that loses a member:
  *  GIMPI_ENOGROUP. */
+GIMPI_EXPORT
 int gimpi_coll_group_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, const char *group,
                              int count);
 /*  bcast to the group's members now (the caller need not be one). */
+GIMPI_EXPORT
 int gimpi_coll_group_bcast(gimpi_coll_t *self, gimpi_groups_t *groups, const char *group,
                            uint64_t cid, int tag, const void *buf, size_t len);
 /*  reduce, gather, scatter over the group's members now (the caller must be one). */
+GIMPI_EXPORT
 int gimpi_coll_group_reduce(gimpi_coll_t *self, gimpi_groups_t *groups, const char *group,
                             int op, gimpi_reduce_fn fn, void *data, int count, int datatype,
                             int tag, int root);
+GIMPI_EXPORT
 int gimpi_coll_group_gather(gimpi_coll_t *self, gimpi_groups_t *groups, const char *group,
                             void *result, const void *data, int count, int datatype, int tag,
                             int root);
+GIMPI_EXPORT
 int gimpi_coll_group_scatter(gimpi_coll_t *self, gimpi_groups_t *groups, const char *group,
                              void *result, const void *data, int count, int datatype, int tag,
                              int root);
 /*  The view of a group now (*view to be destroyed by the caller); returns the number of
  *  members or an error. */
+GIMPI_EXPORT
 int gimpi_coll_group_view(gimpi_coll_t *self, gimpi_groups_t *groups, const char *group,
                           gimpi_view_t **view);
 

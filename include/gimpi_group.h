@@ -25,6 +25,8 @@
 #ifndef GIMPI_GROUP_H
 #define GIMPI_GROUP_H
 
+#include "gimpi_export.h"
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -35,13 +37,14 @@ typedef struct gimpi_groups_t gimpi_groups_t;
 
 /*  New unconnected object.  endpoint: NULL for $GIMPI_GROUPD or the per-user default.
  *  zmq_context: a libzmq context to share (NULL: the object makes its own). */
-gimpi_groups_t *gimpi_groups_new(const char *endpoint, void *zmq_context);
+GIMPI_EXPORT gimpi_groups_t *gimpi_groups_new(const char *endpoint, void *zmq_context);
 
 /*  Unregisters (the task leaves every group), closes the sockets, frees, NULLs. */
-void gimpi_groups_destroy(gimpi_groups_t **self_p);
+GIMPI_EXPORT void gimpi_groups_destroy(gimpi_groups_t **self_p);
 
 /*  The IMPI identity sent at registration (before the first call): host id and pid of the
  *  IMPI proc, and the host contact (address, port).  Defaults: 127.0.0.1, getpid(), 0. */
+GIMPI_EXPORT
 int gimpi_groups_set_identity(gimpi_groups_t *self, const uint8_t hostid[16], int64_t pid,
                               const uint8_t addr[16], int port);
 
@@ -54,38 +57,38 @@ int gimpi_groups_set_identity(gimpi_groups_t *self, const uint8_t hostid[16], in
  *  key "" or NULL always gets a fresh block.  Connects (starting groupd if need be) but
  *  does not register.  Returns base (>= 0) or GIMPI_EBADPARAM, GIMPI_EOUTOFRES,
  *  GIMPI_ESYSERR. */
-int gimpi_groups_reserve(gimpi_groups_t *self, const char *key, int n);
+GIMPI_EXPORT int gimpi_groups_reserve(gimpi_groups_t *self, const char *key, int n);
 
 /*  Registers this task as `tid` (from a reserved block) instead of a fresh tid.  Before
  *  the first call that registers (GIMPI_EALREADY after); tid <= 0: GIMPI_EBADPARAM.  The
  *  registration itself then fails with GIMPI_EBADPARAM when the tid is not a reserved,
  *  never-registered tid, GIMPI_EDUPHOST when another task holds it. */
-int gimpi_groups_set_tid(gimpi_groups_t *self, int tid);
+GIMPI_EXPORT int gimpi_groups_set_tid(gimpi_groups_t *self, int tid);
 
 /*  Makes an object that has not registered unusable: every later call returns
  *  GIMPI_ESYSERR (a task whose data-plane tids groupd did not hand out must not register
  *  under another tid).  No effect on a registered object. */
-void gimpi_groups_disable(gimpi_groups_t *self);
+GIMPI_EXPORT void gimpi_groups_disable(gimpi_groups_t *self);
 
 /*  The endpoint in use ("ipc:///run/user/0/gimpi/groupd"). */
-const char *gimpi_groups_endpoint(gimpi_groups_t *self);
+GIMPI_EXPORT const char *gimpi_groups_endpoint(gimpi_groups_t *self);
 
 /*  This task's tid (connects and registers on first use). */
-int gimpi_group_mytid(gimpi_groups_t *self);
+GIMPI_EXPORT int gimpi_group_mytid(gimpi_groups_t *self);
 
 /*  The group calls, with pvm_joingroup & co.'s results and errors. */
-int gimpi_group_join(gimpi_groups_t *self, const char *group);
-int gimpi_group_leave(gimpi_groups_t *self, const char *group);
-int gimpi_group_gettid(gimpi_groups_t *self, const char *group, int inst);
-int gimpi_group_getinst(gimpi_groups_t *self, const char *group, int tid);
-int gimpi_group_gsize(gimpi_groups_t *self, const char *group);
-int gimpi_group_barrier(gimpi_groups_t *self, const char *group, int count);
-int gimpi_group_freeze(gimpi_groups_t *self, const char *group, int size);
+GIMPI_EXPORT int gimpi_group_join(gimpi_groups_t *self, const char *group);
+GIMPI_EXPORT int gimpi_group_leave(gimpi_groups_t *self, const char *group);
+GIMPI_EXPORT int gimpi_group_gettid(gimpi_groups_t *self, const char *group, int inst);
+GIMPI_EXPORT int gimpi_group_getinst(gimpi_groups_t *self, const char *group, int tid);
+GIMPI_EXPORT int gimpi_group_gsize(gimpi_groups_t *self, const char *group);
+GIMPI_EXPORT int gimpi_group_barrier(gimpi_groups_t *self, const char *group, int count);
+GIMPI_EXPORT int gimpi_group_freeze(gimpi_groups_t *self, const char *group, int size);
 
 /*  Waits (bounded) until groupd has processed every leave this object sent: 0, or
  *  GIMPI_ESYSERR when groupd is gone (then every later call fails too).  Returns at once
  *  when nothing is outstanding. */
-int gimpi_groups_flush(gimpi_groups_t *self);
+GIMPI_EXPORT int gimpi_groups_flush(gimpi_groups_t *self);
 
 /*  What a task registered: its IMPI proc (host id + pid), its host contact and its OS
  *  process. */
@@ -100,10 +103,10 @@ typedef struct {
 
 /*  Looks a tid up in groupd (one round trip): 0, GIMPI_ENOTASK when no such task is
  *  registered (or it is gone), GIMPI_ESYSERR. */
-int gimpi_group_lookup(gimpi_groups_t *self, int tid, gimpi_task_info_t *info);
+GIMPI_EXPORT int gimpi_group_lookup(gimpi_groups_t *self, int tid, gimpi_task_info_t *info);
 
 /*  Counters for tests and benchmarks: queries answered from the cache, round trips. */
-void gimpi_groups_counters(gimpi_groups_t *self, uint64_t *local, uint64_t *remote);
+GIMPI_EXPORT void gimpi_groups_counters(gimpi_groups_t *self, uint64_t *local, uint64_t *remote);
 
 /*  A group's membership at one moment (for the collectives, gimpi_coll.h). */
 typedef struct {
@@ -116,6 +119,7 @@ typedef struct {
 
 /*  Fills snap from the membership cache when it is current, else with one SNAPSHOT round
  *  trip.  Returns the number of members, GIMPI_ENOGROUP, GIMPI_ENULLGROUP, GIMPI_ESYSERR. */
+GIMPI_EXPORT
 int gimpi_group_snapshot(gimpi_groups_t *self, const char *group, gimpi_group_snap_t *snap);
 
 #ifdef __cplusplus

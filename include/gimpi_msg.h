@@ -19,6 +19,8 @@
 #ifndef GIMPI_MSG_H
 #define GIMPI_MSG_H
 
+#include "gimpi_export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -64,6 +66,7 @@ typedef struct {
  *  freed afterwards) and this task's listening socket (the context owns it from now on,
  *  even on failure): meets every other host within timeout_ms and starts the progress
  *  thread.  Each task must be its host's only proc.  Returns NULL with a message in err. */
+GIMPI_EXPORT
 gimpi_msg_t *gimpi_msg_new(const struct impi_tables_t *tables, int rank, int listen_fd,
                            int timeout_ms, char *err, size_t errsize);
 
@@ -71,40 +74,41 @@ gimpi_msg_t *gimpi_msg_new(const struct impi_tables_t *tables, int rank, int lis
  *  with listen_fd before the port was announced; the context owns it as well.  Hosts of
  *  this machine then reach this one through it, and this one reaches theirs, over local
  *  (Unix-domain) sockets instead of loopback TCP, with the same IMPI bytes on them. */
+GIMPI_EXPORT
 gimpi_msg_t *gimpi_msg_new_local(const struct impi_tables_t *tables, int rank, int listen_fd,
                                  int local_fd, int timeout_ms, char *err, size_t errsize);
 
 /*  Makes the local twin of TCP listener listen_fd: an abstract Unix-domain listener named
  *  after its address and port, which hosts of this machine dial first.  Returns it, or -1
  *  when GIMPI_LOCAL_SOCKETS=0 or the name is taken (then TCP only). */
-int gimpi_msg_listen_local(int listen_fd);
+GIMPI_EXPORT int gimpi_msg_listen_local(int listen_fd);
 
 /*  Ends the job's data plane: completes every pending send (buffered ones included), then
  *  exchanges IMPI PK_FINI with every connected host and closes each connection once both
  *  sides sent it.  Bounded by timeout_ms.  Returns 0 or GIMPI_ESYSERR. */
-int gimpi_msg_finalize(gimpi_msg_t *self, int timeout_ms);
+GIMPI_EXPORT int gimpi_msg_finalize(gimpi_msg_t *self, int timeout_ms);
 
 /*  Stops the progress thread, closes everything, frees every request not yet waited for
  *  (their handles become invalid) and nulls the pointer.  Does not finalize: a peer still
  *  connected sees the connection drop. */
-void gimpi_msg_destroy(gimpi_msg_t **self_p);
+GIMPI_EXPORT void gimpi_msg_destroy(gimpi_msg_t **self_p);
 
 /*  Bound on every later blocking call (0 = none, the default; death of a peer is always
  *  noticed).  A call that runs out returns GIMPI_ESYSERR. */
-void gimpi_msg_set_timeout(gimpi_msg_t *self, int timeout_ms);
+GIMPI_EXPORT void gimpi_msg_set_timeout(gimpi_msg_t *self, int timeout_ms);
 
 /*  This task's tid, the number of tasks, and tid <-> world rank (-1 / GIMPI_EBADPARAM for
  *  unknown ones). */
-int gimpi_msg_mytid(gimpi_msg_t *self);
-int gimpi_msg_ntasks(gimpi_msg_t *self);
-int gimpi_msg_tid(gimpi_msg_t *self, int rank);
-int gimpi_msg_rank(gimpi_msg_t *self, int tid);
+GIMPI_EXPORT int gimpi_msg_mytid(gimpi_msg_t *self);
+GIMPI_EXPORT int gimpi_msg_ntasks(gimpi_msg_t *self);
+GIMPI_EXPORT int gimpi_msg_tid(gimpi_msg_t *self, int rank);
+GIMPI_EXPORT int gimpi_msg_rank(gimpi_msg_t *self, int tid);
 
 /*  Sets where the job's tids start: tid(rank) = base + rank + 1 (default base 0, i.e.
  *  tid = rank + 1).  gimpi_init sets it to the block groupd reserved for the job, so the
  *  data plane and groupd speak the same tids.  Call before any traffic.  0, or
  *  GIMPI_EBADPARAM when base < 0 or base + ntasks overflows. */
-int gimpi_msg_set_tidbase(gimpi_msg_t *self, int base);
+GIMPI_EXPORT int gimpi_msg_set_tidbase(gimpi_msg_t *self, int base);
 
 /* ---- dynamic hosts (doc/data-plane.md, "Dynamic hosts") ----
  *  Tasks outside the static tables (spawned children, tasks of other jobs) are reached
@@ -122,7 +126,7 @@ typedef int (*gimpi_msg_resolve_fn)(void *arg, int tid, uint8_t addr[16], int *p
 
 /*  Installs the resolver used when a call names a tid the context does not know (NULL:
  *  such calls fail with GIMPI_EBADPARAM, as without dynamic hosts). */
-void gimpi_msg_set_resolver(gimpi_msg_t *self, gimpi_msg_resolve_fn fn, void *arg);
+GIMPI_EXPORT void gimpi_msg_set_resolver(gimpi_msg_t *self, gimpi_msg_resolve_fn fn, void *arg);
 
 /*  A hook every send call (standard, synchronous, non-blocking, and the large-bcast
  *  forwarding) runs first, in the calling thread, without the context's lock.  The task
@@ -131,68 +135,78 @@ void gimpi_msg_set_resolver(gimpi_msg_t *self, gimpi_msg_resolve_fn fn, void *ar
 typedef void (*gimpi_msg_hook_fn)(void *arg);
 
 /*  Installs the send hook (NULL: none). */
-void gimpi_msg_set_send_hook(gimpi_msg_t *self, gimpi_msg_hook_fn fn, void *arg);
+GIMPI_EXPORT void gimpi_msg_set_send_hook(gimpi_msg_t *self, gimpi_msg_hook_fn fn, void *arg);
 
 /*  Calls tid at addr:port now (no resolver); returns at once (0), the connection is made
  *  in the background and messages to tid wait for it.  0 too when tid is already known. */
-int gimpi_msg_connect(gimpi_msg_t *self, int tid, const uint8_t addr[16], int port);
+GIMPI_EXPORT int gimpi_msg_connect(gimpi_msg_t *self, int tid, const uint8_t addr[16], int port);
 
 /*  Announces a task that will call us (a child just spawned): messages to it wait for its
  *  call instead of resolving it.  alive_fd (e.g. a pidfd, or -1) becomes readable when the
  *  task has died: if it has not called by then it is gone.  The context owns alive_fd. */
-int gimpi_msg_expect(gimpi_msg_t *self, int tid, int alive_fd);
+GIMPI_EXPORT int gimpi_msg_expect(gimpi_msg_t *self, int tid, int alive_fd);
 
 /*  This task's contact: the address (16-byte IMPI form) and port of its listening
  *  socket.  0, or GIMPI_ESYSERR when it has none. */
-int gimpi_msg_contact(gimpi_msg_t *self, uint8_t addr[16], int *port);
+GIMPI_EXPORT int gimpi_msg_contact(gimpi_msg_t *self, uint8_t addr[16], int *port);
 
 /*  Other tasks known to the context (static and dynamic) that are not gone. */
-int gimpi_msg_npeers(gimpi_msg_t *self);
+GIMPI_EXPORT int gimpi_msg_npeers(gimpi_msg_t *self);
 
 /*  Last error text of the context (which peer failed and how), "" when none. */
-const char *gimpi_msg_errmsg(gimpi_msg_t *self);
+GIMPI_EXPORT const char *gimpi_msg_errmsg(gimpi_msg_t *self);
 
 /*  Standard send: returns once buf may be reused (sent or copied into the library). */
-int gimpi_msg_send(gimpi_msg_t *self, int tid, int tag, const void *buf, size_t len);
+GIMPI_EXPORT int gimpi_msg_send(gimpi_msg_t *self, int tid, int tag, const void *buf, size_t len);
 /*  The same in context cid. */
+GIMPI_EXPORT
 int gimpi_msg_send_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf,
                        size_t len);
 /*  Synchronous send: returns once a receive on the destination matched the message. */
-int gimpi_msg_ssend(gimpi_msg_t *self, int tid, int tag, const void *buf, size_t len);
+GIMPI_EXPORT int gimpi_msg_ssend(gimpi_msg_t *self, int tid, int tag, const void *buf, size_t len);
 /*  Receive from tid (or GIMPI_ANY) with tag (or GIMPI_ANY) into buf of size bytes.  A
  *  longer message fills buf and returns GIMPI_EOVERFLOW (status->len has its length). */
+GIMPI_EXPORT
 int gimpi_msg_recv(gimpi_msg_t *self, int tid, int tag, void *buf, size_t size,
                    gimpi_status_t *status);
 /*  Waits until a matching message has arrived and describes it without receiving it. */
-int gimpi_msg_probe(gimpi_msg_t *self, int tid, int tag, gimpi_status_t *status);
+GIMPI_EXPORT int gimpi_msg_probe(gimpi_msg_t *self, int tid, int tag, gimpi_status_t *status);
 /*  Same without waiting: *flag = 1 and status filled when one is there, else *flag = 0. */
+GIMPI_EXPORT
 int gimpi_msg_iprobe(gimpi_msg_t *self, int tid, int tag, int *flag, gimpi_status_t *status);
 
 /*  Non-blocking send (flags: 0 or GIMPI_MSG_SYNC) and receive; buf must stay valid until
  *  the request completes.  *req receives a handle for wait/test/cancel. */
+GIMPI_EXPORT
 int gimpi_msg_isend(gimpi_msg_t *self, int tid, int tag, const void *buf, size_t len,
                     int flags, gimpi_msg_req_t **req);
+GIMPI_EXPORT
 int gimpi_msg_irecv(gimpi_msg_t *self, int tid, int tag, void *buf, size_t size,
                     gimpi_msg_req_t **req);
 
 /*  Waits for a request, fills status (when not NULL), frees it and nulls *req.  Returns
  *  the operation's result (status->error). */
-int gimpi_msg_wait(gimpi_msg_t *self, gimpi_msg_req_t **req, gimpi_status_t *status);
+GIMPI_EXPORT int gimpi_msg_wait(gimpi_msg_t *self, gimpi_msg_req_t **req, gimpi_status_t *status);
 /*  Like wait when the request is complete (*flag = 1); otherwise *flag = 0, returns 0. */
+GIMPI_EXPORT
 int gimpi_msg_test(gimpi_msg_t *self, gimpi_msg_req_t **req, int *flag,
                    gimpi_status_t *status);
 /*  Asks for a request to be cancelled; wait/test then tell (status->cancelled) whether it
  *  was.  A receive is cancelled while unmatched; a send while no receive matched it (this
  *  may need a round trip to the destination, IMPI's CANCEL). */
-int gimpi_msg_cancel(gimpi_msg_t *self, gimpi_msg_req_t *req);
+GIMPI_EXPORT int gimpi_msg_cancel(gimpi_msg_t *self, gimpi_msg_req_t *req);
 
 /*  The same with an explicit context id (see above). */
+GIMPI_EXPORT
 int gimpi_msg_isend_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf,
                         size_t len, int flags, gimpi_msg_req_t **req);
+GIMPI_EXPORT
 int gimpi_msg_irecv_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, void *buf,
                         size_t size, gimpi_msg_req_t **req);
+GIMPI_EXPORT
 int gimpi_msg_iprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int *flag,
                          gimpi_status_t *status);
+GIMPI_EXPORT
 int gimpi_msg_probe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag,
                         gimpi_status_t *status);
 /*  Probe waiting at most timeout_ms (0: just look, < 0: no limit beyond the context's):
@@ -200,18 +214,20 @@ int gimpi_msg_probe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag,
  *  when the time ran out; < 0 on failure (a named source gone; with no limit, nothing
  *  matching queued and either any source and every other task gone, or watch_tid — a
  *  task whose departure ends the wait, GIMPI_ANY for none — gone). */
+GIMPI_EXPORT
 int gimpi_msg_tprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int timeout_ms,
                          int watch_tid, int *flag, gimpi_status_t *status);
 /*  Receive with allocation: waits as gimpi_msg_tprobe_cid, then receives the message it
  *  found, whole, into new memory: *data (malloc'd, at least 1 byte; the caller frees it),
  *  status its envelope.  *flag = 0 (and *data NULL) when the time ran out. */
+GIMPI_EXPORT
 int gimpi_msg_take_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int timeout_ms,
                        int watch_tid, int *flag, gimpi_status_t *status, void **data);
 
 /*  The IMPI client a tid's task belongs to (-1 when unknown), and IMPI's MAXLINEAR (the
  *  collectives' switch from linear to tree algorithms between clients). */
-int gimpi_msg_client(gimpi_msg_t *self, int tid);
-int gimpi_msg_maxlinear(gimpi_msg_t *self);
+GIMPI_EXPORT int gimpi_msg_client(gimpi_msg_t *self, int tid);
+GIMPI_EXPORT int gimpi_msg_maxlinear(gimpi_msg_t *self);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,8 @@
 #ifndef GIMPI_PVM3_H
 #define GIMPI_PVM3_H
 
+#include "gimpi_export.h"
+
 #include <sys/time.h>
 
 #ifdef __cplusplus
@@ -152,100 +154,104 @@ extern "C" {
 
 /*  The last error code a call returned (not reset by successful calls), and the debug
  *  mask (the same value as the PvmDebugMask option).  Real variables, as in libpvm. */
-extern int pvm_errno;
-extern int pvmdebmask;
+GIMPI_EXPORT extern int pvm_errno;
+GIMPI_EXPORT extern int pvmdebmask;
 
 /* ---- tasks and options ---- */
-int pvm_mytid(void);
-int pvm_parent(void);
-int pvm_siblings(int **tids);
-int pvm_exit(void);
-int pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *tids);
-int pvm_kill(int tid);
-int pvm_perror(char *msg);
-int pvm_setopt(int what, int val);
-int pvm_getopt(int what);
-int pvmsleep(int secs);
-int pvmgetclock(struct timeval *tv);
+GIMPI_EXPORT int pvm_mytid(void);
+GIMPI_EXPORT int pvm_parent(void);
+GIMPI_EXPORT int pvm_siblings(int **tids);
+GIMPI_EXPORT int pvm_exit(void);
+GIMPI_EXPORT int pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *tids);
+GIMPI_EXPORT int pvm_kill(int tid);
+GIMPI_EXPORT int pvm_perror(char *msg);
+GIMPI_EXPORT int pvm_setopt(int what, int val);
+GIMPI_EXPORT int pvm_getopt(int what);
+GIMPI_EXPORT int pvmsleep(int secs);
+GIMPI_EXPORT int pvmgetclock(struct timeval *tv);
 
 /* ---- message buffers ---- */
-int pvm_mkbuf(int encoding);
-int pvm_freebuf(int bufid);
-int pvm_getsbuf(void);
-int pvm_getrbuf(void);
-int pvm_setsbuf(int bufid);
-int pvm_setrbuf(int bufid);
-int pvm_initsend(int encoding);
-int pvm_bufinfo(int bufid, int *bytes, int *msgtag, int *tid);
+GIMPI_EXPORT int pvm_mkbuf(int encoding);
+GIMPI_EXPORT int pvm_freebuf(int bufid);
+GIMPI_EXPORT int pvm_getsbuf(void);
+GIMPI_EXPORT int pvm_getrbuf(void);
+GIMPI_EXPORT int pvm_setsbuf(int bufid);
+GIMPI_EXPORT int pvm_setrbuf(int bufid);
+GIMPI_EXPORT int pvm_initsend(int encoding);
+GIMPI_EXPORT int pvm_bufinfo(int bufid, int *bytes, int *msgtag, int *tid);
 
 /* ---- packing (n elements, every stride-th) ---- */
-int pvm_pkbyte(char *xp, int n, int stride);
-int pvm_pkcplx(float *xp, int n, int stride);
-int pvm_pkdcplx(double *xp, int n, int stride);
-int pvm_pkdouble(double *xp, int n, int stride);
-int pvm_pkfloat(float *xp, int n, int stride);
-int pvm_pkint(int *xp, int n, int stride);
-int pvm_pklong(long *xp, int n, int stride);
-int pvm_pkshort(short *xp, int n, int stride);
-int pvm_pkuint(unsigned int *xp, int n, int stride);
-int pvm_pkulong(unsigned long *xp, int n, int stride);
-int pvm_pkushort(unsigned short *xp, int n, int stride);
-int pvm_pkstr(char *s);
+GIMPI_EXPORT int pvm_pkbyte(char *xp, int n, int stride);
+GIMPI_EXPORT int pvm_pkcplx(float *xp, int n, int stride);
+GIMPI_EXPORT int pvm_pkdcplx(double *xp, int n, int stride);
+GIMPI_EXPORT int pvm_pkdouble(double *xp, int n, int stride);
+GIMPI_EXPORT int pvm_pkfloat(float *xp, int n, int stride);
+GIMPI_EXPORT int pvm_pkint(int *xp, int n, int stride);
+GIMPI_EXPORT int pvm_pklong(long *xp, int n, int stride);
+GIMPI_EXPORT int pvm_pkshort(short *xp, int n, int stride);
+GIMPI_EXPORT int pvm_pkuint(unsigned int *xp, int n, int stride);
+GIMPI_EXPORT int pvm_pkulong(unsigned long *xp, int n, int stride);
+GIMPI_EXPORT int pvm_pkushort(unsigned short *xp, int n, int stride);
+GIMPI_EXPORT int pvm_pkstr(char *s);
 
 /* ---- unpacking ---- */
-int pvm_upkbyte(char *xp, int n, int stride);
-int pvm_upkcplx(float *xp, int n, int stride);
-int pvm_upkdcplx(double *xp, int n, int stride);
-int pvm_upkdouble(double *xp, int n, int stride);
-int pvm_upkfloat(float *xp, int n, int stride);
-int pvm_upkint(int *xp, int n, int stride);
-int pvm_upklong(long *xp, int n, int stride);
-int pvm_upkshort(short *xp, int n, int stride);
-int pvm_upkuint(unsigned int *xp, int n, int stride);
-int pvm_upkulong(unsigned long *xp, int n, int stride);
-int pvm_upkushort(unsigned short *xp, int n, int stride);
-int pvm_upkstr(char *s);
+GIMPI_EXPORT int pvm_upkbyte(char *xp, int n, int stride);
+GIMPI_EXPORT int pvm_upkcplx(float *xp, int n, int stride);
+GIMPI_EXPORT int pvm_upkdcplx(double *xp, int n, int stride);
+GIMPI_EXPORT int pvm_upkdouble(double *xp, int n, int stride);
+GIMPI_EXPORT int pvm_upkfloat(float *xp, int n, int stride);
+GIMPI_EXPORT int pvm_upkint(int *xp, int n, int stride);
+GIMPI_EXPORT int pvm_upklong(long *xp, int n, int stride);
+GIMPI_EXPORT int pvm_upkshort(short *xp, int n, int stride);
+GIMPI_EXPORT int pvm_upkuint(unsigned int *xp, int n, int stride);
+GIMPI_EXPORT int pvm_upkulong(unsigned long *xp, int n, int stride);
+GIMPI_EXPORT int pvm_upkushort(unsigned short *xp, int n, int stride);
+GIMPI_EXPORT int pvm_upkstr(char *s);
 
 /* ---- printf-like packing: "%+" (initsend, takes the encoding), then specs
  *      %[count|*][.stride|.*][h|l|u...](c|d|f|x|s); with a count or stride the argument
  *      is a pointer, otherwise a value (unpacking always takes pointers) ---- */
-int pvm_packf(const char *fmt, ...);
-int pvm_unpackf(const char *fmt, ...);
+GIMPI_EXPORT int pvm_packf(const char *fmt, ...);
+GIMPI_EXPORT int pvm_unpackf(const char *fmt, ...);
 
 /* ---- point-to-point messages (tid and tag -1 are wildcards when receiving) ---- */
-int pvm_send(int tid, int msgtag);
-int pvm_mcast(int *tids, int ntask, int msgtag);
-int pvm_recv(int tid, int msgtag);
-int pvm_nrecv(int tid, int msgtag);
-int pvm_trecv(int tid, int msgtag, struct timeval *tmout);
-int pvm_probe(int tid, int msgtag);
-int pvm_psend(int tid, int msgtag, void *buf, int len, int datatype);
+GIMPI_EXPORT int pvm_send(int tid, int msgtag);
+GIMPI_EXPORT int pvm_mcast(int *tids, int ntask, int msgtag);
+GIMPI_EXPORT int pvm_recv(int tid, int msgtag);
+GIMPI_EXPORT int pvm_nrecv(int tid, int msgtag);
+GIMPI_EXPORT int pvm_trecv(int tid, int msgtag, struct timeval *tmout);
+GIMPI_EXPORT int pvm_probe(int tid, int msgtag);
+GIMPI_EXPORT int pvm_psend(int tid, int msgtag, void *buf, int len, int datatype);
+GIMPI_EXPORT
 int pvm_precv(int tid, int msgtag, void *buf, int len, int datatype,
               int *rtid, int *rtag, int *rlen);
 
 /* ---- dynamic groups ---- */
-int pvm_joingroup(char *group);
-int pvm_lvgroup(char *group);
-int pvm_gettid(char *group, int inum);
-int pvm_getinst(char *group, int tid);
-int pvm_gsize(char *group);
-int pvm_barrier(char *group, int count);
-int pvm_bcast(char *group, int msgtag);
-int pvm_freezegroup(char *group, int size);
+GIMPI_EXPORT int pvm_joingroup(char *group);
+GIMPI_EXPORT int pvm_lvgroup(char *group);
+GIMPI_EXPORT int pvm_gettid(char *group, int inum);
+GIMPI_EXPORT int pvm_getinst(char *group, int tid);
+GIMPI_EXPORT int pvm_gsize(char *group);
+GIMPI_EXPORT int pvm_barrier(char *group, int count);
+GIMPI_EXPORT int pvm_bcast(char *group, int msgtag);
+GIMPI_EXPORT int pvm_freezegroup(char *group, int size);
+GIMPI_EXPORT
 int pvm_reduce(void (*func)(int *datatype, void *x, void *y, int *num, int *info),
                void *data, int count, int datatype, int msgtag, char *group, int rootginst);
+GIMPI_EXPORT
 int pvm_gather(void *result, void *data, int count, int datatype, int msgtag,
                char *group, int rootginst);
+GIMPI_EXPORT
 int pvm_scatter(void *result, void *data, int count, int datatype, int msgtag,
                 char *group, int rootginst);
 
 /*  Predefined reduce functions: x[i] = x[i] op y[i] for *num elements of *datatype;
  *  *info < 0 on a bad datatype.  All parameters are pointers, so K&R redeclarations
  *  (`extern void PvmSum();`) remain compatible. */
-void PvmMax(int *datatype, void *x, void *y, int *num, int *info);
-void PvmMin(int *datatype, void *x, void *y, int *num, int *info);
-void PvmSum(int *datatype, void *x, void *y, int *num, int *info);
-void PvmProduct(int *datatype, void *x, void *y, int *num, int *info);
+GIMPI_EXPORT void PvmMax(int *datatype, void *x, void *y, int *num, int *info);
+GIMPI_EXPORT void PvmMin(int *datatype, void *x, void *y, int *num, int *info);
+GIMPI_EXPORT void PvmSum(int *datatype, void *x, void *y, int *num, int *info);
+GIMPI_EXPORT void PvmProduct(int *datatype, void *x, void *y, int *num, int *info);
 
 #ifdef __cplusplus
 }

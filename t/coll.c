@@ -10,7 +10,7 @@
  */
 #include "dp_harness.h"
 #include "gimpi_coll.h"
-#include "base/gimpi_ops.h"
+#include "gimpi_ops.h"
 #include "gtap.h"
 #include "testlib.h"
 

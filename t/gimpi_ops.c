@@ -4,7 +4,7 @@
  */
 #include "gtap.h"
 #include "gimpi.h"
-#include "base/gimpi_ops.h"
+#include "gimpi_ops.h"
 
 #include <limits.h>
 #include <string.h>

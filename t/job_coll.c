@@ -8,7 +8,7 @@
  *  Prints "rank R ok" and exits 0, or "rank R FAIL line L: ..." and exits 1.
  */
 #include "gimpi.h"
-#include "base/gimpi_ops.h"
+#include "gimpi_ops.h"
 #include "taskcheck.h"
 #include "testlib.h"
 

@@ -75,7 +75,8 @@ for h in $headers; do
           grep -Ev '^(typedef|return|if|while|for|switch)\b' |
           sed -E 's/.*[ *]([A-Za-z_][A-Za-z0-9_]*)\($/\1/' | sort -u)
     missing=$(for f in $fns; do [ -f "$mandir/man3/$f.3" ] || echo "$f"; done)
-    [ -n "$fns" ] && [ -n "$mandir" ] && [ -z "$missing" ]
+    # (gimpi_export.h declares only the GIMPI_EXPORT mark, no function)
+    { [ -n "$fns" ] || [ "$h" = gimpi_export.h ]; } && [ -n "$mandir" ] && [ -z "$missing" ]
     ok $? "man finds a page for every function of $h ($(echo $fns | wc -w) functions)"
     [ -z "$missing" ] || echo "# missing: $(echo $missing)"
 done

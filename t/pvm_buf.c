@@ -5,7 +5,7 @@
  */
 #include "gtap.h"
 #include "gimpi.h"
-#include "base/gimpi_ops.h"
+#include "gimpi_ops.h"
 #include "pvm/pvm_buf.h"
 
 #include <string.h>

@@ -1,20 +1,43 @@
-/*  gimpi_ops.c — the reduction operators of gimpi_ops.h, generated per C type.
+/*  gimpi_ops.c — the datatype table and the reduction operators of <gimpi_ops.h>, the
+ *  operators generated per C type.
  *
  *  Integer sums and products wrap around in the type's width (computed in the unsigned
  *  type of the same width, so there is no undefined behaviour), floating types follow
  *  IEEE arithmetic, complex min/max keep the operand with the smaller/larger modulus
  *  (x wins ties), complex product is the complex multiplication.
  */
-#include "base/gimpi_ops.h"
-#include "gimpi.h"
+#include "gimpi_ops.h"
+#include "gimpi_errors.h"
 
 #include <string.h>
 
-#define GIMPI_X_DT_ROW(name, value, ctype, size) { "PVM_" #name, size },
+/*  PVM's datatypes, one row each: X(name, value, element size).  The values are those of
+ *  the public enum (checked below), the rows are in value order. */
+#define GIMPI_DATATYPES(X)                              \
+    X(STR,    0,  1)                                    \
+    X(BYTE,   1,  1)                                    \
+    X(SHORT,  2,  sizeof(short))                        \
+    X(INT,    3,  sizeof(int))                          \
+    X(FLOAT,  4,  sizeof(float))                        \
+    X(CPLX,   5,  2 * sizeof(float))                    \
+    X(DOUBLE, 6,  sizeof(double))                       \
+    X(DCPLX,  7,  2 * sizeof(double))                   \
+    X(LONG,   8,  sizeof(long))                         \
+    X(USHORT, 9,  sizeof(short))                        \
+    X(UINT,   10, sizeof(int))                          \
+    X(ULONG,  11, sizeof(long))
+
+#define GIMPI_X_DT_CHECK(name, value, size) \
+    _Static_assert(GIMPI_##name == value, "gimpi_ops.h: GIMPI_" #name);
+GIMPI_DATATYPES(GIMPI_X_DT_CHECK)
+#undef GIMPI_X_DT_CHECK
+
+#define GIMPI_X_DT_ROW(name, value, size) { "PVM_" #name, size },
 static const struct { const char *name; size_t size; } s_types[] = {
     GIMPI_DATATYPES(GIMPI_X_DT_ROW)
 };
 #undef GIMPI_X_DT_ROW
+_Static_assert(sizeof s_types / sizeof s_types[0] == GIMPI_NDATATYPES, "one row per datatype");
 
 /*  Element size of a datatype. */
 size_t gimpi_datatype_size(int datatype)

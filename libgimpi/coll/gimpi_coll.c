@@ -10,7 +10,7 @@
 #include "gimpi_coll.h"
 #include "gimpi.h"            /* the GIMPI_E* codes */
 #include "net/gimpi_msg_fwd.h"
-#include "base/gimpi_ops.h"
+#include "gimpi_ops.h"
 #include "coll/impi_coll.h"
 
 #include <assert.h>
@@ -723,18 +723,16 @@ static int s_reduce_local(gimpi_coll_t *self, const combine_t *c, const int *m, 
  *  master: its first member), then the masters' phase — linear up to MAXLINEAR masters
  *  (every other master sends its partial result to the root, which folds them in master
  *  order), binomial tree on v = (mynum - rootnum) mod n above — with IMPI_TAG_REDUCE on
- *  the point-to-point context, as LAM sends it.  The masters' messages carry bare data (no
- *  status), as IMPI's do. */
+ *  the point-to-point context, as LAM sends it (impi_masters_reduce).  The masters'
+ *  messages carry bare data (no status), as IMPI's do; a master whose part failed sends
+ *  a 0-byte message instead, which fails the receiver's fold. */
 static int s_reduce_clients(gimpi_coll_t *self, const combine_t *c, const int *m, int n,
                             int pos, int rootpos, void *data, int count, int tag, const int *cl)
 {
     int *local = malloc((size_t)n * sizeof *local), *mas = malloc((size_t)n * sizeof *mas);
-    size_t bytes = (size_t)count * c->esize;
-    uint8_t *tmp = malloc(bytes);
-    if (!local || !mas || !tmp) {
+    if (!local || !mas) {
         free(local);
         free(mas);
-        free(tmp);
         return GIMPI_ENOMEM;
     }
     int nl = 0, mypos = 0, lroot = 0, nm = 0, mynum = -1, rootnum = 0;
@@ -761,43 +759,10 @@ static int s_reduce_clients(gimpi_coll_t *self, const combine_t *c, const int *m
         }
     }
     int rc = s_reduce_local(self, c, local, nl, mypos, lroot, data, count, tag);
-    int maxlinear = gimpi_msg_maxlinear(self->msg), itag = IMPI_TAG_REDUCE;
-    gimpi_status_t st;
-    if (mynum >= 0 && nm <= maxlinear) {
-        if (mynum == rootnum) {
-            for (int k = 0; k < nm; k++) {
-                if (k == rootnum)
-                    continue;
-                int r = gimpi_msg_recv(self->msg, mas[k], itag, tmp, bytes, &st);
-                r = r < 0 || st.len != bytes ? GIMPI_ESYSERR : 0;
-                if (r == 0 && rc == 0)
-                    r = s_combine(c, data, tmp, count);
-                rc = s_worse(rc, r);
-            }
-        } else if (gimpi_msg_send(self->msg, mas[rootnum], itag, data, bytes) < 0)
-            rc = GIMPI_ESYSERR;
-    } else if (mynum >= 0) {
-        int v = (mynum - rootnum + nm) % nm;
-        for (int i = 0; (1 << i) < nm; i++) {
-            if (v & (1 << i)) {
-                int to = mas[((v & ~(1 << i)) + rootnum) % nm];
-                if (gimpi_msg_send(self->msg, to, itag, data, bytes) < 0)
-                    rc = GIMPI_ESYSERR;
-                break;
-            }
-            if ((v | (1 << i)) < nm) {
-                int from = mas[((v | (1 << i)) + rootnum) % nm];
-                int r = gimpi_msg_recv(self->msg, from, itag, tmp, bytes, &st);
-                r = r < 0 || st.len != bytes ? GIMPI_ESYSERR : 0;
-                if (r == 0 && rc == 0)
-                    r = s_combine(c, data, tmp, count);
-                rc = s_worse(rc, r);
-            }
-        }
-    }
+    rc = impi_masters_reduce(self->msg, mas, nm, mynum, rootnum, gimpi_msg_maxlinear(self->msg),
+                             c->op, c->datatype, data, count, rc);
     free(local);
     free(mas);
-    free(tmp);
     return rc;
 }
 

@@ -9,7 +9,7 @@
  */
 #include "pvm/pvm_buf.h"
 #include "gimpi.h"
-#include "base/gimpi_ops.h"
+#include "gimpi_ops.h"
 #include "impi/impi_wire.h"
 
 #include <assert.h>

@@ -13,7 +13,7 @@
 #include "pvm3.h"
 #include "pvm/pvm_ctx.h"
 #include "gimpi.h"
-#include "base/gimpi_ops.h"
+#include "gimpi_ops.h"
 
 #include <stdbool.h>
 #include <stddef.h>

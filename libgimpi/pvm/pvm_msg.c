@@ -10,7 +10,7 @@
  */
 #include "pvm3.h"
 #include "pvm/pvm_ctx.h"
-#include "base/gimpi_ops.h"
+#include "gimpi_ops.h"
 
 #include <limits.h>
 #include <stddef.h>

@@ -4,7 +4,7 @@
  *  a datatype the operators do not cover (PVM_STR, unknown).
  */
 #include "pvm3.h"
-#include "base/gimpi_ops.h"
+#include "gimpi_ops.h"
 
 #include <stddef.h>
 

@@ -205,7 +205,7 @@ int gimpi_finalize(gimpi_t **self_p)
         return 0;
     int timeout = s_timeout_ms("GIMPI_FINALIZE_TIMEOUT", 60);
     gimpi_msg_set_timeout(self->msg, timeout);
-    int rc = impi_world_barrier(self->msg, self->job.tables, self->job.world_rank);
+    int rc = impi_world_barrier(self->msg);
     int rc2 = gimpi_msg_finalize(self->msg, timeout);
     gimpi_abort(self_p);
     return rc ? rc : rc2;
