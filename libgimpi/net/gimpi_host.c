@@ -16,6 +16,7 @@
  *  (doc/data-plane.md, "Local sockets").  GIMPI_LOCAL_SOCKETS=0 turns it off.
  */
 #include "net/gimpi_host.h"
+#include "net/msg_dynhost.h"    /* GIMPI_INTRO_MARKER: a dynamic caller too early */
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -364,45 +365,6 @@ out:
     free(socks);
     free(pfd);
     return rc;
-}
-
-/*  Writes an introduction or answer. */
-void gimpi_intro_encode(uint8_t out[GIMPI_INTRO_SIZE], const gimpi_intro_t *in)
-{
-    impi_put32(out, GIMPI_INTRO_MARKER);
-    impi_put32(out + 4, in->word);
-    impi_put32(out + 8, (uint32_t)in->tid);
-    impi_put32(out + 12, (uint32_t)in->target);
-    impi_put32(out + 16, in->pktlen);
-    impi_put32(out + 20, in->ackmark);
-    impi_put32(out + 24, in->hiwater);
-    impi_proc_encode(out + 28, &in->proc);
-}
-
-/*  Reads an introduction or answer. */
-int gimpi_intro_decode(const uint8_t in[GIMPI_INTRO_SIZE], gimpi_intro_t *out)
-{
-    if (impi_get32(in) != GIMPI_INTRO_MARKER)
-        return -1;
-    out->word = impi_get32(in + 4);
-    out->tid = (int)impi_get32(in + 8);
-    out->target = (int)impi_get32(in + 12);
-    out->pktlen = impi_get32(in + 16);
-    out->ackmark = impi_get32(in + 20);
-    out->hiwater = impi_get32(in + 24);
-    impi_proc_decode(in + 28, &out->proc);
-    return 0;
-}
-
-/*  Words for the answer statuses. */
-const char *gimpi_intro_strstatus(uint32_t status)
-{
-    static const char *const text[] = {
-        "accepted", "unknown introduction version", "not the task asked for",
-        "already connected", "both called at once (the other call wins)",
-        "the task is leaving or knows the caller gone", "bad tid or parameters",
-    };
-    return status < sizeof text / sizeof *text ? text[status] : "unknown status";
 }
 
 /*  Non-blocking connect, from address `from` when given. */
