@@ -587,6 +587,85 @@ int msg_queue_fini(gimpi_msg_t *self, int h)
     return 0;
 }
 
+/*  A continuation DATA packet of a long message from world rank p on connection h: its
+ *  payload goes to the matched receive waiting for it. */
+static int s_on_cont(gimpi_msg_t *self, int h, int p, const impi_packet_t *pk)
+{
+    conn_t *c = &self->conns[h];
+    gimpi_msg_req_t *r;
+    for (r = self->match.long_recvs.head; r; r = QUEUE_NEXT(r))
+        if (r->id == pk->drqid)
+            break;
+    if (!r || r->src != p || r->msglen != pk->msglen || r->recvd + pk->len > pk->msglen) {
+        s_fault(self, h, "DATA continuation for no receive (drqid %llu)",
+                (unsigned long long)pk->drqid);
+        return -1;
+    }
+    c->rkind = R_CONT;
+    c->rreq = r;
+    c->rdst = r->recvd < r->size ? r->rbuf + r->recvd : NULL;
+    c->rdst_len = r->recvd < r->size
+                      ? (pk->len < r->size - r->recvd ? pk->len : r->size - r->recvd)
+                      : 0;
+    c->rpay_total = pk->len;
+    c->rpay_off = 0;
+    c->rphase = 1;
+    return 0;
+}
+
+/*  A control packet from world rank p on connection h: PROTOACK credit, SYNCACK (the rest
+ *  of a long send may go), CANCEL and its replies. */
+static int s_on_control(gimpi_msg_t *self, int h, int p, const impi_packet_t *pk)
+{
+    conn_t *c = &self->conns[h];
+    peer_t *peer = &self->peers[p];
+    gimpi_msg_req_t *r;
+    switch (pk->type) {
+    case IMPI_PK_PROTOACK:
+        peer->tx_count = peer->tx_count > c->ackmark ? peer->tx_count - c->ackmark : 0;
+        return msg_flush(self, h);
+    case IMPI_PK_SYNCACK:
+        r = s_find_out(self, p, pk->srqid);
+        if (r && r->state == S_WAITACK) {
+            r->acked = 1;
+            if (r->is_long) {
+                r->drqid = pk->drqid;
+                r->state = S_REST;
+                QUEUE_PUSH(&peer->streaming_sends, r);
+                return msg_flush(self, h);
+            }
+            s_send_check(self, r);
+        }
+        return 0;
+    case IMPI_PK_CANCEL: {
+        umsg_t *um;
+        for (um = self->match.unexpected.tail; um; um = um->prev)     /* newest first (§4.8) */
+            if (um->src == p && um->srqid == pk->srqid && um->complete)
+                break;
+        if (um) {
+            msg_um_remove(self, um);
+            msg_um_free(um);
+        }
+        msg_queue_ctl(self, p, um ? IMPI_PK_CANCELYES : IMPI_PK_CANCELNO, pk->srqid, 0, pk->tag,
+                      pk->cid);
+        return c->state == C_OPEN ? 0 : -1;
+    }
+    case IMPI_PK_CANCELYES:
+    case IMPI_PK_CANCELNO:
+        r = s_find_out(self, p, pk->srqid);
+        if (r && r->cancel_wait) {
+            r->cancel_wait = 0;
+            if (pk->type == IMPI_PK_CANCELYES) {
+                r->cancelled = 1;
+                msg_complete(self, r, 0);
+            } else
+                s_send_check(self, r);
+        }
+        return 0;
+    }
+    return 0;
+}
+
 /*  A whole 128-byte header has been read on connection h. */
 static int s_on_header(gimpi_msg_t *self, int h)
 {
@@ -633,75 +712,15 @@ static int s_on_header(gimpi_msg_t *self, int h)
                 return -1;
         }
     }
-    gimpi_msg_req_t *r;
     switch (pk.type) {
     case IMPI_PK_DATA:
     case IMPI_PK_DATASYNC:
         c->big = pk.len >= DIRECT_MIN;
-        if (pk.type == IMPI_PK_DATA && pk.len < pk.msglen) {    /* continuation */
-            for (r = self->match.long_recvs.head; r; r = QUEUE_NEXT(r))
-                if (r->id == pk.drqid)
-                    break;
-            if (!r || r->src != p || r->msglen != pk.msglen || r->recvd + pk.len > pk.msglen) {
-                s_fault(self, h, "DATA continuation for no receive (drqid %llu)",
-                        (unsigned long long)pk.drqid);
-                return -1;
-            }
-            c->rkind = R_CONT;
-            c->rreq = r;
-            c->rdst = r->recvd < r->size ? r->rbuf + r->recvd : NULL;
-            c->rdst_len = r->recvd < r->size
-                              ? (pk.len < r->size - r->recvd ? pk.len : r->size - r->recvd)
-                              : 0;
-            c->rpay_total = pk.len;
-            c->rpay_off = 0;
-            c->rphase = 1;
-            return 0;
-        }
+        if (pk.type == IMPI_PK_DATA && pk.len < pk.msglen)     /* continuation */
+            return s_on_cont(self, h, p, &pk);
         return s_on_first(self, c, p, &pk);
-    case IMPI_PK_PROTOACK:
-        peer->tx_count = peer->tx_count > c->ackmark ? peer->tx_count - c->ackmark : 0;
-        return msg_flush(self, h);
-    case IMPI_PK_SYNCACK:
-        r = s_find_out(self, p, pk.srqid);
-        if (r && r->state == S_WAITACK) {
-            r->acked = 1;
-            if (r->is_long) {
-                r->drqid = pk.drqid;
-                r->state = S_REST;
-                QUEUE_PUSH(&peer->streaming_sends, r);
-                return msg_flush(self, h);
-            }
-            s_send_check(self, r);
-        }
-        return 0;
-    case IMPI_PK_CANCEL: {
-        umsg_t *um;
-        for (um = self->match.unexpected.tail; um; um = um->prev)     /* newest first (§4.8) */
-            if (um->src == p && um->srqid == pk.srqid && um->complete)
-                break;
-        if (um) {
-            msg_um_remove(self, um);
-            msg_um_free(um);
-        }
-        msg_queue_ctl(self, p, um ? IMPI_PK_CANCELYES : IMPI_PK_CANCELNO, pk.srqid, 0, pk.tag,
-                    pk.cid);
-        return c->state == C_OPEN ? 0 : -1;
     }
-    case IMPI_PK_CANCELYES:
-    case IMPI_PK_CANCELNO:
-        r = s_find_out(self, p, pk.srqid);
-        if (r && r->cancel_wait) {
-            r->cancel_wait = 0;
-            if (pk.type == IMPI_PK_CANCELYES) {
-                r->cancelled = 1;
-                msg_complete(self, r, 0);
-            } else
-                s_send_check(self, r);
-        }
-        return 0;
-    }
-    return 0;
+    return s_on_control(self, h, p, &pk);
 }
 
 /*  The payload of the current packet of connection h is all in. */

@@ -24,26 +24,11 @@ gimpi_msg_t *gimpi_msg_new(const struct impi_tables_t *t, int rank, int listen_f
     return gimpi_msg_new_local(t, rank, listen_fd, -1, timeout_ms, err, errsize);
 }
 
-/*  Creates the context: tables copied, hosts met, progress thread started. */
-gimpi_msg_t *gimpi_msg_new_local(const struct impi_tables_t *t, int rank, int listen_fd,
-                                 int local_fd, int timeout_ms, char *err, size_t errsize)
+/*  The context's settings: tables' parameters (IMPI's defaults where they have none),
+ *  the environment's (GIMPI_DEBUG, GIMPI_SPIN_US), locks, listeners. */
+static void s_settings(gimpi_msg_t *self, const impi_tables_t *t, int rank, int myhost,
+                       int listen_fd, int local_fd, int timeout_ms)
 {
-    int myhost = -1;
-    gimpi_msg_t *self = NULL;
-    if (!t || rank < 0 || rank >= t->nprocs || t->nhosts < 1 || !t->procs || !t->hosts)
-        snprintf(err, errsize, "bad tables or rank %d", rank);
-    else if ((myhost = t->procs[rank].host) < 0 || myhost >= t->nhosts
-             || t->hosts[myhost].nprocs != 1)
-        snprintf(err, errsize, "rank %d must be the only proc of its host", rank);
-    else if (!(self = calloc(1, sizeof *self)))
-        snprintf(err, errsize, "out of memory");
-    if (!self) {
-        if (listen_fd >= 0)
-            close(listen_fd);
-        if (local_fd >= 0)
-            close(local_fd);
-        return NULL;
-    }
     pthread_mutex_init(&self->mu, NULL);
     pthread_mutex_init(&self->prog.doze_mu, NULL);
     pthread_cond_init(&self->cv, NULL);
@@ -70,16 +55,18 @@ gimpi_msg_t *gimpi_msg_new_local(const struct impi_tables_t *t, int rank, int li
     self->debug = dbg && *dbg && strcmp(dbg, "0") != 0;
     const char *spin = getenv("GIMPI_SPIN_US");
     self->prog.spin_us = spin ? atoi(spin) : SPIN_US_DEFAULT;
-    self->peers = calloc((size_t)t->nprocs, sizeof *self->peers);
-    self->conns = calloc((size_t)t->nhosts, sizeof *self->conns);
-    int *fds = calloc((size_t)t->nhosts, sizeof *fds);
-    if (!self->peers || !self->conns || !fds)
-        goto nomem;
+}
+
+/*  The static peers and connections from the tables (all connections closed yet).  0, or
+ *  -1 with a message. */
+static int s_static_peers(gimpi_msg_t *self, const impi_tables_t *t, char *err,
+                          size_t errsize)
+{
     for (int p = 0; p < t->nprocs; p++) {
         int h = t->procs[p].host;
         if (h < 0 || h >= t->nhosts) {
             snprintf(err, errsize, "proc %d on host %d out of range", p, h);
-            goto fail;
+            return -1;
         }
         self->peers[p].id = t->procs[p].id;
         self->peers[p].host = h;
@@ -97,23 +84,25 @@ gimpi_msg_t *gimpi_msg_new_local(const struct impi_tables_t *t, int rank, int li
         c->ackmark = self->ackmark;
         c->hiwater = self->hiwater;
         c->procs = calloc((size_t)c->nprocs + 1, sizeof *c->procs);
-        if (!c->procs)
-            goto nomem;
+        if (!c->procs) {
+            snprintf(err, errsize, "out of memory");
+            return -1;
+        }
         c->nprocs = 0;
     }
     for (int p = 0; p < t->nprocs; p++) {
         conn_t *c = &self->conns[t->procs[p].host];
         c->procs[c->nprocs++] = p;
     }
-    self->prog.evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (self->prog.evfd < 0) {
-        snprintf(err, errsize, "eventfd: %s", strerror(errno));
-        goto fail;
-    }
-    if (gimpi_host_dance(t, myhost, listen_fd, local_fd, fds, timeout_ms, err, errsize) < 0)
-        goto fail;
-    for (int h = 0; h < t->nhosts; h++) {
-        if (h == myhost)
+    return 0;
+}
+
+/*  Opens the static connections on the sockets the hosts' meeting made (fds[]).  0, or -1
+ *  when out of memory. */
+static int s_static_conns(gimpi_msg_t *self, const int *fds)
+{
+    for (int h = 0; h < self->nstatic_hosts; h++) {
+        if (h == self->myhost)
             continue;
         conn_t *c = &self->conns[h];
         c->fd = fds[h];
@@ -121,8 +110,48 @@ gimpi_msg_t *gimpi_msg_new_local(const struct impi_tables_t *t, int rank, int li
         msg_debug_conn(self, h);
         c->stage = malloc(STAGE_SIZE);
         if (!c->stage)
-            goto nomem;
+            return -1;
     }
+    return 0;
+}
+
+/*  Creates the context: tables copied, hosts met, progress thread started. */
+gimpi_msg_t *gimpi_msg_new_local(const struct impi_tables_t *t, int rank, int listen_fd,
+                                 int local_fd, int timeout_ms, char *err, size_t errsize)
+{
+    int myhost = -1;
+    gimpi_msg_t *self = NULL;
+    if (!t || rank < 0 || rank >= t->nprocs || t->nhosts < 1 || !t->procs || !t->hosts)
+        snprintf(err, errsize, "bad tables or rank %d", rank);
+    else if ((myhost = t->procs[rank].host) < 0 || myhost >= t->nhosts
+             || t->hosts[myhost].nprocs != 1)
+        snprintf(err, errsize, "rank %d must be the only proc of its host", rank);
+    else if (!(self = calloc(1, sizeof *self)))
+        snprintf(err, errsize, "out of memory");
+    if (!self) {
+        if (listen_fd >= 0)
+            close(listen_fd);
+        if (local_fd >= 0)
+            close(local_fd);
+        return NULL;
+    }
+    s_settings(self, t, rank, myhost, listen_fd, local_fd, timeout_ms);
+    self->peers = calloc((size_t)t->nprocs, sizeof *self->peers);
+    self->conns = calloc((size_t)t->nhosts, sizeof *self->conns);
+    int *fds = calloc((size_t)t->nhosts, sizeof *fds);
+    if (!self->peers || !self->conns || !fds)
+        goto nomem;
+    if (s_static_peers(self, t, err, errsize) < 0)
+        goto fail;
+    self->prog.evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (self->prog.evfd < 0) {
+        snprintf(err, errsize, "eventfd: %s", strerror(errno));
+        goto fail;
+    }
+    if (gimpi_host_dance(t, myhost, listen_fd, local_fd, fds, timeout_ms, err, errsize) < 0)
+        goto fail;
+    if (s_static_conns(self, fds) < 0)
+        goto nomem;
     free(fds);
     fds = NULL;
     /* from now on the listener takes dynamic hosts, from the progress machinery */

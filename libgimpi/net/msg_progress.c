@@ -13,6 +13,45 @@
 #include <sched.h>
 #include <stdio.h>
 
+/*  The CLOCK_REALTIME time ns nanoseconds (under a second) from now, for a timed wait. */
+static struct timespec s_realtime_in(long ns)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += ns;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
+}
+
+/*  A quick look at few connections (nconn, indices in map, pfd free from nconn on): tries
+ *  them directly, one syscall each, rather than poll() and then read; the dynamic-host
+ *  sockets only now and then (dyn: some set-up under way). */
+static void s_quick_look(gimpi_msg_t *self, struct pollfd *pfd, const int *map, int nconn,
+                         int dyn)
+{
+    int busy = 0, nextra = 0;
+    for (int i = 0; i < nconn; i++) {
+        int h = map[i];
+        if (self->conns[h].want_out && msg_flush(self, h) < 0)
+            continue;
+        msg_read(self, h);
+    }
+    int tick = (++self->prog.quick & 31) == 0;
+    if (dyn || tick)
+        nextra = msg_dyn_fds(self, pfd + nconn, &busy);
+    if (nextra && (busy || tick)
+        && poll(pfd + nconn, (nfds_t)nextra, 0) > 0)
+        for (int i = nconn; i < nconn + nextra; i++)
+            if (pfd[i].revents)
+                msg_dyn_event(self, pfd[i].fd, pfd[i].revents);
+    if (self->prog.app_polling)
+        msg_kick(self);
+    pthread_cond_broadcast(&self->cv);
+}
+
 /*  One round of progress: polls the connections (timeout_ms; 0 = just look, the lock is
  *  then kept), then writes and reads what they are ready for.  A blocking poll also
  *  watches the eventfd (kicks) and the dynamic-host sockets (a quick look only every
@@ -52,38 +91,14 @@ void msg_drive(gimpi_msg_t *self, int timeout_ms, int app)
     }
     int nconn = np, busy = 0, nextra = 0;
     if (timeout_ms == 0 && nconn <= DIRECT_READ_MAX) {
-        /* a quick look at few connections: try them directly, one syscall each, rather
-         * than poll() and then read; the dynamic-host sockets only now and then */
-        for (int i = 0; i < nconn; i++) {
-            int h = map[i];
-            if (self->conns[h].want_out && msg_flush(self, h) < 0)
-                continue;
-            msg_read(self, h);
-        }
-        int tick = (++self->prog.quick & 31) == 0;
-        if (dyn || tick)
-            nextra = msg_dyn_fds(self, pfd + nconn, &busy);
-        if (nextra && (busy || tick)
-            && poll(pfd + nconn, (nfds_t)nextra, 0) > 0)
-            for (int i = nconn; i < nconn + nextra; i++)
-                if (pfd[i].revents)
-                    msg_dyn_event(self, pfd[i].fd, pfd[i].revents);
-        if (self->prog.app_polling)
-            msg_kick(self);
-        pthread_cond_broadcast(&self->cv);
+        s_quick_look(self, pfd, map, nconn, dyn);
         return;
     }
     nextra = msg_dyn_fds(self, pfd + np, &busy);
     for (int i = 0; i < nextra; i++)
         map[np++] = -2;
     if (np == 0 && timeout_ms && app) {     /* nothing to watch: wait for a state change */
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 10 * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        struct timespec ts = s_realtime_in(10 * 1000000L);
         pthread_cond_timedwait(&self->cv, &self->mu, &ts);
         return;
     }
@@ -165,13 +180,7 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
             break;
         }
         if (self->prog.driving) {        /* another application thread polls: let it */
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_nsec += 5 * 1000000L;
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-            }
+            struct timespec ts = s_realtime_in(5 * 1000000L);
             pthread_cond_timedwait(&self->cv, &self->mu, &ts);
             continue;
         }
@@ -228,13 +237,7 @@ void *msg_progress_main(void *arg)
         uint64_t epoch = __atomic_load_n(&self->prog.app_epoch, __ATOMIC_RELAXED);
         if (__atomic_load_n(&self->prog.app_blocked, __ATOMIC_RELAXED) || epoch != seen) {
             seen = epoch;
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_nsec += IDLE_TAKEOVER_MS * 1000000L;
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-            }
+            struct timespec ts = s_realtime_in(IDLE_TAKEOVER_MS * 1000000L);
             pthread_cond_timedwait(&self->prog.doze_cv, &self->prog.doze_mu, &ts);
             continue;
         }
