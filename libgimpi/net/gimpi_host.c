@@ -1,10 +1,13 @@
-/*  gimpi_host.c — the host connections of an IMPI job (impi-protocol.md §3.9).
+/*  gimpi_host.c — the host connections of an IMPI job (doc/impi-protocol.md §3.9): the
+ *  sockets (listeners, dialling, accepting) and the static hosts' meeting.
  *
- *  One poll() loop does everything at once: non-blocking connects to every lower-ranked
- *  host (each socket bound to our announced address first, as LAM checks the source
- *  address), the 4-byte rank sent on each, accepts from the higher-ranked hosts and the
- *  4-byte rank read from each.  Doing it all concurrently means the order in which hosts
- *  arrive does not matter and nothing can deadlock; the deadline bounds it all.
+ *  One poll() loop does everything at once, in steps taken as sockets get ready: the dial
+ *  step (a non-blocking connect to every lower-ranked host, each socket bound to our
+ *  announced address first, as LAM checks the source address, then the 4-byte rank sent
+ *  on it), the accept step (callers from the higher-ranked hosts) and the read-rank step
+ *  (the 4-byte rank read from each caller).  Doing it all concurrently means the order in
+ *  which hosts arrive does not matter and nothing can deadlock; the deadline bounds it
+ *  all.  Dynamic hosts use the same listeners and dialling later (msg_dynhost.c).
  *
  *  Local sockets: a host also listens on a Unix-domain stream socket in the abstract
  *  namespace, named after its TCP address and port ("gimpi-host/A.B.C.D:PORT"), and a

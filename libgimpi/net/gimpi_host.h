@@ -1,13 +1,15 @@
 /*  gimpi_host.h — an IMPI host meeting the other hosts of its job ("Shall we dance?",
- *  impi-protocol.md §3.9).
+ *  doc/impi-protocol.md §3.9).
  *
  *  Every host listens on its own TCP port, created before the startup so that the port can
  *  be announced in H_PORT.  After the startup each pair of hosts gets exactly one
  *  connection: the host with the higher global host rank connects (from the address it
  *  announced in H_IPV6) and sends its own rank as 4 big-endian bytes; the lower one
  *  accepts and reads them.  Hosts of one machine connect through local (Unix-domain)
- *  sockets instead of loopback TCP, with the same bytes on them (gimpi_host.c).  The whole meeting is bounded by a deadline: a host that never
- *  shows up, an unknown or duplicate caller, or a caller that hangs up early is an error.
+ *  sockets instead of loopback TCP, with the same bytes on them (gimpi_host.c).  The whole
+ *  meeting is bounded by a deadline: a host that never shows up, an unknown or duplicate
+ *  caller, or a caller that hangs up early is an error.  A dynamic host's caller sends an
+ *  introduction instead of a rank (msg_dynhost.h).
  */
 #ifndef GIMPI_HOST_H
 #define GIMPI_HOST_H

@@ -105,7 +105,7 @@ int gimpi_msg_maxlinear(gimpi_msg_t *self)
 }
 
 
-/* ------------------------------------------------------------------ sending and receiving */
+/* -------------------------------------------------------------- sending and receiving */
 
 /*  Predicate: the request is complete. */
 static int s_req_done(gimpi_msg_t *self, void *arg)
@@ -220,7 +220,7 @@ int gimpi_msg_recv(gimpi_msg_t *self, int tid, int tag, void *buf, size_t size,
         rc = msg_wait(self, s_req_done, r, 0);
         if (r->done)
             rc = msg_finish(self, &r, status);
-        else if (r->queue.on == &self->match.posted_recvs) {   /* timed out unmatched: withdraw it */
+        else if (r->queue.on == &self->match.posted_recvs) {  /* timed out unmatched: out */
             QUEUE_DEL(r);
             msg_req_free(r);
         } else {                        /* matched: its data lands in buf, let it finish */
@@ -426,7 +426,7 @@ int gimpi_msg_take_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int ti
         msg_drive(self, 0, 1);
     if (!s_take_pred(self, &tk) && timeout_ms != 0)
         rc = msg_wait_upto(self, s_take_pred, &tk, timeout_ms);
-    if (!r->done && r->queue.on != &self->match.posted_recvs) {    /* matched: let its data come in */
+    if (!r->done && r->queue.on != &self->match.posted_recvs) { /* matched: its data comes */
         int r2 = msg_wait(self, s_req_done, r, 0);
         rc = rc ? rc : r2;
     }
@@ -442,7 +442,7 @@ int gimpi_msg_take_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int ti
                 *status = st;
         }
         msg_req_free(r);
-    } else if (r->queue.on == &self->match.posted_recvs) {         /* nothing came: withdraw it */
+    } else if (r->queue.on == &self->match.posted_recvs) {  /* nothing came: withdraw it */
         QUEUE_DEL(r);
         msg_req_free(r);
         if (!rc && timeout_ms < 0)
@@ -568,10 +568,12 @@ static int s_idle(gimpi_msg_t *self, void *arg)
     if (self->match.ndetached || self->match.sends_out.head)
         return 0;
     for (int p = 0; p < self->nprocs; p++)
-        if (self->peers[p].ctl_pkts.head || self->peers[p].pending_sends.head || self->peers[p].streaming_sends.head)
+        if (self->peers[p].ctl_pkts.head || self->peers[p].pending_sends.head
+            || self->peers[p].streaming_sends.head)
             return 0;
     for (int h = 0; h < self->nhosts; h++)
-        if (self->conns[h].state == C_OPEN && (self->conns[h].tbusy || self->conns[h].urgent.head))
+        if (self->conns[h].state == C_OPEN
+            && (self->conns[h].tbusy || self->conns[h].urgent.head))
             return 0;
     return 1;
 }

@@ -268,7 +268,7 @@ static void s_fault(gimpi_msg_t *self, int h, const char *fmt, ...)
     msg_host_gone(self, h, GIMPI_ESYSERR, !dyn);
 }
 
-/*  Closes a connection once PK_FINI went both ways (§4.9). */
+/*  Closes a connection once PK_FINI went both ways (doc/impi-protocol.md §4.9). */
 static void s_check_fini(gimpi_msg_t *self, int h)
 {
     conn_t *c = &self->conns[h];
@@ -639,7 +639,8 @@ static int s_on_control(gimpi_msg_t *self, int h, int p, const impi_packet_t *pk
         return 0;
     case IMPI_PK_CANCEL: {
         umsg_t *um;
-        for (um = self->match.unexpected.tail; um; um = um->prev)     /* newest first (§4.8) */
+        /* the newest matching message first (doc/impi-protocol.md §4.8) */
+        for (um = self->match.unexpected.tail; um; um = um->prev)
             if (um->src == p && um->srqid == pk->srqid && um->complete)
                 break;
         if (um) {
@@ -754,7 +755,8 @@ static void s_on_payload(gimpi_msg_t *self, int h)
             msg_um_remove(self, um);
             uint8_t *d = um->data;
             um->data = NULL;
-            self->hooks.fwd_hooks->arrived(self, &self->hooks.fwd, self->peers[um->src].tid, d, um->have);
+            self->hooks.fwd_hooks->arrived(self, &self->hooks.fwd, self->peers[um->src].tid, d,
+                                           um->have);
             msg_um_free(um);
         } else if (um->claim) {
             msg_deliver(self, um, um->claim);

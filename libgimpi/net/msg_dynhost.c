@@ -21,7 +21,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-/* ------------------------------------------------------------------ the introduction codec */
+/* ------------------------------------------------------------- the introduction codec */
 
 /*  Writes an introduction or answer. */
 void gimpi_intro_encode(uint8_t out[GIMPI_INTRO_SIZE], const gimpi_intro_t *in)
@@ -416,7 +416,8 @@ static void s_accept(gimpi_msg_t *self, int lfd)
         int fd = gimpi_host_accept(lfd);
         if (fd < 0)
             return;
-        if (s_grow(&self->dyn.pend, &self->dyn.cap_pend, self->dyn.npend, sizeof *self->dyn.pend, 1024)) {
+        if (s_grow(&self->dyn.pend, &self->dyn.cap_pend, self->dyn.npend,
+                   sizeof *self->dyn.pend, 1024)) {
             fprintf(stderr, "gimpi[t%x]: dropped an incoming connection: too many "
                     "introductions under way\n", (unsigned)msg_mytid(self));
             close(fd);
@@ -427,7 +428,7 @@ static void s_accept(gimpi_msg_t *self, int lfd)
     }
 }
 
-/* ------------------------------------------------------------------ deadlines, deaths, resolving */
+/* ------------------------------------------------------- deadlines, deaths, resolving */
 
 /*  Gives up dials and introductions past their deadline. */
 void msg_dyn_deadlines(gimpi_msg_t *self)
@@ -439,11 +440,13 @@ void msg_dyn_deadlines(gimpi_msg_t *self)
             s_pend_decide(self, k);
     for (int k = self->dyn.npend - 1; k >= 0; k--)
         if (now >= self->dyn.pend[k].deadline)
-            s_pend_drop(self, k, "introduction not complete within %d ms", self->dyn.connect_ms);
+            s_pend_drop(self, k, "introduction not complete within %d ms",
+                        self->dyn.connect_ms);
     for (int h = self->nstatic_hosts; h < self->nhosts; h++) {
         conn_t *c = &self->conns[h];
         if (c->state == C_DIAL && c->dial != D_RESOLVE && now >= c->dial_deadline)
-            s_dyn_fail(self, h, GIMPI_ESYSERR, "no connection within %d ms", self->dyn.connect_ms);
+            s_dyn_fail(self, h, GIMPI_ESYSERR, "no connection within %d ms",
+                       self->dyn.connect_ms);
     }
 }
 
@@ -538,7 +541,7 @@ void msg_dyn_abandon(gimpi_msg_t *self)
     }
 }
 
-/* ------------------------------------------------------------------ their sockets in the poll loop */
+/* ----------------------------------------------------- their sockets in the poll loop */
 
 /*  Adds the dynamic-host sockets to a poll set: the listener, introductions being read,
  *  dials, expected peers' alive_fds.  Returns how many; *busy = 1 when some setup is

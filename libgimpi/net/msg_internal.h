@@ -119,7 +119,7 @@ typedef struct {
     umsg_t *head, *tail;
 } umsg_queue_t;
 
-/* ------------------------------------------------------------------ peers and connections */
+/* -------------------------------------------------------------- peers and connections */
 
 typedef struct ctl_t {
     struct ctl_t *next;

@@ -203,7 +203,7 @@ int msg_probe_result(gimpi_msg_t *self, probe_t *pr, gimpi_status_t *status)
     return 0;
 }
 
-/* ------------------------------------------------------------------ the forwarding module's primitives (msg_fwd_hooks.h) */
+/* ------------------------------- the forwarding module's primitives (msg_fwd_hooks.h) */
 
 /*  A detached send whose buffer the engine owns (lock held). */
 int gimpi_msg__send_owned(gimpi_msg_t *self, uint64_t cid, int tid, int tag, uint8_t *buf,

@@ -221,7 +221,7 @@ void gimpi_msg_destroy(gimpi_msg_t **self_p)
     }
     while (self->match.posted_recvs.head)
         msg_complete(self, self->match.posted_recvs.head, GIMPI_ESYSERR);
-    while (self->match.all_reqs.head) {        /* requests never waited for: their handles die here */
+    while (self->match.all_reqs.head) { /* requests never waited for: their handles die here */
         gimpi_msg_req_t *r = self->match.all_reqs.head;
         QUEUE_DEL(r);
         OUT_DEL(r);
