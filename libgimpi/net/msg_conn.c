@@ -51,7 +51,7 @@ static void s_fault(gimpi_msg_t *self, int h, const char *fmt, ...)
 
 /*  Queues a counted control packet (SYNCACK, CANCEL, CANCELYES/NO) to peer p. */
 void msg_queue_ctl(gimpi_msg_t *self, int p, uint32_t type, uint64_t srqid,
-                        uint64_t drqid, int tag, uint64_t cid)
+                   uint64_t drqid, int tag, uint64_t cid)
 {
     peer_t *peer = &self->peers[p];
     if (peer->gone)

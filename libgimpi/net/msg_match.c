@@ -36,7 +36,7 @@ static void s_um_arrived(gimpi_msg_t *self, umsg_t *um)
 
 /*  Starts a send (lock held). */
 int msg_isend(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf,
-                   size_t len, int flags, gimpi_msg_req_t **out)
+              size_t len, int flags, gimpi_msg_req_t **out)
 {
     if (!out || msg_check_tag(self, tag, 0) || (len && !buf))
         return GIMPI_EBADPARAM;
@@ -96,7 +96,7 @@ int msg_isend(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf
  *  allocating one (alloc, buf NULL) gets its memory at match, and is not failed by
  *  departures while unmatched (gimpi_msg_take_cid's wait judges those). */
 int msg_irecv_ex(gimpi_msg_t *self, uint64_t cid, int tid, int tag, void *buf,
-                      size_t size, int alloc, gimpi_msg_req_t **out)
+                 size_t size, int alloc, gimpi_msg_req_t **out)
 {
     if (!out || msg_check_tag(self, tag, 1) || (size && !buf))
         return GIMPI_EBADPARAM;
@@ -138,7 +138,7 @@ int msg_irecv_ex(gimpi_msg_t *self, uint64_t cid, int tid, int tag, void *buf,
 
 /*  Posts a receive into the caller's buffer (lock held). */
 int msg_irecv(gimpi_msg_t *self, uint64_t cid, int tid, int tag, void *buf, size_t size,
-                   gimpi_msg_req_t **out)
+              gimpi_msg_req_t **out)
 {
     return msg_irecv_ex(self, cid, tid, tag, buf, size, 0, out);
 }
