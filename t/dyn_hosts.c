@@ -9,6 +9,7 @@
  */
 #include "dp_harness.h"
 #include "net/gimpi_host.h"
+#include "net/msg_dynhost.h"
 #include "task/gimpi_job.h"
 #include "gtap.h"
 #include "testlib.h"

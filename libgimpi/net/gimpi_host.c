@@ -1,10 +1,13 @@
-/*  gimpi_host.c — the host connections of an IMPI job (impi-protocol.md §3.9).
+/*  gimpi_host.c — the host connections of an IMPI job (doc/impi-protocol.md §3.9): the
+ *  sockets (listeners, dialling, accepting) and the static hosts' meeting.
  *
- *  One poll() loop does everything at once: non-blocking connects to every lower-ranked
- *  host (each socket bound to our announced address first, as LAM checks the source
- *  address), the 4-byte rank sent on each, accepts from the higher-ranked hosts and the
- *  4-byte rank read from each.  Doing it all concurrently means the order in which hosts
- *  arrive does not matter and nothing can deadlock; the deadline bounds it all.
+ *  One poll() loop does everything at once, in steps taken as sockets get ready: the dial
+ *  step (a non-blocking connect to every lower-ranked host, each socket bound to our
+ *  announced address first, as LAM checks the source address, then the 4-byte rank sent
+ *  on it), the accept step (callers from the higher-ranked hosts) and the read-rank step
+ *  (the 4-byte rank read from each caller).  Doing it all concurrently means the order in
+ *  which hosts arrive does not matter and nothing can deadlock; the deadline bounds it
+ *  all.  Dynamic hosts use the same listeners and dialling later (msg_dynhost.c).
  *
  *  Local sockets: a host also listens on a Unix-domain stream socket in the abstract
  *  namespace, named after its TCP address and port ("gimpi-host/A.B.C.D:PORT"), and a
@@ -16,6 +19,7 @@
  *  (doc/data-plane.md, "Local sockets").  GIMPI_LOCAL_SOCKETS=0 turns it off.
  */
 #include "net/gimpi_host.h"
+#include "net/msg_dynhost.h"    /* GIMPI_INTRO_MARKER: a dynamic caller too early */
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -179,6 +183,18 @@ typedef struct {
     size_t done;                /* rank bytes sent (connect side) or read (accept side) */
 } dance_sock_t;
 
+/*  The whole meeting: the tables, the sockets under way and what is connected so far. */
+typedef struct {
+    const impi_tables_t *t;
+    int myhost, n, nhigher;
+    int *fds;                   /* the result: one connected socket per other host */
+    dance_sock_t *socks;        /* calls and callers under way (fd -1: finished) */
+    int nsocks, cap;
+    int accepted;               /* connections from higher hosts fully identified */
+    char *err;
+    size_t errsize;
+} dance_t;
+
 /*  Starts a non-blocking connect to host i from our own announced address. */
 static int s_start_connect(const impi_tables_t *t, int myhost, int i, dance_sock_t *s,
                            char *err, size_t errsize)
@@ -199,7 +215,151 @@ static int s_start_connect(const impi_tables_t *t, int myhost, int i, dance_sock
     return 0;
 }
 
-/*  Meets every other host. */
+/*  Dial step: our call to lower host s->peer is ready: finish the connect, send our rank
+ *  (the socket is the host's once all 4 bytes are out).  0, or -1 with a message. */
+static int s_dial_step(dance_t *d, dance_sock_t *s)
+{
+    if (s->connecting) {
+        int e = 0;
+        socklen_t el = sizeof e;
+        getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &e, &el);
+        if (e) {
+            char a[48];
+            s_err(d->err, d->errsize, "connect to host %d (%s:%d): %s", s->peer,
+                  impi_addr16_format(d->t->hosts[s->peer].addr, a, sizeof a),
+                  d->t->hosts[s->peer].port, strerror(e));
+            return -1;
+        }
+        s->connecting = 0;
+    }
+    ssize_t w = send(s->fd, s->buf + s->done, 4 - s->done, MSG_NOSIGNAL);
+    if (w < 0 && errno != EAGAIN && errno != EINTR) {
+        s_err(d->err, d->errsize, "sending rank to host %d: %s", s->peer, strerror(errno));
+        return -1;
+    }
+    if (w > 0)
+        s->done += (size_t)w;
+    if (s->done == 4) {
+        gimpi_host_tune(s->fd);
+        d->fds[s->peer] = s->fd;
+        s->fd = -1;
+    }
+    return 0;
+}
+
+/*  Read-rank step: a caller is readable: read its 4-byte rank and, once whole, make the
+ *  socket that host's (a dynamic caller too early is just closed).  0, or -1 with a
+ *  message. */
+static int s_read_rank_step(dance_t *d, dance_sock_t *s)
+{
+    ssize_t got = recv(s->fd, s->buf + s->done, 4 - s->done, 0);
+    if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
+        s_err(d->err, d->errsize, "a calling host hung up before sending its rank");
+        return -1;
+    }
+    if (got > 0)
+        s->done += (size_t)got;
+    if (s->done < 4)
+        return 0;
+    uint32_t who = impi_get32(s->buf);
+    if (who == GIMPI_INTRO_MARKER) {
+        /* a dynamic host too early (we are not registered yet): it sees the connection
+         * close and takes us for gone */
+        close(s->fd);
+        s->fd = -1;
+        return 0;
+    }
+    if (who <= (uint32_t)d->myhost || who >= (uint32_t)d->n) {
+        s_err(d->err, d->errsize, "a calling host announced rank %u, expected %d..%d", who,
+              d->myhost + 1, d->n - 1);
+        return -1;
+    }
+    if (d->fds[who] >= 0) {
+        s_err(d->err, d->errsize, "host %u called twice", who);
+        return -1;
+    }
+    gimpi_host_tune(s->fd);
+    d->fds[who] = s->fd;
+    s->fd = -1;
+    d->accepted++;
+    return 0;
+}
+
+/*  Accept step: takes a caller from each ready listener (pfd[0..1]: TCP, local), whose
+ *  rank is then read.  0, or -1 with a message. */
+static int s_accept_step(dance_t *d, const struct pollfd *pfd)
+{
+    for (int l = 0; l < 2 && d->nsocks < d->cap; l++) {
+        if (!(pfd[l].revents & POLLIN))
+            continue;
+        int fd = gimpi_host_accept(pfd[l].fd);
+        if (fd >= 0) {
+            d->socks[d->nsocks++] = (dance_sock_t){ .fd = fd, .peer = -1 };
+        } else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
+            s_err(d->err, d->errsize, "accept: %s", strerror(errno));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/*  The error of a meeting that ran out of time: which hosts are missing. */
+static void s_dance_timeout(dance_t *d, int timeout_ms)
+{
+    char missing[256] = "";
+    size_t off = 0;
+    for (int i = 0; i < d->n && off < sizeof missing - 16; i++)
+        if (i != d->myhost && d->fds[i] < 0)
+            off += (size_t)snprintf(missing + off, sizeof missing - off, " %d", i);
+    s_err(d->err, d->errsize, "host connections: timed out after %d ms; missing hosts:%s",
+          timeout_ms, missing);
+}
+
+/*  One round of the meeting: polls the listeners (while callers are missing) and the
+ *  sockets under way until left_ms, then takes the dial, read-rank and accept steps
+ *  they are ready for.  0, or -1 with a message. */
+static int s_dance_round(dance_t *d, int listen_fd, int local_fd, struct pollfd *pfd,
+                         int64_t left_ms)
+{
+    int np = 0;
+    int want_accept = d->accepted < d->nhigher && d->nsocks < d->cap;
+    if (want_accept) {
+        pfd[np++] = (struct pollfd){ .fd = listen_fd, .events = POLLIN };
+        pfd[np++] = (struct pollfd){ .fd = local_fd, .events = POLLIN };  /* -1: none */
+    }
+    int first = np;
+    for (int k = 0; k < d->nsocks; k++) {
+        dance_sock_t *s = &d->socks[k];
+        short ev = s->fd < 0 ? 0 : (s->peer >= 0 ? POLLOUT : POLLIN);
+        pfd[np++] = (struct pollfd){ .fd = s->fd, .events = ev };
+    }
+    int r = poll(pfd, (nfds_t)np, (int)left_ms);
+    if (r < 0) {
+        if (errno == EINTR)
+            return 0;
+        s_err(d->err, d->errsize, "poll: %s", strerror(errno));
+        return -1;
+    }
+    for (int k = 0; k < d->nsocks; k++) {
+        dance_sock_t *s = &d->socks[k];
+        if (s->fd < 0 || !pfd[first + k].revents)
+            continue;
+        if ((s->peer >= 0 ? s_dial_step(d, s) : s_read_rank_step(d, s)) < 0)
+            return -1;
+    }
+    if (want_accept && s_accept_step(d, pfd) < 0)
+        return -1;
+    /* compact finished slots so that the table never outgrows cap */
+    int w = 0;
+    for (int k = 0; k < d->nsocks; k++)
+        if (d->socks[k].fd >= 0)
+            d->socks[w++] = d->socks[k];
+    d->nsocks = w;
+    return 0;
+}
+
+/*  Meets every other host: calls to the lower hosts, callers from the higher ones, all
+ *  under way at once, until every host is connected or the deadline passes. */
 int gimpi_host_dance(const impi_tables_t *t, int myhost, int listen_fd, int local_fd,
                      int *fds, int timeout_ms, char *err, size_t errsize)
 {
@@ -210,199 +370,55 @@ int gimpi_host_dance(const impi_tables_t *t, int myhost, int listen_fd, int loca
         s_err(err, errsize, "host rank %d out of range 0..%d", myhost, n - 1);
         return -1;
     }
-    int nhigher = n - 1 - myhost;
+    dance_t d = { .t = t, .myhost = myhost, .n = n, .nhigher = n - 1 - myhost, .fds = fds,
+                  .err = err, .errsize = errsize };
     /* connects: one per lower host; accepts: at most nhigher in flight at a time + slack */
-    int cap = myhost + nhigher + 1;
-    dance_sock_t *socks = calloc((size_t)cap, sizeof *socks);
-    struct pollfd *pfd = calloc((size_t)cap + 2, sizeof *pfd);
-    if (!socks || !pfd) {
-        free(socks);
+    d.cap = myhost + d.nhigher + 1;
+    d.socks = calloc((size_t)d.cap, sizeof *d.socks);
+    struct pollfd *pfd = calloc((size_t)d.cap + 2, sizeof *pfd);
+    if (!d.socks || !pfd) {
+        free(d.socks);
         free(pfd);
         s_err(err, errsize, "out of memory");
         return -1;
     }
-    int nsocks = 0, rc = -1;
+    int rc = -1;
     for (int i = 0; i < myhost; i++)
-        if (s_start_connect(t, myhost, i, &socks[nsocks++], err, errsize) < 0) {
-            nsocks--;
+        if (s_start_connect(t, myhost, i, &d.socks[d.nsocks++], err, errsize) < 0) {
+            d.nsocks--;
             goto out;
         }
-    int accepted = 0;           /* connections from higher hosts fully identified */
     int64_t deadline = s_now_ms() + timeout_ms;
     for (;;) {
         int pending = 0;
-        for (int k = 0; k < nsocks; k++)
-            if (socks[k].fd >= 0)
+        for (int k = 0; k < d.nsocks; k++)
+            if (d.socks[k].fd >= 0)
                 pending++;
-        if (pending == 0 && accepted == nhigher) {
+        if (pending == 0 && d.accepted == d.nhigher) {
             rc = 0;
             break;
         }
-        int np = 0;
-        int want_accept = accepted < nhigher && nsocks < cap;
-        if (want_accept) {
-            pfd[np++] = (struct pollfd){ .fd = listen_fd, .events = POLLIN };
-            pfd[np++] = (struct pollfd){ .fd = local_fd, .events = POLLIN };  /* -1: none */
-        }
-        int first = np;
-        for (int k = 0; k < nsocks; k++) {
-            dance_sock_t *s = &socks[k];
-            short ev = s->fd < 0 ? 0 : (s->peer >= 0 ? POLLOUT : POLLIN);
-            pfd[np++] = (struct pollfd){ .fd = s->fd, .events = ev };
-        }
         int64_t left = deadline - s_now_ms();
         if (left <= 0) {
-            char missing[256] = "";
-            size_t off = 0;
-            for (int i = 0; i < n && off < sizeof missing - 16; i++)
-                if (i != myhost && fds[i] < 0)
-                    off += (size_t)snprintf(missing + off, sizeof missing - off, " %d", i);
-            s_err(err, errsize, "host connections: timed out after %d ms; missing hosts:%s",
-                  timeout_ms, missing);
+            s_dance_timeout(&d, timeout_ms);
             goto out;
         }
-        int r = poll(pfd, (nfds_t)np, (int)left);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            s_err(err, errsize, "poll: %s", strerror(errno));
+        if (s_dance_round(&d, listen_fd, local_fd, pfd, left) < 0)
             goto out;
-        }
-        for (int k = 0; k < nsocks; k++) {
-            dance_sock_t *s = &socks[k];
-            short re = pfd[first + k].revents;
-            if (s->fd < 0 || !re)
-                continue;
-            if (s->peer >= 0) {         /* our call to a lower host */
-                if (s->connecting) {
-                    int e = 0;
-                    socklen_t el = sizeof e;
-                    getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &e, &el);
-                    if (e) {
-                        char a[48];
-                        s_err(err, errsize, "connect to host %d (%s:%d): %s", s->peer,
-                              impi_addr16_format(t->hosts[s->peer].addr, a, sizeof a),
-                              t->hosts[s->peer].port, strerror(e));
-                        goto out;
-                    }
-                    s->connecting = 0;
-                }
-                ssize_t w = send(s->fd, s->buf + s->done, 4 - s->done, MSG_NOSIGNAL);
-                if (w < 0 && errno != EAGAIN && errno != EINTR) {
-                    s_err(err, errsize, "sending rank to host %d: %s", s->peer,
-                          strerror(errno));
-                    goto out;
-                }
-                if (w > 0)
-                    s->done += (size_t)w;
-                if (s->done == 4) {
-                    gimpi_host_tune(s->fd);
-                    fds[s->peer] = s->fd;
-                    s->fd = -1;
-                }
-            } else {                    /* a caller: read its rank */
-                ssize_t got = recv(s->fd, s->buf + s->done, 4 - s->done, 0);
-                if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
-                    s_err(err, errsize, "a calling host hung up before sending its rank");
-                    goto out;
-                }
-                if (got > 0)
-                    s->done += (size_t)got;
-                if (s->done == 4) {
-                    uint32_t who = impi_get32(s->buf);
-                    if (who == GIMPI_INTRO_MARKER) {
-                        /* a dynamic host too early (we are not registered yet): it
-                         * sees the connection close and takes us for gone */
-                        close(s->fd);
-                        s->fd = -1;
-                        continue;
-                    }
-                    if (who <= (uint32_t)myhost || who >= (uint32_t)n) {
-                        s_err(err, errsize, "a calling host announced rank %u, expected %d..%d",
-                              who, myhost + 1, n - 1);
-                        goto out;
-                    }
-                    if (fds[who] >= 0) {
-                        s_err(err, errsize, "host %u called twice", who);
-                        goto out;
-                    }
-                    gimpi_host_tune(s->fd);
-                    fds[who] = s->fd;
-                    s->fd = -1;
-                    accepted++;
-                }
-            }
-        }
-        for (int l = 0; want_accept && l < 2 && nsocks < cap; l++) {
-            if (!(pfd[l].revents & POLLIN))
-                continue;
-            int fd = gimpi_host_accept(pfd[l].fd);
-            if (fd >= 0) {
-                socks[nsocks++] = (dance_sock_t){ .fd = fd, .peer = -1 };
-            } else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
-                s_err(err, errsize, "accept: %s", strerror(errno));
-                goto out;
-            }
-        }
-        /* compact finished slots so that the table never outgrows cap */
-        int w = 0;
-        for (int k = 0; k < nsocks; k++)
-            if (socks[k].fd >= 0)
-                socks[w++] = socks[k];
-        nsocks = w;
     }
 out:
-    for (int k = 0; k < nsocks; k++)
-        if (socks[k].fd >= 0)
-            close(socks[k].fd);
+    for (int k = 0; k < d.nsocks; k++)
+        if (d.socks[k].fd >= 0)
+            close(d.socks[k].fd);
     if (rc < 0)
         for (int i = 0; i < n; i++)
             if (fds[i] >= 0) {
                 close(fds[i]);
                 fds[i] = -1;
             }
-    free(socks);
+    free(d.socks);
     free(pfd);
     return rc;
-}
-
-/*  Writes an introduction or answer. */
-void gimpi_intro_encode(uint8_t out[GIMPI_INTRO_SIZE], const gimpi_intro_t *in)
-{
-    impi_put32(out, GIMPI_INTRO_MARKER);
-    impi_put32(out + 4, in->word);
-    impi_put32(out + 8, (uint32_t)in->tid);
-    impi_put32(out + 12, (uint32_t)in->target);
-    impi_put32(out + 16, in->pktlen);
-    impi_put32(out + 20, in->ackmark);
-    impi_put32(out + 24, in->hiwater);
-    impi_proc_encode(out + 28, &in->proc);
-}
-
-/*  Reads an introduction or answer. */
-int gimpi_intro_decode(const uint8_t in[GIMPI_INTRO_SIZE], gimpi_intro_t *out)
-{
-    if (impi_get32(in) != GIMPI_INTRO_MARKER)
-        return -1;
-    out->word = impi_get32(in + 4);
-    out->tid = (int)impi_get32(in + 8);
-    out->target = (int)impi_get32(in + 12);
-    out->pktlen = impi_get32(in + 16);
-    out->ackmark = impi_get32(in + 20);
-    out->hiwater = impi_get32(in + 24);
-    impi_proc_decode(in + 28, &out->proc);
-    return 0;
-}
-
-/*  Words for the answer statuses. */
-const char *gimpi_intro_strstatus(uint32_t status)
-{
-    static const char *const text[] = {
-        "accepted", "unknown introduction version", "not the task asked for",
-        "already connected", "both called at once (the other call wins)",
-        "the task is leaving or knows the caller gone", "bad tid or parameters",
-    };
-    return status < sizeof text / sizeof *text ? text[status] : "unknown status";
 }
 
 /*  Non-blocking connect, from address `from` when given. */

@@ -1,13 +1,15 @@
 /*  gimpi_host.h — an IMPI host meeting the other hosts of its job ("Shall we dance?",
- *  impi-protocol.md §3.9).
+ *  doc/impi-protocol.md §3.9).
  *
  *  Every host listens on its own TCP port, created before the startup so that the port can
  *  be announced in H_PORT.  After the startup each pair of hosts gets exactly one
  *  connection: the host with the higher global host rank connects (from the address it
  *  announced in H_IPV6) and sends its own rank as 4 big-endian bytes; the lower one
  *  accepts and reads them.  Hosts of one machine connect through local (Unix-domain)
- *  sockets instead of loopback TCP, with the same bytes on them (gimpi_host.c).  The whole meeting is bounded by a deadline: a host that never
- *  shows up, an unknown or duplicate caller, or a caller that hangs up early is an error.
+ *  sockets instead of loopback TCP, with the same bytes on them (gimpi_host.c).  The whole
+ *  meeting is bounded by a deadline: a host that never shows up, an unknown or duplicate
+ *  caller, or a caller that hangs up early is an error.  A dynamic host's caller sends an
+ *  introduction instead of a rank (msg_dynhost.h).
  */
 #ifndef GIMPI_HOST_H
 #define GIMPI_HOST_H
@@ -48,48 +50,6 @@ int gimpi_host_dance(const impi_tables_t *tables, int myhost, int listen_fd, int
 /*  Makes a connected socket ready for the packet engine (no Nagle on TCP, non-blocking,
  *  4 MiB socket buffers). */
 void gimpi_host_tune(int fd);
-
-/* ------------------------------------------------------------------ dynamic hosts
- *
- *  A task that is not in the static tables (a spawned child, a task of another job)
- *  reaches a task through its listening socket with a gimpi introduction instead of the
- *  4-byte host rank: a 52-byte record starting with GIMPI_INTRO_MARKER, a value no host
- *  rank can take (host ranks are below 2^31).  The caller sends
- *      marker, version, its tid, the tid it wants, its pktlen, ackmark, hiwater, its proc
- *  (words big endian, the proc as IMPI's 24-byte IMPI_Proc); the callee answers with the
- *  same layout, the version word replaced by a status (GIMPI_INTRO_OK or why not) and the
- *  two tids swapped.  Nobody sends packets before the answer said OK.  See
- *  doc/data-plane.md, "Dynamic hosts". */
-#define GIMPI_INTRO_MARKER 0xFF474448u          /* "\xffGDH" */
-enum {
-    GIMPI_INTRO_VERSION = 1,
-    GIMPI_INTRO_SIZE = 28 + IMPI_PROC_SIZE,
-};
-/*  Answer statuses. */
-enum {
-    GIMPI_INTRO_OK = 0,
-    GIMPI_INTRO_BADVERSION = 1,     /* unknown introduction version */
-    GIMPI_INTRO_WRONGTID = 2,       /* the callee is not the task asked for */
-    GIMPI_INTRO_DUP = 3,            /* already connected (or a static peer) */
-    GIMPI_INTRO_RACE = 4,           /* both called: the callee's own call (higher tid) wins */
-    GIMPI_INTRO_LEAVING = 5,        /* the callee is finishing, or knows the caller gone */
-    GIMPI_INTRO_BADPARAM = 6,       /* bad tid or flow-control parameters */
-};
-
-typedef struct {
-    uint32_t word;              /* version (introduction) or status (answer) */
-    int tid;                    /* the sender's tid */
-    int target;                 /* the tid the sender talks to */
-    uint32_t pktlen, ackmark, hiwater;
-    impi_proc_t proc;           /* the sender's IMPI proc */
-} gimpi_intro_t;
-
-/*  Encodes an introduction or answer. */
-void gimpi_intro_encode(uint8_t out[GIMPI_INTRO_SIZE], const gimpi_intro_t *in);
-/*  Decodes one; -1 when the marker is wrong. */
-int gimpi_intro_decode(const uint8_t in[GIMPI_INTRO_SIZE], gimpi_intro_t *out);
-/*  Text of an answer status. */
-const char *gimpi_intro_strstatus(uint32_t status);
 
 /*  Connects to the host at addr:port: through its local listener when it is on this
  *  machine and runs under our user id (connected at once), else a non-blocking TCP

@@ -20,6 +20,7 @@
  *  resend, never a hang.
  */
 #include "net/gimpi_msg_fwd.h"
+#include "net/msg_fwd_hooks.h"
 #include "gimpi.h"
 #include "impi/impi_wire.h"
 
@@ -346,9 +347,9 @@ static int s_store(gimpi_msg_t *msg, asm_t *a, uint64_t off, const uint8_t *src,
     return 0;
 }
 
-/*  Engine side: a stub or a chunk arrived. */
-void gimpi_msg_fwd_arrived(gimpi_msg_t *msg, gimpi_fwd_t **state, int src, uint8_t *data,
-                           size_t len)
+/*  Engine side (hooks->arrived): a stub or a chunk arrived. */
+static void s_arrived(gimpi_msg_t *msg, gimpi_fwd_t **state, int src, uint8_t *data,
+                      size_t len)
 {
     (void)src;
     if (!*state)
@@ -412,8 +413,9 @@ void gimpi_msg_fwd_arrived(gimpi_msg_t *msg, gimpi_fwd_t **state, int src, uint8
         s_finish(msg, s, a);
 }
 
-/*  Broadcasts from a task that has gone fail where they are still open. */
-void gimpi_msg_fwd_gone(gimpi_msg_t *msg, gimpi_fwd_t *s, int tid)
+/*  Engine side (hooks->gone): broadcasts from a task that has gone fail where they are
+ *  still open. */
+static void s_gone(gimpi_msg_t *msg, gimpi_fwd_t *s, int tid)
 {
     for (asm_t *a = s->open, *nx; a; a = nx) {
         nx = a->next;
@@ -440,3 +442,6 @@ void gimpi_msg_fwd_free(gimpi_msg_t *msg, gimpi_fwd_t **state)
     free(s);
     *state = NULL;
 }
+
+/*  The hooks the engine calls (msg_fwd_hooks.h). */
+const gimpi_msg_fwd_hooks_t gimpi_msg_fwd_hooks = { .arrived = s_arrived, .gone = s_gone };

@@ -1,0 +1,520 @@
+/*  msg_internal.h — the packet engine's private state (libgimpi/net/msg_*.c and
+ *  gimpi_msg.c only): the context gimpi_msg_t, its requests, peers and connections, the
+ *  tiny helpers every engine file inlines, and the functions the engine files give each
+ *  other.  Nothing outside the engine includes it; the forwarding module sees the engine
+ *  only through msg_fwd_hooks.h.
+ *
+ *  The engine's files, and the order they depend on each other in (each uses only
+ *  the ones before it; checked on the objects with nm, see doc/data-plane.md):
+ *      gimpi_host.c     host sockets: listeners, dialling, the static hosts' meeting
+ *      msg_conn.c       the per-connection packet state machine: completion of requests,
+ *                       failures, the send side (eager, rendezvous, SYNCACK, PROTOACK
+ *                       credit, CANCEL, FINI) and the receive side
+ *      msg_dynhost.c    dynamic hosts: the introduction codec, dialling, accepting and
+ *                       resolving tasks outside the static tables
+ *      msg_match.c      matching and the queues: posted receives, unexpected messages,
+ *                       starting sends; the locked primitives of msg_fwd_hooks.h
+ *      msg_progress.c   progress and waiting: the poll loop, bounded waits, the thread
+ *      gimpi_msg.c      the public calls (gimpi_msg.h) on a running context
+ *      gimpi_msg_fwd.c  forwarding of large broadcasts (above the public calls; the
+ *                       engine reaches it only through the hooks in the context)
+ *      msg_new.c        creating and destroying a context (meets the static hosts,
+ *                       installs the forwarding hooks, starts the thread)
+ *
+ *  Everything in the context is guarded by its mutex mu, except where a field says so.
+ */
+#ifndef GIMPI_MSG_INTERNAL_H
+#define GIMPI_MSG_INTERNAL_H
+
+#include "gimpi.h"
+#include "gimpi_msg.h"
+#include "impi/impi_tables.h"
+#include "impi/impi_wire.h"
+#include "net/gimpi_host.h"
+#include "net/msg_dynhost.h"
+#include "net/msg_fwd_hooks.h"
+
+#include <poll.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+/*  The engine's cross-file functions stay inside the library (direct calls, no PLT). */
+#pragma GCC visibility push(hidden)
+
+#define STAGE_SIZE (128 * 1024)     /* receive staging buffer per connection */
+#define DIRECT_MIN 2048             /* payload bytes worth a readv straight to the user */
+#define DIRECT_READ_MAX 2           /* a quick look reads up to this many sockets directly */
+#define SPIN_US_DEFAULT 500         /* how long a blocked call polls (yielding) before sleeping */
+#define BUFFER_AFTER_US 1000        /* a standard long send copies its data after this */
+#define IDLE_TAKEOVER_MS 2          /* app out of the library this long: thread polls */
+#define BATCH_MAX 16                /* continuation packets written with the current one */
+#define TID_GRACE_US 2000000        /* a caller of a tid we may be about to get waits this long */
+
+/* ------------------------------------------------------------------ requests */
+
+/*  A request sits on up to three lists at once, through three links: its queue (a peer's
+ *  pending or streaming sends, the posted or long receives), the sends whose first packet
+ *  is out, and the list of every request. */
+typedef struct req_list_t req_list_t;
+typedef struct link_t {
+    gimpi_msg_req_t *prev, *next;
+    req_list_t *on;
+} link_t;
+struct req_list_t {
+    gimpi_msg_req_t *head, *tail;
+};
+
+enum { RQ_SEND, RQ_RECV };
+enum {                              /* send states */
+    S_QUEUED,                       /* in its peer's pending sends */
+    S_WAITACK,                      /* first packet out, waits for SYNCACK (long or sync) */
+    S_STD,                          /* standard short: first packet being written */
+    S_REST,                         /* matched long: continuation data going out */
+    S_WRITTEN,                      /* everything written, waits for a cancel reply */
+    S_LOCAL,                        /* to self: sits in our own unexpected queue */
+};
+
+struct gimpi_msg_req_t {
+    int kind;
+    int done, error, cancelled, detached;
+    int alloc;                      /* receive: memory made at match (msg_alloc_rbuf), owned */
+    uint64_t id;                    /* srqid (send) or drqid (receive) */
+    uint64_t cid;
+    int peer;                       /* world rank, -1 = any */
+    int tag;                        /* -1 = any (receive) */
+    link_t queue;                   /* pending/streaming sends, posted/long receives */
+    link_t out;                     /* match.sends_out: sends whose first packet is out */
+    link_t all;                     /* match.all_reqs: every request not yet freed */
+    /* send */
+    int state;
+    const uint8_t *sbuf;
+    uint8_t *owned;
+    size_t len, off;
+    int sync, is_long, acked, cancel_wait;
+    uint64_t drqid;
+    void *local;                    /* S_LOCAL: our umsg */
+    /* receive */
+    uint8_t *rbuf;
+    size_t size;
+    uint64_t msglen, recvd, in_srqid;
+    int src, rtag, in_long, in_sync;
+};
+
+typedef struct umsg_t umsg_t;
+struct umsg_t {                     /* a message that arrived before its receive */
+    umsg_t *prev, *next;
+    int src, tag;
+    uint64_t cid, msglen, srqid;
+    int sync, is_long, complete;
+    uint8_t *data;
+    size_t have;
+    gimpi_msg_req_t *claim;         /* a receive matched it while its data was arriving */
+    gimpi_msg_req_t *self_sreq;     /* message to self: the sync send waiting for a match */
+};
+typedef struct {
+    umsg_t *head, *tail;
+} umsg_queue_t;
+
+/* -------------------------------------------------------------- peers and connections */
+
+typedef struct ctl_t {
+    struct ctl_t *next;
+    uint8_t hdr[IMPI_PACKET_SIZE];
+    int fini;
+} ctl_t;
+typedef struct {
+    ctl_t *head, *tail;
+} ctlq_t;
+
+typedef struct {
+    impi_proc_t id;
+    int host;
+    uint32_t tx_count;              /* counted packets sent and not credited */
+    uint32_t rx_count;              /* counted packets read and not acknowledged */
+    int gone;                       /* 0 or the error every operation with it gets */
+    int tid;
+    int alive_fd;                   /* expected dynamic peer: readable once it died, or -1 */
+    ctlq_t ctl_pkts;                /* counted control packets to it (SYNCACK, CANCEL...) */
+    req_list_t pending_sends;       /* sends whose first packet has not gone out */
+    req_list_t streaming_sends;     /* matched long sends whose continuation data goes out */
+    int client;                     /* its IMPI client (the collectives' masters) */
+} peer_t;
+
+/*  Connection states: open, closed, being dialled (dynamic), waiting for an expected peer
+ *  to call (dynamic). */
+enum { C_OPEN, C_CLOSED, C_DIAL, C_EXPECT };
+/*  Phases of a dial: resolving the tid (a caller does it, unlocked), connecting, writing
+ *  the introduction, reading the answer, waiting for the peer's own call (it won a race). */
+enum { D_RESOLVE, D_CONNECT, D_INTRO, D_ANSWER, D_WAIT };
+enum { T_CTL, T_FIRST, T_REST };
+enum { R_DISCARD, R_MATCHED, R_CONT, R_UNEXP };
+
+typedef struct {
+    int fd;
+    int state;
+    int fini_sent, fini_recv, fini_queued;
+    int *procs, nprocs, rr;
+    uint32_t pktlen, ackmark, hiwater;  /* this connection's (dynamic: agreed minima) */
+    int dyn;                        /* a dynamic host (not in the static tables) */
+    int dial;                       /* C_DIAL: D_* */
+    int resolve_later;              /* D_RESOLVE: nobody is resolving it yet */
+    int64_t dial_deadline;          /* C_DIAL: give up then (monotonic us) */
+    uint8_t ibuf[GIMPI_INTRO_SIZE]; /* C_DIAL: introduction out, then answer in */
+    size_t ioff;
+    ctlq_t urgent;                  /* uncounted packets (PROTOACK, FINI): sent first */
+    /* send side */
+    int tbusy, tkind, tlast, tfini, want_out;
+    uint8_t thdr[IMPI_PACKET_SIZE];
+    uint8_t bhdr[BATCH_MAX][IMPI_PACKET_SIZE];     /* headers of batched packets */
+    size_t thdr_off;
+    const uint8_t *tpay;
+    size_t tpay_len, tpay_off;
+    gimpi_msg_req_t *treq;
+    /* receive side */
+    uint8_t *stage;
+    size_t st_off, st_len;
+    uint8_t rhdr[IMPI_PACKET_SIZE];
+    size_t rhdr_off;
+    int rphase, rkind;
+    int big;                        /* the last data packet was big: read headers alone */
+    uint8_t *rdst;
+    size_t rdst_len, rpay_total, rpay_off;
+    gimpi_msg_req_t *rreq;
+    umsg_t *rum;
+} conn_t;
+
+/*  An accepted connection whose introduction is being read. */
+typedef struct {
+    int fd;
+    size_t got;
+    int64_t deadline;               /* monotonic us */
+    uint8_t buf[GIMPI_INTRO_SIZE];
+} pend_t;
+
+/* ------------------------------------------------------------------ the context */
+
+struct gimpi_msg_t {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;              /* application threads waiting for the driver */
+    /* the job: this proc, and the procs and hosts it knows (static ones first) */
+    int rank, nprocs, nhosts, myhost;
+    int nstatic, nstatic_hosts;     /* procs and hosts of the static tables (first ones) */
+    int cap_procs, cap_hosts;       /* allocated peers and conns */
+    int tidbase;                    /* tid of static rank r = tidbase + r + 1 */
+    impi_proc_t me;
+    uint32_t pktlen, ackmark, hiwater;
+    int32_t tagub;
+    int maxlinear;                  /* IMPI's MAXLINEAR (collectives between clients) */
+    peer_t *peers;
+    conn_t *conns;
+    uint64_t seq;                   /* sequence number of the last packet built */
+    int timeout_ms;                 /* bound on blocking calls, 0 = none */
+    int debug;                      /* GIMPI_DEBUG=1: every packet on stderr */
+    char errmsg[256];
+    struct {                        /* requests and messages (msg_match.c) */
+        req_list_t posted_recvs;    /* receives not matched yet, oldest first */
+        req_list_t long_recvs;      /* matched long receives waiting for their rest */
+        req_list_t sends_out;       /* sends whose first packet is out, until complete */
+        req_list_t all_reqs;        /* every request not yet freed */
+        umsg_queue_t unexpected;    /* messages that came before their receive */
+        uint64_t next_id;           /* the next request id (srqid, drqid) */
+        int ndetached;              /* requests that go on without their caller */
+    } match;
+    struct {                        /* progress and waiting (msg_progress.c) */
+        pthread_t thread;
+        int started, stop;          /* stop: guarded by doze_mu too */
+        pthread_mutex_t doze_mu;    /* the thread's doze; never taken while holding mu */
+        pthread_cond_t doze_cv;
+        int evfd;                   /* kicks a poller out of poll() */
+        int app_blocked;            /* atomic: read by the dozing thread without mu */
+        uint64_t app_epoch;         /* atomic: read by the dozing thread without mu */
+        int driving;                /* an application thread is inside a blocking drive */
+        int thread_polling;         /* the thread is inside poll() */
+        int app_polling;            /* application threads inside a blocking poll() */
+        uint64_t moved;             /* successful reads and writes on connections so far */
+        uint64_t rdone;             /* receives completed so far */
+        uint32_t quick;             /* quick looks so far (extras looked at every 32nd) */
+        int spin_us;                /* GIMPI_SPIN_US */
+    } prog;
+    struct {                        /* dynamic hosts (msg_dynhost.c) */
+        int listen_fd;              /* TCP listener */
+        int local_fd;               /* local (Unix-domain) listener, or -1 */
+        gimpi_msg_resolve_fn resolve;   /* tid -> contact for dynamic peers, or NULL */
+        void *resolve_arg;
+        pend_t *pend;               /* incoming introductions being read */
+        int npend, cap_pend;
+        int nresolve;               /* dynamic peers waiting for a resolver call */
+        int in_engine;              /* > 0: inside the engine, the lock may not be dropped */
+        int finishing;              /* finalize under way: no new dynamic hosts */
+        int connect_ms;             /* bound on setting up a dynamic connection */
+        int tid_final;              /* gimpi_msg_set_tidbase was called */
+        int64_t born_us;            /* creation (the grace for learning our tid) */
+    } dyn;
+    struct {                        /* what runs beside the engine */
+        gimpi_msg_hook_fn before_send;  /* run by every send entry, before the lock */
+        void *before_send_arg;
+        const gimpi_msg_fwd_hooks_t *fwd_hooks;     /* forwarding (msg_fwd_hooks.h) */
+        gimpi_fwd_t *fwd;           /* its state: broadcasts being reassembled */
+    } hooks;
+};
+
+/*  A condition a blocked call waits for (msg_wait). */
+typedef int (*pred_t)(gimpi_msg_t *self, void *arg);
+
+/*  What a probe looks for, and what it found. */
+typedef struct {
+    uint64_t cid;
+    int peer, tag;
+    umsg_t *found;
+    int watch;                      /* tprobe: world rank whose departure ends it, or -1 */
+} probe_t;
+
+/* ------------------------------------------------------------------ tiny helpers */
+
+/*  Monotonic microseconds. */
+static inline int64_t msg_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/*  Appends r to a list through one of its links. */
+static inline void msg_list_push(req_list_t *L, gimpi_msg_req_t *r, link_t *lk, size_t off)
+{
+    lk->on = L;
+    lk->next = NULL;
+    lk->prev = L->tail;
+    if (L->tail)
+        ((link_t *)((char *)L->tail + off))->next = r;
+    else
+        L->head = r;
+    L->tail = r;
+}
+
+/*  Unlinks r from whatever list the link is on. */
+static inline void msg_list_remove(gimpi_msg_req_t *r, link_t *lk, size_t off)
+{
+    (void)r;
+    req_list_t *L = lk->on;
+    if (!L)
+        return;
+    if (lk->prev)
+        ((link_t *)((char *)lk->prev + off))->next = lk->next;
+    else
+        L->head = lk->next;
+    if (lk->next)
+        ((link_t *)((char *)lk->next + off))->prev = lk->prev;
+    else
+        L->tail = lk->prev;
+    lk->on = NULL;
+    lk->prev = lk->next = NULL;
+}
+
+#define QUEUE_PUSH(L, r) msg_list_push((L), (r), &(r)->queue, offsetof(gimpi_msg_req_t, queue))
+#define QUEUE_DEL(r) msg_list_remove((r), &(r)->queue, offsetof(gimpi_msg_req_t, queue))
+#define OUT_PUSH(L, r) msg_list_push((L), (r), &(r)->out, offsetof(gimpi_msg_req_t, out))
+#define OUT_DEL(r) msg_list_remove((r), &(r)->out, offsetof(gimpi_msg_req_t, out))
+#define ALL_PUSH(L, r) msg_list_push((L), (r), &(r)->all, offsetof(gimpi_msg_req_t, all))
+#define ALL_DEL(r) msg_list_remove((r), &(r)->all, offsetof(gimpi_msg_req_t, all))
+#define QUEUE_NEXT(r) ((r)->queue.next)
+#define OUT_NEXT(r) ((r)->out.next)
+
+/*  Appends a control packet to a queue. */
+static inline void msg_ctl_push(ctlq_t *q, ctl_t *c)
+{
+    c->next = NULL;
+    if (q->tail)
+        q->tail->next = c;
+    else
+        q->head = c;
+    q->tail = c;
+}
+
+/*  Takes the first control packet of a queue. */
+static inline ctl_t *msg_ctl_pop(ctlq_t *q)
+{
+    ctl_t *c = q->head;
+    if (c) {
+        q->head = c->next;
+        if (!q->head)
+            q->tail = NULL;
+    }
+    return c;
+}
+
+/*  Frees every packet of a queue. */
+static inline void msg_ctl_clear(ctlq_t *q)
+{
+    ctl_t *c;
+    while ((c = msg_ctl_pop(q)))
+        free(c);
+}
+
+/*  Appends a message to the unexpected queue. */
+static inline void msg_um_push(gimpi_msg_t *self, umsg_t *um)
+{
+    um->next = NULL;
+    um->prev = self->match.unexpected.tail;
+    if (self->match.unexpected.tail)
+        self->match.unexpected.tail->next = um;
+    else
+        self->match.unexpected.head = um;
+    self->match.unexpected.tail = um;
+}
+
+/*  Unlinks a message from the unexpected queue. */
+static inline void msg_um_remove(gimpi_msg_t *self, umsg_t *um)
+{
+    if (um->prev)
+        um->prev->next = um->next;
+    else
+        self->match.unexpected.head = um->next;
+    if (um->next)
+        um->next->prev = um->prev;
+    else
+        self->match.unexpected.tail = um->prev;
+    um->prev = um->next = NULL;
+}
+
+/*  Frees an unexpected message and its data. */
+static inline void msg_um_free(umsg_t *um)
+{
+    if (um) {
+        free(um->data);
+        free(um);
+    }
+}
+
+/*  Wakes a poller (the progress thread or an application thread) out of poll(). */
+static inline void msg_kick(gimpi_msg_t *self)
+{
+    uint64_t one = 1;
+    ssize_t rc = write(self->prog.evfd, &one, sizeof one);
+    (void)rc;
+}
+
+/*  Whether receive r accepts a message with this envelope. */
+static inline int msg_matches(const gimpi_msg_req_t *r, int src, int tag, uint64_t cid)
+{
+    return r->cid == cid && (r->peer < 0 || r->peer == src) && (r->tag < 0 || r->tag == tag);
+}
+
+/*  Our own tid. */
+static inline int msg_mytid(gimpi_msg_t *self)
+{
+    return self->tidbase + self->rank + 1;
+}
+
+/*  The peer index of a tid, or -1 when the context does not know it. */
+static inline int msg_find_tid(gimpi_msg_t *self, int tid)
+{
+    long r = (long)tid - self->tidbase - 1;
+    if (r >= 0 && r < self->nstatic)
+        return (int)r;
+    for (int p = self->nstatic; p < self->nprocs; p++)
+        if (self->peers[p].tid == tid)
+            return p;
+    return -1;
+}
+
+/*  Entry of every public call: lock, and note that the application is in the library. */
+static inline void msg_enter(gimpi_msg_t *self)
+{
+    pthread_mutex_lock(&self->mu);
+    __atomic_add_fetch(&self->prog.app_epoch, 1, __ATOMIC_RELAXED);
+}
+
+/*  Exit of every public call. */
+static inline void msg_leave(gimpi_msg_t *self)
+{
+    pthread_mutex_unlock(&self->mu);
+}
+
+/* ------------------------------------------------------------------ msg_conn.c */
+/*  All with the lock held. */
+
+/*  Frees a request for good (it must be out of every queue). */
+void msg_req_free(gimpi_msg_req_t *r);
+/*  Marks a request complete (unlinking it); detached ones are freed at once. */
+void msg_complete(gimpi_msg_t *self, gimpi_msg_req_t *r, int err);
+/*  Gives an allocating receive memory for a message of msglen bytes (once). */
+void msg_alloc_rbuf(gimpi_msg_req_t *r, uint64_t msglen);
+/*  A short unexpected message has been taken: its sender learns it. */
+void msg_release_sender(gimpi_msg_t *self, umsg_t *um);
+/*  Gives a matched unexpected message (out of the queue) to receive r. */
+void msg_deliver(gimpi_msg_t *self, umsg_t *um, gimpi_msg_req_t *r);
+/*  1 when every other task's host has died or finished. */
+int msg_all_gone(gimpi_msg_t *self);
+/*  Every operation involving host h fails with err (death: wildcard receives too). */
+void msg_host_gone(gimpi_msg_t *self, int h, int err, int death);
+/*  Closes connection h and forgets its half-done packets. */
+void msg_conn_close(gimpi_msg_t *self, int h);
+/*  Queues a counted control packet to peer p and pushes it out. */
+void msg_queue_ctl(gimpi_msg_t *self, int p, uint32_t type, uint64_t srqid, uint64_t drqid,
+                   int tag, uint64_t cid);
+/*  Queues PK_FINI on connection h and pushes it out; 0 or -1 (no memory). */
+int msg_queue_fini(gimpi_msg_t *self, int h);
+/*  Writes what connection h may send now; -1 when the connection broke. */
+int msg_flush(gimpi_msg_t *self, int h);
+/*  Reads and handles what connection h has; -1 when it broke or closed. */
+int msg_read(gimpi_msg_t *self, int h);
+/*  GIMPI_DEBUG: how connection h was made. */
+void msg_debug_conn(gimpi_msg_t *self, int h);
+
+/* ------------------------------------------------------------------ msg_dynhost.c */
+
+/*  The peer index of tid, creating and calling a dynamic peer through the resolver when
+ *  it is unknown (may drop the lock); the index or a GIMPI_E* code. */
+int msg_peer(gimpi_msg_t *self, int tid);
+/*  Adds the dynamic-host sockets to a poll set; how many (*busy: a setup under way). */
+int msg_dyn_fds(gimpi_msg_t *self, struct pollfd *pfd, int *busy);
+/*  Handles a ready dynamic-host socket. */
+void msg_dyn_event(gimpi_msg_t *self, int fd, short revents);
+/*  Gives up dials and introductions past their deadline. */
+void msg_dyn_deadlines(gimpi_msg_t *self);
+/*  Resolves the peers the engine named while it could not (may drop the lock). */
+void msg_resolve_later(gimpi_msg_t *self);
+/*  Finalize: no new dynamic hosts; those not connected yet never will be. */
+void msg_dyn_abandon(gimpi_msg_t *self);
+
+/* ------------------------------------------------------------------ msg_match.c */
+
+/*  0 when tag is a legal send tag (or, with wild, GIMPI_ANY). */
+int msg_check_tag(gimpi_msg_t *self, int tag, int wild);
+/*  Starts a send. */
+int msg_isend(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf, size_t len,
+              int flags, gimpi_msg_req_t **out);
+/*  Posts a receive (alloc: memory made at match). */
+int msg_irecv_ex(gimpi_msg_t *self, uint64_t cid, int tid, int tag, void *buf, size_t size,
+                 int alloc, gimpi_msg_req_t **out);
+/*  Posts a receive into the caller's buffer. */
+int msg_irecv(gimpi_msg_t *self, uint64_t cid, int tid, int tag, void *buf, size_t size,
+              gimpi_msg_req_t **out);
+/*  Fills a status from a completed request. */
+void msg_status(gimpi_msg_t *self, const gimpi_msg_req_t *r, gimpi_status_t *st);
+/*  Finishes a completed request: status, free, result. */
+int msg_finish(gimpi_msg_t *self, gimpi_msg_req_t **req, gimpi_status_t *status);
+/*  Predicate of probe: a fully arrived matching message, or its sender gone. */
+int msg_probe_pred(gimpi_msg_t *self, void *arg);
+/*  Fills a status from a found message, or returns the sender's error. */
+int msg_probe_result(gimpi_msg_t *self, probe_t *pr, gimpi_status_t *status);
+
+/* ------------------------------------------------------------------ msg_progress.c */
+
+/*  One round of progress (timeout_ms 0: just look); app: an application thread calls. */
+void msg_drive(gimpi_msg_t *self, int timeout_ms, int app);
+/*  Blocks an application thread until pred holds; 0 or GIMPI_ESYSERR (timeout). */
+int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms);
+/*  msg_wait bounded by timeout_ms too when > 0; that bound running out is no error. */
+int msg_wait_upto(gimpi_msg_t *self, pred_t pred, void *arg, int timeout_ms);
+/*  The progress thread. */
+void *msg_progress_main(void *arg);
+
+#pragma GCC visibility pop
+
+#endif

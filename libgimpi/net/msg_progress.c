@@ -1,0 +1,255 @@
+/*  msg_progress.c — progress and waiting: the poll loop that drives the connections, the
+ *  bounded waits of blocked calls, and the progress thread.
+ *
+ *  An application thread blocked in a call drives the sockets itself (a short spin with
+ *  poll(0), then a blocking poll()).  A progress thread takes over only once the
+ *  application has stayed out of the library for a couple of milliseconds, so it never
+ *  sits on the small-message path; the application kicks it out of poll() (an eventfd)
+ *  when it comes back and needs to block.  See doc/data-plane.md for the design.
+ */
+#include "net/msg_internal.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+
+/*  The CLOCK_REALTIME time ns nanoseconds (under a second) from now, for a timed wait. */
+static struct timespec s_realtime_in(long ns)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += ns;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
+}
+
+/*  A quick look at few connections (nconn, indices in map, pfd free from nconn on): tries
+ *  them directly, one syscall each, rather than poll() and then read; the dynamic-host
+ *  sockets only now and then (dyn: some set-up under way). */
+static void s_quick_look(gimpi_msg_t *self, struct pollfd *pfd, const int *map, int nconn,
+                         int dyn)
+{
+    int busy = 0, nextra = 0;
+    for (int i = 0; i < nconn; i++) {
+        int h = map[i];
+        if (self->conns[h].want_out && msg_flush(self, h) < 0)
+            continue;
+        msg_read(self, h);
+    }
+    int tick = (++self->prog.quick & 31) == 0;
+    if (dyn || tick)
+        nextra = msg_dyn_fds(self, pfd + nconn, &busy);
+    if (nextra && (busy || tick)
+        && poll(pfd + nconn, (nfds_t)nextra, 0) > 0)
+        for (int i = nconn; i < nconn + nextra; i++)
+            if (pfd[i].revents)
+                msg_dyn_event(self, pfd[i].fd, pfd[i].revents);
+    if (self->prog.app_polling)
+        msg_kick(self);
+    pthread_cond_broadcast(&self->cv);
+}
+
+/*  One round of progress: polls the connections (timeout_ms; 0 = just look, the lock is
+ *  then kept), then writes and reads what they are ready for.  A blocking poll also
+ *  watches the eventfd (kicks) and the dynamic-host sockets (a quick look only every
+ *  32nd time, or while a setup is under way).  app says whether an application thread
+ *  is calling: a thread that made progress while an application thread sits in poll()
+ *  kicks it, since that thread may have consumed the very bytes the other one was
+ *  waiting for. */
+void msg_drive(gimpi_msg_t *self, int timeout_ms, int app)
+{
+    /* bytes left in a staging buffer (msg_read stopped early) are handled first; poll()
+     * would not report them */
+    int staged = 0;
+    for (int h = 0; h < self->nhosts; h++) {
+        conn_t *c = &self->conns[h];
+        if (c->state == C_OPEN && c->st_off < c->st_len) {
+            msg_read(self, h);
+            staged |= c->state == C_OPEN && c->st_off < c->st_len;
+        }
+    }
+    if (staged)
+        timeout_ms = 0;
+    int dyn = self->dyn.npend || self->nhosts > self->nstatic_hosts;
+    if (dyn)
+        msg_dyn_deadlines(self);
+    int nmax = self->nhosts + 2 + self->dyn.npend + (self->nhosts - self->nstatic_hosts)
+               + (self->nprocs - self->nstatic) + 1;
+    struct pollfd pfd[nmax];
+    int map[nmax];
+    int np = 0;
+    for (int h = 0; h < self->nhosts; h++) {
+        conn_t *c = &self->conns[h];
+        if (c->state != C_OPEN)
+            continue;
+        pfd[np] = (struct pollfd){ .fd = c->fd,
+                                   .events = (short)(POLLIN | (c->want_out ? POLLOUT : 0)) };
+        map[np++] = h;
+    }
+    int nconn = np, busy = 0, nextra = 0;
+    if (timeout_ms == 0 && nconn <= DIRECT_READ_MAX) {
+        s_quick_look(self, pfd, map, nconn, dyn);
+        return;
+    }
+    nextra = msg_dyn_fds(self, pfd + np, &busy);
+    for (int i = 0; i < nextra; i++)
+        map[np++] = -2;
+    if (np == 0 && timeout_ms && app) {     /* nothing to watch: wait for a state change */
+        struct timespec ts = s_realtime_in(10 * 1000000L);
+        pthread_cond_timedwait(&self->cv, &self->mu, &ts);
+        return;
+    }
+    int rc;
+    if (timeout_ms) {
+        pfd[np] = (struct pollfd){ .fd = self->prog.evfd, .events = POLLIN };
+        map[np++] = -1;
+        if (app)
+            self->prog.app_polling++;
+        else
+            self->prog.thread_polling = 1;
+        pthread_mutex_unlock(&self->mu);
+        rc = poll(pfd, (nfds_t)np, timeout_ms);
+        pthread_mutex_lock(&self->mu);
+        if (app)
+            self->prog.app_polling--;
+        else
+            self->prog.thread_polling = 0;
+    } else
+        rc = np ? poll(pfd, (nfds_t)np, 0) : 0;
+    if (rc <= 0)
+        return;
+    for (int i = 0; i < np; i++) {
+        if (!pfd[i].revents)
+            continue;
+        int h = map[i];
+        if (h == -1) {
+            uint64_t v;
+            ssize_t n = read(self->prog.evfd, &v, sizeof v);
+            (void)n;
+            continue;
+        }
+        if (h == -2) {
+            msg_dyn_event(self, pfd[i].fd, pfd[i].revents);
+            continue;
+        }
+        if (self->conns[h].fd != pfd[i].fd || self->conns[h].state != C_OPEN)
+            continue;                   /* closed meanwhile */
+        if (pfd[i].revents & (POLLOUT | POLLERR | POLLHUP))
+            if (msg_flush(self, h) < 0)
+                continue;
+        if (pfd[i].revents & (POLLIN | POLLERR | POLLHUP))
+            msg_read(self, h);
+    }
+    if (self->prog.app_polling)
+        msg_kick(self);
+    pthread_cond_broadcast(&self->cv);
+}
+
+/*  Blocks the calling application thread until pred holds, driving the sockets itself:
+ *  a short spin, then poll().  poll_cap_ms bounds one poll (for predicates that depend on
+ *  time).  Returns 0, or GIMPI_ESYSERR when the context timeout (or deadline_us when not
+ *  0) ran out. */
+int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
+{
+    if (pred(self, arg))
+        return 0;
+    __atomic_add_fetch(&self->prog.app_blocked, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&self->prog.app_epoch, 1, __ATOMIC_RELAXED);
+    if (self->prog.thread_polling)
+        msg_kick(self);
+    int64_t start = msg_now_us();
+    int64_t spin_until = start + self->prog.spin_us;
+    int64_t deadline = self->timeout_ms > 0 ? start + (int64_t)self->timeout_ms * 1000 : 0;
+    int rc = 0;
+    uint64_t moved = self->prog.moved;
+    while (!pred(self, arg)) {
+        if (self->dyn.nresolve)
+            msg_resolve_later(self);
+        int64_t now = msg_now_us();
+        if (self->prog.moved != moved) {     /* bytes are flowing: keep spinning */
+            moved = self->prog.moved;
+            spin_until = now + self->prog.spin_us;
+        }
+        if (deadline && now >= deadline) {
+            snprintf(self->errmsg, sizeof self->errmsg, "timed out after %d ms",
+                     self->timeout_ms);
+            rc = GIMPI_ESYSERR;
+            break;
+        }
+        if (self->prog.driving) {        /* another application thread polls: let it */
+            struct timespec ts = s_realtime_in(5 * 1000000L);
+            pthread_cond_timedwait(&self->cv, &self->mu, &ts);
+            continue;
+        }
+        int t = 0;
+        if (now >= spin_until) {
+            int64_t left = deadline ? (deadline - now + 999) / 1000 : 1000;
+            t = left > 1000 ? 1000 : (int)left;
+            if (poll_cap_ms > 0 && t > poll_cap_ms)
+                t = poll_cap_ms;
+            if (t < 1)
+                t = 1;
+        }
+        if (t == 0) {                   /* spinning: let a peer on our core run */
+            pthread_mutex_unlock(&self->mu);
+            sched_yield();
+            pthread_mutex_lock(&self->mu);
+        }
+        self->prog.driving = t != 0;
+        msg_drive(self, t, 1);
+        self->prog.driving = 0;
+    }
+    __atomic_sub_fetch(&self->prog.app_blocked, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&self->prog.app_epoch, 1, __ATOMIC_RELAXED);
+    return rc;
+}
+
+/*  msg_wait, bounded by timeout_ms too when > 0; that bound running out is no error (0). */
+int msg_wait_upto(gimpi_msg_t *self, pred_t pred, void *arg, int timeout_ms)
+{
+    int saved = self->timeout_ms;
+    int limited = timeout_ms > 0 && (saved <= 0 || timeout_ms < saved);
+    if (limited)
+        self->timeout_ms = timeout_ms;
+    int rc = msg_wait(self, pred, arg, 0);
+    self->timeout_ms = saved;
+    if (rc && limited && !pred(self, arg)) {
+        rc = 0;                         /* our own bound ran out: nothing arrived */
+        self->errmsg[0] = 0;
+    }
+    return rc;
+}
+
+/*  The progress thread: polls the connections only while the application has stayed out
+ *  of the library for IDLE_TAKEOVER_MS, so that peers are answered (credit, SYNCACKs,
+ *  buffered data pushed out) while the application computes.  It dozes on its own mutex
+ *  and reads the application's entry counters atomically, so that its periodic look does
+ *  not contend for the context's lock while the application is busy in the library. */
+void *msg_progress_main(void *arg)
+{
+    gimpi_msg_t *self = arg;
+    pthread_mutex_lock(&self->prog.doze_mu);
+    uint64_t seen = __atomic_load_n(&self->prog.app_epoch, __ATOMIC_RELAXED) + 1;
+    while (!self->prog.stop) {
+        uint64_t epoch = __atomic_load_n(&self->prog.app_epoch, __ATOMIC_RELAXED);
+        if (__atomic_load_n(&self->prog.app_blocked, __ATOMIC_RELAXED) || epoch != seen) {
+            seen = epoch;
+            struct timespec ts = s_realtime_in(IDLE_TAKEOVER_MS * 1000000L);
+            pthread_cond_timedwait(&self->prog.doze_cv, &self->prog.doze_mu, &ts);
+            continue;
+        }
+        pthread_mutex_unlock(&self->prog.doze_mu);
+        pthread_mutex_lock(&self->mu);
+        if (!self->prog.stop && self->dyn.nresolve)
+            msg_resolve_later(self);
+        if (!self->prog.stop)
+            msg_drive(self, 1000, 0);
+        pthread_mutex_unlock(&self->mu);
+        pthread_mutex_lock(&self->prog.doze_mu);
+    }
+    pthread_mutex_unlock(&self->prog.doze_mu);
+    return NULL;
+}
