@@ -1,4 +1,4 @@
-/*  t/dataplane.c — the IMPI data plane end to end (libgimpi/gimpi_msg.c): real tasks
+/*  t/dataplane.c — the IMPI data plane end to end (libgimpi/net/): real tasks
  *  (forked processes) over real loopback TCP, tables filled by hand (t/dp_harness.c).
  *  Message sizes around the packet length up to 64 MiB, all-to-all with every task
  *  sending before it receives, matching order with wildcards, synchronous sends, cancel

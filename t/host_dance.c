@@ -1,4 +1,4 @@
-/*  t/host_dance.c — the host connections of an IMPI job (libgimpi/gimpi_host.c, protocol
+/*  t/host_dance.c — the host connections of an IMPI job (libgimpi/net/gimpi_host.c, protocol
  *  §3.9): every pair meets exactly once, the caller comes from its announced address, and
  *  the acceptor refuses wrong ranks, duplicates, early hang-ups and absent hosts in time.
  */

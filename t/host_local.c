@@ -1,4 +1,4 @@
-/*  t/host_local.c — local sockets between the hosts of one machine (libgimpi/gimpi_host.c):
+/*  t/host_local.c — local sockets between the hosts of one machine (libgimpi/net/gimpi_host.c):
  *  a listener's local twin is found from the address and port alone, a dial reaches it
  *  (a Unix-domain socket) and carries bytes both ways; without a twin, with
  *  GIMPI_LOCAL_SOCKETS=0, or when the name is held by a process of another user, the dial
