@@ -208,6 +208,71 @@ static void s_untrack(groupd_t *self, int32_t tid)
     }
 }
 
+/*  REGISTER and REGISTER_TID: a task's address record under the caller's routing id (and
+ *  its reserved tid); a registered task's control connection is tracked for liveness. */
+static void s_handle_register(groupd_t *self, const uint8_t *key, size_t keylen,
+                              const gd_msg_t *msg, int srcfd)
+{
+    gd_taskinfo_t info = { 0 };
+    memcpy(info.proc, msg->values[0].data, 24);
+    memcpy(info.addr, msg->values[1].data, 16);
+    info.port = msg->values[2].i;
+    info.ospid = msg->values[3].i;
+    memcpy(info.host, msg->values[4].data, msg->values[4].len);
+    info.host[msg->values[4].len] = 0;
+    int32_t status = msg->kind == GD_REGISTER
+                   ? gd_registry_register(self->reg, key, keylen, &info)
+                   : gd_registry_register_tid(self->reg, key, keylen, &info, msg->values[5].i);
+    if (status > 0)
+        s_track_fd(self, status, srcfd);
+    s_send_reply(self, key, keylen, msg->kind | GD_REPLY_FLAG, msg->reqid, status, 0, NULL, 0);
+}
+
+/*  LOOKUP: a tid's address record (proc, address, port, pid, host name). */
+static void s_handle_lookup(groupd_t *self, const uint8_t *key, size_t keylen, const gd_msg_t *msg)
+{
+    gd_taskinfo_t info;
+    int32_t status = gd_registry_lookup(self->reg, msg->values[0].i, &info);
+    uint8_t port[4], pid[4];
+    gd_put32(port, (uint32_t)info.port);
+    gd_put32(pid, (uint32_t)info.ospid);
+    gd_frame_t f[5] = { { info.proc, 24 }, { info.addr, 16 }, { port, 4 }, { pid, 4 },
+                        { (const uint8_t *)info.host, strlen(info.host) } };
+    s_send_reply(self, key, keylen, msg->kind | GD_REPLY_FLAG, msg->reqid, status, 0, f,
+                 status >= 0 ? 5 : 0);
+}
+
+/*  STAT: one record per group (or the named group's), as many frames as there are. */
+static void s_handle_stat(groupd_t *self, const uint8_t *key, size_t keylen, const gd_msg_t *msg,
+                          const char *name)
+{
+    uint8_t kind = msg->kind | GD_REPLY_FLAG;
+    uint8_t **recs = NULL;
+    size_t *lens = NULL;
+    int32_t status = gd_registry_stat(self->reg, name, &recs, &lens);
+    int n = status > 0 ? status : 0;
+    gd_frame_t *f = calloc((size_t)n + 1, sizeof *f);
+    int sent = 0;
+    for (int k = 0; f && k < n; k++)
+        if (lens[k])
+            f[sent++] = (gd_frame_t){ recs[k], lens[k] };
+    /* STAT may carry many frames: send them without the 64-frame cap */
+    uint8_t hdr[GD_HDR_SIZE], st[4], ver[8];
+    gd_header_encode(hdr, kind, msg->reqid);
+    gd_put32(st, (uint32_t)(f ? status : GIMPI_ENOMEM));
+    gd_put64(ver, 0);
+    gd_frame_t head[3] = { { hdr, sizeof hdr }, { st, 4 }, { ver, 8 } };
+    gd_frame_t route = { key, keylen };
+    int more = sent ? ZMQ_SNDMORE : 0;
+    if (gd_send_frames(self->router, &route, 1, head, 3, ZMQ_DONTWAIT | more) == 0 && sent)
+        gd_send_frames(self->router, NULL, 0, f, sent, ZMQ_DONTWAIT);
+    for (int k = 0; k < n; k++)
+        free(recs[k]);
+    free(recs);
+    free(lens);
+    free(f);
+}
+
 /*  Handles one decoded request. */
 static void s_handle(groupd_t *self, const uint8_t *key, size_t keylen, const gd_msg_t *msg,
                      int srcfd)
@@ -252,38 +317,17 @@ static void s_handle(groupd_t *self, const uint8_t *key, size_t keylen, const gd
         s_send_reply(self, key, keylen, kind, msg->reqid, 0, 0, NULL, 0);
         break;
     case GD_REGISTER:
-    case GD_REGISTER_TID: {
-        gd_taskinfo_t info = { 0 };
-        memcpy(info.proc, msg->values[0].data, 24);
-        memcpy(info.addr, msg->values[1].data, 16);
-        info.port = msg->values[2].i;
-        info.ospid = msg->values[3].i;
-        memcpy(info.host, msg->values[4].data, msg->values[4].len);
-        info.host[msg->values[4].len] = 0;
-        status = msg->kind == GD_REGISTER
-               ? gd_registry_register(self->reg, key, keylen, &info)
-               : gd_registry_register_tid(self->reg, key, keylen, &info, msg->values[5].i);
-        if (status > 0)
-            s_track_fd(self, status, srcfd);
-        s_send_reply(self, key, keylen, kind, msg->reqid, status, 0, NULL, 0);
+    case GD_REGISTER_TID:
+        s_handle_register(self, key, keylen, msg, srcfd);
         break;
-    }
     case GD_RESERVE:
         status = gd_registry_reserve(self->reg, (const char *)msg->values[0].data,
                                      msg->values[0].len, msg->values[1].i);
         s_send_reply(self, key, keylen, kind, msg->reqid, status, 0, NULL, 0);
         break;
-    case GD_LOOKUP: {
-        gd_taskinfo_t info;
-        status = gd_registry_lookup(self->reg, msg->values[0].i, &info);
-        uint8_t port[4], pid[4];
-        gd_put32(port, (uint32_t)info.port);
-        gd_put32(pid, (uint32_t)info.ospid);
-        gd_frame_t f[5] = { { info.proc, 24 }, { info.addr, 16 }, { port, 4 }, { pid, 4 },
-                            { (const uint8_t *)info.host, strlen(info.host) } };
-        s_send_reply(self, key, keylen, kind, msg->reqid, status, 0, f, status >= 0 ? 5 : 0);
+    case GD_LOOKUP:
+        s_handle_lookup(self, key, keylen, msg);
         break;
-    }
     case GD_UNREGISTER:
         s_untrack(self, tid);
         status = gd_registry_remove(self->reg, tid, false);
@@ -326,33 +370,9 @@ static void s_handle(groupd_t *self, const uint8_t *key, size_t keylen, const gd
         free(blob);
         break;
     }
-    case GD_STAT: {
-        uint8_t **recs = NULL;
-        size_t *lens = NULL;
-        status = gd_registry_stat(self->reg, name, &recs, &lens);
-        int n = status > 0 ? status : 0;
-        gd_frame_t *f = calloc((size_t)n + 1, sizeof *f);
-        int sent = 0;
-        for (int k = 0; f && k < n; k++)
-            if (lens[k])
-                f[sent++] = (gd_frame_t){ recs[k], lens[k] };
-        /* STAT may carry many frames: send them without the 64-frame cap */
-        uint8_t hdr[GD_HDR_SIZE], st[4], ver[8];
-        gd_header_encode(hdr, kind, msg->reqid);
-        gd_put32(st, (uint32_t)(f ? status : GIMPI_ENOMEM));
-        gd_put64(ver, 0);
-        gd_frame_t head[3] = { { hdr, sizeof hdr }, { st, 4 }, { ver, 8 } };
-        gd_frame_t route = { key, keylen };
-        int more = sent ? ZMQ_SNDMORE : 0;
-        if (gd_send_frames(self->router, &route, 1, head, 3, ZMQ_DONTWAIT | more) == 0 && sent)
-            gd_send_frames(self->router, NULL, 0, f, sent, ZMQ_DONTWAIT);
-        for (int k = 0; k < n; k++)
-            free(recs[k]);
-        free(recs);
-        free(lens);
-        free(f);
+    case GD_STAT:
+        s_handle_stat(self, key, keylen, msg, name);
         break;
-    }
     default:
         s_send_reply(self, key, keylen, kind, msg->reqid, GIMPI_ENOTIMPL, 0, NULL, 0);
     }
