@@ -100,6 +100,8 @@ static void test_membership(void)
     for (int k = 0; k < 4; k++)
         cmp_ok(gimpi_group_join(w[k], "rec"), "==", k, "w%d joins 'rec' as %d", k, k);
     cmp_ok(gimpi_group_leave(w[1], "rec"), "==", 0, "w1 leaves");
+    /* A leave is deferred: another task sees it once groupd has it (flush waits for that). */
+    gimpi_groups_flush(w[1]);
     cmp_ok(gimpi_group_gsize(w[0], "rec"), "==", 3, "gsize 3");
     cmp_ok(gimpi_group_gettid(w[0], "rec", 1), "==", GIMPI_ENOINST, "gettid(1): NoInst");
     cmp_ok(gimpi_group_join(w[4], "rec"), "==", 1, "next joiner gets 1");
@@ -176,8 +178,10 @@ static void test_membership(void)
     cmp_ok(gimpi_group_getinst(x, "rec", gimpi_group_mytid(x)), "==", GIMPI_ENOTINGROUP,
            "own leave visible at once");
     /* delete on empty, then rejoin from 0 (the observer's cache follows) */
-    for (int k = 0; k < 5; k++)
+    for (int k = 0; k < 5; k++) {
         gimpi_group_leave(w[k], "rec");
+        gimpi_groups_flush(w[k]);
+    }
     gimpi_groups_t *fresh = gimpi_groups_new(s_ep, NULL);
     cmp_ok(gimpi_group_gsize(fresh, "rec"), "==", GIMPI_ENOGROUP, "last leave deleted the group");
     gimpi_groups_destroy(&fresh);
