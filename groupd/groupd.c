@@ -19,6 +19,7 @@
 #include "groups/gd_sock.h"
 #include "groupd/gd_registry.h"
 #include "base/gd_hash.h"
+#include "base/gimpi_key.h"
 #include "gimpi.h"
 
 #include <assert.h>
@@ -897,8 +898,9 @@ int main(int argc, char **argv)
     }
     if (!ep && (ep = getenv("GIMPI_GROUPD")) && !*ep)
         ep = NULL;
-    if (!ep && !(ep = gd_default_endpoint(self.endpoint, sizeof self.endpoint))) {
-        fprintf(stderr, "groupd: no per-user runtime directory for the default endpoint\n");
+    char why[GIMPI_KEY_ERRLEN];
+    if (!ep && !(ep = gd_default_endpoint(self.endpoint, sizeof self.endpoint, why, sizeof why))) {
+        fprintf(stderr, "groupd: %s\n", why);
         return 1;
     }
     if (strlen(ep) >= sizeof self.endpoint - 8) {

@@ -9,6 +9,7 @@
 #include "config.h"
 #include "groups/gd_proto.h"
 #include "groups/gd_sock.h"
+#include "base/gimpi_key.h"
 #include "gimpi.h"
 
 #include <errno.h>
@@ -150,8 +151,9 @@ int main(int argc, char **argv)
     char buf[512];
     if (!ep && (ep = getenv("GIMPI_GROUPD")) && !*ep)
         ep = NULL;
-    if (!ep && !(ep = gd_default_endpoint(buf, sizeof buf))) {
-        fprintf(stderr, "gimpi-stat: no per-user runtime directory\n");
+    char why[GIMPI_KEY_ERRLEN];
+    if (!ep && !(ep = gd_default_endpoint(buf, sizeof buf, why, sizeof why))) {
+        fprintf(stderr, "gimpi-stat: %s\n", why);
         return 1;
     }
     void *zctx = zmq_ctx_new();

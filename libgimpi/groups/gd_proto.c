@@ -6,6 +6,7 @@
  *  the file holds the thin ZeroMQ send/receive helpers and the per-user default endpoint.
  */
 #include "groups/gd_proto.h"
+#include "base/gimpi_key.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -560,20 +561,17 @@ int gd_multipart_srcfd(gd_multipart_t *mp)
     return -1;
 }
 
-/*  Per-user default endpoint; creates its directory. */
-const char *gd_default_endpoint(char *buf, size_t size)
+/*  Per-user default endpoint in the private runtime directory (gd_proto.h). */
+const char *gd_default_endpoint(char *buf, size_t size, char *err, size_t errsize)
 {
-    char dir[200];
-    const char *xdg = getenv("XDG_RUNTIME_DIR");
-    if (xdg && *xdg && strlen(xdg) < 120)
-        snprintf(dir, sizeof dir, "%s/gimpi", xdg);
-    else
-        snprintf(dir, sizeof dir, "/tmp/gimpi-%u", (unsigned)getuid());
-    if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-        return NULL;
-    struct stat sb;
-    if (stat(dir, &sb) < 0 || !S_ISDIR(sb.st_mode) || sb.st_uid != getuid())
+    char dir[GIMPI_KEY_PATHLEN];
+    if (gimpi_rundir(dir, sizeof dir, err, errsize) < 0)
         return NULL;
     int n = snprintf(buf, size, "ipc://%s/groupd", dir);
-    return n > 0 && (size_t)n < size ? buf : NULL;
+    if (n <= 0 || (size_t)n >= size) {
+        if (err && errsize)
+            snprintf(err, errsize, "the endpoint ipc://%s/groupd is too long", dir);
+        return NULL;
+    }
+    return buf;
 }

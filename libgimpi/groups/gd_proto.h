@@ -76,6 +76,7 @@ enum {
     GD_REPLY_FLAG = 0x80,       /* reply kind = command code | this */
     GD_MAX_NAME = 4096,         /* longest group name, bytes */
     GD_MAX_TEXT = 255,          /* longest text frame */
+    GD_MAX_ENDPOINT = 512,      /* room for an endpoint (gimpi_groups_new takes 503 bytes) */
     GD_MAX_BLOB = 1 << 24,      /* longest opaque frame */
     GD_MAX_FRAMES = 16,         /* frames of a decoded message (fixed part) */
     GD_BAD_KIND = 0xFF,         /* reply kind for a request whose header was unreadable */
@@ -241,7 +242,8 @@ void gd_multipart_close(gd_multipart_t *mp);
 int gd_multipart_srcfd(gd_multipart_t *mp);
 
 /*  Per-user default endpoint ("ipc://$XDG_RUNTIME_DIR/gimpi/groupd" or
- *  "ipc:///tmp/gimpi-UID/groupd"); creates the directory (0700).  NULL on failure. */
-const char *gd_default_endpoint(char *buf, size_t size);
+ *  "ipc:///tmp/gimpi-UID/groupd") in the private runtime directory, which is made (0700)
+ *  or checked (gimpi_rundir).  NULL on failure, with the reason in err (may be NULL). */
+const char *gd_default_endpoint(char *buf, size_t size, char *err, size_t errsize);
 
 #endif

@@ -135,7 +135,7 @@ gimpi_groups_t *gimpi_groups_new(const char *endpoint, void *zmq_context)
             return NULL;
         }
         snprintf(self->endpoint, sizeof self->endpoint, "%s", endpoint);
-    } else if (!gd_default_endpoint(self->endpoint, sizeof self->endpoint)) {
+    } else if (!gd_default_endpoint(self->endpoint, sizeof self->endpoint, NULL, 0)) {
         free(self);
         return NULL;
     }

@@ -14,6 +14,7 @@
 #include "gimpi.h"
 #include "task/gimpi_job.h"
 #include "coll/impi_coll.h"
+#include "groups/gd_proto.h"
 
 #include <arpa/inet.h>
 #include <assert.h>
@@ -66,6 +67,21 @@ static int s_tidbase(gimpi_t *self)
     }
     int base = gimpi_groups_reserve(self->groups, "", 1);
     return base < 0 ? -1 : base;
+}
+
+/*  The groups client: at GIMPI_GROUPD, or at the per-user endpoint in the private runtime
+ *  directory, whose check gives the message when it fails (a directory made by someone
+ *  else, for one).  NULL with a message in err. */
+static gimpi_groups_t *s_groups_new(char *err, size_t errsize)
+{
+    char ep[GD_MAX_ENDPOINT];
+    const char *env = getenv("GIMPI_GROUPD");
+    if (!(env && *env) && !gd_default_endpoint(ep, sizeof ep, err, errsize))
+        return NULL;
+    gimpi_groups_t *g = gimpi_groups_new(env && *env ? env : ep, NULL);
+    if (!g)
+        snprintf(err, errsize, "out of memory, or GIMPI_GROUPD too long");
+    return g;
 }
 
 /*  Registers with groupd under the data plane's tid (identity: the IMPI proc and host). */
@@ -180,11 +196,9 @@ gimpi_t *gimpi_init(char *err, size_t errsize)
     self->job.listen_fd = self->job.local_fd = -1;  /* the data plane owns them from now on */
     self->msg = gimpi_msg_new_local(self->job.tables, self->job.world_rank, fd, lfd, timeout,
                                     err, errsize);
-    self->groups = gimpi_groups_new(NULL, NULL);
+    self->groups = self->msg ? s_groups_new(err, errsize) : NULL;
     self->coll = self->msg ? gimpi_coll_new(self->msg) : NULL;
     if (!self->msg || !self->groups || !self->coll) {
-        if (self->msg && !self->groups)
-            snprintf(err, errsize, "out of memory (or bad GIMPI_GROUPD)");
         gimpi_abort(&self);
         return NULL;
     }
