@@ -504,6 +504,14 @@ int msg_probe_pred(gimpi_msg_t *self, void *arg);
 /*  Fills a status from a found message, or returns the sender's error. */
 int msg_probe_result(gimpi_msg_t *self, probe_t *pr, gimpi_status_t *status);
 
+/* ------------------------------------------------------------------ msg_new.c */
+
+/*  A context whose static hosts have met already: fds[h] is the open connection to host h
+ *  (ignored for its own host), taken over by the context.  No listener: dynamic hosts
+ *  cannot reach it.  For the fuzzers and tests that feed a stream without a real dance. */
+gimpi_msg_t *msg_new_met(const struct impi_tables_t *t, int rank, const int *fds, int timeout_ms,
+                         char *err, size_t errsize);
+
 /* ------------------------------------------------------------------ msg_progress.c */
 
 /*  One round of progress (timeout_ms 0: just look); app: an application thread calls. */

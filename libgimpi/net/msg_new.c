@@ -115,9 +115,10 @@ static int s_static_conns(gimpi_msg_t *self, const int *fds)
     return 0;
 }
 
-/*  Creates the context: tables copied, hosts met, progress thread started. */
-gimpi_msg_t *gimpi_msg_new_local(const struct impi_tables_t *t, int rank, int listen_fd,
-                                 int local_fd, int timeout_ms, char *err, size_t errsize)
+/*  Creates the context: tables copied, hosts met (by the dance over listen_fd, or already:
+ *  met[h] is then the connection to host h), progress thread started. */
+static gimpi_msg_t *s_new(const struct impi_tables_t *t, int rank, int listen_fd, int local_fd,
+                          const int *met, int timeout_ms, char *err, size_t errsize)
 {
     int myhost = -1;
     gimpi_msg_t *self = NULL;
@@ -148,14 +149,17 @@ gimpi_msg_t *gimpi_msg_new_local(const struct impi_tables_t *t, int rank, int li
         snprintf(err, errsize, "eventfd: %s", strerror(errno));
         goto fail;
     }
-    if (gimpi_host_dance(t, myhost, listen_fd, local_fd, fds, timeout_ms, err, errsize) < 0)
+    if (met)
+        memcpy(fds, met, (size_t)t->nhosts * sizeof *fds);
+    else if (gimpi_host_dance(t, myhost, listen_fd, local_fd, fds, timeout_ms, err, errsize) < 0)
         goto fail;
     if (s_static_conns(self, fds) < 0)
         goto nomem;
     free(fds);
     fds = NULL;
     /* from now on the listener takes dynamic hosts, from the progress machinery */
-    fcntl(listen_fd, F_SETFL, fcntl(listen_fd, F_GETFL) | O_NONBLOCK);
+    if (listen_fd >= 0)
+        fcntl(listen_fd, F_SETFL, fcntl(listen_fd, F_GETFL) | O_NONBLOCK);
     if (local_fd >= 0)
         fcntl(local_fd, F_SETFL, fcntl(local_fd, F_GETFL) | O_NONBLOCK);
     self->peers[rank].gone = 0;
@@ -174,6 +178,20 @@ fail:
     free(fds);
     gimpi_msg_destroy(&self);
     return NULL;
+}
+
+/*  Creates the context over a TCP listener and its local twin. */
+gimpi_msg_t *gimpi_msg_new_local(const struct impi_tables_t *t, int rank, int listen_fd,
+                                 int local_fd, int timeout_ms, char *err, size_t errsize)
+{
+    return s_new(t, rank, listen_fd, local_fd, NULL, timeout_ms, err, errsize);
+}
+
+/*  Creates the context over connections already made (msg_internal.h). */
+gimpi_msg_t *msg_new_met(const struct impi_tables_t *t, int rank, const int *fds, int timeout_ms,
+                         char *err, size_t errsize)
+{
+    return s_new(t, rank, -1, -1, fds, timeout_ms, err, errsize);
 }
 
 /*  Frees everything of a context. */
