@@ -19,8 +19,10 @@
  *
  *  Nothing here blocks or grows at a stranger's will.  A connection that does not
  *  complete its handshake (AUTH, KEY, IMPI) in time is closed by a loop timer; at most
- *  max_pending connections are in their handshake at once, and a new one pushes the
- *  oldest out, so idle connections cannot keep real clients away.  After the start, a
+ *  max_pending connections are in their handshake at once, and a new one pushes out the
+ *  oldest of those that got least far, so idle connections cannot keep real clients
+ *  away.  Accepts are taken in small batches so that the connections already accepted
+ *  are read between them.  After the start, a
  *  rank the job waits for that stays silent for the silence bound is dropped like a
  *  disconnected one.  Lines about refused and dropped connections are rate-limited, and
  *  no line is ever written to a log that has no room for it (a stderr pipe nobody
@@ -51,6 +53,8 @@
 enum {
     S_READ_CHUNK = 64 * 1024,   /* bytes read per readiness event (fairness) */
     S_ACCEPT_PAUSE_MS = 200,    /* after EMFILE and the like */
+    S_ACCEPT_PER_ROUND = 16,    /* accepts per loop round, so that the connections already
+                                   accepted are read (and move on) between bursts */
     S_LOG_LINE_MAX = 1024,      /* one log line, truncated beyond (below PIPE_BUF) */
 };
 
@@ -89,7 +93,7 @@ typedef struct {
     bool joined, done, fini, dropped;
     bool has_label;
     int32_t last_label;
-    int64_t last_rx_ms;         /* last command after the start (silence timeout) */
+    int64_t last_seen_ms;       /* last command from it, or reply bytes it took (silence) */
 } s_rank_t;
 
 typedef struct s_label {
@@ -298,6 +302,8 @@ static int s_flush(s_conn_t *conn)
             return -1;
         }
         conn->out_off += (size_t)w;
+        if (conn->rank >= 0 && conn->state == C_JOINED)  /* reading a large reply is not silence */
+            conn->server->ranks[conn->rank].last_seen_ms = gimpi_loop_now_ms();
         if (conn->out_off == msg->len) {
             s_out_t *o = conn->out_head;
             conn->out_head = o->next;
@@ -425,19 +431,37 @@ static void s_join_timeout(gimpi_loop_t *loop, int id, void *arg)
     s_drop(conn, reason);
 }
 
-/*  Closes the oldest connection still in its handshake to make room for a new one.  The
- *  list is kept newest first, so the oldest is the last one not joined. */
+/*  How far a connection in its handshake got: 0 nothing received yet, 1 AUTH begun or
+ *  done (waiting for the key), 2 authenticated (waiting for IMPI). */
+static int s_handshake_tier(const s_conn_t *c)
+{
+    if (c->state == C_JOIN)
+        return 2;
+    return c->state == C_KEY || c->in_len > 0 ? 1 : 0;
+}
+
+/*  Closes a connection still in its handshake to make room for a new one: the oldest of
+ *  those that got least far.  Idle connections thus go first, and with KEY a client that
+ *  proved the key is never pushed out by strangers, who cannot get that far.  The list
+ *  is kept newest first, so the last one of a tier is its oldest. */
 static void s_evict_oldest(impi_server_t *self)
 {
     s_conn_t *oldest = NULL;
-    for (s_conn_t *c = self->conns; c; c = c->next)
-        if (c->state < C_JOINED)
+    int tier = 3;
+    for (s_conn_t *c = self->conns; c; c = c->next) {
+        if (c->state >= C_JOINED)
+            continue;
+        int t = s_handshake_tier(c);
+        if (t <= tier) {
+            tier = t;
             oldest = c;
+        }
+    }
     if (!oldest)
         return;
     char reason[128];
     snprintf(reason, sizeof reason, "still in its handshake after %" PRId64 " ms when %d "
-             "others were; the oldest gives way",
+             "others were; the oldest of the least advanced gives way",
              gimpi_loop_now_ms() - oldest->born_ms, self->max_pending);
     s_drop(oldest, reason);
 }
@@ -456,7 +480,7 @@ static void s_accept(gimpi_loop_t *loop, int fd, int events, void *arg)
 {
     (void)events;
     impi_server_t *self = arg;
-    for (;;) {
+    for (int round = 0; round < S_ACCEPT_PER_ROUND; round++) {
         struct sockaddr_in sa;
         socklen_t salen = sizeof sa;
         int cfd = accept4(fd, (struct sockaddr *)&sa, &salen, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -566,11 +590,12 @@ static bool s_rank_owes(impi_server_t *self, int r)
     return !self->labels || !s_rank_past(rk, self->labels, r);
 }
 
-/*  Since when rank r counts as silent: its last command, or the start or last answered
- *  label, whichever is later (a client waiting for others is not silent). */
+/*  Since when rank r counts as silent: its last command or the last reply bytes it took,
+ *  or the start or last answered label, whichever is later (a client waiting for others,
+ *  or still reading a large reply, is not silent). */
 static int64_t s_silent_since(impi_server_t *self, int r)
 {
-    int64_t t = self->ranks[r].last_rx_ms;
+    int64_t t = self->ranks[r].last_seen_ms;
     return t > self->progress_ms ? t : self->progress_ms;
 }
 
@@ -812,7 +837,7 @@ static int s_on_joined(s_conn_t *conn, const impi_cmd_t *cmd, const uint8_t *pay
     impi_server_t *self = conn->server;
     s_rank_t *rk = &self->ranks[conn->rank];
     char reason[200];
-    rk->last_rx_ms = gimpi_loop_now_ms();
+    rk->last_seen_ms = gimpi_loop_now_ms();
     switch (cmd->cmd) {
     case IMPI_CMD_COLL: {
         impi_coll_t coll;

@@ -39,9 +39,11 @@ typedef void (impi_server_done_fn)(impi_server_t *server, int result, void *arg)
 #define IMPI_SERVER_SILENCE_MS 60000
 
 /*  Connections still in their handshake (not joined) at any one time.  When a new one
- *  arrives with this many in the handshake, the oldest is closed, so idle connections can
- *  never keep real clients out: a real client needs a slot for one round trip only.  64
- *  is twice the largest job (32 clients) all connecting at the same instant. */
+ *  arrives with this many in the handshake, the oldest of those that got least far (sent
+ *  nothing; then not authenticated; then authenticated) is closed, so idle connections
+ *  can never keep real clients out: a real client needs a slot for one round trip only,
+ *  and once it proved the key no stranger can push it out.  64 is twice the largest job
+ *  (32 clients) all connecting at the same instant. */
 #define IMPI_SERVER_MAX_HANDSHAKING 64
 
 /*  Lines per second about refused or dropped connections (strangers, idle, evicted);

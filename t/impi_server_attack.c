@@ -2,7 +2,7 @@
  *  (libgimpi's own startup client) must still finish correctly and promptly:
  *    - hundreds of idle connections (the handshake bound pushes the oldest out; the real
  *      clients join long before any handshake timeout, the server keeps few descriptors
- *      and little memory);
+ *      and little memory; a client that already proved the key is never pushed out);
  *    - an idle connection closed by the handshake timeout;
  *    - a stranger without the key on a KEY server (refused, cannot take a rank);
  *    - a joined client that goes silent (dropped after -timeout; the others fail with a
@@ -258,11 +258,39 @@ static void test_idle_flood(void)
     long rss1 = s_status_kb(srv.child.pid, "VmRSS:");
     ok(rss0 > 0 && rss1 > 0 && rss1 - rss0 <= RSS_BOUND_KB,
        "server RSS %ld kB -> %ld kB (bound +%d kB)", rss0, rss1, RSS_BOUND_KB);
-    ok(st_expect_err(&srv, "the oldest gives way", s_line, sizeof s_line) == 0,
+    ok(st_expect_err(&srv, "gives way", s_line, sizeof s_line) == 0,
        "eviction logged: %s", s_line);
     ok(s_real_job(srv.endpoint, 2, 1u << IMPI_AUTH_KEY, "idle flood"),
        "with the idle connections still open, both real clients finish within %d ms",
        PROMPT_MS);
+    cmp_ok(st_finish(&srv), "==", 0, "server exits 0");
+    stranger_stop(&st);
+}
+
+/*  A client that proved the key is not pushed out by an idle flood arriving before its
+ *  IMPI join. */
+static void test_authenticated_kept(void)
+{
+    st_server_t srv;
+    if (st_start(&srv, "-server", "1", "-auth", "key", "-handshake", "60", (char *)NULL) < 0)
+        BAIL_OUT("cannot start impi-server");
+    int c = st_connect(&srv);
+    ok(st_auth(c, 1u << IMPI_AUTH_KEY, KEY_VALUE) == IMPI_AUTH_KEY, "client authenticated");
+    stranger_t st;
+    if (stranger_start(&st, s_idle, srv.port) < 0)
+        BAIL_OUT("cannot fork the stranger");
+    char rep[64];
+    int closed = -1;
+    if (s_report(&st, rep, sizeof rep) < 0 || sscanf(rep, "R %d", &closed) != 1)
+        closed = -1;
+    cmp_ok(closed, ">=", IDLE_CONNS - IMPI_SERVER_MAX_HANDSHAKING,
+           "stranger's idle connections pushed out (%d)", closed);
+    ok(st_join(c, 0) == 0 && st_recv_impi(c) == 1, "then it joins: IMPI reply");
+    st_send_cmd(c, IMPI_CMD_DONE, NULL, 0);
+    ok(st_recv_done(c) == 0, "DONE");
+    st_send_cmd(c, IMPI_CMD_FINI, NULL, 0);
+    tl_wait_closed(c, ST_TIMEOUT_MS);
+    close(c);
     cmp_ok(st_finish(&srv), "==", 0, "server exits 0");
     stranger_stop(&st);
 }
@@ -500,6 +528,7 @@ int main(void)
     if (geteuid() != 0)
         note("not root: the stranger runs as our own user");
     test_idle_flood();
+    test_authenticated_kept();
     test_handshake_timeout();
     test_stranger_key();
     test_silent_client();
