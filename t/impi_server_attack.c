@@ -236,6 +236,19 @@ static int s_report(stranger_t *st, char *buf, size_t size)
 
 /* ------------------------------------------------------------------ the attacks */
 
+/*  Starts the idle stranger (s_idle) and waits for its report; the number of its
+ *  connections the server closed, or -1. */
+static int s_idle_flood(stranger_t *st, int port)
+{
+    if (stranger_start(st, s_idle, port) < 0)
+        BAIL_OUT("cannot fork the stranger");
+    char rep[64];
+    int closed = -1;
+    if (s_report(st, rep, sizeof rep) < 0 || sscanf(rep, "R %d", &closed) != 1)
+        closed = -1;
+    return closed;
+}
+
 /*  Hundreds of idle connections: the real clients still join at once. */
 static void test_idle_flood(void)
 {
@@ -244,12 +257,7 @@ static void test_idle_flood(void)
         BAIL_OUT("cannot start impi-server");
     long rss0 = s_status_kb(srv.child.pid, "VmRSS:");
     stranger_t st;
-    if (stranger_start(&st, s_idle, srv.port) < 0)
-        BAIL_OUT("cannot fork the stranger");
-    char rep[64];
-    int closed = -1;
-    if (s_report(&st, rep, sizeof rep) < 0 || sscanf(rep, "R %d", &closed) != 1)
-        closed = -1;
+    int closed = s_idle_flood(&st, srv.port);
     ok(closed >= IDLE_CONNS - IMPI_SERVER_MAX_HANDSHAKING,
        "stranger's %d idle connections: %d closed by the server (at most %d kept)", IDLE_CONNS,
        closed, IMPI_SERVER_MAX_HANDSHAKING);
@@ -277,20 +285,11 @@ static void test_authenticated_kept(void)
     int c = st_connect(&srv);
     ok(st_auth(c, 1u << IMPI_AUTH_KEY, KEY_VALUE) == IMPI_AUTH_KEY, "client authenticated");
     stranger_t st;
-    if (stranger_start(&st, s_idle, srv.port) < 0)
-        BAIL_OUT("cannot fork the stranger");
-    char rep[64];
-    int closed = -1;
-    if (s_report(&st, rep, sizeof rep) < 0 || sscanf(rep, "R %d", &closed) != 1)
-        closed = -1;
+    int closed = s_idle_flood(&st, srv.port);
     cmp_ok(closed, ">=", IDLE_CONNS - IMPI_SERVER_MAX_HANDSHAKING,
            "stranger's idle connections pushed out (%d)", closed);
     ok(st_join(c, 0) == 0 && st_recv_impi(c) == 1, "then it joins: IMPI reply");
-    st_send_cmd(c, IMPI_CMD_DONE, NULL, 0);
-    ok(st_recv_done(c) == 0, "DONE");
-    st_send_cmd(c, IMPI_CMD_FINI, NULL, 0);
-    tl_wait_closed(c, ST_TIMEOUT_MS);
-    close(c);
+    ok(st_done_fini(&c, 1) == 0, "DONE");
     cmp_ok(st_finish(&srv), "==", 0, "server exits 0");
     stranger_stop(&st);
 }
@@ -404,17 +403,7 @@ static void test_log_flood(void)
         n = 0;
     cmp_ok(n, "==", FLOOD_CONNS, "stranger made %d more connections after the start", n);
     int fds[2] = { c0, c1 };
-    for (int i = 0; i < 2; i++)
-        st_send_cmd(fds[i], IMPI_CMD_DONE, NULL, 0);
-    int done = 0;
-    for (int i = 0; i < 2; i++)
-        done += st_recv_done(fds[i]) == 0;
-    ok(done == 2, "server still serves the job: DONE to both");
-    for (int i = 0; i < 2; i++) {
-        st_send_cmd(fds[i], IMPI_CMD_FINI, NULL, 0);
-        tl_wait_closed(fds[i], ST_TIMEOUT_MS);
-        close(fds[i]);
-    }
+    ok(st_done_fini(fds, 2) == 0, "server still serves the job: DONE to both");
     stranger_stop(&st);
     /* everything it wrote fits the small pipe: few lines, with a summary */
     static char text[65536];

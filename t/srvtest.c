@@ -238,3 +238,19 @@ void *st_run_server(void *arg)
     r->rc = impi_server_run(r->server);
     return NULL;
 }
+
+/*  DONE + DONE reply + FINI for the given clients; closes them. */
+int st_done_fini(int *fd, int n)
+{
+    int good = 0;
+    for (int c = 0; c < n; c++)
+        st_send_cmd(fd[c], IMPI_CMD_DONE, NULL, 0);
+    for (int c = 0; c < n; c++)
+        good += st_recv_done(fd[c]) == 0;
+    for (int c = 0; c < n; c++) {
+        st_send_cmd(fd[c], IMPI_CMD_FINI, NULL, 0);
+        tl_wait_closed(fd[c], ST_TIMEOUT_MS);
+        close(fd[c]);
+    }
+    return good == n ? 0 : -1;
+}

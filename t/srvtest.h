@@ -72,6 +72,11 @@ int st_recv_done(int fd);
 /*  AUTH (NONE) + IMPI(rank) on a new connection; returns the fd or -1. */
 int st_client(st_server_t *srv, int32_t rank);
 
+/*  Sends DONE on each of the n joined connections, expects the DONE reply on each, then
+ *  sends FINI and waits for the server to close each; the sockets are closed.  0 when
+ *  every DONE reply came, else -1. */
+int st_done_fini(int *fd, int n);
+
 /*  Runs libgimpi's own startup client (impi_client) for `rank` against server
  *  ("A.B.C.D:PORT") with the AUTH mask and key, through the whole startup and FINI, one
  *  host with one process.  Returns IMPI_CLIENT_OK, or an IMPI_CLIENT_ERR_* code with the
