@@ -1,16 +1,21 @@
 /*  impi_server_main.c — the impi-server program: IMPI's startup rendezvous server with the
- *  standard command line `impi-server -server N [-port P] [-auth none,key] [-host ADDR]`.
+ *  standard command line `impi-server -server N [-port P] [-auth none,key] [-host ADDR]`
+ *  and gimpi's additions (-bind, -handshake, -timeout, -v).
  *
  *  It parses IMPI's single-dash options, works out the enabled authentication methods
- *  (from -auth, else from the IMPI_AUTH_NONE / IMPI_AUTH_KEY environment convention),
- *  creates an impi_server_t, prints the endpoint clients must use ("A.B.C.D:PORT") as the
- *  first line on stdout and serves the job.  Exit status: 0 when all clients sent FINI,
- *  1 when the job failed, 2 for a bad command line or environment.
+ *  (from -auth, else from the IMPI_AUTH_NONE / IMPI_AUTH_KEY environment convention; the
+ *  key itself only ever comes from the environment, never from the command line that
+ *  ps shows), warns when NONE is enabled on an address other hosts can reach, creates
+ *  an impi_server_t, prints the endpoint clients must use ("A.B.C.D:PORT") as the first
+ *  line on stdout and serves the job.  Exit status: 0 when all clients sent FINI, 1 when
+ *  the job failed, 2 for a bad command line or environment.
  */
 #include "server/impi_server.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,15 +26,22 @@ static int s_usage(const char *msg)
     if (msg)
         fprintf(stderr, "impi-server: %s\n", msg);
     fprintf(stderr,
-            "usage: impi-server -server N [-port P] [-auth none,key] [-host ADDR] [-v]\n"
+            "usage: impi-server -server N [-port P] [-auth none,key] [-host ADDR] [-bind ADDR]\n"
+            "                   [-handshake S] [-timeout S] [-v]\n"
             "  -server N     number of IMPI clients in the job (1..32)\n"
             "  -port P       TCP port to listen on (default 0: any free port)\n"
             "  -auth LIST    enabled authentication methods, comma-separated: none, key\n"
-            "                (default: from IMPI_AUTH_NONE / IMPI_AUTH_KEY; none if unset)\n"
-            "  -host ADDR    bind to and print this IPv4 address (default: bind all,\n"
-            "                print the first non-loopback address)\n"
+            "                (default: from IMPI_AUTH_NONE / IMPI_AUTH_KEY; none if unset;\n"
+            "                key is recommended: export IMPI_AUTH_KEY on server and clients)\n"
+            "  -host ADDR    print this IPv4 address (and, without -bind, listen only on it;\n"
+            "                default: listen on all, print the first non-loopback address)\n"
+            "  -bind ADDR    listen only on this IPv4 address (0.0.0.0: every interface)\n"
+            "  -handshake S  close a connection not joined after S seconds (default %d)\n"
+            "  -timeout S    drop a joined client the startup waits on after S silent\n"
+            "                seconds (default %d; 0: never)\n"
             "  -v            trace every command on stderr\n"
-            "Prints A.B.C.D:PORT on stdout, then serves until every client sent FINI.\n");
+            "Prints A.B.C.D:PORT on stdout, then serves until every client sent FINI.\n",
+            IMPI_SERVER_HANDSHAKE_MS / 1000, IMPI_SERVER_SILENCE_MS / 1000);
     return 2;
 }
 
@@ -80,10 +92,19 @@ static int s_parse_auth(const char *list, uint32_t *mask)
     return *mask ? 0 : -1;
 }
 
+/*  True when addr (dotted IPv4, NULL = every interface) is in 127.0.0.0/8. */
+static bool s_is_loopback(const char *addr)
+{
+    struct in_addr a;
+    return addr && inet_pton(AF_INET, addr, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
+}
+
+/*  Parses the command line and the environment, then serves one job. */
 int main(int argc, char **argv)
 {
     long nclients = -1, port = 0;
-    const char *auth = NULL, *host = NULL;
+    long handshake_s = IMPI_SERVER_HANDSHAKE_MS / 1000, silence_s = IMPI_SERVER_SILENCE_MS / 1000;
+    const char *auth = NULL, *host = NULL, *bind_addr = NULL;
     int verbose = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -108,6 +129,14 @@ int main(int argc, char **argv)
             auth = v;
         } else if (strcmp(a, "-host") == 0) {
             host = v;
+        } else if (strcmp(a, "-bind") == 0) {
+            bind_addr = v;
+        } else if (strcmp(a, "-handshake") == 0) {
+            if (s_parse_int(v, 1, 86400, &handshake_s) < 0)
+                return s_usage("-handshake needs a number of seconds in 1..86400");
+        } else if (strcmp(a, "-timeout") == 0) {
+            if (s_parse_int(v, 0, 86400, &silence_s) < 0)
+                return s_usage("-timeout needs a number of seconds in 0..86400");
         } else {
             char msg[128];
             snprintf(msg, sizeof msg, "unknown option '%s'", a);
@@ -144,11 +173,29 @@ int main(int argc, char **argv)
         }
     }
 
-    impi_server_t *server = impi_server_new((int)nclients, host, (int)port, mask, key, stderr);
+    struct in_addr shown;
+    if (host && bind_addr && inet_pton(AF_INET, host, &shown) != 1) {
+        fprintf(stderr, "impi-server: -host '%s' is not a dotted IPv4 address\n", host);
+        return 2;
+    }
+    const char *listen_on = bind_addr ? bind_addr : host;
+    impi_server_t *server = impi_server_new((int)nclients, listen_on, (int)port, mask, key,
+                                            stderr);
     if (!server)
         return 2;
     impi_server_set_verbose(server, verbose);
-    printf("%s\n", impi_server_endpoint(server));
+    impi_server_set_join_timeout(server, (int)handshake_s * 1000);
+    impi_server_set_silence_timeout(server, (int)silence_s * 1000);
+    if ((mask & IMPI_SERVER_AUTH_NONE) && !s_is_loopback(listen_on))
+        fprintf(stderr, "impi-server: warning: authentication NONE is enabled and the server "
+                "listens on %s:%d: anyone who can reach it can take a client's rank and break "
+                "the job; export IMPI_AUTH_KEY=<random 64-bit number> for the server and "
+                "every client (see impi-server(1))\n", listen_on ? listen_on : "0.0.0.0",
+                impi_server_port(server));
+    if (host && bind_addr)
+        printf("%s:%d\n", host, impi_server_port(server));
+    else
+        printf("%s\n", impi_server_endpoint(server));
     fflush(stdout);
     int rc = impi_server_run(server);
     impi_server_destroy(&server);

@@ -15,8 +15,18 @@
  *  DONE or FINI, or been dropped (a dropped rank counts as "done" so the survivors get
  *  their replies and DONE and can fail on their own validation).  The job ends with
  *  status 0 when every rank sent FINI, and 1 once every rank has either sent FINI or
- *  been dropped with at least one dropped.  Nothing here blocks: a connection that
- *  never completes its join is closed by a loop timer.
+ *  been dropped with at least one dropped.
+ *
+ *  Nothing here blocks or grows at a stranger's will.  A connection that does not
+ *  complete its handshake (AUTH, KEY, IMPI) in time is closed by a loop timer; at most
+ *  max_pending connections are in their handshake at once, and a new one pushes out the
+ *  oldest of those that got least far, so idle connections cannot keep real clients
+ *  away.  Accepts are taken in small batches so that the connections already accepted
+ *  are read between them.  After the start, a
+ *  rank the job waits for that stays silent for the silence bound is dropped like a
+ *  disconnected one.  Lines about refused and dropped connections are rate-limited, and
+ *  no line is ever written to a log that has no room for it (a stderr pipe nobody
+ *  reads): it is counted as lost instead.
  */
 #include "server/impi_server.h"
 
@@ -32,17 +42,20 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 enum {
     S_READ_CHUNK = 64 * 1024,   /* bytes read per readiness event (fairness) */
-    S_MAX_PENDING = 128,        /* connections not yet joined */
-    S_DEFAULT_JOIN_TIMEOUT_MS = 60000,
     S_ACCEPT_PAUSE_MS = 200,    /* after EMFILE and the like */
+    S_ACCEPT_PER_ROUND = 16,    /* accepts per loop round, so that the connections already
+                                   accepted are read (and move on) between bursts */
+    S_LOG_LINE_MAX = 1024,      /* one log line, truncated beyond (below PIPE_BUF) */
 };
 
 /*  A reply shared by every connection it is queued on. */
@@ -66,7 +79,8 @@ typedef struct s_conn {
     char peer[48];              /* "A.B.C.D:PORT" */
     s_cstate_t state;
     int rank;                   /* -1 until joined */
-    int timer;                  /* join timeout, 0 when none */
+    int64_t born_ms;            /* accepted at (monotonic ms) */
+    int timer;                  /* handshake timeout, 0 when none */
     uint8_t *in;                /* unparsed bytes are in[in_off .. in_len) */
     size_t in_off, in_len, in_cap;
     s_out_t *out_head, *out_tail;
@@ -79,6 +93,7 @@ typedef struct {
     bool joined, done, fini, dropped;
     bool has_label;
     int32_t last_label;
+    int64_t last_seen_ms;       /* last command from it, or reply bytes it took (silence) */
 } s_rank_t;
 
 typedef struct s_label {
@@ -111,23 +126,118 @@ struct impi_server_t {
     bool started;               /* IMPI reply sent */
     bool done_sent;
     s_label_t *labels;
-    int join_timeout_ms;
+    int join_timeout_ms;        /* handshake bound, 0 = none */
+    int silence_ms;             /* silence bound after the start, 0 = none */
+    int silence_timer;          /* armed at the earliest silence deadline, 0 when none */
+    int64_t progress_ms;        /* start, or the last label answered */
+    int max_pending;            /* connections in their handshake */
+    /* rate limit of lines about connections (IMPI_SERVER_LOG_PER_SEC) */
+    int log_fd;                 /* fd of a log that can block (pipe, socket, tty), or -1 */
+    int64_t log_window_ms;      /* start of the current one-second window */
+    int log_in_window;          /* limited lines printed in it */
+    int log_suppressed;         /* limited lines not printed in it */
+    int log_timer;              /* prints the summary at the end of the window */
+    long log_lost;              /* lines dropped because the log was not being read */
     bool verbose;
     int result;                 /* -1 while running */
 };
 
 /* ------------------------------------------------------------------ messages */
 
-/*  Prints one line on the server's log. */
+/*  Writes one whole line on the log without ever blocking: a log that can block (a pipe,
+ *  socket or terminal nobody reads) takes the line only when poll() says it has room,
+ *  which for a pipe means room for PIPE_BUF bytes and so for the whole line; otherwise
+ *  the line is counted as lost and the count reported with the next line that gets
+ *  through.  Regular files and in-memory logs go through stdio. */
+static void s_emit(impi_server_t *self, const char *line, size_t len)
+{
+    if (self->log_fd < 0) {
+        fwrite(line, 1, len, self->log);
+        fflush(self->log);
+        return;
+    }
+    struct pollfd p = { .fd = self->log_fd, .events = POLLOUT };
+    if (poll(&p, 1, 0) != 1 || !(p.revents & POLLOUT) || (p.revents & (POLLERR | POLLNVAL))) {
+        self->log_lost++;
+        return;
+    }
+    if (self->log_lost) {
+        char note[128];
+        int n = snprintf(note, sizeof note, "impi-server: %ld log lines lost (standard error "
+                         "was not being read)\n", self->log_lost);
+        self->log_lost = 0;
+        if (write(self->log_fd, note, (size_t)n) < 0)
+            return;
+    }
+    if (write(self->log_fd, line, len) != (ssize_t)len)
+        self->log_lost++;
+}
+
+/*  Formats "impi-server: <message>\n" and emits it. */
+static void s_vlog(impi_server_t *self, const char *fmt, va_list ap)
+{
+    char line[S_LOG_LINE_MAX];
+    int n = snprintf(line, sizeof line, "impi-server: ");
+    int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+    size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
+    if (len > sizeof line - 2)
+        len = sizeof line - 2;
+    line[len++] = '\n';
+    s_emit(self, line, len);
+}
+
+/*  Prints one line about the job on the server's log (never rate-limited). */
 static void s_log(impi_server_t *self, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void s_log(impi_server_t *self, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("impi-server: ", self->log);
-    vfprintf(self->log, fmt, ap);
-    fputc('\n', self->log);
-    fflush(self->log);
+    s_vlog(self, fmt, ap);
+    va_end(ap);
+}
+
+/*  End of a rate-limit window with suppressed lines: one summary line. */
+static void s_log_summary(gimpi_loop_t *loop, int id, void *arg)
+{
+    (void)loop;
+    (void)id;
+    impi_server_t *self = arg;
+    self->log_timer = 0;
+    if (self->log_suppressed)
+        s_log(self, "%d more connections refused or dropped in the last second (at most %d "
+              "lines a second are logged)", self->log_suppressed, IMPI_SERVER_LOG_PER_SEC);
+    self->log_suppressed = 0;
+    self->log_in_window = 0;
+    self->log_window_ms = gimpi_loop_now_ms();
+}
+
+/*  Prints one line about a refused or dropped connection, at most IMPI_SERVER_LOG_PER_SEC
+ *  a second; the others are counted and summed up by s_log_summary() after the second.
+ *  Strangers can cause these lines at will, so they must cost neither log space nor
+ *  time. */
+static void s_log_limited(impi_server_t *self, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void s_log_limited(impi_server_t *self, const char *fmt, ...)
+{
+    int64_t now = gimpi_loop_now_ms();
+    if (!self->log_timer && now - self->log_window_ms >= 1000) {
+        self->log_window_ms = now;
+        self->log_in_window = 0;
+    }
+    if (self->log_in_window >= IMPI_SERVER_LOG_PER_SEC) {
+        self->log_suppressed++;
+        if (!self->log_timer) {
+            int64_t left = self->log_window_ms + 1000 - now;
+            int id = gimpi_loop_timer_add(self->loop, left > 0 ? left : 0, 0, s_log_summary,
+                                          self);
+            self->log_timer = id > 0 ? id : 0;
+        }
+        return;
+    }
+    self->log_in_window++;
+    va_list ap;
+    va_start(ap, fmt);
+    s_vlog(self, fmt, ap);
     va_end(ap);
 }
 
@@ -192,6 +302,8 @@ static int s_flush(s_conn_t *conn)
             return -1;
         }
         conn->out_off += (size_t)w;
+        if (conn->rank >= 0 && conn->state == C_JOINED)  /* reading a large reply is not silence */
+            conn->server->ranks[conn->rank].last_seen_ms = gimpi_loop_now_ms();
         if (conn->out_off == msg->len) {
             s_out_t *o = conn->out_head;
             conn->out_head = o->next;
@@ -291,13 +403,14 @@ static void s_drop(s_conn_t *conn, const char *reason)
             s_log(self, "%s: %s; dropped before FINI, the job cannot complete", who,
                   reason ? reason : "closed");
         } else {
+            /* limited: with NONE, a stranger can join and leave at will */
             memset(rk, 0, sizeof *rk);
             self->njoined--;
-            s_log(self, "%s: %s; rank %d is free again (the job had not started)", who,
-                  reason ? reason : "closed", rank);
+            s_log_limited(self, "%s: %s; rank %d is free again (the job had not started)", who,
+                          reason ? reason : "closed", rank);
         }
     } else if (reason) {
-        s_log(self, "%s: %s; connection closed", who, reason);
+        s_log_limited(self, "%s: %s; connection closed", who, reason);
     }
     bool joined = rank >= 0 && conn->state >= C_JOINED;
     s_conn_free(conn);
@@ -305,7 +418,7 @@ static void s_drop(s_conn_t *conn, const char *reason)
         s_check_progress(self);
 }
 
-/*  Join timeout: closes a connection that did not complete AUTH and IMPI in time. */
+/*  Handshake timeout: closes a connection that did not complete AUTH and IMPI in time. */
 static void s_join_timeout(gimpi_loop_t *loop, int id, void *arg)
 {
     (void)loop;
@@ -313,9 +426,44 @@ static void s_join_timeout(gimpi_loop_t *loop, int id, void *arg)
     s_conn_t *conn = arg;
     conn->timer = 0;
     char reason[96];
-    snprintf(reason, sizeof reason, "no AUTH and IMPI within %d ms",
+    snprintf(reason, sizeof reason, "no AUTH and IMPI within %d ms (handshake timeout)",
              conn->server->join_timeout_ms);
     s_drop(conn, reason);
+}
+
+/*  How far a connection in its handshake got: 0 nothing received yet, 1 AUTH begun or
+ *  done (waiting for the key), 2 authenticated (waiting for IMPI). */
+static int s_handshake_tier(const s_conn_t *c)
+{
+    if (c->state == C_JOIN)
+        return 2;
+    return c->state == C_KEY || c->in_len > 0 ? 1 : 0;
+}
+
+/*  Closes a connection still in its handshake to make room for a new one: the oldest of
+ *  those that got least far.  Idle connections thus go first, and with KEY a client that
+ *  proved the key is never pushed out by strangers, who cannot get that far.  The list
+ *  is kept newest first, so the last one of a tier is its oldest. */
+static void s_evict_oldest(impi_server_t *self)
+{
+    s_conn_t *oldest = NULL;
+    int tier = 3;
+    for (s_conn_t *c = self->conns; c; c = c->next) {
+        if (c->state >= C_JOINED)
+            continue;
+        int t = s_handshake_tier(c);
+        if (t <= tier) {
+            tier = t;
+            oldest = c;
+        }
+    }
+    if (!oldest)
+        return;
+    char reason[128];
+    snprintf(reason, sizeof reason, "still in its handshake after %" PRId64 " ms when %d "
+             "others were; the oldest of the least advanced gives way",
+             gimpi_loop_now_ms() - oldest->born_ms, self->max_pending);
+    s_drop(oldest, reason);
 }
 
 /*  Timer: listens again after a pause forced by descriptor exhaustion. */
@@ -332,37 +480,39 @@ static void s_accept(gimpi_loop_t *loop, int fd, int events, void *arg)
 {
     (void)events;
     impi_server_t *self = arg;
-    for (;;) {
+    for (int round = 0; round < S_ACCEPT_PER_ROUND; round++) {
         struct sockaddr_in sa;
         socklen_t salen = sizeof sa;
         int cfd = accept4(fd, (struct sockaddr *)&sa, &salen, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (cfd < 0) {
             if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
                 /* the pending connection stays readable: pause instead of spinning */
-                s_log(self, "accept: %s; pausing new connections for %d ms", strerror(errno),
-                      S_ACCEPT_PAUSE_MS);
+                s_log_limited(self, "accept: %s; pausing new connections for %d ms",
+                              strerror(errno), S_ACCEPT_PAUSE_MS);
                 gimpi_loop_fd_set(loop, fd, 0);
                 if (!self->accept_timer)
                     self->accept_timer = gimpi_loop_timer_add(loop, S_ACCEPT_PAUSE_MS, 0,
                                                               s_resume_accept, self);
             } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
                        errno != ECONNABORTED) {
-                s_log(self, "accept: %s", strerror(errno));
+                s_log_limited(self, "accept: %s", strerror(errno));
             }
             return;
         }
         char peer[48], ip[INET_ADDRSTRLEN] = "?";
         inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof ip);
         snprintf(peer, sizeof peer, "%s:%u", ip, ntohs(sa.sin_port));
-        if (self->started || self->npending >= S_MAX_PENDING) {
-            s_log(self, "connection from %s refused: %s", peer,
-                  self->started ? "all clients have already joined" : "too many connections");
+        if (self->started) {
+            s_log_limited(self, "connection from %s refused: all clients have already joined",
+                          peer);
             close(cfd);
             continue;
         }
+        if (self->npending >= self->max_pending)
+            s_evict_oldest(self);
         s_conn_t *conn = calloc(1, sizeof *conn);
         if (!conn || gimpi_loop_fd_add(self->loop, cfd, GIMPI_LOOP_READ, s_conn_event, conn) < 0) {
-            s_log(self, "out of memory accepting %s", peer);
+            s_log_limited(self, "out of memory accepting %s", peer);
             free(conn);
             close(cfd);
             continue;
@@ -374,6 +524,7 @@ static void s_accept(gimpi_loop_t *loop, int fd, int events, void *arg)
         conn->id = ++self->next_conn_id;
         conn->rank = -1;
         conn->state = C_AUTH;
+        conn->born_ms = gimpi_loop_now_ms();
         snprintf(conn->peer, sizeof conn->peer, "%s", peer);
         conn->next = self->conns;
         if (self->conns)
@@ -429,6 +580,89 @@ static void s_label_free(s_label_t *l)
     free(l);
 }
 
+/*  True when the job waits for rank r: it owes the lowest pending label, or (no label
+ *  pending) its next label or DONE. */
+static bool s_rank_owes(impi_server_t *self, int r)
+{
+    const s_rank_t *rk = &self->ranks[r];
+    if (rk->done || rk->fini || rk->dropped)
+        return false;
+    return !self->labels || !s_rank_past(rk, self->labels, r);
+}
+
+/*  Since when rank r counts as silent: its last command or the last reply bytes it took,
+ *  or the start or last answered label, whichever is later (a client waiting for others,
+ *  or still reading a large reply, is not silent). */
+static int64_t s_silent_since(impi_server_t *self, int r)
+{
+    int64_t t = self->ranks[r].last_seen_ms;
+    return t > self->progress_ms ? t : self->progress_ms;
+}
+
+static void s_silence_timeout(gimpi_loop_t *loop, int id, void *arg);
+
+/*  (Re)arms the silence timer at the earliest deadline of a rank the job waits for. */
+static void s_arm_silence(impi_server_t *self)
+{
+    if (self->silence_timer) {
+        gimpi_loop_timer_cancel(self->loop, self->silence_timer);
+        self->silence_timer = 0;
+    }
+    if (!self->started || self->result >= 0 || self->silence_ms <= 0)
+        return;
+    int64_t due = -1;
+    for (int r = 0; r < self->nclients; r++) {
+        if (!s_rank_owes(self, r))
+            continue;
+        int64_t d = s_silent_since(self, r) + self->silence_ms;
+        if (due < 0 || d < due)
+            due = d;
+    }
+    if (due < 0)
+        return;
+    int64_t left = due - gimpi_loop_now_ms();
+    int tid = gimpi_loop_timer_add(self->loop, left > 0 ? left : 0, 0, s_silence_timeout, self);
+    self->silence_timer = tid > 0 ? tid : 0;
+}
+
+/*  Silence timer: drops every rank the job has waited on for the whole silence bound.
+ *  The survivors then get the replies without it (a dropped rank counts as done) and
+ *  fail on the missing contribution instead of waiting forever. */
+static void s_silence_timeout(gimpi_loop_t *loop, int id, void *arg)
+{
+    (void)loop;
+    (void)id;
+    impi_server_t *self = arg;
+    self->silence_timer = 0;
+    int64_t now = gimpi_loop_now_ms();
+    int late[IMPI_MAX_CLIENTS], nlate = 0;
+    int64_t silent[IMPI_MAX_CLIENTS];
+    char what[96];
+    if (self->labels)
+        snprintf(what, sizeof what, "its COLL %s (0x%04" PRIx32 ")",
+                 impi_label_name(self->labels->label), (uint32_t)self->labels->label);
+    else
+        snprintf(what, sizeof what, "its next COLL or DONE");
+    /* decide first: each drop may answer labels and so move the others' clocks */
+    for (int r = 0; r < self->nclients; r++) {
+        int64_t t = now - s_silent_since(self, r);
+        if (s_rank_owes(self, r) && t >= self->silence_ms) {
+            silent[nlate] = t;
+            late[nlate++] = r;
+        }
+    }
+    for (int k = 0; k < nlate; k++) {
+        s_conn_t *conn = self->ranks[late[k]].conn;
+        if (!conn || self->ranks[late[k]].dropped)
+            continue;
+        char reason[200];
+        snprintf(reason, sizeof reason, "silent for %" PRId64 " ms while the job waits for %s "
+                 "(silence timeout %d ms)", silent[k], what, self->silence_ms);
+        s_drop(conn, reason);
+    }
+    s_arm_silence(self);
+}
+
 /*  Answers every complete label (lowest first), then DONE when all are done, then ends
  *  the job when every rank sent FINI or was dropped. */
 static void s_check_progress(impi_server_t *self)
@@ -446,6 +680,7 @@ static void s_check_progress(impi_server_t *self)
         self->labels = l->next;
         s_answer_label(self, l);
         s_label_free(l);
+        self->progress_ms = gimpi_loop_now_ms();
     }
     bool all_done = true, all_over = true, any_dropped = false;
     for (int r = 0; r < self->nclients; r++) {
@@ -466,13 +701,20 @@ static void s_check_progress(impi_server_t *self)
     }
     if (all_over) {
         self->result = any_dropped ? 1 : 0;
+        s_arm_silence(self);    /* cancels it */
+        if (self->log_timer) {  /* the loop ends: the pending summary now */
+            gimpi_loop_timer_cancel(self->loop, self->log_timer);
+            s_log_summary(self->loop, self->log_timer, self);
+        }
         if (any_dropped)
             s_log(self, "no client left; the job failed (a client was dropped before FINI)");
         if (self->own_loop)
             gimpi_loop_stop(self->loop);
         else if (self->done_fn)
             self->done_fn(self, self->result, self->done_arg);
+        return;
     }
+    s_arm_silence(self);
 }
 
 /*  Records a COLL contribution of rank r. */
@@ -582,6 +824,8 @@ static int s_on_join(s_conn_t *conn, const uint8_t *payload)
         }
         impi_cmd_int4_encode(msg->data, IMPI_CMD_IMPI, self->nclients);
         s_send_all(self, msg);
+        self->progress_ms = gimpi_loop_now_ms();
+        s_arm_silence(self);
     }
     return 0;
 }
@@ -593,6 +837,7 @@ static int s_on_joined(s_conn_t *conn, const impi_cmd_t *cmd, const uint8_t *pay
     impi_server_t *self = conn->server;
     s_rank_t *rk = &self->ranks[conn->rank];
     char reason[200];
+    rk->last_seen_ms = gimpi_loop_now_ms();
     switch (cmd->cmd) {
     case IMPI_CMD_COLL: {
         impi_coll_t coll;
@@ -823,6 +1068,17 @@ static void s_default_address(char *buf, size_t size)
     freeifaddrs(ifs);
 }
 
+/*  The descriptor of a log that may block when nobody reads it (pipe, socket,
+ *  terminal), for s_emit(); -1 for regular files and logs without a descriptor. */
+static int s_log_fd(FILE *log)
+{
+    int fd = fileno(log);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0)
+        return -1;
+    return S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISCHR(st.st_mode) ? fd : -1;
+}
+
 /*  Creates the server and its listening socket. */
 impi_server_t *impi_server_new(int nclients, const char *bind_addr, int port,
                                uint32_t auth_mask, uint64_t key, FILE *log)
@@ -861,7 +1117,10 @@ impi_server_t *impi_server_new(int nclients, const char *bind_addr, int port,
     self->key = key;
     self->log = log;
     self->result = -1;
-    self->join_timeout_ms = S_DEFAULT_JOIN_TIMEOUT_MS;
+    self->join_timeout_ms = IMPI_SERVER_HANDSHAKE_MS;
+    self->silence_ms = IMPI_SERVER_SILENCE_MS;
+    self->max_pending = IMPI_SERVER_MAX_HANDSHAKING;
+    self->log_fd = s_log_fd(log);
     self->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     int one = 1;
     if (self->listen_fd < 0 ||
@@ -911,6 +1170,10 @@ void impi_server_destroy(impi_server_t **self_p)
         gimpi_loop_fd_del(self->loop, self->listen_fd);
         if (self->accept_timer)
             gimpi_loop_timer_cancel(self->loop, self->accept_timer);
+        if (self->silence_timer)
+            gimpi_loop_timer_cancel(self->loop, self->silence_timer);
+        if (self->log_timer)
+            gimpi_loop_timer_cancel(self->loop, self->log_timer);
         if (self->own_loop)
             gimpi_loop_destroy(&self->loop);
     }
@@ -964,6 +1227,20 @@ void impi_server_set_join_timeout(impi_server_t *self, int ms)
 {
     assert(self);
     self->join_timeout_ms = ms > 0 ? ms : 0;
+}
+
+/*  Silence bound after the start. */
+void impi_server_set_silence_timeout(impi_server_t *self, int ms)
+{
+    assert(self);
+    self->silence_ms = ms > 0 ? ms : 0;
+}
+
+/*  Bound on connections in their handshake. */
+void impi_server_set_max_handshaking(impi_server_t *self, int n)
+{
+    assert(self);
+    self->max_pending = n > 0 ? n : 1;
 }
 
 /*  Tracing on the log. */

@@ -5,9 +5,12 @@
  *  uniquely ranked clients, the COLL all-gathers (labels opaque, each answered to every
  *  client as soon as it is complete), DONE and FINI.  It runs on a gimpi_loop with
  *  non-blocking sockets, buffering partial frames and queueing output per connection, so
- *  a slow client never stalls the others.  The impi-server program is a thin wrapper;
- *  gimpirun runs the same object in-process for single-client jobs.  Policy choices where
- *  the protocol is silent are in doc/protocol-choices.md and doc/impi-server.1.
+ *  a slow client never stalls the others.  Connections that have not joined are bounded
+ *  in number and in time, a joined client that goes silent during the startup is dropped,
+ *  and messages about refused connections are rate-limited and never block on the log.
+ *  The impi-server program is a thin wrapper; tests embed the same object in-process.
+ *  Policy choices where the protocol is silent are in doc/protocol-choices.md and
+ *  doc/impi-server.1.
  */
 #ifndef GIMPI_IMPI_SERVER_H
 #define GIMPI_IMPI_SERVER_H
@@ -22,6 +25,31 @@ typedef struct impi_server_t impi_server_t;
 /*  Called once when an attached server's job is over (result as impi_server_run()).  It
  *  must not destroy the server; stop the loop and destroy it afterwards. */
 typedef void (impi_server_done_fn)(impi_server_t *server, int result, void *arg);
+
+/*  Default bound on the handshake: a connection has this long from connect() to a
+ *  completed AUTH (and KEY) and IMPI join, then it is closed.  A real client needs one
+ *  round trip; 10 s covers a loaded machine and a slow network while an idle stranger
+ *  holds a slot only briefly.  impi-server -handshake changes it. */
+#define IMPI_SERVER_HANDSHAKE_MS 10000
+
+/*  Default bound on silence after the start: a client that has joined, owes the job its
+ *  next COLL label or DONE, and has sent nothing for this long is dropped.  Real clients
+ *  answer within milliseconds; 60 s leaves room for an implementation that gathers its
+ *  own processes' data between labels.  impi-server -timeout changes it. */
+#define IMPI_SERVER_SILENCE_MS 60000
+
+/*  Connections still in their handshake (not joined) at any one time.  When a new one
+ *  arrives with this many in the handshake, the oldest of those that got least far (sent
+ *  nothing; then not authenticated; then authenticated) is closed, so idle connections
+ *  can never keep real clients out: a real client needs a slot for one round trip only,
+ *  and once it proved the key no stranger can push it out.  64 is twice the largest job
+ *  (32 clients) all connecting at the same instant. */
+#define IMPI_SERVER_MAX_HANDSHAKING 64
+
+/*  Lines per second about refused or dropped connections (strangers, idle, evicted);
+ *  beyond that they are counted and one summary line follows the second.  Lines about
+ *  the job itself (joined clients after the start, the result) are never limited. */
+#define IMPI_SERVER_LOG_PER_SEC 10
 
 /*  Auth mask bits (bit i = method i). */
 #define IMPI_SERVER_AUTH_NONE (1u << 0)
@@ -65,9 +93,20 @@ int impi_server_attach(impi_server_t *self, gimpi_loop_t *loop, impi_server_done
 int impi_server_result(impi_server_t *self);
 
 /*  Sets how many milliseconds a connection may take from connect() to a completed AUTH
- *  and IMPI before it is closed with a message (default 60000; 0 = no limit).  Call it
- *  before impi_server_run(); it applies to connections accepted afterwards. */
+ *  and IMPI before it is closed with a message (default IMPI_SERVER_HANDSHAKE_MS; 0 = no
+ *  limit).  Call it before impi_server_run(); it applies to connections accepted
+ *  afterwards. */
 void impi_server_set_join_timeout(impi_server_t *self, int ms);
+
+/*  Sets how many milliseconds a joined client may stay silent after the start while the
+ *  job waits for its next COLL label or DONE before it is dropped (default
+ *  IMPI_SERVER_SILENCE_MS; 0 = no limit).  A client that sent DONE is never timed: it
+ *  sends FINI only when its tasks end. */
+void impi_server_set_silence_timeout(impi_server_t *self, int ms);
+
+/*  Sets the bound on connections in their handshake (default IMPI_SERVER_MAX_HANDSHAKING,
+ *  at least 1). */
+void impi_server_set_max_handshaking(impi_server_t *self, int n);
 
 /*  When non-zero, every command received and every reply sent is traced on the log. */
 void impi_server_set_verbose(impi_server_t *self, int verbose);

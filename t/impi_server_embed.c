@@ -14,19 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef struct {
-    impi_server_t *server;
-    int rc;
-} runner_t;
-
-/*  Thread body: runs the server. */
-static void *run(void *arg)
-{
-    runner_t *r = arg;
-    r->rc = impi_server_run(r->server);
-    return NULL;
-}
-
 /*  Everything written to a log file so far. */
 static const char *log_text(FILE *log)
 {
@@ -82,9 +69,9 @@ static void test_run(void)
     impi_server_set_join_timeout(s, 1500);  /* short, yet long enough for a loaded machine */
     st_server_t addr = { .port = impi_server_port(s) };
     snprintf(addr.host, sizeof addr.host, "127.0.0.1");
-    runner_t r = { s, -2 };
+    st_runner_t r = { s, -2 };
     pthread_t th;
-    pthread_create(&th, NULL, run, &r);
+    pthread_create(&th, NULL, st_run_server, &r);
 
     int idle = st_connect(&addr);
     ok(tl_wait_closed(idle, ST_TIMEOUT_MS), "idle connection closed by the join timeout");
@@ -111,7 +98,7 @@ static void test_run(void)
     s = impi_server_new(1, "127.0.0.1", 0, IMPI_SERVER_AUTH_NONE, 0, log);
     addr.port = impi_server_port(s);
     r.server = s;
-    pthread_create(&th, NULL, run, &r);
+    pthread_create(&th, NULL, st_run_server, &r);
     c = st_client(&addr, 0);
     ok(st_recv_impi(c) == 1, "IMPI reply");
     close(c);

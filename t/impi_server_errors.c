@@ -24,22 +24,6 @@ static void start(st_server_t *srv, const char *n, const char *auth)
         BAIL_OUT("cannot start impi-server");
 }
 
-/*  DONE + DONE reply + FINI for the given clients; closes them. */
-static int finish_clients(int *fd, int n)
-{
-    int good = 0;
-    for (int c = 0; c < n; c++)
-        st_send_cmd(fd[c], IMPI_CMD_DONE, NULL, 0);
-    for (int c = 0; c < n; c++)
-        good += st_recv_done(fd[c]) == 0;
-    for (int c = 0; c < n; c++) {
-        st_send_cmd(fd[c], IMPI_CMD_FINI, NULL, 0);
-        tl_wait_closed(fd[c], ST_TIMEOUT_MS);
-        close(fd[c]);
-    }
-    return good == n ? 0 : -1;
-}
-
 /*  Receives a COLL reply and checks label and mask. */
 static int got_reply(int fd, int32_t label, uint32_t mask, size_t datalen)
 {
@@ -87,7 +71,7 @@ static void test_wrong_key(void)
     ok(st_recv_impi(good0) == 2 && st_recv_impi(good1) == 2,
        "the slot stayed free: both get the IMPI reply");
     int fd[2] = { good0, good1 };
-    ok(finish_clients(fd, 2) == 0, "DONE exchanged");
+    ok(st_done_fini(fd, 2) == 0, "DONE exchanged");
     cmp_ok(st_finish(&srv), "==", 0, "exit 0");
     unsetenv("IMPI_AUTH_KEY");
 }
@@ -132,7 +116,7 @@ static void test_auth_refusals(void)
     cmp_ok(st_auth(d, 1u << IMPI_AUTH_KEY, 7), "==", IMPI_AUTH_KEY, "a good client still served");
     st_join(d, 0);
     ok(st_recv_impi(d) == 1, "IMPI reply 1");
-    ok(finish_clients(&d, 1) == 0, "DONE");
+    ok(st_done_fini(&d, 1) == 0, "DONE");
     cmp_ok(st_finish(&srv), "==", 0, "exit 0");
     unsetenv("IMPI_AUTH_KEY");
 
@@ -146,7 +130,7 @@ static void test_auth_refusals(void)
        "stderr: %s", s_line);
     e = st_client(&srv, 0);
     ok(st_recv_impi(e) == 1, "next client joins");
-    ok(finish_clients(&e, 1) == 0, "DONE");
+    ok(st_done_fini(&e, 1) == 0, "DONE");
     cmp_ok(st_finish(&srv), "==", 0, "exit 0");
 }
 
@@ -184,7 +168,7 @@ static void test_ranks(void)
     ok(st_recv_impi(a) == 3 && st_recv_impi(b) == 3 && st_recv_impi(c) == 3,
        "ranks 0, 1 (re-taken) and 2 get the IMPI reply");
     int fd[3] = { a, b, c };
-    ok(finish_clients(fd, 3) == 0, "DONE");
+    ok(st_done_fini(fd, 3) == 0, "DONE");
     cmp_ok(st_finish(&srv), "==", 0, "exit 0");
 }
 
@@ -229,7 +213,7 @@ static void test_unknown_command(void)
     uint8_t x[4] = { 0, 0, 0, 1 };
     st_coll(a, IMPI_C_NHOSTS, x, 4);
     ok(got_reply(a, IMPI_C_NHOSTS, 0x1, 4), "survivor's label completes with mask 0x1");
-    ok(finish_clients(&a, 1) == 0, "survivor gets DONE");
+    ok(st_done_fini(&a, 1) == 0, "survivor gets DONE");
     cmp_ok(st_finish(&srv), "==", 1, "exit 1: the job lost a client");
 
     /* and before AUTH */
@@ -241,7 +225,7 @@ static void test_unknown_command(void)
     ok(st_expect_err(&srv, "unknown command code 0x12345678", s_line, sizeof s_line) == 0,
        "stderr: %s", s_line);
     c = st_client(&srv, 0);
-    ok(st_recv_impi(c) == 1 && finish_clients(&c, 1) == 0, "server still serves");
+    ok(st_recv_impi(c) == 1 && st_done_fini(&c, 1) == 0, "server still serves");
     cmp_ok(st_finish(&srv), "==", 0, "exit 0");
 }
 
@@ -290,7 +274,7 @@ static void test_huge_frame(void)
     uint8_t x[4] = { 0, 0, 0, 1 };
     st_coll(a, IMPI_C_NHOSTS, x, 4);
     ok(got_reply(a, IMPI_C_NHOSTS, 0x1, 4), "survivor still answered");
-    ok(finish_clients(&a, 1) == 0, "survivor gets DONE");
+    ok(st_done_fini(&a, 1) == 0, "survivor gets DONE");
     cmp_ok(st_finish(&srv), "==", 1, "exit 1");
 }
 
@@ -354,7 +338,7 @@ static void test_unknown_label(void)
     ok(got_reply(a, 0x7fff0000, 0x3, 1) && got_reply(b, 0x7fff0000, 0x3, 1),
        "empty contribution counts in the mask");
     int fd[2] = { a, b };
-    ok(finish_clients(fd, 2) == 0, "DONE");
+    ok(st_done_fini(fd, 2) == 0, "DONE");
     cmp_ok(st_finish(&srv), "==", 0, "exit 0");
 }
 
@@ -453,7 +437,7 @@ static void test_env_auth(void)
     int a = st_connect(&srv);
     cmp_ok(st_auth(a, 0x3, (uint64_t)-5), "==", IMPI_AUTH_KEY, "env key: KEY chosen, key -5 accepted");
     st_join(a, 0);
-    ok(st_recv_impi(a) == 1 && finish_clients(&a, 1) == 0, "job runs");
+    ok(st_recv_impi(a) == 1 && st_done_fini(&a, 1) == 0, "job runs");
     cmp_ok(st_finish(&srv), "==", 0, "exit 0");
     unsetenv("IMPI_AUTH_KEY");
 
@@ -462,7 +446,7 @@ static void test_env_auth(void)
     a = st_connect(&srv);
     cmp_ok(st_auth(a, 0x3, 0), "==", IMPI_AUTH_NONE, "no env: NONE");
     st_join(a, 0);
-    ok(st_recv_impi(a) == 1 && finish_clients(&a, 1) == 0, "job runs");
+    ok(st_recv_impi(a) == 1 && st_done_fini(&a, 1) == 0, "job runs");
     cmp_ok(st_finish(&srv), "==", 0, "exit 0");
 }
 

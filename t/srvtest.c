@@ -2,6 +2,7 @@
  *  (see srvtest.h).  Every read has a deadline; nothing sleeps.
  */
 #include "srvtest.h"
+#include "server/impi_server.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -204,4 +205,52 @@ int st_client(st_server_t *srv, int32_t rank)
         return -1;
     }
     return fd;
+}
+
+/*  A real client: libgimpi's impi_client through the whole startup and FINI. */
+int st_real_client(const char *server, int rank, uint32_t mask, uint64_t key, int timeout_ms,
+                   char *err, size_t errsize)
+{
+    impi_desc_host_t host = { .port = 2000 + rank, .nprocs = 1, .ackmark = 10, .hiwater = 40 };
+    impi_addr16_from_ipv4(host.addr, 0x7f000001);
+    impi_proc_t proc = { .pid = 100000 + rank };
+    memcpy(proc.hostid, host.addr, 16);
+    impi_desc_t desc = { .rank = rank, .nversions = 1, .datalen = 4000, .tagub = 0x7fffffff,
+                         .xsize = -1, .maxlinear = -1, .nhosts = 1, .hosts = &host,
+                         .nprocs = 1, .procs = &proc };
+    impi_client_t *cl = impi_client_new(server, timeout_ms);
+    if (!cl) {
+        snprintf(err, errsize, "out of memory");
+        return IMPI_CLIENT_ERR_IO;
+    }
+    impi_client_set_auth(cl, mask, key);
+    int rc = impi_client_start(cl, &desc, err, errsize);
+    if (rc == IMPI_CLIENT_OK)
+        rc = impi_client_fini(cl, err, errsize);
+    impi_client_destroy(&cl);
+    return rc;
+}
+
+/*  Thread body: runs an embedded server. */
+void *st_run_server(void *arg)
+{
+    st_runner_t *r = arg;
+    r->rc = impi_server_run(r->server);
+    return NULL;
+}
+
+/*  DONE + DONE reply + FINI for the given clients; closes them. */
+int st_done_fini(int *fd, int n)
+{
+    int good = 0;
+    for (int c = 0; c < n; c++)
+        st_send_cmd(fd[c], IMPI_CMD_DONE, NULL, 0);
+    for (int c = 0; c < n; c++)
+        good += st_recv_done(fd[c]) == 0;
+    for (int c = 0; c < n; c++) {
+        st_send_cmd(fd[c], IMPI_CMD_FINI, NULL, 0);
+        tl_wait_closed(fd[c], ST_TIMEOUT_MS);
+        close(fd[c]);
+    }
+    return good == n ? 0 : -1;
 }

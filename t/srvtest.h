@@ -1,12 +1,13 @@
 /*  srvtest.h — what the impi-server tests share: starting the real impi-server from the
  *  build tree and reading its endpoint, collecting its exit status and stderr, and playing
  *  IMPI clients over raw TCP sockets (AUTH, IMPI, COLL, DONE, FINI and receiving replies),
- *  every wait bounded by a deadline.  Frames are built with impi_wire; tests that check
+ *  or with libgimpi's own startup client, every wait bounded by a deadline.  Frames are built with impi_wire; tests that check
  *  bytes compare against literal byte arrays.
  */
 #ifndef GIMPI_SRVTEST_H
 #define GIMPI_SRVTEST_H
 
+#include "impi/impi_client.h"
 #include "impi/impi_wire.h"
 #include "testlib.h"
 
@@ -70,5 +71,25 @@ int st_recv_done(int fd);
 
 /*  AUTH (NONE) + IMPI(rank) on a new connection; returns the fd or -1. */
 int st_client(st_server_t *srv, int32_t rank);
+
+/*  Sends DONE on each of the n joined connections, expects the DONE reply on each, then
+ *  sends FINI and waits for the server to close each; the sockets are closed.  0 when
+ *  every DONE reply came, else -1. */
+int st_done_fini(int *fd, int n);
+
+/*  Runs libgimpi's own startup client (impi_client) for `rank` against server
+ *  ("A.B.C.D:PORT") with the AUTH mask and key, through the whole startup and FINI, one
+ *  host with one process.  Returns IMPI_CLIENT_OK, or an IMPI_CLIENT_ERR_* code with the
+ *  client's message in err. */
+int st_real_client(const char *server, int rank, uint32_t mask, uint64_t key, int timeout_ms,
+                   char *err, size_t errsize);
+
+/*  An embedded server run in a thread: st_run_server(&runner) is the thread body, it
+ *  stores impi_server_run()'s result in rc. */
+typedef struct {
+    struct impi_server_t *server;
+    int rc;
+} st_runner_t;
+void *st_run_server(void *arg);
 
 #endif
