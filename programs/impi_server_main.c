@@ -1,16 +1,17 @@
 /*  impi_server_main.c — the impi-server program: IMPI's startup rendezvous server with the
  *  standard command line `impi-server -server N [-port P] [-auth none,key] [-host ADDR]`
- *  and gimpi's additions (-bind, -handshake, -timeout, -v).
+ *  and gimpi's additions (-bind, -handshake, -timeout, -v, -print-key).
  *
  *  It parses IMPI's single-dash options, works out the enabled authentication methods
- *  (from -auth, else from the IMPI_AUTH_NONE / IMPI_AUTH_KEY environment convention; the
- *  key itself only ever comes from the environment, never from the command line that
- *  ps shows), warns when NONE is enabled on an address other hosts can reach, creates
+ *  (from -auth, else from the IMPI_AUTH_NONE / IMPI_AUTH_KEY environment convention, else
+ *  KEY with the key derived from the user's gimpi key file, as gimpi's clients do; the key
+ *  itself never comes from the command line that ps shows), warns when NONE is enabled on an address other hosts can reach, creates
  *  an impi_server_t, prints the endpoint clients must use ("A.B.C.D:PORT") as the first
  *  line on stdout and serves the job.  Exit status: 0 when all clients sent FINI, 1 when
  *  the job failed, 2 for a bad command line or environment.
  */
 #include "server/impi_server.h"
+#include "base/gimpi_key.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -27,12 +28,12 @@ static int s_usage(const char *msg)
         fprintf(stderr, "impi-server: %s\n", msg);
     fprintf(stderr,
             "usage: impi-server -server N [-port P] [-auth none,key] [-host ADDR] [-bind ADDR]\n"
-            "                   [-handshake S] [-timeout S] [-v]\n"
+            "                   [-handshake S] [-timeout S] [-v]     impi-server -print-key\n"
             "  -server N     number of IMPI clients in the job (1..32)\n"
             "  -port P       TCP port to listen on (default 0: any free port)\n"
             "  -auth LIST    enabled authentication methods, comma-separated: none, key\n"
-            "                (default: from IMPI_AUTH_NONE / IMPI_AUTH_KEY; none if unset;\n"
-            "                key is recommended: export IMPI_AUTH_KEY on server and clients)\n"
+            "                (default: from IMPI_AUTH_NONE / IMPI_AUTH_KEY; when neither is set,\n"
+            "                key, with the key derived from your gimpi key file)\n"
             "  -host ADDR    print this IPv4 address (and, without -bind, listen only on it;\n"
             "                default: listen on all, print the first non-loopback address)\n"
             "  -bind ADDR    listen only on this IPv4 address (0.0.0.0: every interface)\n"
@@ -40,6 +41,7 @@ static int s_usage(const char *msg)
             "  -timeout S    drop a joined client the startup waits on after S silent\n"
             "                seconds (default %d; 0: never)\n"
             "  -v            trace every command on stderr\n"
+            "  -print-key    print the derived KEY (for IMPI clients of other implementations)\n"
             "Prints A.B.C.D:PORT on stdout, then serves until every client sent FINI.\n",
             IMPI_SERVER_HANDSHAKE_MS / 1000, IMPI_SERVER_SILENCE_MS / 1000);
     return 2;
@@ -54,6 +56,24 @@ static int s_parse_int(const char *text, long lo, long hi, long *out)
     if (errno || end == text || *end || v < lo || v > hi)
         return -1;
     *out = v;
+    return 0;
+}
+
+static int s_parse_key(const char *text, uint64_t *key);
+
+/*  The IMPI key derived from the user's gimpi key (gimpi_key_impi).  0, or -1 with a
+ *  message on stderr. */
+static int s_derived_key(uint64_t *key)
+{
+    gimpi_key_t gk;
+    char why[GIMPI_KEY_ERRLEN];
+    if (gimpi_key_default(&gk, NULL, 0, why, sizeof why) < 0) {
+        fprintf(stderr, "impi-server: no key for authentication KEY: %s (or export "
+                "IMPI_AUTH_KEY=<decimal 64-bit key>, or use -auth none)\n", why);
+        return -1;
+    }
+    *key = gimpi_key_impi(&gk);
+    gimpi_key_wipe(&gk, sizeof gk);
     return 0;
 }
 
@@ -116,6 +136,13 @@ int main(int argc, char **argv)
             verbose = 1;
             continue;
         }
+        if (strcmp(a, "-print-key") == 0) {     /* for IMPI clients of other implementations */
+            uint64_t k;
+            if (s_derived_key(&k) < 0)
+                return 2;
+            printf("%" PRIu64 "\n", k);
+            return 0;
+        }
         if (i + 1 >= argc)
             return s_usage("missing value after an option, or unknown option");
         const char *v = argv[++i];
@@ -158,15 +185,13 @@ int main(int argc, char **argv)
         if (keytext && *keytext)
             mask |= IMPI_SERVER_AUTH_KEY;
         if (!mask)
-            mask = IMPI_SERVER_AUTH_NONE;
+            mask = IMPI_SERVER_AUTH_KEY;        /* secure by default: the derived key */
     }
     if (mask & IMPI_SERVER_AUTH_KEY) {
         if (!keytext || !*keytext) {
-            fprintf(stderr, "impi-server: -auth key needs IMPI_AUTH_KEY=<decimal 64-bit key> "
-                            "in the environment\n");
-            return 2;
-        }
-        if (s_parse_key(keytext, &key) < 0) {
+            if (s_derived_key(&key) < 0)
+                return 2;
+        } else if (s_parse_key(keytext, &key) < 0) {
             fprintf(stderr, "impi-server: IMPI_AUTH_KEY='%s' is not a decimal 64-bit integer\n",
                     keytext);
             return 2;

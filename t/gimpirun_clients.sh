@@ -17,9 +17,9 @@ srv=$!
 exec 3<"$tmp/srv"
 read -r -t 20 addr <&3
 case "$addr" in 127.0.0.1:*) ok 0 "server at $addr" ;; *) ok 1 "server address '$addr'" ;; esac
-IMPI_AUTH_NONE= timeout 60 "$RUN" -tag -client 1 "$addr" -np 3 "$TASK" info >"$tmp/c1" 2>&1 &
+timeout 60 "$RUN" -tag -client 1 "$addr" -np 3 "$TASK" info >"$tmp/c1" 2>&1 &
 c1=$!
-IMPI_AUTH_NONE= timeout 60 "$RUN" -tag -client 0 "$addr" -np 2 "$TASK" info >"$tmp/c0" 2>&1
+timeout 60 "$RUN" -tag -client 0 "$addr" -np 2 "$TASK" info >"$tmp/c0" 2>&1
 ok $? "client 0 (2 tasks) exits 0"
 wait $c1; ok $? "client 1 (3 tasks) exits 0"
 grep -q '^\[0\] rank 0 of 5 .*clients 2' "$tmp/c0" && grep -q '^\[1\] rank 1 of 5' "$tmp/c0"

@@ -30,9 +30,9 @@ timeout 120 "$SERVER" -server 2 -host 127.0.0.1 >"$tmp/srv" 2>"$tmp/srv.err" &
 srv=$!
 exec 3<"$tmp/srv"
 read -r -t 20 addr <&3
-IMPI_AUTH_NONE= GIMPI_DEBUG=1 timeout 120 "$RUN" -client 1 "$addr" -np 3 "$TASK" >"$tmp/c1" 2>"$tmp/c1.err" &
+GIMPI_DEBUG=1 timeout 120 "$RUN" -client 1 "$addr" -np 3 "$TASK" >"$tmp/c1" 2>"$tmp/c1.err" &
 c1=$!
-IMPI_AUTH_NONE= GIMPI_DEBUG=1 timeout 120 "$RUN" -client 0 "$addr" -np 2 "$TASK" >"$tmp/c0" 2>"$tmp/c0.err"; rc0=$?
+GIMPI_DEBUG=1 timeout 120 "$RUN" -client 0 "$addr" -np 2 "$TASK" >"$tmp/c0" 2>"$tmp/c0.err"; rc0=$?
 wait $c1; rc1=$?
 [ $rc0 = 0 ] && [ $rc1 = 0 ] && [ "$(cat "$tmp/c0" "$tmp/c1" | grep -c ' ok$')" = 5 ]
 st=$?
@@ -55,10 +55,10 @@ exec 3<"$tmp/srv5"
 read -r -t 20 addr <&3
 pids=""
 for c in 1 2 3 4; do
-    IMPI_AUTH_NONE= timeout 120 "$RUN" -client $c "$addr" -np 1 "$TASK" >"$tmp/f$c" 2>"$tmp/f$c.err" &
+    timeout 120 "$RUN" -client $c "$addr" -np 1 "$TASK" >"$tmp/f$c" 2>"$tmp/f$c.err" &
     pids="$pids $!"
 done
-IMPI_AUTH_NONE= timeout 120 "$RUN" -client 0 "$addr" -np 1 "$TASK" >"$tmp/f0" 2>"$tmp/f0.err"; rc=$?
+timeout 120 "$RUN" -client 0 "$addr" -np 1 "$TASK" >"$tmp/f0" 2>"$tmp/f0.err"; rc=$?
 for p in $pids; do wait $p || rc=1; done
 [ $rc = 0 ] && [ "$(cat "$tmp"/f[0-4] | grep -c ' ok$')" = 5 ]
 st=$?

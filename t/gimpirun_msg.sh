@@ -31,9 +31,9 @@ timeout 120 "$SERVER" -server 2 -host 127.0.0.1 >"$tmp/srv" 2>"$tmp/srv.err" &
 srv=$!
 exec 3<"$tmp/srv"
 read -r -t 20 addr <&3
-IMPI_AUTH_NONE= timeout 120 "$RUN" -client 1 "$addr" -np 2 "$TASK" alltoall 300000 >"$tmp/c1" 2>&1 &
+timeout 120 "$RUN" -client 1 "$addr" -np 2 "$TASK" alltoall 300000 >"$tmp/c1" 2>&1 &
 c1=$!
-IMPI_AUTH_NONE= timeout 120 "$RUN" -client 0 "$addr" -np 2 "$TASK" alltoall 300000 >"$tmp/c0" 2>&1
+timeout 120 "$RUN" -client 0 "$addr" -np 2 "$TASK" alltoall 300000 >"$tmp/c0" 2>&1
 r0=$?
 wait $c1; r1=$?
 [ $r0 = 0 ] && [ $r1 = 0 ] && [ "$(cat "$tmp/c0" "$tmp/c1" | grep -c 'of 4: alltoall ok')" = 4 ]
@@ -50,7 +50,7 @@ exec 3<"$tmp/srv6"
 read -r -t 20 addr <&3
 pids=""
 for c in 0 1 2 3 4 5; do
-    IMPI_AUTH_NONE= timeout 120 "$RUN" -client $c "$addr" -np $((c % 2 + 1)) "$TASK" ring 5000 >"$tmp/s$c" 2>&1 &
+    timeout 120 "$RUN" -client $c "$addr" -np $((c % 2 + 1)) "$TASK" ring 5000 >"$tmp/s$c" 2>&1 &
     pids="$pids $!"
 done
 rc=0

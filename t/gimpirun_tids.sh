@@ -66,9 +66,9 @@ timeout 120 "$top_builddir/programs/impi-server" -server 2 -host 127.0.0.1 >"$tm
 srv=$!
 exec 4<"$tmp/srv"
 read -r -t 20 addr <&4
-IMPI_AUTH_NONE= timeout 120 "$RUN" -client 1 "$addr" -np 1 "$TASK" >"$tmp/m1" 2>"$tmp/m1.err" &
+timeout 120 "$RUN" -client 1 "$addr" -np 1 "$TASK" >"$tmp/m1" 2>"$tmp/m1.err" &
 m1=$!
-IMPI_AUTH_NONE= timeout 120 "$RUN" -client 0 "$addr" -np 2 "$TASK" >"$tmp/m0" 2>"$tmp/m0.err"; rc=$?
+timeout 120 "$RUN" -client 0 "$addr" -np 2 "$TASK" >"$tmp/m0" 2>"$tmp/m0.err"; rc=$?
 wait $m1; rc1=$?
 wait $srv; rcs=$?
 exec 4<&-

@@ -29,9 +29,9 @@ timeout 60 "$RUN" -np 3 "$PROG" >"$tmp/one" 2>"$tmp/one.err"; rc=$?
 ok $? "one client of 3 tasks: every check passes (exit $rc)"
 
 server 2
-IMPI_AUTH_NONE= GIMPI_DEBUG=1 timeout 120 "$RUN" -client 1 "$addr" -np 3 "$PROG" >"$tmp/c1" 2>"$tmp/c1.err" &
+GIMPI_DEBUG=1 timeout 120 "$RUN" -client 1 "$addr" -np 3 "$PROG" >"$tmp/c1" 2>"$tmp/c1.err" &
 c1=$!
-IMPI_AUTH_NONE= GIMPI_DEBUG=1 timeout 120 "$RUN" -client 0 "$addr" -np 2 "$PROG" >"$tmp/c0" 2>"$tmp/c0.err"; rc0=$?
+GIMPI_DEBUG=1 timeout 120 "$RUN" -client 0 "$addr" -np 2 "$PROG" >"$tmp/c0" 2>"$tmp/c0.err"; rc0=$?
 wait $c1; rc1=$?
 [ $rc0 = 0 ] && [ $rc1 = 0 ] && [ "$(cat "$tmp/c0" "$tmp/c1" | grep -c ' of 5: .* OK$')" = 5 ]
 st=$?
@@ -48,10 +48,10 @@ wait $srv; ok $? "server exits 0"
 server 5
 pids=""
 for c in 1 2 3 4; do
-    IMPI_AUTH_NONE= timeout 120 "$RUN" -client $c "$addr" -np 1 "$PROG" >"$tmp/f$c" 2>"$tmp/f$c.err" &
+    timeout 120 "$RUN" -client $c "$addr" -np 1 "$PROG" >"$tmp/f$c" 2>"$tmp/f$c.err" &
     pids="$pids $!"
 done
-IMPI_AUTH_NONE= timeout 120 "$RUN" -client 0 "$addr" -np 1 "$PROG" >"$tmp/f0" 2>"$tmp/f0.err"; rc=$?
+timeout 120 "$RUN" -client 0 "$addr" -np 1 "$PROG" >"$tmp/f0" 2>"$tmp/f0.err"; rc=$?
 for p in $pids; do wait $p || rc=1; done
 [ $rc = 0 ] && [ "$(cat "$tmp"/f[0-4] | grep -c ' of 5: .* OK$')" = 5 ]
 st=$?

@@ -8,6 +8,7 @@
  */
 #include "gtap.h"
 #include "impi/impi_client.h"
+#include "base/gimpi_key.h"
 #include "testlib.h"
 
 #include <arpa/inet.h>
@@ -584,8 +585,25 @@ static void test_auth_env(void)
     char err[256];
     unsetenv("IMPI_AUTH_NONE");
     unsetenv("IMPI_AUTH_KEY");
+    gimpi_key_t gk;
+    uint64_t want = gimpi_key_default(&gk, NULL, 0, err, sizeof err) == 0 ? gimpi_key_impi(&gk) : 0;
+    ok(impi_client_auth_from_env(&mask, &key, err, sizeof err) == 0 && mask == 0x2 && key == want
+       && want != 0, "neither variable set: KEY with the key derived from the gimpi key");
+    const char *xdg = getenv("XDG_RUNTIME_DIR"), *home = getenv("HOME");
+    char *saved_xdg = xdg ? strdup(xdg) : NULL, *saved_home = home ? strdup(home) : NULL;
+    setenv("XDG_RUNTIME_DIR", "/nonexistent/dir", 1);
+    setenv("HOME", "/nonexistent", 1);
     ok(impi_client_auth_from_env(&mask, &key, err, sizeof err) == IMPI_CLIENT_ERR_AUTH
-       && strstr(err, "IMPI_AUTH_NONE"), "neither variable set: error naming them: %s", err);
+       && strstr(err, "IMPI_AUTH_KEY"), "no gimpi key either: an error naming the way out: %s",
+       err);
+    if (saved_xdg)
+        setenv("XDG_RUNTIME_DIR", saved_xdg, 1);
+    else
+        unsetenv("XDG_RUNTIME_DIR");
+    if (saved_home)
+        setenv("HOME", saved_home, 1);
+    free(saved_xdg);
+    free(saved_home);
     setenv("IMPI_AUTH_NONE", "", 1);
     ok(impi_client_auth_from_env(&mask, &key, err, sizeof err) == 0 && mask == 0x1,
        "IMPI_AUTH_NONE -> 0x1");
@@ -601,15 +619,11 @@ static void test_auth_env(void)
     unsetenv("IMPI_AUTH_KEY");
     unsetenv("IMPI_AUTH_NONE");
 
-    /* no method: refused before connecting (nobody listens on port 1) */
+    /* a bad mask: refused before connecting (nobody listens on port 1) */
     char server[64];
-    impi_client_t *client = impi_client_new("127.0.0.1:1", T_MS);
     client_desc_t d;
     s_desc(&d, 0, 1, 1);
-    ok(impi_client_start(client, &d.desc, err, sizeof err) == IMPI_CLIENT_ERR_AUTH,
-       "no method in the environment -> error before connecting: %s", err);
-    impi_client_destroy(&client);
-    client = impi_client_new("127.0.0.1:1", T_MS);
+    impi_client_t *client = impi_client_new("127.0.0.1:1", T_MS);
     impi_client_set_auth(client, 0x4, 0);
     ok(impi_client_start(client, &d.desc, err, sizeof err) == IMPI_CLIENT_ERR_AUTH
        && strstr(err, "neither"), "a mask without NONE or KEY -> error: %s", err);

@@ -9,6 +9,7 @@
  */
 #include "gtap.h"
 #include "srvtest.h"
+#include "base/gimpi_key.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -417,8 +418,6 @@ static void test_cmdline(void)
     bad_cmdline("unknown option", (char *[]){ "-server", "2", "-bogus", "1", NULL }, "unknown option");
     bad_cmdline("usage", (char *[]){ "-server", NULL }, "missing value");
     bad_cmdline("none, key", (char *[]){ "-server", "2", "-auth", "rsa", NULL }, "-auth rsa");
-    bad_cmdline("IMPI_AUTH_KEY", (char *[]){ "-server", "2", "-auth", "key", NULL },
-                "-auth key without IMPI_AUTH_KEY");
     setenv("IMPI_AUTH_KEY", "12x", 1);
     bad_cmdline("not a decimal", (char *[]){ "-server", "2", "-auth", "none,key", NULL },
                 "IMPI_AUTH_KEY not a number");
@@ -444,10 +443,34 @@ static void test_env_auth(void)
     if (st_start(&srv, "-server", "1", (char *)NULL) < 0)
         BAIL_OUT("cannot start impi-server");
     a = st_connect(&srv);
-    cmp_ok(st_auth(a, 0x3, 0), "==", IMPI_AUTH_NONE, "no env: NONE");
+    int b = st_connect(&srv);
+    cmp_ok(st_auth(b, 0x1, 0), "<", 0, "no env: NONE is not offered (secure by default)");
+    close(b);
+    gimpi_key_t gk;
+    char err[GIMPI_KEY_ERRLEN];
+    uint64_t derived = gimpi_key_default(&gk, NULL, 0, err, sizeof err) == 0 ? gimpi_key_impi(&gk) : 1;
+    cmp_ok(st_auth(a, 0x3, derived), "==", IMPI_AUTH_KEY, "no env: KEY, with the derived key");
     st_join(a, 0);
     ok(st_recv_impi(a) == 1 && st_done_fini(&a, 1) == 0, "job runs");
     cmp_ok(st_finish(&srv), "==", 0, "exit 0");
+
+    /* -auth key without IMPI_AUTH_KEY: the derived key too; -print-key shows it */
+    if (st_start(&srv, "-server", "1", "-auth", "key", (char *)NULL) < 0)
+        BAIL_OUT("cannot start impi-server");
+    a = st_connect(&srv);
+    cmp_ok(st_auth(a, 0x2, derived), "==", IMPI_AUTH_KEY, "-auth key alone: the derived key");
+    st_join(a, 0);
+    ok(st_recv_impi(a) == 1 && st_done_fini(&a, 1) == 0, "job runs");
+    cmp_ok(st_finish(&srv), "==", 0, "exit 0");
+    char cmd[600], out[64] = "";
+    snprintf(cmd, sizeof cmd, "%s -print-key", tl_prog("programs/impi-server"));
+    FILE *f = popen(cmd, "r");
+    if (f) {
+        if (!fgets(out, sizeof out, f))
+            out[0] = 0;
+        pclose(f);
+    }
+    cmp_ok(strtoull(out, NULL, 10), "==", derived, "-print-key prints it, for foreign clients");
 }
 
 int main(void)

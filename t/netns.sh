@@ -54,7 +54,7 @@ case "$addr" in 192.0.2.10:*) ok 0 "impi-server on machine 0 prints $addr" ;; *)
 # one client per machine, two tasks each
 pids=""
 for i in $(seq 0 $((NM - 1))); do
-    IMPI_AUTH_NONE= ip netns exec "$P-h$i" timeout 60 "$RUN" -client "$i" "$addr" -np 2 "$TASK" info \
+    ip netns exec "$P-h$i" timeout 60 "$RUN" -client "$i" "$addr" -np 2 "$TASK" info \
         >"$tmp/c$i.out" 2>"$tmp/c$i.err" &
     pids="$pids $!"
 done
@@ -83,7 +83,7 @@ addr=""
 read -r -t 20 addr <&3
 pids=""
 for i in $(seq 0 $((NM - 1))); do
-    IMPI_AUTH_NONE= GIMPI_DEBUG=1 ip netns exec "$P-h$i" timeout 60 "$RUN" -client "$i" "$addr" -np 2 "$MSG" alltoall 200000 \
+    GIMPI_DEBUG=1 ip netns exec "$P-h$i" timeout 60 "$RUN" -client "$i" "$addr" -np 2 "$MSG" alltoall 200000 \
         >"$tmp/m$i.out" 2>"$tmp/m$i.err" &
     pids="$pids $!"
 done
@@ -103,7 +103,7 @@ exec 3<&-
 # a client on a machine that cannot reach the server fails cleanly and quickly
 ip -n "$P-h2" link set eth0 down
 start=$(date +%s)
-IMPI_AUTH_NONE= ip netns exec "$P-h2" timeout 60 "$RUN" -timeout 3 -client 0 192.0.2.10:9 -np 1 "$TASK" info \
+ip netns exec "$P-h2" timeout 60 "$RUN" -timeout 3 -client 0 192.0.2.10:9 -np 1 "$TASK" info \
     >"$tmp/u.out" 2>"$tmp/u.err"
 rc=$?
 el=$(( $(date +%s) - start ))

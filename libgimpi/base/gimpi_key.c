@@ -308,6 +308,18 @@ bool gimpi_key_mac_ok(const gimpi_key_t *key, const char context[8], const void 
     return ok;
 }
 
+/*  The derived IMPI KEY (gimpi_key.h). */
+uint64_t gimpi_key_impi(const gimpi_key_t *key)
+{
+    uint8_t b[16];
+    gimpi_key_derive(key, "gimpi-ik", 0, b, sizeof b);
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | b[i];
+    gimpi_key_wipe(b, sizeof b);
+    return v;
+}
+
 /*  A public fingerprint (gimpi_key.h). */
 const char *gimpi_key_fingerprint(const gimpi_key_t *key, char buf[9])
 {

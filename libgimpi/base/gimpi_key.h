@@ -86,6 +86,11 @@ void gimpi_key_mac(const gimpi_key_t *key, const char context[8], const void *da
 bool gimpi_key_mac_ok(const gimpi_key_t *key, const char context[8], const void *data,
                       size_t len, const uint8_t mac[GIMPI_KEY_MACLEN]);
 
+/*  The 64-bit IMPI KEY (IMPI's own, weak authentication of startup clients) that impi-server
+ *  and gimpi's startup clients use by default: derived from the secret, so that holders of
+ *  the same key file agree on it without being told. */
+uint64_t gimpi_key_impi(const gimpi_key_t *key);
+
 /*  A short public fingerprint of the key (8 hex digits), for logs and gimpi-stat: two
  *  hosts with the same fingerprint hold the same key.  buf needs 9 bytes. */
 const char *gimpi_key_fingerprint(const gimpi_key_t *key, char buf[9]);

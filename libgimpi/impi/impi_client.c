@@ -11,6 +11,7 @@
  *  impi_tables_t which validates them.
  */
 #include "impi/impi_client.h"
+#include "base/gimpi_key.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -345,9 +346,17 @@ int impi_client_auth_from_env(uint32_t *mask, uint64_t *key, char *err, size_t e
         *key = v;
         *mask |= 1u << IMPI_AUTH_KEY;
     }
-    if (!*mask)
-        return s_fail(err, errsize, IMPI_CLIENT_ERR_AUTH, "no IMPI authentication method "
-                      "enabled: set IMPI_AUTH_NONE (any value) or IMPI_AUTH_KEY=<decimal key>");
+    if (!*mask) {
+        /* neither: KEY, with the key every holder of the user's gimpi key derives */
+        gimpi_key_t gk;
+        char why[GIMPI_KEY_ERRLEN];
+        if (gimpi_key_default(&gk, NULL, 0, why, sizeof why) < 0)
+            return s_fail(err, errsize, IMPI_CLIENT_ERR_AUTH, "no IMPI authentication key: "
+                          "%s (or set IMPI_AUTH_KEY=<decimal key>, or IMPI_AUTH_NONE)", why);
+        *key = gimpi_key_impi(&gk);
+        gimpi_key_wipe(&gk, sizeof gk);
+        *mask = 1u << IMPI_AUTH_KEY;
+    }
     return IMPI_CLIENT_OK;
 }
 

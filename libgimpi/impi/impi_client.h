@@ -50,8 +50,10 @@ void impi_client_destroy(impi_client_t **self_p);
 void impi_client_set_auth(impi_client_t *self, uint32_t mask, uint64_t key);
 
 /*  Reads the AUTH mask and key from the environment the way LAM and GridMPI do:
- *  IMPI_AUTH_NONE set -> 0x1; IMPI_AUTH_KEY=<decimal 64-bit> -> 0x2.  Returns 0, or
- *  IMPI_CLIENT_ERR_AUTH with a message (neither set, or a key that is not a number). */
+ *  IMPI_AUTH_NONE set -> 0x1; IMPI_AUTH_KEY=<decimal 64-bit> -> 0x2.  When neither is set,
+ *  KEY with the key derived from the user's gimpi key (gimpi_key_impi), which impi-server
+ *  uses by default too.  Returns 0, or IMPI_CLIENT_ERR_AUTH with a message (a key that is
+ *  not a number, or no gimpi key to derive one from). */
 int impi_client_auth_from_env(uint32_t *mask, uint64_t *key, char *err, size_t errsize);
 
 /*  Writes every command sent and received to `trace` (NULL: off). */
