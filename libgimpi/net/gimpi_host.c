@@ -536,18 +536,26 @@ static int s_accept_one(dance_t *d, int lfd)
     return 1;
 }
 
-/*  Accept step: takes up to GIMPI_DANCE_ACCEPT_BATCH callers from each ready listener
- *  (pfd[0..1]: TCP, local).  0, or -1 with a message. */
-static int s_accept_step(dance_t *d, const struct pollfd *pfd)
+/*  Accept step: takes up to GIMPI_DANCE_ACCEPT_BATCH callers from each listener that has
+ *  some now, the local one first.  Callers are read in the order they were accepted, and
+ *  a local caller is known to be our user (SO_PEERCRED), so when a local and a TCP caller
+ *  claim the same rank in one round the local one is read first.  The listeners are
+ *  asked afresh here, not from the round's poll, so a local caller that came in before a
+ *  TCP one is never left for the next round.  0, or -1 with a message. */
+static int s_accept_step(dance_t *d, int listen_fd, int local_fd)
 {
+    struct pollfd lp[2] = { { .fd = local_fd, .events = POLLIN },
+                            { .fd = listen_fd, .events = POLLIN } };
+    if (poll(lp, 2, 0) <= 0)
+        return 0;
     for (int l = 0; l < 2; l++) {
-        if (!(pfd[l].revents & POLLIN))
+        if (!(lp[l].revents & POLLIN))
             continue;
         for (int k = 0; k < GIMPI_DANCE_ACCEPT_BATCH && d->accepted < d->nhigher; k++) {
-            struct pollfd more = { .fd = pfd[l].fd, .events = POLLIN };
+            struct pollfd more = { .fd = lp[l].fd, .events = POLLIN };
             if (k > 0 && poll(&more, 1, 0) != 1)
                 break;          /* the listener may be blocking: accept only when ready */
-            int r = s_accept_one(d, pfd[l].fd);
+            int r = s_accept_one(d, lp[l].fd);
             if (r < 0)
                 return -1;
             if (r == 0)
@@ -639,7 +647,7 @@ static int s_dance_round(dance_t *d, int listen_fd, int local_fd, struct pollfd 
         if (s->fd >= 0 && s->peer >= 0 && pfd[first + k].revents && s_dial_step(d, s) < 0)
             return -1;
     }
-    if (want_accept && s_accept_step(d, pfd) < 0)
+    if (want_accept && s_accept_step(d, listen_fd, local_fd) < 0)
         return -1;
     s_read_pass(d);
     return 0;
