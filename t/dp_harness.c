@@ -13,8 +13,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/*  Builds the tables, forks the tasks, waits for them. */
+/*  The job on 127.0.0.1, 127.0.0.2, ... */
 int dp_run(const dp_opts_t *o, dp_body_t body, void *arg, int *codes)
+{
+    return dp_run_at(o, 0x7f000001u, body, arg, codes);
+}
+
+/*  Builds the tables, forks the tasks, waits for them. */
+int dp_run_at(const dp_opts_t *o, uint32_t base, dp_body_t body, void *arg, int *codes)
 {
     int n = o->n;
     impi_tables_t t;
@@ -42,7 +48,7 @@ int dp_run(const dp_opts_t *o, dp_body_t body, void *arg, int *codes)
     t.clients[0].datalen = o->pktlen;
     for (int i = 0; i < n; i++) {
         char err[200];
-        impi_addr16_from_ipv4(t.hosts[i].addr, 0x7f000001u + (uint32_t)i);
+        impi_addr16_from_ipv4(t.hosts[i].addr, base + (uint32_t)i);
         lfd[i] = gimpi_host_listen(t.hosts[i].addr, &t.hosts[i].port, err, sizeof err);
         if (lfd[i] < 0) {
             fprintf(stderr, "harness: %s\n", err);

@@ -1,7 +1,7 @@
 /*  dp_harness.h — runs a job of N real tasks for data-plane tests: creates N listening
- *  sockets (task i on 127.0.0.(i+1), so that every host has its own address), fills an
- *  impi_tables_t by hand as the startup would (one client, one host and one proc per task;
- *  each with its local listener too, unless GIMPI_LOCAL_SOCKETS=0),
+ *  sockets (task i on 127.0.0.(i+1), or base + i with dp_run_at, so that every host has
+ *  its own address), fills an impi_tables_t by hand as the startup would (one client, one host
+ *  and one proc per task; each with its local listener too, unless GIMPI_LOCAL_SOCKETS=0),
  *  forks the tasks, runs a body in each and collects their exit codes within a deadline
  *  (tasks still running then are killed).  Bodies report failures on stderr.
  */
@@ -30,6 +30,9 @@ typedef int (*dp_body_t)(const impi_tables_t *t, int rank, int listen_fd, void *
 /*  Runs the job; codes[i] gets task i's exit code, 128 + signal when it was killed by a
  *  signal, or -1 when the deadline killed it.  Returns 0 when every task exited 0. */
 int dp_run(const dp_opts_t *opts, dp_body_t body, void *arg, int *codes);
+
+/*  dp_run with the hosts on base, base + 1, ... (IPv4, host order) instead of 127.0.0.1. */
+int dp_run_at(const dp_opts_t *opts, uint32_t base, dp_body_t body, void *arg, int *codes);
 
 /*  The task's local listener (gimpi_host_listen_local), made by dp_run before the fork and
  *  handed over in GIMPI_LOCAL_LISTEN_FD as gimpirun does; -1 when there is none.  Taken

@@ -7,7 +7,11 @@
  *  on it), the accept step (callers from the higher-ranked hosts) and the read-rank step
  *  (the 4-byte rank read from each caller).  Doing it all concurrently means the order in
  *  which hosts arrive does not matter and nothing can deadlock; the deadline bounds it
- *  all.  Dynamic hosts use the same listeners and dialling later (msg_dynhost.c).
+ *  all.  Anyone can reach a fresh listener, so a caller that is not a host of the job is
+ *  refused (closed, logged at a bounded rate) and the meeting goes on: checked at accept
+ *  (source address, the user of a local peer) and at the rank (range, address, duplicate,
+ *  hang-up, silence), with the waiting callers held in a table of fixed size.  Dynamic
+ *  hosts use the same listeners and dialling later (msg_dynhost.c).
  *
  *  Local sockets: a host also listens on a Unix-domain stream socket in the abstract
  *  namespace, named after its TCP address and port ("gimpi-host/A.B.C.D:PORT"), and a
@@ -24,11 +28,15 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,17 +147,85 @@ int gimpi_host_listen_local(int tcp_fd)
     return fd;
 }
 
-/*  Accepts one caller (non-blocking, close-on-exec).  On a local listener a caller of
- *  another user is refused (closed; errno EAGAIN, as if nobody had called). */
-int gimpi_host_accept(int listen_fd)
+/*  Accepts one caller (non-blocking, close-on-exec).  A caller on a local listener that
+ *  runs under another user is closed: -1 with errno EAGAIN (as if nobody had called) and
+ *  its uid in *other (else *other = -1). */
+static int s_accept_checked(int listen_fd, long *other)
 {
+    *other = -1;
     int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd >= 0 && gimpi_host_is_local(fd) && !s_same_user(fd)) {
+        struct ucred cr = { .uid = (uid_t)-1 };
+        socklen_t len = sizeof cr;
+        getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len);
+        *other = (long)cr.uid;
         close(fd);
         errno = EAGAIN;
         return -1;
     }
     return fd;
+}
+
+/*  Accepts one caller; a local caller of another user is refused (EAGAIN). */
+int gimpi_host_accept(int listen_fd)
+{
+    long other;
+    return s_accept_checked(listen_fd, &other);
+}
+
+/*  The user of the other end of TCP connection fd, asked of the kernel's socket
+ *  diagnostics (NETLINK_SOCK_DIAG, as `ss -e` does) by the connection's addresses and
+ *  ports.  The lookup names the other end's socket: its own address and port as source,
+ *  ours as destination. */
+int gimpi_host_peer_uid(int fd, unsigned *uid)
+{
+    struct sockaddr_in me, peer;
+    socklen_t ml = sizeof me, pl = sizeof peer;
+    if (getsockname(fd, (struct sockaddr *)&me, &ml) < 0 || me.sin_family != AF_INET
+        || getpeername(fd, (struct sockaddr *)&peer, &pl) < 0 || peer.sin_family != AF_INET)
+        return 0;
+    int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    if (nl < 0)
+        return 0;
+    struct {
+        struct nlmsghdr nh;
+        struct inet_diag_req_v2 r;
+    } req;
+    memset(&req, 0, sizeof req);
+    req.nh.nlmsg_len = sizeof req;
+    req.nh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+    req.nh.nlmsg_flags = NLM_F_REQUEST;
+    req.r.sdiag_family = AF_INET;
+    req.r.sdiag_protocol = IPPROTO_TCP;
+    req.r.idiag_states = ~0u;
+    req.r.id.idiag_sport = peer.sin_port;
+    req.r.id.idiag_src[0] = peer.sin_addr.s_addr;
+    req.r.id.idiag_dport = me.sin_port;
+    req.r.id.idiag_dst[0] = me.sin_addr.s_addr;
+    req.r.id.idiag_cookie[0] = req.r.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+    struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+    union {
+        struct nlmsghdr nh;
+        uint8_t bytes[1024];
+    } rep;
+    int found = 0;
+    /* the kernel answers within the send, so the reply is there at once */
+    if (sendto(nl, &req, sizeof req, 0, (struct sockaddr *)&kernel, sizeof kernel)
+        == (ssize_t)sizeof req) {
+        ssize_t got = recv(nl, &rep, sizeof rep, MSG_DONTWAIT);
+        if (got >= (ssize_t)NLMSG_LENGTH(sizeof(struct inet_diag_msg))
+            && NLMSG_OK(&rep.nh, (size_t)got) && rep.nh.nlmsg_type == SOCK_DIAG_BY_FAMILY) {
+            const struct inet_diag_msg *m = NLMSG_DATA(&rep.nh);
+            /* a listener or a closed connection's remains carry no owner */
+            if (m->idiag_state != TCP_LISTEN && m->idiag_state != TCP_TIME_WAIT
+                && m->idiag_state != TCP_CLOSE) {
+                *uid = m->idiag_uid;
+                found = 1;
+            }
+        }
+    }
+    close(nl);
+    return found;
 }
 
 /*  1 when fd is a Unix-domain socket. */
@@ -176,24 +252,115 @@ void gimpi_host_tune(int fd)
 
 /*  One socket the dance is busy with. */
 typedef struct {
-    int fd;
+    int fd;                     /* -1: finished */
     int peer;                   /* connect side: the host we call; accept side: -1 */
     int connecting;             /* connect() in progress */
     uint8_t buf[4];
     size_t done;                /* rank bytes sent (connect side) or read (accept side) */
+    int64_t since_ms;           /* accept side: when accepted (the rank is due by then +
+                                 * rank_ms) */
+    int local;                  /* accept side: came through the local listener */
+    uint32_t src;               /* accept side, TCP: source IPv4 address */
+    uint16_t sport;             /* accept side: source port */
 } dance_sock_t;
+
+/*  The refusal log of one meeting: at most GIMPI_DANCE_LOG_PER_SEC lines a second, then
+ *  a count that becomes one summary line when the second is over. */
+typedef struct {
+    int64_t second_ms;          /* start of the current one-second window */
+    int lines;                  /* refusals written in it */
+    int more;                   /* refusals counted, not written, in it */
+    long total;                 /* refusals of the whole meeting */
+} dance_log_t;
 
 /*  The whole meeting: the tables, the sockets under way and what is connected so far. */
 typedef struct {
     const impi_tables_t *t;
     int myhost, n, nhigher;
     int *fds;                   /* the result: one connected socket per other host */
-    dance_sock_t *socks;        /* calls and callers under way (fd -1: finished) */
+    dance_sock_t *socks;        /* calls and callers under way, callers in the order they
+                                 * were accepted (fd -1: finished, packed away) */
     int nsocks, cap;
     int accepted;               /* connections from higher hosts fully identified */
+    int rank_ms;                /* how long a caller has for its rank */
+    int check_callers;          /* source address and user checks on TCP callers */
+    dance_log_t log;
     char *err;
     size_t errsize;
 } dance_t;
+
+/*  "A.B.C.D:PORT" of a TCP caller, "a local socket" for a Unix-domain one. */
+static const char *s_caller_name(const dance_sock_t *s, char *buf, size_t size)
+{
+    if (s->local)
+        return "a local socket";
+    struct in_addr a = { htonl(s->src) };
+    char ip[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &a, ip, sizeof ip);
+    snprintf(buf, size, "%s:%u", ip, (unsigned)s->sport);
+    return buf;
+}
+
+/*  Writes the summary line of the refusals counted but not written this second. */
+static void s_log_summary(dance_t *d)
+{
+    if (d->log.more)
+        fprintf(stderr, "gimpi[host %d]: %d more callers refused in the last second\n",
+                d->myhost, d->log.more);
+    d->log.more = 0;
+}
+
+/*  Ends the log's second when it is over (its summary line written). */
+static void s_log_tick(dance_t *d, int64_t now)
+{
+    if (now - d->log.second_ms < 1000)
+        return;
+    s_log_summary(d);
+    d->log = (dance_log_t){ .second_ms = now, .total = d->log.total };
+}
+
+/*  Logs one refused caller (rate-limited, see dance_log_t). */
+static void s_log_refusal(dance_t *d, const char *who, const char *fmt, ...)
+{
+    s_log_tick(d, s_now_ms());
+    d->log.total++;
+    if (d->log.lines >= GIMPI_DANCE_LOG_PER_SEC) {
+        d->log.more++;
+        return;
+    }
+    d->log.lines++;
+    char why[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "gimpi[host %d]: refused a caller from %s: %s\n", d->myhost, who, why);
+}
+
+/*  Closes caller s, frees its slot and logs why. */
+static void s_refuse(dance_t *d, dance_sock_t *s, const char *fmt, ...)
+{
+    char who[48], why[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    s_log_refusal(d, s_caller_name(s, who, sizeof who), "%s", why);
+    close(s->fd);
+    s->fd = -1;
+}
+
+/*  1 when a TCP caller's source address is that of a host that is to call us (a higher
+ *  host; one that announced no address, 0.0.0.0, matches any). */
+static int s_from_caller_host(const dance_t *d, uint32_t src)
+{
+    for (int i = d->myhost + 1; i < d->n; i++) {
+        uint32_t a = impi_addr16_ipv4(d->t->hosts[i].addr);
+        if (a == 0 || a == src)
+            return 1;
+    }
+    return 0;
+}
 
 /*  Starts a non-blocking connect to host i from our own announced address. */
 static int s_start_connect(const impi_tables_t *t, int myhost, int i, dance_sock_t *s,
@@ -207,11 +374,8 @@ static int s_start_connect(const impi_tables_t *t, int myhost, int i, dance_sock
         s_err(err, errsize, "host %d: %s", i, why);
         return -1;
     }
-    s->fd = fd;
-    s->peer = i;
-    s->connecting = connecting;
+    *s = (dance_sock_t){ .fd = fd, .peer = i, .connecting = connecting };
     impi_put32(s->buf, (uint32_t)myhost);
-    s->done = 0;
     return 0;
 }
 
@@ -247,60 +411,176 @@ static int s_dial_step(dance_t *d, dance_sock_t *s)
     return 0;
 }
 
-/*  Read-rank step: a caller is readable: read its 4-byte rank and, once whole, make the
- *  socket that host's (a dynamic caller too early is just closed).  0, or -1 with a
- *  message. */
-static int s_read_rank_step(dance_t *d, dance_sock_t *s)
+/*  Read-rank step: reads what a caller has sent of its 4-byte rank and, once whole, makes
+ *  the socket that host's.  Anything else is refused and the meeting goes on: a caller
+ *  that hangs up first, a rank that is not a higher host's, a TCP caller whose source is
+ *  not the address its rank announced (LAM checks the same), and a rank already connected.
+ *  For the last one the first caller is kept: the real host calls as soon as the startup
+ *  is over, and once its rank is out it takes the connection for made, so replacing it
+ *  would let any later caller cut it off; a caller of another user on this machine never
+ *  gets this far (s_accept_step), so only a caller from the host's own address, under our
+ *  user or on that other machine, could take a rank first.  A dynamic host calling too
+ *  early (we are not registered yet) sends the introduction marker: it is closed, and
+ *  takes us for gone, without a log line. */
+static void s_read_rank_step(dance_t *d, dance_sock_t *s)
 {
-    ssize_t got = recv(s->fd, s->buf + s->done, 4 - s->done, 0);
-    if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
-        s_err(d->err, d->errsize, "a calling host hung up before sending its rank");
-        return -1;
+    while (s->done < 4) {       /* until it would block: a hang-up after part of it shows */
+        ssize_t got = recv(s->fd, s->buf + s->done, 4 - s->done, 0);
+        if (got > 0) {
+            s->done += (size_t)got;
+            continue;
+        }
+        if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+            return;
+        s_refuse(d, s, "hung up after %zu of the 4 bytes of its rank", s->done);
+        return;
     }
-    if (got > 0)
-        s->done += (size_t)got;
-    if (s->done < 4)
-        return 0;
     uint32_t who = impi_get32(s->buf);
     if (who == GIMPI_INTRO_MARKER) {
-        /* a dynamic host too early (we are not registered yet): it sees the connection
-         * close and takes us for gone */
         close(s->fd);
         s->fd = -1;
-        return 0;
+        return;
     }
     if (who <= (uint32_t)d->myhost || who >= (uint32_t)d->n) {
-        s_err(d->err, d->errsize, "a calling host announced rank %u, expected %d..%d", who,
-              d->myhost + 1, d->n - 1);
-        return -1;
+        s_refuse(d, s, "announced rank %u, expected %d..%d", who, d->myhost + 1, d->n - 1);
+        return;
+    }
+    uint32_t a = impi_addr16_ipv4(d->t->hosts[who].addr);
+    if (d->check_callers && !s->local && a && a != s->src) {
+        char want[48];
+        s_refuse(d, s, "announced rank %u, whose address is %s", who,
+                 impi_addr16_format(d->t->hosts[who].addr, want, sizeof want));
+        return;
     }
     if (d->fds[who] >= 0) {
-        s_err(d->err, d->errsize, "host %u called twice", who);
-        return -1;
+        s_refuse(d, s, "announced rank %u, which is connected already", who);
+        return;
     }
     gimpi_host_tune(s->fd);
     d->fds[who] = s->fd;
     s->fd = -1;
     d->accepted++;
-    return 0;
 }
 
-/*  Accept step: takes a caller from each ready listener (pfd[0..1]: TCP, local), whose
- *  rank is then read.  0, or -1 with a message. */
-static int s_accept_step(dance_t *d, const struct pollfd *pfd)
+/*  Packs the slots in use to the front, keeping their order (callers stay in the order
+ *  they were accepted). */
+static void s_compact(dance_t *d)
 {
-    for (int l = 0; l < 2 && d->nsocks < d->cap; l++) {
-        if (!(pfd[l].revents & POLLIN))
+    int w = 0;
+    for (int k = 0; k < d->nsocks; k++)
+        if (d->socks[k].fd >= 0)
+            d->socks[w++] = d->socks[k];
+    d->nsocks = w;
+}
+
+/*  A slot for a new caller, after every caller accepted before it.  When the table is
+ *  full (our calls, the higher hosts and GIMPI_DANCE_MAX_WAITING more) the oldest caller
+ *  still owing its rank is dropped to make room, so a crowd of silent callers cannot keep
+ *  a real host waiting in the kernel's backlog. */
+static dance_sock_t *s_caller_slot(dance_t *d)
+{
+    if (d->nsocks == d->cap)
+        s_compact(d);
+    if (d->nsocks == d->cap) {
+        for (int k = 0; k < d->nsocks; k++)
+            if (d->socks[k].peer < 0) {
+                s_refuse(d, &d->socks[k], "sent no rank yet; dropped to make room");
+                break;
+            }
+        s_compact(d);
+    }
+    return &d->socks[d->nsocks++];
+}
+
+/*  Takes one caller from listener lfd: refuses it at once when it is a local socket of
+ *  another user, a TCP caller from an address no higher host announced, or a TCP caller
+ *  on this machine that runs under another user (gimpi_host_peer_uid); else gives it a
+ *  slot, where its rank is read (s_read_pass).  1 when a caller was taken, 0 when none
+ *  was waiting, -1 with a message when accept failed. */
+static int s_accept_one(dance_t *d, int lfd)
+{
+    long other = -1;
+    int fd = s_accept_checked(lfd, &other);
+    if (fd < 0) {
+        if (other >= 0) {
+            s_log_refusal(d, "a local socket", "runs under another user (uid %ld)", other);
+            return 1;
+        }
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED)
+            return 0;
+        s_err(d->err, d->errsize, "accept: %s", strerror(errno));
+        return -1;
+    }
+    dance_sock_t c = { .fd = fd, .peer = -1, .since_ms = s_now_ms(),
+                       .local = gimpi_host_is_local(fd) };
+    struct sockaddr_in sa;
+    socklen_t sl = sizeof sa;
+    if (!c.local) {
+        if (getpeername(fd, (struct sockaddr *)&sa, &sl) < 0 || sa.sin_family != AF_INET) {
+            s_refuse(d, &c, "gone before it could be identified");
+            return 1;
+        }
+        c.src = ntohl(sa.sin_addr.s_addr);
+        c.sport = ntohs(sa.sin_port);
+        unsigned uid;
+        if (d->check_callers && !s_from_caller_host(d, c.src)) {
+            s_refuse(d, &c, "not the address of a host that calls us");
+            return 1;
+        }
+        if (d->check_callers && gimpi_host_peer_uid(fd, &uid) && uid != (unsigned)geteuid()) {
+            s_refuse(d, &c, "runs under another user (uid %u)", uid);
+            return 1;
+        }
+    }
+    *s_caller_slot(d) = c;
+    return 1;
+}
+
+/*  Accept step: takes up to GIMPI_DANCE_ACCEPT_BATCH callers from each listener that has
+ *  some now, the local one first.  Callers are read in the order they were accepted, and
+ *  a local caller is known to be our user (SO_PEERCRED), so when a local and a TCP caller
+ *  claim the same rank in one round the local one is read first.  The listeners are
+ *  asked afresh here, not from the round's poll, so a local caller that came in before a
+ *  TCP one is never left for the next round.  0, or -1 with a message. */
+static int s_accept_step(dance_t *d, int listen_fd, int local_fd)
+{
+    struct pollfd lp[2] = { { .fd = local_fd, .events = POLLIN },
+                            { .fd = listen_fd, .events = POLLIN } };
+    if (poll(lp, 2, 0) <= 0)
+        return 0;
+    for (int l = 0; l < 2; l++) {
+        if (!(lp[l].revents & POLLIN))
             continue;
-        int fd = gimpi_host_accept(pfd[l].fd);
-        if (fd >= 0) {
-            d->socks[d->nsocks++] = (dance_sock_t){ .fd = fd, .peer = -1 };
-        } else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
-            s_err(d->err, d->errsize, "accept: %s", strerror(errno));
-            return -1;
+        for (int k = 0; k < GIMPI_DANCE_ACCEPT_BATCH && d->accepted < d->nhigher; k++) {
+            struct pollfd more = { .fd = lp[l].fd, .events = POLLIN };
+            if (k > 0 && poll(&more, 1, 0) != 1)
+                break;          /* the listener may be blocking: accept only when ready */
+            int r = s_accept_one(d, lp[l].fd);
+            if (r < 0)
+                return -1;
+            if (r == 0)
+                break;
         }
     }
     return 0;
+}
+
+/*  Refuses the callers whose rank is overdue; returns the time left until the next one is
+ *  due (INT64_MAX when none waits). */
+static int64_t s_expire_callers(dance_t *d, int64_t now)
+{
+    int64_t next = INT64_MAX;
+    for (int k = 0; k < d->nsocks; k++) {
+        dance_sock_t *s = &d->socks[k];
+        if (s->fd < 0 || s->peer >= 0)
+            continue;
+        int64_t due = s->since_ms + d->rank_ms;
+        if (due <= now)
+            s_refuse(d, s, "sent no rank within %d ms", d->rank_ms);
+        else if (due - now < next)
+            next = due - now;
+    }
+    return next;
 }
 
 /*  The error of a meeting that ran out of time: which hosts are missing. */
@@ -311,18 +591,40 @@ static void s_dance_timeout(dance_t *d, int timeout_ms)
     for (int i = 0; i < d->n && off < sizeof missing - 16; i++)
         if (i != d->myhost && d->fds[i] < 0)
             off += (size_t)snprintf(missing + off, sizeof missing - off, " %d", i);
-    s_err(d->err, d->errsize, "host connections: timed out after %d ms; missing hosts:%s",
-          timeout_ms, missing);
+    s_err(d->err, d->errsize,
+          "host connections: timed out after %d ms; missing hosts:%s (%ld callers refused)",
+          timeout_ms, missing, d->log.total);
 }
 
-/*  One round of the meeting: polls the listeners (while callers are missing) and the
- *  sockets under way until left_ms, then takes the dial, read-rank and accept steps
- *  they are ready for.  0, or -1 with a message. */
+/*  Read pass: reads the rank of every caller that still owes it, in the order they were
+ *  accepted.  So when two callers announce the same rank, the one that connected first
+ *  has its rank read first whenever both ranks have arrived, even when the second was
+ *  accepted in the same round (s_read_rank_step keeps the first). */
+static void s_read_pass(dance_t *d)
+{
+    for (int k = 0; k < d->nsocks; k++)
+        if (d->socks[k].fd >= 0 && d->socks[k].peer < 0)
+            s_read_rank_step(d, &d->socks[k]);
+}
+
+/*  One round of the meeting: refuses overdue callers, polls the listeners (while callers
+ *  are missing) and the sockets under way until left_ms (or the next caller's rank or the
+ *  log's summary is due), then takes the dial steps, the accept step and the read pass.
+ *  0, or -1 with a message. */
 static int s_dance_round(dance_t *d, int listen_fd, int local_fd, struct pollfd *pfd,
                          int64_t left_ms)
 {
+    int64_t now = s_now_ms();
+    int64_t wait = s_expire_callers(d, now);
+    if (wait > left_ms)
+        wait = left_ms;
+    if (d->log.more && d->log.second_ms + 1000 - now < wait)
+        wait = d->log.second_ms + 1000 - now;
+    if (wait < 0)
+        wait = 0;
+    s_compact(d);
     int np = 0;
-    int want_accept = d->accepted < d->nhigher && d->nsocks < d->cap;
+    int want_accept = d->accepted < d->nhigher;
     if (want_accept) {
         pfd[np++] = (struct pollfd){ .fd = listen_fd, .events = POLLIN };
         pfd[np++] = (struct pollfd){ .fd = local_fd, .events = POLLIN };  /* -1: none */
@@ -330,10 +632,10 @@ static int s_dance_round(dance_t *d, int listen_fd, int local_fd, struct pollfd 
     int first = np;
     for (int k = 0; k < d->nsocks; k++) {
         dance_sock_t *s = &d->socks[k];
-        short ev = s->fd < 0 ? 0 : (s->peer >= 0 ? POLLOUT : POLLIN);
-        pfd[np++] = (struct pollfd){ .fd = s->fd, .events = ev };
+        pfd[np++] = (struct pollfd){ .fd = s->fd, .events = s->peer >= 0 ? POLLOUT : POLLIN };
     }
-    int r = poll(pfd, (nfds_t)np, (int)left_ms);
+    int r = poll(pfd, (nfds_t)np, (int)wait);
+    s_log_tick(d, s_now_ms());
     if (r < 0) {
         if (errno == EINTR)
             return 0;
@@ -342,24 +644,26 @@ static int s_dance_round(dance_t *d, int listen_fd, int local_fd, struct pollfd 
     }
     for (int k = 0; k < d->nsocks; k++) {
         dance_sock_t *s = &d->socks[k];
-        if (s->fd < 0 || !pfd[first + k].revents)
-            continue;
-        if ((s->peer >= 0 ? s_dial_step(d, s) : s_read_rank_step(d, s)) < 0)
+        if (s->fd >= 0 && s->peer >= 0 && pfd[first + k].revents && s_dial_step(d, s) < 0)
             return -1;
     }
-    if (want_accept && s_accept_step(d, pfd) < 0)
+    if (want_accept && s_accept_step(d, listen_fd, local_fd) < 0)
         return -1;
-    /* compact finished slots so that the table never outgrows cap */
-    int w = 0;
-    for (int k = 0; k < d->nsocks; k++)
-        if (d->socks[k].fd >= 0)
-            d->socks[w++] = d->socks[k];
-    d->nsocks = w;
+    s_read_pass(d);
     return 0;
 }
 
+/*  How long a caller has for its rank: GIMPI_DANCE_RANK_MS, else the default. */
+static int s_rank_ms(void)
+{
+    const char *e = getenv("GIMPI_DANCE_RANK_MS");
+    int v = e ? atoi(e) : 0;
+    return v > 0 ? v : GIMPI_DANCE_RANK_MS;
+}
+
 /*  Meets every other host: calls to the lower hosts, callers from the higher ones, all
- *  under way at once, until every host is connected or the deadline passes. */
+ *  under way at once, until every host is connected or the deadline passes.  Strangers
+ *  among the callers are refused and logged, and the meeting goes on. */
 int gimpi_host_dance(const impi_tables_t *t, int myhost, int listen_fd, int local_fd,
                      int *fds, int timeout_ms, char *err, size_t errsize)
 {
@@ -370,10 +674,12 @@ int gimpi_host_dance(const impi_tables_t *t, int myhost, int listen_fd, int loca
         s_err(err, errsize, "host rank %d out of range 0..%d", myhost, n - 1);
         return -1;
     }
+    const char *chk = getenv("GIMPI_DANCE_CHECK_CALLERS");
     dance_t d = { .t = t, .myhost = myhost, .n = n, .nhigher = n - 1 - myhost, .fds = fds,
-                  .err = err, .errsize = errsize };
-    /* connects: one per lower host; accepts: at most nhigher in flight at a time + slack */
-    d.cap = myhost + d.nhigher + 1;
+                  .rank_ms = s_rank_ms(), .check_callers = !(chk && strcmp(chk, "0") == 0),
+                  .log = { .second_ms = s_now_ms() }, .err = err, .errsize = errsize };
+    /* our calls, the higher hosts' callers, and room for strangers beside them */
+    d.cap = myhost + d.nhigher + GIMPI_DANCE_MAX_WAITING;
     d.socks = calloc((size_t)d.cap, sizeof *d.socks);
     struct pollfd *pfd = calloc((size_t)d.cap + 2, sizeof *pfd);
     if (!d.socks || !pfd) {
@@ -390,11 +696,11 @@ int gimpi_host_dance(const impi_tables_t *t, int myhost, int listen_fd, int loca
         }
     int64_t deadline = s_now_ms() + timeout_ms;
     for (;;) {
-        int pending = 0;
+        int calling = 0;
         for (int k = 0; k < d.nsocks; k++)
-            if (d.socks[k].fd >= 0)
-                pending++;
-        if (pending == 0 && d.accepted == d.nhigher) {
+            if (d.socks[k].fd >= 0 && d.socks[k].peer >= 0)
+                calling++;
+        if (calling == 0 && d.accepted == d.nhigher) {
             rc = 0;
             break;
         }
@@ -407,9 +713,14 @@ int gimpi_host_dance(const impi_tables_t *t, int myhost, int listen_fd, int loca
             goto out;
     }
 out:
-    for (int k = 0; k < d.nsocks; k++)
-        if (d.socks[k].fd >= 0)
-            close(d.socks[k].fd);
+    for (int k = 0; k < d.nsocks; k++) {   /* our calls on failure; strangers still silent */
+        dance_sock_t *s = &d.socks[k];
+        if (s->fd >= 0 && s->peer < 0)
+            s_refuse(&d, s, "sent no rank before every host had met");
+        else if (s->fd >= 0)
+            close(s->fd);
+    }
+    s_log_summary(&d);
     if (rc < 0)
         for (int i = 0; i < n; i++)
             if (fds[i] >= 0) {

@@ -7,9 +7,11 @@
  *  announced in H_IPV6) and sends its own rank as 4 big-endian bytes; the lower one
  *  accepts and reads them.  Hosts of one machine connect through local (Unix-domain)
  *  sockets instead of loopback TCP, with the same bytes on them (gimpi_host.c).  The whole
- *  meeting is bounded by a deadline: a host that never shows up, an unknown or duplicate
- *  caller, or a caller that hangs up early is an error.  A dynamic host's caller sends an
- *  introduction instead of a rank (msg_dynhost.h).
+ *  meeting is bounded by a deadline, and a host that never shows up is an error.  Anyone
+ *  may reach a listener, so a caller that is not a host of the job (wrong source address,
+ *  another user on this machine, a bad or duplicate rank, a hang-up, silence) is refused,
+ *  logged (rate-limited) and the meeting goes on, within the limits below.  A dynamic
+ *  host's caller sends an introduction instead of a rank (msg_dynhost.h).
  */
 #ifndef GIMPI_HOST_H
 #define GIMPI_HOST_H
@@ -18,6 +20,28 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/*  How long an accepted caller has to send its 4-byte rank, in ms (default 5000;
+ *  GIMPI_DANCE_RANK_MS changes it).  A real host sends it right after its connect
+ *  completes, so a few seconds cover a loaded machine; a silent caller is closed then
+ *  instead of holding its slot until the job's deadline. */
+#define GIMPI_DANCE_RANK_MS 5000
+
+/*  Callers owing their rank that are held beside the higher hosts still expected (default
+ *  32).  When full the oldest is closed to make room, so a crowd of silent callers cannot
+ *  keep a real host waiting in the backlog; 32 exceeds what one round accepts
+ *  (GIMPI_DANCE_ACCEPT_BATCH per listener), so a real caller whose rank is on its way is
+ *  read before it could be the oldest. */
+#define GIMPI_DANCE_MAX_WAITING 32
+
+/*  Callers accepted from one listener in one round of the meeting (default 16): enough to
+ *  drain a burst of connect-and-close strangers quickly, few enough that the callers
+ *  already accepted get read between bursts. */
+#define GIMPI_DANCE_ACCEPT_BATCH 16
+
+/*  Refused callers logged per second, one line each (default 5); the rest of that second
+ *  are counted into one line "N more callers refused in the last second". */
+#define GIMPI_DANCE_LOG_PER_SEC 5
 
 /*  Creates a listening TCP socket bound to the IPv4 address in the last 4 bytes of addr
  *  (port 0: the kernel chooses) and stores the port in *port.  Returns the descriptor, or
@@ -35,11 +59,23 @@ int gimpi_host_listen_local(int tcp_fd);
  *  caller running under another user id is closed and -1 returned with errno EAGAIN. */
 int gimpi_host_accept(int listen_fd);
 
+/*  The user id of the other end of TCP connection fd when that end is a socket of this
+ *  machine and network namespace (asked of the kernel's socket diagnostics): 1 with *uid
+ *  set; 0 when it is elsewhere, already closed, or the kernel does not say. */
+int gimpi_host_peer_uid(int fd, unsigned *uid);
+
 /*  1 when fd is a Unix-domain (local) socket. */
 int gimpi_host_is_local(int fd);
 
 /*  Meets every other host of the tables.  myhost is this host's global rank, listen_fd its
- *  listening socket and local_fd its local listener or -1 (both left open).  On success
+ *  listening socket and local_fd its local listener or -1 (both left open).  A caller is
+ *  refused (closed, logged) and the meeting goes on when: it is a local socket of another
+ *  user; a TCP caller comes from an address no higher host announced, or is a socket of
+ *  another user on this machine; it hangs up or stays silent (GIMPI_DANCE_RANK_MS) before
+ *  its rank is whole; the rank is not a higher host's, or a TCP caller's source is not the
+ *  address that rank announced; the rank is connected already (the first caller stays).
+ *  GIMPI_DANCE_CHECK_CALLERS=0 drops the address and user checks on TCP callers (hosts
+ *  behind NAT, or hosts of one machine running under different users).  On success
  *  fds[0..nhosts-1] hold one connected, non-blocking socket per other host (a local one
  *  when both ends have it, else TCP with TCP_NODELAY; fds[myhost] = -1) and 0 is returned;
  *  on failure every socket opened here is closed, fds[] is all -1, and -1 is returned with
