@@ -96,3 +96,13 @@ dict() { printf '%s="\\x%02x\\x%02x\\x%02x\\x%02x"\n' "$1" \
     dict tagub_min 32767
     dict minus_one 0xffffffff
 } >../impi.dict
+
+# fuzz_intro: mode byte (1 seal, 2 proper hello), HELLO, INTRO (marker, version, tid,
+# target 0x1001, pktlen, ackmark, hiwater, proc, contact, port, nonce, MAC), then more.
+intro() { be32 0xFF474448 2 "$1" 0x1001 65536 10 20; loop4; be64 42; loop4; be32 5000;
+          bytes 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0; bytes $(seq 1 32 | sed 's/.*/0/'); }
+{ bytes 3; be32 0xFF474448 2; intro 0x2002; } | seed fuzz_intro sealed-even
+{ bytes 3; be32 0xFF474448 2; intro 0x2003; } | seed fuzz_intro sealed-odd
+{ bytes 2; be32 0xFF474448 2; intro 0x2002; } | seed fuzz_intro unsealed
+{ bytes 0; be32 0xFF474448 1; } | seed fuzz_intro old-version
+{ bytes 0; be32 1 0; } | seed fuzz_intro rank

@@ -105,6 +105,11 @@ typedef struct {
  *  registered (or it is gone), GIMPI_ESYSERR. */
 GIMPI_EXPORT int gimpi_group_lookup(gimpi_groups_t *self, int tid, gimpi_task_info_t *info);
 
+/*  gimpi_group_lookup on an object that is only used to look tasks up: it connects but
+ *  never registers (a second object, for a thread other than the task's own). */
+GIMPI_EXPORT int gimpi_groups_lookup_only(gimpi_groups_t *self, int tid,
+                                          gimpi_task_info_t *info);
+
 /*  Counters for tests and benchmarks: queries answered from the cache, round trips. */
 GIMPI_EXPORT void gimpi_groups_counters(gimpi_groups_t *self, uint64_t *local, uint64_t *remote);
 

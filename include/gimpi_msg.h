@@ -117,7 +117,25 @@ GIMPI_EXPORT int gimpi_msg_set_tidbase(gimpi_msg_t *self, int base);
  *  once, the call of the higher tid wins.  The packet protocol is the same.  A dynamic
  *  peer that dies, finishes or cannot be reached makes the operations with it fail
  *  (GIMPI_ESYSERR, or the resolver's error); a wildcard receive fails only once every
- *  other known task is gone. */
+ *  other known task is gone.  Both ends of an introduction prove that they hold the job's
+ *  key (gimpi_msg_set_key) without sending it; a caller that cannot is refused, and the
+ *  callee may check the caller's claimed tid too (gimpi_msg_set_verifier). */
+
+/*  Bytes of the job's key. */
+#define GIMPI_MSG_KEY_SIZE 32
+
+/*  Sets the job's key, which introductions prove (gimpi_init gives it the user's key:
+ *  GIMPI_KEY_FD, GIMPI_KEY_FILE, ~/.gimpi/key or the runtime directory's).  Without a
+ *  key a context neither calls nor admits dynamic hosts.  Call before any traffic. */
+GIMPI_EXPORT void gimpi_msg_set_key(gimpi_msg_t *self, const uint8_t key[GIMPI_MSG_KEY_SIZE]);
+
+/*  Says whether tid is a task registered at contact addr (16-byte IMPI form) and port:
+ *  0, or a GIMPI_E* code (the caller is then refused).  Called without the context's lock
+ *  held, once per incoming introduction that proved the key; it may block (bounded). */
+typedef int (*gimpi_msg_verify_fn)(void *arg, int tid, const uint8_t addr[16], int port);
+
+/*  Installs the verifier of incoming introductions' tids (NULL: the key alone admits). */
+GIMPI_EXPORT void gimpi_msg_set_verifier(gimpi_msg_t *self, gimpi_msg_verify_fn fn, void *arg);
 
 /*  Finds a tid's contact: fills addr (16-byte IMPI form) and *port and returns 0, or a
  *  GIMPI_E* code (GIMPI_ENOTASK: no such task).  Called without the context's lock held,

@@ -1,6 +1,7 @@
 /*  dp_harness.c — the job harness of the data-plane tests (see dp_harness.h). */
 #include "dp_harness.h"
 #include "net/gimpi_host.h"
+#include "net/msg_dynhost.h"
 #include "task/gimpi_job.h"
 #include "testlib.h"
 
@@ -125,7 +126,15 @@ int dp_local_fd(void)
     return fd;
 }
 
-/*  Opens a context for a task. */
+/*  The key of the tests' jobs: the same in every process of a test (forked or executed),
+ *  so that their dynamic hosts can introduce themselves. */
+const uint8_t *dp_key(void)
+{
+    static const uint8_t key[GIMPI_MSG_KEY_SIZE] = "gimpi test key, not a secret...";
+    return key;
+}
+
+/*  Opens a context for a task (with the tests' key). */
 gimpi_msg_t *dp_open(const impi_tables_t *t, int rank, int listen_fd, int timeout_ms)
 {
     char err[256];
@@ -136,6 +145,7 @@ gimpi_msg_t *dp_open(const impi_tables_t *t, int rank, int listen_fd, int timeou
         return NULL;
     }
     gimpi_msg_set_timeout(ctx, timeout_ms);
+    gimpi_msg_set_key(ctx, dp_key());
     return ctx;
 }
 
@@ -182,4 +192,46 @@ int dp_fail(int rank, const char *fmt, ...)
     fprintf(stderr, "\n");
     va_end(ap);
     return 1;
+}
+
+/*  A caller's HELLO (with version) on fd and the callee's CHALLENGE: its status (nonce
+ *  filled), or -1 when the callee closed or sent garbage within timeout_ms. */
+int dp_intro_hello(int fd, uint32_t version, uint8_t nonce[GIMPI_INTRO_NONCE], int timeout_ms)
+{
+    uint8_t h[GIMPI_INTRO_HELLO_SIZE], ch[GIMPI_INTRO_CHALLENGE_SIZE];
+    gimpi_intro_hello(h);
+    impi_put32(h + 4, version);
+    if (tl_send_all(fd, h, sizeof h) < 0
+        || tl_recv_exact(fd, ch, sizeof ch, timeout_ms) != (long)sizeof ch)
+        return -1;
+    memcpy(nonce, ch + 8, GIMPI_INTRO_NONCE);
+    int64_t st = gimpi_intro_head(ch);
+    return st < 0 ? -1 : (int)st;
+}
+
+/*  Encodes in as an INTRO into out, sealed with key (32 bytes; NULL: the MAC as in `in`)
+ *  under challenge nonce, and sends it on fd.  0 or -1. */
+int dp_intro_send(int fd, const gimpi_intro_t *in, const uint8_t *key,
+                  const uint8_t nonce[GIMPI_INTRO_NONCE], uint8_t out[GIMPI_INTRO_SIZE])
+{
+    gimpi_intro_encode(out, in);
+    if (key) {
+        gimpi_key_t k;
+        memcpy(k.bytes, key, sizeof k.bytes);
+        gimpi_intro_seal(&k, nonce, out);
+    }
+    return tl_send_all(fd, out, GIMPI_INTRO_SIZE);
+}
+
+/*  Reads the callee's ANSWER on fd: its status (*ans filled, raw bytes in raw when not
+ *  NULL), or -1 when the callee closed first. */
+int dp_intro_answer(int fd, gimpi_intro_t *ans, uint8_t *raw, int timeout_ms)
+{
+    uint8_t b[GIMPI_INTRO_SIZE];
+    if (tl_recv_exact(fd, b, sizeof b, timeout_ms) != (long)sizeof b
+        || gimpi_intro_decode(b, ans) < 0)
+        return -1;
+    if (raw)
+        memcpy(raw, b, sizeof b);
+    return (int)ans->word;
 }

@@ -10,6 +10,7 @@
 
 #include "gimpi.h"
 #include "impi/impi_tables.h"
+#include "net/msg_dynhost.h"
 
 #include <stdint.h>
 
@@ -38,6 +39,19 @@ int dp_run_at(const dp_opts_t *opts, uint32_t base, dp_body_t body, void *arg, i
  *  handed over in GIMPI_LOCAL_LISTEN_FD as gimpirun does; -1 when there is none.  Taken
  *  once (dp_open takes it). */
 int dp_local_fd(void);
+
+/*  The key every test context gets (GIMPI_MSG_KEY_SIZE bytes, the same in every process). */
+const uint8_t *dp_key(void);
+
+/*  A hand-made caller of a dynamic-host listener (msg_dynhost.h has the records).
+ *  HELLO with version on fd, then the CHALLENGE: its status and nonce, or -1. */
+int dp_intro_hello(int fd, uint32_t version, uint8_t nonce[GIMPI_INTRO_NONCE], int timeout_ms);
+/*  Sends `in` as an INTRO (raw bytes into out), sealed with key under nonce unless key is
+ *  NULL (then its MAC is in->mac).  0 or -1. */
+int dp_intro_send(int fd, const gimpi_intro_t *in, const uint8_t *key,
+                  const uint8_t nonce[GIMPI_INTRO_NONCE], uint8_t out[GIMPI_INTRO_SIZE]);
+/*  Reads the ANSWER: its status (*ans and raw, when not NULL, filled), or -1. */
+int dp_intro_answer(int fd, gimpi_intro_t *ans, uint8_t *raw, int timeout_ms);
 
 /*  Opens a context for a body over the task's TCP and local listeners (dance bounded,
  *  context timeout set); NULL + stderr on failure. */

@@ -81,6 +81,7 @@ static gimpi_msg_t *s_solo(int lfd, int llfd, int port, int tid, reg_t *reg)
     if (tid > 0)                        /* 0: the caller sets it later */
         gimpi_msg_set_tidbase(m, tid - 1);
     gimpi_msg_set_timeout(m, TMO);
+    gimpi_msg_set_key(m, dp_key());
     if (reg)
         gimpi_msg_set_resolver(m, s_resolve, reg);
     return m;
@@ -268,40 +269,39 @@ static int s_garbage_body(reg_t *reg, int me)
         gimpi_msg_destroy(&m);
         return 0;
     }
-    /* a rank-style 4-byte caller, an unknown marker, a short introduction, and one for
-     * another tid: each is dropped, the last one answered "not the task asked for" */
+    /* a rank-style 4-byte caller, a short hello, an introduction (with the key) for
+     * another tid and a wrong version: each is dropped, the third answered "not the task
+     * asked for" (under the callee's MAC), the last challenged with "unknown version" */
     int fd = tl_connect("127.0.0.1", reg->port[0]);
     CHECK(fd >= 0 && tl_send_all(fd, "\0\0\0\1GARBAGE!", 12) == 0, "connect 1");
     CHECK(tl_wait_closed(fd, TMO) == 1, "rank-style caller dropped");
     close(fd);
     fd = tl_connect("127.0.0.1", reg->port[0]);
-    uint8_t intro[GIMPI_INTRO_SIZE];
-    gimpi_intro_t in = { .word = GIMPI_INTRO_VERSION, .tid = 777, .target = reg->tid[0],
-                         .pktlen = 65536, .ackmark = 32, .hiwater = 64 };
-    gimpi_intro_encode(intro, &in);
-    CHECK(fd >= 0 && tl_send_all(fd, intro, 10) == 0, "connect 2");
+    uint8_t hello[GIMPI_INTRO_HELLO_SIZE], nonce[GIMPI_INTRO_NONCE];
+    gimpi_intro_hello(hello);
+    CHECK(fd >= 0 && tl_send_all(fd, hello, 5) == 0, "connect 2");
     shutdown(fd, SHUT_WR);
-    CHECK(tl_wait_closed(fd, TMO) == 1, "short introduction dropped");
+    CHECK(tl_wait_closed(fd, TMO) == 1, "short hello dropped");
     close(fd);
     fd = tl_connect("127.0.0.1", reg->port[0]);
-    in.target = reg->tid[0] + 1;
-    gimpi_intro_encode(intro, &in);
-    CHECK(fd >= 0 && tl_send_all(fd, intro, sizeof intro) == 0, "connect 3");
-    uint8_t ans[GIMPI_INTRO_SIZE];
-    CHECK(tl_recv_exact(fd, ans, sizeof ans, TMO) == (long)sizeof ans, "answer");
+    CHECK(fd >= 0 && dp_intro_hello(fd, GIMPI_INTRO_VERSION, nonce, TMO) == GIMPI_INTRO_OK,
+          "challenge 3");
+    uint8_t intro[GIMPI_INTRO_SIZE], ans[GIMPI_INTRO_SIZE];
+    gimpi_intro_t in = { .word = GIMPI_INTRO_VERSION, .tid = 777, .target = reg->tid[0] + 1,
+                         .pktlen = 65536, .ackmark = 32, .hiwater = 64 };
+    CHECK(dp_intro_send(fd, &in, dp_key(), nonce, intro) == 0, "intro 3");
     gimpi_intro_t got;
-    CHECK(gimpi_intro_decode(ans, &got) == 0 && got.word == GIMPI_INTRO_WRONGTID,
-          "answer status %u", got.word);
+    int st3 = dp_intro_answer(fd, &got, ans, TMO);
+    CHECK(st3 == GIMPI_INTRO_WRONGTID, "answer status %d", st3);
+    gimpi_key_t key;
+    memcpy(key.bytes, dp_key(), sizeof key.bytes);
+    CHECK(gimpi_intro_answer_sealed(&key, intro, ans), "the answer proves the callee's key");
     CHECK(tl_wait_closed(fd, TMO) == 1, "misdirected caller dropped");
     close(fd);
     fd = tl_connect("127.0.0.1", reg->port[0]);
-    in.target = reg->tid[0];
-    in.word = 99;
-    gimpi_intro_encode(intro, &in);
-    CHECK(fd >= 0 && tl_send_all(fd, intro, sizeof intro) == 0, "connect 4");
-    CHECK(tl_recv_exact(fd, ans, sizeof ans, TMO) == (long)sizeof ans, "answer 4");
-    CHECK(gimpi_intro_decode(ans, &got) == 0 && got.word == GIMPI_INTRO_BADVERSION,
-          "answer status %u", got.word);
+    CHECK(fd >= 0 && dp_intro_hello(fd, 99, nonce, TMO) == GIMPI_INTRO_BADVERSION,
+          "version 99 challenged with a refusal");
+    CHECK(tl_wait_closed(fd, TMO) == 1, "wrong-version caller dropped");
     close(fd);
     gimpi_msg_t *m = s_solo(reg->lfd[1], reg->llfd[1], reg->port[1], reg->tid[1], reg);
     CHECK(m, "solo");

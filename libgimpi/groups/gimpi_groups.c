@@ -1062,18 +1062,13 @@ int gimpi_groups_set_tid(gimpi_groups_t *self, int tid)
     return 0;
 }
 
-/*  Registration data of a tid. */
-int gimpi_group_lookup(gimpi_groups_t *self, int tid, gimpi_task_info_t *info)
+/*  LOOKUP on a connected object: the registration data of a tid. */
+static int s_lookup(gimpi_groups_t *self, int tid, gimpi_task_info_t *info)
 {
-    assert(self);
-    assert(info);
-    int rc = s_ready(self);
-    if (rc)
-        return rc;
     gd_value_t v = { .i = tid };
     gd_multipart_t mp;
     gd_msg_t reply;
-    rc = s_request(self, GD_LOOKUP, &v, 1, REQUEST_TIMEOUT_MS, &mp, &reply);
+    int rc = s_request(self, GD_LOOKUP, &v, 1, REQUEST_TIMEOUT_MS, &mp, &reply);
     if (rc >= 0) {
         impi_proc_t proc;
         impi_proc_decode(reply.values[2].data, &proc);
@@ -1088,6 +1083,24 @@ int gimpi_group_lookup(gimpi_groups_t *self, int tid, gimpi_task_info_t *info)
     }
     gd_multipart_close(&mp);
     return rc;
+}
+
+/*  Registration data of a tid. */
+int gimpi_group_lookup(gimpi_groups_t *self, int tid, gimpi_task_info_t *info)
+{
+    assert(self);
+    assert(info);
+    int rc = s_ready(self);
+    return rc ? rc : s_lookup(self, tid, info);
+}
+
+/*  Registration data of a tid, asked on an object that never registers. */
+int gimpi_groups_lookup_only(gimpi_groups_t *self, int tid, gimpi_task_info_t *info)
+{
+    assert(self);
+    assert(info);
+    int rc = s_connect(self);
+    return rc ? rc : s_lookup(self, tid, info);
 }
 
 /* ------------------------------------------------------------------ snapshots */

@@ -240,6 +240,11 @@ void msg_conn_close(gimpi_msg_t *self, int h)
     c->rphase = 0;
     c->rum = NULL;
     c->rreq = NULL;
+    if (c->dyn) {               /* a dynamic host never reopens: its buffer goes now */
+        free(c->stage);
+        c->stage = NULL;
+        c->st_off = c->st_len = c->rhdr_off = 0;
+    }
 }
 
 /*  A broken connection: records and prints why, closes it, fails what involved it. */

@@ -2,13 +2,19 @@
  *  children, tasks of other jobs), set up while the engine runs, beside the static hosts'
  *  meeting of gimpi_host.c.
  *
- *  A caller dials the task's listener (gimpi_host_dial) and sends a gimpi introduction
- *  (the codec is here, the format in msg_dynhost.h); the callee, reading introductions
- *  from its listener inside the poll loop, answers OK or why not, and both ends then use
- *  the connection as an IMPI host connection with the smaller of the two flow-control
- *  parameters.  Unknown tids are resolved to a contact through the resolver callback;
- *  two tasks calling each other at once keep the higher tid's call.  Every set-up is
- *  bounded by connect_ms.  See doc/data-plane.md, "Dynamic hosts".
+ *  A caller dials the task's listener (gimpi_host_dial) and introduces itself with a
+ *  challenge-response under the job's key (the records and their codec are here, the
+ *  format in msg_dynhost.h): HELLO, the callee's CHALLENGE, the caller's INTRO with its
+ *  MAC, the callee's ANSWER with its own.  The callee, reading introductions from its
+ *  listener inside the poll loop, spends nothing on a caller beyond a small pend_t until
+ *  the MAC holds: unauthenticated callers are capped (the oldest goes) and timed out, and
+ *  the lines about refused ones are rate-limited.  An authenticated caller's tid may be
+ *  checked by the verifier (groupd's registry) before it becomes a peer; introduced
+ *  connections are capped too.  Both ends then use the connection as an IMPI host
+ *  connection with the smaller of the two flow-control parameters.  Unknown tids are
+ *  resolved to a contact through the resolver callback; two tasks calling each other at
+ *  once keep the higher tid's call.  Every set-up is bounded by connect_ms.  See
+ *  doc/data-plane.md, "Dynamic hosts".
  */
 #include "net/msg_internal.h"
 
@@ -19,11 +25,17 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sodium.h>
 #include <sys/socket.h>
+
+_Static_assert(GIMPI_MSG_KEY_SIZE == GIMPI_KEY_SIZE, "the public key size is the secret's");
 
 /* ------------------------------------------------------------- the introduction codec */
 
-/*  Writes an introduction or answer. */
+/*  Offsets in a record (msg_dynhost.h). */
+enum { AT_PROC = 28, AT_ADDR = 52, AT_PORT = 68, AT_NONCE = 72 };
+
+/*  Writes an introduction or answer record. */
 void gimpi_intro_encode(uint8_t out[GIMPI_INTRO_SIZE], const gimpi_intro_t *in)
 {
     impi_put32(out, GIMPI_INTRO_MARKER);
@@ -33,10 +45,14 @@ void gimpi_intro_encode(uint8_t out[GIMPI_INTRO_SIZE], const gimpi_intro_t *in)
     impi_put32(out + 16, in->pktlen);
     impi_put32(out + 20, in->ackmark);
     impi_put32(out + 24, in->hiwater);
-    impi_proc_encode(out + 28, &in->proc);
+    impi_proc_encode(out + AT_PROC, &in->proc);
+    memcpy(out + AT_ADDR, in->addr, 16);
+    impi_put32(out + AT_PORT, (uint32_t)in->port);
+    memcpy(out + AT_NONCE, in->nonce, GIMPI_INTRO_NONCE);
+    memcpy(out + GIMPI_INTRO_MAC_AT, in->mac, GIMPI_KEY_MACLEN);
 }
 
-/*  Reads an introduction or answer. */
+/*  Reads an introduction or answer record. */
 int gimpi_intro_decode(const uint8_t in[GIMPI_INTRO_SIZE], gimpi_intro_t *out)
 {
     if (impi_get32(in) != GIMPI_INTRO_MARKER)
@@ -47,8 +63,78 @@ int gimpi_intro_decode(const uint8_t in[GIMPI_INTRO_SIZE], gimpi_intro_t *out)
     out->pktlen = impi_get32(in + 16);
     out->ackmark = impi_get32(in + 20);
     out->hiwater = impi_get32(in + 24);
-    impi_proc_decode(in + 28, &out->proc);
+    impi_proc_decode(in + AT_PROC, &out->proc);
+    memcpy(out->addr, in + AT_ADDR, 16);
+    out->port = (int)impi_get32(in + AT_PORT);
+    memcpy(out->nonce, in + AT_NONCE, GIMPI_INTRO_NONCE);
+    memcpy(out->mac, in + GIMPI_INTRO_MAC_AT, GIMPI_KEY_MACLEN);
     return 0;
+}
+
+/*  The HELLO. */
+void gimpi_intro_hello(uint8_t out[GIMPI_INTRO_HELLO_SIZE])
+{
+    impi_put32(out, GIMPI_INTRO_MARKER);
+    impi_put32(out + 4, GIMPI_INTRO_VERSION);
+}
+
+/*  A CHALLENGE. */
+void gimpi_intro_challenge(uint8_t out[GIMPI_INTRO_CHALLENGE_SIZE], uint32_t status,
+                           const uint8_t nonce[GIMPI_INTRO_NONCE])
+{
+    impi_put32(out, GIMPI_INTRO_MARKER);
+    impi_put32(out + 4, status);
+    memcpy(out + 8, nonce, GIMPI_INTRO_NONCE);
+}
+
+/*  The word of a HELLO or CHALLENGE, or -1 when it is not one. */
+int64_t gimpi_intro_head(const uint8_t in[8])
+{
+    return impi_get32(in) == GIMPI_INTRO_MARKER ? (int64_t)impi_get32(in + 4) : -1;
+}
+
+/*  Makes (check false) or checks the MAC at rec + GIMPI_INTRO_MAC_AT under context ctx,
+ *  over alen bytes of a followed by rec up to its MAC: the challenge nonce and the INTRO
+ *  for the caller's, the whole INTRO and the ANSWER for the callee's. */
+static bool s_mac(const gimpi_key_t *key, const char ctx[8], const uint8_t *a, size_t alen,
+                  uint8_t *rec, bool check)
+{
+    uint8_t d[GIMPI_INTRO_SIZE + GIMPI_INTRO_MAC_AT];
+    assert(alen <= GIMPI_INTRO_SIZE);
+    memcpy(d, a, alen);
+    memcpy(d + alen, rec, GIMPI_INTRO_MAC_AT);
+    if (check)
+        return gimpi_key_mac_ok(key, ctx, d, alen + GIMPI_INTRO_MAC_AT, rec + GIMPI_INTRO_MAC_AT);
+    gimpi_key_mac(key, ctx, d, alen + GIMPI_INTRO_MAC_AT, rec + GIMPI_INTRO_MAC_AT);
+    return true;
+}
+
+/*  Puts the caller's MAC into an INTRO. */
+void gimpi_intro_seal(const gimpi_key_t *key, const uint8_t nc[GIMPI_INTRO_NONCE],
+                      uint8_t intro[GIMPI_INTRO_SIZE])
+{
+    s_mac(key, GIMPI_INTRO_CTX_IN, nc, GIMPI_INTRO_NONCE, intro, false);
+}
+
+/*  Whether an INTRO's MAC holds for challenge nonce nc. */
+bool gimpi_intro_sealed(const gimpi_key_t *key, const uint8_t nc[GIMPI_INTRO_NONCE],
+                        const uint8_t intro[GIMPI_INTRO_SIZE])
+{
+    return s_mac(key, GIMPI_INTRO_CTX_IN, nc, GIMPI_INTRO_NONCE, (uint8_t *)intro, true);
+}
+
+/*  Puts the callee's MAC into an ANSWER. */
+void gimpi_intro_seal_answer(const gimpi_key_t *key, const uint8_t intro[GIMPI_INTRO_SIZE],
+                             uint8_t answer[GIMPI_INTRO_SIZE])
+{
+    s_mac(key, GIMPI_INTRO_CTX_AN, intro, GIMPI_INTRO_SIZE, answer, false);
+}
+
+/*  Whether an ANSWER's MAC holds for the INTRO it answers. */
+bool gimpi_intro_answer_sealed(const gimpi_key_t *key, const uint8_t intro[GIMPI_INTRO_SIZE],
+                               const uint8_t answer[GIMPI_INTRO_SIZE])
+{
+    return s_mac(key, GIMPI_INTRO_CTX_AN, intro, GIMPI_INTRO_SIZE, (uint8_t *)answer, true);
 }
 
 /*  Words for the answer statuses. */
@@ -58,8 +144,89 @@ const char *gimpi_intro_strstatus(uint32_t status)
         "accepted", "unknown introduction version", "not the task asked for",
         "already connected", "both called at once (the other call wins)",
         "the task is leaving or knows the caller gone", "bad tid or parameters",
+        "the keys differ", "groupd does not know that tid at that contact",
+        "too many introduced connections",
     };
     return status < sizeof text / sizeof *text ? text[status] : "unknown status";
+}
+
+/* ------------------------------------------------------------------ refusals */
+
+/*  Writes the summary of the refused callers not reported in the last second (force:
+ *  whatever second it is, as a context ends). */
+static void s_log_flush(gimpi_msg_t *self, int force)
+{
+    int64_t sec = msg_now_us() / 1000000;
+    if (sec == self->dyn.log.sec && !force)
+        return;
+    if (self->dyn.log.more)
+        fprintf(stderr, "gimpi[t%x]: ... %d more incoming connections refused in the last "
+                "second\n", (unsigned)msg_mytid(self), self->dyn.log.more);
+    self->dyn.log.sec = sec;
+    self->dyn.log.lines = self->dyn.log.more = 0;
+}
+
+/*  Writes the summary line of refused callers not reported yet. */
+void msg_dyn_log_flush(gimpi_msg_t *self)
+{
+    s_log_flush(self, 1);
+}
+
+/*  Says on stderr why an incoming connection was refused, at most REFUSED_LOG_PER_S lines
+ *  a second: the rest are counted into one summary line. */
+static void s_refused(gimpi_msg_t *self, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void s_refused(gimpi_msg_t *self, const char *fmt, ...)
+{
+    s_log_flush(self, 0);
+    if (self->dyn.log.lines >= REFUSED_LOG_PER_S) {
+        self->dyn.log.more++;
+        return;
+    }
+    self->dyn.log.lines++;
+    char what[240];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "gimpi[t%x]: refused an incoming connection: %s\n",
+            (unsigned)msg_mytid(self), what);
+}
+
+/*  "from ADDR:PORT" of a connected socket, for the lines about refusals. */
+static const char *s_from(int fd, char buf[64])
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    char ip[INET6_ADDRSTRLEN] = "?";
+    if (getpeername(fd, (struct sockaddr *)&ss, &len) < 0 || ss.ss_family == AF_UNIX)
+        snprintf(buf, 64, "from a local socket");
+    else if (ss.ss_family == AF_INET) {
+        struct sockaddr_in *sa = (struct sockaddr_in *)&ss;
+        inet_ntop(AF_INET, &sa->sin_addr, ip, sizeof ip);
+        snprintf(buf, 64, "from %s:%d", ip, ntohs(sa->sin_port));
+    } else {
+        struct sockaddr_in6 *sa = (struct sockaddr_in6 *)&ss;
+        inet_ntop(AF_INET6, &sa->sin6_addr, ip, sizeof ip);
+        snprintf(buf, 64, "from [%s]:%d", ip, ntohs(sa->sin6_port));
+    }
+    return buf;
+}
+
+/*  Sends a whole record on a fresh socket (whose buffer takes it) or fails (-1). */
+static int s_send_all(int fd, const uint8_t *rec, size_t len)
+{
+    ssize_t w = send(fd, rec, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    return w == (ssize_t)len ? 0 : -1;
+}
+
+/*  Introduced connections holding a descriptor (open or being dialled). */
+static int s_dyn_open(gimpi_msg_t *self)
+{
+    int n = 0;
+    for (int h = self->nstatic_hosts; h < self->nhosts; h++)
+        n += self->conns[h].fd >= 0;
+    return n;
 }
 
 /* ------------------------------------------------------------------ peers */
@@ -103,13 +270,14 @@ static int s_add_peer(gimpi_msg_t *self, int tid)
 
 /* ------------------------------------------------------------------ calling */
 
-/*  Our introduction (or answer: word = status) to tid. */
-static void s_intro(gimpi_msg_t *self, uint8_t out[GIMPI_INTRO_SIZE], uint32_t word, int tid)
+/*  Our record (introduction or answer: word = version or status) to tid. */
+static void s_record(gimpi_msg_t *self, gimpi_intro_t *r, uint32_t word, int tid)
 {
-    gimpi_intro_t in = { .word = word, .tid = msg_mytid(self), .target = tid,
-                         .pktlen = self->pktlen, .ackmark = self->ackmark,
-                         .hiwater = self->hiwater, .proc = self->me };
-    gimpi_intro_encode(out, &in);
+    *r = (gimpi_intro_t){ .word = word, .tid = msg_mytid(self), .target = tid,
+                          .pktlen = self->pktlen, .ackmark = self->ackmark,
+                          .hiwater = self->hiwater, .proc = self->me,
+                          .port = self->dyn.contact_port };
+    memcpy(r->addr, self->dyn.contact, 16);
 }
 
 /*  1 when an introduction's flow-control parameters are usable. */
@@ -175,68 +343,117 @@ static void s_dial_start(gimpi_msg_t *self, int p, const uint8_t addr[16], int p
     char err[160];
     int inprogress = 0;
     c->state = C_DIAL;
+    if (!self->dyn.have_key) {
+        s_dyn_fail(self, h, GIMPI_ESYSERR, "cannot introduce ourselves: this task has no key");
+        return;
+    }
+    int open = s_dyn_open(self);
+    if (open >= self->dyn.max_conns) {
+        s_dyn_fail(self, h, GIMPI_ESYSERR, "not called: %d introduced connections are open, "
+                   "the most allowed (GIMPI_MAX_DYN_CONNS raises it)", open);
+        return;
+    }
     int fd = gimpi_host_dial(addr, port, NULL, &inprogress, err, sizeof err);
     if (fd < 0) {
         s_dyn_fail(self, h, GIMPI_ESYSERR, "%s", err);
         return;
     }
     c->fd = fd;
-    c->dial = inprogress ? D_CONNECT : D_INTRO;
+    c->dial = inprogress ? D_CONNECT : D_HELLO;
     c->dial_deadline = msg_now_us() + (int64_t)self->dyn.connect_ms * 1000;
-    s_intro(self, c->ibuf, GIMPI_INTRO_VERSION, self->peers[p].tid);
+    gimpi_intro_hello(c->iout);
     c->ioff = 0;
     if (self->prog.thread_polling || self->prog.app_polling)
         msg_kick(self);                   /* pollers must watch the new socket */
 }
 
-/*  Connection h being dialled is ready (revents): connect, introduction, answer. */
-static void s_dial_event(gimpi_msg_t *self, int h, short revents)
+/*  Writes the rest of the HELLO or INTRO of dialled connection h: 1 when all is out, 0
+ *  when the socket is full, -1 when the connection failed. */
+static int s_dial_write(gimpi_msg_t *self, int h, size_t len)
 {
     conn_t *c = &self->conns[h];
-    int tid = self->peers[c->procs[0]].tid;
-    if (c->dial == D_CONNECT) {
-        int e = 0;
-        socklen_t el = sizeof e;
-        getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &e, &el);
-        if (e) {
-            s_dyn_fail(self, h, GIMPI_ESYSERR, "connect: %s", strerror(e));
-            return;
-        }
-        if (!(revents & POLLOUT))
-            return;
-        c->dial = D_INTRO;
+    ssize_t w = send(c->fd, c->iout + c->ioff, len - c->ioff, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w < 0 && errno != EAGAIN && errno != EINTR) {
+        s_dyn_fail(self, h, GIMPI_ESYSERR, "sending the introduction: %s", strerror(errno));
+        return -1;
     }
-    if (c->dial == D_INTRO) {
-        ssize_t w = send(c->fd, c->ibuf + c->ioff, GIMPI_INTRO_SIZE - c->ioff,
-                         MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (w < 0 && errno != EAGAIN && errno != EINTR) {
-            s_dyn_fail(self, h, GIMPI_ESYSERR, "sending the introduction: %s", strerror(errno));
-            return;
-        }
-        if (w > 0)
-            c->ioff += (size_t)w;
-        if (c->ioff == GIMPI_INTRO_SIZE) {
-            c->dial = D_ANSWER;
-            c->ioff = 0;
-        }
-        return;
-    }
-    if (c->dial != D_ANSWER)
-        return;
-    /* exactly the answer: packets may follow it at once */
-    ssize_t got = recv(c->fd, c->ibuf + c->ioff, GIMPI_INTRO_SIZE - c->ioff, MSG_DONTWAIT);
+    if (w > 0)
+        c->ioff += (size_t)w;
+    if (c->ioff < len)
+        return 0;
+    c->ioff = 0;
+    return 1;
+}
+
+/*  Reads the rest of the CHALLENGE or ANSWER (exactly: packets may follow an answer at
+ *  once) on dialled connection h: 1 when whole, 0 for more, -1 when it failed. */
+static int s_dial_read(gimpi_msg_t *self, int h, size_t len)
+{
+    conn_t *c = &self->conns[h];
+    ssize_t got = recv(c->fd, c->ibuf + c->ioff, len - c->ioff, MSG_DONTWAIT);
     if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
-        s_dyn_fail(self, h, GIMPI_ESYSERR, "closed the connection before answering (%s)",
+        s_dyn_fail(self, h, GIMPI_ESYSERR, "closed the connection before %s (%s)",
+                   c->dial == D_CHALLENGE ? "its challenge: not a gimpi task, or too many "
+                                            "callers at once"
+                                          : "answering",
                    got == 0 ? "end of stream" : strerror(errno));
-        return;
+        return -1;
     }
     if (got > 0)
         c->ioff += (size_t)got;
-    if (c->ioff < GIMPI_INTRO_SIZE)
-        return;
+    if (c->ioff < len)
+        return 0;
+    c->ioff = 0;
+    return 1;
+}
+
+/*  The CHALLENGE of connection h is in: our INTRO, sealed under its nonce, goes out. */
+static int s_on_challenge(gimpi_msg_t *self, int h)
+{
+    conn_t *c = &self->conns[h];
+    int64_t st = gimpi_intro_head(c->ibuf);
+    if (st != GIMPI_INTRO_OK) {
+        s_dyn_fail(self, h, GIMPI_ESYSERR, "refused the introduction: %s",
+                   st < 0 ? "answered with garbage" : gimpi_intro_strstatus((uint32_t)st));
+        return -1;
+    }
+    gimpi_intro_t me;
+    s_record(self, &me, GIMPI_INTRO_VERSION, self->peers[c->procs[0]].tid);
+    randombytes_buf(me.nonce, sizeof me.nonce);
+    gimpi_intro_encode(c->iout, &me);
+    gimpi_intro_seal(&self->dyn.key, c->ibuf + 8, c->iout);
+    c->dial = D_INTRO;
+    return 0;
+}
+
+/*  The ANSWER of connection h is in: checked (its MAC proves the callee holds the key),
+ *  then the connection opens, or waits for the callee's own call, or fails. */
+static void s_on_answer(gimpi_msg_t *self, int h)
+{
+    conn_t *c = &self->conns[h];
+    int tid = self->peers[c->procs[0]].tid;
     gimpi_intro_t in;
-    if (gimpi_intro_decode(c->ibuf, &in) < 0 || in.tid != tid
-        || in.target != msg_mytid(self)) {
+    char fp[9];
+    if (gimpi_intro_decode(c->ibuf, &in) < 0) {
+        s_dyn_fail(self, h, GIMPI_ESYSERR, "answered with garbage");
+        return;
+    }
+    if (in.word == GIMPI_INTRO_BADKEY || in.word == GIMPI_INTRO_BADVERSION) {
+        s_dyn_fail(self, h, GIMPI_ESYSERR, "refused the introduction: %s%s%s%s",
+                   gimpi_intro_strstatus(in.word),
+                   in.word == GIMPI_INTRO_BADKEY ? " (this task's key is " : "",
+                   in.word == GIMPI_INTRO_BADKEY
+                       ? gimpi_key_fingerprint(&self->dyn.key, fp) : "",
+                   in.word == GIMPI_INTRO_BADKEY
+                       ? "; all tasks need the same key: GIMPI_KEY_FILE or ~/.gimpi/key)" : "");
+        return;
+    }
+    if (!gimpi_intro_answer_sealed(&self->dyn.key, c->iout, c->ibuf)) {
+        s_dyn_fail(self, h, GIMPI_ESYSERR, "answered without proving that it holds the key "
+                   "(the keys differ, or another program has that port)");
+        return;
+    }
+    if (in.tid != tid || in.target != msg_mytid(self)) {
         s_dyn_fail(self, h, GIMPI_ESYSERR, "answered with garbage");
         return;
     }
@@ -259,37 +476,85 @@ static void s_dial_event(gimpi_msg_t *self, int h, short revents)
     msg_flush(self, h);
 }
 
+/*  Connection h being dialled is ready (revents): connect, HELLO, CHALLENGE, INTRO,
+ *  ANSWER, each step going on to the next as far as the socket allows. */
+static void s_dial_event(gimpi_msg_t *self, int h, short revents)
+{
+    conn_t *c = &self->conns[h];
+    if (c->dial == D_CONNECT) {
+        int e = 0;
+        socklen_t el = sizeof e;
+        getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &e, &el);
+        if (e) {
+            s_dyn_fail(self, h, GIMPI_ESYSERR, "connect: %s", strerror(e));
+            return;
+        }
+        if (!(revents & POLLOUT))
+            return;
+        c->dial = D_HELLO;
+    }
+    if (c->dial == D_HELLO) {
+        if (s_dial_write(self, h, GIMPI_INTRO_HELLO_SIZE) <= 0)
+            return;
+        c->dial = D_CHALLENGE;
+    }
+    if (c->dial == D_CHALLENGE) {
+        if (s_dial_read(self, h, GIMPI_INTRO_CHALLENGE_SIZE) <= 0 || s_on_challenge(self, h) < 0)
+            return;
+    }
+    if (c->dial == D_INTRO) {
+        if (s_dial_write(self, h, GIMPI_INTRO_SIZE) <= 0)
+            return;
+        c->dial = D_ANSWER;
+    }
+    if (c->dial == D_ANSWER && s_dial_read(self, h, GIMPI_INTRO_SIZE) > 0)
+        s_on_answer(self, h);
+}
+
 /* ------------------------------------------------------------------ being called */
 
-/*  Drops incoming introduction k (closing it) and says why on stderr. */
+/*  Drops incoming connection k (closing it); says why (rate-limited) when fmt is not NULL. */
 static void s_pend_drop(gimpi_msg_t *self, int k, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void s_pend_drop(gimpi_msg_t *self, int k, const char *fmt, ...)
 {
-    char what[200] = "";
+    pend_t *pd = &self->dyn.pend[k];
     if (fmt) {
+        char what[200], from[64];
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(what, sizeof what, fmt, ap);
         va_end(ap);
-        fprintf(stderr, "gimpi[t%x]: dropped an incoming connection: %s\n",
-                (unsigned)msg_mytid(self), what);
+        s_refused(self, "%s: %s", pd->fd >= 0 ? s_from(pd->fd, from) : "a caller", what);
     }
-    if (self->dyn.pend[k].fd >= 0)
-        close(self->dyn.pend[k].fd);
-    self->dyn.pend[k] = self->dyn.pend[--self->dyn.npend];
+    if (pd->phase == P_VERIFY)
+        self->dyn.nverify--;
+    if (pd->fd >= 0)
+        close(pd->fd);
+    *pd = self->dyn.pend[--self->dyn.npend];
 }
 
 /*  GIMPI_INTRO_DUP, not reported on stderr (the normal end of a lost race). */
 #define GIMPI_INTRO_DUP_QUIET (GIMPI_INTRO_DUP | 0x100)
 
+/*  Sends our ANSWER with status st to the INTRO of incoming connection k (sealed, unless
+ *  it refuses the key).  0 or -1. */
+static int s_answer(gimpi_msg_t *self, int fd, const pend_t *pd, uint32_t st, int tid)
+{
+    gimpi_intro_t r;
+    uint8_t ans[GIMPI_INTRO_SIZE];
+    s_record(self, &r, st, tid);
+    memcpy(r.nonce, pd->nonce, sizeof r.nonce);
+    gimpi_intro_encode(ans, &r);
+    if (st != GIMPI_INTRO_BADKEY && self->dyn.have_key)
+        gimpi_intro_seal_answer(&self->dyn.key, pd->buf, ans);
+    return s_send_all(fd, ans, sizeof ans);
+}
+
 /*  Answers introduction k with a refusal and drops it. */
 static void s_pend_refuse(gimpi_msg_t *self, int k, const gimpi_intro_t *in, uint32_t why)
 {
-    uint8_t ans[GIMPI_INTRO_SIZE];
-    s_intro(self, ans, why & 0xff, in->tid);
-    ssize_t w = send(self->dyn.pend[k].fd, ans, sizeof ans, MSG_NOSIGNAL | MSG_DONTWAIT);
-    (void)w;
+    s_answer(self, self->dyn.pend[k].fd, &self->dyn.pend[k], why & 0xff, in->tid);
     /* quiet: the normal ends of a race (our own call is the connection), and callers of
      * a task that is leaving (they report the refusal themselves) */
     if (why == GIMPI_INTRO_RACE || why == GIMPI_INTRO_DUP_QUIET || why == GIMPI_INTRO_LEAVING)
@@ -298,18 +563,71 @@ static void s_pend_refuse(gimpi_msg_t *self, int k, const gimpi_intro_t *in, uin
         s_pend_drop(self, k, "t%x refused: %s", (unsigned)in->tid, gimpi_intro_strstatus(why));
 }
 
-/*  A whole introduction is in on pending connection k: accept or refuse it. */
+/*  An authenticated (and, with a verifier, verified) introduction k becomes the
+ *  connection to its peer, or is refused. */
+static void s_pend_admit(gimpi_msg_t *self, int k, const gimpi_intro_t *in)
+{
+    int p = msg_find_tid(self, in->tid);
+    if (p >= 0 && p < self->nstatic) {
+        s_pend_refuse(self, k, in, GIMPI_INTRO_DUP);
+        return;
+    }
+    int replaces = 0;                   /* it takes the place of our own call's socket */
+    if (p >= 0) {
+        conn_t *c = &self->conns[self->peers[p].host];
+        if (self->peers[p].gone) {
+            s_pend_refuse(self, k, in, GIMPI_INTRO_LEAVING);
+            return;
+        }
+        if (c->state == C_OPEN) {       /* its call lost a race our call already won */
+            s_pend_refuse(self, k, in, GIMPI_INTRO_DUP_QUIET);
+            return;
+        }
+        if (c->state == C_DIAL && c->fd >= 0) {     /* both called: the higher tid wins */
+            if (in->tid < msg_mytid(self)) {
+                s_pend_refuse(self, k, in, GIMPI_INTRO_RACE);
+                return;
+            }
+            replaces = 1;
+        }
+    }
+    if (!replaces && s_dyn_open(self) >= self->dyn.max_conns) {
+        s_pend_refuse(self, k, in, GIMPI_INTRO_TOOMANY);
+        return;
+    }
+    if (replaces) {
+        conn_t *c = &self->conns[self->peers[p].host];
+        close(c->fd);
+        c->fd = -1;
+    } else if (p < 0 && (p = s_add_peer(self, in->tid)) < 0) {
+        s_pend_drop(self, k, "out of memory");
+        return;
+    }
+    int h = self->peers[p].host;
+    conn_t *c = &self->conns[h];
+    pend_t pd = self->dyn.pend[k];
+    c->fd = pd.fd;
+    self->dyn.pend[k].fd = -1;
+    s_pend_drop(self, k, NULL);
+    /* a fresh socket's buffer takes the answer whole */
+    if (s_answer(self, c->fd, &pd, GIMPI_INTRO_OK, in->tid) < 0) {
+        s_dyn_fail(self, h, GIMPI_ESYSERR, "could not answer its introduction");
+        return;
+    }
+    if (s_bind(self, h, in) < 0) {
+        s_dyn_fail(self, h, GIMPI_ENOMEM, "out of memory");
+        return;
+    }
+    msg_flush(self, h);
+}
+
+/*  Authenticated introduction k: accept or refuse it (or wait for our tid, or for the
+ *  verifier). */
 static void s_pend_decide(gimpi_msg_t *self, int k)
 {
+    pend_t *pd = &self->dyn.pend[k];
     gimpi_intro_t in;
-    if (gimpi_intro_decode(self->dyn.pend[k].buf, &in) < 0) {
-        s_pend_drop(self, k, "not a gimpi introduction");
-        return;
-    }
-    if (in.word != GIMPI_INTRO_VERSION) {
-        s_pend_refuse(self, k, &in, GIMPI_INTRO_BADVERSION);
-        return;
-    }
+    gimpi_intro_decode(pd->buf, &in);
     if (in.target != msg_mytid(self)) {
         /* a task learns its tid (gimpi_msg_set_tidbase) just after it starts listening,
            and its contact may be known before: such a caller waits for the tid, or for
@@ -327,58 +645,65 @@ static void s_pend_decide(gimpi_msg_t *self, int k)
         s_pend_refuse(self, k, &in, GIMPI_INTRO_LEAVING);
         return;
     }
-    int p = msg_find_tid(self, in.tid);
-    if (p >= 0 && p < self->nstatic) {
-        s_pend_refuse(self, k, &in, GIMPI_INTRO_DUP);
+    if (self->dyn.verify && !pd->verified) {    /* asked later, without the lock */
+        pd->phase = P_VERIFY;
+        self->dyn.nverify++;
+        if (self->prog.thread_polling || self->prog.app_polling)
+            msg_kick(self);
         return;
     }
-    if (p >= 0) {
-        conn_t *c = &self->conns[self->peers[p].host];
-        if (self->peers[p].gone) {
-            s_pend_refuse(self, k, &in, GIMPI_INTRO_LEAVING);
-            return;
-        }
-        if (c->state == C_OPEN) {       /* its call lost a race our call already won */
-            s_pend_refuse(self, k, &in, GIMPI_INTRO_DUP_QUIET);
-            return;
-        }
-        if (c->state == C_DIAL && c->fd >= 0) {     /* both called: the higher tid wins */
-            if (in.tid < msg_mytid(self)) {
-                s_pend_refuse(self, k, &in, GIMPI_INTRO_RACE);
-                return;
-            }
-            close(c->fd);
-            c->fd = -1;
-        }
-    } else if ((p = s_add_peer(self, in.tid)) < 0) {
-        s_pend_drop(self, k, "out of memory");
-        return;
-    }
-    int h = self->peers[p].host;
-    conn_t *c = &self->conns[h];
-    c->fd = self->dyn.pend[k].fd;
-    self->dyn.pend[k].fd = -1;
-    s_pend_drop(self, k, NULL);
-    uint8_t ans[GIMPI_INTRO_SIZE];
-    s_intro(self, ans, GIMPI_INTRO_OK, in.tid);
-    /* a fresh socket's buffer takes the answer whole */
-    ssize_t w = send(c->fd, ans, sizeof ans, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (w != (ssize_t)sizeof ans) {
-        s_dyn_fail(self, h, GIMPI_ESYSERR, "could not answer its introduction");
-        return;
-    }
-    if (s_bind(self, h, &in) < 0) {
-        s_dyn_fail(self, h, GIMPI_ENOMEM, "out of memory");
-        return;
-    }
-    msg_flush(self, h);
+    s_pend_admit(self, k, &in);
 }
 
-/*  Pending connection k is readable: read (exactly) the rest of its introduction. */
+/*  The HELLO of incoming connection k is in: our CHALLENGE goes out. */
+static void s_pend_hello(gimpi_msg_t *self, int k)
+{
+    pend_t *pd = &self->dyn.pend[k];
+    uint8_t ch[GIMPI_INTRO_CHALLENGE_SIZE];
+    int64_t version = gimpi_intro_head(pd->buf);
+    if (version != GIMPI_INTRO_VERSION) {
+        memset(pd->nonce, 0, sizeof pd->nonce);
+        gimpi_intro_challenge(ch, GIMPI_INTRO_BADVERSION, pd->nonce);
+        s_send_all(pd->fd, ch, sizeof ch);
+        s_pend_drop(self, k, "introduction version %lld (this task speaks %d)",
+                    (long long)version, GIMPI_INTRO_VERSION);
+        return;
+    }
+    randombytes_buf(pd->nonce, sizeof pd->nonce);
+    gimpi_intro_challenge(ch, GIMPI_INTRO_OK, pd->nonce);
+    if (s_send_all(pd->fd, ch, sizeof ch) < 0) {     /* it hung up (a lost race): quietly */
+        s_pend_drop(self, k, NULL);
+        return;
+    }
+    pd->phase = P_INTRO;
+    pd->got = 0;
+}
+
+/*  The INTRO of incoming connection k is in: its MAC must hold. */
+static void s_pend_intro(gimpi_msg_t *self, int k)
+{
+    pend_t *pd = &self->dyn.pend[k];
+    gimpi_intro_t in;
+    if (gimpi_intro_decode(pd->buf, &in) < 0 || in.word != GIMPI_INTRO_VERSION) {
+        s_pend_drop(self, k, "a garbled introduction");
+        return;
+    }
+    if (!self->dyn.have_key || !gimpi_intro_sealed(&self->dyn.key, pd->nonce, pd->buf)) {
+        s_answer(self, pd->fd, pd, GIMPI_INTRO_BADKEY, in.tid);
+        s_pend_drop(self, k, "it claims t%x, but %s", (unsigned)in.tid,
+                    self->dyn.have_key ? "its key differs (wrong MAC)" : "this task has no key");
+        return;
+    }
+    pd->phase = P_AUTHED;               /* from now on bound as a set-up, not a stranger */
+    pd->deadline = msg_now_us() + (int64_t)self->dyn.connect_ms * 1000;
+    s_pend_decide(self, k);
+}
+
+/*  Incoming connection k is readable: read (exactly) the rest of its HELLO or INTRO. */
 static void s_pend_event(gimpi_msg_t *self, int k)
 {
     pend_t *pd = &self->dyn.pend[k];
-    if (pd->got == GIMPI_INTRO_SIZE) {  /* in, waiting for our tid: it must stay silent */
+    if (pd->phase >= P_AUTHED) {        /* in, waiting for us: it must stay silent */
         char c;
         ssize_t r = recv(pd->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
         if (r > 0)                      /* (else it would keep the poll awake until then) */
@@ -387,11 +712,12 @@ static void s_pend_event(gimpi_msg_t *self, int k)
             s_pend_drop(self, k, NULL);
         return;
     }
-    ssize_t got = recv(pd->fd, pd->buf + pd->got, GIMPI_INTRO_SIZE - pd->got, MSG_DONTWAIT);
+    size_t want = pd->phase == P_HELLO ? GIMPI_INTRO_HELLO_SIZE : GIMPI_INTRO_SIZE;
+    ssize_t got = recv(pd->fd, pd->buf + pd->got, want - pd->got, MSG_DONTWAIT);
     if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
         if (pd->got)                    /* silent callers (a lost race, a probe): quietly */
-            s_pend_drop(self, k, "closed after %zu of %d introduction bytes", pd->got,
-                        GIMPI_INTRO_SIZE);
+            s_pend_drop(self, k, "closed after %zu of %zu bytes of its %s", pd->got, want,
+                        pd->phase == P_HELLO ? "hello" : "introduction");
         else
             s_pend_drop(self, k, NULL);
         return;
@@ -405,43 +731,65 @@ static void s_pend_event(gimpi_msg_t *self, int k)
                     (unsigned)impi_get32(pd->buf));
         return;
     }
-    if (pd->got == GIMPI_INTRO_SIZE)
-        s_pend_decide(self, k);
+    if (pd->got < want)
+        return;
+    if (pd->phase == P_HELLO)
+        s_pend_hello(self, k);
+    else
+        s_pend_intro(self, k);
 }
 
-/*  A listening socket (TCP or local) is readable: takes the waiting callers. */
+/*  A listening socket (TCP or local) is readable: takes the waiting callers.  At most
+ *  handshake_max of them may be unauthenticated at once: the oldest makes room. */
 static void s_accept(gimpi_msg_t *self, int lfd)
 {
     for (int i = 0; i < 16; i++) {
         int fd = gimpi_host_accept(lfd);
         if (fd < 0)
             return;
+        int unauth = 0, oldest = -1;
+        for (int k = 0; k < self->dyn.npend; k++)
+            if (self->dyn.pend[k].phase < P_AUTHED) {
+                unauth++;
+                if (oldest < 0 || self->dyn.pend[k].serial < self->dyn.pend[oldest].serial)
+                    oldest = k;
+            }
+        if (unauth >= self->dyn.handshake_max)
+            s_pend_drop(self, oldest, "the oldest of %d callers not introduced yet, the "
+                        "most held (GIMPI_HANDSHAKE_MAX)", unauth);
         if (s_grow(&self->dyn.pend, &self->dyn.cap_pend, self->dyn.npend,
                    sizeof *self->dyn.pend, 1024)) {
-            fprintf(stderr, "gimpi[t%x]: dropped an incoming connection: too many "
-                    "introductions under way\n", (unsigned)msg_mytid(self));
+            s_refused(self, "too many introductions under way");
             close(fd);
             continue;
         }
         self->dyn.pend[self->dyn.npend++] = (pend_t){
-            .fd = fd, .deadline = msg_now_us() + (int64_t)self->dyn.connect_ms * 1000 };
+            .fd = fd, .phase = P_HELLO, .serial = ++self->dyn.serial,
+            .deadline = msg_now_us() + (int64_t)self->dyn.handshake_ms * 1000 };
     }
 }
 
 /* ------------------------------------------------------- deadlines, deaths, resolving */
 
-/*  Gives up dials and introductions past their deadline. */
+/*  Gives up dials and introductions past their deadline (unauthenticated callers: the
+ *  handshake timeout; authenticated ones: connect_ms). */
 void msg_dyn_deadlines(gimpi_msg_t *self)
 {
     int64_t now = msg_now_us();
+    s_log_flush(self, 0);
     for (int k = self->dyn.npend - 1; k >= 0; k--)    /* callers waiting for our tid: the */
-        if (self->dyn.pend[k].got == GIMPI_INTRO_SIZE       /* grace is over (set_tidbase */
+        if (self->dyn.pend[k].phase == P_AUTHED             /* grace is over (set_tidbase */
             && now >= self->dyn.born_us + TID_GRACE_US)     /* decides them at once) */
             s_pend_decide(self, k);
     for (int k = self->dyn.npend - 1; k >= 0; k--)
-        if (now >= self->dyn.pend[k].deadline)
-            s_pend_drop(self, k, "introduction not complete within %d ms",
-                        self->dyn.connect_ms);
+        if (now >= self->dyn.pend[k].deadline) {
+            if (self->dyn.pend[k].phase < P_AUTHED)
+                s_pend_drop(self, k, "introduction not complete within %d ms",
+                            self->dyn.handshake_ms);
+            else
+                s_pend_drop(self, k, "introduced, but not decided within %d ms",
+                            self->dyn.connect_ms);
+        }
     for (int h = self->nstatic_hosts; h < self->nhosts; h++) {
         conn_t *c = &self->conns[h];
         if (c->state == C_DIAL && c->dial != D_RESOLVE && now >= c->dial_deadline)
@@ -484,8 +832,39 @@ static void s_resolve_peer(gimpi_msg_t *self, int p)
         s_dial_start(self, p, addr, port);
 }
 
-/*  Resolves the peers the engine named while it could not (lock held, may drop it:
- *  callers hold no pointers into the context). */
+/*  Asks the verifier whether authenticated incoming introduction k names a registered
+ *  tid at its contact (the lock is released meanwhile; k is found again by its serial,
+ *  unless it was dropped meanwhile), then admits or refuses it. */
+static void s_verify_pend(gimpi_msg_t *self, int k)
+{
+    pend_t *pd = &self->dyn.pend[k];
+    gimpi_intro_t in;
+    gimpi_intro_decode(pd->buf, &in);
+    uint64_t serial = pd->serial;
+    pd->phase = P_VERIFYING;
+    self->dyn.nverify--;
+    gimpi_msg_verify_fn fn = self->dyn.verify;
+    void *arg = self->dyn.verify_arg;
+    pthread_mutex_unlock(&self->mu);
+    int rc = fn ? fn(arg, in.tid, in.addr, in.port) : 0;
+    pthread_mutex_lock(&self->mu);
+    for (k = 0; k < self->dyn.npend && self->dyn.pend[k].serial != serial; k++)
+        ;
+    if (k == self->dyn.npend)
+        return;
+    if (rc) {
+        s_answer(self, self->dyn.pend[k].fd, &self->dyn.pend[k], GIMPI_INTRO_NOTREG, in.tid);
+        s_pend_drop(self, k, "it holds the key but claims t%x, which groupd does not know "
+                    "at the contact it gave (%s)", (unsigned)in.tid, gimpi_strerror(rc));
+        return;
+    }
+    self->dyn.pend[k].verified = 1;
+    self->dyn.pend[k].phase = P_AUTHED;
+    s_pend_decide(self, k);
+}
+
+/*  Resolves the peers the engine named while it could not, and verifies authenticated
+ *  callers (lock held, may drop it: callers hold no pointers into the context). */
 void msg_resolve_later(gimpi_msg_t *self)
 {
     for (int p = self->nstatic; self->dyn.nresolve > 0 && p < self->nprocs; p++) {
@@ -493,6 +872,11 @@ void msg_resolve_later(gimpi_msg_t *self)
         if (c->state == C_DIAL && c->dial == D_RESOLVE && c->resolve_later)
             s_resolve_peer(self, p);
     }
+    for (int k = 0; self->dyn.nverify > 0 && k < self->dyn.npend; k++)
+        if (self->dyn.pend[k].phase == P_VERIFY) {
+            s_verify_pend(self, k);
+            k = -1;                     /* the list may have changed: from the start */
+        }
 }
 
 /*  The peer index of tid (lock held), creating and connecting a dynamic peer through
@@ -560,7 +944,8 @@ int msg_dyn_fds(gimpi_msg_t *self, struct pollfd *pfd, int *busy)
         conn_t *c = &self->conns[h];
         if (c->state == C_DIAL && c->fd >= 0)
             pfd[n++] = (struct pollfd){ .fd = c->fd,
-                                        .events = c->dial == D_ANSWER ? POLLIN : POLLOUT };
+                                        .events = c->dial == D_ANSWER || c->dial == D_CHALLENGE
+                                                  ? POLLIN : POLLOUT };
     }
     for (int p = self->nstatic; p < self->nprocs; p++)
         if (self->peers[p].alive_fd >= 0)
@@ -607,7 +992,7 @@ int gimpi_msg_set_tidbase(gimpi_msg_t *self, int base)
     for (int p = 0; p < self->nstatic; p++)
         self->peers[p].tid = self->tidbase + p + 1;
     for (int k = self->dyn.npend - 1; k >= 0; k--)    /* callers that waited for it */
-        if (self->dyn.pend[k].got == GIMPI_INTRO_SIZE)
+        if (self->dyn.pend[k].phase == P_AUTHED)
             s_pend_decide(self, k);
     pthread_mutex_unlock(&self->mu);
     return 0;
@@ -620,6 +1005,27 @@ void gimpi_msg_set_resolver(gimpi_msg_t *self, gimpi_msg_resolve_fn fn, void *ar
     pthread_mutex_lock(&self->mu);
     self->dyn.resolve = fn;
     self->dyn.resolve_arg = arg;
+    pthread_mutex_unlock(&self->mu);
+}
+
+/*  Sets the job's key, which introductions prove. */
+void gimpi_msg_set_key(gimpi_msg_t *self, const uint8_t key[GIMPI_MSG_KEY_SIZE])
+{
+    assert(self);
+    assert(key);
+    pthread_mutex_lock(&self->mu);
+    memcpy(self->dyn.key.bytes, key, GIMPI_KEY_SIZE);
+    self->dyn.have_key = 1;
+    pthread_mutex_unlock(&self->mu);
+}
+
+/*  Installs the verifier of incoming introductions' tids. */
+void gimpi_msg_set_verifier(gimpi_msg_t *self, gimpi_msg_verify_fn fn, void *arg)
+{
+    assert(self);
+    pthread_mutex_lock(&self->mu);
+    self->dyn.verify = fn;
+    self->dyn.verify_arg = arg;
     pthread_mutex_unlock(&self->mu);
 }
 

@@ -28,6 +28,7 @@
 
 #include "gimpi.h"
 #include "gimpi_msg.h"
+#include "base/gimpi_key.h"
 #include "impi/impi_tables.h"
 #include "impi/impi_wire.h"
 #include "net/gimpi_host.h"
@@ -53,6 +54,25 @@
 #define IDLE_TAKEOVER_MS 2          /* app out of the library this long: thread polls */
 #define BATCH_MAX 16                /* continuation packets written with the current one */
 #define TID_GRACE_US 2000000        /* a caller of a tid we may be about to get waits this long */
+
+/*  Limits on strangers at the listener (doc/data-plane.md, "Dynamic hosts").  A caller
+ *  that has not proved it holds the key costs one pend_t (about 200 bytes) and one
+ *  descriptor, nothing else, and only for a while: */
+#define HANDSHAKE_MAX_DEFAULT 32    /* unauthenticated callers held at once; when full the
+                                       oldest is dropped.  32 is far above what a job's own
+                                       tasks have under way at once (each handshake lasts
+                                       two round trips), and small beside the descriptor
+                                       limit; GIMPI_HANDSHAKE_MAX changes it */
+#define HANDSHAKE_MS_DEFAULT 5000   /* an unauthenticated caller has this long to finish
+                                       the introduction: two round trips on a healthy
+                                       network, with room for a loaded machine;
+                                       GIMPI_HANDSHAKE_TIMEOUT (seconds) changes it */
+#define DYN_CONNS_DEFAULT 512       /* introduced (authenticated) connections at once, both
+                                       ways: each holds a descriptor and a 128 KiB buffer,
+                                       and 512 stays clear of the usual 1024-descriptor
+                                       limit; GIMPI_MAX_DYN_CONNS raises it */
+#define REFUSED_LOG_PER_S 5         /* stderr lines about refused callers per second; the
+                                       rest are counted in one summary line */
 
 /* ------------------------------------------------------------------ requests */
 
@@ -148,8 +168,9 @@ typedef struct {
  *  to call (dynamic). */
 enum { C_OPEN, C_CLOSED, C_DIAL, C_EXPECT };
 /*  Phases of a dial: resolving the tid (a caller does it, unlocked), connecting, writing
- *  the introduction, reading the answer, waiting for the peer's own call (it won a race). */
-enum { D_RESOLVE, D_CONNECT, D_INTRO, D_ANSWER, D_WAIT };
+ *  the HELLO, reading the CHALLENGE, writing the INTRO, reading the ANSWER, waiting for
+ *  the peer's own call (it won a race).  msg_dynhost.h has the records. */
+enum { D_RESOLVE, D_CONNECT, D_HELLO, D_CHALLENGE, D_INTRO, D_ANSWER, D_WAIT };
 enum { T_CTL, T_FIRST, T_REST };
 enum { R_DISCARD, R_MATCHED, R_CONT, R_UNEXP };
 
@@ -163,8 +184,9 @@ typedef struct {
     int dial;                       /* C_DIAL: D_* */
     int resolve_later;              /* D_RESOLVE: nobody is resolving it yet */
     int64_t dial_deadline;          /* C_DIAL: give up then (monotonic us) */
-    uint8_t ibuf[GIMPI_INTRO_SIZE]; /* C_DIAL: introduction out, then answer in */
-    size_t ioff;
+    uint8_t iout[GIMPI_INTRO_SIZE]; /* C_DIAL: HELLO, then our INTRO (kept for the MAC) */
+    uint8_t ibuf[GIMPI_INTRO_SIZE]; /* C_DIAL: CHALLENGE, then ANSWER in */
+    size_t ioff;                    /* bytes of the record being written or read */
     ctlq_t urgent;                  /* uncounted packets (PROTOACK, FINI): sent first */
     /* send side */
     int tbusy, tkind, tlast, tfini, want_out;
@@ -187,11 +209,21 @@ typedef struct {
     umsg_t *rum;
 } conn_t;
 
-/*  An accepted connection whose introduction is being read. */
+/*  Phases of an accepted connection before it is one: reading the HELLO, reading the
+ *  INTRO (the CHALLENGE is out), authenticated (waiting for our tid, or decided), the
+ *  verifier to be asked, the verifier being asked (unlocked). */
+enum { P_HELLO, P_INTRO, P_AUTHED, P_VERIFY, P_VERIFYING };
+
+/*  An accepted connection whose introduction is under way: all a stranger costs. */
 typedef struct {
     int fd;
-    size_t got;
+    int phase;                      /* P_* */
+    int verified;                   /* the verifier said yes */
+    size_t got;                     /* bytes of the HELLO or INTRO read */
     int64_t deadline;               /* monotonic us */
+    uint64_t serial;                /* accept order: the oldest goes first; its name while
+                                       the verifier runs unlocked */
+    uint8_t nonce[GIMPI_INTRO_NONCE];   /* our challenge */
     uint8_t buf[GIMPI_INTRO_SIZE];
 } pend_t;
 
@@ -245,9 +277,25 @@ struct gimpi_msg_t {
         int local_fd;               /* local (Unix-domain) listener, or -1 */
         gimpi_msg_resolve_fn resolve;   /* tid -> contact for dynamic peers, or NULL */
         void *resolve_arg;
+        gimpi_msg_verify_fn verify;     /* is tid registered at that contact?  or NULL */
+        void *verify_arg;
+        gimpi_key_t key;            /* the job's key (gimpi_msg_set_key) */
+        int have_key;
+        uint8_t contact[16];        /* our contact as registered: the tables' address */
+        int contact_port;           /* ... and port of our host */
         pend_t *pend;               /* incoming introductions being read */
         int npend, cap_pend;
+        uint64_t serial;            /* accepts so far */
+        int handshake_max;          /* HANDSHAKE_MAX_DEFAULT or GIMPI_HANDSHAKE_MAX */
+        int handshake_ms;           /* HANDSHAKE_MS_DEFAULT or GIMPI_HANDSHAKE_TIMEOUT */
+        int max_conns;              /* DYN_CONNS_DEFAULT or GIMPI_MAX_DYN_CONNS */
         int nresolve;               /* dynamic peers waiting for a resolver call */
+        int nverify;                /* accepted callers waiting for a verifier call */
+        struct {                    /* rate limit of the lines about refused callers */
+            int64_t sec;            /* the second being counted */
+            int lines;              /* lines written in it */
+            int more;               /* refusals not written in it */
+        } log;
         int in_engine;              /* > 0: inside the engine, the lock may not be dropped */
         int finishing;              /* finalize under way: no new dynamic hosts */
         int connect_ms;             /* bound on setting up a dynamic connection */
@@ -477,8 +525,11 @@ int msg_dyn_fds(gimpi_msg_t *self, struct pollfd *pfd, int *busy);
 void msg_dyn_event(gimpi_msg_t *self, int fd, short revents);
 /*  Gives up dials and introductions past their deadline. */
 void msg_dyn_deadlines(gimpi_msg_t *self);
-/*  Resolves the peers the engine named while it could not (may drop the lock). */
+/*  Resolves the peers the engine named while it could not, and asks the verifier about
+ *  authenticated callers (may drop the lock). */
 void msg_resolve_later(gimpi_msg_t *self);
+/*  Writes the summary line of refused callers not reported yet. */
+void msg_dyn_log_flush(gimpi_msg_t *self);
 /*  Finalize: no new dynamic hosts; those not connected yet never will be. */
 void msg_dyn_abandon(gimpi_msg_t *self);
 

@@ -24,8 +24,18 @@ gimpi_msg_t *gimpi_msg_new(const struct impi_tables_t *t, int rank, int listen_f
     return gimpi_msg_new_local(t, rank, listen_fd, -1, timeout_ms, err, errsize);
 }
 
+/*  A positive number from the environment (scaled by mul), else dflt. */
+static int s_env_pos(const char *name, double mul, int dflt)
+{
+    const char *v = getenv(name);
+    double x = v && *v ? strtod(v, NULL) * mul : 0;
+    return x >= 1 && x < INT32_MAX ? (int)x : dflt;
+}
+
 /*  The context's settings: tables' parameters (IMPI's defaults where they have none),
- *  the environment's (GIMPI_DEBUG, GIMPI_SPIN_US), locks, listeners. */
+ *  the environment's (GIMPI_DEBUG, GIMPI_SPIN_US, the limits on callers:
+ *  GIMPI_HANDSHAKE_MAX, GIMPI_HANDSHAKE_TIMEOUT in seconds, GIMPI_MAX_DYN_CONNS), our
+ *  contact as the tables announce it, locks, listeners. */
 static void s_settings(gimpi_msg_t *self, const impi_tables_t *t, int rank, int myhost,
                        int listen_fd, int local_fd, int timeout_ms)
 {
@@ -41,6 +51,11 @@ static void s_settings(gimpi_msg_t *self, const impi_tables_t *t, int rank, int 
     self->nprocs = self->nstatic = self->cap_procs = t->nprocs;
     self->nhosts = self->nstatic_hosts = self->cap_hosts = t->nhosts;
     self->dyn.connect_ms = timeout_ms > 0 ? timeout_ms : 60000;
+    self->dyn.handshake_max = s_env_pos("GIMPI_HANDSHAKE_MAX", 1, HANDSHAKE_MAX_DEFAULT);
+    self->dyn.handshake_ms = s_env_pos("GIMPI_HANDSHAKE_TIMEOUT", 1000, HANDSHAKE_MS_DEFAULT);
+    self->dyn.max_conns = s_env_pos("GIMPI_MAX_DYN_CONNS", 1, DYN_CONNS_DEFAULT);
+    memcpy(self->dyn.contact, t->hosts[myhost].addr, 16);
+    self->dyn.contact_port = t->hosts[myhost].port;
     self->myhost = myhost;
     self->pktlen = t->pktlen ? t->pktlen : 65536;
     self->ackmark = t->ackmark ? t->ackmark : 10;
@@ -225,6 +240,8 @@ void gimpi_msg_destroy(gimpi_msg_t **self_p)
     for (int k = 0; k < self->dyn.npend; k++)
         close(self->dyn.pend[k].fd);
     free(self->dyn.pend);
+    msg_dyn_log_flush(self);
+    gimpi_key_wipe(&self->dyn.key, sizeof self->dyn.key);
     if (self->peers)
         for (int p = self->nstatic; p < self->nprocs; p++)
             if (self->peers[p].alive_fd >= 0)

@@ -166,7 +166,7 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
     int rc = 0;
     uint64_t moved = self->prog.moved;
     while (!pred(self, arg)) {
-        if (self->dyn.nresolve)
+        if (self->dyn.nresolve || self->dyn.nverify)
             msg_resolve_later(self);
         int64_t now = msg_now_us();
         if (self->prog.moved != moved) {     /* bytes are flowing: keep spinning */
@@ -243,7 +243,7 @@ void *msg_progress_main(void *arg)
         }
         pthread_mutex_unlock(&self->prog.doze_mu);
         pthread_mutex_lock(&self->mu);
-        if (!self->prog.stop && self->dyn.nresolve)
+        if (!self->prog.stop && (self->dyn.nresolve || self->dyn.nverify))
             msg_resolve_later(self);
         if (!self->prog.stop)
             msg_drive(self, 1000, 0);

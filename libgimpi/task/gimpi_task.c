@@ -12,12 +12,14 @@
  *  tid = rank + 1, and its group calls return GIMPI_ESYSERR.
  */
 #include "gimpi.h"
+#include "base/gimpi_key.h"
 #include "task/gimpi_job.h"
 #include "coll/impi_coll.h"
 #include "groups/gd_proto.h"
 
 #include <arpa/inet.h>
 #include <assert.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +29,8 @@ struct gimpi_t {
     gimpi_job_t job;
     gimpi_msg_t *msg;
     gimpi_groups_t *groups;     /* registered under the data plane's tid */
+    gimpi_groups_t *vgroups;    /* the verifier's own connection (never registers), or NULL */
+    pthread_mutex_t vmu;        /* the verifier may be called by two threads at once */
     gimpi_coll_t *coll;         /* group operations' state (gimpi_coll.h) */
     int connect_ms;             /* GIMPI_CONNECT_TIMEOUT */
     int parent;                 /* spawner's tid, or GIMPI_ENOPARENT */
@@ -84,6 +88,25 @@ static gimpi_groups_t *s_groups_new(char *err, size_t errsize)
     return g;
 }
 
+/*  The data plane's verifier of incoming introductions: the claimed tid must be
+ *  registered with groupd at the contact the caller gave (a member of the job that holds
+ *  the key cannot pass for another task).  It runs in whichever thread drives the data
+ *  plane, maybe while the application uses the task's groupd connection, so it asks on
+ *  a connection of its own, made at the first use. */
+static int s_verify(void *arg, int tid, const uint8_t addr[16], int port)
+{
+    gimpi_t *self = arg;
+    gimpi_task_info_t info;
+    pthread_mutex_lock(&self->vmu);
+    if (!self->vgroups)
+        self->vgroups = gimpi_groups_new(gimpi_groups_endpoint(self->groups), NULL);
+    int rc = self->vgroups ? gimpi_groups_lookup_only(self->vgroups, tid, &info) : GIMPI_ENOMEM;
+    pthread_mutex_unlock(&self->vmu);
+    if (rc)
+        return rc;
+    return info.port == port && memcmp(info.addr, addr, 16) == 0 ? 0 : GIMPI_ENOTASK;
+}
+
 /*  Registers with groupd under the data plane's tid (identity: the IMPI proc and host). */
 static void s_groups_up(gimpi_t *self)
 {
@@ -96,8 +119,10 @@ static void s_groups_up(gimpi_t *self)
                                   t->procs[self->job.world_rank].id.pid, h->addr, h->port);
         gimpi_groups_set_tid(self->groups, gimpi_msg_mytid(self->msg));
         int rc = gimpi_group_mytid(self->groups);
-        if (rc > 0)
+        if (rc > 0) {
+            gimpi_msg_set_verifier(self->msg, s_verify, self);
             return;
+        }
         why = gimpi_strerror(rc);
     }
     gimpi_groups_disable(self->groups);
@@ -188,14 +213,26 @@ gimpi_t *gimpi_init(char *err, size_t errsize)
         return NULL;
     }
     int timeout = s_timeout_ms("GIMPI_CONNECT_TIMEOUT", 60);
-    if (gimpi_job_init(&self->job, timeout, err, errsize) < 0) {
+    gimpi_key_t key;                    /* what introductions of dynamic hosts prove */
+    char kerr[GIMPI_KEY_ERRLEN];
+    if (gimpi_key_default(&key, NULL, 0, kerr, sizeof kerr) < 0) {
+        snprintf(err, errsize, "no job key: %s", kerr);
         free(self);
         return NULL;
     }
+    if (gimpi_job_init(&self->job, timeout, err, errsize) < 0) {
+        gimpi_key_wipe(&key, sizeof key);
+        free(self);
+        return NULL;
+    }
+    pthread_mutex_init(&self->vmu, NULL);
     int fd = self->job.listen_fd, lfd = self->job.local_fd;
     self->job.listen_fd = self->job.local_fd = -1;  /* the data plane owns them from now on */
     self->msg = gimpi_msg_new_local(self->job.tables, self->job.world_rank, fd, lfd, timeout,
                                     err, errsize);
+    if (self->msg)
+        gimpi_msg_set_key(self->msg, key.bytes);
+    gimpi_key_wipe(&key, sizeof key);
     self->groups = self->msg ? s_groups_new(err, errsize) : NULL;
     self->coll = self->msg ? gimpi_coll_new(self->msg) : NULL;
     if (!self->msg || !self->groups || !self->coll) {
@@ -234,6 +271,8 @@ void gimpi_abort(gimpi_t **self_p)
         return;
     gimpi_msg_destroy(&self->msg);      /* first: its resolver uses the groups object */
     gimpi_groups_destroy(&self->groups);
+    gimpi_groups_destroy(&self->vgroups);
+    pthread_mutex_destroy(&self->vmu);
     free(self->siblings);
     gimpi_coll_destroy(&self->coll);
     gimpi_job_fini(&self->job);
