@@ -73,30 +73,63 @@ static void s_sockaddr(struct sockaddr_in *sa, const uint8_t addr[16], int port)
     sa->sin_port = htons((uint16_t)port);
 }
 
-/*  Listening socket on addr, ephemeral port. */
+/*  GIMPI_PORTS as a range: 0 (unset: lo = hi = 0), or -1 with a message. */
+static int s_port_range(int *lo, int *hi, char *err, size_t errsize)
+{
+    *lo = *hi = 0;
+    const char *e = getenv(GIMPI_ENV_PORTS);
+    if (!e || !*e)
+        return 0;
+    char *end;
+    long a = strtol(e, &end, 10), b = a;
+    if (end != e && *end == '-')
+        b = strtol(end + 1, &end, 10);
+    if (end == e || *end || a < 1 || b < a || b > 65535) {
+        s_err(err, errsize, "%s='%s' is not a port range LO-HI within 1..65535", GIMPI_ENV_PORTS,
+              e);
+        return -1;
+    }
+    *lo = (int)a;
+    *hi = (int)b;
+    return 0;
+}
+
+/*  Creates the TCP listener (gimpi_host.h). */
 int gimpi_host_listen(const uint8_t addr[16], int *port, char *err, size_t errsize)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        s_err(err, errsize, "socket: %s", strerror(errno));
+    int lo, hi;
+    if (s_port_range(&lo, &hi, err, errsize) < 0)
         return -1;
-    }
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    struct sockaddr_in sa;
-    s_sockaddr(&sa, addr, 0);
-    socklen_t salen = sizeof sa;
-    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, SOMAXCONN) < 0
-        || getsockname(fd, (struct sockaddr *)&sa, &salen) < 0) {
-        char a[48];
-        s_err(err, errsize, "listen on %s: %s", impi_addr16_format(addr, a, sizeof a),
-              strerror(errno));
+    char a[48];
+    for (int p = lo;; p++) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+            s_err(err, errsize, "socket: %s", strerror(errno));
+            return -1;
+        }
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        struct sockaddr_in sa;
+        s_sockaddr(&sa, addr, p);
+        socklen_t salen = sizeof sa;
+        if (bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(fd, SOMAXCONN) == 0
+            && getsockname(fd, (struct sockaddr *)&sa, &salen) == 0) {
+            if (port)
+                *port = ntohs(sa.sin_port);
+            return fd;
+        }
+        int e = errno;
         close(fd);
+        if (e == EADDRINUSE && p > 0 && p < hi)
+            continue;                   /* taken: the next port of the range */
+        if (e == EADDRINUSE && p > 0)
+            s_err(err, errsize, "listen on %s: no free port in %s=%d-%d",
+                  impi_addr16_format(addr, a, sizeof a), GIMPI_ENV_PORTS, lo, hi);
+        else
+            s_err(err, errsize, "listen on %s: %s", impi_addr16_format(addr, a, sizeof a),
+                  strerror(e));
         return -1;
     }
-    if (port)
-        *port = ntohs(sa.sin_port);
-    return fd;
 }
 
 /*  Whether local sockets are wanted (GIMPI_LOCAL_SOCKETS unset or not "0"). */

@@ -43,9 +43,14 @@
  *  are counted into one line "N more callers refused in the last second". */
 #define GIMPI_DANCE_LOG_PER_SEC 5
 
-/*  Creates a listening TCP socket bound to the IPv4 address in the last 4 bytes of addr
- *  (port 0: the kernel chooses) and stores the port in *port.  Returns the descriptor, or
- *  -1 with a message in err. */
+/*  The ports a task's listener may take, for firewalls: GIMPI_PORTS=LO-HI (or one port),
+ *  1..65535.  Unset: any port the kernel chooses. */
+#define GIMPI_ENV_PORTS "GIMPI_PORTS"
+
+/*  Creates a listening TCP socket bound to the IPv4 address in the last 4 bytes of addr,
+ *  at the first free port of GIMPI_PORTS or else at one the kernel chooses, and stores
+ *  the port in *port.  Returns the descriptor, or -1 with a message in err (a bad
+ *  GIMPI_PORTS, or no free port in its range, among others). */
 int gimpi_host_listen(const uint8_t addr[16], int *port, char *err, size_t errsize);
 
 /*  The local listener that goes with TCP listener tcp_fd: a Unix-domain stream socket in

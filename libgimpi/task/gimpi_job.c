@@ -30,28 +30,17 @@ static int s_env_int(const char *name)
     return (int)n;
 }
 
-/*  Listening socket on addr:0. */
+/*  Listening socket on addr, at a port of GIMPI_PORTS or any (gimpi_host_listen). */
 int gimpi_job_listen(const char *addr, int *port, char *err, size_t errsize)
 {
-    struct sockaddr_in sa = { .sin_family = AF_INET };
-    if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
+    struct in_addr in;
+    if (inet_pton(AF_INET, addr, &in) != 1) {
         snprintf(err, errsize, "bad IPv4 address '%s'", addr);
         return -1;
     }
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        snprintf(err, errsize, "socket: %s", strerror(errno));
-        return -1;
-    }
-    socklen_t len = sizeof sa;
-    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 128) < 0 ||
-        getsockname(fd, (struct sockaddr *)&sa, &len) < 0) {
-        snprintf(err, errsize, "listen on %s: %s", addr, strerror(errno));
-        close(fd);
-        return -1;
-    }
-    *port = ntohs(sa.sin_port);
-    return fd;
+    uint8_t a16[16];
+    impi_addr16_from_ipv4(a16, ntohl(in.s_addr));
+    return gimpi_host_listen(a16, port, err, errsize);
 }
 
 /*  Single-client startup: each reply is our own payload under mask 0x1. */
