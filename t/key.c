@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -127,6 +128,7 @@ static void test_files(void)
 static void test_default(void)
 {
     char dir[300], home[300], path[400], from[GIMPI_KEY_PATHLEN], err[GIMPI_KEY_ERRLEN];
+    char cmd_out[200];
     snprintf(dir, sizeof dir, "%s/xdg", s_tmp);
     snprintf(home, sizeof home, "%s/home", s_tmp);
     mkdir(dir, 0700);
@@ -182,6 +184,28 @@ static void test_default(void)
     ok(memcmp(a.bytes, b.bytes, sizeof a.bytes) == 0, "reads the key from the descriptor");
     ok(getenv(GIMPI_ENV_KEY_FD) == NULL, "removes it from the environment");
     ok(fcntl(p[0], F_GETFD) < 0, "and closes the descriptor");
+    /* a memfd (as a launcher makes one) is read from its start and left for children */
+    int mfd = memfd_create("gimpi-key", 0);
+    gimpi_key_write_fd(&a, mfd);
+    snprintf(num, sizeof num, "%d", mfd);
+    setenv(GIMPI_ENV_KEY_FD, num, 1);
+    int n_ok = 0;
+    for (int i = 0; i < 2; i++)
+        n_ok += gimpi_key_default(&b, from, sizeof from, err, sizeof err) == 0
+                && memcmp(a.bytes, b.bytes, sizeof a.bytes) == 0;
+    cmp_ok(n_ok, "==", 2, "GIMPI_KEY_FD a memfd: read twice, the same key");
+    ok(getenv(GIMPI_ENV_KEY_FD) && fcntl(mfd, F_GETFD) >= 0, "left open and in the environment");
+    snprintf(cmd_out, sizeof cmd_out, "sh -c 'test -n \"$%s\" && head -c 64 /proc/self/fd/%d'",
+             GIMPI_ENV_KEY_FD, mfd);
+    FILE *f = popen(cmd_out, "r");
+    char child[80] = "";
+    if (f) {
+        if (!fgets(child, sizeof child, f))
+            child[0] = 0;
+        pclose(f);
+    }
+    ok(strlen(child) == 64, "a child process inherits it");
+    close(mfd);
     setenv(GIMPI_ENV_KEY_FD, "12x", 1);
     cmp_ok(gimpi_key_default(&b, from, sizeof from, err, sizeof err), "==", -1,
            "GIMPI_KEY_FD not a number: an error");

@@ -160,6 +160,21 @@ int gimpi_key_load_fd(gimpi_key_t *key, int fd, char *err, size_t errsize)
     return rc;
 }
 
+/*  Reads the key from an open file (a memfd, say) from its start, leaving it open and its
+ *  offset alone, so that children that inherit it can read it too.  (A descriptor is had
+ *  only by inheritance, so its file's mode is not checked: a memfd's is 0777.) */
+static int s_load_file_fd(gimpi_key_t *key, int fd, char *err, size_t errsize)
+{
+    char where[64], text[GIMPI_KEY_HEXLEN + 64];
+    snprintf(where, sizeof where, "descriptor %d (%s)", fd, GIMPI_ENV_KEY_FD);
+    ssize_t n = pread(fd, text, sizeof text, 0);
+    if (n < 0)
+        return s_fail(err, errsize, "cannot read %s: %s", where, strerror(errno));
+    int rc = s_parse(key, text, (size_t)n, where, err, errsize);
+    gimpi_key_wipe(text, sizeof text);
+    return rc;
+}
+
 /*  Writes the key's text (gimpi_key.h). */
 int gimpi_key_write_fd(const gimpi_key_t *key, int fd)
 {
@@ -245,10 +260,15 @@ int gimpi_key_default(gimpi_key_t *key, char *from, size_t fromsize, char *err, 
     if (fdtext && *fdtext) {
         char *end = NULL;
         long fd = strtol(fdtext, &end, 10);
-        unsetenv(GIMPI_ENV_KEY_FD);
-        if (*end || fd < 0 || fd > 1 << 20)
+        if (*end || fd < 0 || fd > 1 << 20) {
+            unsetenv(GIMPI_ENV_KEY_FD);
             return s_fail(err, errsize, "%s is not a descriptor number", GIMPI_ENV_KEY_FD);
+        }
         snprintf(from, fromsize, "%s=%ld", GIMPI_ENV_KEY_FD, fd);
+        struct stat st;
+        if (fstat((int)fd, &st) == 0 && S_ISREG(st.st_mode))
+            return s_load_file_fd(key, (int)fd, err, errsize);
+        unsetenv(GIMPI_ENV_KEY_FD);
         return gimpi_key_load_fd(key, (int)fd, err, errsize);
     }
     const char *file = getenv(GIMPI_ENV_KEY_FILE);

@@ -4,7 +4,7 @@
  *  of GIMPI_KEY_SIZE random bytes, the key.  It lives in a key file: 64 hex digits and a
  *  newline, in a regular file that belongs to the user and that nobody else may read or
  *  write.  Tasks find it without being told (gimpi_key_default): an inherited descriptor
- *  (GIMPI_KEY_FD), a named file (GIMPI_KEY_FILE), the user's shared file ~/.gimpi/key
+ *  (GIMPI_KEY_FD: a pipe or a memfd), a named file (GIMPI_KEY_FILE), the user's shared file ~/.gimpi/key
  *  when it exists, or else the file "key" in the private runtime directory, which the
  *  first task of the machine creates from the system's random source.  The key never
  *  appears on a command line.  Everything that proves membership is derived from it
@@ -65,8 +65,10 @@ int gimpi_key_write_fd(const gimpi_key_t *key, int fd);
 
 /*  The user's key, found as the file's head says: GIMPI_KEY_FD, GIMPI_KEY_FILE, ~/.gimpi/key,
  *  the runtime directory's "key" (created when missing).  Where it came from goes to from
- *  (may be NULL).  A GIMPI_KEY_FD is read, closed and removed from the environment, so
- *  that children do not inherit a number that is closed.  0, or -1 with a message. */
+ *  (may be NULL).  A GIMPI_KEY_FD that is a file (a memfd, as a launcher makes one) is
+ *  read from its start and left open, so that children inherit it; one that is a pipe is
+ *  read, closed and removed from the environment, so that children do not inherit a
+ *  number that is closed.  0, or -1 with a message. */
 int gimpi_key_default(gimpi_key_t *key, char *from, size_t fromsize, char *err, size_t errsize);
 
 /*  Derives outlen (16..64) bytes for the purpose named by context (exactly 8 characters)
