@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdatomic.h>
 #include <time.h>
 #include <zmq.h>
 
@@ -217,35 +218,122 @@ static void s_handle_lookup(groupd_t *self, const uint8_t *key, size_t keylen, c
                  status >= 0 ? 5 : 0);
 }
 
-/*  STAT: one record per group (or the named group's), as many frames as there are. */
+/*  What libzmq needs to give a large reply frame's bytes back: the counter they are in. */
+typedef struct {
+    _Atomic size_t *inflight;
+    size_t len;
+} s_owned_t;
+
+/*  libzmq is done with a large reply frame (written to the kernel, or dropped): runs in
+ *  libzmq's I/O thread, hence the atomic counter. */
+static void s_owned_free(void *data, void *hint)
+{
+    s_owned_t *o = hint;
+    atomic_fetch_sub(o->inflight, o->len);
+    free(o);
+    free(data);
+}
+
+/*  Sends a malloc'ed frame without copying it, counted in self->inflight while libzmq
+ *  holds it (it then frees data).  0 or -1. */
+static int s_send_owned(groupd_t *self, uint8_t *data, size_t len, int flags)
+{
+    s_owned_t *o = malloc(sizeof *o);
+    zmq_msg_t m;
+    if (!o || zmq_msg_init_data(&m, data, len, s_owned_free, o) < 0) {
+        free(o);
+        free(data);
+        return -1;
+    }
+    *o = (s_owned_t){ &self->inflight, len };
+    atomic_fetch_add(&self->inflight, len);
+    if (zmq_msg_send(&m, self->router, flags) < 0) {
+        zmq_msg_close(&m);          /* gives the bytes back */
+        return -1;
+    }
+    return 0;
+}
+
+/*  True when large replies that peers have not read yet stay under the bound; else
+ *  the request is refused (logged). */
+static bool s_inflight_ok(groupd_t *self, const gd_msg_t *msg)
+{
+    if (atomic_load(&self->inflight) <= GD_SERVE_INFLIGHT_BYTES)
+        return true;
+    s_log_refusal(self, &self->quota_log, "%s refused: %zu bytes of replies unread by their "
+                  "peers", gd_kind_name(msg->kind), (size_t)atomic_load(&self->inflight));
+    return false;
+}
+
+/*  Sends a reply whose extra frames are malloc'ed buffers handed to libzmq (freed there
+ *  or here). */
+static void s_send_owned_reply(groupd_t *self, const uint8_t *key, size_t keylen,
+                               const gd_msg_t *msg, int32_t status, uint64_t version,
+                               uint8_t **bufs, size_t *lens, int n)
+{
+    uint8_t hdr[GD_HDR_SIZE], st[4], ver[8];
+    gd_header_encode(hdr, msg->kind | GD_REPLY_FLAG, msg->reqid);
+    gd_put32(st, (uint32_t)status);
+    gd_put64(ver, version);
+    gd_frame_t head[3] = { { hdr, sizeof hdr }, { st, 4 }, { ver, 8 } };
+    gd_frame_t route = { key, keylen };
+    int k = 0;
+    if (gd_send_frames(self->router, &route, 1, head, 3, ZMQ_DONTWAIT | (n ? ZMQ_SNDMORE : 0))
+        == 0)
+        for (; k < n; k++)
+            if (s_send_owned(self, bufs[k], lens[k],
+                             ZMQ_DONTWAIT | (k + 1 < n ? ZMQ_SNDMORE : 0)) < 0) {
+                k++;
+                break;
+            }
+    for (; k < n; k++)
+        free(bufs[k]);
+}
+
+/*  STAT: one record per group (or the named group's), as many frames as there are; the
+ *  records go to libzmq without a copy, counted until written (GD_SERVE_INFLIGHT_BYTES). */
 static void s_handle_stat(groupd_t *self, const uint8_t *key, size_t keylen, const gd_msg_t *msg,
                           const char *name)
 {
-    uint8_t kind = msg->kind | GD_REPLY_FLAG;
+    if (!s_inflight_ok(self, msg)) {
+        s_send_reply(self, key, keylen, msg->kind | GD_REPLY_FLAG, msg->reqid, GIMPI_EOUTOFRES,
+                     0, NULL, 0);
+        return;
+    }
     uint8_t **recs = NULL;
     size_t *lens = NULL;
     int32_t status = gd_registry_stat(self->reg, name, &recs, &lens);
-    int n = status > 0 ? status : 0;
-    gd_frame_t *f = calloc((size_t)n + 1, sizeof *f);
-    int sent = 0;
-    for (int k = 0; f && k < n; k++)
-        if (lens[k])
-            f[sent++] = (gd_frame_t){ recs[k], lens[k] };
-    /* STAT may carry many frames: send them without the 64-frame cap */
-    uint8_t hdr[GD_HDR_SIZE], st[4], ver[8];
-    gd_header_encode(hdr, kind, msg->reqid);
-    gd_put32(st, (uint32_t)(f ? status : GIMPI_ENOMEM));
-    gd_put64(ver, 0);
-    gd_frame_t head[3] = { { hdr, sizeof hdr }, { st, 4 }, { ver, 8 } };
-    gd_frame_t route = { key, keylen };
-    int more = sent ? ZMQ_SNDMORE : 0;
-    if (gd_send_frames(self->router, &route, 1, head, 3, ZMQ_DONTWAIT | more) == 0 && sent)
-        gd_send_frames(self->router, NULL, 0, f, sent, ZMQ_DONTWAIT);
-    for (int k = 0; k < n; k++)
-        free(recs[k]);
+    int n = 0;
+    for (int k = 0; k < status; k++) {      /* (empty records are not sent) */
+        if (lens[k]) {
+            recs[n] = recs[k];
+            lens[n++] = lens[k];
+        } else
+            free(recs[k]);
+    }
+    s_send_owned_reply(self, key, keylen, msg, status, 0, recs, lens, n);
     free(recs);
     free(lens);
-    free(f);
+}
+
+/*  SNAPSHOT: the members as one blob, sent like STAT's records. */
+static void s_handle_snapshot(groupd_t *self, const uint8_t *key, size_t keylen,
+                              const gd_msg_t *msg, const char *name)
+{
+    if (!s_inflight_ok(self, msg)) {
+        s_send_reply(self, key, keylen, msg->kind | GD_REPLY_FLAG, msg->reqid, GIMPI_EOUTOFRES,
+                     0, NULL, 0);
+        return;
+    }
+    uint8_t *blob = NULL;
+    size_t len = 0;
+    uint64_t version = 0;
+    int32_t status = gd_registry_snapshot(self->reg, name, &version, &blob, &len);
+    if (status >= 0 && !blob && !(blob = malloc(1)))
+        status = GIMPI_ENOMEM;
+    s_send_owned_reply(self, key, keylen, msg, status, version, &blob, &len, status >= 0);
+    if (status < 0)
+        free(blob);
 }
 
 /*  Handles one decoded request. */
@@ -346,15 +434,9 @@ static void s_handle(groupd_t *self, const uint8_t *key, size_t keylen, const gd
         if (status != GD_PENDING)
             s_send_reply(self, key, keylen, kind, msg->reqid, status, version, NULL, 0);
         break;
-    case GD_SNAPSHOT: {
-        uint8_t *blob = NULL;
-        size_t len = 0;
-        status = gd_registry_snapshot(self->reg, name, &version, &blob, &len);
-        gd_frame_t f = { blob, len };
-        s_send_reply(self, key, keylen, kind, msg->reqid, status, version, &f, status >= 0);
-        free(blob);
+    case GD_SNAPSHOT:
+        s_handle_snapshot(self, key, keylen, msg, name);
         break;
-    }
     case GD_STAT:
         s_handle_stat(self, key, keylen, msg, name);
         break;
@@ -506,8 +588,10 @@ static bool s_on_monitor(groupd_t *self)
             }
         }
         if (event & (ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL))
-            s_log_refusal(self, &self->hs_log, "a peer failed the handshake (fd %d): %s",
-                          (int)fdkey, gd_sock_refusal(event, (int)value, false, true));
+            s_log_refusal(self, &self->hs_log, "a peer failed the handshake on %.*s: %s",
+                          mp.nparts > 1 ? (int)(mp.frames[1].len < 128 ? mp.frames[1].len : 128) : 1,
+                          mp.nparts > 1 ? (const char *)mp.frames[1].data : "?",
+                          gd_sock_refusal(event, (int)value, false, true));
         if (event == ZMQ_EVENT_DISCONNECTED) {
             gd_conn_t *c = gd_hash_del(self->fd_open, &fdkey, sizeof fdkey);
             if (c)

@@ -18,6 +18,7 @@
 #include "groups/gd_sock.h"
 #include "base/gd_hash.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +30,12 @@ enum {
        registering stay far below (groupd --max-unregistered) */
     GD_SERVE_UNREG_REQUESTS = 10000,
 };
+
+/*  Bytes of large replies (STAT records, SNAPSHOT blobs) handed to libzmq and not yet
+ *  written to a peer's connection, over every peer: beyond it STAT and SNAPSHOT get
+ *  GIMPI_EOUTOFRES until peers read.  With the ROUTER's queue of 256 small replies per
+ *  peer (GD_SOCK_GROUPD_HWM), this bounds what peers that never read can cost groupd. */
+#define GD_SERVE_INFLIGHT_BYTES ((size_t)8 << 20)
 
 /*  One live connection of the ROUTER (by fd, from the monitor). */
 typedef struct {
@@ -58,6 +65,7 @@ typedef struct {
     int idle_exit_ms;           /* 0: serve until killed */
     int64_t last_busy_ms;       /* last moment a task was registered or a request came */
     int cpu;                    /* CPU for both threads: -1 none, -2 the one we start on */
+    _Atomic size_t inflight;    /* bytes of large replies libzmq holds (GD_SERVE_INFLIGHT_BYTES) */
     int64_t maxmsgsize;         /* --max-msg-size (0: GD_SOCK_GROUPD_MAXMSGSIZE) */
     uint32_t max_unreg;         /* GD_SERVE_UNREG_REQUESTS or --max-unregistered */
     FILE *log;                  /* where refusals and malformed input are logged (stderr) */

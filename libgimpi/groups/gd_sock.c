@@ -351,9 +351,9 @@ const char *gd_sock_refusal(int event, int value, bool handshaken, bool curve)
             return "it expects another security mechanism (CURVE on tcp, none on ipc)";
         if (value == ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC)
             return "not the same key (the handshake did not decrypt)";
-        return "the handshake failed";
+        return curve ? "not the same key (the handshake failed)" : "the handshake failed";
     case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL:
-        return "the handshake failed";
+        return curve ? "not the same key (the handshake failed)" : "the handshake failed";
     case ZMQ_EVENT_DISCONNECTED:
         if (handshaken)
             return NULL;
