@@ -131,6 +131,8 @@ static gd_conn_t *s_conn(groupd_t *self, int fd);
  *  never throttled, so no event that is queued can be missed. */
 void gd_serve_drain_monitor(groupd_t *self)
 {
+    if (!self->monitor)
+        return;
     for (int k = 0; k < 4096; k++) {
         int ev = 0;
         size_t el = sizeof ev;
