@@ -33,6 +33,25 @@ static void s_log_refusal(groupd_t *self, gd_ratelog_t *rl, const char *fmt, ...
     va_end(ap);
 }
 
+/*  Flushes due summaries (the handler's logs and the ZAP handler's); the next due time. */
+int gd_serve_flush_logs(groupd_t *self)
+{
+    assert(self);
+    int64_t now = gd_serve_now_ms();
+    gd_ratelog_t *logs[4] = { &self->bad_log, &self->quota_log, &self->hs_log,
+                              self->zap ? gd_zap_log(self->zap) : NULL };
+    int due = -1;
+    for (int k = 0; k < 4; k++) {
+        if (!logs[k] || !self->log)
+            continue;
+        gd_ratelog_flush(logs[k], now, self->log, "groupd");
+        int d = gd_ratelog_due_ms(logs[k], now);
+        if (d >= 0 && (due < 0 || d < due))
+            due = d;
+    }
+    return due;
+}
+
 /*  Frees a hash value (visitor). */
 static void s_free_value_cb(const void *k, size_t l, void *v, void *a)
 {

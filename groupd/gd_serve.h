@@ -93,6 +93,9 @@ bool gd_serve_request_next(groupd_t *self);
 bool gd_serve_subscription(groupd_t *self);
 /*  Publishes the MARKs due. */
 void gd_serve_publish_marks(groupd_t *self);
+/*  Prints the summaries of rate-limited logs whose second is over; returns the
+ *  milliseconds until the next is due, -1 when none is pending. */
+int gd_serve_flush_logs(groupd_t *self);
 /*  Handles every monitor event queued (connections accepted and ended). */
 void gd_serve_drain_monitor(groupd_t *self);
 #endif

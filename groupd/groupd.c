@@ -360,7 +360,11 @@ static int s_serve(groupd_t *self)
         if (rc > 0 || rx > 0 || marked)
             continue;
         long timeout = s_idle_timeout(self);
-        if (timeout == 0) {
+        int due = gd_serve_flush_logs(self);        /* a held-back summary line */
+        bool idle_over = timeout == 0;
+        if (due >= 0 && (timeout < 0 || due < timeout))
+            timeout = due + 1;
+        if (idle_over) {
             if (self->verbose)
                 fprintf(stderr, "groupd: idle for %d s, exiting\n", self->idle_exit_ms / 1000);
             return 0;

@@ -85,7 +85,7 @@ timeout 120 "$ATT" exhaust "$ep" 2000 >"$tmp/x" 2>"$tmp/x.err"
 read -r _ _ xok _ xref _ xjob <"$tmp/x"
 [ "${xok:-1}" = 0 ] && [ "${xref:-0}" = 2000 ] && [ "${xjob:--1}" -gt 0 ]
 check $? "2000 RESERVEs of a million tids refused; a real job still gets its tids ($(cat "$tmp/x"))" "$tmp/x" "$tmp/x.err"
-grep -q "groupd: RESERVE of 1000000 tids refused" "$tmp/tcp.err" && grep -q "more requests refused by quotas in the last second" "$tmp/tcp.err"
+waitfor "$tmp/tcp.err" "more requests refused by quotas in the last second" && grep -q "groupd: RESERVE of 1000000 tids refused" "$tmp/tcp.err"
 check $? "the refusals are logged, rate-limited with a summary line" "$tmp/tcp.err"
 
 before=$(rss $gdpid)

@@ -381,6 +381,16 @@ void gd_ratelog_flush(gd_ratelog_t *rl, int64_t now_ms, FILE *out, const char *p
     rl->shown = rl->suppressed = 0;
 }
 
+/*  Time until a pending summary is due. */
+int gd_ratelog_due_ms(const gd_ratelog_t *rl, int64_t now_ms)
+{
+    assert(rl);
+    if (!rl->suppressed)
+        return -1;
+    int64_t left = (rl->second + 1) * 1000 - now_ms;
+    return left > 0 ? (int)left : 0;
+}
+
 /*  Counts one event; true when its line may go out. */
 bool gd_ratelog_ok(gd_ratelog_t *rl, int64_t now_ms, FILE *out, const char *prefix)
 {
@@ -473,6 +483,13 @@ void gd_zap_counts(gd_zap_t *self, uint64_t *admitted, uint64_t *refused)
         *admitted = self->admitted;
     if (refused)
         *refused = self->refused;
+}
+
+/*  The refusals' log. */
+gd_ratelog_t *gd_zap_log(gd_zap_t *self)
+{
+    assert(self);
+    return &self->refused_log;
 }
 
 /*  The uid in an ipc peer's ZAP address "localhost:UID:GID:PID" (libzmq's SO_PEERCRED),

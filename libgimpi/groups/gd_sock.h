@@ -219,6 +219,9 @@ typedef struct {
 bool gd_ratelog_ok(gd_ratelog_t *rl, int64_t now_ms, FILE *out, const char *prefix);
 /*  Prints a pending summary (when the second is over). */
 void gd_ratelog_flush(gd_ratelog_t *rl, int64_t now_ms, FILE *out, const char *prefix);
+/*  Milliseconds until a held-back summary is due (then call gd_ratelog_flush), -1 when
+ *  none is pending: a loop sleeps at most this long, so the summary comes on time. */
+int gd_ratelog_due_ms(const gd_ratelog_t *rl, int64_t now_ms);
 
 /* ------------------------------------------------------------------ the ZAP handler */
 
@@ -238,4 +241,6 @@ void *gd_zap_socket(gd_zap_t *self);
 int gd_zap_serve(gd_zap_t *self);
 /*  Counters: peers admitted and refused so far. */
 void gd_zap_counts(gd_zap_t *self, uint64_t *admitted, uint64_t *refused);
+/*  The refusals' log: its pending summary is printed by gd_ratelog_flush. */
+gd_ratelog_t *gd_zap_log(gd_zap_t *self);
 #endif
