@@ -230,7 +230,9 @@ static int s_join(bench_t *b, int tidbase)
     b->g = gimpi_groups_new(NULL, NULL);
     snprintf(b->group, sizeof b->group, "gimpi-bench-%d", tidbase);
     int rc;
-    if (!b->g || (rc = gimpi_groups_set_tid(b->g, gimpi_msg_mytid(b->msg))) < 0)
+    const char *tok = getenv("GIMPI_BENCH_TID_TOKEN");     /* the block's, from gimpi-bench */
+    if (!b->g || (rc = tok ? gimpi_groups_set_tid_token(b->g, gimpi_msg_mytid(b->msg), tok)
+                           : gimpi_groups_set_tid(b->g, gimpi_msg_mytid(b->msg))) < 0)
         return s_why(b, "no groups object, or set_tid", b->g ? rc : GIMPI_ENOMEM);
     for (int r = 0; r < b->n; r++) {           /* instance i = rank i, as the figures say */
         if (r == b->rank && (rc = gimpi_group_join(b->g, b->group)) != r)

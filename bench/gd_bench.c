@@ -13,7 +13,8 @@
  *  the last 1,000, and the median 1,000-pair window of the first and of the last tenth)
  *  and `gd-bench rss PAIRS` (groupd's resident memory after 10,000 and after PAIRS pairs).
  *  It starts its own groupd on a private endpoint ($GIMPI_GROUPD_BIN, else groupd/groupd of
- *  the build tree, else PATH).  doc/groupd-protocol.md §10 has the measured figures.
+ *  the build tree, else PATH); GD_BENCH_ENDPOINT (e.g. "tcp://127.0.0.1:*") binds it there
+ *  instead, to measure the tcp path (CURVE).  doc/groupd-protocol.md §10 has the measured figures.
  */
 #include "gimpi.h"
 
@@ -46,6 +47,9 @@ static int s_start(daemon_t *d, const char *argv0)
     if (!mkdtemp(d->dir))
         return -1;
     snprintf(d->ep, sizeof d->ep, "ipc://%s/gd", d->dir);
+    const char *want = getenv("GD_BENCH_ENDPOINT");
+    if (want && *want)
+        snprintf(d->ep, sizeof d->ep, "%s", want);
     char bin[4096] = "groupd";
     const char *env = getenv("GIMPI_GROUPD_BIN");
     (void)argv0;
@@ -81,6 +85,11 @@ static int s_start(daemon_t *d, const char *argv0)
     char line[400];
     ssize_t n = read(p[0], line, sizeof line - 1);
     close(p[0]);
+    if (n > 0 && want && *want) {           /* the port it chose */
+        line[n] = 0;
+        line[strcspn(line, "\n")] = 0;
+        snprintf(d->ep, sizeof d->ep, "%.*s", (int)sizeof d->ep - 1, line);
+    }
     return n > 0 ? 0 : -1;
 }
 

@@ -247,7 +247,10 @@ int main(int argc, char **argv)
     if (coll && !getenv("GIMPI_BENCH_VIEW")) {
         s_groupd_bin();
         g = gimpi_groups_new(NULL, NULL);
-        job.tidbase = g ? gimpi_groups_reserve(g, NULL, n) : -1;
+        char tok[GIMPI_GROUPS_TOKEN_LEN + 1];
+        job.tidbase = g ? gimpi_groups_reserve_token(g, NULL, n, tok) : -1;
+        if (job.tidbase >= 0)       /* the tasks (forked below) prove their tids with it */
+            setenv("GIMPI_BENCH_TID_TOKEN", tok, 1);
         if (job.tidbase < 0)
             fprintf(stderr, "gimpi-bench: no groupd (%s): measuring over a view\n",
                     gimpi_strerror(job.tidbase));

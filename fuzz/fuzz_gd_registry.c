@@ -62,6 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     gd_registry_t *r = gd_registry_new(&sink);
     int32_t tids[NTASKS] = { 0 };
     int32_t base = -1;          /* the last RESERVE's base */
+    uint8_t token[GD_TOKEN_SIZE] = { 0 };   /* ... and its token */
     uint32_t reqid = 1;
     for (size_t i = 0; i + 2 < size && reqid < MAXW; i += 3) {
         int op = data[i] % 13, t = data[i + 1] % NTASKS, g = (data[i + 1] >> 3) % NGROUPS;
@@ -114,7 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         case 11: {
             int32_t b = gd_registry_reserve(r, arg & 1 ? "key" : "", arg & 1 ? 3 : 0,
-                                            (arg >> 1) % 5);
+                                            (arg >> 1) % 5, 1 + (arg >> 4) % 3, token);
             if (b >= 0)
                 base = b;
             break;
@@ -123,7 +124,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             gd_taskinfo_t info = { .ospid = t };
             uint8_t key[2] = { 'k', (uint8_t)t };
             int32_t want = base + 1 + (arg & 3);
-            int32_t tid = gd_registry_register_tid(r, key, 2, &info, want);
+            uint8_t wrong[GD_TOKEN_SIZE] = { 0 };
+            int32_t tid = gd_registry_register_tid(r, key, 2, &info, want,
+                                                   arg & 4 ? wrong : token);
             if (tid > 0 && (tid != want || (tids[t] && tids[t] != tid)))
                 abort();
             if (tid > 0)

@@ -80,6 +80,22 @@ packet() {
 { packet 7 128 0; } | seed fuzz_packet fini
 { packet 0 9000 9000; be32 8000; bytes 1; } | seed fuzz_packet data-too-long
 
+# fuzz_gd_serve: requests [nframes][connection] then frames [Uint2 len][bytes]; the first
+# frame a groupd header 'G' 'D' version kind reqid.
+frame() { local len=$1; shift; bytes $((len >> 8)) $((len & 255)); "$@"; }
+hdr() { bytes 71 68 2 "$1"; be32 "$2"; }
+register() { bytes 6 "$1"; frame 8 hdr 2 1; frame 24 bytes $(seq 1 24); frame 16 loop4
+             frame 4 be32 5000; frame 4 be32 77; frame 1 printf h; }
+join() { bytes 2 "$1"; frame 8 hdr 4 2; frame 1 printf g; }
+barrier() { bytes 3 "$1"; frame 8 hdr 9 3; frame 1 printf g; frame 4 be32 2; }
+{ register 0; register 1; join 0; join 1; barrier 0; barrier 1; } | seed fuzz_gd_serve join-barrier
+{ bytes 3 0; frame 8 hdr 16 1; frame 3 printf job; frame 4 be32 3
+  bytes 7 2; frame 8 hdr 15 2; frame 24 bytes $(seq 1 24); frame 16 loop4; frame 4 be32 1
+  frame 4 be32 2; frame 1 printf h; frame 4 be32 262145; frame 16 bytes $(seq 1 16); } |
+    seed fuzz_gd_serve reserve-hijack
+{ register 0; join 0; bytes 2 3; frame 8 hdr 12 4; frame 0 true; } | seed fuzz_gd_serve stat
+{ bytes 1 1; frame 8 hdr 13 1; bytes 1 1; frame 8 bytes 71 68 1 13 0 0 0 1; } | seed fuzz_gd_serve ping-old-version
+
 # fuzz/impi.dict: the protocol's magic numbers as big-endian Int4 tokens, handed to every
 # target with -dict so that mutations find commands, labels and packet types quickly.
 # dict NAME VALUE: one libFuzzer dictionary line.

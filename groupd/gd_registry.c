@@ -7,9 +7,11 @@
  */
 #include "groupd/gd_registry.h"
 #include "base/gd_hash.h"
+#include "base/gimpi_key.h"
 #include "gimpi.h"
 
 #include <assert.h>
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,7 +53,9 @@ struct gd_registry_t {
     uint64_t seq;               /* last version handed out */
     struct block_t *blocks;     /* reserved blocks with unused tids, by base */
     int nblocks, capblocks;
-    gd_hash_t *reservations;    /* RESERVE key -> reservation_t (while groupd lives) */
+    gd_hash_t *reservations;    /* RESERVE key -> reservation_t (while its block lives) */
+    gd_hash_t *owners;          /* owner id -> tids reserved and not yet registered */
+    gd_registry_limits_t lim;
 };
 
 /*  A block of tids reserved by RESERVE: base+1 .. base+n; `used` marks the tids that have
@@ -59,11 +63,16 @@ struct gd_registry_t {
 typedef struct block_t {
     int32_t base, n, nused;
     uint8_t *used;
+    uint64_t owner;             /* the connection that reserved it (0: none) */
+    uint8_t token[GD_TOKEN_SIZE];
+    char *key;                  /* its RESERVE key (malloc'ed), NULL for "" */
+    size_t keylen;
 } block_t;
 
 /*  What a non-empty RESERVE key was given. */
 typedef struct {
     int32_t base, n;
+    uint8_t token[GD_TOKEN_SIZE];
 } reservation_t;
 
 enum { FIRST_TID = 0x40001 };
@@ -79,10 +88,30 @@ gd_registry_t *gd_registry_new(const gd_sink_t *sink)
     self->tasks = gd_hash_new();
     self->keys = gd_hash_new();
     self->reservations = gd_hash_new();
+    self->owners = gd_hash_new();
     self->next_tid = FIRST_TID;
-    if (!self->groups || !self->tasks || !self->keys || !self->reservations)
+    gd_registry_set_limits(self, &(gd_registry_limits_t){ 0 });
+    if (!self->groups || !self->tasks || !self->keys || !self->reservations || !self->owners)
         gd_registry_destroy(&self);
     return self;
+}
+
+/*  Sets the bounds; 0 fields take the defaults. */
+void gd_registry_set_limits(gd_registry_t *self, const gd_registry_limits_t *limits)
+{
+    assert(self);
+    assert(limits);
+    self->lim = *limits;
+    if (self->lim.max_tasks <= 0)
+        self->lim.max_tasks = GD_REG_MAX_TASKS;
+    if (self->lim.max_groups <= 0)
+        self->lim.max_groups = GD_REG_MAX_GROUPS;
+    if (self->lim.max_groups_per_task <= 0)
+        self->lim.max_groups_per_task = GD_REG_MAX_GROUPS_PER_TASK;
+    if (self->lim.max_blocks <= 0)
+        self->lim.max_blocks = GD_REG_MAX_BLOCKS;
+    if (self->lim.reserve_quota <= 0)
+        self->lim.reserve_quota = GD_REG_RESERVE_QUOTA;
 }
 
 /*  Frees a group and its episodes. */
@@ -136,8 +165,11 @@ void gd_registry_destroy(gd_registry_t **self_p)
     if (self->reservations)
         gd_hash_foreach(self->reservations, s_free_value_cb, NULL);
     gd_hash_destroy(&self->reservations);
-    for (int k = 0; k < self->nblocks; k++)
+    gd_hash_destroy(&self->owners);
+    for (int k = 0; k < self->nblocks; k++) {
         free(self->blocks[k].used);
+        free(self->blocks[k].key);
+    }
     free(self->blocks);
     free(self);
     *self_p = NULL;
@@ -169,6 +201,8 @@ static task_t *s_task(gd_registry_t *self, int32_t tid)
 static int32_t s_task_add(gd_registry_t *self, const uint8_t *key, size_t keylen,
                           const gd_taskinfo_t *info, int32_t tid)
 {
+    if (gd_hash_size(self->tasks) >= (size_t)self->lim.max_tasks)
+        return GIMPI_ENOMEM;
     task_t *t = calloc(1, sizeof *t);
     if (!t)
         return GIMPI_ENOMEM;
@@ -371,8 +405,12 @@ int gd_registry_join(gd_registry_t *self, int32_t tid, const char *name, uint64_
         return rc;
     if (!t)
         return GIMPI_ENOTASK;
+    if (t->ngroups >= self->lim.max_groups_per_task)
+        return g && s_inst_of(g, tid) >= 0 ? GIMPI_EDUPGROUP : GIMPI_ENOMEM;
     bool created = false;
     if (!g) {
+        if (gd_hash_size(self->groups) >= (size_t)self->lim.max_groups)
+            return GIMPI_ENOMEM;
         g = calloc(1, sizeof *g);
         if (!g || !(g->name = strdup(name))) {
             free(g);
@@ -705,18 +743,53 @@ static int s_block_of(gd_registry_t *self, int32_t tid)
     return -1;
 }
 
-/*  Reserves n fresh tids (idempotent per non-empty key). */
-int32_t gd_registry_reserve(gd_registry_t *self, const char *key, size_t keylen, int32_t n)
+/*  Tids an owner holds reserved and not yet registered. */
+static int32_t s_owed(gd_registry_t *self, uint64_t owner)
+{
+    return owner ? (int32_t)(intptr_t)gd_hash_get(self->owners, &owner, sizeof owner) : 0;
+}
+
+/*  Adds delta to an owner's reserved tids (forgotten at 0).  0 or GIMPI_ENOMEM. */
+static int s_owe(gd_registry_t *self, uint64_t owner, int32_t delta)
+{
+    if (!owner || !delta)
+        return 0;
+    int32_t left = s_owed(self, owner) + delta;
+    if (left <= 0) {
+        gd_hash_del(self->owners, &owner, sizeof owner);
+        return 0;
+    }
+    return gd_hash_put(self->owners, &owner, sizeof owner, (void *)(intptr_t)left) < 0
+         ? GIMPI_ENOMEM : 0;
+}
+
+/*  The connection gone: its quota with it. */
+void gd_registry_owner_gone(gd_registry_t *self, uint64_t owner)
 {
     assert(self);
+    gd_hash_del(self->owners, &owner, sizeof owner);   /* ids are never reused */
+}
+
+/*  Reserves n fresh tids (idempotent per non-empty key while the block lives). */
+int32_t gd_registry_reserve(gd_registry_t *self, const char *key, size_t keylen, int32_t n,
+                            uint64_t owner, uint8_t token[GD_TOKEN_SIZE])
+{
+    assert(self);
+    assert(token);
     if (n < 1 || n > GIMPI_GROUPS_MAX_RESERVE)
         return GIMPI_EBADPARAM;
     if (keylen) {
         reservation_t *r = gd_hash_get(self->reservations, key, keylen);
-        if (r)
-            return r->n == n ? r->base : GIMPI_EMISMATCH;
+        if (r) {
+            if (r->n != n)
+                return GIMPI_EMISMATCH;
+            memcpy(token, r->token, GD_TOKEN_SIZE);
+            return r->base;
+        }
     }
-    if (self->next_tid > INT32_MAX - n)
+    if (owner && s_owed(self, owner) > self->lim.reserve_quota - n)
+        return GIMPI_EOUTOFRES;
+    if (self->next_tid > INT32_MAX - n || self->nblocks >= self->lim.max_blocks)
         return GIMPI_EOUTOFRES;
     if (self->nblocks == self->capblocks) {
         int cap = self->capblocks ? self->capblocks * 2 : 8;
@@ -726,18 +799,34 @@ int32_t gd_registry_reserve(gd_registry_t *self, const char *key, size_t keylen,
         self->blocks = nb;
         self->capblocks = cap;
     }
-    block_t b = { .base = self->next_tid - 1, .n = n, .used = calloc((size_t)n / 8 + 1, 1) };
-    if (!b.used)
+    block_t b = { .base = self->next_tid - 1, .n = n, .used = calloc((size_t)n / 8 + 1, 1),
+                  .owner = owner };
+    randombytes_buf(b.token, sizeof b.token);
+    if (!b.used || (keylen && !(b.key = malloc(keylen)))) {
+        free(b.used);
         return GIMPI_ENOMEM;
+    }
     if (keylen) {
+        memcpy(b.key, key, keylen);
+        b.keylen = keylen;
         reservation_t *r = malloc(sizeof *r);
         if (!r || gd_hash_put(self->reservations, key, keylen, r) < 0) {
             free(r);
             free(b.used);
+            free(b.key);
             return GIMPI_ENOMEM;
         }
-        *r = (reservation_t){ b.base, n };
+        *r = (reservation_t){ b.base, n, { 0 } };
+        memcpy(r->token, b.token, sizeof r->token);
     }
+    if (s_owe(self, owner, n) < 0) {
+        if (keylen)
+            free(gd_hash_del(self->reservations, key, keylen));
+        free(b.used);
+        free(b.key);
+        return GIMPI_ENOMEM;
+    }
+    memcpy(token, b.token, GD_TOKEN_SIZE);
     self->blocks[self->nblocks++] = b;      /* bases only grow: the array stays sorted */
     self->next_tid += n;
     return b.base;
@@ -745,7 +834,8 @@ int32_t gd_registry_reserve(gd_registry_t *self, const char *key, size_t keylen,
 
 /*  Registers the task behind a routing id as a reserved tid. */
 int32_t gd_registry_register_tid(gd_registry_t *self, const uint8_t *key, size_t keylen,
-                                 const gd_taskinfo_t *info, int32_t tid)
+                                 const gd_taskinfo_t *info, int32_t tid,
+                                 const uint8_t token[GD_TOKEN_SIZE])
 {
     assert(self);
     if (keylen == 0 || keylen > sizeof ((task_t *)0)->key)
@@ -762,11 +852,17 @@ int32_t gd_registry_register_tid(gd_registry_t *self, const uint8_t *key, size_t
     int32_t bit = tid - b->base - 1;
     if (b->used[bit / 8] & (1u << (bit % 8)))
         return GIMPI_EBADPARAM;             /* registered before and gone since */
+    if (!token || sodium_memcmp(token, b->token, GD_TOKEN_SIZE) != 0)
+        return GIMPI_EDENIED;               /* not of the spawner's job */
     int32_t rc = s_task_add(self, key, keylen, info, tid);
     if (rc < 0)
         return rc;
     b->used[bit / 8] |= (uint8_t)(1u << (bit % 8));
+    s_owe(self, b->owner, -1);
     if (++b->nused == b->n) {               /* every tid handed out: forget the block */
+        if (b->key)
+            free(gd_hash_del(self->reservations, b->key, b->keylen));
+        free(b->key);
         free(b->used);
         memmove(b, b + 1, (size_t)(self->nblocks - k - 1) * sizeof *b);
         self->nblocks--;

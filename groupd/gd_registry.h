@@ -43,24 +43,63 @@ typedef struct {
 /*  Deferred: the request was accepted and its reply goes through the sink later. */
 #define GD_PENDING 1
 
+/*  Memory bounds and quotas, named defaults (groupd's options change them).  Whatever is
+ *  over a bound is refused with the PVM code given, and groupd keeps serving; together
+ *  they bound the registry to some hundreds of MB however it is driven. */
+enum {
+    /* registered tasks (GIMPI_ENOMEM beyond): a task costs about 700 bytes, so 65536
+       cost about 45 MB; far above any job on one groupd so far (groupd --max-tasks) */
+    GD_REG_MAX_TASKS = 65536,
+    /* groups at once (GIMPI_ENOMEM beyond): a name is at most 4096 bytes, so the names
+       of 16384 groups cost at most 64 MB (groupd --max-groups) */
+    GD_REG_MAX_GROUPS = 16384,
+    /* groups one task is in at once (GIMPI_ENOMEM beyond): bounds the instance slots to
+       tasks x 1024 (PVM programs use a handful) */
+    GD_REG_MAX_GROUPS_PER_TASK = 1024,
+    /* reserved blocks with tids not yet registered (GIMPI_EOUTOFRES beyond) */
+    GD_REG_MAX_BLOCKS = 65536,
+    /* tids one connection may hold reserved and not yet registered (GIMPI_EOUTOFRES
+       beyond): a job of up to 65536 tasks, or a spawner whose children have not yet
+       registered; 2,000 RESERVEs of a million tids from one client fail after the first
+       65536 while other clients go on getting tids (groupd --max-reserve) */
+    GD_REG_RESERVE_QUOTA = 65536,
+    GD_TOKEN_HEXLEN = 2 * GD_TOKEN_SIZE,
+};
+
+/*  The bounds in force (gd_registry_set_limits; 0 in a field: its default). */
+typedef struct {
+    int max_tasks, max_groups, max_groups_per_task, max_blocks, reserve_quota;
+} gd_registry_limits_t;
+
 gd_registry_t *gd_registry_new(const gd_sink_t *sink);
 void gd_registry_destroy(gd_registry_t **self_p);
+/*  Sets the bounds (fields 0: defaults). */
+void gd_registry_set_limits(gd_registry_t *self, const gd_registry_limits_t *limits);
 
 /*  Registers the task behind routing id `key` (again: the same tid).  Returns the tid or
  *  a negative GIMPI_E* code. */
 int32_t gd_registry_register(gd_registry_t *self, const uint8_t *key, size_t keylen,
                              const gd_taskinfo_t *info);
-/*  RESERVE: n fresh tids (1..GIMPI_GROUPS_MAX_RESERVE, gimpi_group.h), base+1 .. base+n, from the same counter as
- *  REGISTER's, so never reused.  A non-empty key gets the same base every time it is asked
- *  with the same n while the registry lives (GIMPI_EMISMATCH with another n); "" (keylen 0)
- *  always gets a fresh block.  Returns base or GIMPI_EBADPARAM / GIMPI_EOUTOFRES. */
-int32_t gd_registry_reserve(gd_registry_t *self, const char *key, size_t keylen, int32_t n);
+/*  RESERVE: n fresh tids (1..GIMPI_GROUPS_MAX_RESERVE, gimpi_group.h), base+1 .. base+n,
+ *  from the same counter as REGISTER's, so never reused.  A non-empty key gets the same
+ *  base (and token) every time it is asked with the same n while its block has tids to
+ *  hand out (GIMPI_EMISMATCH with another n); "" (keylen 0) always gets a fresh block.
+ *  The block's token (random, GD_TOKEN_SIZE bytes) goes to token: REGISTER_TID of one of
+ *  its tids must present it.  owner (0: none, no quota) is the connection that asks: it
+ *  may hold at most reserve_quota tids reserved and not yet registered.  Returns base or
+ *  GIMPI_EBADPARAM / GIMPI_EOUTOFRES / GIMPI_ENOMEM. */
+int32_t gd_registry_reserve(gd_registry_t *self, const char *key, size_t keylen, int32_t n,
+                            uint64_t owner, uint8_t token[GD_TOKEN_SIZE]);
 /*  REGISTER_TID: registers the task behind a routing id as `tid`, which must lie in a
- *  reserved block and never have registered: GIMPI_EDUPHOST when another task holds it
- *  now, GIMPI_EBADPARAM when it is not a reserved unused tid, GIMPI_EEXISTS when this
- *  connection registered as another tid.  Returns tid. */
+ *  reserved block and never have registered, with the block's token: GIMPI_EDUPHOST when
+ *  another task holds it now, GIMPI_EBADPARAM when it is not a reserved unused tid,
+ *  GIMPI_EDENIED when the token is not the block's, GIMPI_EEXISTS when this connection
+ *  registered as another tid.  Returns tid. */
 int32_t gd_registry_register_tid(gd_registry_t *self, const uint8_t *key, size_t keylen,
-                                 const gd_taskinfo_t *info, int32_t tid);
+                                 const gd_taskinfo_t *info, int32_t tid,
+                                 const uint8_t token[GD_TOKEN_SIZE]);
+/*  A connection that reserved is gone: its quota is forgotten (its blocks stay). */
+void gd_registry_owner_gone(gd_registry_t *self, uint64_t owner);
 /*  Reserved blocks whose tids have not all registered yet. */
 size_t gd_registry_nblocks(gd_registry_t *self);
 

@@ -59,11 +59,28 @@ int gimpi_groups_set_identity(gimpi_groups_t *self, const uint8_t hostid[16], in
  *  GIMPI_ESYSERR. */
 GIMPI_EXPORT int gimpi_groups_reserve(gimpi_groups_t *self, const char *key, int n);
 
+/*  Length of a reserved block's token as text (hex digits). */
+#define GIMPI_GROUPS_TOKEN_LEN 32
+
+/*  gimpi_groups_reserve, and the block's token as text (GIMPI_GROUPS_TOKEN_LEN hex digits
+ *  and a NUL; token may be NULL).  A task registering as one of the block's tids must
+ *  present the token (gimpi_groups_set_tid_token): a spawner hands it to its children
+ *  with their tids, through the environment or a pipe, never on a command line.  The
+ *  object also keeps the token of the last block it reserved for its own registration. */
+GIMPI_EXPORT int gimpi_groups_reserve_token(gimpi_groups_t *self, const char *key, int n,
+                                            char token[GIMPI_GROUPS_TOKEN_LEN + 1]);
+
 /*  Registers this task as `tid` (from a reserved block) instead of a fresh tid.  Before
  *  the first call that registers (GIMPI_EALREADY after); tid <= 0: GIMPI_EBADPARAM.  The
- *  registration itself then fails with GIMPI_EBADPARAM when the tid is not a reserved,
- *  never-registered tid, GIMPI_EDUPHOST when another task holds it. */
+ *  registration presents the token of the last block this object reserved when tid lies
+ *  in it.  The registration itself then fails with GIMPI_EBADPARAM when the tid is not a
+ *  reserved, never-registered tid, GIMPI_EDUPHOST when another task holds it,
+ *  GIMPI_EDENIED without its block's token. */
 GIMPI_EXPORT int gimpi_groups_set_tid(gimpi_groups_t *self, int tid);
+
+/*  gimpi_groups_set_tid with the token of the tid's block (text from
+ *  gimpi_groups_reserve_token): GIMPI_EBADPARAM for a token that is not one. */
+GIMPI_EXPORT int gimpi_groups_set_tid_token(gimpi_groups_t *self, int tid, const char *token);
 
 /*  Makes an object that has not registered unusable: every later call returns
  *  GIMPI_ESYSERR (a task whose data-plane tids groupd did not hand out must not register

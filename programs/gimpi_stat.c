@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zmq.h>
 
 enum { TIMEOUT_MS = 5000 };
@@ -161,23 +162,30 @@ int main(int argc, char **argv)
         fprintf(stderr, "gimpi-stat: %s\n", zmq_strerror(errno));
         return 1;
     }
-    gd_sock_opts_t o;
-    gd_sock_opts_init(&o, GD_SOCK_TOOL_DEALER, ep);
-    char err[GD_SOCK_ERRLEN];
-    void *s = gd_sock_new(zctx, &o, NULL, err, sizeof err);
+    char err[GD_SOCK_ERRLEN], desc[GIMPI_KEY_PATHLEN + 64];
+    void *monitor = NULL;
+    void *s = gd_sock_tool_new(zctx, ep, &monitor, desc, sizeof desc, err, sizeof err);
     int rc = 1;
     if (!s) {
-        fprintf(stderr, "gimpi-stat: bad endpoint: %s\n", err);
+        fprintf(stderr, "gimpi-stat: %s\n", err);
         goto out;
     }
     uint8_t hdr[GD_HDR_SIZE];
     gd_header_encode(hdr, GD_STAT, 1);
     gd_frame_t req[2] = { { hdr, sizeof hdr }, { (const uint8_t *)group, strlen(group) } };
-    zmq_pollitem_t item = { s, 0, ZMQ_POLLIN, 0 };
     gd_multipart_t mp;
     gd_msg_t msg;
-    if (gd_send_frames(s, NULL, 0, req, 2, 0) < 0 || zmq_poll(&item, 1, TIMEOUT_MS) != 1
-        || gd_multipart_recv_max(s, &mp, 0, 1 << 24) < 0) {
+    int ready = gd_send_frames(s, NULL, 0, req, 2, 0) < 0
+              ? 0 : gd_sock_tool_wait(s, monitor, TIMEOUT_MS, *desc != 0, err, sizeof err);
+    if (ready < 0) {
+        if (*desc)
+            fprintf(stderr, "gimpi-stat: groupd at %s refused us: %s (ours: %s)\n", ep, err, desc);
+        else
+            fprintf(stderr, "gimpi-stat: groupd at %s refused us: %s (we are uid %u)\n", ep, err,
+                    (unsigned)geteuid());
+        goto out;
+    }
+    if (ready == 0 || gd_multipart_recv_max(s, &mp, 0, 1 << 24) < 0) {
         fprintf(stderr, "gimpi-stat: no groupd answers at %s\n", ep);
         goto out;
     }
@@ -218,7 +226,7 @@ int main(int argc, char **argv)
         fputs("]}\n", stdout);
     gd_multipart_close(&mp);
 out:
-    gd_sock_destroy(&s, NULL);
+    gd_sock_destroy(&s, &monitor);
     zmq_ctx_term(zctx);
     return rc;
 }

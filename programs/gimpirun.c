@@ -504,15 +504,16 @@ static int s_startup(launcher_t *self, const char *addr)
     return 0;
 }
 
-/*  Reserves the job's tids in groupd (the same block for every client of the job: the key
- *  is the job's identity) and returns the base, or -1 with a warning when groupd cannot
+/*  Reserves the job's tids in groupd (the same block and token for every client of the
+ *  job: the key is the job's identity) and returns the base (the token in token), or -1 with a warning when groupd cannot
  *  be reached (the tasks then use tids 1..N and their group calls fail). */
-static int s_reserve_tids(launcher_t *self)
+static int s_reserve_tids(launcher_t *self, char token[GIMPI_GROUPS_TOKEN_LEN + 1])
 {
     char key[GIMPI_JOB_KEY_SIZE];
     gimpi_job_key(self->tables, key);
     gimpi_groups_t *g = gimpi_groups_new(NULL, NULL);
-    int base = g ? gimpi_groups_reserve(g, key, self->tables->nprocs) : GIMPI_ENOMEM;
+    int base = g ? gimpi_groups_reserve_token(g, key, self->tables->nprocs, token)
+                 : GIMPI_ENOMEM;
     if (base < 0)
         fprintf(stderr, "gimpirun: warning: no tids from groupd at %s (%s): tasks use tids "
                 "1..%d and group calls fail\n", g ? gimpi_groups_endpoint(g) : "?",
@@ -563,13 +564,15 @@ static int s_run(launcher_t *self)
         started = false;
     }
     close(tables_fd);
-    char go[32] = "T";
+    char go[32 + GIMPI_GROUPS_TOKEN_LEN] = "T";
     if (started) {
         for (int i = 0; i < self->ntasks; i++)
             self->tasks[i].world_rank = self->tables->clients[self->tables->myclient].first_proc + i;
-        int base = s_reserve_tids(self);
+        /* the base and the block's token go down each task's go pipe (never argv/env) */
+        char token[GIMPI_GROUPS_TOKEN_LEN + 1];
+        int base = s_reserve_tids(self, token);
         if (base >= 0)
-            snprintf(go, sizeof go, "T%d\n", base);
+            snprintf(go, sizeof go, "T%d %s\n", base, token);
     }
     for (int i = 0; i < self->ntasks; i++) {
         /* 'T' (and the tid base) lets the task go; closing without it: the startup failed */

@@ -39,7 +39,7 @@ static void test_table(void)
 /*  Every command decodes from frames built per its layout. */
 static void test_roundtrip(void)
 {
-    static const uint8_t proc[24] = { 1 }, addr[16] = { 2 };
+    static const uint8_t proc[24] = { 1 }, addr[16] = { 2 }, token[GD_TOKEN_SIZE] = { 3 };
     for (int code = 0; code < 256; code++) {
         const gd_command_info_t *info = gd_command_info((uint8_t)code);
         if (!info)
@@ -53,6 +53,7 @@ static void test_roundtrip(void)
             case 'q': v[n].q = 1ULL << 40; break;
             case 'p': v[n].data = proc; v[n].len = 24; break;
             case 'a': v[n].data = addr; v[n].len = 16; break;
+            case 'k': v[n].data = token; v[n].len = GD_TOKEN_SIZE; break;
             default: v[n].data = (const uint8_t *)"grp"; v[n].len = 3; break;
             }
         }

@@ -109,12 +109,12 @@ static void test_tids(void)
     ok(r == NULL, "destroy NULLs");
 }
 
-/*  Registers task number k as a given tid (REGISTER_TID). */
-static int32_t s_reg_tid(gd_registry_t *r, int k, int32_t tid)
+/*  Registers task number k as a given tid (REGISTER_TID) with a block's token. */
+static int32_t s_reg_tid(gd_registry_t *r, int k, int32_t tid, const uint8_t *token)
 {
     gd_taskinfo_t info = { .ospid = 1000 + k };
     uint8_t key[4] = { 'k', (uint8_t)(k >> 8), (uint8_t)k, 0 };
-    return gd_registry_register_tid(r, key, sizeof key, &info, tid);
+    return gd_registry_register_tid(r, key, sizeof key, &info, tid, token);
 }
 
 /*  RESERVE and REGISTER_TID: blocks from the one counter, idempotent keys, bounds, every
@@ -125,43 +125,53 @@ static void test_reserve(void)
     gd_sink_t sink = { s_reply, s_event, &rec };
     gd_registry_t *r = gd_registry_new(&sink);
     int32_t a = s_reg(r, 1);
-    int32_t base = gd_registry_reserve(r, "job1", 4, 3);
+    uint8_t tk[GD_TOKEN_SIZE], tk2[GD_TOKEN_SIZE], tf[GD_TOKEN_SIZE], tf2[GD_TOKEN_SIZE];
+    uint8_t tx[GD_TOKEN_SIZE], bad[GD_TOKEN_SIZE] = { 0 };
+    int32_t base = gd_registry_reserve(r, "job1", 4, 3, 0, tk);
     cmp_ok(base, "==", a, "block after the last tid: tids base+1 .. base+3");
-    cmp_ok(gd_registry_reserve(r, "job1", 4, 3), "==", base, "same key, same base");
-    cmp_ok(gd_registry_reserve(r, "job1", 4, 4), "==", GIMPI_EMISMATCH, "same key, other n: Mismatch");
-    int32_t fresh = gd_registry_reserve(r, "", 0, 1);
+    cmp_ok(gd_registry_reserve(r, "job1", 4, 3, 0, tk2), "==", base, "same key, same base");
+    ok(memcmp(tk, tk2, sizeof tk) == 0, "and the same token");
+    cmp_ok(gd_registry_reserve(r, "job1", 4, 4, 0, tk2), "==", GIMPI_EMISMATCH,
+           "same key, other n: Mismatch");
+    int32_t fresh = gd_registry_reserve(r, "", 0, 1, 0, tf);
     cmp_ok(fresh, "==", base + 3, "key '' gets a fresh block after it");
-    int32_t fresh2 = gd_registry_reserve(r, "", 0, 1);
+    ok(memcmp(tk, tf, sizeof tk) != 0, "with a token of its own");
+    int32_t fresh2 = gd_registry_reserve(r, "", 0, 1, 0, tf2);
     cmp_ok(fresh2, "==", fresh + 1, "and again a fresh one");
-    cmp_ok(gd_registry_reserve(r, "x", 1, 0), "==", GIMPI_EBADPARAM, "n 0: BadParam");
-    cmp_ok(gd_registry_reserve(r, "x", 1, -5), "==", GIMPI_EBADPARAM, "n < 0: BadParam");
-    cmp_ok(gd_registry_reserve(r, "x", 1, GIMPI_GROUPS_MAX_RESERVE + 1), "==", GIMPI_EBADPARAM,
-           "n over the limit: BadParam");
-    cmp_ok(gd_registry_reserve(r, "x", 1, GIMPI_GROUPS_MAX_RESERVE), "==", fresh2 + 1,
-           "n at the limit is fine");
+    cmp_ok(gd_registry_reserve(r, "x", 1, 0, 0, tx), "==", GIMPI_EBADPARAM, "n 0: BadParam");
+    cmp_ok(gd_registry_reserve(r, "x", 1, -5, 0, tx), "==", GIMPI_EBADPARAM, "n < 0: BadParam");
+    cmp_ok(gd_registry_reserve(r, "x", 1, GIMPI_GROUPS_MAX_RESERVE + 1, 0, tx), "==",
+           GIMPI_EBADPARAM, "n over the limit: BadParam");
+    cmp_ok(gd_registry_reserve(r, "x", 1, GIMPI_GROUPS_MAX_RESERVE, 0, tx), "==", fresh2 + 1,
+           "n at the limit is fine (no owner: no quota)");
     int32_t b = s_reg(r, 2);
     cmp_ok(b, "==", fresh2 + 1 + GIMPI_GROUPS_MAX_RESERVE + 1, "plain REGISTER skips every block");
     cmp_ok(gd_registry_nblocks(r), "==", 4, "4 blocks live");
 
-    cmp_ok(s_reg_tid(r, 10, base + 2), "==", base + 2, "REGISTER_TID in the block");
-    cmp_ok(s_reg_tid(r, 10, base + 2), "==", base + 2, "again from the same connection: same");
-    cmp_ok(s_reg_tid(r, 10, base + 1), "==", GIMPI_EEXISTS, "same connection, other tid: Exists");
-    cmp_ok(s_reg_tid(r, 11, base + 2), "==", GIMPI_EDUPHOST, "tid held by another task: DupHost");
-    cmp_ok(s_reg_tid(r, 11, a), "==", GIMPI_EDUPHOST, "a plain task's tid: DupHost");
-    cmp_ok(s_reg_tid(r, 11, b + 1), "==", GIMPI_EBADPARAM, "past every block: BadParam");
-    cmp_ok(s_reg_tid(r, 11, 0), "==", GIMPI_EBADPARAM, "0: BadParam");
-    cmp_ok(s_reg_tid(r, 11, -3), "==", GIMPI_EBADPARAM, "negative: BadParam");
-    cmp_ok(s_reg_tid(r, 11, b + 1000), "==", GIMPI_EBADPARAM, "never reserved: BadParam");
+    cmp_ok(s_reg_tid(r, 10, base + 2, NULL), "==", GIMPI_EDENIED, "no token: Denied");
+    cmp_ok(s_reg_tid(r, 10, base + 2, bad), "==", GIMPI_EDENIED, "a wrong token: Denied");
+    cmp_ok(s_reg_tid(r, 10, base + 2, tf), "==", GIMPI_EDENIED, "another block's token: Denied");
+    cmp_ok(s_reg_tid(r, 10, base + 2, tk), "==", base + 2, "REGISTER_TID in the block");
+    cmp_ok(s_reg_tid(r, 10, base + 2, tk), "==", base + 2, "again from the same connection: same");
+    cmp_ok(s_reg_tid(r, 10, base + 1, tk), "==", GIMPI_EEXISTS, "same connection, other tid: Exists");
+    cmp_ok(s_reg_tid(r, 11, base + 2, tk), "==", GIMPI_EDUPHOST, "tid held by another task: DupHost");
+    cmp_ok(s_reg_tid(r, 11, a, tk), "==", GIMPI_EDUPHOST, "a plain task's tid: DupHost");
+    cmp_ok(s_reg_tid(r, 11, b + 1, tk), "==", GIMPI_EBADPARAM, "past every block: BadParam");
+    cmp_ok(s_reg_tid(r, 11, 0, tk), "==", GIMPI_EBADPARAM, "0: BadParam");
+    cmp_ok(s_reg_tid(r, 11, -3, tk), "==", GIMPI_EBADPARAM, "negative: BadParam");
+    cmp_ok(s_reg_tid(r, 11, b + 1000, tk), "==", GIMPI_EBADPARAM, "never reserved: BadParam");
     cmp_ok(gd_registry_remove(r, base + 2, false), "==", 0, "the task leaves");
-    cmp_ok(s_reg_tid(r, 11, base + 2), "==", GIMPI_EBADPARAM, "its tid is never given again");
-    cmp_ok(s_reg_tid(r, 12, base + 1), "==", base + 1, "base+1");
-    cmp_ok(s_reg_tid(r, 13, base + 3), "==", base + 3, "base+3");
+    cmp_ok(s_reg_tid(r, 11, base + 2, tk), "==", GIMPI_EBADPARAM, "its tid is never given again");
+    cmp_ok(s_reg_tid(r, 12, base + 1, tk), "==", base + 1, "base+1");
+    cmp_ok(s_reg_tid(r, 13, base + 3, tk), "==", base + 3, "base+3");
     cmp_ok(gd_registry_nblocks(r), "==", 3, "a block whose tids all registered is forgotten");
-    cmp_ok(s_reg_tid(r, 14, base + 3), "==", GIMPI_EDUPHOST, "held: DupHost");
-    cmp_ok(gd_registry_reserve(r, "job1", 4, 3), "==", base, "the key still gives its base");
-    cmp_ok(s_reg_tid(r, 15, fresh2 + 1), "==", fresh2 + 1, "a fresh block's one tid");
-    cmp_ok(s_reg_tid(r, 16, fresh + 1), "==", fresh + 1, "blocks register in any order");
-    cmp_ok(gd_registry_nblocks(r), "==", 1, "only the big block is left");
+    cmp_ok(s_reg_tid(r, 14, base + 3, tk), "==", GIMPI_EDUPHOST, "held: DupHost");
+    int32_t again = gd_registry_reserve(r, "job1", 4, 3, 0, tk2);
+    ok(again > base && memcmp(tk, tk2, sizeof tk) != 0,
+       "a key whose block is complete gets a fresh block and token");
+    cmp_ok(s_reg_tid(r, 15, fresh2 + 1, tf2), "==", fresh2 + 1, "a fresh block's one tid");
+    cmp_ok(s_reg_tid(r, 16, fresh + 1, tf), "==", fresh + 1, "blocks register in any order");
+    cmp_ok(gd_registry_nblocks(r), "==", 2, "the big block and the new job1 block are left");
     uint64_t v;
     cmp_ok(gd_registry_join(r, base + 1, "g", &v), "==", 0, "a REGISTER_TID task joins");
     cmp_ok(gd_registry_gettid(r, "g", 0, &v), "==", base + 1, "with its tid");
@@ -170,6 +180,40 @@ static void test_reserve(void)
     cmp_ok(info.ospid, "==", 1016, "gives what it registered");
     gd_registry_destroy(&r);
     ok(r == NULL, "destroy with live blocks and keys");
+}
+
+/*  The bounds: the reserve quota of an owner (given back as its tids register, and by
+ *  nobody else's use), tasks, groups, groups per task, blocks. */
+static void test_limits(void)
+{
+    rec_t rec = { 0 };
+    gd_sink_t sink = { s_reply, s_event, &rec };
+    gd_registry_t *r = gd_registry_new(&sink);
+    gd_registry_set_limits(r, &(gd_registry_limits_t){ .max_tasks = 4, .max_groups = 2,
+                                                       .max_groups_per_task = 1,
+                                                       .max_blocks = 3, .reserve_quota = 10 });
+    uint8_t t1[GD_TOKEN_SIZE], t2[GD_TOKEN_SIZE];
+    int32_t b1 = gd_registry_reserve(r, "", 0, 8, 7, t1);
+    ok(b1 > 0, "owner 7 reserves 8 of its 10");
+    cmp_ok(gd_registry_reserve(r, "", 0, 3, 7, t2), "==", GIMPI_EOUTOFRES, "3 more: OutOfRes");
+    int32_t b2 = gd_registry_reserve(r, "", 0, 3, 8, t2);
+    ok(b2 > b1, "another owner is not held back");
+    cmp_ok(s_reg_tid(r, 1, b1 + 1, t1), "==", b1 + 1, "one of owner 7's tids registers");
+    ok(gd_registry_reserve(r, "", 0, 3, 7, t2) > 0, "which gives its quota back");
+    cmp_ok(gd_registry_reserve(r, "", 0, 1, 9, t2), "==", GIMPI_EOUTOFRES, "a 4th block: OutOfRes");
+    gd_registry_owner_gone(r, 7);
+    cmp_ok(s_reg_tid(r, 2, b1 + 2, t1), "==", b1 + 2, "its tids still register when it is gone");
+    int32_t x = s_reg(r, 3), y = s_reg(r, 4);
+    ok(x > 0 && y > 0, "tasks 3 and 4 of 4");
+    cmp_ok(s_reg(r, 5), "==", GIMPI_ENOMEM, "a 5th task: NoMem");
+    uint64_t v;
+    cmp_ok(gd_registry_join(r, x, "g1", &v), "==", 0, "join g1");
+    cmp_ok(gd_registry_join(r, x, "g2", &v), "==", GIMPI_ENOMEM, "a 2nd group for one task: NoMem");
+    cmp_ok(gd_registry_join(r, x, "g1", &v), "==", GIMPI_EDUPGROUP, "g1 again: DupGroup");
+    cmp_ok(gd_registry_join(r, y, "g2", &v), "==", 0, "another task makes g2");
+    cmp_ok(gd_registry_join(r, b1 + 1, "g3", &v), "==", GIMPI_ENOMEM, "a 3rd group: NoMem");
+    cmp_ok(gd_registry_join(r, b1 + 1, "g1", &v), "==", 1, "joining one that exists is fine");
+    gd_registry_destroy(&r);
 }
 
 static void test_membership(void)
@@ -423,6 +467,7 @@ int main(void)
     plan(NO_PLAN);
     test_tids();
     test_reserve();
+    test_limits();
     test_membership();
     test_barrier();
     test_freeze();

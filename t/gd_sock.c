@@ -53,16 +53,17 @@ static void test_roles(void)
     gd_sock_opts_t o;
     gd_sock_opts_init(&o, GD_SOCK_GROUPD_ROUTER, "ipc://x");
     ok(o.type == ZMQ_ROUTER && o.bind && !strcmp(o.endpoint, "ipc://x"), "groupd ROUTER binds");
-    ok(o.sndhwm == GD_SOCK_GROUPD_HWM && o.rcvhwm == GD_SOCK_GROUPD_HWM && o.sndhwm == 100000,
-       "with queues of 100000 each way");
+    ok(o.sndhwm == GD_SOCK_GROUPD_HWM && o.rcvhwm == GD_SOCK_GROUPD_HWM && o.sndhwm == 256,
+       "with queues of 256 each way");
     ok(o.heartbeat_ivl_ms == 250 && o.heartbeat_timeout_ms == 750 && o.heartbeat_ttl_ms == 0,
        "heartbeats 250 ms, timeout 750 ms, no TTL");
-    ok(o.linger_ms == 0 && o.maxmsgsize == -1 && o.handshake_ms == 30000 && !o.immediate
+    ok(o.linger_ms == 0 && o.maxmsgsize == 64 * 1024 && o.handshake_ms == 5000 && !o.immediate
        && !o.router_mandatory && o.security.mechanism == GD_SOCK_MECH_NONE && !o.monitor_events,
-       "linger 0, no size limit, 30 s handshake, NULL mechanism");
+       "linger 0, 64 KiB frames at most, 5 s handshake, NULL mechanism until secured");
     gd_sock_opts_init(&o, GD_SOCK_GROUPD_XPUB, "ipc://x.pub");
-    ok(o.type == ZMQ_XPUB && o.bind && o.xpub_verbose && o.sndhwm == 100000 && o.rcvhwm == 1000
-       && o.heartbeat_ivl_ms == 0, "groupd XPUB: bound, verbose, 100000 to send");
+    ok(o.type == ZMQ_XPUB && o.bind && o.xpub_verbose && o.sndhwm == 10000 && o.rcvhwm == 256
+       && o.maxmsgsize == 64 * 1024 && o.heartbeat_ivl_ms == 0,
+       "groupd XPUB: bound, verbose, 10000 to send, 64 KiB frames at most");
     gd_sock_opts_init(&o, GD_SOCK_TASK_DEALER, "ipc://x");
     ok(o.type == ZMQ_DEALER && !o.bind && o.heartbeat_ivl_ms == 1000
        && o.heartbeat_timeout_ms == 5000 && o.sndhwm == 1000 && o.rcvhwm == 1000,
@@ -90,8 +91,8 @@ static void test_readback(void *zctx)
         size_t len = sizeof max;
         zmq_getsockopt(r, ZMQ_MAXMSGSIZE, &max, &len);
         ok(s_get_int(r, ZMQ_TYPE) == ZMQ_ROUTER && s_get_int(r, ZMQ_LINGER) == 0
-           && s_get_int(r, ZMQ_SNDHWM) == 100000 && s_get_int(r, ZMQ_RCVHWM) == 100000
-           && max == -1 && s_get_int(r, ZMQ_HANDSHAKE_IVL) == 30000
+           && s_get_int(r, ZMQ_SNDHWM) == 256 && s_get_int(r, ZMQ_RCVHWM) == 256
+           && max == 64 * 1024 && s_get_int(r, ZMQ_HANDSHAKE_IVL) == 5000
            && s_get_int(r, ZMQ_IMMEDIATE) == 0 && s_get_int(r, ZMQ_MECHANISM) == ZMQ_NULL,
            "its settings read back (type, linger, queues, size, handshake, mechanism)");
         ok(s_get_int(r, ZMQ_HEARTBEAT_IVL) == 250 && s_get_int(r, ZMQ_HEARTBEAT_TIMEOUT) == 750

@@ -158,10 +158,8 @@ void *gdt_dealer(const char *ep, void **zctx)
  *  reported on stderr). */
 void *gdt_dealer_in(void *zctx, const char *ep)
 {
-    gd_sock_opts_t o;
-    gd_sock_opts_init(&o, GD_SOCK_TOOL_DEALER, ep);
     char err[GD_SOCK_ERRLEN];
-    void *s = gd_sock_new(zctx, &o, NULL, err, sizeof err);
+    void *s = gd_sock_tool_new(zctx, ep, NULL, NULL, 0, err, sizeof err);
     if (!s)
         fprintf(stderr, "# gdtest: %s\n", err);
     return s;

@@ -66,13 +66,18 @@ static int s_raw(const char *ep, uint8_t cmd, const gd_frame_t *body, int nbody)
 static void test_blocks(const char *ep)
 {
     gimpi_groups_t *r = gimpi_groups_new(ep, NULL);
-    int base = gimpi_groups_reserve(r, "jobA", 3);
+    char tok[GIMPI_GROUPS_TOKEN_LEN + 1], tok2[GIMPI_GROUPS_TOKEN_LEN + 1];
+    char ftok[GIMPI_GROUPS_TOKEN_LEN + 1];
+    int base = gimpi_groups_reserve_token(r, "jobA", 3, tok);
     cmp_ok(base, ">=", 0x40000, "RESERVE('jobA', 3) -> base 0x%x", (unsigned)base);
-    cmp_ok(gimpi_groups_reserve(r, "jobA", 3), "==", base, "asked again: same base");
+    cmp_ok(strlen(tok), "==", GIMPI_GROUPS_TOKEN_LEN, "and a token of %d hex digits",
+           GIMPI_GROUPS_TOKEN_LEN);
+    cmp_ok(gimpi_groups_reserve_token(r, "jobA", 3, tok2), "==", base, "asked again: same base");
+    is(tok2, tok, "and the same token");
     gimpi_groups_t *r2 = gimpi_groups_new(ep, NULL);
     cmp_ok(gimpi_groups_reserve(r2, "jobA", 3), "==", base, "another client, same key: same base");
     cmp_ok(gimpi_groups_reserve(r2, "jobA", 2), "==", GIMPI_EMISMATCH, "same key, other n: Mismatch");
-    int f1 = gimpi_groups_reserve(r2, "", 1), f2 = gimpi_groups_reserve(r2, NULL, 2);
+    int f1 = gimpi_groups_reserve_token(r2, "", 1, ftok), f2 = gimpi_groups_reserve(r2, NULL, 2);
     cmp_ok(f1, "==", base + 3, "key '' gets a fresh block");
     cmp_ok(f2, "==", f1 + 1, "NULL too");
     cmp_ok(gimpi_groups_reserve(r2, "x", 0), "==", GIMPI_EBADPARAM, "n 0: BadParam");
@@ -97,7 +102,17 @@ static void test_blocks(const char *ep)
     gimpi_groups_t *a = gimpi_groups_new(ep, NULL);
     cmp_ok(gimpi_groups_set_tid(a, 0), "==", GIMPI_EBADPARAM, "set_tid(0): BadParam");
     cmp_ok(gimpi_groups_set_tid(a, -4), "==", GIMPI_EBADPARAM, "set_tid(-4): BadParam");
-    cmp_ok(gimpi_groups_set_tid(a, base + 2), "==", 0, "set_tid(base+2)");
+    cmp_ok(gimpi_groups_set_tid_token(a, base + 2, "xyz"), "==", GIMPI_EBADPARAM,
+           "set_tid_token with a token that is not one: BadParam");
+    gimpi_groups_t *h = gimpi_groups_new(ep, NULL);
+    gimpi_groups_set_tid(h, base + 2);
+    cmp_ok(gimpi_group_mytid(h), "==", GIMPI_EDENIED, "base+2 without the token: Denied");
+    gimpi_groups_destroy(&h);
+    h = gimpi_groups_new(ep, NULL);
+    gimpi_groups_set_tid_token(h, base + 2, ftok);
+    cmp_ok(gimpi_group_mytid(h), "==", GIMPI_EDENIED, "with another block's token: Denied");
+    gimpi_groups_destroy(&h);
+    cmp_ok(gimpi_groups_set_tid_token(a, base + 2, tok), "==", 0, "set_tid_token(base+2)");
     cmp_ok(gimpi_group_mytid(a), "==", base + 2, "registered as base+2");
     cmp_ok(gimpi_groups_set_tid(a, base + 1), "==", GIMPI_EALREADY, "set_tid after registering: Already");
     cmp_ok(gimpi_group_join(a, "tids"), "==", 0, "joins");
@@ -117,11 +132,11 @@ static void test_blocks(const char *ep)
     gimpi_groups_destroy(&b);
     gimpi_groups_destroy(&a);
     b = gimpi_groups_new(ep, NULL);
-    gimpi_groups_set_tid(b, base + 2);
+    gimpi_groups_set_tid_token(b, base + 2, tok);
     cmp_ok(gimpi_group_mytid(b), "==", GIMPI_EBADPARAM, "a tid whose task left: BadParam (never reused)");
     gimpi_groups_destroy(&b);
     b = gimpi_groups_new(ep, NULL);
-    gimpi_groups_set_tid(b, f1 + 1);
+    gimpi_groups_set_tid_token(b, f1 + 1, ftok);
     cmp_ok(gimpi_group_mytid(b), "==", f1 + 1, "the fresh block's tid");
     gimpi_groups_t *c = gimpi_groups_new(ep, NULL);
     int plain = gimpi_group_mytid(c);

@@ -118,6 +118,8 @@ static int s_value_decode(char type, const gd_frame_t *f, gd_value_t *v)
         return f->len == 24 ? GD_OK : GD_ERR_SIZE;
     case 'a':
         return f->len == 16 ? GD_OK : GD_ERR_SIZE;
+    case 'k':
+        return f->len == GD_TOKEN_SIZE ? GD_OK : GD_ERR_SIZE;
     case 'n':
     case 't':
         if (f->len > (type == 'n' ? (size_t)GD_MAX_NAME : (size_t)GD_MAX_TEXT))

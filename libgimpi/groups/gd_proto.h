@@ -26,6 +26,7 @@
  *    p  IMPI_Proc: 24 bytes (16-byte host id + Int8 pid)
  *    a  16-byte address (IPv6 or IPv4-compatible)
  *    b  opaque bytes: 0..GD_MAX_BLOB bytes (snapshots, group records)
+ *    k  a reserved block's token: GD_TOKEN_SIZE random bytes
  *    *  (last only) any number (0..GD_MAX_FRAMES) more frames of type b */
 
 /*  Requests: X(name, code, request frames, reply extra frames).  Every reply is
@@ -45,8 +46,8 @@
     X(STAT,       0x0C, "n",     "*")   /* "" = all groups; one record per group */   \
     X(PING,       0x0D, "",      "")                                                \
     X(LOOKUP,     0x0E, "i",     "paiit") /* tid -> its REGISTER data (0 or NoTask) */ \
-    X(REGISTER_TID, 0x0F, "paiiti", "") /* REGISTER + a reserved tid -> that tid */  \
-    X(RESERVE,    0x10, "ti",    "")    /* key, n -> base (tids base+1 .. base+n) */
+    X(REGISTER_TID, 0x0F, "paiitik", "") /* REGISTER + reserved tid + its block's token */ \
+    X(RESERVE,    0x10, "ti",    "k")   /* key, n -> base (tids base+1 .. base+n), token */
 
 /*  Events on the PUB socket: X(name, code).  Frames: [topic "G"+name][header]
  *  [q previous version][q version][i instance][i tid][i argument].  See the doc. */
@@ -71,7 +72,7 @@ enum { GD_EVENTS(GD_X_EV_ENUM) };
 /* ------------------------------------------------------------------ constants */
 
 enum {
-    GD_VERSION = 1,             /* protocol version carried by every header */
+    GD_VERSION = 2,             /* protocol version carried by every header (2: tokens) */
     GD_HDR_SIZE = 8,            /* 'G' 'D' version kind + Uint4 request id */
     GD_REPLY_FLAG = 0x80,       /* reply kind = command code | this */
     GD_MAX_NAME = 4096,         /* longest group name, bytes */
@@ -79,6 +80,7 @@ enum {
     GD_MAX_ENDPOINT = 512,      /* room for an endpoint (gimpi_groups_new takes 503 bytes) */
     GD_MAX_BLOB = 1 << 24,      /* longest opaque frame */
     GD_MAX_FRAMES = 16,         /* frames of a decoded message (fixed part) */
+    GD_TOKEN_SIZE = 16,         /* a reserved block's token (random) */
     GD_BAD_KIND = 0xFF,         /* reply kind for a request whose header was unreadable */
 };
 

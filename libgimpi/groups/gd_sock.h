@@ -8,26 +8,63 @@
  *  them are applied here and nowhere else, each return is checked, and a failure gives
  *  NULL with a message that says which step failed.  gd_sock_opts_init fills the settings
  *  of a role (groupd's ROUTER, a task's DEALER, ...) with the values named below, which
- *  are the values the control plane has always used; a caller changes only what it must.
- *  Authentication (CURVE with a ZAP handler) and tighter limits go into this file when
- *  they come.  doc/groupd-protocol.md ("Sockets and their limits") lists the sockets.
+ *  are the control plane's limits; a caller changes only what it must.
+ *
+ *  Security lives here too.  On tcp:// every socket speaks CURVE: groupd's sockets are
+ *  CURVE servers with the key pair gimpi_key_keypair(key, GD_SOCK_KEYPAIR_SERVER), and
+ *  its ZAP handler (gd_zap_t, served in groupd's own loop) admits only clients whose
+ *  public key is that of gimpi_key_keypair(key, GD_SOCK_KEYPAIR_CLIENT): holders of the
+ *  key.  On ipc:// the socket file lies in the private 0700 runtime directory, and the
+ *  same ZAP handler admits only peers of groupd's own uid (libzmq hands the handler the
+ *  peer's SO_PEERCRED as "localhost:UID:GID:PID").  Refused peers are logged at most
+ *  GD_RATELOG_PER_S lines a second (gd_ratelog_t), then one summary line.  A client
+ *  watches its socket monitor for a refused handshake (gd_sock_refusal) and fails at once
+ *  with one clear line instead of waiting for a timeout.  doc/groupd-protocol.md
+ *  ("Sockets and their limits", "Authentication") lists the sockets and the limits.
  */
 #ifndef GIMPI_GD_SOCK_H
 #define GIMPI_GD_SOCK_H
 
+#include "base/gimpi_key.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
-/*  Named defaults.  Each is the value in use before the factory existed; where it is
- *  libzmq's own default, the factory still sets it, so that every limit is visible here. */
+/*  Named defaults.  Where one is libzmq's own default, the factory still sets it, so that
+ *  every limit is visible here. */
 enum {
     GD_SOCK_LINGER_MS = 0,          /* every socket: closing drops unsent messages at once */
     GD_SOCK_HWM = 1000,             /* libzmq's queue limit per peer (messages), each way */
-    GD_SOCK_GROUPD_HWM = 100000,    /* groupd's ROUTER (both ways) and XPUB (send) */
-    GD_SOCK_SUB_RCVHWM = 0,         /* a task's event socket: no limit */
-    GD_SOCK_MAXMSGSIZE = -1,        /* largest incoming message in bytes; -1: no limit */
-    GD_SOCK_HANDSHAKE_MS = 30000,   /* a connection must finish its ZMTP handshake in this */
+    /* groupd's ROUTER, both ways, per peer.  A task has at most a few requests in flight
+       (one call, up to 16 deferred leaves, its barrier), so 256 never throttles a real
+       task; a peer that sends requests and never reads the replies costs at most 256
+       replies queued (then the ROUTER drops them) plus the kernel's socket buffers, and
+       one that floods requests is held back by TCP after 256 unread ones. */
+    GD_SOCK_GROUPD_HWM = 256,
+    /* groupd's XPUB (send, per subscriber): membership events (about 80 bytes + the
+       group name) queued for a task that does not read them; beyond it they are dropped
+       and the task's cache refreshes itself from a SNAPSHOT when it sees the gap. */
+    GD_SOCK_GROUPD_PUB_HWM = 10000,
+    GD_SOCK_SUB_RCVHWM = 0,         /* a task's event socket: no limit (it trusts groupd) */
+    GD_SOCK_MAXMSGSIZE = -1,        /* largest incoming frame of a client: no limit */
+    /* largest incoming frame at groupd (libzmq checks each frame, before buffering it):
+       a request's largest frame is a group name (GD_MAX_NAME, 4096 bytes); a bigger frame
+       ends the connection at once, so a 512 MiB frame costs groupd nothing.  groupd
+       --max-msg-size changes it. */
+    GD_SOCK_GROUPD_MAXMSGSIZE = 64 * 1024,
+    GD_SOCK_HANDSHAKE_MS = 30000,   /* a client's ZMTP handshake must finish in this */
+    /* groupd: a connection that has not finished its ZMTP (and CURVE) handshake within
+       this is closed, so half-open strangers hold a descriptor only this long */
+    GD_SOCK_GROUPD_HANDSHAKE_MS = 5000,
+    /* CURVE key pairs derived from the key (gimpi_key_keypair ids) */
+    GD_SOCK_KEYPAIR_SERVER = 1,     /* groupd's sockets */
+    GD_SOCK_KEYPAIR_CLIENT = 2,     /* every holder of the key connecting to groupd */
+    GD_SOCK_KEYLEN = 32,            /* a CURVE key, binary */
+    /* refused peers and malformed requests: at most this many log lines a second, then
+       one line "... N more ... in the last second" */
+    GD_RATELOG_PER_S = 5,
     /* groupd's ROUTER sends ZMTP heartbeats every GD_SOCK_GROUPD_HEARTBEAT_MS (groupd
        --heartbeat) and drops a peer silent for GD_SOCK_GROUPD_HEARTBEAT_TIMEOUTS intervals:
        a stopped task is gone within about 1 s.  No heartbeat TTL: tasks time groupd out by
@@ -55,18 +92,26 @@ typedef enum {
     GD_SOCK_MONITOR_PAIR,           /* reads a socket monitor over inproc; connects */
 } gd_sock_role_t;
 
-/*  Security mechanisms.  NONE is ZMTP's NULL mechanism: no authentication, no encryption,
- *  which is what every socket uses today. */
+/*  Security mechanisms.  NONE is ZMTP's NULL mechanism (ipc, and inproc monitors); CURVE
+ *  authenticates and encrypts (tcp). */
 typedef enum {
     GD_SOCK_MECH_NONE = 0,
+    GD_SOCK_MECH_CURVE = 1,
 } gd_sock_mech_t;
 
-/*  The security section of the settings.  This is where CURVE goes: the mechanism, whether
- *  the socket is the CURVE server (groupd) or a client (tasks, tools), the socket's key
- *  pair, the server's public key for clients, and the ZAP domain under which groupd's ZAP
- *  handler admits peers.  Only NONE exists; any other value is refused. */
+/*  The ZAP domain of groupd's sockets. */
+#define GD_SOCK_ZAP_DOMAIN "gimpi-groupd"
+
+/*  The security section of the settings: the mechanism, whether the socket is the CURVE
+ *  server (groupd) or a client (tasks, tools), the socket's key pair, the server's public
+ *  key for clients, and the ZAP domain (bound sockets: groupd's ZAP handler is asked
+ *  about every peer; NULL: no ZAP).  gd_sock_secure fills it from the key. */
 typedef struct {
     gd_sock_mech_t mechanism;
+    bool server;
+    uint8_t public_key[GD_SOCK_KEYLEN], secret_key[GD_SOCK_KEYLEN];
+    uint8_t server_key[GD_SOCK_KEYLEN];
+    const char *zap_domain;
 } gd_sock_security_t;
 
 /*  Everything gd_sock_new applies to a socket. */
@@ -96,6 +141,45 @@ typedef struct {
 /*  Fills *opts with the settings of a role and the given endpoint. */
 void gd_sock_opts_init(gd_sock_opts_t *opts, gd_sock_role_t role, const char *endpoint);
 
+/*  True when an endpoint needs the key (tcp://). */
+bool gd_sock_needs_key(const char *endpoint);
+
+/*  Fills opts->security for opts->endpoint: on tcp:// CURVE, as the server when opts->bind,
+ *  with the key pairs derived from key (which must then be given); a bound ipc:// socket
+ *  gets the ZAP domain (the handler checks the peer's uid); anything else stays NONE.
+ *  0, or -1 with a message (no key for a tcp endpoint; a libzmq built without CURVE). */
+int gd_sock_secure(gd_sock_opts_t *opts, const gimpi_key_t *key, char *err, size_t errsize);
+
+/*  Loads the key a client uses towards a tcp:// groupd (gimpi_key_default) and writes
+ *  "fingerprint X from WHERE" into desc (descsize bytes, may be NULL) for messages.
+ *  0, or -1 with a message. */
+int gd_sock_client_key(gimpi_key_t *key, char *desc, size_t descsize, char *err,
+                       size_t errsize);
+
+/*  Monitor events a client watches for a refused handshake. */
+#define GD_SOCK_HANDSHAKE_EVENTS                                                        \
+    (ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH                     \
+     | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)
+
+/*  Why a monitor event means that groupd refused us, or NULL when it does not: the ZAP
+ *  handler said no (curve: "not the same key"; ipc: "not its user"), or the handshake
+ *  failed (a peer of another key cannot even decrypt our greeting).  For a connection
+ *  that never completed a handshake, a DISCONNECTED counts as a refusal too (`handshaken`
+ *  false). */
+const char *gd_sock_refusal(int event, int value, bool handshaken, bool curve);
+
+/*  A one-off client of groupd (gimpi-stat, tests): a GD_SOCK_TOOL_DEALER connected to ep,
+ *  secured for it (the user's key loaded when ep is tcp; its "fingerprint X from FILE"
+ *  into desc, which may be NULL), with a monitor for refusals in *monitor_p (NULL: none).
+ *  NULL with a message in err. */
+void *gd_sock_tool_new(void *zctx, const char *ep, void **monitor_p, char *desc,
+                       size_t descsize, char *err, size_t errsize);
+
+/*  Waits up to timeout_ms for a message on a tool socket: 1 when one is there, 0 on
+ *  timeout, -1 when groupd refused us (the reason in err). */
+int gd_sock_tool_wait(void *sock, void *monitor, int timeout_ms, bool curve, char *err,
+                      size_t errsize);
+
 /*  Makes a socket in zctx, applies every setting of opts, starts its monitor (when
  *  opts->monitor_events is set: the PAIR that reads it, a GD_SOCK_MONITOR_PAIR, goes to
  *  *monitor_p, which must then be given), and binds or connects last, so that the monitor
@@ -118,4 +202,45 @@ const char *gd_sock_last_endpoint(void *sock, char *buf, size_t size);
 
 /*  The name of a ZeroMQ socket type ("ROUTER", ...), "?" for others. */
 const char *gd_sock_type_name(int type);
+
+/* ------------------------------------------------------------------ rate-limited logs */
+
+/*  At most GD_RATELOG_PER_S lines a second for one kind of event; the rest are counted
+ *  and summed up in one line when the next second starts (or at gd_ratelog_flush). */
+typedef struct {
+    const char *what;           /* "refused peers", for the summary line */
+    int64_t second;             /* the second being counted (CLOCK_MONOTONIC) */
+    int shown, suppressed;
+    uint64_t total;             /* events ever (shown or not) */
+} gd_ratelog_t;
+
+/*  Counts an event at now_ms; true when its line may be printed.  The summary of the
+ *  previous second, if any, is printed to out first (prefix: e.g. "groupd"). */
+bool gd_ratelog_ok(gd_ratelog_t *rl, int64_t now_ms, FILE *out, const char *prefix);
+/*  Prints a pending summary (when the second is over). */
+void gd_ratelog_flush(gd_ratelog_t *rl, int64_t now_ms, FILE *out, const char *prefix);
+/*  Milliseconds until a held-back summary is due (then call gd_ratelog_flush), -1 when
+ *  none is pending: a loop sleeps at most this long, so the summary comes on time. */
+int gd_ratelog_due_ms(const gd_ratelog_t *rl, int64_t now_ms);
+
+/* ------------------------------------------------------------------ the ZAP handler */
+
+/*  groupd's ZAP handler: a REP socket bound to inproc://zeromq.zap.01 of groupd's
+ *  context, read in groupd's loop (gd_zap_fd, gd_zap_serve): no thread of its own. */
+typedef struct gd_zap_t gd_zap_t;
+
+/*  Binds the handler in zctx.  key: the clients' public key is derived from it (NULL: no
+ *  CURVE client is admitted).  uid: the only peer uid admitted on ipc.  log: where the
+ *  refusals go (rate-limited).  NULL with a message on failure. */
+gd_zap_t *gd_zap_new(void *zctx, const gimpi_key_t *key, unsigned uid, FILE *log, char *err,
+                     size_t errsize);
+void gd_zap_destroy(gd_zap_t **self_p);
+/*  The socket (for ZMQ_EVENTS) and its notification fd (for poll). */
+void *gd_zap_socket(gd_zap_t *self);
+/*  Answers every ZAP request queued.  Returns how many were answered. */
+int gd_zap_serve(gd_zap_t *self);
+/*  Counters: peers admitted and refused so far. */
+void gd_zap_counts(gd_zap_t *self, uint64_t *admitted, uint64_t *refused);
+/*  The refusals' log: its pending summary is printed by gd_ratelog_flush. */
+gd_ratelog_t *gd_zap_log(gd_zap_t *self);
 #endif

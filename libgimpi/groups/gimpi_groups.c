@@ -42,6 +42,7 @@
 #include <unistd.h>
 #include <sched.h>
 #include <zmq.h>
+#include <sodium.h>
 
 #ifndef GIMPI_BINDIR
 #define GIMPI_BINDIR "/usr/local/bin"
@@ -97,6 +98,15 @@ struct gimpi_groups_t {
     gd_hash_t *mine;            /* the groups this task is in (value: self, unused) */
     bool sync_leave;            /* GIMPI_GROUPS_SYNC_LEAVE: every leave waits for its reply */
     int ndeferred;              /* deferred leaves whose replies are still to come */
+    bool have_key;              /* key loaded (tcp endpoints only) */
+    gimpi_key_t key;
+    char keydesc[GIMPI_KEY_PATHLEN + 64];   /* "fingerprint X from FILE", for messages */
+    bool handshaken;            /* the DEALER's handshake with groupd succeeded */
+    bool refused;               /* groupd refused us (said once) */
+    int32_t tok_base, tok_n;    /* the last block this object reserved ... */
+    uint8_t tok[GD_TOKEN_SIZE]; /* ... and its token */
+    bool have_want_tok;         /* gimpi_groups_set_tid_token gave the token to present */
+    uint8_t want_tok[GD_TOKEN_SIZE];
     struct {
         uint32_t reqid;
         char *group;
@@ -194,6 +204,8 @@ void gimpi_groups_destroy(gimpi_groups_t **self_p)
     s_close_dealer(self);
     if (self->own_ctx && self->zctx)
         zmq_ctx_term(self->zctx);
+    gimpi_key_wipe(&self->key, sizeof self->key);
+    gimpi_key_wipe(self->want_tok, sizeof self->want_tok);
     free(self);
     *self_p = NULL;
 }
@@ -355,14 +367,35 @@ static int s_start_groupd(gimpi_groups_t *self)
  *  and connects.  0 or -1. */
 static int s_open_dealer(gimpi_groups_t *self, int attempt)
 {
-    char mon[64];
+    char mon[64], err[GD_SOCK_ERRLEN];
     snprintf(mon, sizeof mon, "inproc://gimpi-groups-%p-%d", (void *)self, attempt);
     gd_sock_opts_t o;
     gd_sock_opts_init(&o, GD_SOCK_TASK_DEALER, self->endpoint);
-    o.monitor_events = ZMQ_EVENT_DISCONNECTED;
+    o.monitor_events = ZMQ_EVENT_DISCONNECTED | GD_SOCK_HANDSHAKE_EVENTS;
     o.monitor_endpoint = mon;
+    self->handshaken = false;
+    if (gd_sock_secure(&o, self->have_key ? &self->key : NULL, err, sizeof err) < 0) {
+        fprintf(stderr, "gimpi: groupd at %s: %s\n", self->endpoint, err);
+        return -1;
+    }
     self->dealer = gd_sock_new(self->zctx, &o, &self->monitor, NULL, 0);
+    gimpi_key_wipe(&o.security, sizeof o.security);
     return self->dealer ? 0 : -1;
+}
+
+/*  Loads the key for a tcp endpoint (once).  0, or -1 with a message on stderr. */
+static int s_load_key(gimpi_groups_t *self)
+{
+    if (self->have_key || !gd_sock_needs_key(self->endpoint))
+        return 0;
+    char err[GIMPI_KEY_ERRLEN];
+    if (gd_sock_client_key(&self->key, self->keydesc, sizeof self->keydesc, err,
+                           sizeof err) < 0) {
+        fprintf(stderr, "gimpi: groupd at %s needs the key: %s\n", self->endpoint, err);
+        return -1;
+    }
+    self->have_key = true;
+    return 0;
 }
 
 /*  Closes the DEALER socket and its monitor. */
@@ -383,6 +416,10 @@ static int s_connect(gimpi_groups_t *self)
     bool ipc = strncmp(self->endpoint, "ipc://", 6) == 0;
     gd_multipart_t mp;
     gd_msg_t reply;
+    if (s_load_key(self) < 0) {
+        self->state = -1;
+        return GIMPI_ESYSERR;
+    }
     for (int attempt = 0;; attempt++) {
         self->state = -1;           /* until proven otherwise */
         if (ipc && !s_ipc_alive(self->endpoint) && s_start_groupd(self) < 0)
@@ -393,7 +430,7 @@ static int s_connect(gimpi_groups_t *self)
         if (s_request(self, GD_HELLO, NULL, 0, HELLO_TIMEOUT_MS, &mp, &reply) >= 0)
             break;
         self->state = -1;
-        if (!ipc || attempt == 1)
+        if (!ipc || attempt == 1 || self->refused)
             return GIMPI_ESYSERR;
         s_close_dealer(self);
     }
@@ -433,16 +470,24 @@ static int s_ready(gimpi_groups_t *self)
     memcpy(ip.hostid, self->hostid, 16);
     ip.pid = self->pid;
     impi_proc_encode(proc, &ip);
-    gd_value_t v[6] = {
+    /* the token of the tid's block: given, or of a block this object reserved itself */
+    uint8_t token[GD_TOKEN_SIZE] = { 0 };
+    if (self->have_want_tok)
+        memcpy(token, self->want_tok, sizeof token);
+    else if (self->tok_n && self->want_tid > self->tok_base
+             && self->want_tid - self->tok_base <= self->tok_n)
+        memcpy(token, self->tok, sizeof token);
+    gd_value_t v[7] = {
         { .data = proc, .len = sizeof proc },
         { .data = self->addr, .len = 16 },
         { .i = self->port },
         { .i = (int32_t)getpid() },
         { .data = (const uint8_t *)hostname, .len = strlen(hostname) },
         { .i = self->want_tid },
+        { .data = token, .len = sizeof token },
     };
     rc = self->want_tid
-       ? s_request(self, GD_REGISTER_TID, v, 6, REQUEST_TIMEOUT_MS, NULL, NULL)
+       ? s_request(self, GD_REGISTER_TID, v, 7, REQUEST_TIMEOUT_MS, NULL, NULL)
        : s_request(self, GD_REGISTER, v, 5, REQUEST_TIMEOUT_MS, NULL, NULL);
     if (rc <= 0) {
         self->state = -1;
@@ -453,6 +498,21 @@ static int s_ready(gimpi_groups_t *self)
 }
 
 /* ------------------------------------------------------------------ requests */
+
+/*  groupd refused our handshake: the object is dead, and one line says why. */
+static void s_refused(gimpi_groups_t *self, const char *why)
+{
+    self->state = -1;
+    if (self->refused)
+        return;
+    self->refused = true;
+    if (self->have_key)
+        fprintf(stderr, "gimpi: groupd at %s refused us: %s (ours: %s)\n", self->endpoint, why,
+                self->keydesc);
+    else
+        fprintf(stderr, "gimpi: groupd at %s refused us: %s (we are uid %u)\n", self->endpoint,
+                why, (unsigned)geteuid());
+}
 
 /*  1 when the monitor reports the connection to groupd closed (the object is then dead).
  *  ZMQ_EVENTS first: a plain non-blocking receive may be throttled and miss a queued event. */
@@ -466,10 +526,21 @@ static int s_check_monitor(gimpi_groups_t *self)
         gd_multipart_t mp;
         if (gd_multipart_recv(self->monitor, &mp, ZMQ_DONTWAIT) < 0)
             return self->state < 0;
-        if (mp.nparts >= 1 && mp.frames[0].len >= 2) {
+        if (mp.nparts >= 1 && mp.frames[0].len >= 6) {
             uint16_t event = (uint16_t)(mp.frames[0].data[0] | mp.frames[0].data[1] << 8);
-            if (event == ZMQ_EVENT_DISCONNECTED)
+            uint32_t value;
+            memcpy(&value, mp.frames[0].data + 2, 4);
+            const char *why = gd_sock_refusal(event, (int)value, self->handshaken,
+                                              self->have_key);
+            if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
+                self->handshaken = true;
+            if (why && event != ZMQ_EVENT_DISCONNECTED)
+                s_refused(self, why);
+            if (event == ZMQ_EVENT_DISCONNECTED) {
+                if (why && self->have_key)
+                    s_refused(self, why);
                 self->state = -1;
+            }
         }
         gd_multipart_close(&mp);
     }
@@ -819,7 +890,10 @@ static int s_watch(gimpi_groups_t *self, const char *group, size_t len)
     if (!self->sub) {
         gd_sock_opts_t o;
         gd_sock_opts_init(&o, GD_SOCK_TASK_SUB, self->pub_endpoint);
+        if (gd_sock_secure(&o, self->have_key ? &self->key : NULL, NULL, 0) < 0)
+            return -1;
         self->sub = gd_sock_new(self->zctx, &o, NULL, NULL, 0);
+        gimpi_key_wipe(&o.security, sizeof o.security);
         if (!self->sub)
             return -1;
     }
@@ -1027,8 +1101,16 @@ int gimpi_group_freeze(gimpi_groups_t *self, const char *group, int size)
     return rc ? rc : s_group_call(self, GD_FREEZE, group, size, -1, true);
 }
 
-/*  RESERVE: a block of n fresh tids (same base for the same non-empty key). */
+/*  RESERVE: a block of n fresh tids (same base for the same non-empty key), whose token
+ *  the object keeps (its own registration in the block presents it). */
 int gimpi_groups_reserve(gimpi_groups_t *self, const char *key, int n)
+{
+    return gimpi_groups_reserve_token(self, key, n, NULL);
+}
+
+/*  RESERVE, and the block's token as text. */
+int gimpi_groups_reserve_token(gimpi_groups_t *self, const char *key, int n,
+                               char token[GIMPI_GROUPS_TOKEN_LEN + 1])
 {
     assert(self);
     if (!key)
@@ -1039,7 +1121,18 @@ int gimpi_groups_reserve(gimpi_groups_t *self, const char *key, int n)
     if (rc)
         return rc;
     gd_value_t v[2] = { { .data = (const uint8_t *)key, .len = strlen(key) }, { .i = n } };
-    return s_request(self, GD_RESERVE, v, 2, REQUEST_TIMEOUT_MS, NULL, NULL);
+    gd_multipart_t mp;
+    gd_msg_t reply;
+    int base = s_request(self, GD_RESERVE, v, 2, REQUEST_TIMEOUT_MS, &mp, &reply);
+    if (base >= 0) {
+        self->tok_base = base;
+        self->tok_n = n;
+        memcpy(self->tok, reply.values[2].data, GD_TOKEN_SIZE);
+        if (token)
+            sodium_bin2hex(token, GIMPI_GROUPS_TOKEN_LEN + 1, self->tok, GD_TOKEN_SIZE);
+    }
+    gd_multipart_close(&mp);
+    return base;
 }
 
 /*  No groupd for this object: every later call is GIMPI_ESYSERR. */
@@ -1060,6 +1153,21 @@ int gimpi_groups_set_tid(gimpi_groups_t *self, int tid)
         return GIMPI_EBADPARAM;
     self->want_tid = tid;
     return 0;
+}
+
+/*  The tid to register as, with its block's token (text). */
+int gimpi_groups_set_tid_token(gimpi_groups_t *self, int tid, const char *token)
+{
+    assert(self);
+    size_t len = 0;
+    if (!token || strlen(token) != GIMPI_GROUPS_TOKEN_LEN
+        || sodium_hex2bin(self->want_tok, sizeof self->want_tok, token, GIMPI_GROUPS_TOKEN_LEN,
+                          NULL, &len, NULL) != 0
+        || len != GD_TOKEN_SIZE)
+        return GIMPI_EBADPARAM;
+    int rc = gimpi_groups_set_tid(self, tid);
+    self->have_want_tok = rc == 0;
+    return rc;
 }
 
 /*  LOOKUP on a connected object: the registration data of a tid. */

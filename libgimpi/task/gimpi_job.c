@@ -3,6 +3,7 @@
  *  whose single-client startup is done locally.  See gimpi_job.h for the hand-over.
  */
 #include "task/gimpi_job.h"
+#include "base/gimpi_key.h"
 #include "net/gimpi_host.h"
 
 #include <arpa/inet.h>
@@ -153,11 +154,14 @@ static int s_private_copy(int shared, char *err, size_t errsize)
     return mine;
 }
 
-/*  Waits for the launcher's go byte, then reads the tid base that may follow it (the
- *  launcher writes it in the same write and closes the pipe): *tidbase, -1 when none. */
-static int s_wait_go(int go_fd, int timeout_ms, int *tidbase, char *err, size_t errsize)
+/*  Waits for the launcher's go byte, then reads the tid base and its block's token that
+ *  may follow it ("T<base> <token>\n": the launcher writes it in the same write and closes
+ *  the pipe, so the token is seen by the task alone): *tidbase, -1 when none. */
+static int s_wait_go(int go_fd, int timeout_ms, int *tidbase, char *token, size_t toksize,
+                     char *err, size_t errsize)
 {
     *tidbase = -1;
+    token[0] = 0;
     struct pollfd p = { .fd = go_fd, .events = POLLIN };
     int rc;
     do
@@ -176,7 +180,7 @@ static int s_wait_go(int go_fd, int timeout_ms, int *tidbase, char *err, size_t 
         snprintf(err, errsize, "the job's startup failed (see gimpirun's message)");
         return -1;
     }
-    char line[32];
+    char line[96];
     size_t got = 0;
     while (got < sizeof line - 1 && poll(&p, 1, timeout_ms) > 0) {
         do
@@ -191,8 +195,16 @@ static int s_wait_go(int go_fd, int timeout_ms, int *tidbase, char *err, size_t 
     line[got] = 0;
     char *end;
     long base = strtol(line, &end, 10);
-    if (got && end != line && *end == '\n' && base >= 0 && base < INT32_MAX)
+    if (got && end != line && (*end == '\n' || *end == ' ') && base >= 0 && base < INT32_MAX)
         *tidbase = (int)base;
+    if (*tidbase >= 0 && *end == ' ') {
+        size_t len = strcspn(end + 1, "\n");
+        if (len < toksize) {
+            memcpy(token, end + 1, len);
+            token[len] = 0;
+        }
+    }
+    gimpi_key_wipe(line, sizeof line);
     return 0;
 }
 
@@ -239,7 +251,8 @@ int gimpi_job_init(gimpi_job_t *job, int timeout_ms, char *err, size_t errsize)
     /* the descriptors are ours alone: nothing we exec later inherits them */
     fcntl(listen_fd, F_SETFD, FD_CLOEXEC);
     fcntl(tables_fd, F_SETFD, FD_CLOEXEC);
-    int rc = s_wait_go(go_fd, timeout_ms, &job->tidbase, err, errsize);
+    int rc = s_wait_go(go_fd, timeout_ms, &job->tidbase, job->tidtoken, sizeof job->tidtoken,
+                       err, errsize);
     close(go_fd);
     if (rc < 0) {
         close(tables_fd);

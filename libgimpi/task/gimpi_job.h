@@ -29,6 +29,7 @@ typedef struct {
     int local_fd;               /* its local (Unix-domain) twin, owned, or -1 */
     bool launched;              /* started by gimpirun (false: shell-started) */
     int tidbase;                /* groupd's block for the job (tid = base + rank + 1), -1: none */
+    char tidtoken[40];          /* the block's token (hex text), "" when none */
 } gimpi_job_t;
 
 /*  Environment variable names, shared by gimpirun and the library. */
@@ -40,6 +41,7 @@ typedef struct {
 #define GIMPI_ENV_LOCAL     "GIMPI_LOCAL"
 /*  What a spawner hands its children (doc/spawn.md). */
 #define GIMPI_ENV_TID            "GIMPI_TID"
+#define GIMPI_ENV_TID_TOKEN      "GIMPI_TID_TOKEN"  /* the token of GIMPI_TID's block */
 #define GIMPI_ENV_PARENT         "GIMPI_PARENT"
 #define GIMPI_ENV_PARENT_CONTACT "GIMPI_PARENT_CONTACT"
 #define GIMPI_ENV_SIBLINGS       "GIMPI_SIBLINGS"

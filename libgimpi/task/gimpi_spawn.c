@@ -14,6 +14,7 @@
  */
 #include "gimpi.h"
 #include "task/gimpi_job.h"
+#include "base/gimpi_key.h"
 
 #include <arpa/inet.h>
 #include <assert.h>
@@ -89,7 +90,7 @@ static int s_ours(const char *var)
     static const char *const names[] = {
         GIMPI_ENV_TID, GIMPI_ENV_PARENT, GIMPI_ENV_PARENT_CONTACT, GIMPI_ENV_SIBLINGS,
         "GIMPI_GROUPD", "GIMPI_TIDBASE", GIMPI_ENV_LISTEN_FD, GIMPI_ENV_TABLES_FD,
-        GIMPI_ENV_GO_FD, GIMPI_ENV_CLIENT, GIMPI_ENV_LOCAL,
+        GIMPI_ENV_GO_FD, GIMPI_ENV_CLIENT, GIMPI_ENV_LOCAL, GIMPI_ENV_TID_TOKEN,
     };
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         size_t l = strlen(names[i]);
@@ -274,7 +275,7 @@ static int s_alive_fd(pid_t pid)
 typedef struct {
     char path[PATH_MAX];
     char **argv;
-    char **envp;                /* shared variables, then 1 slot for GIMPI_TID, NULL */
+    char **envp;                /* shared variables, then GIMPI_TID, GIMPI_TID_TOKEN, NULL */
     int nshared;
     char *strings;              /* the GIMPI_* values (one allocation) */
 } plan_t;
@@ -297,7 +298,7 @@ static int s_plan(gimpi_t *self, plan_t *pl, char *const argv[], int base, int n
     while (environ[nenv])
         nenv++;
     pl->argv = calloc((size_t)argc + 2, sizeof *pl->argv);
-    pl->envp = calloc((size_t)nenv + 8, sizeof *pl->envp);
+    pl->envp = calloc((size_t)nenv + 9, sizeof *pl->envp);
     size_t sibsize = (size_t)n * 12 + 64;
     pl->strings = malloc(sibsize + 1024 + PATH_MAX);
     if (!pl->argv || !pl->envp || !pl->strings)
@@ -351,9 +352,14 @@ int gimpi_spawn(gimpi_t *self, const char *file, char *const argv[], int flags, 
             tids[i] = rc;
         return 0;
     }
-    int base = gimpi_groups_reserve(gimpi_groups(self), "", n);
+    char token[GIMPI_GROUPS_TOKEN_LEN + 1];
+    int base = gimpi_groups_reserve_token(gimpi_groups(self), "", n, token);
     if (base < 0)
         return GIMPI_ESYSERR;
+    /* the children's proof that their tids are theirs: in the environment, which only
+       this user can read (never on a command line) */
+    char tokvar[sizeof GIMPI_ENV_TID_TOKEN + GIMPI_GROUPS_TOKEN_LEN + 2];
+    snprintf(tokvar, sizeof tokvar, "%s=%s", GIMPI_ENV_TID_TOKEN, token);
     rc = s_plan(self, &pl, argv, base, n);
     if (rc < 0) {
         s_plan_free(&pl);
@@ -367,7 +373,8 @@ int gimpi_spawn(gimpi_t *self, const char *file, char *const argv[], int flags, 
         snprintf(tidvar, sizeof tidvar, "%s=%d", GIMPI_ENV_TID, tid);
         snprintf(tag, sizeof tag, "[t%x] ", (unsigned)tid);
         pl.envp[pl.nshared] = tidvar;
-        pl.envp[pl.nshared + 1] = NULL;
+        pl.envp[pl.nshared + 1] = tokvar;
+        pl.envp[pl.nshared + 2] = NULL;
         int st[2];
         if (pipe2(st, O_CLOEXEC) < 0) {
             tids[i] = GIMPI_EOUTOFRES;
@@ -400,5 +407,7 @@ int gimpi_spawn(gimpi_t *self, const char *file, char *const argv[], int flags, 
     if (devnull >= 0)
         close(devnull);
     s_plan_free(&pl);
+    gimpi_key_wipe(tokvar, sizeof tokvar);
+    gimpi_key_wipe(token, sizeof token);
     return started;
 }

@@ -14,6 +14,7 @@
 #include "gimpi.h"
 #include "base/gimpi_key.h"
 #include "task/gimpi_job.h"
+#include "base/gimpi_key.h"
 #include "coll/impi_coll.h"
 #include "groups/gd_proto.h"
 
@@ -47,9 +48,15 @@ static int s_timeout_ms(const char *name, int dflt_s)
 }
 
 /*  The tid base: GIMPI_TIDBASE, else the launcher's, else (shell-started) a fresh block of
- *  one from groupd.  -1 when there is none (groupd unreachable). */
-static int s_tidbase(gimpi_t *self)
+ *  one from groupd.  -1 when there is none (groupd unreachable).  The token of the block
+ *  goes to token ("" when this task reserved the block itself: the groups client keeps
+ *  that token): GIMPI_TID_TOKEN with GIMPI_TIDBASE or GIMPI_TID, else the launcher's. */
+static int s_tidbase(gimpi_t *self, char *token, size_t toksize)
 {
+    const char *tok = getenv(GIMPI_ENV_TID_TOKEN);
+    snprintf(token, toksize, "%s", tok ? tok : "");
+    if (tok)
+        unsetenv(GIMPI_ENV_TID_TOKEN);  /* children of this task get their own */
     const char *env = getenv("GIMPI_TIDBASE");
     if (env && *env) {
         char *end;
@@ -59,8 +66,10 @@ static int s_tidbase(gimpi_t *self)
             return (int)v;
         fprintf(stderr, "gimpi: warning: ignoring bad GIMPI_TIDBASE '%s'\n", env);
     }
-    if (self->job.launched)
+    if (self->job.launched) {
+        snprintf(token, toksize, "%s", self->job.tidtoken);
         return self->job.tidbase;
+    }
     const char *tid = getenv(GIMPI_ENV_TID);    /* a spawned task: its spawner reserved it */
     if (tid && *tid) {
         char *end;
@@ -69,6 +78,7 @@ static int s_tidbase(gimpi_t *self)
             return (int)v - 1;
         fprintf(stderr, "gimpi: warning: ignoring bad %s '%s'\n", GIMPI_ENV_TID, tid);
     }
+    token[0] = 0;
     int base = gimpi_groups_reserve(self->groups, "", 1);
     return base < 0 ? -1 : base;
 }
@@ -110,14 +120,18 @@ static int s_verify(void *arg, int tid, const uint8_t addr[16], int port)
 /*  Registers with groupd under the data plane's tid (identity: the IMPI proc and host). */
 static void s_groups_up(gimpi_t *self)
 {
-    int base = s_tidbase(self);
+    char token[GIMPI_GROUPS_TOKEN_LEN + 8];
+    int base = s_tidbase(self, token, sizeof token);
     const char *why = "no tids reserved for this job";
     if (base >= 0 && gimpi_msg_set_tidbase(self->msg, base) == 0) {
         const impi_tables_t *t = self->job.tables;
         const impi_host_info_t *h = &t->hosts[self->job.host_rank];
         gimpi_groups_set_identity(self->groups, t->procs[self->job.world_rank].id.hostid,
                                   t->procs[self->job.world_rank].id.pid, h->addr, h->port);
-        gimpi_groups_set_tid(self->groups, gimpi_msg_mytid(self->msg));
+        if (!*token || gimpi_groups_set_tid_token(self->groups, gimpi_msg_mytid(self->msg),
+                                                  token) < 0)
+            gimpi_groups_set_tid(self->groups, gimpi_msg_mytid(self->msg));
+        gimpi_key_wipe(token, sizeof token);
         int rc = gimpi_group_mytid(self->groups);
         if (rc > 0) {
             gimpi_msg_set_verifier(self->msg, s_verify, self);

@@ -1,0 +1,681 @@
+/*  gd_serve.c — groupd's request handler (see gd_serve.h): decoding, quotas, the
+ *  registry calls and the replies, the MARKs owed to new subscribers, and the connection
+ *  bookkeeping fed by the ROUTER's socket monitor.
+ */
+#include "config.h"
+#include "groupd/gd_serve.h"
+#include "base/gimpi_key.h"
+#include "gimpi.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <zmq.h>
+
+/*  Logs a line about a refused or malformed request, rate-limited (gd_ratelog_t). */
+static void s_log_refusal(groupd_t *self, gd_ratelog_t *rl, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void s_log_refusal(groupd_t *self, gd_ratelog_t *rl, const char *fmt, ...)
+{
+    if (!self->log || !gd_ratelog_ok(rl, gd_serve_now_ms(), self->log, "groupd"))
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(self->log, "groupd: ");
+    vfprintf(self->log, fmt, ap);
+    fprintf(self->log, "\n");
+    fflush(self->log);
+    va_end(ap);
+}
+
+/*  Flushes due summaries (the handler's logs and the ZAP handler's); the next due time. */
+int gd_serve_flush_logs(groupd_t *self)
+{
+    assert(self);
+    int64_t now = gd_serve_now_ms();
+    gd_ratelog_t *logs[4] = { &self->bad_log, &self->quota_log, &self->hs_log,
+                              self->zap ? gd_zap_log(self->zap) : NULL };
+    int due = -1;
+    for (int k = 0; k < 4; k++) {
+        if (!logs[k] || !self->log)
+            continue;
+        gd_ratelog_flush(logs[k], now, self->log, "groupd");
+        int d = gd_ratelog_due_ms(logs[k], now);
+        if (d >= 0 && (due < 0 || d < due))
+            due = d;
+    }
+    return due;
+}
+
+/*  Frees a hash value (visitor). */
+static void s_free_value_cb(const void *k, size_t l, void *v, void *a)
+{
+    (void)k, (void)l, (void)a;
+    free(v);
+}
+
+/* ------------------------------------------------------------------ sink */
+
+/*  Sends a reply [id][hdr][status][version] + extra frames. */
+static void s_send_reply(groupd_t *self, const uint8_t *key, size_t keylen, uint8_t kind,
+                         uint32_t reqid, int32_t status, uint64_t version,
+                         const gd_frame_t *extra, int nextra)
+{
+    uint8_t hdr[GD_HDR_SIZE], st[4], ver[8];
+    gd_header_encode(hdr, kind, reqid);
+    gd_put32(st, (uint32_t)status);
+    gd_put64(ver, version);
+    gd_frame_t frames[3 + 64];
+    gd_frame_t route = { key, keylen };
+    frames[0] = (gd_frame_t){ hdr, sizeof hdr };
+    frames[1] = (gd_frame_t){ st, 4 };
+    frames[2] = (gd_frame_t){ ver, 8 };
+    int n = 3;
+    for (int k = 0; k < nextra && n < (int)(sizeof frames / sizeof frames[0]); k++)
+        frames[n++] = extra[k];
+    if (gd_send_frames(self->router, &route, 1, frames, n, ZMQ_DONTWAIT) < 0 && self->verbose)
+        fprintf(stderr, "groupd: reply %s: %s\n", gd_kind_name(kind), zmq_strerror(errno));
+    if (self->verbose)
+        fprintf(stderr, "groupd: -> reply %s #%u status %d v%llu\n", gd_kind_name(kind),
+                (unsigned)reqid, (int)status, (unsigned long long)version);
+}
+
+/*  Deferred reply (barrier, freeze) from the registry. */
+static void s_sink_reply(void *arg, const gd_waiter_t *w, int32_t status, uint64_t version)
+{
+    groupd_t *self = arg;
+    s_send_reply(self, w->key, w->keylen, w->cmd | GD_REPLY_FLAG, w->reqid, status, version,
+                 NULL, 0);
+}
+
+/*  Publishes an event [topic][hdr][prev][version][inst][tid][extra]. */
+static void s_sink_event(void *arg, const char *group, uint8_t kind, uint64_t prev,
+                         uint64_t version, int32_t inst, int32_t tid, int32_t extra)
+{
+    groupd_t *self = arg;
+    size_t nlen = strlen(group);
+    uint8_t *topic = malloc(nlen + 1);
+    if (!topic)
+        return;
+    topic[0] = 'G';
+    memcpy(topic + 1, group, nlen);
+    uint8_t hdr[GD_HDR_SIZE], buf[5 * 8];
+    gd_header_encode(hdr, kind, 0);
+    gd_value_t v[5] = { { .q = prev }, { .q = version }, { .i = inst }, { .i = tid },
+                        { .i = extra } };
+    gd_frame_t frames[7] = { { topic, nlen + 1 }, { hdr, sizeof hdr } };
+    int n = gd_values_encode(GD_EVENT_LAYOUT, v, 5, buf, frames + 2);
+    if (n == 5)
+        gd_send_frames(self->xpub, NULL, 0, frames, 7, ZMQ_DONTWAIT);
+    if (self->verbose)
+        fprintf(stderr, "groupd: event %s '%s' v%llu->v%llu inst %d tid 0x%x (%d)\n",
+                gd_kind_name(kind), group, (unsigned long long)prev,
+                (unsigned long long)version, (int)inst, (unsigned)tid, (int)extra);
+    free(topic);
+}
+
+/* ------------------------------------------------------------------ requests */
+
+/*  Copies a name frame into a NUL-terminated buffer (frames are checked by the decoder). */
+static char *s_name(const gd_value_t *v)
+{
+    char *s = malloc(v->len + 1);
+    if (s) {
+        if (v->len)
+            memcpy(s, v->data, v->len);
+        s[v->len] = 0;
+    }
+    return s;
+}
+
+/*  Maps a decoder error onto the status of the error reply. */
+static int32_t s_decode_status(int err)
+{
+    switch (err) {
+    case GD_ERR_VERSION: return GIMPI_EBADVERSION;
+    case GD_ERR_COMMAND: return GIMPI_ENOTIMPL;
+    default: return GIMPI_EBADMSG;
+    }
+}
+
+static bool s_on_monitor(groupd_t *self);
+static gd_conn_t *s_conn(groupd_t *self, int fd);
+
+/*  Handles every monitor event already queued.  ZMQ_EVENTS first: unlike a receive, it is
+ *  never throttled, so no event that is queued can be missed. */
+void gd_serve_drain_monitor(groupd_t *self)
+{
+    if (!self->monitor)
+        return;
+    for (int k = 0; k < 4096; k++) {
+        int ev = 0;
+        size_t el = sizeof ev;
+        if (zmq_getsockopt(self->monitor, ZMQ_EVENTS, &ev, &el) < 0 || !(ev & ZMQ_POLLIN)
+            || !s_on_monitor(self))
+            return;
+    }
+}
+
+/*  Ties a tid to its connection.  The end of an earlier connection on the same fd number
+ *  is queued on the monitor before this connection's first message can be read (libzmq
+ *  reports it before closing the fd), so handling the queued events first means a late
+ *  DISCONNECTED can never be taken for this connection's end. */
+static void s_track_fd(groupd_t *self, int32_t tid, int fd)
+{
+    if (fd < 0)
+        return;
+    gd_serve_drain_monitor(self);
+    int32_t fdkey = fd;
+    if (!gd_hash_get(self->fd_open, &fdkey, sizeof fdkey)) {
+        /* this very connection has ended already: the task is gone */
+        gd_registry_remove(self->reg, tid, true);
+        return;
+    }
+    int32_t *old = gd_hash_get(self->tid_fd, &tid, sizeof tid);
+    if (old)
+        return;
+    int32_t key = fd;
+    intptr_t prev_tid = (intptr_t)gd_hash_get(self->fd_tid, &key, sizeof key);
+    if (prev_tid) {
+        /* a task on a recycled fd whose end we have not seen yet: it is gone */
+        int32_t t = (int32_t)prev_tid;
+        gd_hash_del(self->tid_fd, &t, sizeof t);
+        gd_registry_remove(self->reg, t, true);
+    }
+    gd_hash_put(self->fd_tid, &key, sizeof key, (void *)(intptr_t)tid);
+    gd_hash_put(self->tid_fd, &tid, sizeof tid, (void *)(intptr_t)(fd + 1));
+}
+
+/*  Forgets the fd of a task. */
+static void s_untrack(groupd_t *self, int32_t tid)
+{
+    intptr_t fdp = (intptr_t)gd_hash_del(self->tid_fd, &tid, sizeof tid);
+    if (fdp) {
+        int32_t key = (int32_t)(fdp - 1);
+        gd_hash_del(self->fd_tid, &key, sizeof key);
+    }
+}
+
+/*  REGISTER and REGISTER_TID: a task's address record under the caller's routing id (and
+ *  its reserved tid); a registered task's control connection is tracked for liveness. */
+static void s_handle_register(groupd_t *self, const uint8_t *key, size_t keylen,
+                              const gd_msg_t *msg, int srcfd)
+{
+    gd_taskinfo_t info = { 0 };
+    memcpy(info.proc, msg->values[0].data, 24);
+    memcpy(info.addr, msg->values[1].data, 16);
+    info.port = msg->values[2].i;
+    info.ospid = msg->values[3].i;
+    memcpy(info.host, msg->values[4].data, msg->values[4].len);
+    info.host[msg->values[4].len] = 0;
+    int32_t status = msg->kind == GD_REGISTER
+                   ? gd_registry_register(self->reg, key, keylen, &info)
+                   : gd_registry_register_tid(self->reg, key, keylen, &info, msg->values[5].i,
+                                              msg->values[6].data);
+    if (status > 0)
+        s_track_fd(self, status, srcfd);
+    else if (status == GIMPI_EDENIED)
+        s_log_refusal(self, &self->quota_log, "REGISTER_TID of tid 0x%x without its block's "
+                      "token refused (fd %d)", (unsigned)msg->values[5].i, srcfd);
+    s_send_reply(self, key, keylen, msg->kind | GD_REPLY_FLAG, msg->reqid, status, 0, NULL, 0);
+}
+
+/*  LOOKUP: a tid's address record (proc, address, port, pid, host name). */
+static void s_handle_lookup(groupd_t *self, const uint8_t *key, size_t keylen, const gd_msg_t *msg)
+{
+    gd_taskinfo_t info;
+    int32_t status = gd_registry_lookup(self->reg, msg->values[0].i, &info);
+    uint8_t port[4], pid[4];
+    gd_put32(port, (uint32_t)info.port);
+    gd_put32(pid, (uint32_t)info.ospid);
+    gd_frame_t f[5] = { { info.proc, 24 }, { info.addr, 16 }, { port, 4 }, { pid, 4 },
+                        { (const uint8_t *)info.host, strlen(info.host) } };
+    s_send_reply(self, key, keylen, msg->kind | GD_REPLY_FLAG, msg->reqid, status, 0, f,
+                 status >= 0 ? 5 : 0);
+}
+
+/*  What libzmq needs to give a large reply frame's bytes back: the counter they are in. */
+typedef struct {
+    _Atomic size_t *inflight;
+    size_t len;
+} s_owned_t;
+
+/*  libzmq is done with a large reply frame (written to the kernel, or dropped): runs in
+ *  libzmq's I/O thread, hence the atomic counter. */
+static void s_owned_free(void *data, void *hint)
+{
+    s_owned_t *o = hint;
+    atomic_fetch_sub(o->inflight, o->len);
+    free(o);
+    free(data);
+}
+
+/*  Sends a malloc'ed frame without copying it, counted in self->inflight while libzmq
+ *  holds it (it then frees data).  0 or -1. */
+static int s_send_owned(groupd_t *self, uint8_t *data, size_t len, int flags)
+{
+    s_owned_t *o = malloc(sizeof *o);
+    zmq_msg_t m;
+    if (!o || zmq_msg_init_data(&m, data, len, s_owned_free, o) < 0) {
+        free(o);
+        free(data);
+        return -1;
+    }
+    *o = (s_owned_t){ &self->inflight, len };
+    atomic_fetch_add(&self->inflight, len);
+    if (zmq_msg_send(&m, self->router, flags) < 0) {
+        zmq_msg_close(&m);          /* gives the bytes back */
+        return -1;
+    }
+    return 0;
+}
+
+/*  True when large replies that peers have not read yet stay under the bound; else
+ *  the request is refused (logged). */
+static bool s_inflight_ok(groupd_t *self, const gd_msg_t *msg)
+{
+    if (atomic_load(&self->inflight) <= GD_SERVE_INFLIGHT_BYTES)
+        return true;
+    s_log_refusal(self, &self->quota_log, "%s refused: %zu bytes of replies unread by their "
+                  "peers", gd_kind_name(msg->kind), (size_t)atomic_load(&self->inflight));
+    return false;
+}
+
+/*  Sends a reply whose extra frames are malloc'ed buffers handed to libzmq (freed there
+ *  or here). */
+static void s_send_owned_reply(groupd_t *self, const uint8_t *key, size_t keylen,
+                               const gd_msg_t *msg, int32_t status, uint64_t version,
+                               uint8_t **bufs, size_t *lens, int n)
+{
+    uint8_t hdr[GD_HDR_SIZE], st[4], ver[8];
+    gd_header_encode(hdr, msg->kind | GD_REPLY_FLAG, msg->reqid);
+    gd_put32(st, (uint32_t)status);
+    gd_put64(ver, version);
+    gd_frame_t head[3] = { { hdr, sizeof hdr }, { st, 4 }, { ver, 8 } };
+    gd_frame_t route = { key, keylen };
+    int k = 0;
+    if (gd_send_frames(self->router, &route, 1, head, 3, ZMQ_DONTWAIT | (n ? ZMQ_SNDMORE : 0))
+        == 0)
+        for (; k < n; k++)
+            if (s_send_owned(self, bufs[k], lens[k],
+                             ZMQ_DONTWAIT | (k + 1 < n ? ZMQ_SNDMORE : 0)) < 0) {
+                k++;
+                break;
+            }
+    for (; k < n; k++)
+        free(bufs[k]);
+}
+
+/*  STAT: one record per group (or the named group's), as many frames as there are; the
+ *  records go to libzmq without a copy, counted until written (GD_SERVE_INFLIGHT_BYTES). */
+static void s_handle_stat(groupd_t *self, const uint8_t *key, size_t keylen, const gd_msg_t *msg,
+                          const char *name)
+{
+    if (!s_inflight_ok(self, msg)) {
+        s_send_reply(self, key, keylen, msg->kind | GD_REPLY_FLAG, msg->reqid, GIMPI_EOUTOFRES,
+                     0, NULL, 0);
+        return;
+    }
+    uint8_t **recs = NULL;
+    size_t *lens = NULL;
+    int32_t status = gd_registry_stat(self->reg, name, &recs, &lens);
+    int n = 0;
+    for (int k = 0; k < status; k++) {      /* (empty records are not sent) */
+        if (lens[k]) {
+            recs[n] = recs[k];
+            lens[n++] = lens[k];
+        } else
+            free(recs[k]);
+    }
+    s_send_owned_reply(self, key, keylen, msg, status, 0, recs, lens, n);
+    free(recs);
+    free(lens);
+}
+
+/*  SNAPSHOT: the members as one blob, sent like STAT's records. */
+static void s_handle_snapshot(groupd_t *self, const uint8_t *key, size_t keylen,
+                              const gd_msg_t *msg, const char *name)
+{
+    if (!s_inflight_ok(self, msg)) {
+        s_send_reply(self, key, keylen, msg->kind | GD_REPLY_FLAG, msg->reqid, GIMPI_EOUTOFRES,
+                     0, NULL, 0);
+        return;
+    }
+    uint8_t *blob = NULL;
+    size_t len = 0;
+    uint64_t version = 0;
+    int32_t status = gd_registry_snapshot(self->reg, name, &version, &blob, &len);
+    if (status >= 0 && !blob && !(blob = malloc(1)))
+        status = GIMPI_ENOMEM;
+    s_send_owned_reply(self, key, keylen, msg, status, version, &blob, &len, status >= 0);
+    if (status < 0)
+        free(blob);
+}
+
+/*  Handles one decoded request. */
+static void s_handle(groupd_t *self, const uint8_t *key, size_t keylen, const gd_msg_t *msg,
+                     int srcfd)
+{
+    uint8_t kind = msg->kind | GD_REPLY_FLAG;
+    uint64_t version = 0;
+    int32_t status = 0;
+    int32_t tid = gd_registry_tid_of(self->reg, key, keylen);
+    char *name = NULL;
+    if (msg->nvalues > 0 && msg->values[0].type == 'n') {
+        name = s_name(&msg->values[0]);
+        if (!name) {
+            s_send_reply(self, key, keylen, kind, msg->reqid, GIMPI_ENOMEM, 0, NULL, 0);
+            return;
+        }
+    }
+    gd_waiter_t w;
+    if (keylen > sizeof w.key) {
+        s_send_reply(self, key, keylen, kind, msg->reqid, GIMPI_EBADPARAM, 0, NULL, 0);
+        free(name);
+        return;
+    }
+    memcpy(w.key, key, keylen);
+    w.keylen = keylen;
+    w.reqid = msg->reqid;
+    w.cmd = msg->kind;
+    int32_t arg = msg->nvalues > 1 && msg->values[1].type == 'i' ? msg->values[1].i : 0;
+    bool needs_task = msg->kind == GD_JOIN || msg->kind == GD_LEAVE || msg->kind == GD_BARRIER
+                   || msg->kind == GD_FREEZE || msg->kind == GD_UNREGISTER;
+    if (needs_task && !tid && !(name && !*name)) {
+        s_send_reply(self, key, keylen, kind, msg->reqid, GIMPI_ENOTASK, 0, NULL, 0);
+        free(name);
+        return;
+    }
+    switch (msg->kind) {
+    case GD_HELLO: {
+        gd_frame_t ep = { (const uint8_t *)self->pub_endpoint, strlen(self->pub_endpoint) };
+        s_send_reply(self, key, keylen, kind, msg->reqid, 0, 0, &ep, 1);
+        break;
+    }
+    case GD_PING:
+        s_send_reply(self, key, keylen, kind, msg->reqid, 0, 0, NULL, 0);
+        break;
+    case GD_REGISTER:
+    case GD_REGISTER_TID:
+        s_handle_register(self, key, keylen, msg, srcfd);
+        break;
+    case GD_RESERVE: {
+        uint8_t token[GD_TOKEN_SIZE];
+        gd_conn_t *c = s_conn(self, srcfd);
+        status = gd_registry_reserve(self->reg, (const char *)msg->values[0].data,
+                                     msg->values[0].len, msg->values[1].i, c ? c->id : 0,
+                                     token);
+        if (status == GIMPI_EOUTOFRES)
+            s_log_refusal(self, &self->quota_log, "RESERVE of %d tids refused: over the "
+                          "quota of the connection (fd %d) or out of tids",
+                          (int)msg->values[1].i, srcfd);
+        gd_frame_t tf = { token, sizeof token };
+        s_send_reply(self, key, keylen, kind, msg->reqid, status, 0, &tf, status >= 0);
+        gimpi_key_wipe(token, sizeof token);
+        break;
+    }
+    case GD_LOOKUP:
+        s_handle_lookup(self, key, keylen, msg);
+        break;
+    case GD_UNREGISTER:
+        s_untrack(self, tid);
+        status = gd_registry_remove(self->reg, tid, false);
+        s_send_reply(self, key, keylen, kind, msg->reqid, status, 0, NULL, 0);
+        break;
+    case GD_JOIN:
+        status = gd_registry_join(self->reg, tid, name, &version);
+        s_send_reply(self, key, keylen, kind, msg->reqid, status, version, NULL, 0);
+        break;
+    case GD_LEAVE:
+        status = gd_registry_leave(self->reg, tid, name, &version);
+        s_send_reply(self, key, keylen, kind, msg->reqid, status, version, NULL, 0);
+        break;
+    case GD_GETTID:
+        status = gd_registry_gettid(self->reg, name, arg, &version);
+        s_send_reply(self, key, keylen, kind, msg->reqid, status, version, NULL, 0);
+        break;
+    case GD_GETINST:
+        status = gd_registry_getinst(self->reg, name, arg, &version);
+        s_send_reply(self, key, keylen, kind, msg->reqid, status, version, NULL, 0);
+        break;
+    case GD_GSIZE:
+        status = gd_registry_gsize(self->reg, name, &version);
+        s_send_reply(self, key, keylen, kind, msg->reqid, status, version, NULL, 0);
+        break;
+    case GD_BARRIER:
+    case GD_FREEZE:
+        status = msg->kind == GD_BARRIER
+               ? gd_registry_barrier(self->reg, tid, name, arg, &w, &version)
+               : gd_registry_freeze(self->reg, tid, name, arg, &w, &version);
+        if (status != GD_PENDING)
+            s_send_reply(self, key, keylen, kind, msg->reqid, status, version, NULL, 0);
+        break;
+    case GD_SNAPSHOT:
+        s_handle_snapshot(self, key, keylen, msg, name);
+        break;
+    case GD_STAT:
+        s_handle_stat(self, key, keylen, msg, name);
+        break;
+    default:
+        s_send_reply(self, key, keylen, kind, msg->reqid, GIMPI_ENOTIMPL, 0, NULL, 0);
+    }
+    free(name);
+}
+
+/*  The live connection on fd (draining the monitor first when it is not known yet), or
+ *  NULL (inproc, or a connection that has ended). */
+static gd_conn_t *s_conn(groupd_t *self, int fd)
+{
+    if (fd < 0)
+        return NULL;
+    int32_t key = fd;
+    gd_conn_t *c = gd_hash_get(self->fd_open, &key, sizeof key);
+    if (!c && self->monitor) {
+        gd_serve_drain_monitor(self);
+        c = gd_hash_get(self->fd_open, &key, sizeof key);
+    }
+    return c;
+}
+
+/*  A quota check before a request is handled: a connection that has not registered may
+ *  make max_unreg requests.  True when the request may go on. */
+static bool s_quota_ok(groupd_t *self, const uint8_t *key, size_t keylen, int srcfd)
+{
+    if (gd_registry_tid_of(self->reg, key, keylen))
+        return true;
+    gd_conn_t *c = s_conn(self, srcfd);
+    if (!c || ++c->unreg_requests <= self->max_unreg)
+        return true;
+    if (c->unreg_requests == self->max_unreg + 1)
+        s_log_refusal(self, &self->quota_log, "a connection (fd %d) made %u requests without "
+                      "registering: refusing the rest", srcfd, (unsigned)self->max_unreg);
+    return false;
+}
+
+/*  Handles one request (frames[0]: the routing id). */
+void gd_serve_request(groupd_t *self, const gd_frame_t *frames, int nframes, bool truncated,
+                      int srcfd)
+{
+    assert(self);
+    if (nframes < 1)
+        return;
+    const gd_frame_t *id = &frames[0];
+    gd_msg_t msg;
+    int rc = truncated ? GD_ERR_FRAMES : gd_request_decode(frames + 1, nframes - 1, &msg);
+    if (rc) {
+        gd_msg_t head;
+        int hrc = nframes > 1 ? gd_header_decode(&frames[1], &head) : GD_ERR_HEADER;
+        uint8_t kind = hrc == GD_ERR_HEADER ? GD_BAD_KIND : (uint8_t)(head.kind | GD_REPLY_FLAG);
+        s_log_refusal(self, &self->bad_log, "malformed request (%s, %d frames) on fd %d",
+                      gd_strerror(rc), nframes - 1, srcfd);
+        s_send_reply(self, id->data, id->len, kind, hrc == GD_ERR_HEADER ? 0 : head.reqid,
+                     s_decode_status(rc), 0, NULL, 0);
+        return;
+    }
+    if (self->verbose) {
+        char buf[256];
+        fprintf(stderr, "groupd: <- %s (fd %d)\n", gd_msg_format(&msg, buf, sizeof buf), srcfd);
+    }
+    if (!s_quota_ok(self, id->data, id->len, srcfd)) {
+        s_send_reply(self, id->data, id->len, msg.kind | GD_REPLY_FLAG, msg.reqid,
+                     GIMPI_EOUTOFRES, 0, NULL, 0);
+        return;
+    }
+    s_handle(self, id->data, id->len, &msg, srcfd);
+    if (self->idle_exit_ms)
+        self->last_busy_ms = gd_serve_now_ms();    /* any request restarts the idle period */
+}
+
+/*  Reads one request from the ROUTER and answers it; false when there was none. */
+bool gd_serve_request_next(groupd_t *self)
+{
+    gd_multipart_t mp;
+    if (gd_multipart_recv(self->router, &mp, ZMQ_DONTWAIT) < 0)
+        return false;
+    gd_serve_request(self, mp.frames, mp.nparts, mp.truncated, gd_multipart_srcfd(&mp));
+    gd_multipart_close(&mp);
+    return true;
+}
+
+/*  A subscription reached the XPUB: a MARK is due on its topic, so that the subscriber
+ *  knows it is live (published by s_publish_marks).  False when there was none. */
+bool gd_serve_subscription(groupd_t *self)
+{
+    gd_multipart_t mp;
+    if (gd_multipart_recv(self->xpub, &mp, ZMQ_DONTWAIT) < 0)
+        return false;
+    if (mp.nparts >= 1 && mp.frames[0].len >= 2 && mp.frames[0].data[0] == 1
+        && mp.frames[0].data[1] == 'G' && mp.frames[0].len - 2 <= GD_MAX_NAME) {
+        size_t len = mp.frames[0].len - 2;
+        char *name = malloc(len + 1);
+        if (name) {
+            memcpy(name, mp.frames[0].data + 2, len);
+            name[len] = 0;
+            /* one MARK per topic per batch: a burst of subscriptions to a big group
+               costs one message per subscriber, not one per pair of them */
+            if (memchr(mp.frames[0].data + 2, 0, len) || gd_hash_get(self->marks, name, len)
+                || gd_hash_put(self->marks, name, len, name) < 0)
+                free(name);
+        }
+    }
+    gd_multipart_close(&mp);
+    return true;
+}
+
+/*  Publishes one MARK per topic subscribed to since the last call (hash visitor). */
+static void s_mark_cb(const void *k, size_t l, void *v, void *a)
+{
+    (void)k, (void)l;
+    groupd_t *self = a;
+    char *name = v;
+    uint64_t version = gd_registry_version(self->reg, name);
+    s_sink_event(self, name, GD_EV_MARK, version, version, -1, 0, 0);
+    free(name);
+}
+
+/*  Publishes the MARKs due and forgets them. */
+void gd_serve_publish_marks(groupd_t *self)
+{
+    if (gd_hash_size(self->marks) == 0)
+        return;
+    gd_hash_foreach(self->marks, s_mark_cb, self);
+    gd_hash_destroy(&self->marks);
+    self->marks = gd_hash_new();
+}
+
+/*  A monitor event: a connection ended -> the task on it is gone.  False when none. */
+static bool s_on_monitor(groupd_t *self)
+{
+    gd_multipart_t mp;
+    if (gd_multipart_recv(self->monitor, &mp, ZMQ_DONTWAIT) < 0)
+        return false;
+    if (mp.nparts >= 1 && mp.frames[0].len >= 6) {
+        uint32_t value;
+        memcpy(&value, mp.frames[0].data + 2, 4);
+        uint16_t event = (uint16_t)(mp.frames[0].data[0] | mp.frames[0].data[1] << 8);
+        int32_t fdkey = (int32_t)value;
+        if (event == ZMQ_EVENT_ACCEPTED) {
+            gd_conn_t *c = calloc(1, sizeof *c);
+            if (c) {
+                c->id = ++self->next_conn;
+                free(gd_hash_del(self->fd_open, &fdkey, sizeof fdkey));
+                if (gd_hash_put(self->fd_open, &fdkey, sizeof fdkey, c) < 0)
+                    free(c);
+            }
+        }
+        if (event & (ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL))
+            s_log_refusal(self, &self->hs_log, "a peer failed the handshake on %.*s: %s",
+                          mp.nparts > 1 ? (int)(mp.frames[1].len < 128 ? mp.frames[1].len : 128) : 1,
+                          mp.nparts > 1 ? (const char *)mp.frames[1].data : "?",
+                          gd_sock_refusal(event, (int)value, false, true));
+        if (event == ZMQ_EVENT_DISCONNECTED) {
+            gd_conn_t *c = gd_hash_del(self->fd_open, &fdkey, sizeof fdkey);
+            if (c)
+                gd_registry_owner_gone(self->reg, c->id);
+            free(c);
+            int32_t key = (int32_t)value;
+            intptr_t tid = (intptr_t)gd_hash_del(self->fd_tid, &key, sizeof key);
+            if (tid) {
+                int32_t t = (int32_t)tid;
+                gd_hash_del(self->tid_fd, &t, sizeof t);
+                if (self->verbose)
+                    fprintf(stderr, "groupd: task 0x%x gone (connection fd %d closed)\n",
+                            (unsigned)t, (int)key);
+                gd_registry_remove(self->reg, t, true);
+            }
+        }
+    }
+    gd_multipart_close(&mp);
+    return true;
+}
+
+/*  The handler's state. */
+int gd_serve_init(groupd_t *self, FILE *log, const gd_registry_limits_t *limits)
+{
+    assert(self);
+    gd_sink_t sink = { s_sink_reply, s_sink_event, self };
+    self->reg = gd_registry_new(&sink);
+    if (!self->reg)
+        return -1;
+    if (limits)
+        gd_registry_set_limits(self->reg, limits);
+    self->log = log;
+    self->max_unreg = self->max_unreg ? self->max_unreg : GD_SERVE_UNREG_REQUESTS;
+    self->bad_log.what = "malformed requests";
+    self->quota_log.what = "requests refused by quotas";
+    self->hs_log.what = "failed handshakes";
+    self->fd_tid = gd_hash_new();
+    self->tid_fd = gd_hash_new();
+    self->marks = gd_hash_new();
+    self->fd_open = gd_hash_new();
+    return self->fd_tid && self->tid_fd && self->marks && self->fd_open ? 0 : -1;
+}
+
+/*  Frees the hashes. */
+void gd_serve_fini(groupd_t *self)
+{
+    assert(self);
+    gd_registry_destroy(&self->reg);
+    gd_hash_destroy(&self->fd_tid);
+    gd_hash_destroy(&self->tid_fd);
+    if (self->fd_open)
+        gd_hash_foreach(self->fd_open, s_free_value_cb, NULL);
+    gd_hash_destroy(&self->fd_open);
+    if (self->marks)
+        gd_hash_foreach(self->marks, s_free_value_cb, NULL);
+    gd_hash_destroy(&self->marks);
+}
+
+/*  Monotonic milliseconds. */
+int64_t gd_serve_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+

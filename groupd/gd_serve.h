@@ -1,0 +1,101 @@
+/*  gd_serve.h — groupd's request handler: everything between a request read from the
+ *  ROUTER and its reply, kept apart from the daemon's set-up and loop (groupd.c) so that
+ *  the fuzzer can drive it (fuzz/fuzz_gd_serve.c).
+ *
+ *  A request's frames are decoded by gd_proto, checked against the connection it came on
+ *  (its quota of requests before it registers) and answered through the registry; the
+ *  replies and events leave on the ROUTER and XPUB sockets of the groupd_t.  Connections
+ *  are known from the ROUTER's socket monitor (ACCEPTED, DISCONNECTED); a registered
+ *  task is tied to its connection, and the end of that connection is the task's exit.
+ *  Malformed requests and quota refusals are logged at most GD_RATELOG_PER_S lines a
+ *  second, with or without --verbose.
+ */
+#ifndef GIMPI_GD_SERVE_H
+#define GIMPI_GD_SERVE_H
+
+#include "groupd/gd_registry.h"
+#include "groups/gd_proto.h"
+#include "groups/gd_sock.h"
+#include "base/gd_hash.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum {
+    /* requests a connection may make before it registers (GIMPI_EOUTOFRES beyond, and
+       the connection is then closed by no one: it just gets no more service).  gimpirun
+       needs 2 (HELLO, RESERVE), gimpi-stat 2; tools that look tids up without
+       registering stay far below (groupd --max-unregistered) */
+    GD_SERVE_UNREG_REQUESTS = 10000,
+};
+
+/*  Bytes of large replies (STAT records, SNAPSHOT blobs) handed to libzmq and not yet
+ *  written to a peer's connection, over every peer: beyond it STAT and SNAPSHOT get
+ *  GIMPI_EOUTOFRES until peers read.  With the ROUTER's queue of 256 small replies per
+ *  peer (GD_SOCK_GROUPD_HWM), this bounds what peers that never read can cost groupd. */
+#define GD_SERVE_INFLIGHT_BYTES ((size_t)8 << 20)
+
+/*  One live connection of the ROUTER (by fd, from the monitor). */
+typedef struct {
+    uint64_t id;                /* serial number, never reused (the registry's owner id) */
+    int32_t tid;                /* the task registered on it, 0 while none */
+    uint32_t unreg_requests;    /* requests made while not registered */
+} gd_conn_t;
+
+/*  The daemon's state. */
+typedef struct {
+    void *zctx, *router, *xpub, *monitor;
+    gd_zap_t *zap;
+    gd_registry_t *reg;
+    gd_hash_t *fd_tid;          /* connection fd -> tid registered on it */
+    gd_hash_t *tid_fd;          /* tid -> connection fd */
+    gd_hash_t *marks;           /* topics owed a MARK: name -> malloc'ed name */
+    gd_hash_t *fd_open;         /* live connections (ACCEPTED, not DISCONNECTED): fd -> gd_conn_t */
+    uint64_t next_conn;         /* last connection serial given */
+    char endpoint[512];
+    char pub_endpoint[512];
+    int lock_fd;
+    int sig_fd;
+    bool verbose;
+    bool foreground;
+    bool bound;                 /* our ipc socket files exist (we hold the lock) */
+    int heartbeat_ms;
+    int idle_exit_ms;           /* 0: serve until killed */
+    int64_t last_busy_ms;       /* last moment a task was registered or a request came */
+    int cpu;                    /* CPU for both threads: -1 none, -2 the one we start on */
+    _Atomic size_t inflight;    /* bytes of large replies libzmq holds (GD_SERVE_INFLIGHT_BYTES) */
+    int64_t maxmsgsize;         /* --max-msg-size (0: GD_SOCK_GROUPD_MAXMSGSIZE) */
+    uint32_t max_unreg;         /* GD_SERVE_UNREG_REQUESTS or --max-unregistered */
+    FILE *log;                  /* where refusals and malformed input are logged (stderr) */
+    gd_ratelog_t bad_log;       /* malformed requests */
+    gd_ratelog_t quota_log;     /* quota refusals */
+    gd_ratelog_t hs_log;        /* failed handshakes (monitor) */
+} groupd_t;
+
+/*  Fills the handler's part of a fresh groupd_t: the registry (with limits, NULL for the
+ *  defaults), the hashes, the rate-limited logs (to log, may be NULL); 0 or -1. */
+int gd_serve_init(groupd_t *self, FILE *log, const gd_registry_limits_t *limits);
+/*  Frees what gd_serve_init made (the sockets are the caller's). */
+void gd_serve_fini(groupd_t *self);
+
+/*  Monotonic milliseconds. */
+int64_t gd_serve_now_ms(void);
+
+/*  Handles one request: frames[0] is the routing id, the rest the request; srcfd its
+ *  connection (-1 unknown); truncated: it had more frames than were kept. */
+void gd_serve_request(groupd_t *self, const gd_frame_t *frames, int nframes, bool truncated,
+                      int srcfd);
+/*  Reads one request from the ROUTER and handles it; false when there was none. */
+bool gd_serve_request_next(groupd_t *self);
+/*  Reads one subscription from the XPUB (a MARK becomes due); false when none. */
+bool gd_serve_subscription(groupd_t *self);
+/*  Publishes the MARKs due. */
+void gd_serve_publish_marks(groupd_t *self);
+/*  Prints the summaries of rate-limited logs whose second is over; returns the
+ *  milliseconds until the next is due, -1 when none is pending. */
+int gd_serve_flush_logs(groupd_t *self);
+/*  Handles every monitor event queued (connections accepted and ended). */
+void gd_serve_drain_monitor(groupd_t *self);
+#endif
