@@ -608,11 +608,15 @@ static bool s_on_monitor(groupd_t *self)
                     free(c);
             }
         }
-        if (event & (ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL))
+        /* (on ipc a peer that connects and closes at once, as the library's probe whether
+           groupd lives does, ends its handshake without detail: not worth a line) */
+        bool curve = gd_sock_needs_key(self->endpoint);
+        if ((event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL
+             || (curve && event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)))
             s_log_refusal(self, &self->hs_log, "a peer failed the handshake on %.*s: %s",
                           mp.nparts > 1 ? (int)(mp.frames[1].len < 128 ? mp.frames[1].len : 128) : 1,
                           mp.nparts > 1 ? (const char *)mp.frames[1].data : "?",
-                          gd_sock_refusal(event, (int)value, false, true));
+                          gd_sock_refusal(event, (int)value, false, curve));
         if (event == ZMQ_EVENT_DISCONNECTED) {
             gd_conn_t *c = gd_hash_del(self->fd_open, &fdkey, sizeof fdkey);
             if (c)
