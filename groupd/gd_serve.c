@@ -483,17 +483,25 @@ static gd_conn_t *s_conn(groupd_t *self, int fd)
 }
 
 /*  A quota check before a request is handled: a connection that has not registered may
- *  make max_unreg requests.  True when the request may go on. */
+ *  make max_unreg requests a second.  True when the request may go on. */
 static bool s_quota_ok(groupd_t *self, const uint8_t *key, size_t keylen, int srcfd)
 {
     if (gd_registry_tid_of(self->reg, key, keylen))
         return true;
     gd_conn_t *c = s_conn(self, srcfd);
-    if (!c || ++c->unreg_requests <= self->max_unreg)
+    if (!c)
+        return true;
+    int64_t now = gd_serve_now_ms();
+    if (now - c->unreg_since_ms >= 1000) {
+        c->unreg_since_ms = now;
+        c->unreg_requests = 0;
+    }
+    if (++c->unreg_requests <= self->max_unreg)
         return true;
     if (c->unreg_requests == self->max_unreg + 1)
-        s_log_refusal(self, &self->quota_log, "a connection (fd %d) made %u requests without "
-                      "registering: refusing the rest", srcfd, (unsigned)self->max_unreg);
+        s_log_refusal(self, &self->quota_log, "a connection (fd %d) made %u requests in a "
+                      "second without registering: refusing the rest of that second", srcfd,
+                      (unsigned)self->max_unreg);
     return false;
 }
 

@@ -24,11 +24,13 @@
 #include <stdio.h>
 
 enum {
-    /* requests a connection may make before it registers (GIMPI_EOUTOFRES beyond, and
-       the connection is then closed by no one: it just gets no more service).  gimpirun
-       needs 2 (HELLO, RESERVE), gimpi-stat 2; tools that look tids up without
-       registering stay far below (groupd --max-unregistered) */
-    GD_SERVE_UNREG_REQUESTS = 10000,
+    /* requests per second a connection may make while it has not registered (beyond:
+       GIMPI_EOUTOFRES for the rest of that second).  gimpirun needs 2 (HELLO, RESERVE),
+       gimpi-stat 2; a task's verifier of introductions, which never registers, makes
+       one LOOKUP per new peer, at most GIMPI_MAX_DYN_CONNS (512) at once.  A rate, not a
+       lifetime count, so that long-lived tools and verifiers keep working (groupd
+       --max-unregistered) */
+    GD_SERVE_UNREG_REQUESTS = 1000,
 };
 
 /*  Bytes of large replies (STAT records, SNAPSHOT blobs) handed to libzmq and not yet
@@ -41,7 +43,8 @@ enum {
 typedef struct {
     uint64_t id;                /* serial number, never reused (the registry's owner id) */
     int32_t tid;                /* the task registered on it, 0 while none */
-    uint32_t unreg_requests;    /* requests made while not registered */
+    uint32_t unreg_requests;    /* requests made while not registered, in this second */
+    int64_t unreg_since_ms;     /* when that second began */
 } gd_conn_t;
 
 /*  The daemon's state. */

@@ -150,6 +150,41 @@ static void s_test_fresh_dir(void)
     ok(system(cmd) == 0, "scratch directory removed");
 }
 
+/*  --max-unregistered: a connection that has not registered gets N requests a second,
+ *  PvmOutOfRes for the rest of that second, and service again in the next. */
+static void s_test_unreg_rate(void)
+{
+    gdt_daemon_t d;
+    if (gdt_start(&d, "--max-unregistered=5") < 0)
+        BAIL_OUT("groupd did not start");
+    void *zctx = zmq_ctx_new();
+    void *s = gdt_dealer_in(zctx, d.endpoint);
+    int served = 0, refused = 0;
+    for (int i = 0; i < 20; i++) {
+        int rc = s_call(s, GD_PING, GD_VERSION, NULL, 0, NULL, NULL);
+        served += rc == 0;
+        refused += rc == GIMPI_EOUTOFRES;
+    }
+    ok(served >= 5 && refused >= 1 && served + refused == 20,
+       "unregistered, 20 requests at once: %d served, %d PvmOutOfRes (5 a second)", served,
+       refused);
+    int64_t t0 = tl_now_ms();
+    int rc = GIMPI_EOUTOFRES;
+    while (rc == GIMPI_EOUTOFRES && tl_now_ms() - t0 < 5000)
+        rc = s_call(s, GD_PING, GD_VERSION, NULL, 0, NULL, NULL);
+    cmp_ok(rc, "==", 0, "served again in a later second");
+    cmp_ok(s_register(s), ">", 0, "it may still register");
+    int all = 0;
+    for (int i = 0; i < 20; i++)
+        all += s_call(s, GD_PING, GD_VERSION, NULL, 0, NULL, NULL) == 0;
+    cmp_ok(all, "==", 20, "registered: no limit");
+    gd_sock_destroy(&s, NULL);
+    zmq_ctx_term(zctx);
+    int st = gdt_stop(&d);
+    ok(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "that groupd exits 0");
+    gdt_cleanup(&d);
+}
+
 int main(void)
 {
     plan(NO_PLAN);
@@ -329,6 +364,7 @@ int main(void)
     st = gdt_stop(&d);
     ok(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "SIGTERM: exit 0");
     gdt_cleanup(&d);
+    s_test_unreg_rate();
     s_test_cpu();
     s_test_fresh_dir();
     done_testing();

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -175,6 +176,23 @@ static int s_load_file_fd(gimpi_key_t *key, int fd, char *err, size_t errsize)
     return rc;
 }
 
+/*  After a pipe was read: the key goes into a memfd that GIMPI_KEY_FD now names, so that a
+ *  later load in this process, and children, find the same key.  Without a memfd the
+ *  variable is removed (they then look where the file's head says). */
+static void s_keep_in_memfd(const gimpi_key_t *key)
+{
+    int mfd = memfd_create("gimpi-key", 0);
+    char num[16];
+    if (mfd >= 0 && gimpi_key_write_fd(key, mfd) == 0) {
+        snprintf(num, sizeof num, "%d", mfd);
+        setenv(GIMPI_ENV_KEY_FD, num, 1);
+        return;
+    }
+    if (mfd >= 0)
+        close(mfd);
+    unsetenv(GIMPI_ENV_KEY_FD);
+}
+
 /*  Writes the key's text (gimpi_key.h). */
 int gimpi_key_write_fd(const gimpi_key_t *key, int fd)
 {
@@ -268,8 +286,12 @@ int gimpi_key_default(gimpi_key_t *key, char *from, size_t fromsize, char *err, 
         struct stat st;
         if (fstat((int)fd, &st) == 0 && S_ISREG(st.st_mode))
             return s_load_file_fd(key, (int)fd, err, errsize);
-        unsetenv(GIMPI_ENV_KEY_FD);
-        return gimpi_key_load_fd(key, (int)fd, err, errsize);
+        if (gimpi_key_load_fd(key, (int)fd, err, errsize) < 0) {
+            unsetenv(GIMPI_ENV_KEY_FD);
+            return -1;
+        }
+        s_keep_in_memfd(key);
+        return 0;
     }
     const char *file = getenv(GIMPI_ENV_KEY_FILE);
     if (file && *file) {

@@ -67,8 +67,8 @@ int gimpi_key_write_fd(const gimpi_key_t *key, int fd);
  *  the runtime directory's "key" (created when missing).  Where it came from goes to from
  *  (may be NULL).  A GIMPI_KEY_FD that is a file (a memfd, as a launcher makes one) is
  *  read from its start and left open, so that children inherit it; one that is a pipe is
- *  read, closed and removed from the environment, so that children do not inherit a
- *  number that is closed.  0, or -1 with a message. */
+ *  read and closed, and GIMPI_KEY_FD then names a memfd holding the key, so that later
+ *  loads in this process and children find the same key.  0, or -1 with a message. */
 int gimpi_key_default(gimpi_key_t *key, char *from, size_t fromsize, char *err, size_t errsize);
 
 /*  Derives outlen (16..64) bytes for the purpose named by context (exactly 8 characters)

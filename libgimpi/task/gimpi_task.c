@@ -14,7 +14,6 @@
 #include "gimpi.h"
 #include "base/gimpi_key.h"
 #include "task/gimpi_job.h"
-#include "base/gimpi_key.h"
 #include "coll/impi_coll.h"
 #include "groups/gd_proto.h"
 
