@@ -59,6 +59,7 @@ typedef struct {
     uint64_t next_conn;         /* last connection serial given */
     char endpoint[512];
     char pub_endpoint[512];
+    int pub_port;               /* --pub-port: the event port on tcp (0: any free port) */
     int lock_fd;
     int sig_fd;
     bool verbose;

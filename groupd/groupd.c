@@ -114,7 +114,8 @@ static void s_lock_pid(groupd_t *self)
         return;
 }
 
-/*  Derives the PUB endpoint from the request endpoint. */
+/*  Derives the PUB endpoint from the request endpoint (on tcp: its address, at --pub-port
+ *  or any free port). */
 static void s_pub_endpoint(groupd_t *self, char *bind_ep, size_t size)
 {
     if (strncmp(self->endpoint, "ipc://", 6) == 0)
@@ -122,8 +123,12 @@ static void s_pub_endpoint(groupd_t *self, char *bind_ep, size_t size)
     else if (strncmp(self->endpoint, "tcp://", 6) == 0) {
         snprintf(bind_ep, size, "%s", self->endpoint);
         char *colon = strrchr(bind_ep, ':');
-        if (colon && colon > bind_ep + 5)
-            snprintf(colon, size - (size_t)(colon - bind_ep), ":*");
+        if (colon && colon > bind_ep + 5) {
+            if (self->pub_port > 0)
+                snprintf(colon, size - (size_t)(colon - bind_ep), ":%d", self->pub_port);
+            else
+                snprintf(colon, size - (size_t)(colon - bind_ep), ":*");
+        }
     } else
         snprintf(bind_ep, size, "%s-pub", self->endpoint);
 }
@@ -395,7 +400,7 @@ static void s_usage(FILE *out)
     fprintf(out, "usage: groupd [--endpoint EP] [--foreground] [--verbose] [--heartbeat MS]\n"
                  "              [--idle-exit SECONDS] [--cpu N|none] [--key FILE]\n"
                  "              [--max-msg-size BYTES] [--max-tasks N] [--max-groups N]\n"
-                 "              [--max-reserve N] [--max-unregistered N]\n");
+                 "              [--max-reserve N] [--max-unregistered N] [--pub-port P]\n");
 }
 
 /*  Parses a number option within [lo, hi]; false with a message when it is not one. */
@@ -463,6 +468,7 @@ int main(int argc, char **argv)
         { "max-groups", required_argument, NULL, 'G' },
         { "max-reserve", required_argument, NULL, 'R' },
         { "max-unregistered", required_argument, NULL, 'U' },
+        { "pub-port", required_argument, NULL, 'P' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -497,6 +503,11 @@ int main(int argc, char **argv)
             if (!s_num(optarg, 1, UINT32_MAX - 1, "max-unregistered", &v))
                 return 2;
             self.max_unreg = (uint32_t)v;
+            break;
+        case 'P':
+            if (!s_num(optarg, 1, 65535, "pub-port", &v))
+                return 2;
+            self.pub_port = (int)v;
             break;
         case 'e': ep = optarg; break;
         case 'f': self.foreground = true; break;

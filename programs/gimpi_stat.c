@@ -110,10 +110,25 @@ static void s_print_text(FILE *out, const gd_groupstat_t *st)
     }
 }
 
+/*  --fingerprint: the user's key's fingerprint and where the key came from. */
+static int s_fingerprint(void)
+{
+    gimpi_key_t key;
+    char from[GIMPI_KEY_PATHLEN], err[GIMPI_KEY_ERRLEN], fp[9];
+    if (gimpi_key_default(&key, from, sizeof from, err, sizeof err) < 0) {
+        fprintf(stderr, "gimpi-stat: %s\n", err);
+        return 1;
+    }
+    printf("%s %s\n", gimpi_key_fingerprint(&key, fp), from);
+    gimpi_key_wipe(&key, sizeof key);
+    return 0;
+}
+
 /*  Prints the synopsis. */
 static void s_usage(FILE *out)
 {
-    fprintf(out, "usage: gimpi-stat [--json] [--endpoint EP] [GROUP]\n");
+    fprintf(out, "usage: gimpi-stat [--json] [--endpoint EP] [GROUP]\n"
+                 "       gimpi-stat --fingerprint\n");
 }
 
 /*  One STAT request, printed as text or JSON. */
@@ -122,17 +137,19 @@ int main(int argc, char **argv)
     static const struct option opts[] = {
         { "json", no_argument, NULL, 'j' },
         { "endpoint", required_argument, NULL, 'e' },
+        { "fingerprint", no_argument, NULL, 'f' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     bool json = false;
     const char *ep = NULL;
     int c;
-    while ((c = getopt_long(argc, argv, "je:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "je:fh", opts, NULL)) != -1) {
         switch (c) {
         case 'j': json = true; break;
         case 'e': ep = optarg; break;
         case 'h': s_usage(stdout); return 0;
+        case 'f': return s_fingerprint();
         default: s_usage(stderr); return 2;
         }
     }

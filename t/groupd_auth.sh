@@ -40,7 +40,7 @@ chmod 711 "$tmp"; mkdir -m 711 "$tmp/pub"    # nobody may reach files in here, n
 mkkey "$tmp/keyA"; mkkey "$tmp/keyB"; mkkey "$tmp/pub/keyN" nobody
 export GIMPI_KEY_FILE="$tmp/keyA"
 
-echo "1..24"
+echo "1..27"
 startgd tcp --endpoint 'tcp://127.0.0.1:*' --key "$tmp/keyA"
 case "${ep:-}" in tcp://127.0.0.1:*) ok 0 "groupd serves $ep" ;; *) ok 1 "groupd on tcp"; cat "$tmp/tcp.err"; exit 1 ;; esac
 grep -q "^groupd: key fingerprint [0-9a-f]\{8\} from $tmp/keyA$" "$tmp/tcp.err"
@@ -135,6 +135,20 @@ if [ $root = yes ]; then
 else
     ok 0 "# SKIP user nobody needs root and setpriv"; ok 0 "# SKIP"
 fi
+kill $gdpid 2>/dev/null; wait
+
+# fixed ports for a firewall: the request port and --pub-port, nothing else
+p1=$((21000 + ($$ % 2000) * 2)); p2=$((p1 + 1))
+startgd pin --endpoint "tcp://127.0.0.1:$p1" --pub-port "$p2" --key "$tmp/keyA"
+ports=$(ss -ltnpH 2>/dev/null | grep "pid=$gdpid," | awk '{ n = split($4, a, ":"); print a[n] }' | sort -n | tr '\n' ' ')
+[ "$ports" = "$p1 $p2 " ]
+check $? "--pub-port: groupd listens on exactly $p1 and $p2 (${ports:-none})" "$tmp/pin.err"
+timeout 60 "$ATT" member "$ep" pinned 1 >"$tmp/p1" 2>&1
+grep -q "^member ok" "$tmp/p1"
+check $? "and serves a task, events included" "$tmp/p1"
+fp=$("$STAT" --fingerprint)
+grep -q "^groupd: key fingerprint ${fp%% *} from $tmp/keyA$" "$tmp/pin.err" && [ "${fp#* }" = "$tmp/keyA" ]
+check $? "gimpi-stat --fingerprint matches groupd's (${fp:-nothing})" "$tmp/pin.err"
 kill $gdpid 2>/dev/null; wait
 
 # another network namespace, joined by a veth pair
