@@ -234,9 +234,15 @@ static int s_run(job_t *j)
         close(j->go[k][0]);
         close(j->go[k][1]);
     }
-    if (rc)
+    if (rc) {
         for (int i = 0; i < NHOSTS; i++)
             diag("  host %d exit code %d", i, codes[i]);
+        char cmd[300];
+        snprintf(cmd, sizeof cmd, "sed 's/^/#   log: /' %s | grep -v 'refused a caller' | head -20",
+                 j->log);
+        if (system(cmd) != 0)
+            diag("  (no log)");
+    }
     int good = s_check_log(j) && rc == 0;
     unlink(j->log);
     return good;
