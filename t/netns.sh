@@ -19,6 +19,8 @@ TASK="$top_builddir/t/job_task"
 cleanup() {
     for i in $(seq 0 $((NM - 1))); do ip netns pids "$P-h$i" 2>/dev/null | xargs -r kill -9 2>/dev/null; done
     for i in $(seq 0 $((NM - 1))); do ip netns del "$P-h$i" 2>/dev/null; done
+    ip netns pids "$P-x" 2>/dev/null | xargs -r kill -9 2>/dev/null
+    ip netns del "$P-x" 2>/dev/null
     ip netns del "$P-sw" 2>/dev/null
     rm -rf "$tmp"
 }
@@ -40,7 +42,17 @@ for i in $(seq 0 $((NM - 1))); do
     ip -n "$P-h$i" link set eth0 up
     ip -n "$P-h$i" link set lo up
 done
-echo "1..$((NM + 7))"
+# a stranger's machine on the same network, not part of any job
+ip netns add "$P-x"
+ip link add "$P-ax" type veth peer name "$P-bx"
+ip link set "$P-ax" netns "$P-sw"
+ip link set "$P-bx" netns "$P-x"
+ip -n "$P-sw" link set "$P-ax" master br0 up
+ip -n "$P-x" link set "$P-bx" name eth0
+ip -n "$P-x" addr add 192.0.2.99/24 dev eth0
+ip -n "$P-x" link set eth0 up
+ip -n "$P-x" link set lo up
+echo "1..$((NM + 10))"
 
 # machine 0 serves the startup
 mkfifo "$tmp/srv"
@@ -99,6 +111,38 @@ nt=$(cat "$tmp"/m*.err | grep -c 'connected over TCP')
 ok $? "tasks of one machine meet over local sockets, of different machines over TCP ($nl local, $nt TCP ends)"
 wait "$srvpid"; ok $? "impi-server exits 0 after the messaging job"
 exec 3<&-
+
+# a stranger's machine during a job: it holds 100 idle connections to the server and
+# tries to join with a key of its own; the job (KEY by default) still runs
+mkfifo "$tmp/srv3" "$tmp/hold"
+ip netns exec "$P-h0" timeout 60 "$SERVER" -server $NM -host 192.0.2.10 >"$tmp/srv3" 2>"$tmp/srv3.err" &
+srvpid=$!
+exec 3<"$tmp/srv3"
+addr=""
+read -r -t 20 addr <&3
+exec 4<>"$tmp/hold"
+ip netns exec "$P-x" timeout 60 bash -c 'for k in $(seq 1 100); do eval "exec $((k + 10))<>/dev/tcp/${1%:*}/${1#*:}" || exit 1; done; echo held; read -r _' _ "$addr" \
+    <"$tmp/hold" >"$tmp/x.held" 2>"$tmp/x.err" &
+idle=$!
+for _ in $(seq 1 200); do grep -q held "$tmp/x.held" 2>/dev/null && break; sleep 0.05; done
+grep -q held "$tmp/x.held"; ok $? "the stranger holds 100 idle connections to the server"
+IMPI_AUTH_KEY=999 ip netns exec "$P-x" timeout 60 "$RUN" -timeout 5 -client 1 "$addr" -np 1 "$TASK" info \
+    >"$tmp/x.out" 2>&1; rc=$?
+if [ $rc = 1 ] && grep -q "startup failed" "$tmp/x.out"; then ok 0 "the stranger's client with another key: refused, clear error"; else
+    ok 1 "the stranger's client (rc $rc)"; sed 's/^/# /' "$tmp/x.out"; fi
+pids=""
+for i in $(seq 0 $((NM - 1))); do
+    ip netns exec "$P-h$i" timeout 60 "$RUN" -client "$i" "$addr" -np 1 "$TASK" info \
+        >"$tmp/y$i.out" 2>"$tmp/y$i.err" &
+    pids="$pids $!"
+done
+rc=0
+for p in $pids; do wait "$p" || rc=1; done
+wait "$srvpid" || rc=1
+echo >&4; exec 4>&-; wait "$idle" 2>/dev/null
+exec 3<&-
+if [ $rc = 0 ]; then ok 0 "the real job runs meanwhile and the server exits 0"; else
+    ok 1 "the real job beside the stranger"; cat "$tmp"/y*.err "$tmp/srv3.err" | sed 's/^/# /' | head -20; fi
 
 # a client on a machine that cannot reach the server fails cleanly and quickly
 ip -n "$P-h2" link set eth0 down
