@@ -19,6 +19,7 @@
 #include "gtap.h"
 #include "testlib.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -59,7 +60,14 @@
 #define FD_SLACK 8                  /* victim descriptors beyond its own and the cap */
 #define HANDSHAKE_CAP 32            /* the victim's GIMPI_HANDSHAKE_MAX (the default) */
 
-/*  The registry of the scenario (tid -> contact port on 127.0.0.1), filled before fork. */
+/*  Where the victim and its friend listen: 127.0.0.1, or DYN_AUTH_ADDR when
+ *  t/dyn_auth_netns.sh runs the strangers in another network namespace (DYN_AUTH_NETNS).
+ *  Set once in main, before any fork. */
+static const char *s_vaddr_text = "127.0.0.1";
+static uint32_t s_vaddr = INADDR_LOOPBACK;
+
+/*  The registry of the scenario (tid -> contact port on the victim's address), filled
+ *  before fork. */
 typedef struct {
     int vport, fport;               /* victim's and friend's listeners */
     int vlfd, flfd;
@@ -76,7 +84,7 @@ static int s_port_of(const reg_t *reg, int tid)
 static int s_resolve(void *arg, int tid, uint8_t addr[16], int *port)
 {
     *port = s_port_of(arg, tid);
-    impi_addr16_from_ipv4(addr, INADDR_LOOPBACK);
+    impi_addr16_from_ipv4(addr, s_vaddr);
     return *port ? 0 : GIMPI_ENOTASK;
 }
 
@@ -84,8 +92,7 @@ static int s_resolve(void *arg, int tid, uint8_t addr[16], int *port)
 static int s_verify(void *arg, int tid, const uint8_t addr[16], int port)
 {
     int want = s_port_of(arg, tid);
-    return want && port == want && impi_addr16_ipv4(addr) == INADDR_LOOPBACK ? 0
-                                                                             : GIMPI_ENOTASK;
+    return want && port == want && impi_addr16_ipv4(addr) == s_vaddr ? 0 : GIMPI_ENOTASK;
 }
 
 /*  A one-task job on listener lfd (port) with tid, the key (NULL: a random one), the
@@ -94,6 +101,12 @@ static gimpi_msg_t *s_solo(int lfd, int port, int tid, const uint8_t *key, reg_t
 {
     char err[256];
     impi_tables_t *t = gimpi_job_solo_tables(port, err, sizeof err);
+    if (t && lfd >= 0) {                /* the contact is where lfd listens */
+        struct sockaddr_in sa;
+        socklen_t sl = sizeof sa;
+        if (getsockname(lfd, (struct sockaddr *)&sa, &sl) == 0)
+            impi_addr16_from_ipv4(t->hosts[0].addr, ntohl(sa.sin_addr.s_addr));
+    }
     gimpi_msg_t *m = t ? gimpi_msg_new_local(t, 0, lfd, -1, TMO, err, sizeof err) : NULL;
     impi_tables_destroy(&t);
     if (!m) {
@@ -172,7 +185,7 @@ static int s_friend(reg_t *reg, int stop_fd)
  *  when not NULL.  Returns the answer's status, or -1. */
 static int s_stranger_try(int port, int tid, const uint8_t *key, const uint8_t *replay)
 {
-    int fd = tl_connect("127.0.0.1", port);
+    int fd = tl_connect(s_vaddr_text, port);
     uint8_t nonce[GIMPI_INTRO_NONCE], intro[GIMPI_INTRO_SIZE];
     if (fd < 0 || dp_intro_hello(fd, GIMPI_INTRO_VERSION, nonce, TMO) != GIMPI_INTRO_OK) {
         if (fd >= 0)
@@ -181,7 +194,7 @@ static int s_stranger_try(int port, int tid, const uint8_t *key, const uint8_t *
     }
     gimpi_intro_t in = { .word = GIMPI_INTRO_VERSION, .tid = tid, .target = VICTIM,
                          .pktlen = 65536, .ackmark = 10, .hiwater = 20, .port = FAKE_PORT };
-    impi_addr16_from_ipv4(in.addr, INADDR_LOOPBACK);
+    impi_addr16_from_ipv4(in.addr, s_vaddr);
     int rc = replay ? tl_send_all(fd, replay, GIMPI_INTRO_SIZE)
                     : dp_intro_send(fd, &in, key, nonce, intro);
     gimpi_intro_t ans;
@@ -198,7 +211,7 @@ static int s_stranger_idle(int port, int n)
 {
     int *fds = calloc((size_t)n, sizeof *fds);
     for (int i = 0; i < n; i++)
-        if ((fds[i] = tl_connect("127.0.0.1", port)) < 0) {
+        if ((fds[i] = tl_connect(s_vaddr_text, port)) < 0) {
             printf("connect %d: %s\n", i, strerror(errno));
             return 1;
         }
@@ -290,6 +303,16 @@ static int s_run_stranger(const char *role, const reg_t *reg, const char *hex, c
                           "--clear-groups", self, "stranger", (char *)role, vp, fp,
                           (char *)hex, NULL };
     char **argv = geteuid() == 0 && access(as_nobody[0], X_OK) == 0 ? as_nobody : as_nobody + 4;
+    /* in another network namespace: ip netns exec NS before it */
+    const char *ns = getenv("DYN_AUTH_NETNS");
+    char *in_ns[16] = { "/usr/sbin/ip", "netns", "exec", (char *)ns };
+    if (ns && *ns) {
+        int k = 4;
+        for (char **a = argv; *a && k < 15; a++)
+            in_ns[k++] = *a;
+        in_ns[k] = NULL;
+        argv = in_ns;
+    }
     tl_child_t c;
     int rc = tl_spawn(argv, &c);
     free(self);
@@ -346,13 +369,13 @@ static int s_nfds(pid_t pid)
  *  The sealed INTRO goes to rec when not NULL. */
 static int s_holder(int vport, int tid, int cport, uint8_t *rec, int *fd_out)
 {
-    int fd = tl_connect("127.0.0.1", vport);
+    int fd = tl_connect(s_vaddr_text, vport);
     uint8_t nonce[GIMPI_INTRO_NONCE], intro[GIMPI_INTRO_SIZE];
     if (fd < 0 || dp_intro_hello(fd, GIMPI_INTRO_VERSION, nonce, TMO) != GIMPI_INTRO_OK)
         return -1;
     gimpi_intro_t in = { .word = GIMPI_INTRO_VERSION, .tid = tid, .target = VICTIM,
                          .pktlen = 65536, .ackmark = 10, .hiwater = 20, .port = cport };
-    impi_addr16_from_ipv4(in.addr, INADDR_LOOPBACK);
+    impi_addr16_from_ipv4(in.addr, s_vaddr);
     gimpi_intro_t ans;
     int st = dp_intro_send(fd, &in, dp_key(), nonce, intro) < 0
                  ? -1 : dp_intro_answer(fd, &ans, NULL, TMO);
@@ -367,6 +390,12 @@ static int s_holder(int vport, int tid, int cport, uint8_t *rec, int *fd_out)
 
 int main(int argc, char **argv)
 {
+    const char *va = getenv("DYN_AUTH_ADDR");
+    struct in_addr ia;
+    if (va && *va && inet_pton(AF_INET, va, &ia) == 1) {
+        s_vaddr_text = va;
+        s_vaddr = ntohl(ia.s_addr);
+    }
     if (argc >= 5 && !strcmp(argv[1], "stranger"))
         return s_stranger(argv + 2);
     plan(NO_PLAN);
@@ -377,8 +406,8 @@ int main(int argc, char **argv)
         diag("not root: strangers run as this user, not as nobody");
     reg_t reg;
     char err[128];
-    reg.vlfd = gimpi_job_listen("127.0.0.1", &reg.vport, err, sizeof err);
-    reg.flfd = gimpi_job_listen("127.0.0.1", &reg.fport, err, sizeof err);
+    reg.vlfd = gimpi_job_listen(s_vaddr_text, &reg.vport, err, sizeof err);
+    reg.flfd = gimpi_job_listen(s_vaddr_text, &reg.fport, err, sizeof err);
     if (reg.vlfd < 0 || reg.flfd < 0)
         BAIL_OUT("listen: %s", err);
     char vlog[] = "/tmp/dyn_auth.XXXXXX";
