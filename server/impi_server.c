@@ -32,6 +32,7 @@
 
 #include "server/gimpi_loop.h"
 #include "impi/impi_wire.h"
+#include "base/gimpi_ratelog.h"
 
 #include <arpa/inet.h>
 #include <assert.h>
@@ -133,9 +134,7 @@ struct impi_server_t {
     int max_pending;            /* connections in their handshake */
     /* rate limit of lines about connections (IMPI_SERVER_LOG_PER_SEC) */
     int log_fd;                 /* fd of a log that can block (pipe, socket, tty), or -1 */
-    int64_t log_window_ms;      /* start of the current one-second window */
-    int log_in_window;          /* limited lines printed in it */
-    int log_suppressed;         /* limited lines not printed in it */
+    gimpi_ratelog_t log_rate;   /* the limited lines' one-second windows */
     int log_timer;              /* prints the summary at the end of the window */
     long log_lost;              /* lines dropped because the log was not being read */
     bool verbose;
@@ -203,12 +202,10 @@ static void s_log_summary(gimpi_loop_t *loop, int id, void *arg)
     (void)id;
     impi_server_t *self = arg;
     self->log_timer = 0;
-    if (self->log_suppressed)
+    int more = gimpi_ratelog_roll(&self->log_rate, gimpi_loop_now_ms(), true);
+    if (more)
         s_log(self, "%d more connections refused or dropped in the last second (at most %d "
-              "lines a second are logged)", self->log_suppressed, IMPI_SERVER_LOG_PER_SEC);
-    self->log_suppressed = 0;
-    self->log_in_window = 0;
-    self->log_window_ms = gimpi_loop_now_ms();
+              "lines a second are logged)", more, IMPI_SERVER_LOG_PER_SEC);
 }
 
 /*  Prints one line about a refused or dropped connection, at most IMPI_SERVER_LOG_PER_SEC
@@ -220,21 +217,16 @@ static void s_log_limited(impi_server_t *self, const char *fmt, ...)
 static void s_log_limited(impi_server_t *self, const char *fmt, ...)
 {
     int64_t now = gimpi_loop_now_ms();
-    if (!self->log_timer && now - self->log_window_ms >= 1000) {
-        self->log_window_ms = now;
-        self->log_in_window = 0;
-    }
-    if (self->log_in_window >= IMPI_SERVER_LOG_PER_SEC) {
-        self->log_suppressed++;
+    if (!self->log_timer)               /* (a window with held lines ends by the timer) */
+        gimpi_ratelog_roll(&self->log_rate, now, false);
+    if (!gimpi_ratelog_event(&self->log_rate, now)) {
         if (!self->log_timer) {
-            int64_t left = self->log_window_ms + 1000 - now;
-            int id = gimpi_loop_timer_add(self->loop, left > 0 ? left : 0, 0, s_log_summary,
-                                          self);
+            int id = gimpi_loop_timer_add(self->loop, gimpi_ratelog_due_ms(&self->log_rate, now),
+                                          0, s_log_summary, self);
             self->log_timer = id > 0 ? id : 0;
         }
         return;
     }
-    self->log_in_window++;
     va_list ap;
     va_start(ap, fmt);
     s_vlog(self, fmt, ap);
@@ -1121,6 +1113,7 @@ impi_server_t *impi_server_new(int nclients, const char *bind_addr, int port,
     self->silence_ms = IMPI_SERVER_SILENCE_MS;
     self->max_pending = IMPI_SERVER_MAX_HANDSHAKING;
     self->log_fd = s_log_fd(log);
+    self->log_rate.per_sec = IMPI_SERVER_LOG_PER_SEC;
     self->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     int one = 1;
     if (self->listen_fd < 0 ||

@@ -366,29 +366,31 @@ const char *gd_sock_refusal(int event, int value, bool handshaken, bool curve)
 
 /* ------------------------------------------------------------------ rate-limited logs */
 
+/*  The counter, with the default rate when none was set. */
+static gimpi_ratelog_t *s_count(gd_ratelog_t *rl)
+{
+    if (!rl->count.per_sec)
+        rl->count.per_sec = GD_RATELOG_PER_S;
+    return &rl->count;
+}
+
 /*  Prints the summary of the second that ended, if lines were held back. */
 void gd_ratelog_flush(gd_ratelog_t *rl, int64_t now_ms, FILE *out, const char *prefix)
 {
     assert(rl);
-    if (now_ms / 1000 == rl->second)
-        return;
-    if (rl->suppressed && out) {
-        fprintf(out, "%s: ... %d more %s in the last second\n", prefix, rl->suppressed,
+    int held = gimpi_ratelog_roll(s_count(rl), now_ms, false);
+    if (held && out) {
+        fprintf(out, "%s: ... %d more %s in the last second\n", prefix, held,
                 rl->what ? rl->what : "events");
         fflush(out);
     }
-    rl->second = now_ms / 1000;
-    rl->shown = rl->suppressed = 0;
 }
 
 /*  Time until a pending summary is due. */
 int gd_ratelog_due_ms(const gd_ratelog_t *rl, int64_t now_ms)
 {
     assert(rl);
-    if (!rl->suppressed)
-        return -1;
-    int64_t left = (rl->second + 1) * 1000 - now_ms;
-    return left > 0 ? (int)left : 0;
+    return gimpi_ratelog_due_ms(&rl->count, now_ms);
 }
 
 /*  Counts one event; true when its line may go out. */
@@ -396,13 +398,7 @@ bool gd_ratelog_ok(gd_ratelog_t *rl, int64_t now_ms, FILE *out, const char *pref
 {
     assert(rl);
     gd_ratelog_flush(rl, now_ms, out, prefix);
-    rl->total++;
-    if (rl->shown < GD_RATELOG_PER_S) {
-        rl->shown++;
-        return true;
-    }
-    rl->suppressed++;
-    return false;
+    return gimpi_ratelog_event(s_count(rl), now_ms);
 }
 
 /* ------------------------------------------------------------------ the ZAP handler */

@@ -26,6 +26,7 @@
 #define GIMPI_GD_SOCK_H
 
 #include "base/gimpi_key.h"
+#include "base/gimpi_ratelog.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -206,12 +207,11 @@ const char *gd_sock_type_name(int type);
 /* ------------------------------------------------------------------ rate-limited logs */
 
 /*  At most GD_RATELOG_PER_S lines a second for one kind of event; the rest are counted
- *  and summed up in one line when the next second starts (or at gd_ratelog_flush). */
+ *  (base/gimpi_ratelog.h) and summed up in one line when the second is over (at the next
+ *  event or at gd_ratelog_flush). */
 typedef struct {
     const char *what;           /* "refused peers", for the summary line */
-    int64_t second;             /* the second being counted (CLOCK_MONOTONIC) */
-    int shown, suppressed;
-    uint64_t total;             /* events ever (shown or not) */
+    gimpi_ratelog_t count;      /* per_sec 0 is taken for GD_RATELOG_PER_S */
 } gd_ratelog_t;
 
 /*  Counts an event at now_ms; true when its line may be printed.  The summary of the

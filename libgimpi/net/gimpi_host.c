@@ -24,6 +24,7 @@
  */
 #include "net/gimpi_host.h"
 #include "net/msg_dynhost.h"    /* GIMPI_INTRO_MARKER: a dynamic caller too early */
+#include "base/gimpi_ratelog.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -297,15 +298,6 @@ typedef struct {
     uint16_t sport;             /* accept side: source port */
 } dance_sock_t;
 
-/*  The refusal log of one meeting: at most GIMPI_DANCE_LOG_PER_SEC lines a second, then
- *  a count that becomes one summary line when the second is over. */
-typedef struct {
-    int64_t second_ms;          /* start of the current one-second window */
-    int lines;                  /* refusals written in it */
-    int more;                   /* refusals counted, not written, in it */
-    long total;                 /* refusals of the whole meeting */
-} dance_log_t;
-
 /*  The whole meeting: the tables, the sockets under way and what is connected so far. */
 typedef struct {
     const impi_tables_t *t;
@@ -317,7 +309,7 @@ typedef struct {
     int accepted;               /* connections from higher hosts fully identified */
     int rank_ms;                /* how long a caller has for its rank */
     int check_callers;          /* source address and user checks on TCP callers */
-    dance_log_t log;
+    gimpi_ratelog_t log;        /* refusals: GIMPI_DANCE_LOG_PER_SEC lines a second */
     char *err;
     size_t errsize;
 } dance_t;
@@ -334,34 +326,23 @@ static const char *s_caller_name(const dance_sock_t *s, char *buf, size_t size)
     return buf;
 }
 
-/*  Writes the summary line of the refusals counted but not written this second. */
-static void s_log_summary(dance_t *d)
+/*  Ends the log's second when it is over (or at once with force), writing the summary
+ *  line of the refusals counted but not written in it. */
+static void s_log_tick(dance_t *d, int64_t now, bool force)
 {
-    if (d->log.more)
+    int more = gimpi_ratelog_roll(&d->log, now, force);
+    if (more)
         fprintf(stderr, "gimpi[host %d]: %d more callers refused in the last second\n",
-                d->myhost, d->log.more);
-    d->log.more = 0;
-}
-
-/*  Ends the log's second when it is over (its summary line written). */
-static void s_log_tick(dance_t *d, int64_t now)
-{
-    if (now - d->log.second_ms < 1000)
-        return;
-    s_log_summary(d);
-    d->log = (dance_log_t){ .second_ms = now, .total = d->log.total };
+                d->myhost, more);
 }
 
 /*  Logs one refused caller (rate-limited, see dance_log_t). */
 static void s_log_refusal(dance_t *d, const char *who, const char *fmt, ...)
 {
-    s_log_tick(d, s_now_ms());
-    d->log.total++;
-    if (d->log.lines >= GIMPI_DANCE_LOG_PER_SEC) {
-        d->log.more++;
+    int64_t now = s_now_ms();
+    s_log_tick(d, now, false);
+    if (!gimpi_ratelog_event(&d->log, now))
         return;
-    }
-    d->log.lines++;
     char why[160];
     va_list ap;
     va_start(ap, fmt);
@@ -626,7 +607,7 @@ static void s_dance_timeout(dance_t *d, int timeout_ms)
             off += (size_t)snprintf(missing + off, sizeof missing - off, " %d", i);
     s_err(d->err, d->errsize,
           "host connections: timed out after %d ms; missing hosts:%s (%ld callers refused)",
-          timeout_ms, missing, d->log.total);
+          timeout_ms, missing, (long)d->log.total);
 }
 
 /*  Read pass: reads the rank of every caller that still owes it, in the order they were
@@ -651,8 +632,9 @@ static int s_dance_round(dance_t *d, int listen_fd, int local_fd, struct pollfd 
     int64_t wait = s_expire_callers(d, now);
     if (wait > left_ms)
         wait = left_ms;
-    if (d->log.more && d->log.second_ms + 1000 - now < wait)
-        wait = d->log.second_ms + 1000 - now;
+    int due = gimpi_ratelog_due_ms(&d->log, now);
+    if (due >= 0 && due < wait)
+        wait = due;
     if (wait < 0)
         wait = 0;
     s_compact(d);
@@ -668,7 +650,7 @@ static int s_dance_round(dance_t *d, int listen_fd, int local_fd, struct pollfd 
         pfd[np++] = (struct pollfd){ .fd = s->fd, .events = s->peer >= 0 ? POLLOUT : POLLIN };
     }
     int r = poll(pfd, (nfds_t)np, (int)wait);
-    s_log_tick(d, s_now_ms());
+    s_log_tick(d, s_now_ms(), false);
     if (r < 0) {
         if (errno == EINTR)
             return 0;
@@ -710,7 +692,7 @@ int gimpi_host_dance(const impi_tables_t *t, int myhost, int listen_fd, int loca
     const char *chk = getenv("GIMPI_DANCE_CHECK_CALLERS");
     dance_t d = { .t = t, .myhost = myhost, .n = n, .nhigher = n - 1 - myhost, .fds = fds,
                   .rank_ms = s_rank_ms(), .check_callers = !(chk && strcmp(chk, "0") == 0),
-                  .log = { .second_ms = s_now_ms() }, .err = err, .errsize = errsize };
+                  .log = { .per_sec = GIMPI_DANCE_LOG_PER_SEC }, .err = err, .errsize = errsize };
     /* our calls, the higher hosts' callers, and room for strangers beside them */
     d.cap = myhost + d.nhigher + GIMPI_DANCE_MAX_WAITING;
     d.socks = calloc((size_t)d.cap, sizeof *d.socks);
@@ -753,7 +735,7 @@ out:
         else if (s->fd >= 0)
             close(s->fd);
     }
-    s_log_summary(&d);
+    s_log_tick(&d, s_now_ms(), true);
     if (rc < 0)
         for (int i = 0; i < n; i++)
             if (fds[i] >= 0) {

@@ -156,14 +156,10 @@ const char *gimpi_intro_strstatus(uint32_t status)
  *  whatever second it is, as a context ends). */
 static void s_log_flush(gimpi_msg_t *self, int force)
 {
-    int64_t sec = msg_now_us() / 1000000;
-    if (sec == self->dyn.log.sec && !force)
-        return;
-    if (self->dyn.log.more)
+    int more = gimpi_ratelog_roll(&self->dyn.log, msg_now_us() / 1000, force);
+    if (more)
         fprintf(stderr, "gimpi[t%x]: ... %d more incoming connections refused in the last "
-                "second\n", (unsigned)msg_mytid(self), self->dyn.log.more);
-    self->dyn.log.sec = sec;
-    self->dyn.log.lines = self->dyn.log.more = 0;
+                "second\n", (unsigned)msg_mytid(self), more);
 }
 
 /*  Writes the summary line of refused callers not reported yet. */
@@ -179,11 +175,8 @@ static void s_refused(gimpi_msg_t *self, const char *fmt, ...)
 static void s_refused(gimpi_msg_t *self, const char *fmt, ...)
 {
     s_log_flush(self, 0);
-    if (self->dyn.log.lines >= REFUSED_LOG_PER_S) {
-        self->dyn.log.more++;
+    if (!gimpi_ratelog_event(&self->dyn.log, msg_now_us() / 1000))
         return;
-    }
-    self->dyn.log.lines++;
     char what[240];
     va_list ap;
     va_start(ap, fmt);

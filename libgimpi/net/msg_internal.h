@@ -29,6 +29,7 @@
 #include "gimpi.h"
 #include "gimpi_msg.h"
 #include "base/gimpi_key.h"
+#include "base/gimpi_ratelog.h"
 #include "impi/impi_tables.h"
 #include "impi/impi_wire.h"
 #include "net/gimpi_host.h"
@@ -291,11 +292,7 @@ struct gimpi_msg_t {
         int max_conns;              /* DYN_CONNS_DEFAULT or GIMPI_MAX_DYN_CONNS */
         int nresolve;               /* dynamic peers waiting for a resolver call */
         int nverify;                /* accepted callers waiting for a verifier call */
-        struct {                    /* rate limit of the lines about refused callers */
-            int64_t sec;            /* the second being counted */
-            int lines;              /* lines written in it */
-            int more;               /* refusals not written in it */
-        } log;
+        gimpi_ratelog_t log;        /* lines about refused callers (REFUSED_LOG_PER_S) */
         int in_engine;              /* > 0: inside the engine, the lock may not be dropped */
         int finishing;              /* finalize under way: no new dynamic hosts */
         int connect_ms;             /* bound on setting up a dynamic connection */

@@ -47,6 +47,7 @@ static void s_settings(gimpi_msg_t *self, const impi_tables_t *t, int rank, int 
     self->dyn.listen_fd = listen_fd;
     self->dyn.local_fd = local_fd;
     self->dyn.born_us = msg_now_us();
+    self->dyn.log.per_sec = REFUSED_LOG_PER_S;
     self->rank = rank;
     self->nprocs = self->nstatic = self->cap_procs = t->nprocs;
     self->nhosts = self->nstatic_hosts = self->cap_hosts = t->nhosts;
