@@ -213,6 +213,17 @@ static void test_default(void)
     }
     ok(strlen(child) == 64, "a child process inherits it");
     close(mfd);
+    /* a pipe whose writer keeps it open: an error after GIMPI_KEY_READ_MS, not a hang */
+    int q[2];
+    if (pipe(q) < 0)
+        BAIL_OUT("pipe");
+    gimpi_key_write_fd(&a, q[1]);
+    snprintf(num, sizeof num, "%d", q[0]);
+    setenv(GIMPI_ENV_KEY_FD, num, 1);
+    cmp_ok(gimpi_key_default(&b, from, sizeof from, err, sizeof err), "==", -1,
+           "GIMPI_KEY_FD a pipe left open: an error, no hang");
+    ok(strstr(err, "its writer must close it") != NULL, "saying so: %s", err);
+    close(q[1]);
     setenv(GIMPI_ENV_KEY_FD, "12x", 1);
     cmp_ok(gimpi_key_default(&b, from, sizeof from, err, sizeof err), "==", -1,
            "GIMPI_KEY_FD not a number: an error");

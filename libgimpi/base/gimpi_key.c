@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pwd.h>
 #include <sodium.h>
 #include <stdarg.h>
@@ -115,6 +116,14 @@ static int s_read_parse(gimpi_key_t *key, int fd, const char *where, char *err, 
     char text[GIMPI_KEY_HEXLEN + 64];
     size_t len = 0;
     for (;;) {
+        /* a pipe whose writer never closes it must not hold the task forever */
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        int ready = poll(&p, 1, GIMPI_KEY_READ_MS);
+        if (ready < 0 && errno == EINTR)
+            continue;
+        if (ready == 0)
+            return s_fail(err, errsize, "%s: no end of the key within %d ms (its writer must "
+                          "close it)", where, GIMPI_KEY_READ_MS);
         ssize_t r = read(fd, text + len, sizeof text - len);
         if (r < 0 && errno == EINTR)
             continue;

@@ -27,6 +27,7 @@ enum {
     GIMPI_KEY_MACLEN = 32,          /* HMAC-SHA-256 */
     GIMPI_KEY_PATHLEN = 256,        /* room for any path this file makes */
     GIMPI_KEY_ERRLEN = 512,         /* room for any message this file writes */
+    GIMPI_KEY_READ_MS = 5000,       /* longest wait for a GIMPI_KEY_FD pipe's end */
 };
 
 /*  Environment variables that choose the key. */
