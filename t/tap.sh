@@ -1,9 +1,25 @@
 # t/tap.sh — what every shell test sources: a TAP `ok STATUS DESCRIPTION` counter, a
 # scratch directory $tmp, and an exit trap that stops the test's background jobs with TERM
 # (timeout(1) passes TERM on to the program it runs, KILL would orphan it), waits for
-# them and removes $tmp.  A test may install its own trap afterwards.  End with
-# `exit $((failed > 0))`.
+# them at most 30 s, then KILLs what is left, its children first (a sanitizer build's
+# exit-time leak check can hang for good), and removes $tmp.  A test may install its own
+# trap afterwards.  End with `exit $((failed > 0))`.
 n=0 failed=0
 ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi; }
 tmp=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; wait; rm -rf "$tmp"' EXIT
+# stops the background jobs: TERM, at most 30 s to go, then KILL (children first)
+tap_stop_jobs() {
+    local pids p alive
+    pids=$(jobs -p)
+    [ -n "$pids" ] || return 0
+    kill $pids 2>/dev/null
+    for _ in $(seq 1 300); do
+        alive=no
+        for p in $pids; do kill -0 "$p" 2>/dev/null && alive=yes; done
+        [ $alive = no ] && break
+        sleep 0.1
+    done
+    for p in $pids; do pkill -KILL -P "$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; done
+    wait
+}
+trap 'tap_stop_jobs; rm -rf "$tmp"' EXIT
