@@ -467,6 +467,87 @@ void gd_groupstat_clear(gd_groupstat_t *st)
     memset(st, 0, sizeof *st);
 }
 
+/* ------------------------------------------------------------------ task records */
+
+/*  Appends an Int4-length-prefixed text of at most GD_MAX_TEXT bytes. */
+static void s_put_text(s_writer_t *w, const char *s)
+{
+    size_t len = strnlen(s, GD_MAX_TEXT);
+    s_put_i32(w, (int32_t)len);
+    s_put(w, s, len);
+}
+
+/*  Encodes TASKS records. */
+size_t gd_tasks_encode(const gd_vmtask_t *tasks, int n, uint8_t **out)
+{
+    s_writer_t w = { 0 };
+    for (int k = 0; k < n; k++) {
+        s_put_i32(&w, tasks[k].tid);
+        s_put_i32(&w, tasks[k].ptid);
+        s_put_i32(&w, tasks[k].ospid);
+        s_put_i32(&w, tasks[k].flags);
+        s_put_text(&w, tasks[k].host);
+        s_put_text(&w, tasks[k].name);
+    }
+    if (!w.failed && !w.buf)
+        w.buf = malloc(1);
+    if (w.failed || !w.buf) {
+        free(w.buf);
+        *out = NULL;
+        return 0;
+    }
+    *out = w.buf;
+    return w.len;
+}
+
+/*  Reads an Int4-length-prefixed text (<= GD_MAX_TEXT bytes, no NUL) into dst. */
+static int s_get_text(s_reader_t *r, char dst[GD_MAX_TEXT + 1])
+{
+    int32_t len;
+    if (!s_get_i32(r, &len) || len < 0 || len > GD_MAX_TEXT || (size_t)len > r->left)
+        return GD_ERR_SIZE;
+    if (len && memchr(r->p, 0, (size_t)len))
+        return GD_ERR_TEXT;
+    memcpy(dst, r->p, (size_t)len);
+    dst[len] = 0;
+    r->p += len;
+    r->left -= (size_t)len;
+    return GD_OK;
+}
+
+/*  Decodes TASKS records (no count in the blob: records until the bytes end). */
+int gd_tasks_decode(const uint8_t *data, size_t len, gd_vmtask_t **out, int *n)
+{
+    *out = NULL;
+    *n = 0;
+    size_t most = len / GD_TASKREC_MIN;
+    if (most > INT32_MAX)
+        return GD_ERR_SIZE;
+    gd_vmtask_t *t = calloc(most + 1, sizeof *t);
+    if (!t)
+        return GD_ERR_SIZE;
+    s_reader_t r = { data, len };
+    int count = 0, rc = GD_OK;
+    while (r.left && rc == GD_OK) {
+        gd_vmtask_t *v = &t[count];
+        if (!s_get_i32(&r, &v->tid) || !s_get_i32(&r, &v->ptid) || !s_get_i32(&r, &v->ospid)
+            || !s_get_i32(&r, &v->flags))
+            rc = GD_ERR_SIZE;
+        if (rc == GD_OK)
+            rc = s_get_text(&r, v->host);
+        if (rc == GD_OK)
+            rc = s_get_text(&r, v->name);
+        count++;
+    }
+    if (rc != GD_OK) {
+        free(t);
+        return rc;
+    }
+    *out = t;
+    *n = count;
+    return GD_OK;
+}
+
 /* ------------------------------------------------------------------ ZeroMQ helpers */
 
 /*  Sends route frames then frames as one multipart message. */

@@ -47,7 +47,15 @@
     X(PING,       0x0D, "",      "")                                                \
     X(LOOKUP,     0x0E, "i",     "paiit") /* tid -> its REGISTER data (0 or NoTask) */ \
     X(REGISTER_TID, 0x0F, "paiitik", "") /* REGISTER + reserved tid + its block's token */ \
-    X(RESERVE,    0x10, "ti",    "k")   /* key, n -> base (tids base+1 .. base+n), token */
+    X(RESERVE,    0x10, "ti",    "k")   /* key, n -> base (tids base+1 .. base+n), token */ \
+    X(HOSTS,      0x11, "",      "b")   /* -> number of hosts; the VM's host table */ \
+    X(HOSTS_SET,  0x12, "ib",    "")    /* number of hosts, table: the sender manages the VM */ \
+    X(TASKS,      0x13, "t",     "b")   /* host ("" = all) -> count; task records */ \
+    X(TASKINFO,   0x14, "it",    "")    /* parent tid, program name of the caller's task */ \
+    X(VMREQ,      0x15, "b",     "b")   /* request for the manager -> its status, answer */ \
+    X(VMWAIT,     0x16, "",      "ib")  /* manager: -> 0; token, next request (deferred) */ \
+    X(VMREP,      0x17, "iib",   "")    /* manager: token, status, answer of a VMREQ */ \
+    X(TASK_EXIT,  0x18, "ii",    "")    /* manager: tid, exit status: the task is gone */
 
 /*  Events on the PUB socket: X(name, code).  Frames: [topic "G"+name][header]
  *  [q previous version][q version][i instance][i tid][i argument].  See the doc. */
@@ -82,6 +90,11 @@ enum {
     GD_MAX_FRAMES = 16,         /* frames of a decoded message (fixed part) */
     GD_TOKEN_SIZE = 16,         /* a reserved block's token (random) */
     GD_BAD_KIND = 0xFF,         /* reply kind for a request whose header was unreadable */
+    GD_VM_MAX_TABLE = 1 << 20,  /* longest host table (HOSTS_SET), bytes */
+    GD_VM_MAX_PAYLOAD = 1 << 16, /* longest VMREQ / VMREP payload, bytes */
+    GD_VM_MAX_PENDING = 1024,   /* VMREQs queued or handed to the manager, in all */
+    GD_VM_MAX_PER_CONN = 16,    /* VMREQs pending per requesting connection */
+    GD_TASKREC_MIN = 24,        /* smallest task record of a TASKS blob, bytes */
 };
 
 /*  Decoder results (never sent on the wire; groupd turns them into error replies). */
@@ -218,6 +231,25 @@ size_t gd_groupstat_encode(const gd_groupstat_t *st, uint8_t **out);
 /*  Decodes a record, allocating its arrays; 0 or a gd_err_t.  Free with _clear. */
 int gd_groupstat_decode(const uint8_t *data, size_t len, gd_groupstat_t *st);
 void gd_groupstat_clear(gd_groupstat_t *st);
+
+/* ------------------------------------------------------------------ task records */
+
+/*  What TASKS returns about one registered task, one record after the other in one blob:
+ *  Int4 tid, Int4 parent tid (0: none), Int4 OS pid, Int4 flags (0), then the host text
+ *  and the program name, each as Int4 length + bytes (at most GD_MAX_TEXT, no NUL). */
+typedef struct {
+    int32_t tid, ptid, ospid, flags;
+    char host[GD_MAX_TEXT + 1];
+    char name[GD_MAX_TEXT + 1];
+} gd_vmtask_t;
+
+/*  Encodes n records into a malloc'ed buffer (*out; texts longer than GD_MAX_TEXT are cut);
+ *  returns its length, 0 on failure (*out NULL) or when n is 0 (*out a 1-byte buffer). */
+size_t gd_tasks_encode(const gd_vmtask_t *tasks, int n, uint8_t **out);
+/*  Decodes a TASKS blob into a malloc'ed array (*out, *n records; at least one element is
+ *  allocated).  Trusts no length: the record count is bounded by the bytes present before
+ *  anything is allocated.  0, or GD_ERR_SIZE / GD_ERR_TEXT (*out NULL, *n 0). */
+int gd_tasks_decode(const uint8_t *data, size_t len, gd_vmtask_t **out, int *n);
 
 /* ------------------------------------------------------------------ ZeroMQ helpers */
 
