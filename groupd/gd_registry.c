@@ -22,6 +22,8 @@ typedef struct {
     uint8_t key[256];
     size_t keylen;
     gd_taskinfo_t info;
+    int32_t ptid;               /* TASKINFO: its parent (0: none) ... */
+    char name[GD_MAX_TEXT + 1]; /* ... and its program's name */
     group_t **groups;           /* groups this task is in */
     int ngroups, cap;
 } task_t;
@@ -249,6 +251,8 @@ int32_t gd_registry_tid_of(gd_registry_t *self, const uint8_t *key, size_t keyle
 }
 
 static int s_block_of(gd_registry_t *self, int32_t tid);
+static bool s_block_unused(gd_registry_t *self, int k, int32_t tid);
+static void s_block_use(gd_registry_t *self, int k, int32_t tid);
 
 /*  Registration data of a tid. */
 int gd_registry_lookup(gd_registry_t *self, int32_t tid, gd_taskinfo_t *info)
@@ -257,10 +261,7 @@ int gd_registry_lookup(gd_registry_t *self, int32_t tid, gd_taskinfo_t *info)
     task_t *t = s_task(self, tid);
     if (!t) {                           /* reserved, not registered yet: "try again" */
         int k = s_block_of(self, tid);
-        int32_t bit = k < 0 ? 0 : tid - self->blocks[k].base - 1;
-        if (k >= 0 && !(self->blocks[k].used[bit / 8] & (1u << (bit % 8))))
-            return GIMPI_ENOTFOUND;
-        return GIMPI_ENOTASK;
+        return k >= 0 && s_block_unused(self, k, tid) ? GIMPI_ENOTFOUND : GIMPI_ENOTASK;
     }
     *info = t->info;
     return 0;
@@ -832,6 +833,31 @@ int32_t gd_registry_reserve(gd_registry_t *self, const char *key, size_t keylen,
     return b.base;
 }
 
+/*  Marks tid of block k used (registered, or ended before it could); frees the block
+ *  once every tid of it is used. */
+static void s_block_use(gd_registry_t *self, int k, int32_t tid)
+{
+    block_t *b = &self->blocks[k];
+    int32_t bit = tid - b->base - 1;
+    b->used[bit / 8] |= (uint8_t)(1u << (bit % 8));
+    s_owe(self, b->owner, -1);
+    if (++b->nused == b->n) {               /* every tid handed out: forget the block */
+        if (b->key)
+            free(gd_hash_del(self->reservations, b->key, b->keylen));
+        free(b->key);
+        free(b->used);
+        memmove(b, b + 1, (size_t)(self->nblocks - k - 1) * sizeof *b);
+        self->nblocks--;
+    }
+}
+
+/*  True when tid lies in block k and has not been used yet. */
+static bool s_block_unused(gd_registry_t *self, int k, int32_t tid)
+{
+    int32_t bit = tid - self->blocks[k].base - 1;
+    return !(self->blocks[k].used[bit / 8] & (1u << (bit % 8)));
+}
+
 /*  Registers the task behind a routing id as a reserved tid. */
 int32_t gd_registry_register_tid(gd_registry_t *self, const uint8_t *key, size_t keylen,
                                  const gd_taskinfo_t *info, int32_t tid,
@@ -849,24 +875,14 @@ int32_t gd_registry_register_tid(gd_registry_t *self, const uint8_t *key, size_t
     if (k < 0)
         return GIMPI_EBADPARAM;
     block_t *b = &self->blocks[k];
-    int32_t bit = tid - b->base - 1;
-    if (b->used[bit / 8] & (1u << (bit % 8)))
+    if (!s_block_unused(self, k, tid))
         return GIMPI_EBADPARAM;             /* registered before and gone since */
     if (!token || sodium_memcmp(token, b->token, GD_TOKEN_SIZE) != 0)
         return GIMPI_EDENIED;               /* not of the spawner's job */
     int32_t rc = s_task_add(self, key, keylen, info, tid);
     if (rc < 0)
         return rc;
-    b->used[bit / 8] |= (uint8_t)(1u << (bit % 8));
-    s_owe(self, b->owner, -1);
-    if (++b->nused == b->n) {               /* every tid handed out: forget the block */
-        if (b->key)
-            free(gd_hash_del(self->reservations, b->key, b->keylen));
-        free(b->key);
-        free(b->used);
-        memmove(b, b + 1, (size_t)(self->nblocks - k - 1) * sizeof *b);
-        self->nblocks--;
-    }
+    s_block_use(self, k, tid);
     return tid;
 }
 
@@ -875,4 +891,93 @@ size_t gd_registry_nblocks(gd_registry_t *self)
 {
     assert(self);
     return (size_t)self->nblocks;
+}
+
+/* ------------------------------------------------------------------ the virtual machine */
+
+/*  A task ended as its manager says: gone like a closed connection, or, reserved and
+ *  never registered, never to register. */
+int gd_registry_task_exit(gd_registry_t *self, int32_t tid)
+{
+    assert(self);
+    if (s_task(self, tid))
+        return gd_registry_remove(self, tid, true);
+    int k = s_block_of(self, tid);
+    if (k < 0 || !s_block_unused(self, k, tid))
+        return GIMPI_ENOTASK;
+    s_block_use(self, k, tid);
+    return 0;
+}
+
+/*  TASKINFO: the parent and program name of a registered task. */
+int gd_registry_taskinfo(gd_registry_t *self, int32_t tid, int32_t ptid, const char *name,
+                         size_t namelen)
+{
+    assert(self);
+    task_t *t = s_task(self, tid);
+    if (!t)
+        return GIMPI_ENOTASK;
+    if (ptid < 0)
+        return GIMPI_EBADPARAM;
+    if (namelen > GD_MAX_TEXT)
+        namelen = GD_MAX_TEXT;
+    t->ptid = ptid;
+    memcpy(t->name, name, namelen);
+    t->name[namelen] = 0;
+    return 0;
+}
+
+typedef struct {
+    const char *host;           /* NULL: every task */
+    gd_vmtask_t *list;
+    int n;
+} s_tasks_t;
+
+/*  Collects the tasks of one host (hash visitor). */
+static void s_tasks_cb(const void *k, size_t l, void *v, void *a)
+{
+    (void)k, (void)l;
+    s_tasks_t *c = a;
+    const task_t *t = v;
+    if (c->host && strcmp(c->host, t->info.host) != 0)
+        return;
+    gd_vmtask_t *r = &c->list[c->n++];
+    r->tid = t->tid;
+    r->ptid = t->ptid;
+    r->ospid = t->info.ospid;
+    r->flags = 0;
+    snprintf(r->host, sizeof r->host, "%s", t->info.host);
+    snprintf(r->name, sizeof r->name, "%s", t->name);
+}
+
+/*  qsort order of task records: by tid. */
+static int s_by_tid(const void *a, const void *b)
+{
+    int32_t x = ((const gd_vmtask_t *)a)->tid, y = ((const gd_vmtask_t *)b)->tid;
+    return (x > y) - (x < y);
+}
+
+/*  TASKS: the records of every registered task of a host ("" or NULL: all), by tid. */
+int gd_registry_tasks(gd_registry_t *self, const char *host, uint8_t **blob, size_t *len)
+{
+    assert(self);
+    *blob = NULL;
+    *len = 0;
+    s_tasks_t c = { host && *host ? host : NULL, NULL, 0 };
+    c.list = malloc((gd_hash_size(self->tasks) + 1) * sizeof *c.list);
+    if (!c.list)
+        return GIMPI_ENOMEM;
+    gd_hash_foreach(self->tasks, s_tasks_cb, &c);
+    qsort(c.list, (size_t)c.n, sizeof *c.list, s_by_tid);
+    *len = gd_tasks_encode(c.list, c.n, blob);
+    free(c.list);
+    if (!*blob)
+        return GIMPI_ENOMEM;
+    if (*len > (size_t)GD_MAX_BLOB) {
+        free(*blob);
+        *blob = NULL;
+        *len = 0;
+        return GIMPI_EOUTOFRES;
+    }
+    return c.n;
 }

@@ -137,6 +137,20 @@ int gd_registry_snapshot(gd_registry_t *self, const char *group, uint64_t *versi
  *  name.  Returns the number of records (malloc'ed array of malloc'ed buffers) or an error. */
 int gd_registry_stat(gd_registry_t *self, const char *group, uint8_t ***recs, size_t **lens);
 
+/*  TASK_EXIT: the task ended, as the VM's manager says.  A registered task is removed as
+ *  when its connection ends (EV_EXIT in its groups; LOOKUP then says PvmNoTask); a tid
+ *  reserved and not registered yet is used up, so that LOOKUP says PvmNoTask at once
+ *  instead of PvmNotFound and REGISTER_TID of it fails.  0, or GIMPI_ENOTASK. */
+int gd_registry_task_exit(gd_registry_t *self, int32_t tid);
+/*  TASKINFO: parent tid (>= 0, 0: none; else GIMPI_EBADPARAM) and program name (cut to
+ *  GD_MAX_TEXT bytes) of a registered task.  0 or GIMPI_ENOTASK. */
+int gd_registry_taskinfo(gd_registry_t *self, int32_t tid, int32_t ptid, const char *name,
+                         size_t namelen);
+/*  TASKS: the records (gd_tasks_encode, by tid) of every registered task whose host text
+ *  is `host` ("" or NULL: every task) into *blob (malloc'ed, *len bytes).  Returns the
+ *  number of records, GIMPI_ENOMEM, or GIMPI_EOUTOFRES when over GD_MAX_BLOB. */
+int gd_registry_tasks(gd_registry_t *self, const char *host, uint8_t **blob, size_t *len);
+
 /*  Version of a group (the counter when it does not exist), for MARK events. */
 uint64_t gd_registry_version(gd_registry_t *self, const char *group);
 

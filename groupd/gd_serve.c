@@ -1,6 +1,6 @@
 /*  gd_serve.c — groupd's request handler (see gd_serve.h): decoding, quotas, the
- *  registry calls and the replies, the MARKs owed to new subscribers, and the connection
- *  bookkeeping fed by the ROUTER's socket monitor.
+ *  registry calls and the replies, the virtual machine's relay (gd_vm.h), the MARKs owed
+ *  to new subscribers, and the connection bookkeeping fed by the ROUTER's socket monitor.
  */
 #include "config.h"
 #include "groupd/gd_serve.h"
@@ -91,6 +91,21 @@ static void s_sink_reply(void *arg, const gd_waiter_t *w, int32_t status, uint64
     groupd_t *self = arg;
     s_send_reply(self, w->key, w->keylen, w->cmd | GD_REPLY_FLAG, w->reqid, status, version,
                  NULL, 0);
+}
+
+/*  Deferred reply of the virtual machine's relay: a VMWAIT gets [i token][b request], a
+ *  VMREQ [b answer] when its status is >= 0. */
+static void s_sink_vm_reply(void *arg, const gd_waiter_t *w, int32_t status, int32_t token,
+                            const uint8_t *data, size_t len)
+{
+    groupd_t *self = arg;
+    static const uint8_t none[1];
+    uint8_t tok[4];
+    gd_put32(tok, (uint32_t)token);
+    gd_frame_t extra[2] = { { tok, 4 }, { data ? data : none, data ? len : 0 } };
+    bool wait = w->cmd == GD_VMWAIT;
+    s_send_reply(self, w->key, w->keylen, w->cmd | GD_REPLY_FLAG, w->reqid, status, 0,
+                 wait ? extra : extra + 1, status < 0 ? 0 : wait ? 2 : 1);
 }
 
 /*  Publishes an event [topic][hdr][prev][version][inst][tid][extra]. */
@@ -357,6 +372,91 @@ static void s_handle_snapshot(groupd_t *self, const uint8_t *key, size_t keylen,
         free(blob);
 }
 
+/*  HOSTS: the host table as last set, sent like STAT's records. */
+static void s_handle_hosts(groupd_t *self, const uint8_t *key, size_t keylen,
+                           const gd_msg_t *msg)
+{
+    const uint8_t *table;
+    size_t len;
+    int32_t status = gd_vm_hosts(self->vm, &table, &len);
+    uint8_t *copy = NULL;
+    if (!s_inflight_ok(self, msg))
+        status = GIMPI_EOUTOFRES;
+    else if (!(copy = malloc(len ? len : 1)))
+        status = GIMPI_ENOMEM;
+    else if (len)
+        memcpy(copy, table, len);
+    s_send_owned_reply(self, key, keylen, msg, status, 0, &copy, &len, status >= 0);
+    if (status < 0)
+        free(copy);
+}
+
+/*  TASKS: the records of the tasks of one host (or all), sent like STAT's records. */
+static void s_handle_tasks(groupd_t *self, const uint8_t *key, size_t keylen,
+                           const gd_msg_t *msg)
+{
+    uint8_t *blob = NULL;
+    size_t len = 0;
+    int32_t status = GIMPI_EOUTOFRES;
+    char *host = s_name(&msg->values[0]);
+    if (!host)
+        status = GIMPI_ENOMEM;
+    else if (s_inflight_ok(self, msg))
+        status = gd_registry_tasks(self->reg, host, &blob, &len);
+    free(host);
+    s_send_owned_reply(self, key, keylen, msg, status, 0, &blob, &len, status >= 0);
+    if (status < 0)
+        free(blob);
+}
+
+/*  HOSTS_SET, VMREQ, VMWAIT, VMREP, TASK_EXIT: the virtual machine's relay (gd_vm.h).
+ *  w names the caller's request (for the replies that come later). */
+static void s_handle_vm(groupd_t *self, const gd_waiter_t *w, const gd_msg_t *msg, int srcfd)
+{
+    int32_t status;
+    gd_conn_t *c = s_conn(self, srcfd);
+    uint64_t conn = c ? c->id : 0;
+    const gd_value_t *v = msg->values;
+    if (srcfd >= 0 && self->monitor && !c)
+        status = GIMPI_ESYSERR;         /* its connection has ended: nobody to serve */
+    else switch (msg->kind) {
+    case GD_HOSTS_SET:
+        status = gd_vm_hosts_set(self->vm, w->key, w->keylen, conn, v[0].i, v[1].data, v[1].len);
+        if (status == 0 && self->verbose)
+            fprintf(stderr, "groupd: host table of %d hosts (%zu bytes) set by fd %d\n",
+                    (int)v[0].i, v[1].len, srcfd);
+        break;
+    case GD_VMREQ:
+        status = gd_vm_request(self->vm, w, conn, v[0].data, v[0].len);
+        if (status == GIMPI_EOUTOFRES)
+            s_log_refusal(self, &self->quota_log, "VMREQ refused: %zu requests pending, at "
+                          "most %d per connection (fd %d)", gd_vm_npending(self->vm),
+                          GD_VM_MAX_PER_CONN, srcfd);
+        break;
+    case GD_VMWAIT:
+        status = gd_vm_wait(self->vm, w, conn);
+        break;
+    case GD_VMREP:
+        status = gd_vm_answer(self->vm, w->key, w->keylen, conn, v[0].i, v[1].i, v[2].data,
+                              v[2].len);
+        break;
+    default:                            /* GD_TASK_EXIT */
+        if (!gd_vm_is_manager(self->vm, w->key, w->keylen, conn)) {
+            status = GIMPI_EDENIED;
+            break;
+        }
+        s_untrack(self, v[0].i);
+        status = gd_registry_task_exit(self->reg, v[0].i);
+        if (self->verbose)
+            fprintf(stderr, "groupd: task 0x%x ended with status %d (manager): %d\n",
+                    (unsigned)v[0].i, (int)v[1].i, (int)status);
+        break;
+    }
+    if (status != GD_PENDING)
+        s_send_reply(self, w->key, w->keylen, msg->kind | GD_REPLY_FLAG, msg->reqid, status, 0,
+                     NULL, 0);
+}
+
 /*  Handles one decoded request. */
 static void s_handle(groupd_t *self, const uint8_t *key, size_t keylen, const gd_msg_t *msg,
                      int srcfd)
@@ -384,6 +484,7 @@ static void s_handle(groupd_t *self, const uint8_t *key, size_t keylen, const gd
     w.reqid = msg->reqid;
     w.cmd = msg->kind;
     int32_t arg = msg->nvalues > 1 && msg->values[1].type == 'i' ? msg->values[1].i : 0;
+    int32_t arg0 = msg->nvalues > 0 && msg->values[0].type == 'i' ? msg->values[0].i : 0;
     bool needs_task = msg->kind == GD_JOIN || msg->kind == GD_LEAVE || msg->kind == GD_BARRIER
                    || msg->kind == GD_FREEZE || msg->kind == GD_UNREGISTER;
     if (needs_task && !tid && !(name && !*name)) {
@@ -461,6 +562,25 @@ static void s_handle(groupd_t *self, const uint8_t *key, size_t keylen, const gd
     case GD_STAT:
         s_handle_stat(self, key, keylen, msg, name);
         break;
+    case GD_HOSTS:
+        s_handle_hosts(self, key, keylen, msg);
+        break;
+    case GD_TASKS:
+        s_handle_tasks(self, key, keylen, msg);
+        break;
+    case GD_TASKINFO:
+        status = tid ? gd_registry_taskinfo(self->reg, tid, arg0, (const char *)msg->values[1].data,
+                                            msg->values[1].len)
+                     : GIMPI_ENOTASK;
+        s_send_reply(self, key, keylen, kind, msg->reqid, status, 0, NULL, 0);
+        break;
+    case GD_HOSTS_SET:
+    case GD_VMREQ:
+    case GD_VMWAIT:
+    case GD_VMREP:
+    case GD_TASK_EXIT:
+        s_handle_vm(self, &w, msg, srcfd);
+        break;
     default:
         s_send_reply(self, key, keylen, kind, msg->reqid, GIMPI_ENOTIMPL, 0, NULL, 0);
     }
@@ -489,8 +609,8 @@ static bool s_quota_ok(groupd_t *self, const uint8_t *key, size_t keylen, int sr
     if (gd_registry_tid_of(self->reg, key, keylen))
         return true;
     gd_conn_t *c = s_conn(self, srcfd);
-    if (!c)
-        return true;
+    if (!c || gd_vm_is_manager(self->vm, key, keylen, c->id))
+        return true;                    /* (the manager never registers) */
     int64_t now = gd_serve_now_ms();
     if (now - c->unreg_since_ms >= 1000) {
         c->unreg_since_ms = now;
@@ -627,8 +747,14 @@ static bool s_on_monitor(groupd_t *self)
                           gd_sock_refusal(event, (int)value, false, curve));
         if (event == ZMQ_EVENT_DISCONNECTED) {
             gd_conn_t *c = gd_hash_del(self->fd_open, &fdkey, sizeof fdkey);
-            if (c)
+            if (c) {
                 gd_registry_owner_gone(self->reg, c->id);
+                bool mgr = gd_vm_has_manager(self->vm);
+                gd_vm_conn_gone(self->vm, c->id);
+                if (self->verbose && mgr && !gd_vm_has_manager(self->vm))
+                    fprintf(stderr, "groupd: the VM's manager is gone (fd %d closed)\n",
+                            (int)fdkey);
+            }
             free(c);
             int32_t key = (int32_t)value;
             intptr_t tid = (intptr_t)gd_hash_del(self->fd_tid, &key, sizeof key);
@@ -652,7 +778,9 @@ int gd_serve_init(groupd_t *self, FILE *log, const gd_registry_limits_t *limits)
     assert(self);
     gd_sink_t sink = { s_sink_reply, s_sink_event, self };
     self->reg = gd_registry_new(&sink);
-    if (!self->reg)
+    gd_vm_sink_t vsink = { s_sink_vm_reply, self };
+    self->vm = gd_vm_new(&vsink);
+    if (!self->reg || !self->vm)
         return -1;
     if (limits)
         gd_registry_set_limits(self->reg, limits);
@@ -673,6 +801,7 @@ void gd_serve_fini(groupd_t *self)
 {
     assert(self);
     gd_registry_destroy(&self->reg);
+    gd_vm_destroy(&self->vm);
     gd_hash_destroy(&self->fd_tid);
     gd_hash_destroy(&self->tid_fd);
     if (self->fd_open)

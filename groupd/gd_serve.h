@@ -14,6 +14,7 @@
 #define GIMPI_GD_SERVE_H
 
 #include "groupd/gd_registry.h"
+#include "groupd/gd_vm.h"
 #include "groups/gd_proto.h"
 #include "groups/gd_sock.h"
 #include "base/gd_hash.h"
@@ -52,6 +53,7 @@ typedef struct {
     void *zctx, *router, *xpub, *monitor;
     gd_zap_t *zap;
     gd_registry_t *reg;
+    gd_vm_t *vm;                /* host table, manager, request relay (gd_vm.h) */
     gd_hash_t *fd_tid;          /* connection fd -> tid registered on it */
     gd_hash_t *tid_fd;          /* tid -> connection fd */
     gd_hash_t *marks;           /* topics owed a MARK: name -> malloc'ed name */
@@ -79,7 +81,7 @@ typedef struct {
 } groupd_t;
 
 /*  Fills the handler's part of a fresh groupd_t: the registry (with limits, NULL for the
- *  defaults), the hashes, the rate-limited logs (to log, may be NULL); 0 or -1. */
+ *  defaults), the virtual machine's relay, the hashes, the rate-limited logs (to log, may be NULL); 0 or -1. */
 int gd_serve_init(groupd_t *self, FILE *log, const gd_registry_limits_t *limits);
 /*  Frees what gd_serve_init made (the sockets are the caller's). */
 void gd_serve_fini(groupd_t *self);

@@ -1,5 +1,6 @@
-/*  groupd.c — the gimpi group daemon: `groupd [--endpoint EP] [--foreground] [--verbose]
- *  [--heartbeat MS] [--idle-exit SECONDS] [--cpu N|none] [--key FILE] [limits]`.
+/*  groupd.c — the gimpi group daemon: `groupd [--endpoint EP | --port P [--bind ADDR]]
+ *  [--foreground] [--verbose] [--heartbeat MS] [--idle-exit SECONDS] [--cpu N|none]
+ *  [--key FILE] [limits]`.
  *
  *  It binds a ROUTER socket for requests (default: the per-user ipc endpoint) and an XPUB
  *  socket for membership events, prints the request endpoint as its first stdout line, and
@@ -296,13 +297,13 @@ static void s_teardown(groupd_t *self)
         close(self->lock_fd);
 }
 
-/*  zmq_poll timeout under --idle-exit: -1 (no limit) while tasks are registered or the
- *  option is off, else the milliseconds left of the idle period (0: it is over). */
+/*  zmq_poll timeout under --idle-exit: -1 (no limit) while tasks are registered, a VM
+ *  manager is connected, or the option is off, else the milliseconds left of the idle period (0: it is over). */
 static long s_idle_timeout(groupd_t *self)
 {
     if (self->idle_exit_ms <= 0)
         return -1;
-    if (gd_registry_ntasks(self->reg) > 0) {
+    if (gd_registry_ntasks(self->reg) > 0 || gd_vm_has_manager(self->vm)) {
         self->last_busy_ms = gd_serve_now_ms();
         return -1;
     }
@@ -382,7 +383,7 @@ static int s_serve(groupd_t *self)
         }
         if (np == 0)
             continue;           /* idle period over: s_idle_timeout says so next round */
-        if (gd_registry_ntasks(self->reg) > 0)
+        if (gd_registry_ntasks(self->reg) > 0 || gd_vm_has_manager(self->vm))
             self->last_busy_ms = gd_serve_now_ms();     /* busy until now (a task may leave later) */
         if (pf[3].revents) {
             if (self->verbose)
@@ -397,10 +398,13 @@ static int s_serve(groupd_t *self)
 /*  Prints the synopsis. */
 static void s_usage(FILE *out)
 {
-    fprintf(out, "usage: groupd [--endpoint EP] [--foreground] [--verbose] [--heartbeat MS]\n"
-                 "              [--idle-exit SECONDS] [--cpu N|none] [--key FILE]\n"
-                 "              [--max-msg-size BYTES] [--max-tasks N] [--max-groups N]\n"
-                 "              [--max-reserve N] [--max-unregistered N] [--pub-port P]\n");
+    fprintf(out, "usage: groupd [--endpoint EP | --port P [--bind ADDR]] [--foreground]\n"
+                 "              [--verbose] [--heartbeat MS] [--idle-exit SECONDS]\n"
+                 "              [--cpu N|none] [--key FILE] [--max-msg-size BYTES]\n"
+                 "              [--max-tasks N] [--max-groups N] [--max-reserve N]\n"
+                 "              [--max-unregistered N] [--pub-port P]\n"
+                 "  --port P      requests on tcp://ADDR:P, events on port P+1 (fixed ports)\n"
+                 "  --bind ADDR   the address (or interface) of --port (default 0.0.0.0)\n");
 }
 
 /*  Parses a number option within [lo, hi]; false with a message when it is not one. */
@@ -441,6 +445,35 @@ static int s_load_key(groupd_t *self, const char *file, gimpi_key_t *key, bool *
     return 0;
 }
 
+/*  --port P [--bind ADDR]: the endpoint tcp://ADDR:P (ADDR 0.0.0.0 by default), events
+ *  on P+1 unless --pub-port says otherwise.  0 (*ep set when --port was given), or -1
+ *  with a message when the options do not fit together. */
+static int s_port_endpoint(groupd_t *self, int port, const char *bind_addr, const char **ep)
+{
+    if (!port) {
+        if (bind_addr)
+            fprintf(stderr, "groupd: --bind needs --port\n");
+        return bind_addr ? -1 : 0;
+    }
+    if (*ep) {
+        fprintf(stderr, "groupd: --port and --endpoint exclude each other\n");
+        return -1;
+    }
+    if (!bind_addr)
+        bind_addr = "0.0.0.0";
+    if (!*bind_addr || strpbrk(bind_addr, "/ :")
+        || strlen(bind_addr) + 16 >= sizeof self->endpoint - 8) {
+        fprintf(stderr, "groupd: bad --bind '%s' (an IPv4 address, a host or an interface "
+                "name)\n", bind_addr);
+        return -1;
+    }
+    snprintf(self->endpoint, sizeof self->endpoint, "tcp://%s:%d", bind_addr, port);
+    if (!self->pub_port)
+        self->pub_port = port + 1;
+    *ep = self->endpoint;
+    return 0;
+}
+
 /*  Default of --cpu: -2 (the CPU groupd starts on), except in sanitizer builds, where
  *  LeakSanitizer's exit-time tracer inherits the pin and was seen to stall for minutes
  *  beside the pinned threads: there -1 (no pin). */
@@ -469,10 +502,13 @@ int main(int argc, char **argv)
         { "max-reserve", required_argument, NULL, 'R' },
         { "max-unregistered", required_argument, NULL, 'U' },
         { "pub-port", required_argument, NULL, 'P' },
+        { "port", required_argument, NULL, 'p' },
+        { "bind", required_argument, NULL, 'b' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    const char *ep = NULL, *keyfile = NULL;
+    const char *ep = NULL, *keyfile = NULL, *bind_addr = NULL;
+    int port = 0;
     gd_registry_limits_t lim = { 0 };
     long v;
     int c;
@@ -509,6 +545,12 @@ int main(int argc, char **argv)
                 return 2;
             self.pub_port = (int)v;
             break;
+        case 'p':
+            if (!s_num(optarg, 1, 65534, "port", &v))
+                return 2;
+            port = (int)v;
+            break;
+        case 'b': bind_addr = optarg; break;
         case 'e': ep = optarg; break;
         case 'f': self.foreground = true; break;
         case 'v': self.verbose = true; break;
@@ -552,6 +594,8 @@ int main(int argc, char **argv)
         s_usage(stderr);
         return 2;
     }
+    if (s_port_endpoint(&self, port, bind_addr, &ep) < 0)
+        return 2;
     if (!ep && (ep = getenv("GIMPI_GROUPD")) && !*ep)
         ep = NULL;
     char why[GIMPI_KEY_ERRLEN];
