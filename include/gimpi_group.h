@@ -27,6 +27,7 @@
 
 #include "gimpi_export.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -143,6 +144,73 @@ typedef struct {
  *  trip.  Returns the number of members, GIMPI_ENOGROUP, GIMPI_ENULLGROUP, GIMPI_ESYSERR. */
 GIMPI_EXPORT
 int gimpi_group_snapshot(gimpi_groups_t *self, const char *group, gimpi_group_snap_t *snap);
+
+/*  The virtual machine (doc/groupd-protocol.md §3.2).  groupd keeps the VM's host table
+ *  and relays requests from tasks to the VM's manager (gimpirun), the connection that
+ *  first set the table.  None of these calls registers the object as a task, except
+ *  gimpi_groups_taskinfo. */
+
+/*  The host table as the manager last set it: *blob (malloc'ed, the caller frees; NULL on
+ *  error) holds *len bytes.  Returns the number of hosts the manager gave (0 and an empty
+ *  table when none was set), or GIMPI_ESYSERR, GIMPI_EOUTOFRES. */
+GIMPI_EXPORT int gimpi_groups_hosts(gimpi_groups_t *self, void **blob, size_t *len);
+
+/*  Sets the host table (nhosts hosts, opaque bytes, 0 <= nhosts <= len <= 1 MiB, else
+ *  GIMPI_EBADPARAM; tables over groupd's --max-msg-size, 64 KiB by default, do not reach
+ *  it).  The first object to set it becomes the VM's manager for as long as its
+ *  connection lives; another one gets GIMPI_EEXISTS meanwhile.  0 or an error. */
+GIMPI_EXPORT int gimpi_groups_hosts_set(gimpi_groups_t *self, int nhosts, const void *blob,
+                                        size_t len);
+
+/*  One task of the virtual machine, as gimpi_groups_tasks lists it. */
+typedef struct {
+    int tid;
+    int ptid;                   /* its parent (gimpi_groups_taskinfo), 0: none */
+    int pid;                    /* its OS process */
+    int flags;                  /* 0 */
+    char host[256];             /* the host name it registered with */
+    char name[256];             /* its program (gimpi_groups_taskinfo), "" when not told */
+} gimpi_taskinfo_t;
+
+/*  Every task registered with groupd whose host name is `host` (NULL or "": every task),
+ *  by tid: *out (malloc'ed, the caller frees; NULL on error) holds *n records.  Returns
+ *  *n, or GIMPI_EBADPARAM (host over 255 bytes), GIMPI_ESYSERR, GIMPI_EOUTOFRES. */
+GIMPI_EXPORT int gimpi_groups_tasks(gimpi_groups_t *self, const char *host,
+                                    gimpi_taskinfo_t **out, int *n);
+
+/*  Tells groupd this task's parent (ptid >= 0, 0: none) and program name (cut to 255
+ *  bytes), which gimpi_groups_tasks then lists.  Registers first.  0 or an error. */
+GIMPI_EXPORT int gimpi_groups_taskinfo(gimpi_groups_t *self, int ptid, const char *name);
+
+/*  Sends a request (at most 64 KiB) to the VM's manager and waits for its answer, at most
+ *  timeout_ms (< 0: as long as groupd lives).  Returns the manager's status, with its
+ *  answer in *rep (malloc'ed, *replen bytes; only when the status is >= 0); or
+ *  GIMPI_ENOHOST when no manager is connected, GIMPI_EOUTOFRES when 16 requests of this
+ *  object (or 1024 in all) are pending, GIMPI_ESYSERR when the manager went away, groupd
+ *  is gone or the time is up (the object stays usable; a late answer is dropped). */
+GIMPI_EXPORT int gimpi_groups_vmreq(gimpi_groups_t *self, const void *req, size_t len,
+                                    void **rep, size_t *replen, int timeout_ms);
+
+/*  The manager tells groupd that task tid ended (status: its exit status): it leaves its
+ *  groups as if its connection had closed; a tid reserved and not yet registered can no
+ *  longer register.  0, GIMPI_ENOTASK (no such task), GIMPI_EDENIED (not the manager). */
+GIMPI_EXPORT int gimpi_groups_task_exit(gimpi_groups_t *self, int tid, int status);
+
+/*  The manager's side, for a poll(2) loop.  gimpi_groups_fd: the request socket's
+ *  notification fd (ZMQ_FD; connects first), to poll for POLLIN.  It is edge-triggered:
+ *  when it fires, and after any other call on the same object, call
+ *  gimpi_groups_mgr_next until it returns 0.  gimpi_groups_mgr_next never waits: it keeps
+ *  one VMWAIT outstanding and returns 1 with the next request (its token, and its payload
+ *  in *payload, malloc'ed, *len bytes), 0 when none has come yet, or an error
+ *  (GIMPI_EDENIED: not the manager; GIMPI_ESYSERR: groupd is gone, which it notices on
+ *  every call, so poll with a timeout).  gimpi_groups_mgr_reply answers the request of
+ *  `token` with status and payload (at most 64 KiB; the payload reaches the requester
+ *  only with a status >= 0): 0, or GIMPI_ENOTASK when the requester is gone. */
+GIMPI_EXPORT int gimpi_groups_fd(gimpi_groups_t *self);
+GIMPI_EXPORT int gimpi_groups_mgr_next(gimpi_groups_t *self, int *token, void **payload,
+                                       size_t *len);
+GIMPI_EXPORT int gimpi_groups_mgr_reply(gimpi_groups_t *self, int token, int status,
+                                        const void *payload, size_t len);
 
 #ifdef __cplusplus
 }

@@ -111,6 +111,9 @@ struct gimpi_groups_t {
         uint32_t reqid;
         char *group;
     } deferred[MAX_DEFERRED];
+    uint32_t vmwait_reqid;      /* the manager's VMWAIT outstanding (0: none) ... */
+    bool vm_have;               /* ... its reply, taken while waiting for another one */
+    gd_multipart_t vm_mp;
 };
 
 /*  Monotonic milliseconds. */
@@ -200,6 +203,7 @@ void gimpi_groups_destroy(gimpi_groups_t **self_p)
     gd_hash_destroy(&self->mine);
     for (int i = 0; i < self->ndeferred; i++)
         free(self->deferred[i].group);
+    gd_multipart_close(&self->vm_mp);
     gd_sock_destroy(&self->sub, NULL);
     s_close_dealer(self);
     if (self->own_ctx && self->zctx)
@@ -646,6 +650,21 @@ static int s_take_deferred(gimpi_groups_t *self, const gd_multipart_t *mp)
     return 0;
 }
 
+/*  If mp answers the outstanding VMWAIT, keeps it for gimpi_groups_mgr_next (taking it
+ *  over: mp is left empty) and returns 1; else 0. */
+static int s_take_vmwait(gimpi_groups_t *self, gd_multipart_t *mp)
+{
+    gd_msg_t head;
+    if (!self->vmwait_reqid || self->vm_have || mp->truncated || mp->nparts < 1
+        || gd_header_decode(&mp->frames[0], &head) != GD_OK || head.reqid != self->vmwait_reqid
+        || (head.kind != (GD_VMWAIT | GD_REPLY_FLAG) && head.kind != GD_BAD_KIND))
+        return 0;
+    self->vm_mp = *mp;
+    self->vm_have = true;
+    memset(mp, 0, sizeof *mp);
+    return 1;
+}
+
 /*  Waits for the reply to request `reqid` (timeout_ms < 0: as long as groupd lives),
  *  taking the replies of deferred leaves on the way.  Returns the reply's status or
  *  GIMPI_ESYSERR.  With mp_out the reply is kept for the caller (who closes it); its
@@ -664,7 +683,7 @@ static int s_await(gimpi_groups_t *self, uint8_t cmd, uint32_t reqid, int timeou
         gd_multipart_t mp;
         if (gd_multipart_recv(self->dealer, &mp, ZMQ_DONTWAIT) < 0)
             continue;
-        if (s_take_deferred(self, &mp)) {
+        if (s_take_deferred(self, &mp) || s_take_vmwait(self, &mp)) {
             gd_multipart_close(&mp);
             continue;
         }
@@ -675,7 +694,7 @@ static int s_await(gimpi_groups_t *self, uint8_t cmd, uint32_t reqid, int timeou
             continue;
         }
         int status = reply.values[0].i;
-        if (cmd != GD_BARRIER && cmd != GD_FREEZE)
+        if (cmd != GD_BARRIER && cmd != GD_FREEZE && cmd != GD_VMREQ)
             self->lat_ns += (s_now_ns() - sent_ns - self->lat_ns) / 8;
         if (reply_out)
             *reply_out = reply;
@@ -717,7 +736,8 @@ static int s_flush(gimpi_groups_t *self)
         gd_multipart_t mp;
         if (rc == 0 || gd_multipart_recv(self->dealer, &mp, ZMQ_DONTWAIT) < 0)
             continue;
-        s_take_deferred(self, &mp);     /* anything else: a late answer, dropped */
+        if (!s_take_deferred(self, &mp))    /* anything else: a late answer, dropped */
+            s_take_vmwait(self, &mp);
         gd_multipart_close(&mp);
     }
     return 0;
@@ -1259,4 +1279,231 @@ int gimpi_group_snapshot(gimpi_groups_t *self, const char *group, gimpi_group_sn
     snap->dead = e->dead;
     free(tmp.slots);
     return n;
+}
+
+/* ------------------------------------------------------------------ the virtual machine */
+
+/*  A malloc'ed copy of a reply's blob (at least one byte allocated), or NULL. */
+static void *s_blob_copy(const gd_value_t *v, size_t *len)
+{
+    void *p = malloc(v->len ? v->len : 1);
+    if (p && v->len)
+        memcpy(p, v->data, v->len);
+    *len = p ? v->len : 0;
+    return p;
+}
+
+/*  HOSTS: the host table as last set, and its number of hosts. */
+int gimpi_groups_hosts(gimpi_groups_t *self, void **blob, size_t *len)
+{
+    assert(self);
+    assert(blob && len);
+    *blob = NULL;
+    *len = 0;
+    int rc = s_connect(self);
+    if (rc)
+        return rc;
+    gd_multipart_t mp;
+    gd_msg_t reply;
+    rc = s_request(self, GD_HOSTS, NULL, 0, REQUEST_TIMEOUT_MS, &mp, &reply);
+    if (rc >= 0 && !(*blob = s_blob_copy(&reply.values[2], len)))
+        rc = GIMPI_ENOMEM;
+    gd_multipart_close(&mp);
+    return rc;
+}
+
+/*  HOSTS_SET: stores the host table; the first caller becomes the VM's manager. */
+int gimpi_groups_hosts_set(gimpi_groups_t *self, int nhosts, const void *blob, size_t len)
+{
+    assert(self);
+    if (nhosts < 0 || (size_t)nhosts > len || len > GD_VM_MAX_TABLE || (len && !blob))
+        return GIMPI_EBADPARAM;
+    int rc = s_connect(self);
+    if (rc)
+        return rc;
+    gd_value_t v[2] = { { .i = nhosts }, { .data = len ? blob : (const void *)"", .len = len } };
+    return s_request(self, GD_HOSTS_SET, v, 2, REQUEST_TIMEOUT_MS, NULL, NULL);
+}
+
+/*  TASKS: the tasks of one host (or all) from groupd's registry. */
+int gimpi_groups_tasks(gimpi_groups_t *self, const char *host, gimpi_taskinfo_t **out, int *n)
+{
+    assert(self);
+    assert(out && n);
+    *out = NULL;
+    *n = 0;
+    if (!host)
+        host = "";
+    if (strlen(host) > GD_MAX_TEXT)
+        return GIMPI_EBADPARAM;
+    int rc = s_connect(self);
+    if (rc)
+        return rc;
+    gd_value_t v = { .data = (const uint8_t *)host, .len = strlen(host) };
+    gd_multipart_t mp;
+    gd_msg_t reply;
+    rc = s_request(self, GD_TASKS, &v, 1, REQUEST_TIMEOUT_MS, &mp, &reply);
+    gd_vmtask_t *recs = NULL;
+    int nrec = 0;
+    if (rc >= 0 && gd_tasks_decode(reply.values[2].data, reply.values[2].len, &recs, &nrec))
+        rc = GIMPI_EBADMSG;
+    gd_multipart_close(&mp);
+    if (rc < 0)
+        return rc;
+    gimpi_taskinfo_t *t = calloc((size_t)nrec + 1, sizeof *t);
+    if (!t) {
+        free(recs);
+        return GIMPI_ENOMEM;
+    }
+    for (int k = 0; k < nrec; k++) {
+        t[k].tid = recs[k].tid;
+        t[k].ptid = recs[k].ptid;
+        t[k].pid = recs[k].ospid;
+        t[k].flags = recs[k].flags;
+        snprintf(t[k].host, sizeof t[k].host, "%s", recs[k].host);
+        snprintf(t[k].name, sizeof t[k].name, "%s", recs[k].name);
+    }
+    free(recs);
+    *out = t;
+    *n = nrec;
+    return nrec;
+}
+
+/*  TASKINFO: this task's parent and program name (registers first). */
+int gimpi_groups_taskinfo(gimpi_groups_t *self, int ptid, const char *name)
+{
+    assert(self);
+    if (ptid < 0)
+        return GIMPI_EBADPARAM;
+    if (!name)
+        name = "";
+    int rc = s_ready(self);
+    if (rc)
+        return rc;
+    gd_value_t v[2] = { { .i = ptid },
+                        { .data = (const uint8_t *)name, .len = strnlen(name, GD_MAX_TEXT) } };
+    return s_request(self, GD_TASKINFO, v, 2, REQUEST_TIMEOUT_MS, NULL, NULL);
+}
+
+/*  VMREQ: a request to the VM's manager, answered when the manager answers. */
+int gimpi_groups_vmreq(gimpi_groups_t *self, const void *req, size_t len, void **rep,
+                       size_t *replen, int timeout_ms)
+{
+    assert(self);
+    assert(rep && replen);
+    *rep = NULL;
+    *replen = 0;
+    if (len > GD_VM_MAX_PAYLOAD || (len && !req))
+        return GIMPI_EBADPARAM;
+    int rc = s_connect(self);
+    if (rc)
+        return rc;
+    gd_value_t v = { .data = len ? req : (const void *)"", .len = len };
+    gd_multipart_t mp;
+    gd_msg_t reply;
+    rc = s_request(self, GD_VMREQ, &v, 1, timeout_ms, &mp, &reply);
+    if (rc >= 0 && !(*rep = s_blob_copy(&reply.values[2], replen)))
+        rc = GIMPI_ENOMEM;
+    gd_multipart_close(&mp);
+    return rc;
+}
+
+/*  TASK_EXIT: the manager says a task ended. */
+int gimpi_groups_task_exit(gimpi_groups_t *self, int tid, int status)
+{
+    assert(self);
+    int rc = s_connect(self);
+    if (rc)
+        return rc;
+    gd_value_t v[2] = { { .i = tid }, { .i = status } };
+    return s_request(self, GD_TASK_EXIT, v, 2, REQUEST_TIMEOUT_MS, NULL, NULL);
+}
+
+/*  The request socket's notification fd (ZMQ_FD), for the manager's poll(2) loop. */
+int gimpi_groups_fd(gimpi_groups_t *self)
+{
+    assert(self);
+    int rc = s_connect(self);
+    if (rc)
+        return rc;
+    int fd = -1;
+    size_t fl = sizeof fd;
+    if (zmq_getsockopt(self->dealer, ZMQ_FD, &fd, &fl) < 0)
+        return GIMPI_ESYSERR;
+    return fd;
+}
+
+/*  Reads every message the DEALER holds (no waiting): the VMWAIT's reply is kept, a
+ *  deferred leave's is applied, anything else (a late answer) is dropped. */
+static void s_vm_drain(gimpi_groups_t *self)
+{
+    for (;;) {
+        int ev = 0;
+        size_t el = sizeof ev;
+        if (zmq_getsockopt(self->dealer, ZMQ_EVENTS, &ev, &el) < 0 || !(ev & ZMQ_POLLIN))
+            return;
+        gd_multipart_t mp;
+        if (gd_multipart_recv(self->dealer, &mp, ZMQ_DONTWAIT) < 0)
+            return;
+        if (!s_take_deferred(self, &mp))
+            s_take_vmwait(self, &mp);
+        gd_multipart_close(&mp);
+    }
+}
+
+/*  The manager's next request, without waiting: keeps one VMWAIT outstanding. */
+int gimpi_groups_mgr_next(gimpi_groups_t *self, int *token, void **payload, size_t *len)
+{
+    assert(self);
+    assert(token && payload && len);
+    *token = 0;
+    *payload = NULL;
+    *len = 0;
+    int rc = s_connect(self);
+    if (rc)
+        return rc;
+    if (s_check_monitor(self))
+        return GIMPI_ESYSERR;
+    if (!self->vmwait_reqid && !self->vm_have) {
+        int64_t reqid = s_send_request(self, GD_VMWAIT, NULL, 0);
+        if (reqid < 0)
+            return (int)reqid;
+        self->vmwait_reqid = (uint32_t)reqid;
+    }
+    s_vm_drain(self);       /* (after the send, which may have taken the fd's signal) */
+    if (!self->vm_have)
+        return 0;
+    gd_msg_t reply;
+    rc = gd_reply_decode(GD_VMWAIT, self->vm_mp.frames, self->vm_mp.nparts, &reply);
+    if (rc == GD_OK)
+        rc = reply.values[0].i;
+    else
+        rc = GIMPI_EBADMSG;
+    if (rc >= 0 && reply.kind == (GD_VMWAIT | GD_REPLY_FLAG)) {
+        *token = reply.values[2].i;
+        if (!(*payload = s_blob_copy(&reply.values[3], len)))
+            rc = GIMPI_ENOMEM;
+        else
+            rc = 1;
+    } else if (rc >= 0)
+        rc = GIMPI_EBADMSG;
+    gd_multipart_close(&self->vm_mp);
+    self->vm_have = false;
+    self->vmwait_reqid = 0;
+    return rc;
+}
+
+/*  VMREP: the manager's answer to the request of `token`. */
+int gimpi_groups_mgr_reply(gimpi_groups_t *self, int token, int status, const void *payload,
+                           size_t len)
+{
+    assert(self);
+    if (len > GD_VM_MAX_PAYLOAD || (len && !payload))
+        return GIMPI_EBADPARAM;
+    int rc = s_connect(self);
+    if (rc)
+        return rc;
+    gd_value_t v[3] = { { .i = token }, { .i = status },
+                        { .data = len ? payload : (const void *)"", .len = len } };
+    return s_request(self, GD_VMREP, v, 3, REQUEST_TIMEOUT_MS, NULL, NULL);
 }
