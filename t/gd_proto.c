@@ -1,7 +1,7 @@
 /*  t/gd_proto.c — tests of the group-control codec (libgimpi/groups/gd_proto.c): the table,
  *  headers, every command's request layout round-tripping, refusal of short and extra
  *  frames, oversize names, NULs, wrong versions and unknown commands, replies, events,
- *  and the STAT group records.
+ *  the STAT group records and the TASKS task records.
  */
 #include "gtap.h"
 #include "groups/gd_proto.h"
@@ -179,9 +179,49 @@ static void test_groupstat(void)
     free(buf);
 }
 
+/*  TASKS records: round trip, empty, truncations, lying lengths, NULs. */
+static void test_tasks(void)
+{
+    gd_vmtask_t in[2] = { { .tid = 0x40001, .ptid = 0, .ospid = 77, .host = "node1",
+                            .name = "master" },
+                          { .tid = 0x40002, .ptid = 0x40001, .ospid = 78, .flags = 0,
+                            .host = "node2", .name = "" } };
+    uint8_t *buf = NULL;
+    size_t len = gd_tasks_encode(in, 2, &buf);
+    cmp_ok(len, "==", 2 * GD_TASKREC_MIN + 5 + 6 + 5, "two records encode (%zu bytes)", len);
+    gd_vmtask_t *out = NULL;
+    int n = -1;
+    cmp_ok(gd_tasks_decode(buf, len, &out, &n), "==", GD_OK, "and decode");
+    ok(n == 2 && out && out[0].tid == 0x40001 && out[1].ptid == 0x40001 && out[1].ospid == 78
+       && !strcmp(out[0].name, "master") && !strcmp(out[1].host, "node2")
+       && !strcmp(out[1].name, ""), "the same records");
+    free(out);
+    int all_refused = 1;
+    for (size_t cut = 1; cut < len; cut++)
+        if (cut != len - (GD_TASKREC_MIN + 5) && gd_tasks_decode(buf, cut, &out, &n) != GD_ERR_SIZE)
+            all_refused = 0;
+    ok(all_refused, "every truncation inside a record refused");
+    ok(out == NULL && n == 0, "leaving nothing allocated");
+    gd_put32(buf + 16, 0x7FFFFFF0);             /* the first host's length */
+    cmp_ok(gd_tasks_decode(buf, len, &out, &n), "==", GD_ERR_SIZE, "a lying length refused");
+    gd_put32(buf + 16, 256);
+    cmp_ok(gd_tasks_decode(buf, len, &out, &n), "==", GD_ERR_SIZE, "a text over 255 refused");
+    gd_put32(buf + 16, 5);
+    buf[20] = 0;
+    cmp_ok(gd_tasks_decode(buf, len, &out, &n), "==", GD_ERR_TEXT, "a NUL in a text refused");
+    free(buf);
+    len = gd_tasks_encode(NULL, 0, &buf);
+    ok(len == 0 && buf, "no records: an empty blob");
+    cmp_ok(gd_tasks_decode(buf, 0, &out, &n), "==", GD_OK, "decodes to none");
+    ok(out && n == 0, "an empty array");
+    free(out);
+    free(buf);
+}
+
 int main(void)
 {
     plan(NO_PLAN);
+    test_tasks();
     test_table();
     test_roundtrip();
     test_refusals();
