@@ -95,6 +95,16 @@ barrier() { bytes 3 "$1"; frame 8 hdr 9 3; frame 1 printf g; frame 4 be32 2; }
     seed fuzz_gd_serve reserve-hijack
 { register 0; join 0; bytes 2 3; frame 8 hdr 12 4; frame 0 true; } | seed fuzz_gd_serve stat
 { bytes 1 1; frame 8 hdr 13 1; bytes 1 1; frame 8 bytes 71 68 1 13 0 0 0 1; } | seed fuzz_gd_serve ping-old-version
+# the virtual machine: connection 0 becomes the manager, 1 asks; VMWAIT, VMREP, TASK_EXIT
+{ bytes 3 0; frame 8 hdr 18 1; frame 4 be32 1; frame 2 printf h1
+  bytes 1 1; frame 8 hdr 17 2; register 1; bytes 2 1; frame 8 hdr 20 3; frame 4 be32 0; frame 1 printf p
+  bytes 2 1; frame 8 hdr 19 4; frame 0 true
+  bytes 2 1; frame 8 hdr 21 5; frame 3 printf req; bytes 1 0; frame 8 hdr 22 6
+  bytes 4 0; frame 8 hdr 23 7; frame 4 be32 1; frame 4 be32 0; frame 2 printf ok
+  bytes 3 0; frame 8 hdr 24 8; frame 4 be32 262145; frame 4 be32 0; } | seed fuzz_gd_serve vm-relay
+{ bytes 3 2; frame 8 hdr 18 1; frame 4 be32 0; frame 0 true
+  bytes 2 3; frame 8 hdr 21 2; frame 1 printf x; bytes 1 2; frame 8 hdr 22 3
+  bytes 3 3; frame 8 hdr 24 4; frame 4 be32 1; frame 4 be32 0; } | seed fuzz_gd_serve vm-unknown-conns
 
 # fuzz/impi.dict: the protocol's magic numbers as big-endian Int4 tokens, handed to every
 # target with -dict so that mutations find commands, labels and packet types quickly.
