@@ -1,8 +1,9 @@
 /*  fuzz_gd_proto.c — libFuzzer target for groupd's request decoder and the rest of the
- *  group-control codec (libgimpi/groups/gd_proto.c): the input is cut into frames (a length byte
- *  pair before each), then decoded as a request, as a reply to every command, as an event
- *  and as a STAT group record.  Whatever decodes is printed and re-encoded, and the
- *  re-encoded frames must decode to the same values.  Built by `make fuzz`, run by
+ *  group-control codec (libgimpi/groups/gd_proto.c): the input is cut into frames (a length
+ *  byte pair before each), then decoded as a request, as a reply to every command, as an
+ *  event, as a STAT group record and as TASKS task records.  Whatever decodes is printed
+ *  and re-encoded, and the re-encoded frames must decode to the same values (task records:
+ *  to the same bytes).  Built by `make fuzz`, run by
  *  `make fuzz-run`; by hand:
  *      clang -g -fsanitize=fuzzer,address,undefined -Iinclude -Ilibgimpi -I. \
  *          fuzz/fuzz_gd_proto.c libgimpi/groups/gd_proto.c -lzmq -o fuzz_gd_proto
@@ -71,6 +72,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         free(out);
         gd_groupstat_clear(&st);
+    }
+    gd_vmtask_t *tasks;
+    int ntasks;
+    if (gd_tasks_decode(data, size, &tasks, &ntasks) == GD_OK) {
+        uint8_t *out;
+        size_t len = gd_tasks_encode(tasks, ntasks, &out);
+        if (!out || len != size || memcmp(out, data, size) != 0)
+            abort();                    /* records that decode re-encode to the same bytes */
+        free(out);
+        free(tasks);
     }
     return 0;
 }

@@ -70,6 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(gd_registry_ntasks(self.reg) <= MAX_TASKS);
         CHECK(gd_registry_ngroups(self.reg) <= MAX_GROUPS);
         CHECK(gd_registry_nblocks(self.reg) <= 4);
+        CHECK(gd_vm_npending(self.vm) <= GD_VM_MAX_PENDING);
     }
     gd_serve_publish_marks(&self);
     gd_serve_fini(&self);
