@@ -89,6 +89,9 @@ GIMPI_EXPORT const char *gimpi_groupd_endpoint(gimpi_t *self);
 /*  gimpi_spawn flags. */
 enum {
     GIMPI_SPAWN_TAG = 1,        /* prefix the children's output lines with "[t<hex tid>] " */
+    GIMPI_SPAWN_HOST = 2,       /* gimpi_spawn_on: where names a host of the virtual machine */
+    GIMPI_SPAWN_ARCH = 4,       /* gimpi_spawn_on: where names an architecture */
+    GIMPI_SPAWN_NOTHOST = 8,    /* gimpi_spawn_on: any host but the one where names */
 };
 
 /*  Starts n copies of program `file` with arguments argv (NULL-terminated, without the
@@ -102,6 +105,47 @@ enum {
 GIMPI_EXPORT
 int gimpi_spawn(gimpi_t *self, const char *file, char *const argv[], int flags, int n,
                 int *tids);
+
+/*  The virtual machine (gimpi_vm(3), doc/multihost.md): the hosts of the job that
+ *  gimpirun -H, -hostfile or a Slurm allocation made, served by gimpirun through groupd.
+ *  A task outside any virtual machine sees one host, its own. */
+typedef struct {
+    int dtid;                   /* the host's id (PVM's pvmd tid) */
+    char name[256];             /* as in the host set */
+    char arch[32];              /* PVM's architecture name, e.g. LINUX64 */
+    int speed;                  /* the hostfile's sp= (default 1000) */
+    int slots;                  /* tasks placed there per round */
+    int ncpu;                   /* processors online there */
+} gimpi_host_t;
+
+/*  The hosts: their count with *hosts a malloc'd array (free it), or an error. */
+GIMPI_EXPORT int gimpi_hosts(gimpi_t *self, gimpi_host_t **hosts);
+
+/*  This task's host name in the virtual machine. */
+GIMPI_EXPORT const char *gimpi_hostname(gimpi_t *self);
+
+/*  gimpi_spawn with a place: flags GIMPI_SPAWN_HOST (where names a host),
+ *  GIMPI_SPAWN_ARCH (where names an architecture), GIMPI_SPAWN_NOTHOST (any host but
+ *  where: PVM's PvmHostCompl) or none of them (round-robin over the
+ *  virtual machine's hosts in slot order; this host alone outside one).  tids[i] as
+ *  gimpi_spawn's, or GIMPI_ENOHOST (no such host), GIMPI_EHOSTFAIL (the host failed while
+ *  starting it). */
+GIMPI_EXPORT
+int gimpi_spawn_on(gimpi_t *self, const char *file, char *const argv[], int flags,
+                   const char *where, int n, int *tids);
+
+/*  Adds hosts (hostfile lines: "name opts") to the virtual machine: infos[i] is the new
+ *  host's dtid or an error (GIMPI_EDUPHOST, GIMPI_ECANTSTART, GIMPI_EBADPARAM).  Returns
+ *  how many were added, or GIMPI_ENOHOST when no virtual machine serves this task. */
+GIMPI_EXPORT int gimpi_addhosts(gimpi_t *self, char *const hosts[], int n, int *infos);
+
+/*  Removes hosts: their tasks end.  infos[i] is 0 or an error (GIMPI_ENOHOST,
+ *  GIMPI_EBADPARAM for the manager's own host).  Returns how many were removed. */
+GIMPI_EXPORT int gimpi_delhosts(gimpi_t *self, char *const hosts[], int n, int *infos);
+
+/*  Sends signal sig to task tid wherever it runs (here directly; on another host through
+ *  the manager).  0, GIMPI_ENOTASK, GIMPI_ENOHOST or GIMPI_ESYSERR. */
+GIMPI_EXPORT int gimpi_kill(gimpi_t *self, int tid, int sig);
 
 #ifdef __cplusplus
 }

@@ -164,6 +164,30 @@ GIMPI_EXPORT int pvm_siblings(int **tids);
 GIMPI_EXPORT int pvm_exit(void);
 GIMPI_EXPORT int pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *tids);
 GIMPI_EXPORT int pvm_kill(int tid);
+
+/* ---- the virtual machine (doc/multihost.md) ---- */
+struct pvmhostinfo {
+    int hi_tid;                 /* the host's id */
+    char *hi_name;
+    char *hi_arch;
+    int hi_speed;
+    int hi_dsig;                /* data signature: the same for every host of an arch */
+};
+struct pvmtaskinfo {
+    int ti_tid;
+    int ti_ptid;                /* the spawner's tid, 0 for none */
+    int ti_host;                /* its host's id (hi_tid) */
+    int ti_flag;
+    char *ti_a_out;             /* the program's name */
+    int ti_pid;
+};
+GIMPI_EXPORT int pvm_config(int *nhost, int *narch, struct pvmhostinfo **hostp);
+GIMPI_EXPORT int pvm_tasks(int where, int *ntask, struct pvmtaskinfo **taskp);
+GIMPI_EXPORT int pvm_addhosts(char **hosts, int nhost, int *infos);
+GIMPI_EXPORT int pvm_delhosts(char **hosts, int nhost, int *infos);
+GIMPI_EXPORT int pvm_mstat(char *host);
+GIMPI_EXPORT int pvm_pstat(int tid);
+GIMPI_EXPORT int pvm_tidtohost(int tid);
 GIMPI_EXPORT int pvm_perror(char *msg);
 GIMPI_EXPORT int pvm_setopt(int what, int val);
 GIMPI_EXPORT int pvm_getopt(int what);

@@ -270,14 +270,40 @@ int gimpi_host_is_local(int fd)
     return getsockname(fd, (struct sockaddr *)&ss, &len) == 0 && ss.ss_family == AF_UNIX;
 }
 
+/*  The bound on noticing a peer whose link went silent (GIMPI_LINK_TIMEOUT seconds,
+ *  default GIMPI_LINK_TIMEOUT_S): TCP keep-alive probes on an idle connection, and
+ *  TCP_USER_TIMEOUT on unacknowledged data.  Without them a host whose cable is pulled
+ *  leaves its peers waiting for the kernel's retransmission limit (about 15 minutes), or
+ *  forever on an idle connection. */
+static void s_link_timeout(int fd)
+{
+    const char *v = getenv("GIMPI_LINK_TIMEOUT");
+    long s = v && *v ? strtol(v, NULL, 10) : GIMPI_LINK_TIMEOUT_S;
+    if (s <= 0)
+        return;                 /* 0: the kernel's defaults */
+    if (s < 2)
+        s = 2;
+    if (s > 3600)
+        s = 3600;
+    int one = 1, idle = (int)(s / 2), intvl = 1, cnt = (int)(s - s / 2);
+    unsigned int ms = (unsigned int)(s * 1000);
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
+    setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof ms);
+}
+
 /*  Makes a connected socket ready for the packet engine: no Nagle delay, non-blocking,
  *  4 MiB send and receive buffers (a long message is then written in a few calls instead
- *  of waiting for the kernel's autotuning to grow them). */
+ *  of waiting for the kernel's autotuning to grow them), and a bound on a silent link. */
 void gimpi_host_tune(int fd)
 {
     int one = 1;
-    if (!gimpi_host_is_local(fd))
+    if (!gimpi_host_is_local(fd)) {
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        s_link_timeout(fd);
+    }
     int big = 4 << 20;
     setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);

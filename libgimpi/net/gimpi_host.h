@@ -16,6 +16,10 @@
 #ifndef GIMPI_HOST_H
 #define GIMPI_HOST_H
 
+/*  Default bound, in seconds, on noticing that the link to a peer went silent (data-plane
+ *  TCP keep-alive and user timeout; GIMPI_LINK_TIMEOUT changes it, 0 keeps the kernel's). */
+#define GIMPI_LINK_TIMEOUT_S 10
+
 #include "impi/impi_tables.h"
 
 #include <stddef.h>

@@ -35,6 +35,7 @@ struct pvm_ctx_t {
     int tid;                    /* 0 until enrolled */
     void *spare;                /* memory of a freed buffer, for the next (pvm_ctx_new_buf) */
     size_t spare_size;
+    void *kept[PVM_CTX_NKEPT];  /* what pvm_config and pvm_tasks returned (pvm_ctx_keep) */
 };
 
 /*  A fresh context. */
@@ -62,6 +63,8 @@ void pvm_ctx_destroy(pvm_ctx_t **self_p)
     free(self->slots);
     free(self->queue);
     free(self->spare);
+    for (int k = 0; k < PVM_CTX_NKEPT; k++)
+        free(self->kept[k]);
     free(self);
     *self_p = NULL;
 }
@@ -459,4 +462,12 @@ int *pvm_ctx_opt(pvm_ctx_t *self, int what)
     if (what <= 0 || what >= PVM_CTX_NOPTS)
         return NULL;
     return &self->opts[what];
+}
+
+/*  Keeps mem as the context's answer in slot which (freeing the previous one). */
+void pvm_ctx_keep(pvm_ctx_t *self, int which, void *mem)
+{
+    assert(self && which >= 0 && which < PVM_CTX_NKEPT);
+    free(self->kept[which]);
+    self->kept[which] = mem;
 }

@@ -70,10 +70,14 @@ typedef struct {
      *  transport is destroyed; NULL means "this task alone". */
     int (*siblings)(void *impl, const int **tids);
     /*  Optional (may be NULL): starts n copies of program file (argv without the program
-     *  name, may be NULL; flags: GIMPI_SPAWN_*) as new tasks; tids[i] gets each tid or
-     *  error; returns how many started or an error for all. */
-    int (*spawn)(void *impl, const char *file, char *const argv[], int flags, int n,
-                 int *tids);
+     *  name, may be NULL; flags: GIMPI_SPAWN_*, where: a host or architecture for
+     *  GIMPI_SPAWN_HOST/ARCH) as new tasks; tids[i] gets each tid or error; returns how
+     *  many started or an error for all. */
+    int (*spawn)(void *impl, const char *file, char *const argv[], int flags,
+                 const char *where, int n, int *tids);
+    /*  Optional (may be NULL): the native task behind the transport, for the virtual
+     *  machine's calls (pvm_config, pvm_addhosts ...); NULL: this host alone. */
+    gimpi_t *(*task)(void *impl);
     /*  Releases impl (called by pvm_ctx_detach / pvm_ctx_destroy). */
     void (*destroy)(void *impl);
     /*  Optional (may be NULL): the task's connection to groupd, registered under this
@@ -198,5 +202,10 @@ int *pvm_ctx_opt(pvm_ctx_t *self, int what);
 int pvm_ctx_fail(pvm_ctx_t *self, const char *fn, int code);
 /*  Writes the `libpvm [t<hex tid>]` (or `libpvm [pid<pid>]` before enrolment) prefix. */
 void pvm_ctx_prefix(const pvm_ctx_t *self, char *out, size_t size);
+
+/*  Memory PVM's calls hand their callers and own until the next such call (pvm_config's
+ *  host table, pvm_tasks' task table): one slot each, freed with the context. */
+enum { PVM_CTX_KEPT_CONFIG, PVM_CTX_KEPT_TASKS, PVM_CTX_NKEPT };
+void pvm_ctx_keep(pvm_ctx_t *self, int which, void *mem);
 
 #endif

@@ -1,19 +1,16 @@
-/*  pvm_kill.c — PVM's pvm_kill: ends another task with SIGTERM, as the pvmd did for it.
- *  The task is found through groupd (LOOKUP: the OS process and host every task registered
- *  at enrolment); gimpi starts tasks on this machine only, so a task registered from
- *  another host is PvmNoHost.  An unknown or finished tid is PvmBadParam (PVM's answer to a
- *  tid it did not know); no groupd is PvmSysErr.  As in PVM, killing the calling task
- *  itself is allowed (the signal arrives; use pvm_exit to leave cleanly).
+/*  pvm_kill.c — PVM's pvm_kill: ends another task with SIGTERM, as the pvmd did for it,
+ *  wherever it runs (gimpi_kill: a task of this host directly, through the OS process it
+ *  registered with groupd; a task on another host of the virtual machine through the
+ *  manager that started it).  An unknown or finished tid is PvmBadParam (PVM's answer to a
+ *  tid it did not know); a task on another host with no virtual machine to reach it is
+ *  PvmNoHost; no groupd is PvmSysErr.  As in PVM, killing the calling task itself is
+ *  allowed (the signal arrives; use pvm_exit to leave cleanly).
  */
 #include "pvm3.h"
 #include "pvm/pvm_ctx.h"
 #include "gimpi.h"
 
-#include <errno.h>
 #include <signal.h>
-#include <string.h>
-#include <sys/types.h>
-#include <unistd.h>
 
 /*  The signal sent, found and checked as above: 0 or a PVM code. */
 static int s_kill(int tid)
@@ -28,24 +25,11 @@ static int s_kill(int tid)
         return PvmBadParam;
     void *impl = NULL;
     const pvm_transport_ops_t *ops = pvm_ctx_ops(ctx, &impl);
-    gimpi_groups_t *g = ops && ops->groups ? ops->groups(impl) : NULL;
-    if (!g)
+    gimpi_t *task = ops && ops->task ? ops->task(impl) : NULL;
+    if (!task)
         return PvmSysErr;
-    gimpi_task_info_t info;
-    rc = gimpi_group_lookup(g, tid, &info);
-    if (rc == GIMPI_ENOTASK || rc == GIMPI_ENOTFOUND)
-        return PvmBadParam;
-    if (rc < 0)
-        return rc;
-    char host[256] = "";
-    if (gethostname(host, sizeof host - 1) == 0 && info.host[0] && strcmp(info.host, host)
-        && strcmp(info.host, "localhost"))
-        return PvmNoHost;
-    if (info.ospid <= 0)
-        return PvmBadParam;
-    if (kill((pid_t)info.ospid, SIGTERM) < 0)
-        return errno == ESRCH ? PvmBadParam : PvmSysErr;
-    return 0;
+    rc = gimpi_kill(task, tid, SIGTERM);
+    return rc == GIMPI_ENOTASK ? PvmBadParam : rc;
 }
 
 /*  Sends SIGTERM to task tid: 0, PvmBadParam (no such task), PvmNoHost, PvmSysErr. */

@@ -1,14 +1,16 @@
-/*  pvm_spawn.c — PVM's pvm_spawn over gimpi_spawn: PVM's flags and `where`, its error
+/*  pvm_spawn.c — PVM's pvm_spawn over gimpi_spawn_on: PVM's flags and `where`, its error
  *  codes and its result layout.
  *
- *  There is one host in a gimpi virtual machine (this one), so `where` may name it ("."
- *  or NULL/"" or this host's name or "localhost") with PvmTaskHost; another host name, or
- *  PvmHostCompl with this host, fills every slot with PvmNoHost.  PvmTaskArch starts
- *  locally whatever architecture is named.  PvmTaskDebug, PvmTaskTrace, PvmMppFront and
- *  PvmNoSpawnParent are accepted and ignored.  Successful tids come first in tids[], the
- *  failures' error codes after them, as PVM's man page says ("the last ntask - numt
- *  locations").  Children's output lines are prefixed with "[t<hex tid>] " when
- *  GIMPI_TAG is set to anything but "0" (gimpirun -tag sets it).  See doc/spawn.md.
+ *  PvmTaskDefault places the tasks round-robin over the virtual machine's hosts in slot
+ *  order (this host alone when no virtual machine serves the task); PvmTaskHost starts
+ *  them on the host `where` names ("." or NULL/"" or "localhost" is this host);
+ *  PvmTaskArch on the hosts of that architecture; PvmHostCompl with PvmTaskHost on any
+ *  host but that one.  A host that is not in the virtual machine fills its slots with
+ *  PvmNoHost.  PvmTaskDebug, PvmTaskTrace, PvmMppFront and PvmNoSpawnParent are accepted
+ *  and ignored.  Successful tids come first in tids[], the failures' error codes after
+ *  them, as PVM's man page says ("the last ntask - numt locations").  Children's output
+ *  lines are prefixed with "[t<hex tid>] " when GIMPI_TAG is set to anything but "0"
+ *  (gimpirun -tag sets it).  See doc/spawn.md and doc/multihost.md.
  */
 #include "pvm3.h"
 #include "pvm/pvm_ctx.h"
@@ -16,22 +18,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-/*  1 when `where` names this host. */
-static int s_this_host(const char *where)
-{
-    if (!where || !*where || !strcmp(where, ".") || !strcmp(where, "localhost"))
-        return 1;
-    char me[256];
-    if (gethostname(me, sizeof me) != 0)
-        return 0;
-    me[sizeof me - 1] = 0;
-    size_t n = strlen(where);
-    /* "host" matches "host.domain" and the other way round */
-    return !strncmp(me, where, n) ? me[n] == 0 || me[n] == '.'
-                                  : !strncmp(me, where, strlen(me)) && where[strlen(me)] == '.';
-}
 
 /*  Starts ntask copies of file. */
 int pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *tids)
@@ -47,24 +33,22 @@ int pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *ti
     int *out = malloc((size_t)ntask * sizeof *out);
     if (!out)
         return pvm_ctx_fail(ctx, "pvm_spawn", PvmNoMem);
-    int local = !(flag & PvmTaskHost) || s_this_host(where);
-    if (flag & PvmHostCompl)
-        local = (flag & PvmTaskHost) && !s_this_host(where);
-    int started = 0;
-    if (!local) {
-        for (int i = 0; i < ntask; i++)
-            out[i] = PvmNoHost;
-    } else {
-        void *impl;
-        const pvm_transport_ops_t *ops = pvm_ctx_ops(ctx, &impl);
-        const char *tag = getenv("GIMPI_TAG");
-        int flags = tag && *tag && strcmp(tag, "0") ? GIMPI_SPAWN_TAG : 0;
-        started = ops->spawn ? ops->spawn(impl, file, argv, flags, ntask, out)
+    void *impl;
+    const pvm_transport_ops_t *ops = pvm_ctx_ops(ctx, &impl);
+    const char *tag = getenv("GIMPI_TAG");
+    int flags = tag && *tag && strcmp(tag, "0") ? GIMPI_SPAWN_TAG : 0;
+    const char *place = NULL;
+    if ((flag & PvmTaskHost) && (flag & PvmHostCompl))
+        flags |= GIMPI_SPAWN_NOTHOST, place = where && *where ? where : ".";
+    else if (flag & PvmTaskHost)
+        flags |= GIMPI_SPAWN_HOST, place = where && *where ? where : ".";
+    else if ((flag & PvmTaskArch) && where && *where)
+        flags |= GIMPI_SPAWN_ARCH, place = where;
+    int started = ops->spawn ? ops->spawn(impl, file, argv, flags, place, ntask, out)
                              : PvmNotImpl;
-        if (started < 0) {
-            free(out);
-            return pvm_ctx_fail(ctx, "pvm_spawn", started);
-        }
+    if (started < 0) {
+        free(out);
+        return pvm_ctx_fail(ctx, "pvm_spawn", started);
     }
     if (tids) {                         /* successes first, then the errors */
         int k = 0;

@@ -144,11 +144,17 @@ static int s_parent(void *impl)
     return gimpi_parent(((impi_tp_t *)impl)->task);
 }
 
-/*  vtable: starts tasks (gimpi_spawn). */
-static int s_spawn(void *impl, const char *file, char *const argv[], int flags, int n,
-                   int *tids)
+/*  vtable: starts tasks (gimpi_spawn_on: here, or through the virtual machine). */
+static int s_spawn(void *impl, const char *file, char *const argv[], int flags,
+                   const char *where, int n, int *tids)
 {
-    return gimpi_spawn(((impi_tp_t *)impl)->task, file, argv, flags, n, tids);
+    return gimpi_spawn_on(((impi_tp_t *)impl)->task, file, argv, flags, where, n, tids);
+}
+
+/*  vtable: the native task. */
+static gimpi_t *s_task(void *impl)
+{
+    return ((impi_tp_t *)impl)->task;
 }
 
 /*  vtable: a standard send of header (+ body inline, or body as a second message).  A
@@ -439,6 +445,7 @@ static const pvm_transport_ops_t s_ops = {
     .next_from = s_next_from,
     .siblings = s_siblings,
     .spawn = s_spawn,
+    .task = s_task,
     .destroy = s_destroy,
     .groups = s_groups,
     .coll = s_coll,

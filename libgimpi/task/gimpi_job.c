@@ -87,13 +87,13 @@ impi_tables_t *gimpi_job_local_startup(const impi_desc_t *desc, char *err, size_
     return tables;
 }
 
-/*  The tables of a one-task job listening on 127.0.0.1:port. */
-impi_tables_t *gimpi_job_solo_tables(int port, char *err, size_t errsize)
+/*  The tables of a one-task job listening on the IPv4 address addr (host order):port. */
+static impi_tables_t *s_solo_tables(uint32_t addr, int port, char *err, size_t errsize)
 {
     impi_desc_host_t host = { .port = port, .nprocs = 1,
                               .ackmark = GIMPI_DEFAULT_ACKMARK,
                               .hiwater = GIMPI_DEFAULT_HIWATER };
-    impi_addr16_from_ipv4(host.addr, INADDR_LOOPBACK);
+    impi_addr16_from_ipv4(host.addr, addr);
     impi_proc_t proc = { .pid = getpid() };
     memcpy(proc.hostid, host.addr, 16);
     impi_desc_t desc = { .rank = 0, .nversions = 1, .datalen = GIMPI_DEFAULT_DATALEN,
@@ -102,14 +102,30 @@ impi_tables_t *gimpi_job_solo_tables(int port, char *err, size_t errsize)
     return gimpi_job_local_startup(&desc, err, errsize);
 }
 
-/*  A shell-started task: one client, one host, one proc, on the loopback. */
+/*  The tables of a one-task job listening on 127.0.0.1:port. */
+impi_tables_t *gimpi_job_solo_tables(int port, char *err, size_t errsize)
+{
+    return s_solo_tables(INADDR_LOOPBACK, port, err, errsize);
+}
+
+/*  A shell-started or spawned task: one client, one host, one proc, listening on
+ *  GIMPI_HOST_ADDR (set by a host agent, or by the user on a machine of a virtual machine),
+ *  else on the loopback. */
 static int s_standalone(gimpi_job_t *job, char *err, size_t errsize)
 {
+    const char *addr = getenv(GIMPI_ENV_HOST_ADDR);
+    if (!addr || !*addr)
+        addr = "127.0.0.1";
+    struct in_addr in;
+    if (inet_pton(AF_INET, addr, &in) != 1) {
+        snprintf(err, errsize, "%s='%s' is not an IPv4 address", GIMPI_ENV_HOST_ADDR, addr);
+        return -1;
+    }
     int port;
-    int fd = gimpi_job_listen("127.0.0.1", &port, err, errsize);
+    int fd = gimpi_job_listen(addr, &port, err, errsize);
     if (fd < 0)
         return -1;
-    job->tables = gimpi_job_solo_tables(port, err, errsize);
+    job->tables = s_solo_tables(ntohl(in.s_addr), port, err, errsize);
     if (!job->tables) {
         close(fd);
         return -1;

@@ -45,6 +45,11 @@ typedef struct {
 #define GIMPI_ENV_PARENT         "GIMPI_PARENT"
 #define GIMPI_ENV_PARENT_CONTACT "GIMPI_PARENT_CONTACT"
 #define GIMPI_ENV_SIBLINGS       "GIMPI_SIBLINGS"
+/*  Set by a host agent for the tasks it starts (doc/multihost.md): the address a task
+ *  without a launcher's listening socket listens on and announces, and the host's name in
+ *  the virtual machine (what pvm_tasks and pvm_config show). */
+#define GIMPI_ENV_HOST_ADDR      "GIMPI_HOST_ADDR"
+#define GIMPI_ENV_HOST           "GIMPI_HOST"
 
 /*  Default flow-control and packet parameters a gimpi client offers.  DATALEN 256 KiB: a
  *  long message's first packet then takes the receiver long enough to read that the

@@ -10,14 +10,20 @@
  *  child through a pidfd until it calls (gimpi_msg_expect): a child that dies first makes
  *  the operations with it fail instead of waiting.  Output: children write straight to
  *  the spawner's stdout and stderr; with GIMPI_SPAWN_TAG a tagger process per child
- *  (also reparented) copies its lines with a "[t<hex tid>] " prefix.  See doc/spawn.md.
+ *  (also reparented) copies its lines with a "[t<hex tid>] " prefix.  gimpi_spawn_on
+ *  places tasks on the hosts of a virtual machine: on another host (or round-robin), the
+ *  children's tids are reserved here and the manager starts them there (gimpi_vm.c).
+ *  See doc/spawn.md and doc/multihost.md.
  */
 #include "gimpi.h"
 #include "task/gimpi_job.h"
 #include "base/gimpi_key.h"
+#include "task/gimpi_vm.h"
+#include "task/gimpi_vmwire.h"
 
 #include <arpa/inet.h>
 #include <assert.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -277,6 +283,7 @@ typedef struct {
     char **argv;
     char **envp;                /* shared variables, then GIMPI_TID, GIMPI_TID_TOKEN, NULL */
     int nshared;
+    int first_ours;             /* envp[first_ours .. nshared-1]: the spawner's hand-over */
     char *strings;              /* the GIMPI_* values (one allocation) */
 } plan_t;
 
@@ -321,6 +328,7 @@ static int s_plan(gimpi_t *self, plan_t *pl, char *const argv[], int base, int n
     char *s = pl->strings;
     size_t left = sibsize + 1024 + PATH_MAX;
     int w;
+    pl->first_ours = k;
     pl->envp[k++] = s;
     w = snprintf(s, left, "%s=%d", GIMPI_ENV_PARENT, gimpi_msg_mytid(msg)) + 1;
     s += w, left -= (size_t)w;
@@ -410,4 +418,105 @@ int gimpi_spawn(gimpi_t *self, const char *file, char *const argv[], int flags, 
     gimpi_key_wipe(tokvar, sizeof tokvar);
     gimpi_key_wipe(token, sizeof token);
     return started;
+}
+
+/*  1 when where names this host: "", ".", "localhost", its name in the virtual machine
+ *  or the system's ("host" matches "host.domain" both ways). */
+static int s_this_host(gimpi_t *self, const char *where)
+{
+    if (!where || !*where || !strcmp(where, ".") || !strcmp(where, "localhost"))
+        return 1;
+    const char *names[2] = { gimpi_hostname(self), NULL };
+    char sys[256] = "";
+    if (gethostname(sys, sizeof sys - 1) == 0)
+        names[1] = sys;
+    for (int k = 0; k < 2; k++) {
+        const char *me = names[k];
+        if (!me || !*me)
+            continue;
+        size_t n = strlen(where), m = strlen(me);
+        if (!strncmp(me, where, n) ? me[n] == 0 || me[n] == '.'
+                                   : !strncmp(me, where, m) && where[m] == '.')
+            return 1;
+    }
+    return 0;
+}
+
+/*  Asks the virtual machine's manager to start n tasks: tids reserved here, the
+ *  hand-over variables of s_plan sent along (never on a command line), one answer per
+ *  slot.  How many started, or an error for all. */
+static int s_spawn_remote(gimpi_t *self, const char *file, char *const argv[], int flags,
+                          const char *where, int n, int *tids)
+{
+    char token[GIMPI_GROUPS_TOKEN_LEN + 1];
+    int base = gimpi_groups_reserve_token(gimpi_groups(self), "", n, token);
+    if (base < 0)
+        return GIMPI_ESYSERR;
+    plan_t pl = { .argv = NULL };
+    int rc = s_plan(self, &pl, argv, base, n);
+    char tokvar[sizeof GIMPI_ENV_TID_TOKEN + GIMPI_GROUPS_TOKEN_LEN + 2];
+    snprintf(tokvar, sizeof tokvar, "%s=%s", GIMPI_ENV_TID_TOKEN, token);
+    gimpi_key_wipe(token, sizeof token);
+    char *env[8] = { NULL };
+    int k = 0;
+    for (int i = pl.first_ours; rc == 0 && i < pl.nshared && k < 6; i++)
+        env[k++] = pl.envp[i];
+    env[k++] = tokvar;
+    /* a program given with a slash is made absolute against our directory */
+    char path[PATH_MAX];
+    if (strchr(file, '/') && file[0] != '/' && getcwd(path, sizeof path)
+        && strlen(path) + strlen(file) + 2 < sizeof path) {
+        strcat(path, "/");
+        strcat(path, file);
+        file = path;
+    }
+    int vmflags = (flags & GIMPI_SPAWN_TAG ? VM_SPAWN_TAG : 0)
+                  | (flags & GIMPI_SPAWN_HOST ? VM_SPAWN_HOST : 0)
+                  | (flags & GIMPI_SPAWN_ARCH ? VM_SPAWN_ARCH : 0)
+                  | (flags & GIMPI_SPAWN_NOTHOST ? VM_SPAWN_NOT : 0);
+    int32_t *res = calloc((size_t)n, sizeof *res);
+    size_t len = 0;
+    uint8_t *f = rc == 0 && res ? vmw_encode(&len, VM_SPAWN, file, where ? where : "",
+                                              pl.argv + 1, env, vmflags, n, base + 1)
+                                : NULL;
+    rc = rc < 0 ? rc : !res ? GIMPI_ENOMEM : gimpi_vm_request(self, f, len, res, n);
+    if (f == NULL && rc == 0)
+        rc = GIMPI_ENOMEM;
+    gimpi_key_wipe(tokvar, sizeof tokvar);
+    s_plan_free(&pl);
+    int started = 0;
+    for (int i = 0; rc >= 0 && i < n; i++) {
+        tids[i] = res[i];
+        started += res[i] > 0;
+    }
+    free(res);
+    return rc < 0 ? (rc == GIMPI_ENOHOST ? GIMPI_ESYSERR : rc) : started;
+}
+
+/*  Starts n tasks where the flags say. */
+int gimpi_spawn_on(gimpi_t *self, const char *file, char *const argv[], int flags,
+                   const char *where, int n, int *tids)
+{
+    assert(self);
+    if (!file || !*file || !tids || n < 1 || n > SPAWN_MAX)
+        return GIMPI_EBADPARAM;
+    int placed = flags & (GIMPI_SPAWN_HOST | GIMPI_SPAWN_ARCH | GIMPI_SPAWN_NOTHOST);
+    if (placed & (placed - 1))
+        return GIMPI_EBADPARAM;         /* at most one way to place */
+    bool here = (flags & GIMPI_SPAWN_HOST) && s_this_host(self, where);
+    bool not_here = (flags & GIMPI_SPAWN_NOTHOST) && s_this_host(self, where);
+    if (!gimpi_vm_present(self)) {
+        /* this host alone: a name of another host has no place to go */
+        if (((flags & GIMPI_SPAWN_HOST) && !here) || not_here) {
+            for (int i = 0; i < n; i++)
+                tids[i] = GIMPI_ENOHOST;
+            return 0;
+        }
+        return gimpi_spawn(self, file, argv, flags & GIMPI_SPAWN_TAG, n, tids);
+    }
+    if (here)
+        return gimpi_spawn(self, file, argv, flags & GIMPI_SPAWN_TAG, n, tids);
+    if (placed && (!where || !*where))
+        return GIMPI_EBADPARAM;
+    return s_spawn_remote(self, file, argv, flags, where, n, tids);
 }

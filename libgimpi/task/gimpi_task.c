@@ -36,6 +36,7 @@ struct gimpi_t {
     int parent;                 /* spawner's tid, or GIMPI_ENOPARENT */
     int *siblings;              /* tasks of the same spawn (spawned tasks), or NULL */
     int nsiblings;
+    char hostname[256];         /* this host's name in the virtual machine */
 };
 
 /*  Seconds from the environment, else a default, as milliseconds. */
@@ -349,6 +350,21 @@ const char *gimpi_groupd_endpoint(gimpi_t *self)
 {
     assert(self);
     return gimpi_groups_endpoint(self->groups);
+}
+
+/*  This host's name in the virtual machine: GIMPI_HOST (the launcher's or agent's name for
+ *  it), else the system's host name; read once, on first use. */
+const char *gimpi_hostname(gimpi_t *self)
+{
+    assert(self);
+    if (!self->hostname[0]) {
+        const char *h = getenv(GIMPI_ENV_HOST);
+        if (h && *h)
+            snprintf(self->hostname, sizeof self->hostname, "%s", h);
+        else if (gethostname(self->hostname, sizeof self->hostname - 1) != 0)
+            snprintf(self->hostname, sizeof self->hostname, "localhost");
+    }
+    return self->hostname;
 }
 
 /*  pvm_barrier for a task. */

@@ -1,0 +1,254 @@
+/*  pvm_vm.c — PVM's calls about the virtual machine: pvm_config (its hosts), pvm_tasks (its
+ *  tasks), pvm_addhosts and pvm_delhosts (through the manager, gimpirun), pvm_mstat,
+ *  pvm_pstat and pvm_tidtohost.
+ *
+ *  The hosts come from the table the manager publishes in groupd (gimpi_hosts); a task no
+ *  virtual machine serves sees one host, its own, as a lone pvmd would show.  The tasks
+ *  come from groupd's registry: every enrolled task with its parent, host, program and
+ *  process.  pvm_config's and pvm_tasks' answers are memory of the library, valid until
+ *  the next call of the same function, as in PVM.  See doc/multihost.md.
+ */
+#include "pvm3.h"
+#include "pvm/pvm_ctx.h"
+#include "gimpi.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*  PVM 3.4's data signature of a little-endian LP64 machine (what pvm_config shows for
+ *  LINUX64): hosts of one architecture share it. */
+#define PVM_DSIG_LP64_LE 0x408841
+
+/*  The enrolled context and its native task, or a PVM code. */
+static int s_task(const char *fn, pvm_ctx_t **ctx_p, gimpi_t **task_p)
+{
+    pvm_ctx_t *ctx = pvm_ctx_current();
+    *ctx_p = ctx;
+    if (!ctx)
+        return pvm_ctx_fail(NULL, fn, PvmNoMem);
+    int rc = pvm_ctx_enrol(ctx);
+    if (rc < 0)
+        return pvm_ctx_fail(ctx, fn, rc);
+    void *impl = NULL;
+    const pvm_transport_ops_t *ops = pvm_ctx_ops(ctx, &impl);
+    *task_p = ops && ops->task ? ops->task(impl) : NULL;
+    return *task_p ? 0 : pvm_ctx_fail(ctx, fn, PvmSysErr);
+}
+
+/*  The host table (its count, *hosts to free), or a PVM code. */
+static int s_hosts(gimpi_t *task, gimpi_host_t **hosts)
+{
+    return gimpi_hosts(task, hosts);
+}
+
+/*  The dtid of the host named name in hosts[n], or 0. */
+static int s_dtid(const gimpi_host_t *hosts, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(hosts[i].name, name))
+            return hosts[i].dtid;
+    return 0;
+}
+
+int pvm_config(int *nhost, int *narch, struct pvmhostinfo **hostp)
+{
+    pvm_ctx_t *ctx;
+    gimpi_t *task;
+    int rc = s_task("pvm_config", &ctx, &task);
+    if (rc < 0)
+        return rc;
+    gimpi_host_t *h = NULL;
+    int n = s_hosts(task, &h);
+    if (n < 0)
+        return pvm_ctx_fail(ctx, "pvm_config", n);
+    /* one allocation: the records, then their strings */
+    size_t size = (size_t)n * sizeof(struct pvmhostinfo);
+    for (int i = 0; i < n; i++)
+        size += strlen(h[i].name) + strlen(h[i].arch) + 2;
+    struct pvmhostinfo *out = malloc(size ? size : 1);
+    if (!out) {
+        free(h);
+        return pvm_ctx_fail(ctx, "pvm_config", PvmNoMem);
+    }
+    char *s = (char *)(out + n);
+    int arches = 0;
+    for (int i = 0; i < n; i++) {
+        out[i].hi_tid = h[i].dtid;
+        out[i].hi_speed = h[i].speed;
+        out[i].hi_dsig = PVM_DSIG_LP64_LE;
+        out[i].hi_name = s;
+        s += sprintf(s, "%s", h[i].name) + 1;
+        out[i].hi_arch = s;
+        s += sprintf(s, "%s", h[i].arch) + 1;
+        bool seen = false;
+        for (int k = 0; k < i && !seen; k++)
+            seen = !strcmp(h[k].arch, h[i].arch);
+        arches += !seen;
+    }
+    free(h);
+    pvm_ctx_keep(ctx, PVM_CTX_KEPT_CONFIG, out);
+    if (nhost)
+        *nhost = n;
+    if (narch)
+        *narch = arches;
+    if (hostp)
+        *hostp = out;
+    return 0;
+}
+
+int pvm_tasks(int where, int *ntask, struct pvmtaskinfo **taskp)
+{
+    pvm_ctx_t *ctx;
+    gimpi_t *task;
+    int rc = s_task("pvm_tasks", &ctx, &task);
+    if (rc < 0)
+        return rc;
+    gimpi_host_t *h = NULL;
+    int nh = s_hosts(task, &h);
+    if (nh < 0)
+        return pvm_ctx_fail(ctx, "pvm_tasks", nh);
+    /* where: 0 every task, a host's id its tasks, else one task's tid */
+    const char *host = "";
+    int one = 0;
+    if (where != 0) {
+        for (int i = 0; i < nh && !*host; i++)
+            if (h[i].dtid == where)
+                host = h[i].name;
+        if (!*host)
+            one = where;
+    }
+    gimpi_taskinfo_t *t = NULL;
+    int n = 0;
+    rc = gimpi_groups_tasks(gimpi_groups(task), host, &t, &n);
+    if (rc < 0) {
+        free(h);
+        return pvm_ctx_fail(ctx, "pvm_tasks", rc);
+    }
+    size_t size = 1;
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (!one || t[i].tid == one)
+            size += sizeof(struct pvmtaskinfo) + strlen(t[i].name) + 1;
+    struct pvmtaskinfo *out = malloc(size);
+    if (!out) {
+        free(h);
+        free(t);
+        return pvm_ctx_fail(ctx, "pvm_tasks", PvmNoMem);
+    }
+    int nout = 0;
+    for (int i = 0; i < n; i++)
+        nout += !one || t[i].tid == one;
+    char *s = (char *)(out + nout);
+    for (int i = 0; i < n; i++) {
+        if (one && t[i].tid != one)
+            continue;
+        struct pvmtaskinfo *o = &out[k++];
+        o->ti_tid = t[i].tid;
+        o->ti_ptid = t[i].ptid;
+        o->ti_host = s_dtid(h, nh, t[i].host);
+        if (!o->ti_host && nh == 1)
+            o->ti_host = h[0].dtid;     /* outside a virtual machine: this host */
+        o->ti_flag = t[i].flags;
+        o->ti_pid = t[i].pid;
+        o->ti_a_out = s;
+        s += sprintf(s, "%s", t[i].name) + 1;
+    }
+    free(h);
+    free(t);
+    if (one && nout == 0) {
+        free(out);
+        return pvm_ctx_fail(ctx, "pvm_tasks", PvmNoHost);     /* PVM: no such tid or host */
+    }
+    pvm_ctx_keep(ctx, PVM_CTX_KEPT_TASKS, out);
+    if (ntask)
+        *ntask = nout;
+    if (taskp)
+        *taskp = out;
+    return 0;
+}
+
+/*  pvm_addhosts and pvm_delhosts. */
+static int s_change(const char *fn, char **hosts, int nhost, int *infos, bool add)
+{
+    pvm_ctx_t *ctx;
+    gimpi_t *task;
+    int rc = s_task(fn, &ctx, &task);
+    if (rc < 0)
+        return rc;
+    if (!hosts || nhost < 1)
+        return pvm_ctx_fail(ctx, fn, PvmBadParam);
+    int *mine = infos ? infos : calloc((size_t)nhost, sizeof *mine);
+    if (!mine)
+        return pvm_ctx_fail(ctx, fn, PvmNoMem);
+    rc = add ? gimpi_addhosts(task, hosts, nhost, mine)
+             : gimpi_delhosts(task, hosts, nhost, mine);
+    if (mine != infos)
+        free(mine);
+    return rc < 0 ? pvm_ctx_fail(ctx, fn, rc) : rc;
+}
+
+int pvm_addhosts(char **hosts, int nhost, int *infos)
+{
+    return s_change("pvm_addhosts", hosts, nhost, infos, true);
+}
+
+int pvm_delhosts(char **hosts, int nhost, int *infos)
+{
+    return s_change("pvm_delhosts", hosts, nhost, infos, false);
+}
+
+int pvm_mstat(char *host)
+{
+    pvm_ctx_t *ctx;
+    gimpi_t *task;
+    int rc = s_task("pvm_mstat", &ctx, &task);
+    if (rc < 0)
+        return rc;
+    if (!host || !*host)
+        return pvm_ctx_fail(ctx, "pvm_mstat", PvmBadParam);
+    gimpi_host_t *h = NULL;
+    int n = s_hosts(task, &h);
+    if (n < 0)
+        return pvm_ctx_fail(ctx, "pvm_mstat", n);
+    int found = s_dtid(h, n, host);
+    free(h);
+    return found ? PvmOk : PvmNoHost;  /* not an error of the call: no message */
+}
+
+int pvm_pstat(int tid)
+{
+    pvm_ctx_t *ctx;
+    gimpi_t *task;
+    int rc = s_task("pvm_pstat", &ctx, &task);
+    if (rc < 0)
+        return rc;
+    if (tid <= 0)
+        return pvm_ctx_fail(ctx, "pvm_pstat", PvmBadParam);
+    gimpi_task_info_t info;
+    rc = gimpi_group_lookup(gimpi_groups(task), tid, &info);
+    if (rc == GIMPI_ENOTASK || rc == GIMPI_ENOTFOUND)
+        return PvmNoTask;
+    return rc < 0 ? pvm_ctx_fail(ctx, "pvm_pstat", rc) : PvmOk;
+}
+
+int pvm_tidtohost(int tid)
+{
+    pvm_ctx_t *ctx;
+    gimpi_t *task;
+    int rc = s_task("pvm_tidtohost", &ctx, &task);
+    if (rc < 0)
+        return rc;
+    gimpi_task_info_t info;
+    rc = gimpi_group_lookup(gimpi_groups(task), tid, &info);
+    if (rc < 0)
+        return pvm_ctx_fail(ctx, "pvm_tidtohost", rc == GIMPI_ENOTASK ? PvmBadParam : rc);
+    gimpi_host_t *h = NULL;
+    int n = s_hosts(task, &h);
+    int dtid = n > 0 ? s_dtid(h, n, info.host) : 0;
+    if (!dtid && n == 1)
+        dtid = h[0].dtid;
+    free(h);
+    return dtid ? dtid : pvm_ctx_fail(ctx, "pvm_tidtohost", PvmBadParam);
+}

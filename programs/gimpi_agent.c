@@ -1,0 +1,581 @@
+/*  gimpi_agent.c — gimpi-agent, the launcher's hands on another host of a virtual machine.
+ *
+ *  gimpirun starts one agent per other host through ssh or srun and keeps it for the
+ *  job's life; the agent talks only over its standard input and output (agent_wire.h),
+ *  so it opens no port.  It receives the job's key first (never on a command line) and
+ *  hands it to its tasks in a memfd (GIMPI_KEY_FD).  It starts the launcher's tasks on
+ *  this host (listening sockets, startup tables and go pipe, exactly as gimpirun does
+ *  locally) and spawned tasks (pvm_spawn onto this host), forwards each task's output line
+ *  by line, reports each task's end, and signals tasks on request.  When its input ends
+ *  (the launcher died, or the link to it broke and the engine gave up), it terminates
+ *  every task it started and exits: nothing is left behind on the host.
+ */
+#include "config.h"
+#include "task/gimpi_vmwire.h"
+#include "base/gimpi_key.h"
+#include "net/gimpi_host.h"
+#include "task/gimpi_job.h"
+#include "server/gimpi_loop.h"
+#include "gimpi.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define LINE_MAX_BYTES 65536
+#define KEY_WAIT_MS 30000       /* the launcher sends the key at once; 30 s is generous */
+#define KILL_GRACE_MS 2000      /* SIGTERM, then SIGKILL this much later */
+
+typedef struct agent_t agent_t;
+
+/*  One output stream of a task. */
+typedef struct {
+    struct atask_t *task;
+    int fd, which;
+    char *buf;
+    size_t len;
+} astream_t;
+
+/*  One task started here. */
+typedef struct atask_t {
+    agent_t *self;
+    int id;                     /* the launcher's id */
+    pid_t pid;
+    int go_fd, tables_fd;       /* static tasks until GO, else -1 */
+    astream_t out, err;
+    bool exited;
+    int status;
+    struct atask_t *next;
+} atask_t;
+
+/*  The agent's whole state. */
+struct agent_t {
+    gimpi_loop_t *loop;
+    vmw_reader_t *in;
+    int key_fd;                 /* memfd holding the key, inherited by tasks */
+    int sigfd;
+    atask_t *tasks;
+    int nlive;                  /* tasks not yet reaped or streams open */
+    bool quitting;
+    int kill_timer;
+    char host[256];
+};
+
+/*  Sends one frame to the launcher (stdout); a failure ends the agent's usefulness. */
+static void s_send(agent_t *self, uint8_t *frame, size_t len)
+{
+    (void)self;
+    if (!frame || vmw_write_all(1, frame, len) < 0) {
+        free(frame);
+        _exit(3);               /* the launcher is gone: the tasks die with our pipes */
+    }
+    free(frame);
+}
+
+/*  Reports a failed start. */
+static void s_failed(agent_t *self, int id, int code, const char *fmt, const char *arg)
+{
+    char msg[512];
+    snprintf(msg, sizeof msg, fmt, arg, self->host);
+    size_t len;
+    uint8_t *f = vmw_encode(&len, AGENT_FAILED, id, code, msg);
+    s_send(self, f, len);
+}
+
+/*  The task with the launcher's id, or NULL. */
+static atask_t *s_find(agent_t *self, int id)
+{
+    for (atask_t *t = self->tasks; t; t = t->next)
+        if (t->id == id)
+            return t;
+    return NULL;
+}
+
+/*  The IPv4 address of this host to listen on and announce, from spec: "" or "route:A"
+ *  (the local address that reaches A), "if:NAME" (an interface), or a dotted address. */
+static int s_addr(const char *spec, char *out, size_t size)
+{
+    if (!strncmp(spec, "if:", 3)) {
+        struct ifaddrs *ifa = NULL;
+        if (getifaddrs(&ifa) < 0)
+            return -1;
+        int rc = -1;
+        for (struct ifaddrs *p = ifa; p; p = p->ifa_next)
+            if (p->ifa_addr && p->ifa_addr->sa_family == AF_INET && !strcmp(p->ifa_name, spec + 3)) {
+                inet_ntop(AF_INET, &((struct sockaddr_in *)p->ifa_addr)->sin_addr, out,
+                          (socklen_t)size);
+                rc = 0;
+                break;
+            }
+        freeifaddrs(ifa);
+        return rc;
+    }
+    if (!strncmp(spec, "route:", 6)) {
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(9) };
+        if (inet_pton(AF_INET, spec + 6, &sa.sin_addr) != 1)
+            return -1;
+        int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        socklen_t len = sizeof sa;
+        int rc = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0
+                 && getsockname(fd, (struct sockaddr *)&sa, &len) == 0 ? 0 : -1;
+        if (fd >= 0)
+            close(fd);
+        if (rc == 0)
+            inet_ntop(AF_INET, &sa.sin_addr, out, (socklen_t)size);
+        return rc;
+    }
+    struct in_addr in;
+    if (inet_pton(AF_INET, spec, &in) != 1)
+        return -1;
+    snprintf(out, size, "%s", spec);
+    return 0;
+}
+
+static void s_on_output(gimpi_loop_t *loop, int fd, int events, void *arg);
+
+/*  Sends the lines a task wrote; EOF flushes the rest and closes the stream. */
+static void s_drain(agent_t *self, astream_t *s)
+{
+    if (!s->buf && !(s->buf = malloc(LINE_MAX_BYTES)))
+        return;
+    ssize_t r = read(s->fd, s->buf + s->len, LINE_MAX_BYTES - s->len);
+    if (r < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    size_t flen;
+    if (r <= 0) {
+        if (s->len) {
+            uint8_t *f = vmw_encode(&flen, AGENT_OUT, s->task->id, s->which, s->buf, s->len);
+            s_send(self, f, flen);
+        }
+        gimpi_loop_fd_del(self->loop, s->fd);
+        close(s->fd);
+        s->fd = -1;
+        free(s->buf);
+        s->buf = NULL;
+        s->len = 0;
+        self->nlive--;
+        return;
+    }
+    s->len += (size_t)r;
+    size_t start = 0;
+    for (size_t i = 0; i < s->len; i++)
+        if (s->buf[i] == '\n') {
+            uint8_t *f = vmw_encode(&flen, AGENT_OUT, s->task->id, s->which, s->buf + start,
+                                      i - start);
+            s_send(self, f, flen);
+            start = i + 1;
+        }
+    if (start == 0 && s->len == LINE_MAX_BYTES) {
+        uint8_t *f = vmw_encode(&flen, AGENT_OUT, s->task->id, s->which, s->buf, s->len);
+        s_send(self, f, flen);
+        start = s->len;
+    }
+    memmove(s->buf, s->buf + start, s->len - start);
+    s->len -= start;
+}
+
+/*  Leaves the loop once quitting and nothing is left. */
+static void s_check_done(agent_t *self)
+{
+    if (self->quitting && self->nlive == 0)
+        gimpi_loop_stop(self->loop);
+}
+
+static void s_on_output(gimpi_loop_t *loop, int fd, int events, void *arg)
+{
+    (void)loop, (void)fd, (void)events;
+    astream_t *s = arg;
+    s_drain(s->task->self, s);
+    s_check_done(s->task->self);
+}
+
+/*  Child side of a start: descriptors, directory, environment, exec.  Reports an errno
+ *  on errpipe when something fails (only async-signal-safe calls matter little here: the
+ *  agent is single-threaded). */
+static void s_child(agent_t *self, char **argv, char **env, const char *wd, int out, int err,
+                    int errpipe, int keep[], int nkeep)
+{
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    signal(SIGPIPE, SIG_DFL);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    int null = open("/dev/null", O_RDONLY);
+    if (null >= 0)
+        dup2(null, 0);
+    dup2(out, 1);
+    dup2(err, 2);
+    for (int k = 0; k < nkeep; k++)
+        if (keep[k] >= 0)
+            fcntl(keep[k], F_SETFD, 0);
+    fcntl(self->key_fd, F_SETFD, 0);
+    for (char **e = env; e && *e; e++)
+        putenv(*e);
+    char v[32];
+    snprintf(v, sizeof v, "%d", self->key_fd);
+    setenv("GIMPI_KEY_FD", v, 1);
+    unsetenv("GIMPI_KEY_FILE");
+    int e = 0;
+    if (wd && *wd && chdir(wd) < 0)
+        e = errno, e = -e;      /* negative: the directory, not the program */
+    if (!e) {
+        execvp(argv[0], argv);
+        e = errno;
+    }
+    vmw_write_all(errpipe, &e, sizeof e);
+    _exit(127);
+}
+
+/*  Handles START: a static task listens, gets a tables memfd and a go pipe, and waits for
+ *  GO; a spawned task runs at once.  Replies STARTED or FAILED. */
+static void s_start(agent_t *self, vmw_msg_t *m)
+{
+    int id = m->i[0], flags = m->i[1];
+    const char *spec = m->s[2], *wd = m->s[3];
+    char **argv = m->v[4], **env = m->v[5];
+    if (!argv || !argv[0] || !*argv[0]) {
+        s_failed(self, id, GIMPI_EBADPARAM, "empty command line%s (host %s)", "");
+        return;
+    }
+    if (s_find(self, id)) {
+        s_failed(self, id, GIMPI_EBADPARAM, "task id used twice%s (host %s)", "");
+        return;
+    }
+    char addr[INET_ADDRSTRLEN] = "";
+    int listen_fd = -1, local_fd = -1, tables_fd = -1, port = 0, go[2] = { -1, -1 };
+    char lerr[256];
+    if (s_addr(spec, addr, sizeof addr) < 0) {
+        s_failed(self, id, GIMPI_ENOHOST, "no address for '%s' on host %s", spec);
+        return;
+    }
+    if (flags & AGENT_START_STATIC) {
+        listen_fd = gimpi_job_listen(addr, &port, lerr, sizeof lerr);
+        if (listen_fd < 0) {
+            s_failed(self, id, GIMPI_ESYSERR, "%s (host %s)", lerr);
+            return;
+        }
+        local_fd = gimpi_host_listen_local(listen_fd);
+        tables_fd = memfd_create("gimpi-tables", MFD_CLOEXEC);
+        if (tables_fd < 0 || pipe2(go, O_CLOEXEC) < 0) {
+            s_failed(self, id, GIMPI_EOUTOFRES, "memfd or pipe: %s (host %s)", strerror(errno));
+            goto fail;
+        }
+    }
+    int out[2] = { -1, -1 }, err[2] = { -1, -1 }, ep[2] = { -1, -1 };
+    if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
+        s_failed(self, id, GIMPI_EOUTOFRES, "pipe: %s (host %s)", strerror(errno));
+        goto fail_pipes;
+    }
+    /* the hand-over variables, as gimpirun sets them locally */
+    char vars[8][48];
+    char *extra[10];
+    int nx = 0;
+    snprintf(vars[nx], sizeof vars[nx], "GIMPI_HOST_ADDR=%s", addr);
+    extra[nx] = vars[nx], nx++;
+    if (flags & AGENT_START_STATIC) {
+        snprintf(vars[nx], 48, "%s=%d", GIMPI_ENV_LISTEN_FD, listen_fd), extra[nx] = vars[nx], nx++;
+        snprintf(vars[nx], 48, "%s=%d", GIMPI_ENV_TABLES_FD, tables_fd), extra[nx] = vars[nx], nx++;
+        snprintf(vars[nx], 48, "%s=%d", GIMPI_ENV_GO_FD, go[0]), extra[nx] = vars[nx], nx++;
+        if (local_fd >= 0)
+            snprintf(vars[nx], 48, "%s=%d", GIMPI_ENV_LOCAL_LISTEN_FD, local_fd),
+            extra[nx] = vars[nx], nx++;
+    }
+    extra[nx] = NULL;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int keep[] = { listen_fd, local_fd, tables_fd, go[0] };
+        for (char **e = extra; *e; e++)
+            putenv(*e);
+        s_child(self, argv, env, wd, out[1], err[1], ep[1], keep, 4);
+    }
+    close(out[1]), close(err[1]), close(ep[1]);
+    out[1] = err[1] = ep[1] = -1;
+    if (pid < 0) {
+        s_failed(self, id, GIMPI_EOUTOFRES, "fork: %s (host %s)", strerror(errno));
+        goto fail_pipes;
+    }
+    int e = 0;
+    ssize_t r;
+    do
+        r = read(ep[0], &e, sizeof e);
+    while (r < 0 && errno == EINTR);
+    close(ep[0]);
+    ep[0] = -1;
+    if (r == (ssize_t)sizeof e) {
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        if (e < 0)
+            s_failed(self, id, GIMPI_ENOFILE, "cannot enter working directory %s on host %s",
+                     wd);
+        else if (e == ENOENT || e == EACCES || e == ENOEXEC || e == ENOTDIR)
+            s_failed(self, id, GIMPI_ENOFILE, "no program %s on host %s", argv[0]);
+        else
+            s_failed(self, id, GIMPI_EOUTOFRES, "cannot start %s on host %s", argv[0]);
+        goto fail_pipes;
+    }
+    atask_t *t = calloc(1, sizeof *t);
+    if (!t) {
+        kill(pid, SIGKILL);
+        s_failed(self, id, GIMPI_ENOMEM, "out of memory%s (host %s)", "");
+        goto fail_pipes;
+    }
+    *t = (atask_t){ .self = self, .id = id, .pid = pid, .go_fd = go[1], .tables_fd = tables_fd,
+                    .next = self->tasks };
+    t->out = (astream_t){ .task = t, .fd = out[0], .which = 1 };
+    t->err = (astream_t){ .task = t, .fd = err[0], .which = 2 };
+    self->tasks = t;
+    self->nlive += 3;
+    gimpi_loop_fd_add(self->loop, out[0], GIMPI_LOOP_READ, s_on_output, &t->out);
+    gimpi_loop_fd_add(self->loop, err[0], GIMPI_LOOP_READ, s_on_output, &t->err);
+    if (go[0] >= 0)
+        close(go[0]);
+    if (listen_fd >= 0)
+        close(listen_fd);
+    if (local_fd >= 0)
+        close(local_fd);
+    size_t flen;
+    uint8_t *f = vmw_encode(&flen, AGENT_STARTED, id, (int)pid, port, addr);
+    s_send(self, f, flen);
+    return;
+fail_pipes:
+    for (int k = 0; k < 2; k++) {
+        if (out[k] >= 0) close(out[k]);
+        if (err[k] >= 0) close(err[k]);
+        if (ep[k] >= 0) close(ep[k]);
+    }
+fail:
+    if (listen_fd >= 0) close(listen_fd);
+    if (local_fd >= 0) close(local_fd);
+    if (tables_fd >= 0) close(tables_fd);
+    if (go[0] >= 0) close(go[0]);
+    if (go[1] >= 0) close(go[1]);
+}
+
+/*  Handles GO: the tables into the task's memfd, then the go line down its pipe. */
+static void s_go(agent_t *self, vmw_msg_t *m)
+{
+    atask_t *t = s_find(self, m->i[0]);
+    if (!t || t->go_fd < 0)
+        return;
+    if (pwrite(t->tables_fd, m->b[1], m->blen[1], 0) == (ssize_t)m->blen[1]) {
+        size_t n = strlen(m->s[2]);
+        if (write(t->go_fd, m->s[2], n) != (ssize_t)n)
+            (void)0;            /* the task is gone: its EXIT tells */
+    }
+    gimpi_key_wipe(m->s[2], strlen(m->s[2]));
+    close(t->go_fd);
+    close(t->tables_fd);
+    t->go_fd = t->tables_fd = -1;
+}
+
+/*  Signals every task still running. */
+static void s_signal_all(agent_t *self, int sig)
+{
+    for (atask_t *t = self->tasks; t; t = t->next)
+        if (!t->exited)
+            kill(t->pid, sig);
+}
+
+/*  After a QUIT or the end of input: SIGKILL whatever SIGTERM did not end. */
+static void s_on_kill_timer(gimpi_loop_t *loop, int id, void *arg)
+{
+    (void)loop, (void)id;
+    agent_t *self = arg;
+    self->kill_timer = 0;
+    s_signal_all(self, SIGKILL);
+}
+
+/*  Ends the agent: every task gets SIGTERM, then SIGKILL after the grace. */
+static void s_quit(agent_t *self)
+{
+    if (self->quitting)
+        return;
+    self->quitting = true;
+    for (atask_t *t = self->tasks; t; t = t->next)
+        if (t->go_fd >= 0) {        /* never started: closing the pipe fails its startup */
+            close(t->go_fd);
+            close(t->tables_fd);
+            t->go_fd = t->tables_fd = -1;
+        }
+    s_signal_all(self, SIGTERM);
+    self->kill_timer = gimpi_loop_timer_add(self->loop, KILL_GRACE_MS, 0, s_on_kill_timer, self);
+    s_check_done(self);
+}
+
+/*  The launcher wrote something. */
+static void s_on_input(gimpi_loop_t *loop, int fd, int events, void *arg)
+{
+    (void)events;
+    agent_t *self = arg;
+    int rc = vmw_reader_fill(self->in, fd);
+    vmw_msg_t m;
+    char err[256];
+    int got;
+    while ((got = vmw_reader_next(self->in, &m, err, sizeof err)) == 1) {
+        if (m.type == AGENT_START && !self->quitting)
+            s_start(self, &m);
+        else if (m.type == AGENT_GO)
+            s_go(self, &m);
+        else if (m.type == AGENT_KILL) {
+            atask_t *t = s_find(self, m.i[0]);
+            if (t && !t->exited && m.i[1] > 0 && m.i[1] < 65)
+                kill(t->pid, m.i[1]);
+        } else if (m.type == AGENT_QUIT)
+            s_quit(self);
+        vmw_msg_free(&m);
+    }
+    if (got < 0)
+        fprintf(stderr, "gimpi-agent on %s: bad input from the launcher: %s\n", self->host, err);
+    if (rc <= 0 || got < 0) {
+        gimpi_loop_fd_del(loop, fd);
+        s_quit(self);
+    }
+}
+
+/*  SIGCHLD: reap and report; SIGTERM/SIGINT/SIGHUP: quit. */
+static void s_on_signal(gimpi_loop_t *loop, int fd, int events, void *arg)
+{
+    (void)loop, (void)events;
+    agent_t *self = arg;
+    struct signalfd_siginfo si;
+    while (read(fd, &si, sizeof si) == (ssize_t)sizeof si)
+        if (si.ssi_signo != SIGCHLD)
+            s_quit(self);
+    int status;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+        for (atask_t *t = self->tasks; t; t = t->next)
+            if (t->pid == pid && !t->exited) {
+                t->exited = true;
+                self->nlive--;
+                size_t flen;
+                uint8_t *f = vmw_encode(&flen, AGENT_EXIT, t->id, status);
+                s_send(self, f, flen);
+            }
+    s_check_done(self);
+}
+
+/*  Reads the KEY frame (bounded) into a memfd the tasks inherit.  0 or -1. */
+static int s_read_key(agent_t *self)
+{
+    int64_t deadline = gimpi_loop_now_ms() + KEY_WAIT_MS;
+    vmw_msg_t m;
+    char err[256];
+    for (;;) {
+        int got = vmw_reader_next(self->in, &m, err, sizeof err);
+        if (got == 1)
+            break;
+        if (got < 0) {
+            fprintf(stderr, "gimpi-agent on %s: %s\n", self->host, err);
+            return -1;
+        }
+        int64_t left = deadline - gimpi_loop_now_ms();
+        struct pollfd p = { .fd = 0, .events = POLLIN };
+        if (left <= 0 || poll(&p, 1, (int)left) <= 0 || vmw_reader_fill(self->in, 0) <= 0) {
+            fprintf(stderr, "gimpi-agent on %s: no key from the launcher\n", self->host);
+            return -1;
+        }
+    }
+    int rc = -1;
+    if (m.type != AGENT_KEY || m.blen[0] != sizeof(gimpi_key_t))
+        fprintf(stderr, "gimpi-agent on %s: the launcher's first frame is not the key\n",
+                self->host);
+    else if ((self->key_fd = memfd_create("gimpi-key", MFD_CLOEXEC)) < 0)
+        fprintf(stderr, "gimpi-agent on %s: memfd_create: %s\n", self->host, strerror(errno));
+    else {
+        gimpi_key_t key;
+        memcpy(&key, m.b[0], sizeof key);
+        rc = gimpi_key_write_fd(&key, self->key_fd);
+        gimpi_key_wipe(&key, sizeof key);
+        gimpi_key_wipe(m.b[0], m.blen[0]);
+        if (rc < 0)
+            fprintf(stderr, "gimpi-agent on %s: cannot keep the key\n", self->host);
+    }
+    vmw_msg_free(&m);
+    return rc;
+}
+
+/*  Frees the task list. */
+static void s_free_tasks(agent_t *self)
+{
+    while (self->tasks) {
+        atask_t *t = self->tasks;
+        self->tasks = t->next;
+        free(t->out.buf);
+        free(t->err.buf);
+        free(t);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    agent_t self = { .key_fd = -1, .sigfd = -1 };
+    const char *name = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--name") && i + 1 < argc)
+            name = argv[++i];
+        else if (!strcmp(argv[i], "--selftest"))
+            return vmw_selftest() == 0 ? 0 : 1;
+        else {
+            fprintf(stderr, "usage: gimpi-agent [--name HOST]  (started by gimpirun; "
+                            "speaks its protocol on stdin and stdout)\n");
+            return 2;
+        }
+    }
+    struct utsname u;
+    uname(&u);
+    snprintf(self.host, sizeof self.host, "%s", name ? name : u.nodename);
+    if (isatty(0)) {
+        fprintf(stderr, "gimpi-agent: started by gimpirun over ssh or srun, not by hand\n");
+        return 2;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    self.sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    self.in = vmw_reader_new();
+    self.loop = gimpi_loop_new();
+    if (self.sigfd < 0 || !self.in || !self.loop) {
+        fprintf(stderr, "gimpi-agent on %s: out of resources\n", self.host);
+        return 1;
+    }
+    if (s_read_key(&self) < 0)
+        return 1;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t flen;
+    uint8_t *f = vmw_encode(&flen, AGENT_HELLO, AGENT_VERSION, self.host, vmw_arch(),
+                              (int)(ncpu > 0 ? ncpu : 1));
+    s_send(&self, f, flen);
+    fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_NONBLOCK);
+    gimpi_loop_fd_add(self.loop, 0, GIMPI_LOOP_READ, s_on_input, &self);
+    gimpi_loop_fd_add(self.loop, self.sigfd, GIMPI_LOOP_READ, s_on_signal, &self);
+    s_on_input(self.loop, 0, GIMPI_LOOP_READ, &self);   /* frames read with the key */
+    gimpi_loop_run(self.loop);
+    gimpi_loop_destroy(&self.loop);
+    vmw_reader_destroy(&self.in);
+    s_free_tasks(&self);
+    close(self.key_fd);
+    return 0;
+}

@@ -1,0 +1,672 @@
+/*  run_hosts.c — the launcher's hosts: this machine, and one gimpi-agent per other host,
+ *  started through an existing remote-start engine and kept for the job's life.
+ *
+ *  The engine is ssh (GIMPI_RSH replaces the command, as PVM_RSH does for PVM) or, inside
+ *  a Slurm allocation, an srun step on the chosen node.  The agent's stdin, stdout and
+ *  stderr are pipes of ours: frames go both ways (task/gimpi_vmwire.h), the engine's own
+ *  complaints (a refused key, an unknown host) arrive on stderr and are shown with the
+ *  host's name.  The job's key is the first frame; it never appears on a command line.
+ *  Writes to an agent are queued and sent as its pipe drains, so the loop never blocks on
+ *  a slow host.  A host whose channel ends is dead: its tasks are reported lost.
+ */
+#include "config.h"
+#include "programs/gimpirun.h"
+#include "base/gimpi_key.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+enum {
+    RSH_MAX_ARGS = 64,          /* words of GIMPI_RSH */
+    HOST_DTID_BASE = 0x40000000,/* host ids: this | (index + 1) << 18, apart from task tids */
+};
+
+/*  The default remote-start command: BatchMode (never a password prompt that would hang
+ *  the job), a bounded connect, and keep-alives so that a host whose link breaks is seen
+ *  dead in about 5 s. */
+static const char *const s_default_rsh =
+    "ssh -o BatchMode=yes -o ConnectTimeout=10 -o ServerAliveInterval=1 "
+    "-o ServerAliveCountMax=5 -x";
+
+/*  A new host record for info. */
+static host_t *s_host_new(launcher_t *self, const gimpi_hostinfo_t *info)
+{
+    host_t *h = calloc(1, sizeof *h);
+    if (!h)
+        return NULL;
+    h->self = self;
+    h->info = *info;
+    h->local = gimpi_hostset_is_local(info->ip[0] ? info->ip : info->name);
+    h->to_fd = h->from_fd = h->err_fd = -1;
+    snprintf(h->arch, sizeof h->arch, "%s", h->local ? vmw_arch() : info->arch);
+    h->ncpu = h->local ? (int)sysconf(_SC_NPROCESSORS_ONLN) : 0;
+    h->state = h->local ? HOST_UP : HOST_STARTING;
+    return h;
+}
+
+/*  Appends a host; its index is its place in the table.  0 or -1. */
+static int s_append(launcher_t *self, host_t *h)
+{
+    host_t **hs = realloc(self->hosts, (size_t)(self->nhosts + 1) * sizeof *hs);
+    if (!hs)
+        return -1;
+    self->hosts = hs;
+    h->index = self->nhosts;
+    h->dtid = HOST_DTID_BASE | (self->nhosts + 1) << 18;
+    self->hosts[self->nhosts++] = h;
+    if (!h->local)
+        self->multihost = true;
+    return 0;
+}
+
+/*  The IPv4 address of name (dotted or resolved), or -1. */
+static int s_resolve(const char *name, struct in_addr *out)
+{
+    if (inet_pton(AF_INET, name, out) == 1)
+        return 0;
+    struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *res = NULL;
+    if (getaddrinfo(name, NULL, &hints, &res) != 0 || !res)
+        return -1;
+    *out = ((struct sockaddr_in *)res->ai_addr)->sin_addr;
+    freeaddrinfo(res);
+    return 0;
+}
+
+/*  The local address that reaches addr (a UDP connect sends nothing). */
+static int s_route_to(struct in_addr addr, char *buf, size_t size)
+{
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(9), .sin_addr = addr };
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    socklen_t len = sizeof sa;
+    int rc = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0
+             && getsockname(fd, (struct sockaddr *)&sa, &len) == 0 ? 0 : -1;
+    if (fd >= 0)
+        close(fd);
+    if (rc == 0)
+        inet_ntop(AF_INET, &sa.sin_addr, buf, (socklen_t)size);
+    return rc;
+}
+
+/*  Builds the host table from the host set (or this machine alone) and chooses this
+ *  host's address on the job's network.  0, or -1 with a message on stderr. */
+int run_hosts_init(launcher_t *self)
+{
+    int n = gimpi_hostset_size(self->hostset);
+    if (n == 0) {
+        gimpi_hostinfo_t me = { .slots = 0, .speed = 1000 };
+        gethostname(me.name, sizeof me.name - 1);
+        host_t *h = s_host_new(self, &me);
+        if (!h || s_append(self, h) < 0)
+            return -1;
+        h->local = true;
+        h->state = HOST_UP;
+    }
+    for (int i = 0; i < n; i++) {
+        host_t *h = s_host_new(self, gimpi_hostset_get(self->hostset, i));
+        if (!h || s_append(self, h) < 0)
+            return -1;
+    }
+    /* this host's address: -host, else -if, else the one that reaches the first other
+       host, else the loopback (one machine: nothing else needs to reach us) */
+    char err[256];
+    if (self->host)
+        snprintf(self->myaddr, sizeof self->myaddr, "%s", self->host);
+    else if (self->ifspec) {
+        if (gimpi_hostset_if_addr(self->ifspec, self->myaddr, sizeof self->myaddr, err,
+                                  sizeof err) < 0) {
+            fprintf(stderr, "gimpirun: -if %s: %s\n", self->ifspec, err);
+            return -1;
+        }
+    } else {
+        snprintf(self->myaddr, sizeof self->myaddr, "127.0.0.1");
+        for (int i = 0; i < self->nhosts; i++) {
+            host_t *h = self->hosts[i];
+            struct in_addr a;
+            if (h->local || h->info.later)
+                continue;
+            const char *name = h->info.ip[0] ? h->info.ip : h->info.name;
+            if (s_resolve(name, &a) < 0 || s_route_to(a, self->myaddr, sizeof self->myaddr) < 0) {
+                fprintf(stderr, "gimpirun: host %s: no route to it (is the name right?)\n",
+                        h->info.name);
+                return -1;
+            }
+            break;
+        }
+    }
+    return 0;
+}
+
+/*  Queues a frame for an agent (takes the frame). */
+int run_hosts_send(host_t *h, uint8_t *frame, size_t len)
+{
+    if (!frame)
+        return -1;
+    if (h->state == HOST_DEAD || h->to_fd < 0) {
+        free(frame);
+        return -1;
+    }
+    if (h->outq_len + len > h->outq_cap) {
+        size_t cap = h->outq_cap ? h->outq_cap : 4096;
+        while (cap < h->outq_len + len)
+            cap *= 2;
+        uint8_t *q = realloc(h->outq, cap);
+        if (!q) {
+            free(frame);
+            return -1;
+        }
+        h->outq = q;
+        h->outq_cap = cap;
+    }
+    memcpy(h->outq + h->outq_len, frame, len);
+    h->outq_len += len;
+    gimpi_key_wipe(frame, len);
+    free(frame);
+    gimpi_loop_fd_set(h->self->loop, h->to_fd, GIMPI_LOOP_WRITE);
+    return 0;
+}
+
+static void s_host_dead(launcher_t *self, host_t *h, const char *why);
+
+/*  The agent's stdin can take more. */
+static void s_on_writable(gimpi_loop_t *loop, int fd, int events, void *arg)
+{
+    (void)events;
+    host_t *h = arg;
+    if (h->outq_len) {
+        ssize_t w = write(fd, h->outq, h->outq_len);
+        if (w < 0 && (errno == EAGAIN || errno == EINTR))
+            return;
+        if (w < 0) {
+            s_host_dead(h->self, h, "its input pipe broke");
+            return;
+        }
+        gimpi_key_wipe(h->outq, (size_t)w);
+        memmove(h->outq, h->outq + w, h->outq_len - (size_t)w);
+        h->outq_len -= (size_t)w;
+    }
+    if (!h->outq_len) {
+        gimpi_loop_fd_set(loop, fd, 0);
+        if (h->quit_sent) {     /* nothing more for it: EOF ends it even if QUIT is lost */
+            gimpi_loop_fd_del(loop, fd);
+            close(fd);
+            h->to_fd = -1;
+        }
+    }
+}
+
+/*  The task of a frame's id, when it is on this host. */
+static task_t *s_task(launcher_t *self, host_t *h, int id)
+{
+    if (id < 0 || id >= self->nall || self->tasks[id]->host != h->index)
+        return NULL;
+    return self->tasks[id];
+}
+
+/*  One frame from an agent. */
+static void s_frame(launcher_t *self, host_t *h, vmw_msg_t *m)
+{
+    task_t *t;
+    switch (m->type) {
+    case AGENT_HELLO:
+        if (m->i[0] != AGENT_VERSION) {
+            fprintf(stderr, "gimpirun: host %s: agent speaks version %d, we speak %d\n",
+                    h->info.name, m->i[0], AGENT_VERSION);
+            s_host_dead(self, h, NULL);
+            return;
+        }
+        snprintf(h->arch, sizeof h->arch, "%s", h->info.arch[0] ? h->info.arch : m->s[2]);
+        h->ncpu = m->i[3];
+        h->state = HOST_UP;
+        run_vm_publish(self);
+        run_vm_progress(self);
+        break;
+    case AGENT_STARTED:
+        if ((t = s_task(self, h, m->i[0]))) {
+            t->pid = m->i[1];
+            t->port = m->i[2];
+            snprintf(t->addr, sizeof t->addr, "%s", m->s[3]);
+            t->started = true;
+            run_vm_progress(self);
+        }
+        break;
+    case AGENT_FAILED:
+        if ((t = s_task(self, h, m->i[0])) && !t->exited) {
+            t->start_err = m->i[1] < 0 ? m->i[1] : GIMPI_ECANTSTART;
+            fprintf(stderr, "gimpirun: %s\n", m->s[2]);
+            t->started = true;
+            run_task_ended(self, t, 127 << 8);
+            run_vm_progress(self);
+        }
+        break;
+    case AGENT_OUT:
+        if ((t = s_task(self, h, m->i[0])))
+            run_task_output(self, t, m->i[1] == 2 ? 2 : 1, (const char *)m->b[2], m->blen[2]);
+        break;
+    case AGENT_EXIT:
+        if ((t = s_task(self, h, m->i[0])) && !t->exited)
+            run_task_ended(self, t, m->i[1]);
+        break;
+    default:
+        fprintf(stderr, "gimpirun: host %s: unexpected %s frame from its agent\n",
+                h->info.name, vmw_name(m->type));
+        break;
+    }
+}
+
+/*  The agent wrote frames (or its channel ended). */
+static void s_on_frames(gimpi_loop_t *loop, int fd, int events, void *arg)
+{
+    (void)loop, (void)events;
+    host_t *h = arg;
+    launcher_t *self = h->self;
+    int rc = vmw_reader_fill(h->in, fd);
+    vmw_msg_t m;
+    char err[256];
+    int got;
+    while (h->state != HOST_DEAD && (got = vmw_reader_next(h->in, &m, err, sizeof err)) != 0) {
+        if (got < 0) {
+            fprintf(stderr, "gimpirun: host %s: bad frame from its agent: %s\n", h->info.name,
+                    err);
+            s_host_dead(self, h, NULL);
+            return;
+        }
+        s_frame(self, h, &m);
+        vmw_msg_free(&m);
+    }
+    if (rc <= 0 && h->state != HOST_DEAD)
+        s_host_dead(self, h, h->quit_sent ? NULL : "its agent's channel ended");
+}
+
+/*  The engine (ssh, srun) or the agent wrote to stderr: shown, and the last line kept. */
+static void s_on_stderr(gimpi_loop_t *loop, int fd, int events, void *arg)
+{
+    (void)events;
+    host_t *h = arg;
+    char buf[4096];
+    ssize_t r = read(fd, buf, sizeof buf);
+    if (r < 0 && (errno == EINTR || errno == EAGAIN))
+        return;
+    if (r <= 0) {
+        gimpi_loop_fd_del(loop, fd);
+        close(fd);
+        h->err_fd = -1;
+        return;
+    }
+    for (ssize_t i = 0; i < r; i++) {
+        char c = buf[i];
+        if (c == '\r')
+            continue;
+        if (c != '\n' && h->errlen < sizeof h->errline - 1) {
+            h->errline[h->errlen++] = c;
+            continue;
+        }
+        if (c == '\n') {
+            h->errline[h->errlen] = 0;
+            if (h->errlen)
+                fprintf(stderr, "gimpirun: host %s: %s\n", h->info.name, h->errline);
+            h->errlen = 0;
+        }
+    }
+}
+
+/*  A host is gone: its tasks are lost (ended as if killed), its descriptors closed. */
+static void s_host_dead(launcher_t *self, host_t *h, const char *why)
+{
+    if (h->state == HOST_DEAD)
+        return;
+    bool was_up = h->state == HOST_UP;
+    h->state = HOST_DEAD;
+    if (why)
+        fprintf(stderr, "gimpirun: host %s %s: %s%s\n", h->info.name,
+                was_up ? "is gone" : "did not start", why,
+                h->errlen ? "" : "");
+    int fds[3] = { h->to_fd, h->from_fd, h->err_fd };
+    for (int k = 0; k < 3; k++)
+        if (fds[k] >= 0) {
+            if (k == 2) {       /* keep reading the engine's last words until EOF */
+                continue;
+            }
+            gimpi_loop_fd_del(self->loop, fds[k]);
+            close(fds[k]);
+        }
+    h->to_fd = h->from_fd = -1;
+    if (h->pid > 0)
+        kill(h->pid, SIGTERM);
+    for (int i = 0; i < self->nall; i++) {
+        task_t *t = self->tasks[i];
+        if (t->host == h->index && !t->exited) {
+            if (!t->started)
+                t->start_err = GIMPI_EHOSTFAIL;
+            t->started = true;
+            run_task_ended(self, t, SIGKILL);
+        }
+    }
+    run_vm_publish(self);
+    run_vm_progress(self);
+}
+
+/*  Quotes a word for the remote shell ssh hands its command to. */
+static void s_quote(char *out, size_t size, const char *word)
+{
+    size_t n = 0;
+    if (n < size - 1)
+        out[n++] = '\'';
+    for (const char *p = word; *p && n + 5 < size; p++) {
+        if (*p == '\'') {
+            memcpy(out + n, "'\\''", 4);
+            n += 4;
+        } else
+            out[n++] = *p;
+    }
+    if (n < size - 1)
+        out[n++] = '\'';
+    out[n] = 0;
+}
+
+/*  The agent's path on the other hosts: dx= of the host, else -agent/GIMPI_AGENT, else
+ *  the gimpi-agent beside this gimpirun (the same installation path on every host, as
+ *  Open MPI assumes with --prefix). */
+static void s_agent_path(launcher_t *self, host_t *h, char *out, size_t size)
+{
+    if (h->info.dx[0]) {
+        snprintf(out, size, "%s", h->info.dx);
+        return;
+    }
+    if (self->agent) {
+        snprintf(out, size, "%s", self->agent);
+        return;
+    }
+    char me[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", me, sizeof me - 1);
+    if (n > 0) {
+        me[n] = 0;
+        char *slash = strrchr(me, '/');
+        if (slash) {
+            *slash = 0;
+            snprintf(out, size, "%s/gimpi-agent", me);
+            return;
+        }
+    }
+    snprintf(out, size, "gimpi-agent");
+}
+
+/*  Fills argv with the engine's command for host h. */
+static int s_engine_argv(launcher_t *self, host_t *h, char **argv, char *words, size_t wsize,
+                         char *cmd, size_t csize)
+{
+    char agent[PATH_MAX], qa[PATH_MAX * 2], qn[600];
+    s_agent_path(self, h, agent, sizeof agent);
+    int n = 0;
+    if (self->slurm) {
+        static char *const srun[] = { "srun", "--nodes=1", "--ntasks=1", "--overlap",
+                                      "--kill-on-bad-exit=1", "--quiet", NULL };
+        for (int k = 0; srun[k]; k++)
+            argv[n++] = srun[k];
+        snprintf(words, wsize, "--nodelist=%s", h->info.name);
+        argv[n++] = words;
+        argv[n++] = strdup(agent);
+        argv[n++] = "--name";
+        argv[n++] = h->info.name;
+        argv[n] = NULL;
+        (void)cmd, (void)csize;
+        return 0;
+    }
+    const char *rsh = getenv("GIMPI_RSH");
+    snprintf(words, wsize, "%s", rsh && *rsh ? rsh : s_default_rsh);
+    for (char *w = strtok(words, " \t"); w; w = strtok(NULL, " \t"))
+        if (n < RSH_MAX_ARGS - 6)
+            argv[n++] = w;
+    if (n == 0)
+        return -1;
+    if (h->info.login[0]) {
+        argv[n++] = "-l";
+        argv[n++] = h->info.login;
+    }
+    argv[n++] = h->info.ip[0] ? h->info.ip : h->info.name;
+    s_quote(qa, sizeof qa, agent);
+    s_quote(qn, sizeof qn, h->info.name);
+    snprintf(cmd, csize, "exec %s --name %s", qa, qn);
+    argv[n++] = cmd;
+    argv[n] = NULL;
+    return 0;
+}
+
+/*  Starts the agent of host h: the engine with three pipes, and the key as first frame. */
+static int s_start_agent(launcher_t *self, host_t *h, char *err, size_t errsize)
+{
+    char *argv[RSH_MAX_ARGS + 8], words[4096], cmd[PATH_MAX * 3];
+    if (s_engine_argv(self, h, argv, words, sizeof words, cmd, sizeof cmd) < 0) {
+        snprintf(err, errsize, "GIMPI_RSH is empty");
+        return -1;
+    }
+    int in[2], out[2], er[2];
+    if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0) {
+        snprintf(err, errsize, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t me = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(err, errsize, "fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        signal(SIGPIPE, SIG_DFL);
+        prctl(PR_SET_PDEATHSIG, SIGTERM);   /* the engine ends with us; the agent then
+                                               sees its input end and ends its tasks */
+        if (getppid() != me)
+            _exit(127);
+        setpgid(0, 0);                      /* a terminal's ^C is ours to forward */
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        dup2(er[1], 2);
+        execvp(argv[0], argv);
+        fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    if (self->slurm)
+        free(argv[7]);
+    close(in[0]);
+    close(out[1]);
+    close(er[1]);
+    h->pid = pid;
+    h->to_fd = in[1];
+    h->from_fd = out[0];
+    h->err_fd = er[0];
+    h->in = vmw_reader_new();
+    fcntl(h->to_fd, F_SETFL, O_NONBLOCK);
+    fcntl(h->from_fd, F_SETFL, O_NONBLOCK);
+    fcntl(h->err_fd, F_SETFL, O_NONBLOCK);
+    gimpi_loop_fd_add(self->loop, h->to_fd, 0, s_on_writable, h);
+    gimpi_loop_fd_add(self->loop, h->from_fd, GIMPI_LOOP_READ, s_on_frames, h);
+    gimpi_loop_fd_add(self->loop, h->err_fd, GIMPI_LOOP_READ, s_on_stderr, h);
+    size_t len;
+    return run_hosts_send(h, vmw_encode(&len, AGENT_KEY, &self->key, sizeof self->key), len);
+}
+
+/*  Starts the agents of the hosts from index first on (not the later ones).  0, or -1. */
+int run_hosts_start_agents(launcher_t *self, int first, char *err, size_t errsize)
+{
+    for (int i = first; i < self->nhosts; i++) {
+        host_t *h = self->hosts[i];
+        if (h->local || h->info.later || h->pid > 0 || h->state == HOST_DEAD)
+            continue;
+        if (s_start_agent(self, h, err, errsize) < 0) {
+            h->state = HOST_DEAD;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/*  Runs the loop until done(self) holds or timeout_ms passes.  0, or -1 on timeout. */
+int run_hosts_wait(launcher_t *self, bool (*done)(launcher_t *), int timeout_ms)
+{
+    int64_t end = gimpi_loop_now_ms() + timeout_ms;
+    while (!done(self)) {
+        int64_t left = end - gimpi_loop_now_ms();
+        if (left <= 0)
+            return -1;
+        gimpi_loop_run_once(self->loop, (int)(left > 1000 ? 1000 : left));
+    }
+    return 0;
+}
+
+/*  Adds a host at run time (pvm_addhosts) and starts its agent.  Its index, or a gimpi
+ *  error code (PvmDupHost when it is there already). */
+int run_hosts_add(launcher_t *self, const gimpi_hostinfo_t *info, char *err, size_t errsize)
+{
+    for (int i = 0; i < self->nhosts; i++)
+        if (self->hosts[i]->state != HOST_DEAD && !strcmp(self->hosts[i]->info.name, info->name))
+            return GIMPI_EDUPHOST;
+    host_t *h = s_host_new(self, info);
+    if (!h)
+        return GIMPI_ENOMEM;
+    h->info.later = false;
+    if (h->local) {
+        free(h);
+        return GIMPI_EDUPHOST;  /* this machine is in the virtual machine already */
+    }
+    if (s_append(self, h) < 0) {
+        free(h);
+        return GIMPI_ENOMEM;
+    }
+    if (s_start_agent(self, h, err, errsize) < 0) {
+        h->state = HOST_DEAD;
+        return GIMPI_ECANTSTART;
+    }
+    return h->index;
+}
+
+/*  Asks host h's agent to end its tasks and exit (pvm_delhosts, end of the job). */
+void run_hosts_quit(launcher_t *self, host_t *h)
+{
+    (void)self;
+    if (h->local || h->state == HOST_DEAD || h->quit_sent)
+        return;
+    size_t len;
+    run_hosts_send(h, vmw_encode(&len, AGENT_QUIT), len);
+    h->quit_sent = true;
+}
+
+/*  Signals a task wherever it runs. */
+void run_hosts_kill(launcher_t *self, task_t *t, int sig)
+{
+    if (t->exited)
+        return;
+    host_t *h = self->hosts[t->host];
+    if (h->local) {
+        if (t->pid > 0)
+            kill(t->pid, sig);
+        return;
+    }
+    size_t len;
+    run_hosts_send(h, vmw_encode(&len, AGENT_KILL, t->id, sig), len);
+}
+
+/*  True when host h may take a spawned task placed by flags and where. */
+static bool s_eligible(const host_t *h, int flags, const char *where)
+{
+    if (h->state != HOST_UP || h->deleted)
+        return false;
+    if (flags & VM_SPAWN_ARCH)
+        return !strcmp(h->arch, where);
+    if (flags & VM_SPAWN_NOT)
+        return strcmp(h->info.name, where) && strcmp(h->info.ip, where)
+               && !(h->local && (!strcmp(where, "localhost") || !strcmp(where, ".")));
+    return true;
+}
+
+/*  The host for the next spawned task: by name (VM_SPAWN_HOST), by architecture
+ *  (VM_SPAWN_ARCH) or round-robin over the hosts that are up, in slot order.  Index, or
+ *  GIMPI_ENOHOST. */
+int run_hosts_pick(launcher_t *self, int flags, const char *where)
+{
+    if (flags & VM_SPAWN_HOST) {
+        for (int i = 0; i < self->nhosts; i++) {
+            host_t *h = self->hosts[i];
+            if (h->state == HOST_UP && !h->deleted && (!strcmp(h->info.name, where)
+                                        || (h->info.ip[0] && !strcmp(h->info.ip, where))))
+                return i;
+        }
+        return GIMPI_ENOHOST;
+    }
+    /* slot order: a host with k slots takes k consecutive turns */
+    int total = 0;
+    for (int i = 0; i < self->nhosts; i++)
+        if (s_eligible(self->hosts[i], flags, where))
+            total += self->hosts[i]->info.slots > 0 ? self->hosts[i]->info.slots : 1;
+    if (total == 0)
+        return GIMPI_ENOHOST;
+    int turn = self->rr_next++ % total;
+    for (int i = 0; i < self->nhosts; i++) {
+        host_t *h = self->hosts[i];
+        if (!s_eligible(h, flags, where))
+            continue;
+        int s = h->info.slots > 0 ? h->info.slots : 1;
+        if (turn < s)
+            return i;
+        turn -= s;
+    }
+    return GIMPI_ENOHOST;
+}
+
+/*  A child of ours ended: 1 when it was an agent's engine. */
+int run_hosts_reaped(launcher_t *self, pid_t pid, int status)
+{
+    (void)status;
+    for (int i = 0; i < self->nhosts; i++) {
+        host_t *h = self->hosts[i];
+        if (h->pid == pid) {
+            h->pid = 0;
+            if (h->state != HOST_DEAD)
+                s_host_dead(self, h, h->quit_sent ? NULL : "its remote-start command ended");
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/*  True while an agent's engine still runs (the loop waits for them at the end). */
+bool run_hosts_busy(launcher_t *self)
+{
+    for (int i = 0; i < self->nhosts; i++)
+        if (self->hosts[i]->pid > 0 || self->hosts[i]->err_fd >= 0)
+            return true;
+    return false;
+}
+
+/*  Frees the hosts (the loop is gone by now). */
+void run_hosts_fini(launcher_t *self)
+{
+    for (int i = 0; i < self->nhosts; i++) {
+        host_t *h = self->hosts[i];
+        if (h->to_fd >= 0) close(h->to_fd);
+        if (h->from_fd >= 0) close(h->from_fd);
+        if (h->err_fd >= 0) close(h->err_fd);
+        if (h->outq)
+            gimpi_key_wipe(h->outq, h->outq_cap);
+        free(h->outq);
+        vmw_reader_destroy(&h->in);
+        free(h);
+    }
+    free(self->hosts);
+    self->hosts = NULL;
+    self->nhosts = 0;
+}

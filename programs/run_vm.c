@@ -1,0 +1,682 @@
+/*  run_vm.c — gimpirun as the manager of a virtual machine: the job's groupd, the host
+ *  table it publishes there, and the tasks' requests it serves (pvm_spawn onto any host,
+ *  pvm_addhosts, pvm_delhosts, pvm_kill of a task on another host).
+ *
+ *  A job with a host set gets a groupd that every host can reach over tcp (CURVE with the
+ *  job's key): the one GIMPI_GROUPD names when it is a tcp endpoint, else one started
+ *  here (or, with -groupd HOST, by HOST's agent) at -gport or any port.  gimpirun then
+ *  connects as the manager (groupd's HOSTS_SET), publishes the host table, and takes the
+ *  requests groupd relays (VMREQ) in its loop.  A request that starts something is
+ *  answered when every slot has its result (a tid, a host id, or an error), so the caller
+ *  gets PVM's per-slot answers.  Every task that ends is reported to groupd (TASK_EXIT),
+ *  so that its groups and LOOKUPs learn of it even when its host can no longer say so.
+ */
+#include "config.h"
+#include "programs/gimpirun.h"
+#include "task/gimpi_job.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+enum {
+    GROUPD_START_MS = 10000,    /* a groupd prints its endpoint within this */
+    MAX_PENDING = 256,          /* requests being served at once */
+};
+
+/*  One request in progress. */
+typedef struct pending_t {
+    int token;                  /* groupd's id for the request */
+    int kind;                   /* VM_SPAWN or VM_ADDHOSTS */
+    int n;
+    int32_t *results;
+    int *ref;                   /* per slot: task id (spawn) or host index (addhosts), -1 */
+    struct pending_t *next;
+} pending_t;
+
+/*  The manager's state. */
+typedef struct run_vm_t {
+    pending_t *pending;
+    int npending;
+    task_t *groupd_task;        /* -groupd HOST: the groupd started by HOST's agent */
+    int groupd_out;             /* our groupd's stdout (its endpoint line), -1 */
+    bool serving;               /* inside s_on_requests (its loop takes what comes) */
+    int timer;                  /* a second's poll: a lost groupd is seen on a call */
+} run_vm_t;
+
+static void s_on_requests(gimpi_loop_t *loop, int fd, int events, void *arg);
+
+/*  The manager socket's notification is edge-triggered: after any call on it, take what
+ *  came (unless the request loop is running, which takes it anyway). */
+static void s_drain(launcher_t *self)
+{
+    if (self->vm && self->mgr && !self->vm->serving)
+        s_on_requests(self->loop, 0, 0, self);
+}
+
+/* ------------------------------------------------------------------ groupd */
+
+/*  groupd's program: GIMPI_GROUPD_BIN, else beside gimpirun, else the installed one. */
+static void s_groupd_bin(char *buf, size_t size)
+{
+    const char *env = getenv("GIMPI_GROUPD_BIN");
+    if (env && *env) {
+        snprintf(buf, size, "%s", env);
+        return;
+    }
+    char me[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", me, sizeof me - 1);
+    if (n > 0) {
+        me[n] = 0;
+        char *slash = strrchr(me, '/');
+        if (slash) {
+            *slash = 0;
+            snprintf(buf, size, "%s/groupd", me);
+            if (access(buf, X_OK) == 0)
+                return;
+        }
+    }
+    snprintf(buf, size, "%s/groupd", GIMPI_BINDIR);
+}
+
+/*  The port of an endpoint "tcp://A:P", or -1. */
+static int s_ep_port(const char *ep)
+{
+    const char *colon = strrchr(ep, ':');
+    if (strncmp(ep, "tcp://", 6) || !colon)
+        return -1;
+    long p = strtol(colon + 1, NULL, 10);
+    return p > 0 && p < 65536 ? (int)p : -1;
+}
+
+/*  Reads one line from fd within ms.  0 or -1. */
+static int s_read_line(int fd, char *line, size_t size, int ms)
+{
+    size_t got = 0;
+    int64_t end = gimpi_loop_now_ms() + ms;
+    while (got < size - 1) {
+        int64_t left = end - gimpi_loop_now_ms();
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+            return -1;
+        ssize_t r = read(fd, line + got, 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        if (line[got] == '\n') {
+            line[got] = 0;
+            return 0;
+        }
+        got++;
+    }
+    return -1;
+}
+
+/*  The groupd arguments: --foreground on tcp at -gport (events next to it) or any port. */
+static void s_groupd_argv(launcher_t *self, char *bin, char **argv, char *ep, size_t epsize,
+                          char *pub, size_t pubsize)
+{
+    int n = 0;
+    argv[n++] = bin;
+    argv[n++] = "--foreground";
+    argv[n++] = "--endpoint";
+    if (self->groupd_port > 0)
+        snprintf(ep, epsize, "tcp://0.0.0.0:%d", self->groupd_port);
+    else
+        snprintf(ep, epsize, "tcp://0.0.0.0:*");
+    argv[n++] = ep;
+    if (self->groupd_port > 0) {
+        snprintf(pub, pubsize, "%d", self->groupd_port + 1);
+        argv[n++] = "--pub-port";
+        argv[n++] = pub;
+    }
+    argv[n] = NULL;
+}
+
+/*  Starts a groupd here, as our child.  0 with self->groupd_ep set, or -1. */
+static int s_start_local_groupd(launcher_t *self, char *err, size_t errsize)
+{
+    char bin[PATH_MAX], ep[64], pub[16], *argv[8];
+    s_groupd_bin(bin, sizeof bin);
+    s_groupd_argv(self, bin, argv, ep, sizeof ep, pub, sizeof pub);
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0) {
+        snprintf(err, errsize, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    pid_t me = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != me)
+            _exit(127);
+        setpgid(0, 0);
+        dup2(p[1], 1);
+        int null = open("/dev/null", O_RDONLY);
+        if (null >= 0)
+            dup2(null, 0);
+        execv(bin, argv);
+        fprintf(stderr, "gimpirun: cannot run %s: %s\n", bin, strerror(errno));
+        _exit(127);
+    }
+    close(p[1]);
+    if (pid < 0) {
+        close(p[0]);
+        snprintf(err, errsize, "fork: %s", strerror(errno));
+        return -1;
+    }
+    self->groupd_pid = pid;
+    char line[600];
+    int rc = s_read_line(p[0], line, sizeof line, GROUPD_START_MS);
+    close(p[0]);
+    int port = rc == 0 ? s_ep_port(line) : -1;
+    if (port < 0) {
+        snprintf(err, errsize, "the job's groupd (%s %s) did not start%s", bin, ep,
+                 self->groupd_port ? " (is the port taken?)" : "");
+        return -1;
+    }
+    snprintf(self->groupd_ep, sizeof self->groupd_ep, "tcp://%s:%d", self->myaddr, port);
+    return 0;
+}
+
+/*  True once the remote groupd printed its endpoint (or ended). */
+static bool s_remote_groupd_known(launcher_t *self)
+{
+    return self->groupd_ep[0] || !self->vm->groupd_task || self->vm->groupd_task->exited;
+}
+
+/*  Starts the job's groupd on host h through its agent.  0 with the endpoint, or -1. */
+static int s_start_remote_groupd(launcher_t *self, host_t *h, char *err, size_t errsize)
+{
+    char bin[PATH_MAX], ep[64], pub[16], *argv[8];
+    s_groupd_bin(bin, sizeof bin);
+    s_groupd_argv(self, bin, argv, ep, sizeof ep, pub, sizeof pub);
+    char **copy = calloc(8, sizeof *copy);
+    for (int k = 0; copy && argv[k]; k++)
+        copy[k] = strdup(argv[k]);
+    task_t *t = copy ? run_task_new(self, h->index, copy, true) : NULL;
+    if (!t) {
+        snprintf(err, errsize, "out of memory");
+        return -1;
+    }
+    t->groupd = true;
+    self->nrunning--;                   /* a daemon of the job, not one of its tasks */
+    self->vm->groupd_task = t;
+    char *env[] = { NULL };
+    size_t len;
+    run_hosts_send(h, vmw_encode(&len, AGENT_START, t->id, 0, "route:127.0.0.1", "/", copy, env),
+                   len);
+    if (run_hosts_wait(self, s_remote_groupd_known, GROUPD_START_MS) < 0 || !self->groupd_ep[0]) {
+        snprintf(err, errsize, "the job's groupd did not start on host %s", h->info.name);
+        return -1;
+    }
+    return 0;
+}
+
+/*  The groupd's first line (its endpoint) when it runs on another host; 1 when taken. */
+int run_vm_groupd_line(launcher_t *self, task_t *t, const char *line, size_t len)
+{
+    if (!self->vm || t != self->vm->groupd_task || self->groupd_ep[0])
+        return 0;
+    char ep[600];
+    snprintf(ep, sizeof ep, "%.*s", (int)len, line);
+    int port = s_ep_port(ep);
+    const char *host = self->hosts[t->host]->info.ip[0] ? self->hosts[t->host]->info.ip
+                                                        : self->hosts[t->host]->info.name;
+    if (port > 0)
+        snprintf(self->groupd_ep, sizeof self->groupd_ep, "tcp://%s:%d", host, port);
+    return 1;
+}
+
+/* ------------------------------------------------------------------ host table */
+
+/*  Publishes the host table (the hosts that are up) in groupd. */
+int run_vm_publish(launcher_t *self)
+{
+    if (!self->mgr)
+        return 0;
+    char **rows = calloc((size_t)self->nhosts + 1, sizeof *rows);
+    if (!rows)
+        return -1;
+    int k = 0;
+    for (int i = 0; i < self->nhosts; i++) {
+        host_t *h = self->hosts[i];
+        if (h->state != HOST_UP || h->deleted)
+            continue;
+        char row[600];
+        snprintf(row, sizeof row, "%d %s %s %d %d %d", h->dtid, h->info.name,
+                 h->arch[0] ? h->arch : "?", h->info.speed > 0 ? h->info.speed : 1000,
+                 h->info.slots > 0 ? h->info.slots : 1, h->ncpu);
+        rows[k++] = strdup(row);
+    }
+    size_t len;
+    uint8_t *f = vmw_encode(&len, VM_HOSTS, rows);
+    for (int i = 0; i < k; i++)
+        free(rows[i]);
+    free(rows);
+    int rc = f ? gimpi_groups_hosts_set(self->mgr, k, f, len) : GIMPI_ENOMEM;
+    free(f);
+    s_drain(self);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ requests */
+
+/*  Answers a request: status and, when there are results, a VM_RESULTS frame. */
+static void s_reply(launcher_t *self, int token, int status, const int32_t *results, int n)
+{
+    uint8_t *f = NULL;
+    size_t len = 0;
+    if (results) {
+        uint8_t *b = malloc((size_t)n * 4 + 1);
+        for (int i = 0; b && i < n; i++) {
+            uint32_t v = (uint32_t)results[i];
+            b[4 * i] = (uint8_t)(v >> 24), b[4 * i + 1] = (uint8_t)(v >> 16);
+            b[4 * i + 2] = (uint8_t)(v >> 8), b[4 * i + 3] = (uint8_t)v;
+        }
+        f = b ? vmw_encode(&len, VM_RESULTS, b, (size_t)n * 4) : NULL;
+        free(b);
+    }
+    gimpi_groups_mgr_reply(self->mgr, token, status, f, len);
+    free(f);
+    s_drain(self);
+}
+
+/*  A request waiting for slots. */
+static pending_t *s_pending_new(launcher_t *self, int token, int kind, int n)
+{
+    pending_t *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->results = calloc((size_t)n + 1, sizeof *p->results);
+    p->ref = calloc((size_t)n + 1, sizeof *p->ref);
+    if (!p->results || !p->ref) {
+        free(p->results);
+        free(p->ref);
+        free(p);
+        return NULL;
+    }
+    p->token = token;
+    p->kind = kind;
+    p->n = n;
+    for (int i = 0; i < n; i++)
+        p->ref[i] = -1;
+    p->next = self->vm->pending;
+    self->vm->pending = p;
+    self->vm->npending++;
+    return p;
+}
+
+/*  Frees a request. */
+static void s_pending_free(pending_t *p)
+{
+    free(p->results);
+    free(p->ref);
+    free(p);
+}
+
+/*  Answers every request whose slots are all decided. */
+void run_vm_progress(launcher_t *self)
+{
+    if (!self->vm)
+        return;
+    for (pending_t **pp = &self->vm->pending; *pp;) {
+        pending_t *p = *pp;
+        bool done = true;
+        for (int i = 0; i < p->n && done; i++) {
+            if (p->ref[i] < 0)
+                continue;
+            if (p->kind == VM_SPAWN) {
+                task_t *t = self->tasks[p->ref[i]];
+                if (!t->started && !t->exited)
+                    done = false;
+                else
+                    p->results[i] = t->start_err ? t->start_err : t->tid;
+            } else {
+                host_t *h = self->hosts[p->ref[i]];
+                if (h->state == HOST_STARTING)
+                    done = false;
+                else
+                    p->results[i] = h->state == HOST_UP ? h->dtid : GIMPI_ECANTSTART;
+            }
+        }
+        if (!done) {
+            pp = &p->next;
+            continue;
+        }
+        *pp = p->next;
+        self->vm->npending--;
+        s_reply(self, p->token, 0, p->results, p->n);
+        s_pending_free(p);
+    }
+}
+
+/*  VM_SPAWN: n tasks with tids first..first+n-1 (reserved by the caller), each placed by
+ *  where and flags, started here or by the host's agent. */
+static void s_spawn(launcher_t *self, int token, vmw_msg_t *m)
+{
+    const char *file = m->s[0], *where = m->s[1];
+    char **argv = m->v[2], **env = m->v[3];
+    int flags = m->i[4], n = m->i[5], first = m->i[6];
+    if (n < 1 || n > 4096 || first < 1 || !*file) {
+        s_reply(self, token, GIMPI_EBADPARAM, NULL, 0);
+        return;
+    }
+    pending_t *p = s_pending_new(self, token, VM_SPAWN, n);
+    if (!p) {
+        s_reply(self, token, GIMPI_ENOMEM, NULL, 0);
+        return;
+    }
+    int nargs = 0;
+    while (argv && argv[nargs])
+        nargs++;
+    for (int i = 0; i < n; i++) {
+        int hi = run_hosts_pick(self, flags, where);
+        if (hi < 0) {
+            p->results[i] = hi;
+            continue;
+        }
+        host_t *h = self->hosts[hi];
+        char **targv = calloc((size_t)nargs + 2, sizeof *targv);
+        task_t *t = targv ? run_task_new(self, hi, targv, true) : NULL;
+        if (!t) {
+            free(targv);
+            p->results[i] = GIMPI_ENOMEM;
+            continue;
+        }
+        targv[0] = strdup(file);
+        for (int k = 0; k < nargs; k++)
+            targv[k + 1] = strdup(argv[k]);
+        t->tid = first + i;
+        p->ref[i] = t->id;
+        /* its environment: the caller's hand-over variables, ours, and its tid */
+        char **tenv = run_export_env(self, h, 64);
+        int k = 0;
+        while (tenv && tenv[k])
+            k++;
+        for (int e = 0; tenv && env && env[e] && k < 60; e++)
+            tenv[k++] = strdup(env[e]);
+        char buf[64], wd[PATH_MAX];
+        snprintf(buf, sizeof buf, "%s=%d", GIMPI_ENV_TID, t->tid);
+        if (tenv)
+            tenv[k++] = strdup(buf);
+        int code = 0;
+        if (!tenv)
+            t->start_err = GIMPI_ENOMEM;
+        else if (h->local) {
+            if (run_local_start(self, t, tenv, run_wd(h, wd, sizeof wd), &code) < 0)
+                t->start_err = code;
+        } else {
+            char spec[80];
+            snprintf(spec, sizeof spec, "route:%s", self->myaddr);
+            size_t len;
+            if (run_hosts_send(h, vmw_encode(&len, AGENT_START, t->id, 0, spec,
+                                             run_wd(h, wd, sizeof wd), targv, tenv), len) < 0)
+                t->start_err = GIMPI_EHOSTFAIL;
+        }
+        run_free_env(tenv);             /* the child put copies in its environment */
+        if (t->start_err) {
+            t->started = true;
+            if (!t->exited) {
+                t->exited = true;
+                self->nrunning--;
+                run_vm_task_ended(self, t);
+            }
+        }
+    }
+    run_vm_progress(self);
+}
+
+/*  VM_ADDHOSTS: each line is a hostfile line; its slot is the new host's id once its
+ *  agent said HELLO, PvmDupHost, or PvmCantStart. */
+static void s_addhosts(launcher_t *self, int token, vmw_msg_t *m)
+{
+    int n = 0;
+    while (m->v[0] && m->v[0][n])
+        n++;
+    if (n < 1) {
+        s_reply(self, token, GIMPI_EBADPARAM, NULL, 0);
+        return;
+    }
+    pending_t *p = s_pending_new(self, token, VM_ADDHOSTS, n);
+    if (!p) {
+        s_reply(self, token, GIMPI_ENOMEM, NULL, 0);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        char err[512];
+        gimpi_hostset_t *hs = gimpi_hostset_new();
+        int rc = hs ? gimpi_hostset_add_line(hs, m->v[0][i], err, sizeof err) : -1;
+        if (!hs || rc < 0 || gimpi_hostset_size(hs) != 1) {
+            fprintf(stderr, "gimpirun: pvm_addhosts \"%s\": %s\n", m->v[0][i],
+                    hs ? err : "out of memory");
+            p->results[i] = GIMPI_EBADPARAM;
+        } else {
+            /* a host listed with '&' in the hostfile keeps its options */
+            const gimpi_hostinfo_t *info = gimpi_hostset_get(hs, 0);
+            int known = gimpi_hostset_find(self->hostset, info->name);
+            if (known >= 0 && gimpi_hostset_get(self->hostset, known)->later)
+                info = gimpi_hostset_get(self->hostset, known);
+            int hi = run_hosts_add(self, info, err, sizeof err);
+            if (hi >= 0)
+                p->ref[i] = hi;
+            else {
+                if (hi == GIMPI_ECANTSTART)
+                    fprintf(stderr, "gimpirun: pvm_addhosts %s: %s\n", info->name, err);
+                p->results[i] = hi;
+            }
+        }
+        gimpi_hostset_destroy(&hs);
+    }
+    run_vm_progress(self);
+}
+
+/*  VM_DELHOSTS: each named host's agent ends its tasks and exits; 0 per host, PvmNoHost
+ *  for an unknown one, PvmBadParam for this host (the manager's own, as PVM refuses to
+ *  delete the master host). */
+static void s_delhosts(launcher_t *self, int token, vmw_msg_t *m)
+{
+    int n = 0;
+    while (m->v[0] && m->v[0][n])
+        n++;
+    int32_t *res = calloc((size_t)n + 1, sizeof *res);
+    if (!res || n < 1) {
+        s_reply(self, token, res ? GIMPI_EBADPARAM : GIMPI_ENOMEM, NULL, 0);
+        free(res);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        res[i] = GIMPI_ENOHOST;
+        for (int k = 0; k < self->nhosts; k++) {
+            host_t *h = self->hosts[k];
+            if (h->deleted || h->state != HOST_UP || (strcmp(h->info.name, m->v[0][i])
+                                                      && strcmp(h->info.ip, m->v[0][i])))
+                continue;
+            if (h->local) {
+                res[i] = GIMPI_EBADPARAM;
+                break;
+            }
+            h->deleted = true;
+            run_hosts_quit(self, h);
+            res[i] = 0;
+            break;
+        }
+    }
+    run_vm_publish(self);
+    s_reply(self, token, 0, res, n);
+    free(res);
+}
+
+/*  VM_KILL: a task this manager started, wherever it runs. */
+static void s_kill(launcher_t *self, int token, vmw_msg_t *m)
+{
+    int tid = m->i[0], sig = m->i[1];
+    if (sig < 1 || sig > 64) {
+        s_reply(self, token, GIMPI_EBADPARAM, NULL, 0);
+        return;
+    }
+    for (int i = 0; i < self->nall; i++) {
+        task_t *t = self->tasks[i];
+        if (t->tid == tid && !t->exited && !t->groupd) {
+            run_hosts_kill(self, t, sig);
+            s_reply(self, token, 0, NULL, 0);
+            return;
+        }
+    }
+    s_reply(self, token, GIMPI_ENOTASK, NULL, 0);
+}
+
+/*  groupd relayed requests: serve every one that is there. */
+static void s_on_requests(gimpi_loop_t *loop, int fd, int events, void *arg)
+{
+    (void)loop, (void)fd, (void)events;
+    launcher_t *self = arg;
+    if (!self->mgr || self->vm->serving)
+        return;
+    self->vm->serving = true;
+    for (;;) {
+        int token;
+        void *payload = NULL;
+        size_t len = 0;
+        int rc = gimpi_groups_mgr_next(self->mgr, &token, &payload, &len);
+        if (rc <= 0) {
+            if (rc < 0 && self->nrunning > 0) {
+                fprintf(stderr, "gimpirun: lost the job's groupd (%s): the virtual machine's "
+                        "requests can no longer be served\n", gimpi_strerror(rc));
+                gimpi_loop_fd_del(self->loop, gimpi_groups_fd(self->mgr));
+                gimpi_groups_destroy(&self->mgr);
+            }
+            free(payload);
+            self->vm->serving = false;
+            return;
+        }
+        vmw_msg_t m;
+        char err[256];
+        if (self->vm->npending >= MAX_PENDING)
+            s_reply(self, token, GIMPI_EOUTOFRES, NULL, 0);
+        else if (vmw_decode(payload, len, &m, err, sizeof err) < 0) {
+            fprintf(stderr, "gimpirun: a malformed request to the virtual machine: %s\n", err);
+            s_reply(self, token, GIMPI_EBADMSG, NULL, 0);
+        } else {
+            switch (m.type) {
+            case VM_SPAWN: s_spawn(self, token, &m); break;
+            case VM_ADDHOSTS: s_addhosts(self, token, &m); break;
+            case VM_DELHOSTS: s_delhosts(self, token, &m); break;
+            case VM_KILL: s_kill(self, token, &m); break;
+            default: s_reply(self, token, GIMPI_EBADMSG, NULL, 0); break;
+            }
+            vmw_msg_free(&m);
+        }
+        free(payload);
+    }
+}
+
+/* ------------------------------------------------------------------ life */
+
+/*  Once a second: a groupd that went away is noticed on a call, not by the socket. */
+static void s_on_tick(gimpi_loop_t *loop, int id, void *arg)
+{
+    (void)loop, (void)id;
+    s_drain(arg);
+}
+
+/*  Gets the job a groupd every host reaches and becomes its manager.  0, or -1. */
+int run_vm_start(launcher_t *self, char *err, size_t errsize)
+{
+    self->vm = calloc(1, sizeof *self->vm);
+    if (!self->vm) {
+        snprintf(err, errsize, "out of memory");
+        return -1;
+    }
+    self->vm->groupd_out = -1;
+    const char *given = getenv("GIMPI_GROUPD");
+    if (given && !strncmp(given, "tcp://", 6))
+        snprintf(self->groupd_ep, sizeof self->groupd_ep, "%s", given);
+    else {
+        host_t *on = NULL;
+        for (int i = 0; self->groupd_host && i < self->nhosts; i++)
+            if (!strcmp(self->hosts[i]->info.name, self->groupd_host)
+                || !strcmp(self->hosts[i]->info.ip, self->groupd_host))
+                on = self->hosts[i];
+        if (self->groupd_host && !on) {
+            snprintf(err, errsize, "-groupd %s: not a host of the job", self->groupd_host);
+            return -1;
+        }
+        int rc = on && !on->local ? s_start_remote_groupd(self, on, err, errsize)
+                                  : s_start_local_groupd(self, err, errsize);
+        if (rc < 0)
+            return -1;
+    }
+    setenv("GIMPI_GROUPD", self->groupd_ep, 1);     /* our tasks, and every request here */
+    self->mgr = gimpi_groups_new(self->groupd_ep, NULL);
+    int rc = self->mgr ? run_vm_publish(self) : GIMPI_ENOMEM;
+    if (rc < 0) {
+        snprintf(err, errsize, "cannot manage the virtual machine through groupd at %s: %s%s",
+                 self->groupd_ep, gimpi_strerror(rc),
+                 rc == GIMPI_EEXISTS ? " (another gimpirun manages it)" : "");
+        gimpi_groups_destroy(&self->mgr);
+        return -1;
+    }
+    gimpi_loop_fd_add(self->loop, gimpi_groups_fd(self->mgr), GIMPI_LOOP_READ, s_on_requests,
+                      self);
+    self->vm->timer = gimpi_loop_timer_add(self->loop, 1000, 1, s_on_tick, self);
+    s_on_requests(self->loop, 0, 0, self);  /* arms the first wait */
+    return 0;
+}
+
+/*  A task ended: groupd forgets it at once (its groups, its LOOKUP). */
+void run_vm_task_ended(launcher_t *self, task_t *t)
+{
+    if (self->vm && t == self->vm->groupd_task) {
+        if (self->nrunning > 0 && self->groupd_ep[0])
+            fprintf(stderr, "gimpirun: the job's groupd on %s ended\n",
+                    self->hosts[t->host]->info.name);
+        self->vm->groupd_task = NULL;
+        return;
+    }
+    if (self->mgr && t->tid > 0) {
+        gimpi_groups_task_exit(self->mgr, t->tid, t->status);
+        s_drain(self);
+    }
+}
+
+/*  The end of the job: requests still waiting fail, groupd (ours) ends. */
+void run_vm_fini(launcher_t *self)
+{
+    if (!self->vm)
+        return;
+    while (self->vm->pending) {
+        pending_t *p = self->vm->pending;
+        self->vm->pending = p->next;
+        if (self->mgr)
+            s_reply(self, p->token, GIMPI_ESYSERR, NULL, 0);
+        s_pending_free(p);
+    }
+    if (self->vm->timer && self->loop)
+        gimpi_loop_timer_cancel(self->loop, self->vm->timer);
+    if (self->mgr && self->loop)
+        gimpi_loop_fd_del(self->loop, gimpi_groups_fd(self->mgr));
+    gimpi_groups_destroy(&self->mgr);
+    if (self->groupd_pid > 0) {
+        kill(self->groupd_pid, SIGTERM);
+        int status;
+        while (waitpid(self->groupd_pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        self->groupd_pid = 0;
+    }
+    free(self->vm);
+    self->vm = NULL;
+}
