@@ -170,13 +170,13 @@ typedef struct {
     int flags;                  /* 0 */
     char host[256];             /* the host name it registered with */
     char name[256];             /* its program (gimpi_groups_taskinfo), "" when not told */
-} gimpi_taskinfo_t;
+} gimpi_vm_task_t;
 
 /*  Every task registered with groupd whose host name is `host` (NULL or "": every task),
  *  by tid: *out (malloc'ed, the caller frees; NULL on error) holds *n records.  Returns
  *  *n, or GIMPI_EBADPARAM (host over 255 bytes), GIMPI_ESYSERR, GIMPI_EOUTOFRES. */
 GIMPI_EXPORT int gimpi_groups_tasks(gimpi_groups_t *self, const char *host,
-                                    gimpi_taskinfo_t **out, int *n);
+                                    gimpi_vm_task_t **out, int *n);
 
 /*  Tells groupd this task's parent (ptid >= 0, 0: none) and program name (cut to 255
  *  bytes), which gimpi_groups_tasks then lists.  Registers first.  0 or an error. */

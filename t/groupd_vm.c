@@ -229,7 +229,7 @@ static void test_tasks(const char *ep)
     cmp_ok(gimpi_groups_taskinfo(t1, tidx, "worker"), "==", 0, "TASKINFO: parent and name");
     cmp_ok(gimpi_groups_taskinfo(t1, -1, "worker"), "==", GIMPI_EBADPARAM,
            "a negative parent: BadParam");
-    gimpi_taskinfo_t *ti = NULL;
+    gimpi_vm_task_t *ti = NULL;
     int n = -1;
     int rc = gimpi_groups_tasks(q, NULL, &ti, &n);
     cmp_ok(rc, "==", 2, "TASKS of every host: the 2 tasks");

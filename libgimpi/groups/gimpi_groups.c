@@ -467,8 +467,14 @@ static int s_ready(gimpi_groups_t *self)
     int rc = s_connect(self);
     if (rc)
         return rc;
+    /* the host's name in the virtual machine (GIMPI_HOST, set by the launcher or its
+       agent: several emulated hosts may share one system name), else the system's */
     char hostname[GD_MAX_TEXT + 1] = "";
-    gethostname(hostname, sizeof hostname - 1);
+    const char *vmhost = getenv("GIMPI_HOST");
+    if (vmhost && *vmhost)
+        snprintf(hostname, sizeof hostname, "%s", vmhost);
+    else
+        gethostname(hostname, sizeof hostname - 1);
     uint8_t proc[IMPI_PROC_SIZE];
     impi_proc_t ip;
     memcpy(ip.hostid, self->hostid, 16);
@@ -1326,7 +1332,7 @@ int gimpi_groups_hosts_set(gimpi_groups_t *self, int nhosts, const void *blob, s
 }
 
 /*  TASKS: the tasks of one host (or all) from groupd's registry. */
-int gimpi_groups_tasks(gimpi_groups_t *self, const char *host, gimpi_taskinfo_t **out, int *n)
+int gimpi_groups_tasks(gimpi_groups_t *self, const char *host, gimpi_vm_task_t **out, int *n)
 {
     assert(self);
     assert(out && n);
@@ -1350,7 +1356,7 @@ int gimpi_groups_tasks(gimpi_groups_t *self, const char *host, gimpi_taskinfo_t 
     gd_multipart_close(&mp);
     if (rc < 0)
         return rc;
-    gimpi_taskinfo_t *t = calloc((size_t)nrec + 1, sizeof *t);
+    gimpi_vm_task_t *t = calloc((size_t)nrec + 1, sizeof *t);
     if (!t) {
         free(recs);
         return GIMPI_ENOMEM;

@@ -119,7 +119,7 @@ int pvm_tasks(int where, int *ntask, struct pvmtaskinfo **taskp)
         if (!*host)
             one = where;
     }
-    gimpi_taskinfo_t *t = NULL;
+    gimpi_vm_task_t *t = NULL;
     int n = 0;
     rc = gimpi_groups_tasks(gimpi_groups(task), host, &t, &n);
     if (rc < 0) {
