@@ -401,6 +401,8 @@ static void test_slurm(void)
     s_bad_slurm(e13, "more nodes", "more counts than nodes");
     const char *e14[] = { "SLURM_JOB_NODELIST", "a", "SLURM_TASKS_PER_NODE", "2(x1", NULL };
     s_bad_slurm(e14, "N(xM)", "an unclosed repeat");
+    const char *e14b[] = { "SLURM_JOB_NODELIST", "a", "SLURM_TASKS_PER_NODE", "2(", NULL };
+    s_bad_slurm(e14b, "N(xM)", "a '(' at the end");
     const char *e15[] = { "SLURM_JOB_NODELIST", "a", "SLURM_TASKS_PER_NODE", "0", NULL };
     s_bad_slurm(e15, "SLURM_TASKS_PER_NODE", "a count of 0");
     const char *e16[] = { "SLURM_JOB_NODELIST", "a", "SLURM_TASKS_PER_NODE", "99999999999", NULL };

@@ -865,7 +865,7 @@ static int s_slurm_counts(const char *var, const char *s, int n, int *counts, ch
                           var, s_short(s).s, GIMPI_HOSTSET_MAX_SLOTS);
         p += d;
         if (p[0] == '(') {
-            size_t r = strspn(p + 2, "0123456789");
+            size_t r = p[1] == 'x' ? strspn(p + 2, "0123456789") : 0;
             if (p[1] != 'x' || !s_number(p + 2, r, 1, GIMPI_HOSTSET_MAX_HOSTS, &rep) || p[2 + r] != ')')
                 return s_fail(err, errsize, "%s='%s': bad repeat, expected N(xM)", var, s_short(s).s);
             p += 3 + r;
