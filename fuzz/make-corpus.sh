@@ -132,3 +132,14 @@ intro() { be32 0xFF474448 2 "$1" 0x1001 65536 10 20; loop4; be64 42; loop4; be32
 { bytes 2; be32 0xFF474448 2; intro 0x2002; } | seed fuzz_intro unsealed
 { bytes 0; be32 0xFF474448 1; } | seed fuzz_intro old-version
 { bytes 0; be32 1 0; } | seed fuzz_intro rank
+
+# fuzz_hostset: mode byte (0 hostfile lines, 1 Slurm variables on three lines, 2 -H list),
+# then text.
+{ bytes 0; printf '# c\n* lo=guest wd=/s sp=500\nthud slots=4\n&igor ep=a:b\nigor\nx ip=10.0.0.1 arch=L\n'; } |
+    seed fuzz_hostset hostfile
+{ bytes 0; printf 'a so=pw\nb frob=1\nc:2\n-x\n'; } | seed fuzz_hostset hostfile-bad
+{ bytes 1; printf 'node[01-03,7],gpu5,rack[1-2]-n[3-4]\n2(x3),1(x2),3(x4)\n'; } |
+    seed fuzz_hostset slurm
+{ bytes 1; printf 'c[8-11]\n\n16(x4)\n'; } | seed fuzz_hostset slurm-cpus
+{ bytes 1; printf 'n[5-1],a[1-9999]\n1\n'; } | seed fuzz_hostset slurm-bad
+{ bytes 2; printf 'a,b:2,[fe80::1]:3,fe80::2,a'; } | seed fuzz_hostset list
