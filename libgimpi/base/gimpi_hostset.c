@@ -19,6 +19,7 @@
 #include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1079,50 +1080,88 @@ static bool s_addr_local(const struct sockaddr *sa, const struct ifaddrs *ifs)
     return false;
 }
 
-/*  One name resolution that gives up after ms: the request and its strings live on the
- *  heap, because a request the resolver is still working on when the wait ends can
- *  neither be stopped nor freed (it is left to finish, a few hundred bytes).  Returns
- *  the addresses (freeaddrinfo them) or NULL. */
+/*  A name resolution shared by the caller and the thread that runs it: whoever of the two
+ *  finishes last frees it, so that a caller who stops waiting leaves nothing behind. */
+typedef struct {
+    pthread_mutex_t lock;
+    pthread_cond_t done_cv;
+    int refs;                   /* 2 while both hold it */
+    bool done;
+    struct addrinfo *res;
+    char name[256];
+} s_lookup_t;
+
+/*  Drops one holder's reference; the last one frees the lookup and any unclaimed result. */
+static void s_lookup_unref(s_lookup_t *l)
+{
+    pthread_mutex_lock(&l->lock);
+    bool last = --l->refs == 0;
+    pthread_mutex_unlock(&l->lock);
+    if (last) {
+        if (l->res)
+            freeaddrinfo(l->res);
+        pthread_cond_destroy(&l->done_cv);
+        pthread_mutex_destroy(&l->lock);
+        free(l);
+    }
+}
+
+/*  The resolving thread: getaddrinfo, then the result for the caller (if still there). */
+static void *s_lookup_run(void *arg)
+{
+    s_lookup_t *l = arg;
+    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+    struct addrinfo *res = NULL;
+    if (getaddrinfo(l->name, NULL, &hints, &res) != 0)
+        res = NULL;
+    pthread_mutex_lock(&l->lock);
+    l->res = res;
+    l->done = true;
+    pthread_cond_signal(&l->done_cv);
+    pthread_mutex_unlock(&l->lock);
+    s_lookup_unref(l);
+    return NULL;
+}
+
+/*  Resolves name with getaddrinfo in a detached thread and waits at most ms for it.
+ *  Returns the addresses (freeaddrinfo them) or NULL (unknown, or too slow). */
 static struct addrinfo *s_resolve(const char *name, int ms)
 {
-    struct req {
-        struct gaicb cb;
-        struct addrinfo hints;
-        char name[256];
-    } *r = calloc(1, sizeof *r);
-    if (!r)
+    s_lookup_t *l = calloc(1, sizeof *l);
+    if (!l)
         return NULL;
-    snprintf(r->name, sizeof r->name, "%s", name);
-    r->hints.ai_family = AF_UNSPEC;
-    r->hints.ai_socktype = SOCK_STREAM;
-    r->cb.ar_name = r->name;
-    r->cb.ar_request = &r->hints;
-    struct gaicb *list[1] = { &r->cb };
-    if (getaddrinfo_a(GAI_NOWAIT, list, 1, NULL) != 0) {
-        free(r);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&l->done_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&l->lock, NULL);
+    l->refs = 2;
+    snprintf(l->name, sizeof l->name, "%s", name);
+    pthread_attr_t ta;
+    pthread_t th;
+    pthread_attr_init(&ta);
+    pthread_attr_setdetachstate(&ta, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&th, &ta, s_lookup_run, l);
+    pthread_attr_destroy(&ta);
+    if (rc != 0) {
+        l->refs = 1;
+        s_lookup_unref(l);
         return NULL;
     }
-    struct timespec now, end;
+    struct timespec end;
     clock_gettime(CLOCK_MONOTONIC, &end);
     end.tv_sec += ms / 1000;
     end.tv_nsec += (long)(ms % 1000) * 1000000L;
     if (end.tv_nsec >= 1000000000L)
         end.tv_sec++, end.tv_nsec -= 1000000000L;
-    while (gai_error(&r->cb) == EAI_INPROGRESS) {
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        struct timespec left = { end.tv_sec - now.tv_sec, end.tv_nsec - now.tv_nsec };
-        if (left.tv_nsec < 0)
-            left.tv_sec--, left.tv_nsec += 1000000000L;
-        if (left.tv_sec < 0)
-            break;
-        gai_suspend((const struct gaicb *const *)list, 1, &left);
-    }
-    if (gai_error(&r->cb) == EAI_INPROGRESS && gai_cancel(&r->cb) == EAI_NOTCANCELED)
-        return NULL;                    /* still running: left to finish (see above) */
-    struct addrinfo *res = gai_error(&r->cb) == 0 ? r->cb.ar_result : NULL;
-    if (!res && r->cb.ar_result)
-        freeaddrinfo(r->cb.ar_result);
-    free(r);
+    pthread_mutex_lock(&l->lock);
+    while (!l->done && pthread_cond_timedwait(&l->done_cv, &l->lock, &end) != ETIMEDOUT)
+        ;
+    struct addrinfo *res = l->res;      /* claimed: the last holder frees only what is left */
+    l->res = NULL;
+    pthread_mutex_unlock(&l->lock);
+    s_lookup_unref(l);
     return res;
 }
 
