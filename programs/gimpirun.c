@@ -825,10 +825,11 @@ static int s_start_task(launcher_t *self, task_t *t, int tables_fd)
     size_t len;
     uint8_t *f = vmw_encode(&len, AGENT_START, t->id, AGENT_START_STATIC, spec,
                             run_wd(h, wd, sizeof wd), argv, env);
+    (void)len;
     run_free_env(env);
     free(prog);
     free(argv);
-    if (run_hosts_send(h, f, len) < 0) {
+    if (run_hosts_send(h, f) < 0) {
         fprintf(stderr, "gimpirun: host %s cannot take task %d\n", h->info.name, t->id);
         return -1;
     }
@@ -903,7 +904,7 @@ static void s_go(launcher_t *self, bool started, int tables_fd)
         } else if (!t->exited) {
             size_t len;
             if (started)
-                run_hosts_send(h, vmw_encode(&len, AGENT_GO, t->id, tb, tblen, go), len);
+                run_hosts_send(h, vmw_encode(&len, AGENT_GO, t->id, tb, tblen, go));
             else
                 run_hosts_kill(self, t, SIGKILL);
         }

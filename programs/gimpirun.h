@@ -133,7 +133,7 @@ void run_fail(launcher_t *self);
 int run_hosts_init(launcher_t *self);
 int run_hosts_start_agents(launcher_t *self, int first, char *err, size_t errsize);
 int run_hosts_wait(launcher_t *self, bool (*done)(launcher_t *), int timeout_ms);
-int run_hosts_send(host_t *h, uint8_t *frame, size_t len);
+int run_hosts_send(host_t *h, uint8_t *frame);
 int run_hosts_add(launcher_t *self, const gimpi_hostinfo_t *info, char *err, size_t errsize);
 void run_hosts_quit(launcher_t *self, host_t *h);
 void run_hosts_kill(launcher_t *self, task_t *t, int sig);

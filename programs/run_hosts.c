@@ -148,10 +148,11 @@ int run_hosts_init(launcher_t *self)
 }
 
 /*  Queues a frame for an agent (takes the frame). */
-int run_hosts_send(host_t *h, uint8_t *frame, size_t len)
+int run_hosts_send(host_t *h, uint8_t *frame)
 {
     if (!frame)
         return -1;
+    size_t len = vmw_frame_len(frame);
     if (h->state == HOST_DEAD || h->to_fd < 0) {
         free(frame);
         return -1;
@@ -387,7 +388,7 @@ static void s_agent_path(launcher_t *self, host_t *h, char *out, size_t size)
         snprintf(out, size, "%s", self->agent);
         return;
     }
-    char me[PATH_MAX];
+    char me[PATH_MAX - 16];
     ssize_t n = readlink("/proc/self/exe", me, sizeof me - 1);
     if (n > 0) {
         me[n] = 0;
@@ -497,7 +498,7 @@ static int s_start_agent(launcher_t *self, host_t *h, char *err, size_t errsize)
     gimpi_loop_fd_add(self->loop, h->from_fd, GIMPI_LOOP_READ, s_on_frames, h);
     gimpi_loop_fd_add(self->loop, h->err_fd, GIMPI_LOOP_READ, s_on_stderr, h);
     size_t len;
-    return run_hosts_send(h, vmw_encode(&len, AGENT_KEY, &self->key, sizeof self->key), len);
+    return run_hosts_send(h, vmw_encode(&len, AGENT_KEY, &self->key, sizeof self->key));
 }
 
 /*  Starts the agents of the hosts from index first on (not the later ones).  0, or -1. */
@@ -561,7 +562,7 @@ void run_hosts_quit(launcher_t *self, host_t *h)
     if (h->local || h->state == HOST_DEAD || h->quit_sent)
         return;
     size_t len;
-    run_hosts_send(h, vmw_encode(&len, AGENT_QUIT), len);
+    run_hosts_send(h, vmw_encode(&len, AGENT_QUIT));
     h->quit_sent = true;
 }
 
@@ -577,7 +578,7 @@ void run_hosts_kill(launcher_t *self, task_t *t, int sig)
         return;
     }
     size_t len;
-    run_hosts_send(h, vmw_encode(&len, AGENT_KILL, t->id, sig), len);
+    run_hosts_send(h, vmw_encode(&len, AGENT_KILL, t->id, sig));
 }
 
 /*  True when host h may take a spawned task placed by flags and where. */

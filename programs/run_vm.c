@@ -73,7 +73,7 @@ static void s_groupd_bin(char *buf, size_t size)
         snprintf(buf, size, "%s", env);
         return;
     }
-    char me[PATH_MAX];
+    char me[PATH_MAX - 16];
     ssize_t n = readlink("/proc/self/exe", me, sizeof me - 1);
     if (n > 0) {
         me[n] = 0;
@@ -217,8 +217,7 @@ static int s_start_remote_groupd(launcher_t *self, host_t *h, char *err, size_t 
     self->vm->groupd_task = t;
     char *env[] = { NULL };
     size_t len;
-    run_hosts_send(h, vmw_encode(&len, AGENT_START, t->id, 0, "route:127.0.0.1", "/", copy, env),
-                   len);
+    run_hosts_send(h, vmw_encode(&len, AGENT_START, t->id, 0, "route:127.0.0.1", "/", copy, env));
     if (run_hosts_wait(self, s_remote_groupd_known, GROUPD_START_MS) < 0 || !self->groupd_ep[0]) {
         snprintf(err, errsize, "the job's groupd did not start on host %s", h->info.name);
         return -1;
@@ -424,7 +423,7 @@ static void s_spawn(launcher_t *self, int token, vmw_msg_t *m)
             snprintf(spec, sizeof spec, "route:%s", self->myaddr);
             size_t len;
             if (run_hosts_send(h, vmw_encode(&len, AGENT_START, t->id, 0, spec,
-                                             run_wd(h, wd, sizeof wd), targv, tenv), len) < 0)
+                                             run_wd(h, wd, sizeof wd), targv, tenv)) < 0)
                 t->start_err = GIMPI_EHOSTFAIL;
         }
         run_free_env(tenv);             /* the child put copies in its environment */

@@ -28,6 +28,7 @@
 #include "pvm/pvm_buf.h"
 #include "gimpi_coll.h"
 #include "gimpi_group.h"
+#include "gimpi.h"
 
 #include <stddef.h>
 

@@ -479,7 +479,7 @@ static int s_spawn_remote(gimpi_t *self, const char *file, char *const argv[], i
     uint8_t *f = rc == 0 && res ? vmw_encode(&len, VM_SPAWN, file, where ? where : "",
                                               pl.argv + 1, env, vmflags, n, base + 1)
                                 : NULL;
-    rc = rc < 0 ? rc : !res ? GIMPI_ENOMEM : gimpi_vm_request(self, f, len, res, n);
+    rc = rc < 0 ? rc : !res ? GIMPI_ENOMEM : gimpi_vm_request(self, f, res, n);
     if (f == NULL && rc == 0)
         rc = GIMPI_ENOMEM;
     gimpi_key_wipe(tokvar, sizeof tokvar);

@@ -103,10 +103,11 @@ int gimpi_vm_present(gimpi_t *self)
 
 /*  Sends one request frame to the manager and decodes the VM_RESULTS answer into
  *  results[n] (when results is not NULL).  The manager's status, or an error. */
-int gimpi_vm_request(gimpi_t *self, uint8_t *frame, size_t len, int32_t *results, int n)
+int gimpi_vm_request(gimpi_t *self, uint8_t *frame, int32_t *results, int n)
 {
     if (!frame)
         return GIMPI_ENOMEM;
+    size_t len = vmw_frame_len(frame);
     if (len > VM_MAX_REQUEST) {
         free(frame);
         return GIMPI_EBADPARAM;
@@ -157,7 +158,7 @@ static int s_hosts_change(gimpi_t *self, int type, char *const hosts[], int n, i
     size_t len;
     uint8_t *f = vmw_encode(&len, type, v);
     free(v);
-    int rc = gimpi_vm_request(self, f, len, res, n);
+    int rc = gimpi_vm_request(self, f, res, n);
     int done = 0;
     for (int i = 0; i < n; i++) {
         int r = rc < 0 ? rc : res[i];
@@ -199,7 +200,7 @@ int gimpi_kill(gimpi_t *self, int tid, int sig)
         return rc;
     /* elsewhere, or not registered yet: the manager started it */
     size_t len;
-    int mrc = gimpi_vm_request(self, vmw_encode(&len, VM_KILL, tid, sig), len, NULL, 0);
+    int mrc = gimpi_vm_request(self, vmw_encode(&len, VM_KILL, tid, sig), NULL, 0);
     if (mrc == GIMPI_ENOHOST)
         return rc < 0 ? rc : GIMPI_ENOHOST;     /* no manager: only this host's tasks */
     return mrc;

@@ -15,6 +15,6 @@ int gimpi_vm_present(gimpi_t *self);
 /*  Sends one request frame (taken: freed here) to the manager through groupd and decodes
  *  the VM_RESULTS answer into results[n] (when results is not NULL).  The manager's
  *  status, or an error (GIMPI_ENOHOST: no manager; GIMPI_ESYSERR: no answer in time). */
-int gimpi_vm_request(gimpi_t *self, uint8_t *frame, size_t len, int32_t *results, int n);
+int gimpi_vm_request(gimpi_t *self, uint8_t *frame, int32_t *results, int n);
 
 #endif

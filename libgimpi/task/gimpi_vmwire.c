@@ -138,6 +138,12 @@ uint8_t *vmw_encode(size_t *len, int type, ...)
     return o.data;
 }
 
+size_t vmw_frame_len(const uint8_t *frame)
+{
+    return 4 + ((size_t)frame[0] << 24 | (size_t)frame[1] << 16 | (size_t)frame[2] << 8
+                | frame[3]);
+}
+
 /* ------------------------------------------------------------------ decoding */
 
 /*  A cursor over a frame's bytes. */

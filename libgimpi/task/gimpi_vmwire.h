@@ -24,25 +24,25 @@
 
 /*  X(name, code, fields).  -> agent: from the launcher; agent ->: to the launcher. */
 #define AGENT_FRAMES(X)                                                                  \
-    X(KEY,     0x01, "b")      /* -> agent: the job's key (32 bytes), always first */     \
-    X(HELLO,   0x02, "issi")   /* agent ->: version, host name, architecture, cpus */     \
-    X(START,   0x03, "iissvv") /* -> agent: id, flags, address spec, wd, argv, env */    \
-    X(STARTED, 0x04, "iiis")   /* agent ->: id, pid, port (0: not listening), address */  \
-    X(FAILED,  0x05, "iis")    /* agent ->: id, gimpi error code, message */              \
-    X(GO,      0x06, "ibs")    /* -> agent: id, saved startup tables, go line */          \
-    X(OUT,     0x07, "iib")    /* agent ->: id, stream (1 or 2), one line (no newline) */ \
-    X(EXIT,    0x08, "ii")     /* agent ->: id, wait status */                           \
-    X(KILL,    0x09, "ii")     /* -> agent: id, signal */                                 \
-    X(QUIT,    0x0A, "")       /* -> agent: end every task, then exit */               \
+    X(AGENT_KEY,     0x01, "b")      /* -> agent: the job's key (32 bytes), always first */     \
+    X(AGENT_HELLO,   0x02, "issi")   /* agent ->: version, host name, architecture, cpus */     \
+    X(AGENT_START,   0x03, "iissvv") /* -> agent: id, flags, address spec, wd, argv, env */    \
+    X(AGENT_STARTED, 0x04, "iiis")   /* agent ->: id, pid, port (0: not listening), address */  \
+    X(AGENT_FAILED,  0x05, "iis")    /* agent ->: id, gimpi error code, message */              \
+    X(AGENT_GO,      0x06, "ibs")    /* -> agent: id, saved startup tables, go line */          \
+    X(AGENT_OUT,     0x07, "iib")    /* agent ->: id, stream (1 or 2), one line (no newline) */ \
+    X(AGENT_EXIT,    0x08, "ii")     /* agent ->: id, wait status */                           \
+    X(AGENT_KILL,    0x09, "ii")     /* -> agent: id, signal */                                 \
+    X(AGENT_QUIT,    0x0A, "")       /* -> agent: end every task, then exit */               \
     /* task -> manager (VMREQ) and the manager's answers */                               \
     X(VM_SPAWN, 0x21, "ssvviii") /* file, where, argv, env, flags, n, first tid */        \
     X(VM_ADDHOSTS, 0x22, "v")  /* hostfile lines */                                       \
     X(VM_DELHOSTS, 0x23, "v")  /* host names */                                           \
     X(VM_KILL,  0x24, "ii")    /* tid, signal */                                          \
     X(VM_RESULTS, 0x30, "b")   /* Int4 per slot: a tid, a host's dtid, or an error */     \
-    X(VM_HOSTS, 0x31, "v")     /* the host table: "dtid name arch speed slots addr" */
+    X(VM_HOSTS, 0x31, "v")     /* the host table: "dtid name arch speed slots ncpu" */
 
-#define AGENT_X_ENUM(name, code, fields) AGENT_##name = code,
+#define AGENT_X_ENUM(name, code, fields) name = code,
 enum { AGENT_FRAMES(AGENT_X_ENUM) };
 #undef AGENT_X_ENUM
 
@@ -84,6 +84,9 @@ const char *vmw_name(int type);
  *  (passed as int), s as const char *, b as (const void *, size_t), v as char *const *
  *  (NULL-terminated).  Returns a malloc'd frame with its length in *len, or NULL. */
 uint8_t *vmw_encode(size_t *len, int type, ...);
+
+/*  The whole length of an encoded frame (its length prefix included). */
+size_t vmw_frame_len(const uint8_t *frame);
 
 /*  Decodes one whole frame (buf holds exactly its bytes, length prefix included) into
  *  msg.  0, or -1 with a reason in err. */

@@ -1,0 +1,161 @@
+/*  t/vm_task.c — a PVM program for the virtual machine tests (t/vm_ssh.sh, t/vm_slurm.sh):
+ *  it runs under gimpirun on emulated hosts and prints one line per fact it checks, which
+ *  the script compares.  argv[1] says what to do:
+ *    config                 "hosts N narch A" and one "host NAME ARCH SPEED" line per host
+ *    tasks                  "tasks N" (every task of the virtual machine) and "mine OK"
+ *                           when this task is listed with its host's id and its pid
+ *    spawn N [WHERE]        spawns N workers (default placement, or on host WHERE) that
+ *                           send their host name back: "spawned K", one "worker HOST" line
+ *                           per answer, sorted by the script; "slot E" per failed slot
+ *    spawnarch N ARCH       spawns N workers on hosts of architecture ARCH, as spawn
+ *    worker                 (started by spawn) sends its host and tid to its parent
+ *    addhosts H...          "added K" and "info H CODE" per host
+ *    delhosts H...          "deleted K" and "info H CODE" per host
+ *    mstat H                "mstat H CODE"
+ *    group N                joins group "vm", barriers with N members, bcasts and
+ *                           reduces, prints "group ok INST" (every task of a job)
+ *    hold N                 joins "hold" and barriers with N members, then waits for the
+ *                           next barrier: prints "held", then "barrier RC" when it ends
+ *    kill TID               pvm_kill of TID: "kill RC"
+ *    wait                   prints "ready" and waits to be killed
+ */
+#include "pvm3.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/*  This task's host name in the virtual machine. */
+static const char *s_host(void)
+{
+    const char *h = getenv("GIMPI_HOST");
+    static char buf[256];
+    if (h && *h)
+        return h;
+    gethostname(buf, sizeof buf - 1);
+    return buf;
+}
+
+/*  spawn and spawnarch: the workers' answers. */
+static int s_spawn(int n, int flag, char *where)
+{
+    int *tids = calloc((size_t)n, sizeof *tids);
+    char *args[] = { "worker", NULL };
+    int k = pvm_spawn("vm_task", args, flag, where, n, tids);
+    printf("spawned %d\n", k);
+    for (int i = k; i < n; i++)
+        printf("slot %d\n", tids[i]);
+    for (int i = 0; i < k; i++) {
+        int bufid = pvm_trecv(-1, 77, &(struct timeval){ 60, 0 });
+        if (bufid <= 0) {
+            printf("no answer %d\n", bufid);
+            return 1;
+        }
+        char host[256];
+        int tid;
+        pvm_upkstr(host);
+        pvm_upkint(&tid, 1, 1);
+        int found = 0;
+        for (int j = 0; j < k; j++)
+            found |= tids[j] == tid;
+        printf("worker %s%s\n", host, found ? "" : " (unknown tid)");
+    }
+    free(tids);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    const char *what = argc > 1 ? argv[1] : "config";
+    int me = pvm_mytid();
+    if (me < 0)
+        return 2;
+    int rc = 0;
+    if (!strcmp(what, "config")) {
+        int n, na;
+        struct pvmhostinfo *h;
+        rc = pvm_config(&n, &na, &h);
+        printf("hosts %d narch %d\n", n, na);
+        for (int i = 0; rc == 0 && i < n; i++)
+            printf("host %s %s %d\n", h[i].hi_name, h[i].hi_arch, h[i].hi_speed);
+    } else if (!strcmp(what, "tasks")) {
+        int n;
+        struct pvmtaskinfo *t;
+        rc = pvm_tasks(0, &n, &t);
+        printf("tasks %d\n", n);
+        int dtid = pvm_tidtohost(me);
+        for (int i = 0; rc == 0 && i < n; i++)
+            if (t[i].ti_tid == me && t[i].ti_pid == (int)getpid() && t[i].ti_host == dtid
+                && !strcmp(t[i].ti_a_out, "vm_task"))
+                printf("mine OK\n");
+        int nh;
+        rc = pvm_tasks(dtid, &nh, &t);
+        printf("on my host %s\n", nh >= 1 && nh <= n ? "OK" : "wrong");
+    } else if (!strcmp(what, "spawn") && argc > 2)
+        rc = s_spawn(atoi(argv[2]), argc > 3 ? PvmTaskHost : PvmTaskDefault,
+                     argc > 3 ? argv[3] : NULL);
+    else if (!strcmp(what, "spawnarch") && argc > 3)
+        rc = s_spawn(atoi(argv[2]), PvmTaskArch, argv[3]);
+    else if (!strcmp(what, "worker")) {
+        pvm_initsend(PvmDataDefault);
+        pvm_pkstr((char *)s_host());
+        pvm_pkint(&me, 1, 1);
+        rc = pvm_send(pvm_parent(), 77);
+    } else if (!strcmp(what, "addhosts") || !strcmp(what, "delhosts")) {
+        int n = argc - 2;
+        int *infos = calloc((size_t)n + 1, sizeof *infos);
+        int k = what[0] == 'a' ? pvm_addhosts(argv + 2, n, infos)
+                               : pvm_delhosts(argv + 2, n, infos);
+        printf("%s %d\n", what[0] == 'a' ? "added" : "deleted", k);
+        for (int i = 0; i < n; i++)
+            printf("info %s %s\n", argv[2 + i], infos[i] > 0 ? "dtid" : infos[i] == 0 ? "0"
+                                                : "err");
+        for (int i = 0; i < n; i++)
+            if (infos[i] < 0)
+                printf("code %s %d\n", argv[2 + i], infos[i]);
+        free(infos);
+    } else if (!strcmp(what, "mstat") && argc > 2)
+        printf("mstat %s %d\n", argv[2], pvm_mstat(argv[2]));
+    else if (!strcmp(what, "group") && argc > 2) {
+        int n = atoi(argv[2]);
+        int inst = pvm_joingroup("vm");
+        rc = pvm_barrier("vm", n);
+        int v = inst + 1, data = 0;
+        if (rc == 0 && inst == 0) {
+            pvm_initsend(PvmDataDefault);
+            pvm_pkint(&n, 1, 1);
+            rc = pvm_bcast("vm", 5);
+        } else if (rc == 0) {
+            rc = pvm_recv(-1, 5) > 0 ? pvm_upkint(&data, 1, 1) : -1;
+            rc = rc == 0 && data == n ? 0 : -1;
+        }
+        if (rc == 0)
+            rc = pvm_reduce(PvmSum, &v, 1, PVM_INT, 6, "vm", 0);
+        if (rc == 0 && inst == 0 && v != n * (n + 1) / 2)
+            rc = -1;
+        if (rc == 0)
+            rc = pvm_barrier("vm", n);
+        printf("group %s %d\n", rc == 0 ? "ok" : "failed", inst);
+        pvm_lvgroup("vm");
+    } else if (!strcmp(what, "hold") && argc > 2) {
+        int n = atoi(argv[2]);
+        pvm_joingroup("hold");
+        rc = pvm_barrier("hold", n);
+        printf("held %d\n", rc);
+        rc = pvm_barrier("hold", n);
+        printf("barrier %s\n", rc < 0 ? "error" : "ok");
+        rc = 0;
+    } else if (!strcmp(what, "kill") && argc > 2)
+        printf("kill %d\n", pvm_kill((int)strtol(argv[2], NULL, 0)));
+    else if (!strcmp(what, "wait")) {
+        printf("ready t%x\n", me);
+        pause();
+    } else {
+        fprintf(stderr, "vm_task: unknown command %s\n", what);
+        rc = 2;
+    }
+    pvm_exit();
+    return rc < 0 ? 1 : rc;
+}
