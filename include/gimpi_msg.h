@@ -161,7 +161,10 @@ GIMPI_EXPORT int gimpi_msg_connect(gimpi_msg_t *self, int tid, const uint8_t add
 
 /*  Announces a task that will call us (a child just spawned): messages to it wait for its
  *  call instead of resolving it.  alive_fd (e.g. a pidfd, or -1) becomes readable when the
- *  task has died: if it has not called by then it is gone.  The context owns alive_fd. */
+ *  task has died: if it has not called by then it is gone.  Without one (a child on
+ *  another host), a task that has not called within the connect timeout is looked up in
+ *  groupd instead: called when it lives, gone when groupd no longer knows it.  The
+ *  context owns alive_fd. */
 GIMPI_EXPORT int gimpi_msg_expect(gimpi_msg_t *self, int tid, int alive_fd);
 
 /*  This task's contact: the address (16-byte IMPI form) and port of its listening

@@ -234,10 +234,8 @@ static void s_child(agent_t *self, char **argv, char **env, const char *wd, int 
     int e = 0;
     if (wd && *wd && chdir(wd) < 0)
         e = errno, e = -e;      /* negative: the directory, not the program */
-    if (!e) {
-        execvp(argv[0], argv);
-        e = errno;
-    }
+    if (!e)
+        e = gimpi_job_exec(argv);
     vmw_write_all(errpipe, &e, sizeof e);
     _exit(127);
 }

@@ -332,7 +332,7 @@ static void s_arm_grace(launcher_t *self);
 
 /*  Stops the loop once every task has ended, every output pipe is drained and every
  *  agent's engine has exited. */
-static void s_check_done(launcher_t *self)
+void run_check_done(launcher_t *self)
 {
     if (!self->loop || self->nrunning > 0 || self->nstreams > 0)
         return;
@@ -374,7 +374,7 @@ void run_task_ended(launcher_t *self, task_t *t, int status)
     }
     if (!ok && !t->spawned)
         run_fail(self);
-    s_check_done(self);
+    run_check_done(self);
 }
 
 /*  The job failed: the others get the grace period. */
@@ -405,7 +405,7 @@ static void s_reap(launcher_t *self)
         } else if (!mine)
             run_hosts_reaped(self, pid, status);
     }
-    s_check_done(self);
+    run_check_done(self);
 }
 
 /*  Grace period over: SIGTERM the rest, then SIGKILL two seconds later. */
@@ -440,7 +440,7 @@ static void s_on_output(gimpi_loop_t *loop, int fd, int events, void *arg)
     (void)loop, (void)fd, (void)events;
     stream_t *s = arg;
     s_drain(s->task->self, s->task, s);
-    s_check_done(s->task->self);
+    run_check_done(s->task->self);
 }
 
 /*  SIGCHLD reaps; SIGINT, SIGTERM and SIGHUP are forwarded and fail the job. */
@@ -510,6 +510,8 @@ static int s_spawn(launcher_t *self, task_t *t, int tables_fd)
         setenv(GIMPI_ENV_CLIENT, v, 1);
         snprintf(v, sizeof v, "%d", t->id);
         setenv(GIMPI_ENV_LOCAL, v, 1);
+        if (gimpi_hostset_size(self->hostset) > 0)     /* its name in the virtual machine */
+            setenv(GIMPI_ENV_HOST, self->hosts[t->host]->info.name, 1);
         execvp(t->argv[0], t->argv);
         fprintf(stderr, "gimpirun: cannot run %s: %s\n", t->argv[0], strerror(errno));
         _exit(127);
@@ -566,10 +568,8 @@ int run_local_start(launcher_t *self, task_t *t, char **env, const char *wd, int
         int e = 0;
         if (wd && *wd && chdir(wd) < 0)
             e = ENOTDIR;
-        if (!e) {
-            execvp(t->argv[0], t->argv);
-            e = errno;
-        }
+        if (!e)
+            e = gimpi_job_exec(t->argv);
         if (write(ep[1], &e, sizeof e) < 0)
             _exit(126);
         _exit(127);

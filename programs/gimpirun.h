@@ -128,6 +128,7 @@ task_t *run_task_new(launcher_t *self, int host, char **argv, bool spawned);
 void run_task_output(launcher_t *self, task_t *t, int which, const char *line, size_t len);
 void run_task_ended(launcher_t *self, task_t *t, int status);
 void run_fail(launcher_t *self);
+void run_check_done(launcher_t *self);
 
 /* run_hosts.c */
 int run_hosts_init(launcher_t *self);

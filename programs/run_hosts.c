@@ -302,6 +302,7 @@ static void s_on_stderr(gimpi_loop_t *loop, int fd, int events, void *arg)
         gimpi_loop_fd_del(loop, fd);
         close(fd);
         h->err_fd = -1;
+        run_check_done(h->self);
         return;
     }
     for (ssize_t i = 0; i < r; i++) {
@@ -638,6 +639,7 @@ int run_hosts_reaped(launcher_t *self, pid_t pid, int status)
             h->pid = 0;
             if (h->state != HOST_DEAD)
                 s_host_dead(self, h, h->quit_sent ? NULL : "its remote-start command ended");
+            run_check_done(self);
             return 1;
         }
     }

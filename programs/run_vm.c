@@ -416,8 +416,11 @@ static void s_spawn(launcher_t *self, int token, vmw_msg_t *m)
         if (!tenv)
             t->start_err = GIMPI_ENOMEM;
         else if (h->local) {
-            if (run_local_start(self, t, tenv, run_wd(h, wd, sizeof wd), &code) < 0)
+            if (run_local_start(self, t, tenv, run_wd(h, wd, sizeof wd), &code) < 0) {
                 t->start_err = code;
+                if (code == GIMPI_ENOFILE)
+                    fprintf(stderr, "gimpirun: no program %s on host %s\n", file, h->info.name);
+            }
         } else {
             char spec[80];
             snprintf(spec, sizeof spec, "route:%s", self->myaddr);

@@ -788,6 +788,15 @@ void msg_dyn_deadlines(gimpi_msg_t *self)
         if (c->state == C_DIAL && c->dial != D_RESOLVE && now >= c->dial_deadline)
             s_dyn_fail(self, h, GIMPI_ESYSERR, "no connection within %d ms",
                        self->dyn.connect_ms);
+        else if (c->state == C_EXPECT && self->peers[c->procs[0]].alive_fd < 0
+                 && now >= c->dial_deadline) {
+            /* expected without a way to see it die (started on another host): after
+               connect_ms, groupd says whether it lives (then we call it) or not */
+            c->state = C_DIAL;
+            c->dial = D_RESOLVE;
+            c->resolve_later = 1;
+            self->dyn.nresolve++;
+        }
     }
 }
 
@@ -1060,6 +1069,8 @@ int gimpi_msg_expect(gimpi_msg_t *self, int tid, int alive_fd)
             rc = GIMPI_ENOMEM;
         else {
             self->conns[self->peers[p].host].state = C_EXPECT;
+            self->conns[self->peers[p].host].dial_deadline =
+                msg_now_us() + (int64_t)self->dyn.connect_ms * 1000;
             self->peers[p].alive_fd = alive_fd;
             alive_fd = -1;
             if (self->prog.thread_polling || self->prog.app_polling)

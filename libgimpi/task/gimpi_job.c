@@ -309,6 +309,24 @@ int gimpi_job_init(gimpi_job_t *job, int timeout_ms, char *err, size_t errsize)
     return 0;
 }
 
+/*  execv on GIMPI_PATH's directories, then execvp. */
+int gimpi_job_exec(char *const argv[])
+{
+    const char *list = getenv("GIMPI_PATH");
+    if (!strchr(argv[0], '/'))
+        while (list && *list) {
+            const char *colon = strchr(list, ':');
+            size_t len = colon ? (size_t)(colon - list) : strlen(list);
+            char path[4096];
+            if (len && (size_t)snprintf(path, sizeof path, "%.*s/%s", (int)len, list, argv[0])
+                           < sizeof path)
+                execv(path, argv);
+            list = colon ? colon + 1 : NULL;
+        }
+    execvp(argv[0], argv);
+    return errno;
+}
+
 /*  Releases what gimpi_job_init took. */
 void gimpi_job_fini(gimpi_job_t *job)
 {

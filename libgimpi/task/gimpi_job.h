@@ -72,6 +72,11 @@ int gimpi_job_init(gimpi_job_t *job, int timeout_ms, char *err, size_t errsize);
 #define GIMPI_JOB_KEY_SIZE 40
 void gimpi_job_key(const impi_tables_t *tables, char out[GIMPI_JOB_KEY_SIZE]);
 
+/*  Replaces the process with argv[0] (argv NULL-terminated): a name with a slash as given,
+ *  else the first executable found on $GIMPI_PATH (colon-separated), then on $PATH, as a
+ *  spawn looks.  Returns only on failure, with the errno of the last attempt. */
+int gimpi_job_exec(char *const argv[]);
+
 /*  Frees the tables and closes the listening socket. */
 void gimpi_job_fini(gimpi_job_t *job);
 

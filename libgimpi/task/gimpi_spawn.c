@@ -487,7 +487,10 @@ static int s_spawn_remote(gimpi_t *self, const char *file, char *const argv[], i
     int started = 0;
     for (int i = 0; rc >= 0 && i < n; i++) {
         tids[i] = res[i];
-        started += res[i] > 0;
+        if (res[i] > 0) {               /* it calls us, as a child started here does */
+            gimpi_msg_expect(gimpi_msg(self), res[i], -1);
+            started++;
+        }
     }
     free(res);
     return rc < 0 ? (rc == GIMPI_ENOHOST ? GIMPI_ESYSERR : rc) : started;
