@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -534,9 +535,19 @@ int run_hosts_wait(launcher_t *self, bool (*done)(launcher_t *), int timeout_ms)
  *  error code (PvmDupHost when it is there already). */
 int run_hosts_add(launcher_t *self, const gimpi_hostinfo_t *info, char *err, size_t errsize)
 {
-    for (int i = 0; i < self->nhosts; i++)
-        if (self->hosts[i]->state != HOST_DEAD && !strcmp(self->hosts[i]->info.name, info->name))
+    for (int i = 0; i < self->nhosts; i++) {
+        host_t *k = self->hosts[i];
+        if (k->state == HOST_DEAD || strcasecmp(k->info.name, info->name))
+            continue;
+        if (!k->info.later || k->pid > 0)
             return GIMPI_EDUPHOST;
+        k->info.later = false;          /* a '&' host of the hostfile: started now */
+        if (s_start_agent(self, k, err, errsize) < 0) {
+            k->state = HOST_DEAD;
+            return GIMPI_ECANTSTART;
+        }
+        return k->index;
+    }
     host_t *h = s_host_new(self, info);
     if (!h)
         return GIMPI_ENOMEM;

@@ -14,8 +14,12 @@
  *    mstat H                "mstat H CODE"
  *    group N                joins group "vm", barriers with N members, bcasts and
  *                           reduces, prints "group ok INST" (every task of a job)
- *    hold N                 joins "hold" and barriers with N members, then waits for the
- *                           next barrier: prints "held", then "barrier RC" when it ends
+ *    hold N H               joins "hold" and barriers with N members ("held RC"); the task
+ *                           on host H then waits to be killed, the others enter the next
+ *                           barrier, which it never joins: "barrier ok|error" when it ends
+ *    grow H                 pvm_addhosts H, a worker spawned there, pvm_delhosts H:
+ *                           "added K", "hosts N", "worker HOST", "deleted K", "hosts N",
+ *                           "mstat CODE"
  *    kill TID               pvm_kill of TID: "kill RC"
  *    wait                   prints "ready" and waits to be killed
  */
@@ -144,9 +148,22 @@ int main(int argc, char **argv)
         pvm_joingroup("hold");
         rc = pvm_barrier("hold", n);
         printf("held %d\n", rc);
+        if (argc > 3 && !strcmp(s_host(), argv[3]))
+            pause();
         rc = pvm_barrier("hold", n);
         printf("barrier %s\n", rc < 0 ? "error" : "ok");
         rc = 0;
+    } else if (!strcmp(what, "grow") && argc > 2) {
+        int info, n;
+        struct pvmhostinfo *h;
+        printf("added %d\n", pvm_addhosts(argv + 2, 1, &info));
+        pvm_config(&n, NULL, &h);
+        printf("hosts %d\n", n);
+        rc = s_spawn(1, PvmTaskHost, argv[2]);
+        printf("deleted %d\n", pvm_delhosts(argv + 2, 1, &info));
+        pvm_config(&n, NULL, &h);
+        printf("hosts %d\n", n);
+        printf("mstat %d\n", pvm_mstat(argv[2]));
     } else if (!strcmp(what, "kill") && argc > 2)
         printf("kill %d\n", pvm_kill((int)strtol(argv[2], NULL, 0)));
     else if (!strcmp(what, "wait")) {
