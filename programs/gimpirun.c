@@ -416,14 +416,18 @@ static void s_on_grace(gimpi_loop_t *loop, int id, void *arg)
     self->grace_timer = 0;
     if (self->nrunning == 0)
         return;
+    if (self->kill_stage >= 2) {        /* SIGKILL 5 s ago: what still runs is unreachable */
+        run_hosts_give_up(self);
+        run_check_done(self);
+        return;
+    }
     if (self->kill_stage == 0)
         fprintf(stderr, "gimpirun: terminating the %d remaining task%s\n",
                 self->nrunning, self->nrunning == 1 ? "" : "s");
     s_signal_all(self, self->kill_stage == 0 ? SIGTERM : SIGKILL);
-    if (++self->kill_stage < 2)
-        self->grace_timer = gimpi_loop_timer_add(loop, 2000, 0, s_on_grace, self);
-    else                        /* tasks of a host whose agent cannot answer: lost */
-        self->grace_timer = gimpi_loop_timer_add(loop, 5000, 0, s_on_grace, self);
+    self->kill_stage++;
+    self->grace_timer = gimpi_loop_timer_add(loop, self->kill_stage < 2 ? 2000 : 5000, 0,
+                                             s_on_grace, self);
 }
 
 /*  After a failure: the others get the grace period, once. */

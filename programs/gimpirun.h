@@ -142,6 +142,7 @@ int run_hosts_pick(launcher_t *self, int flags, const char *where);
 void run_hosts_fini(launcher_t *self);
 int run_hosts_reaped(launcher_t *self, pid_t pid, int status);
 bool run_hosts_busy(launcher_t *self);
+void run_hosts_give_up(launcher_t *self);
 
 /* gimpirun.c: what run_vm.c shares */
 char **run_export_env(launcher_t *self, const host_t *h, int extra);

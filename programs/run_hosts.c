@@ -432,6 +432,17 @@ static int s_engine_argv(launcher_t *self, host_t *h, char **argv, char *words, 
             argv[n++] = w;
     if (n == 0)
         return -1;
+    /* an ssh given in GIMPI_RSH keeps our safety options (ssh takes the first value of
+       an option: these come first): never a prompt, and a dead link seen in ~5 s */
+    const char *base = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+    if (rsh && *rsh && !strcmp(base, "ssh") && n + 6 < RSH_MAX_ARGS - 6) {
+        static char *const safe[] = { "-o", "BatchMode=yes", "-o", "ServerAliveInterval=1",
+                                      "-o", "ServerAliveCountMax=5" };
+        memmove(argv + 7, argv + 1, (size_t)(n - 1) * sizeof *argv);
+        for (int k = 0; k < 6; k++)
+            argv[1 + k] = safe[k];
+        n += 6;
+    }
     if (h->info.login[0]) {
         argv[n++] = "-l";
         argv[n++] = h->info.login;
@@ -655,6 +666,21 @@ int run_hosts_reaped(launcher_t *self, pid_t pid, int status)
         }
     }
     return 0;
+}
+
+/*  The job's end could not kill everything: the hosts whose tasks still run after the
+ *  last SIGKILL (their agents do not answer) are given up, and their tasks counted lost. */
+void run_hosts_give_up(launcher_t *self)
+{
+    for (int i = 0; i < self->nall; i++) {
+        task_t *t = self->tasks[i];
+        host_t *h = self->hosts[t->host];
+        if (!t->exited && !h->local && h->state != HOST_DEAD)
+            s_host_dead(self, h, "its agent did not end the tasks within 5 s of SIGKILL");
+    }
+    for (int i = 0; i < self->nhosts; i++)
+        if (self->hosts[i]->pid > 0 && !self->hosts[i]->local)
+            kill(self->hosts[i]->pid, SIGKILL);
 }
 
 /*  True while an agent's engine still runs (the loop waits for them at the end). */

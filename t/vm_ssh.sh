@@ -24,7 +24,7 @@ printf '%s\n' "$H0" "$H1" "$H2" >"$VM_DIR/hosts"
 # run ARGS...: gimpirun on h0 (bounded), output in $out, status in $rc
 run() {
     vm_exec 0 env GIMPI_RSH="$VM_SSH" GIMPI_GROUPD_BIN="$B/groupd/groupd" GIMPI_PATH="$B/t" \
-        timeout 90 "$RUN" "$@" >"$out" 2>&1
+        timeout -k 10 90 "$RUN" "$@" >"$out" 2>&1
     rc=$?
 }
 # has TEXT: the output has a line with TEXT (fixed string)
@@ -94,7 +94,7 @@ okd $([ $rc != 0 ] && has "host $H1" && has "Permission denied"; echo $?) "an ss
 
 GPORT=$((17000 + $$ % 4000))
 vm_exec 0 env GIMPI_RSH="$VM_SSH" GIMPI_GROUPD_BIN="$B/groupd/groupd" GIMPI_PATH="$B/t" \
-    timeout 90 "$RUN" -gport $GPORT -hostfile "$VM_DIR/hosts" -np 3 "$T" wait >"$out" 2>&1 &
+    timeout -k 10 90 "$RUN" -gport $GPORT -hostfile "$VM_DIR/hosts" -np 3 "$T" wait >"$out" 2>&1 &
 job=$!
 for _ in $(seq 1 300); do [ "$(count ready)" = 3 ] && break; kill -0 $job 2>/dev/null || break; sleep 0.1; done
 okd $([ "$(count ready)" = 3 ]; echo $?) "a job with groupd pinned at -gport $GPORT runs"
@@ -112,7 +112,7 @@ wait $job
 
 # --- a host whose link breaks in the middle of a barrier
 vm_exec 0 env GIMPI_RSH="$VM_SSH" GIMPI_GROUPD_BIN="$B/groupd/groupd" GIMPI_PATH="$B/t" \
-    GIMPI_LINK_TIMEOUT=4 timeout 90 "$RUN" -grace 30 -hostfile "$VM_DIR/hosts" -np 3 "$T" hold 3 "$H2" >"$out" 2>&1 &
+    GIMPI_LINK_TIMEOUT=4 timeout -k 10 90 "$RUN" -grace 10 -hostfile "$VM_DIR/hosts" -np 3 "$T" hold 3 "$H2" >"$out" 2>&1 &
 job=$!
 for _ in $(seq 1 300); do [ "$(count 'held 0')" = 3 ] && break; kill -0 $job 2>/dev/null || break; sleep 0.1; done
 start=$(date +%s)

@@ -8,6 +8,8 @@
  *                           send their host name back: "spawned K", one "worker HOST" line
  *                           per answer, sorted by the script; "slot E" per failed slot
  *    spawnarch N ARCH       spawns N workers on hosts of architecture ARCH, as spawn
+ *    spawntime N            spawn N by default placement and wait for every answer:
+ *                           "spawn_us=T" (bench/vm-compare.sh)
  *    worker                 (started by spawn) sends its host and tid to its parent
  *    addhosts H...          "added K" and "info H CODE" per host
  *    delhosts H...          "deleted K" and "info H CODE" per host
@@ -28,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /*  This task's host name in the virtual machine. */
@@ -100,7 +103,13 @@ int main(int argc, char **argv)
     } else if (!strcmp(what, "spawn") && argc > 2)
         rc = s_spawn(atoi(argv[2]), argc > 3 ? PvmTaskHost : PvmTaskDefault,
                      argc > 3 ? argv[3] : NULL);
-    else if (!strcmp(what, "spawnarch") && argc > 3)
+    else if (!strcmp(what, "spawntime") && argc > 2) {
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        rc = s_spawn(atoi(argv[2]), PvmTaskDefault, NULL);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        printf("spawn_us=%ld\n", (long)((b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000));
+    } else if (!strcmp(what, "spawnarch") && argc > 3)
         rc = s_spawn(atoi(argv[2]), PvmTaskArch, argv[3]);
     else if (!strcmp(what, "worker")) {
         pvm_initsend(PvmDataDefault);
