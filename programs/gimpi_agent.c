@@ -12,6 +12,7 @@
  */
 #include "config.h"
 #include "task/gimpi_vmwire.h"
+#include "base/gimpi_hostset.h"
 #include "base/gimpi_key.h"
 #include "net/gimpi_host.h"
 #include "task/gimpi_job.h"
@@ -21,7 +22,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ifaddrs.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -107,24 +107,14 @@ static atask_t *s_find(agent_t *self, int id)
     return NULL;
 }
 
-/*  The IPv4 address of this host to listen on and announce, from spec: "" or "route:A"
- *  (the local address that reaches A), "if:NAME" (an interface), or a dotted address. */
+/*  The IPv4 address of this host to listen on and announce, from spec: "route:A" (the
+ *  local address that reaches A), "if:SPEC" (an interface name or a CIDR, as gimpirun's
+ *  -if), or a dotted address. */
 static int s_addr(const char *spec, char *out, size_t size)
 {
-    if (!strncmp(spec, "if:", 3)) {
-        struct ifaddrs *ifa = NULL;
-        if (getifaddrs(&ifa) < 0)
-            return -1;
-        int rc = -1;
-        for (struct ifaddrs *p = ifa; p; p = p->ifa_next)
-            if (p->ifa_addr && p->ifa_addr->sa_family == AF_INET && !strcmp(p->ifa_name, spec + 3)) {
-                inet_ntop(AF_INET, &((struct sockaddr_in *)p->ifa_addr)->sin_addr, out,
-                          (socklen_t)size);
-                rc = 0;
-                break;
-            }
-        freeifaddrs(ifa);
-        return rc;
+    if (!strncmp(spec, "if:", 3)) {     /* an interface name or a CIDR, as -if */
+        char err[GIMPI_HOSTSET_ERRLEN];
+        return gimpi_hostset_if_addr(spec + 3, out, size, err, sizeof err);
     }
     if (!strncmp(spec, "route:", 6)) {
         struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(9) };

@@ -800,7 +800,7 @@ static int s_start_task(launcher_t *self, task_t *t, int tables_fd)
     char **env = run_export_env(self, h, 4);
     char wd[PATH_MAX], spec[80], cl[40], lo[40];
     snprintf(spec, sizeof spec, "route:%s", self->myaddr);
-    if (self->ifspec && !strchr(self->ifspec, '/'))
+    if (self->ifspec)
         snprintf(spec, sizeof spec, "if:%s", self->ifspec);
     int k = 0;
     while (env && env[k])

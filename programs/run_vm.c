@@ -424,6 +424,8 @@ static void s_spawn(launcher_t *self, int token, vmw_msg_t *m)
         } else {
             char spec[80];
             snprintf(spec, sizeof spec, "route:%s", self->myaddr);
+            if (self->ifspec)
+                snprintf(spec, sizeof spec, "if:%s", self->ifspec);
             size_t len;
             if (run_hosts_send(h, vmw_encode(&len, AGENT_START, t->id, 0, spec,
                                              run_wd(h, wd, sizeof wd), targv, tenv)) < 0)

@@ -35,7 +35,7 @@ diag_out() { sed 's/^/# /' "$out"; }
 # okd STATUS TEXT: ok, and the output as diagnostics when it failed
 okd() { ok "$1" "$2"; [ "$1" = 0 ] || diag_out; }
 
-echo "1..24"
+echo "1..28"
 
 # --- a job on every host
 run -tag -hostfile "$VM_DIR/hosts" -np 3 "$T" config
@@ -74,6 +74,17 @@ okd $([ $rc = 0 ] && has 'added 1' && has 'hosts 3'; echo $?) "pvm_addhosts star
 ok $(has "worker $H2"; echo $?) "a task spawned onto the added host answers"
 ok $(has 'deleted 1' && [ "$(grep -c '^hosts 2' "$out")" = 1 ]; echo $?) "pvm_delhosts takes it out of pvm_config"
 ok $(has 'mstat -6'; echo $?) "pvm_mstat of the deleted host: PvmNoHost"
+
+# --- pvm_kill of a task on another host; wd=; groupd on another host
+run -hostfile "$VM_DIR/hosts" -np 1 "$T" remotekill "$H1"
+okd $([ $rc = 0 ] && has 'kill 0' && has 'gone'; echo $?) "pvm_kill of a task on another host ends it (pvm_pstat: PvmNoTask)"
+mkdir -p "$VM_DIR/wd1"
+printf '%s\n' "$H0" "$H1 wd=$VM_DIR/wd1" >"$VM_DIR/hosts.wd"
+run -tag -hostfile "$VM_DIR/hosts.wd" -np 2 "$T" pwd
+okd $([ $rc = 0 ] && has "[1] pwd $VM_DIR/wd1"; echo $?) "wd= sets a host's working directory"
+run -groupd "$H2" -hostfile "$VM_DIR/hosts" -np 3 "$T" group 3
+okd $([ $rc = 0 ] && [ "$(count 'group ok')" = 3 ]; echo $?) "-groupd HOST: the job's groupd runs on another host"
+ok $(! ip netns pids "${VM_NS[2]}" | xargs -r ps -o comm= -p | grep -q groupd; echo $?) "... and ends with the job"
 
 # --- a program missing on one host
 printf '%s\n' "$H0" "$H1 ep=/nonexistent" "$H2" >"$VM_DIR/hosts.ep"

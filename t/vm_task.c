@@ -23,6 +23,10 @@
  *                           "added K", "hosts N", "worker HOST", "deleted K", "hosts N",
  *                           "mstat CODE"
  *    kill TID               pvm_kill of TID: "kill RC"
+ *    remotekill H           spawns a "sleeper" on host H, pvm_kills it once it answered:
+ *                           "kill RC", then "gone" when pvm_pstat says PvmNoTask (10 s)
+ *    sleeper                (started by remotekill) tells its parent, then waits
+ *    pwd                    "pwd DIR" (the working directory)
  *    wait                   prints "ready" and waits to be killed
  */
 #include "pvm3.h"
@@ -173,6 +177,28 @@ int main(int argc, char **argv)
         pvm_config(&n, NULL, &h);
         printf("hosts %d\n", n);
         printf("mstat %d\n", pvm_mstat(argv[2]));
+    } else if (!strcmp(what, "remotekill") && argc > 2) {
+        int tid = 0;
+        char *args[] = { "sleeper", NULL };
+        if (pvm_spawn("vm_task", args, PvmTaskHost, argv[2], 1, &tid) == 1
+            && pvm_trecv(tid, 78, &(struct timeval){ 30, 0 }) > 0) {
+            printf("kill %d\n", pvm_kill(tid));
+            for (int i = 0; i < 100; i++) {
+                if (pvm_pstat(tid) == PvmNoTask) {
+                    printf("gone\n");
+                    break;
+                }
+                usleep(100000);
+            }
+        } else
+            printf("spawn failed %d\n", tid);
+    } else if (!strcmp(what, "sleeper")) {
+        pvm_initsend(PvmDataDefault);
+        pvm_send(pvm_parent(), 78);
+        pause();
+    } else if (!strcmp(what, "pwd")) {
+        char d[4096];
+        printf("pwd %s\n", getcwd(d, sizeof d) ? d : "?");
     } else if (!strcmp(what, "kill") && argc > 2)
         printf("kill %d\n", pvm_kill((int)strtol(argv[2], NULL, 0)));
     else if (!strcmp(what, "wait")) {
