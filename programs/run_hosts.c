@@ -412,17 +412,21 @@ static int s_engine_argv(launcher_t *self, host_t *h, char **argv, char *words, 
     s_agent_path(self, h, agent, sizeof agent);
     int n = 0;
     if (self->slurm) {
+        /* --unbuffered: slurmstepd otherwise holds a task's output until a newline, and
+           frames have none; with it the agent's stdout is a raw pty (bytes pass as they
+           are), its stdin and stderr stay pipes */
         static char *const srun[] = { "srun", "--nodes=1", "--ntasks=1", "--overlap",
-                                      "--kill-on-bad-exit=1", "--quiet", NULL };
+                                      "--kill-on-bad-exit=1", "--quiet", "--unbuffered",
+                                      NULL };
         for (int k = 0; srun[k]; k++)
             argv[n++] = srun[k];
         snprintf(words, wsize, "--nodelist=%s", h->info.name);
         argv[n++] = words;
-        argv[n++] = strdup(agent);
+        snprintf(cmd, csize, "%s", agent);
+        argv[n++] = cmd;
         argv[n++] = "--name";
         argv[n++] = h->info.name;
         argv[n] = NULL;
-        (void)cmd, (void)csize;
         return 0;
     }
     const char *rsh = getenv("GIMPI_RSH");
@@ -494,8 +498,6 @@ static int s_start_agent(launcher_t *self, host_t *h, char *err, size_t errsize)
         fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(127);
     }
-    if (self->slurm)
-        free(argv[7]);
     close(in[0]);
     close(out[1]);
     close(er[1]);
