@@ -372,8 +372,8 @@ void run_task_ended(launcher_t *self, task_t *t, int status)
                     t->argv[0], (int)t->pid, host ? " on " : "", host ? host : "",
                     WTERMSIG(status), strsignal(WTERMSIG(status)));
     }
-    if (!ok && !t->spawned)
-        run_fail(self);
+    if (!ok && !t->spawned && !self->hosts[t->host]->deleted)
+        run_fail(self);                 /* (pvm_delhosts ending a host's tasks is no failure) */
     run_check_done(self);
 }
 
@@ -516,7 +516,7 @@ static int s_spawn(launcher_t *self, task_t *t, int tables_fd)
         setenv(GIMPI_ENV_LOCAL, v, 1);
         if (gimpi_hostset_size(self->hostset) > 0)     /* its name in the virtual machine */
             setenv(GIMPI_ENV_HOST, self->hosts[t->host]->info.name, 1);
-        execvp(t->argv[0], t->argv);
+        gimpi_job_exec(t->argv);
         fprintf(stderr, "gimpirun: cannot run %s: %s\n", t->argv[0], strerror(errno));
         _exit(127);
     }
@@ -751,8 +751,8 @@ void run_free_env(char **env)
     free(env);
 }
 
-/*  The working directory of tasks on host h: wd=, else ours (as mpirun does; PVM's $HOME
- *  when ours does not exist there is the agent's choice of last resort). */
+/*  The working directory of tasks on host h: wd=, else ours (as mpirun does; a directory
+ *  that does not exist there fails the start, naming it). */
 const char *run_wd(const host_t *h, char *buf, size_t size)
 {
     if (h->info.wd[0])
@@ -800,8 +800,9 @@ static int s_start_task(launcher_t *self, task_t *t, int tables_fd)
     char **env = run_export_env(self, h, 4);
     char wd[PATH_MAX], spec[80], cl[40], lo[40];
     snprintf(spec, sizeof spec, "route:%s", self->myaddr);
-    if (self->ifspec)
-        snprintf(spec, sizeof spec, "if:%s", self->ifspec);
+    struct in_addr plain;
+    if (self->ifspec && inet_pton(AF_INET, self->ifspec, &plain) != 1)
+        snprintf(spec, sizeof spec, "if:%s", self->ifspec);     /* a name or a CIDR */
     int k = 0;
     while (env && env[k])
         k++;

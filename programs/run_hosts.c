@@ -331,9 +331,8 @@ static void s_host_dead(launcher_t *self, host_t *h, const char *why)
     bool was_up = h->state == HOST_UP;
     h->state = HOST_DEAD;
     if (why)
-        fprintf(stderr, "gimpirun: host %s %s: %s%s\n", h->info.name,
-                was_up ? "is gone" : "did not start", why,
-                h->errlen ? "" : "");
+        fprintf(stderr, "gimpirun: host %s %s: %s\n", h->info.name,
+                was_up ? "is gone" : "did not start", why);
     int fds[3] = { h->to_fd, h->from_fd, h->err_fd };
     for (int k = 0; k < 3; k++)
         if (fds[k] >= 0) {
@@ -377,7 +376,7 @@ static void s_quote(char *out, size_t size, const char *word)
     out[n] = 0;
 }
 
-/*  The agent's path on the other hosts: dx= of the host, else -agent/GIMPI_AGENT, else
+/*  The agent's path on the other hosts: dx= of the host, else -agent, else
  *  the gimpi-agent beside this gimpirun (the same installation path on every host, as
  *  Open MPI assumes with --prefix). */
 static void s_agent_path(launcher_t *self, host_t *h, char *out, size_t size)
@@ -614,7 +613,7 @@ static bool s_eligible(const host_t *h, int flags, const char *where)
     if (flags & VM_SPAWN_ARCH)
         return !strcmp(h->arch, where);
     if (flags & VM_SPAWN_NOT)
-        return strcmp(h->info.name, where) && strcmp(h->info.ip, where)
+        return strcasecmp(h->info.name, where) && strcasecmp(h->info.ip, where)
                && !(h->local && (!strcmp(where, "localhost") || !strcmp(where, ".")));
     return true;
 }
@@ -627,8 +626,8 @@ int run_hosts_pick(launcher_t *self, int flags, const char *where)
     if (flags & VM_SPAWN_HOST) {
         for (int i = 0; i < self->nhosts; i++) {
             host_t *h = self->hosts[i];
-            if (h->state == HOST_UP && !h->deleted && (!strcmp(h->info.name, where)
-                                        || (h->info.ip[0] && !strcmp(h->info.ip, where))))
+            if (h->state == HOST_UP && !h->deleted && (!strcasecmp(h->info.name, where)
+                                        || (h->info.ip[0] && !strcasecmp(h->info.ip, where))))
                 return i;
         }
         return GIMPI_ENOHOST;

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -424,7 +425,8 @@ static void s_spawn(launcher_t *self, int token, vmw_msg_t *m)
         } else {
             char spec[80];
             snprintf(spec, sizeof spec, "route:%s", self->myaddr);
-            if (self->ifspec)
+            struct in_addr plain;
+            if (self->ifspec && inet_pton(AF_INET, self->ifspec, &plain) != 1)
                 snprintf(spec, sizeof spec, "if:%s", self->ifspec);
             size_t len;
             if (run_hosts_send(h, vmw_encode(&len, AGENT_START, t->id, 0, spec,
@@ -506,8 +508,8 @@ static void s_delhosts(launcher_t *self, int token, vmw_msg_t *m)
         res[i] = GIMPI_ENOHOST;
         for (int k = 0; k < self->nhosts; k++) {
             host_t *h = self->hosts[k];
-            if (h->deleted || h->state != HOST_UP || (strcmp(h->info.name, m->v[0][i])
-                                                      && strcmp(h->info.ip, m->v[0][i])))
+            if (h->deleted || h->state != HOST_UP || (strcasecmp(h->info.name, m->v[0][i])
+                                                      && strcasecmp(h->info.ip, m->v[0][i])))
                 continue;
             if (h->local) {
                 res[i] = GIMPI_EBADPARAM;
@@ -625,6 +627,14 @@ int run_vm_start(launcher_t *self, char *err, size_t errsize)
             return -1;
     }
     setenv("GIMPI_GROUPD", self->groupd_ep, 1);     /* our tasks, and every request here */
+    /* what this host's tasks spawn listens where the other hosts reach it, under this
+       host's name in the virtual machine */
+    setenv(GIMPI_ENV_HOST_ADDR, self->myaddr, 1);
+    for (int i = 0; i < self->nhosts; i++)
+        if (self->hosts[i]->local) {
+            setenv(GIMPI_ENV_HOST, self->hosts[i]->info.name, 1);
+            break;
+        }
     self->mgr = gimpi_groups_new(self->groupd_ep, NULL);
     int rc = self->mgr ? run_vm_publish(self) : GIMPI_ENOMEM;
     if (rc < 0) {

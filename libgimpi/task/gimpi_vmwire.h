@@ -13,7 +13,7 @@
  *  A task's request to the virtual machine's manager (pvm_spawn onto another host,
  *  pvm_addhosts, pvm_delhosts, pvm_kill of a remote task) is one such frame carried as the
  *  blob of groupd's VMREQ, and so is the host table the manager publishes with HOSTS_SET.
- *  The decoder trusts no length (it is what fuzz_vmwire drives) and copies what it
+ *  The decoder trusts no length (vmw_selftest cuts every frame short) and copies what it
  *  returns, so a message outlives its frame.  See doc/multihost.md.
  */
 #ifndef GIMPI_VMWIRE_H
