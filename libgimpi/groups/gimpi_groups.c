@@ -21,116 +21,20 @@
  *  thus costs one round trip instead of two.  GIMPI_GROUPS_SYNC_LEAVE=1 turns it off.
  */
 #include "config.h"
-#include "gimpi.h"
-#include "gimpi_group.h"
-#include "base/gd_hash.h"
-#include "groups/gd_proto.h"
-#include "groups/gd_sock.h"
+#include "groups/groups_internal.h"
 #include "impi/impi_wire.h"
 
 #include <assert.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <sched.h>
 #include <zmq.h>
 #include <sodium.h>
-
-#ifndef GIMPI_BINDIR
-#define GIMPI_BINDIR "/usr/local/bin"
-#endif
-
-enum {
-    HELLO_TIMEOUT_MS = 5000,    /* first contact, including starting a groupd */
-    REQUEST_TIMEOUT_MS = 30000, /* an answer that groupd owes at once (not barrier/freeze) */
-    SYNC_TIMEOUT_MS = 2000,     /* waiting for the cache to catch up with a version */
-    IDLE_EXIT_S = 30,           /* a groupd we start exits after this long without tasks */
-    SPIN_US = 100,              /* default of GIMPI_GROUPS_SPIN_US (see s_wait_reply) */
-    MAX_DEFERRED = 16,          /* deferred leaves in flight at most (then one waits) */
-};
-
-/*  Cached queries look at the event and monitor sockets at most this often: an empty
- *  libzmq receive costs two system calls (poll, getpid), twenty times the query itself.
- *  Events are asynchronous anyway; the promises (own changes, barriers) wait explicitly. */
-#define CHECK_INTERVAL_NS 200000LL
-
-typedef enum { C_SUBSCRIBING, C_MARKED, C_CURRENT } cstate_t;
-
-/*  One group in the cache. */
-typedef struct {
-    cstate_t state;
-    uint64_t version;
-    bool exists;
-    bool dead;
-    int32_t frozen;
-    int32_t size;
-    int32_t *slots;             /* tid per instance, 0 = free */
-    int cap;
-} centry_t;
-
-struct gimpi_groups_t {
-    void *zctx;
-    bool own_ctx;
-    void *dealer, *monitor, *sub;
-    char endpoint[512];
-    char pub_endpoint[512];
-    int state;                  /* 0 not connected, 1 ready, -1 groupd gone */
-    int32_t tid;
-    int32_t want_tid;           /* gimpi_groups_set_tid: register as this (0: any) */
-    uint32_t reqid;
-    uint8_t hostid[16], addr[16];
-    int64_t pid;
-    int port;
-    gd_hash_t *cache;           /* name -> centry_t */
-    int64_t last_check_ns;      /* when the sockets were last looked at (queries) */
-    int64_t last_monitor_ns;    /* when the monitor was last looked at (requests) */
-    uint64_t n_local, n_remote;
-    int64_t spin_ns;            /* a request's wait spins this long first (0: never) */
-    int64_t lat_ns;             /* moving average of the replies' latency */
-    gd_hash_t *mine;            /* the groups this task is in (value: self, unused) */
-    bool sync_leave;            /* GIMPI_GROUPS_SYNC_LEAVE: every leave waits for its reply */
-    int ndeferred;              /* deferred leaves whose replies are still to come */
-    bool have_key;              /* key loaded (tcp endpoints only) */
-    gimpi_key_t key;
-    char keydesc[GIMPI_KEY_PATHLEN + 64];   /* "fingerprint X from FILE", for messages */
-    bool handshaken;            /* the DEALER's handshake with groupd succeeded */
-    bool refused;               /* groupd refused us (said once) */
-    int32_t tok_base, tok_n;    /* the last block this object reserved ... */
-    uint8_t tok[GD_TOKEN_SIZE]; /* ... and its token */
-    bool have_want_tok;         /* gimpi_groups_set_tid_token gave the token to present */
-    uint8_t want_tok[GD_TOKEN_SIZE];
-    struct {
-        uint32_t reqid;
-        char *group;
-    } deferred[MAX_DEFERRED];
-    uint32_t vmwait_reqid;      /* the manager's VMWAIT outstanding (0: none) ... */
-    bool vm_have;               /* ... its reply, taken while waiting for another one */
-    gd_multipart_t vm_mp;
-};
-
-/*  Monotonic milliseconds. */
-static int64_t s_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/*  Monotonic nanoseconds. */
-static int64_t s_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 /* ------------------------------------------------------------------ life cycle */
 
@@ -183,8 +87,6 @@ static void s_free_entry_cb(const void *k, size_t l, void *v, void *a)
     free(e);
 }
 
-static int s_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values, int nvalues,
-                     int timeout_ms, gd_multipart_t *mp_out, gd_msg_t *reply_out);
 static void s_close_dealer(gimpi_groups_t *self);
 
 /*  Unregisters, closes, frees. */
@@ -195,7 +97,7 @@ void gimpi_groups_destroy(gimpi_groups_t **self_p)
     if (!self)
         return;
     if (self->state == 1 && self->tid > 0)
-        s_request(self, GD_UNREGISTER, NULL, 0, 2000, NULL, NULL);
+        groups_request(self, GD_UNREGISTER, NULL, 0, 2000, NULL, NULL);
     if (self->cache) {
         gd_hash_foreach(self->cache, s_free_entry_cb, NULL);
         gd_hash_destroy(&self->cache);
@@ -249,123 +151,7 @@ void gimpi_groups_counters(gimpi_groups_t *self, uint64_t *local, uint64_t *remo
         *remote = self->n_remote;
 }
 
-/* ------------------------------------------------------------------ finding groupd */
-
-/*  1 when something accepts connections on the ipc path of the endpoint. */
-static int s_ipc_alive(const char *endpoint)
-{
-    const char *path = endpoint + 6;
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    if (strlen(path) >= sizeof sa.sun_path)
-        return 0;
-    strcpy(sa.sun_path, path);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return 0;
-    int rc = connect(fd, (struct sockaddr *)&sa, sizeof sa);
-    close(fd);
-    return rc == 0;
-}
-
-/*  Path of the groupd program: $GIMPI_GROUPD_BIN, beside this program, the bindir,
- *  else the bare name (PATH). */
-static const char *s_groupd_bin(char *buf, size_t size)
-{
-    const char *env = getenv("GIMPI_GROUPD_BIN");
-    if (env && *env)
-        return env;
-    char self_path[4096];
-    ssize_t n = readlink("/proc/self/exe", self_path, sizeof self_path - 1);
-    if (n > 0) {
-        self_path[n] = 0;
-        char *slash = strrchr(self_path, '/');
-        if (slash) {
-            *slash = 0;
-            snprintf(buf, size, "%s/groupd", self_path);
-            if (access(buf, X_OK) == 0)
-                return buf;
-        }
-    }
-    snprintf(buf, size, "%s/groupd", GIMPI_BINDIR);
-    if (access(buf, X_OK) == 0)
-        return buf;
-    return "groupd";
-}
-
-/*  Starts a groupd on our (ipc) endpoint and waits for its endpoint line. */
-static int s_start_groupd(gimpi_groups_t *self)
-{
-    char binbuf[4200];
-    const char *bin = s_groupd_bin(binbuf, sizeof binbuf);
-    const char *idle = getenv("GIMPI_GROUPD_IDLE");
-    char idle_arg[32];
-    snprintf(idle_arg, sizeof idle_arg, "--idle-exit=%ld",
-             idle && *idle ? strtol(idle, NULL, 10) : (long)IDLE_EXIT_S);
-    char *argv[] = { (char *)bin, (char *)"--endpoint", self->endpoint, idle_arg, NULL };
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) < 0)
-        return -1;
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(p[0]);
-        close(p[1]);
-        return -1;
-    }
-    if (pid == 0) {
-        dup2(p[1], 1);
-        int null = open("/dev/null", O_RDONLY);
-        if (null >= 0)
-            dup2(null, 0);
-        close_range(3, ~0U, 0);
-        if (strchr(bin, '/'))
-            execv(bin, argv);
-        else
-            execvp(bin, argv);
-        _exit(127);
-    }
-    close(p[1]);
-    char line[600];
-    size_t got = 0;
-    int64_t deadline = s_now_ms() + HELLO_TIMEOUT_MS;
-    while (got < sizeof line - 1) {
-        int left = (int)(deadline - s_now_ms());
-        struct pollfd pf = { .fd = p[0], .events = POLLIN };
-        if (left <= 0 || poll(&pf, 1, left) <= 0)
-            break;
-        ssize_t n = read(p[0], line + got, sizeof line - 1 - got);
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-        if (memchr(line, '\n', got))
-            break;
-    }
-    close(p[0]);
-    line[got] = 0;
-    /* the program forks its daemon and exits at once (or refuses and exits) */
-    int status = 0;
-    for (int64_t end = s_now_ms() + 2000; waitpid(pid, &status, WNOHANG) == 0;) {
-        if (s_now_ms() > end) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &status, 0);
-            break;
-        }
-        struct timespec ts = { 0, 1000000 };
-        nanosleep(&ts, NULL);
-    }
-    if (strchr(line, '\n'))
-        return 0;
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-        return -1;                  /* no groupd program */
-    /* refused because another task started one meanwhile, which may hold the lock but not
-       serve yet: wait (bounded) for it to accept connections */
-    for (int64_t end = s_now_ms() + HELLO_TIMEOUT_MS; s_now_ms() < end;) {
-        if (s_ipc_alive(self->endpoint))
-            return 0;
-        struct timespec ts = { 0, 2000000 };
-        nanosleep(&ts, NULL);
-    }
-    return -1;
-}
+/* ------------------------------------------------------------------ connecting */
 
 /*  Opens the DEALER socket (ZMTP heartbeats towards groupd, gd_sock.h) with its monitor,
  *  and connects.  0 or -1. */
@@ -410,7 +196,7 @@ static void s_close_dealer(gimpi_groups_t *self)
 
 /*  Connects and says HELLO (starting a groupd when none serves our ipc endpoint).  0, or
  *  GIMPI_ESYSERR (and the object is dead). */
-static int s_connect(gimpi_groups_t *self)
+int groups_connect(gimpi_groups_t *self)
 {
     if (self->state == 1)
         return 0;
@@ -426,12 +212,12 @@ static int s_connect(gimpi_groups_t *self)
     }
     for (int attempt = 0;; attempt++) {
         self->state = -1;           /* until proven otherwise */
-        if (ipc && !s_ipc_alive(self->endpoint) && s_start_groupd(self) < 0)
+        if (ipc && !groups_ipc_alive(self->endpoint) && groups_start_groupd(self) < 0)
             return GIMPI_ESYSERR;
         if (s_open_dealer(self, attempt) < 0)
             return GIMPI_ESYSERR;
         self->state = 1;
-        if (s_request(self, GD_HELLO, NULL, 0, HELLO_TIMEOUT_MS, &mp, &reply) >= 0)
+        if (groups_request(self, GD_HELLO, NULL, 0, HELLO_TIMEOUT_MS, &mp, &reply) >= 0)
             break;
         self->state = -1;
         if (!ipc || attempt == 1 || self->refused)
@@ -460,11 +246,11 @@ static int s_connect(gimpi_groups_t *self)
 
 /*  Connects and registers (as the tid set by gimpi_groups_set_tid, if any).  0, or an error
  *  (and the object is dead). */
-static int s_ready(gimpi_groups_t *self)
+int groups_ready(gimpi_groups_t *self)
 {
     if (self->state == 1 && self->tid > 0)
         return 0;
-    int rc = s_connect(self);
+    int rc = groups_connect(self);
     if (rc)
         return rc;
     /* the host's name in the virtual machine (GIMPI_HOST, set by the launcher or its
@@ -497,8 +283,8 @@ static int s_ready(gimpi_groups_t *self)
         { .data = token, .len = sizeof token },
     };
     rc = self->want_tid
-       ? s_request(self, GD_REGISTER_TID, v, 7, REQUEST_TIMEOUT_MS, NULL, NULL)
-       : s_request(self, GD_REGISTER, v, 5, REQUEST_TIMEOUT_MS, NULL, NULL);
+       ? groups_request(self, GD_REGISTER_TID, v, 7, REQUEST_TIMEOUT_MS, NULL, NULL)
+       : groups_request(self, GD_REGISTER, v, 5, REQUEST_TIMEOUT_MS, NULL, NULL);
     if (rc <= 0) {
         self->state = -1;
         return rc < 0 ? rc : GIMPI_ESYSERR;
@@ -526,7 +312,7 @@ static void s_refused(gimpi_groups_t *self, const char *why)
 
 /*  1 when the monitor reports the connection to groupd closed (the object is then dead).
  *  ZMQ_EVENTS first: a plain non-blocking receive may be throttled and miss a queued event. */
-static int s_check_monitor(gimpi_groups_t *self)
+int groups_check_monitor(gimpi_groups_t *self)
 {
     for (;;) {
         int ev = 0;
@@ -560,7 +346,7 @@ static int s_check_monitor(gimpi_groups_t *self)
  *  or nothing yet (0, e.g. a signal).  Cheaper than zmq_poll on both sockets, which costs
  *  about ten system calls per reply: ZMQ_EVENTS once (it also takes any activation that a
  *  send consumed), then one poll(2) on the two notification fds.  The monitor fd is
- *  reliable on its own: nothing but s_check_monitor touches that socket, and it reads it
+ *  reliable on its own: nothing but groups_check_monitor touches that socket, and it reads it
  *  empty, so every later monitor message signals the fd anew.
  *  When replies have lately come within spin_ns (a lightly loaded groupd), the thread
  *  first waits awake for up to spin_ns: a reply then costs no wake-up of this thread,
@@ -582,33 +368,33 @@ static int s_wait_reply(gimpi_groups_t *self, int64_t deadline)
     if (self->spin_ns > 0 && self->lat_ns <= self->spin_ns) {
         /* replies have been coming back within the spin: wait for this one awake
            (sched_yield lets whatever else wants this CPU run first) */
-        int64_t end = s_now_ns() + self->spin_ns;
+        int64_t end = groups_now_ns() + self->spin_ns;
         do {
             sched_yield();
             if (poll(pf, 1, 0) > 0)
                 return 0;
-        } while (s_now_ns() < end);
+        } while (groups_now_ns() < end);
     }
-    long left = deadline < 0 ? -1 : (long)(deadline - s_now_ms());
+    long left = deadline < 0 ? -1 : (long)(deadline - groups_now_ms());
     if (deadline >= 0 && left < 0)
         return -1;
     if (poll(pf, 2, left > INT32_MAX ? INT32_MAX : (int)left) < 0 && errno != EINTR)
         return -1;
-    if (pf[1].revents && s_check_monitor(self))
+    if (pf[1].revents && groups_check_monitor(self))
         return -1;
     return 0;               /* the caller looks at the DEALER again (ZMQ_EVENTS above) */
 }
 
 /*  Sends a request without waiting.  Returns its request id (> 0) or an error. */
-static int64_t s_send_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values,
-                              int nvalues)
+int64_t groups_send_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values,
+                            int nvalues)
 {
     if (self->state != 1)
         return GIMPI_ESYSERR;
     /* (the wait for the reply watches the monitor too; a look first only when it is due) */
-    int64_t now = s_now_ns();
+    int64_t now = groups_now_ns();
     if (now - self->last_monitor_ns >= CHECK_INTERVAL_NS) {
-        if (s_check_monitor(self))
+        if (groups_check_monitor(self))
             return GIMPI_ESYSERR;
         self->last_monitor_ns = now;
     }
@@ -636,7 +422,7 @@ static void s_sync(gimpi_groups_t *self, const char *group, uint64_t version);
  *  must not happen while a SNAPSHOT is outstanding (see the file comment); it cannot:
  *  every path to a SNAPSHOT (the lookups, gimpi_group_snapshot) flushes the deferred
  *  leaves first, so none is outstanding then. */
-static int s_take_deferred(gimpi_groups_t *self, const gd_multipart_t *mp)
+int groups_take_deferred(gimpi_groups_t *self, const gd_multipart_t *mp)
 {
     gd_msg_t head, reply;
     if (self->ndeferred == 0 || mp->truncated || mp->nparts < 1
@@ -658,7 +444,7 @@ static int s_take_deferred(gimpi_groups_t *self, const gd_multipart_t *mp)
 
 /*  If mp answers the outstanding VMWAIT, keeps it for gimpi_groups_mgr_next (taking it
  *  over: mp is left empty) and returns 1; else 0. */
-static int s_take_vmwait(gimpi_groups_t *self, gd_multipart_t *mp)
+int groups_take_vmwait(gimpi_groups_t *self, gd_multipart_t *mp)
 {
     gd_msg_t head;
     if (!self->vmwait_reqid || self->vm_have || mp->truncated || mp->nparts < 1
@@ -678,8 +464,8 @@ static int s_take_vmwait(gimpi_groups_t *self, gd_multipart_t *mp)
 static int s_await(gimpi_groups_t *self, uint8_t cmd, uint32_t reqid, int timeout_ms,
                    gd_multipart_t *mp_out, gd_msg_t *reply_out)
 {
-    int64_t sent_ns = s_now_ns();
-    int64_t deadline = timeout_ms < 0 ? -1 : s_now_ms() + timeout_ms;
+    int64_t sent_ns = groups_now_ns();
+    int64_t deadline = timeout_ms < 0 ? -1 : groups_now_ms() + timeout_ms;
     for (;;) {
         int rc = s_wait_reply(self, deadline);
         if (rc < 0)
@@ -689,7 +475,7 @@ static int s_await(gimpi_groups_t *self, uint8_t cmd, uint32_t reqid, int timeou
         gd_multipart_t mp;
         if (gd_multipart_recv(self->dealer, &mp, ZMQ_DONTWAIT) < 0)
             continue;
-        if (s_take_deferred(self, &mp) || s_take_vmwait(self, &mp)) {
+        if (groups_take_deferred(self, &mp) || groups_take_vmwait(self, &mp)) {
             gd_multipart_close(&mp);
             continue;
         }
@@ -701,7 +487,7 @@ static int s_await(gimpi_groups_t *self, uint8_t cmd, uint32_t reqid, int timeou
         }
         int status = reply.values[0].i;
         if (cmd != GD_BARRIER && cmd != GD_FREEZE && cmd != GD_VMREQ)
-            self->lat_ns += (s_now_ns() - sent_ns - self->lat_ns) / 8;
+            self->lat_ns += (groups_now_ns() - sent_ns - self->lat_ns) / 8;
         if (reply_out)
             *reply_out = reply;
         if (mp_out)
@@ -713,14 +499,14 @@ static int s_await(gimpi_groups_t *self, uint8_t cmd, uint32_t reqid, int timeou
 }
 
 /*  Sends a request and waits for its reply (see s_await). */
-static int s_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values, int nvalues,
-                     int timeout_ms, gd_multipart_t *mp_out, gd_msg_t *reply_out)
+int groups_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values, int nvalues,
+                   int timeout_ms, gd_multipart_t *mp_out, gd_msg_t *reply_out)
 {
     if (mp_out)
         memset(mp_out, 0, sizeof *mp_out);
     if (reply_out)
         memset(reply_out, 0, sizeof *reply_out);
-    int64_t reqid = s_send_request(self, cmd, values, nvalues);
+    int64_t reqid = groups_send_request(self, cmd, values, nvalues);
     if (reqid < 0)
         return (int)reqid;
     return s_await(self, cmd, (uint32_t)reqid, timeout_ms, mp_out, reply_out);
@@ -730,7 +516,7 @@ static int s_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values
  *  when groupd is gone or does not answer (the object is then dead). */
 static int s_flush(gimpi_groups_t *self)
 {
-    int64_t deadline = s_now_ms() + REQUEST_TIMEOUT_MS;
+    int64_t deadline = groups_now_ms() + REQUEST_TIMEOUT_MS;
     while (self->ndeferred > 0) {
         int rc = self->state == 1 ? s_wait_reply(self, deadline) : -1;
         if (rc < 0) {
@@ -742,8 +528,8 @@ static int s_flush(gimpi_groups_t *self)
         gd_multipart_t mp;
         if (rc == 0 || gd_multipart_recv(self->dealer, &mp, ZMQ_DONTWAIT) < 0)
             continue;
-        if (!s_take_deferred(self, &mp))    /* anything else: a late answer, dropped */
-            s_take_vmwait(self, &mp);
+        if (!groups_take_deferred(self, &mp))    /* anything else: a late answer, dropped */
+            groups_take_vmwait(self, &mp);
         gd_multipart_close(&mp);
     }
     return 0;
@@ -851,14 +637,14 @@ static void s_sync(gimpi_groups_t *self, const char *group, uint64_t version)
     if (!e || !self->sub)
         return;
     s_drain(self);
-    int64_t deadline = s_now_ms() + SYNC_TIMEOUT_MS;
+    int64_t deadline = groups_now_ms() + SYNC_TIMEOUT_MS;
     while (e->state == C_CURRENT && e->version < version) {
-        long left = (long)(deadline - s_now_ms());
+        long left = (long)(deadline - groups_now_ms());
         zmq_pollitem_t items[] = {
             { self->sub, 0, ZMQ_POLLIN, 0 },
             { self->monitor, 0, ZMQ_POLLIN, 0 },
         };
-        if (left <= 0 || zmq_poll(items, 2, left) <= 0 || s_check_monitor(self)) {
+        if (left <= 0 || zmq_poll(items, 2, left) <= 0 || groups_check_monitor(self)) {
             e->state = C_MARKED;        /* not caught up: ask groupd next time */
             return;
         }
@@ -872,7 +658,7 @@ static void s_refresh(gimpi_groups_t *self, const char *group, centry_t *e)
     gd_multipart_t mp;
     gd_msg_t reply;
     gd_value_t v = { .data = (const uint8_t *)group, .len = strlen(group) };
-    int rc = s_request(self, GD_SNAPSHOT, &v, 1, REQUEST_TIMEOUT_MS, &mp, &reply);
+    int rc = groups_request(self, GD_SNAPSHOT, &v, 1, REQUEST_TIMEOUT_MS, &mp, &reply);
     if (rc == GIMPI_ENOGROUP) {
         gd_multipart_close(&mp);
         e->exists = false;
@@ -944,7 +730,7 @@ static int s_watch(gimpi_groups_t *self, const char *group, size_t len)
  *  query of a group starts watching it (s_watch). */
 static centry_t *s_cached(gimpi_groups_t *self, const char *group)
 {
-    int64_t now = s_now_ns();
+    int64_t now = groups_now_ns();
     if (now - self->last_check_ns >= CHECK_INTERVAL_NS) {
         s_drain(self);
         self->last_check_ns = now;
@@ -970,12 +756,12 @@ static int s_enter(gimpi_groups_t *self, const char *group)
         return GIMPI_ENULLGROUP;
     if (strlen(group) > GD_MAX_NAME)
         return GIMPI_EBADPARAM;
-    int rc = s_ready(self);
+    int rc = groups_ready(self);
     if (rc)
         return rc;
-    int64_t now = s_now_ns();
+    int64_t now = groups_now_ns();
     if (now - self->last_monitor_ns >= CHECK_INTERVAL_NS) {
-        if (s_check_monitor(self))
+        if (groups_check_monitor(self))
             return GIMPI_ESYSERR;
         self->last_monitor_ns = now;
     }
@@ -991,7 +777,7 @@ static int s_group_call(gimpi_groups_t *self, uint8_t cmd, const char *group, in
     int nv = *gd_command_info(cmd)->request == 'n' && gd_command_info(cmd)->request[1] ? 2 : 1;
     gd_multipart_t mp;
     gd_msg_t reply;
-    int rc = s_request(self, cmd, v, nv, timeout_ms, &mp, &reply);
+    int rc = groups_request(self, cmd, v, nv, timeout_ms, &mp, &reply);
     uint64_t version = reply.values[1].q;
     gd_multipart_close(&mp);
     if (sync && version && self->state == 1)
@@ -1003,7 +789,7 @@ static int s_group_call(gimpi_groups_t *self, uint8_t cmd, const char *group, in
 int gimpi_group_mytid(gimpi_groups_t *self)
 {
     assert(self);
-    int rc = s_ready(self);
+    int rc = groups_ready(self);
     return rc ? rc : self->tid;
 }
 
@@ -1039,7 +825,7 @@ int gimpi_group_leave(gimpi_groups_t *self, const char *group)
         return rc;
     }
     gd_value_t v = { .data = (const uint8_t *)group, .len = len };
-    int64_t reqid = s_send_request(self, GD_LEAVE, &v, 1);
+    int64_t reqid = groups_send_request(self, GD_LEAVE, &v, 1);
     if (reqid < 0) {
         free(copy);
         return (int)reqid;
@@ -1143,13 +929,13 @@ int gimpi_groups_reserve_token(gimpi_groups_t *self, const char *key, int n,
         key = "";
     if (strlen(key) > GD_MAX_TEXT || n < 1 || n > GIMPI_GROUPS_MAX_RESERVE)
         return GIMPI_EBADPARAM;
-    int rc = s_connect(self);
+    int rc = groups_connect(self);
     if (rc)
         return rc;
     gd_value_t v[2] = { { .data = (const uint8_t *)key, .len = strlen(key) }, { .i = n } };
     gd_multipart_t mp;
     gd_msg_t reply;
-    int base = s_request(self, GD_RESERVE, v, 2, REQUEST_TIMEOUT_MS, &mp, &reply);
+    int base = groups_request(self, GD_RESERVE, v, 2, REQUEST_TIMEOUT_MS, &mp, &reply);
     if (base >= 0) {
         self->tok_base = base;
         self->tok_n = n;
@@ -1202,7 +988,7 @@ static int s_lookup(gimpi_groups_t *self, int tid, gimpi_task_info_t *info)
     gd_value_t v = { .i = tid };
     gd_multipart_t mp;
     gd_msg_t reply;
-    int rc = s_request(self, GD_LOOKUP, &v, 1, REQUEST_TIMEOUT_MS, &mp, &reply);
+    int rc = groups_request(self, GD_LOOKUP, &v, 1, REQUEST_TIMEOUT_MS, &mp, &reply);
     if (rc >= 0) {
         impi_proc_t proc;
         impi_proc_decode(reply.values[2].data, &proc);
@@ -1224,7 +1010,7 @@ int gimpi_group_lookup(gimpi_groups_t *self, int tid, gimpi_task_info_t *info)
 {
     assert(self);
     assert(info);
-    int rc = s_ready(self);
+    int rc = groups_ready(self);
     return rc ? rc : s_lookup(self, tid, info);
 }
 
@@ -1233,7 +1019,7 @@ int gimpi_groups_lookup_only(gimpi_groups_t *self, int tid, gimpi_task_info_t *i
 {
     assert(self);
     assert(info);
-    int rc = s_connect(self);
+    int rc = groups_connect(self);
     return rc ? rc : s_lookup(self, tid, info);
 }
 
@@ -1285,231 +1071,4 @@ int gimpi_group_snapshot(gimpi_groups_t *self, const char *group, gimpi_group_sn
     snap->dead = e->dead;
     free(tmp.slots);
     return n;
-}
-
-/* ------------------------------------------------------------------ the virtual machine */
-
-/*  A malloc'ed copy of a reply's blob (at least one byte allocated), or NULL. */
-static void *s_blob_copy(const gd_value_t *v, size_t *len)
-{
-    void *p = malloc(v->len ? v->len : 1);
-    if (p && v->len)
-        memcpy(p, v->data, v->len);
-    *len = p ? v->len : 0;
-    return p;
-}
-
-/*  HOSTS: the host table as last set, and its number of hosts. */
-int gimpi_groups_hosts(gimpi_groups_t *self, void **blob, size_t *len)
-{
-    assert(self);
-    assert(blob && len);
-    *blob = NULL;
-    *len = 0;
-    int rc = s_connect(self);
-    if (rc)
-        return rc;
-    gd_multipart_t mp;
-    gd_msg_t reply;
-    rc = s_request(self, GD_HOSTS, NULL, 0, REQUEST_TIMEOUT_MS, &mp, &reply);
-    if (rc >= 0 && !(*blob = s_blob_copy(&reply.values[2], len)))
-        rc = GIMPI_ENOMEM;
-    gd_multipart_close(&mp);
-    return rc;
-}
-
-/*  HOSTS_SET: stores the host table; the first caller becomes the VM's manager. */
-int gimpi_groups_hosts_set(gimpi_groups_t *self, int nhosts, const void *blob, size_t len)
-{
-    assert(self);
-    if (nhosts < 0 || (size_t)nhosts > len || len > GD_VM_MAX_TABLE || (len && !blob))
-        return GIMPI_EBADPARAM;
-    int rc = s_connect(self);
-    if (rc)
-        return rc;
-    gd_value_t v[2] = { { .i = nhosts }, { .data = len ? blob : (const void *)"", .len = len } };
-    return s_request(self, GD_HOSTS_SET, v, 2, REQUEST_TIMEOUT_MS, NULL, NULL);
-}
-
-/*  TASKS: the tasks of one host (or all) from groupd's registry. */
-int gimpi_groups_tasks(gimpi_groups_t *self, const char *host, gimpi_vm_task_t **out, int *n)
-{
-    assert(self);
-    assert(out && n);
-    *out = NULL;
-    *n = 0;
-    if (!host)
-        host = "";
-    if (strlen(host) > GD_MAX_TEXT)
-        return GIMPI_EBADPARAM;
-    int rc = s_connect(self);
-    if (rc)
-        return rc;
-    gd_value_t v = { .data = (const uint8_t *)host, .len = strlen(host) };
-    gd_multipart_t mp;
-    gd_msg_t reply;
-    rc = s_request(self, GD_TASKS, &v, 1, REQUEST_TIMEOUT_MS, &mp, &reply);
-    gd_vmtask_t *recs = NULL;
-    int nrec = 0;
-    if (rc >= 0 && gd_tasks_decode(reply.values[2].data, reply.values[2].len, &recs, &nrec))
-        rc = GIMPI_EBADMSG;
-    gd_multipart_close(&mp);
-    if (rc < 0)
-        return rc;
-    gimpi_vm_task_t *t = calloc((size_t)nrec + 1, sizeof *t);
-    if (!t) {
-        free(recs);
-        return GIMPI_ENOMEM;
-    }
-    for (int k = 0; k < nrec; k++) {
-        t[k].tid = recs[k].tid;
-        t[k].ptid = recs[k].ptid;
-        t[k].pid = recs[k].ospid;
-        t[k].flags = recs[k].flags;
-        snprintf(t[k].host, sizeof t[k].host, "%s", recs[k].host);
-        snprintf(t[k].name, sizeof t[k].name, "%s", recs[k].name);
-    }
-    free(recs);
-    *out = t;
-    *n = nrec;
-    return nrec;
-}
-
-/*  TASKINFO: this task's parent and program name (registers first). */
-int gimpi_groups_taskinfo(gimpi_groups_t *self, int ptid, const char *name)
-{
-    assert(self);
-    if (ptid < 0)
-        return GIMPI_EBADPARAM;
-    if (!name)
-        name = "";
-    int rc = s_ready(self);
-    if (rc)
-        return rc;
-    gd_value_t v[2] = { { .i = ptid },
-                        { .data = (const uint8_t *)name, .len = strnlen(name, GD_MAX_TEXT) } };
-    return s_request(self, GD_TASKINFO, v, 2, REQUEST_TIMEOUT_MS, NULL, NULL);
-}
-
-/*  VMREQ: a request to the VM's manager, answered when the manager answers. */
-int gimpi_groups_vmreq(gimpi_groups_t *self, const void *req, size_t len, void **rep,
-                       size_t *replen, int timeout_ms)
-{
-    assert(self);
-    assert(rep && replen);
-    *rep = NULL;
-    *replen = 0;
-    if (len > GD_VM_MAX_PAYLOAD || (len && !req))
-        return GIMPI_EBADPARAM;
-    int rc = s_connect(self);
-    if (rc)
-        return rc;
-    gd_value_t v = { .data = len ? req : (const void *)"", .len = len };
-    gd_multipart_t mp;
-    gd_msg_t reply;
-    rc = s_request(self, GD_VMREQ, &v, 1, timeout_ms, &mp, &reply);
-    if (rc >= 0 && !(*rep = s_blob_copy(&reply.values[2], replen)))
-        rc = GIMPI_ENOMEM;
-    gd_multipart_close(&mp);
-    return rc;
-}
-
-/*  TASK_EXIT: the manager says a task ended. */
-int gimpi_groups_task_exit(gimpi_groups_t *self, int tid, int status)
-{
-    assert(self);
-    int rc = s_connect(self);
-    if (rc)
-        return rc;
-    gd_value_t v[2] = { { .i = tid }, { .i = status } };
-    return s_request(self, GD_TASK_EXIT, v, 2, REQUEST_TIMEOUT_MS, NULL, NULL);
-}
-
-/*  The request socket's notification fd (ZMQ_FD), for the manager's poll(2) loop. */
-int gimpi_groups_fd(gimpi_groups_t *self)
-{
-    assert(self);
-    int rc = s_connect(self);
-    if (rc)
-        return rc;
-    int fd = -1;
-    size_t fl = sizeof fd;
-    if (zmq_getsockopt(self->dealer, ZMQ_FD, &fd, &fl) < 0)
-        return GIMPI_ESYSERR;
-    return fd;
-}
-
-/*  Reads every message the DEALER holds (no waiting): the VMWAIT's reply is kept, a
- *  deferred leave's is applied, anything else (a late answer) is dropped. */
-static void s_vm_drain(gimpi_groups_t *self)
-{
-    for (;;) {
-        int ev = 0;
-        size_t el = sizeof ev;
-        if (zmq_getsockopt(self->dealer, ZMQ_EVENTS, &ev, &el) < 0 || !(ev & ZMQ_POLLIN))
-            return;
-        gd_multipart_t mp;
-        if (gd_multipart_recv(self->dealer, &mp, ZMQ_DONTWAIT) < 0)
-            return;
-        if (!s_take_deferred(self, &mp))
-            s_take_vmwait(self, &mp);
-        gd_multipart_close(&mp);
-    }
-}
-
-/*  The manager's next request, without waiting: keeps one VMWAIT outstanding. */
-int gimpi_groups_mgr_next(gimpi_groups_t *self, int *token, void **payload, size_t *len)
-{
-    assert(self);
-    assert(token && payload && len);
-    *token = 0;
-    *payload = NULL;
-    *len = 0;
-    int rc = s_connect(self);
-    if (rc)
-        return rc;
-    if (s_check_monitor(self))
-        return GIMPI_ESYSERR;
-    if (!self->vmwait_reqid && !self->vm_have) {
-        int64_t reqid = s_send_request(self, GD_VMWAIT, NULL, 0);
-        if (reqid < 0)
-            return (int)reqid;
-        self->vmwait_reqid = (uint32_t)reqid;
-    }
-    s_vm_drain(self);       /* (after the send, which may have taken the fd's signal) */
-    if (!self->vm_have)
-        return 0;
-    gd_msg_t reply;
-    rc = gd_reply_decode(GD_VMWAIT, self->vm_mp.frames, self->vm_mp.nparts, &reply);
-    if (rc == GD_OK)
-        rc = reply.values[0].i;
-    else
-        rc = GIMPI_EBADMSG;
-    if (rc >= 0 && reply.kind == (GD_VMWAIT | GD_REPLY_FLAG)) {
-        *token = reply.values[2].i;
-        if (!(*payload = s_blob_copy(&reply.values[3], len)))
-            rc = GIMPI_ENOMEM;
-        else
-            rc = 1;
-    } else if (rc >= 0)
-        rc = GIMPI_EBADMSG;
-    gd_multipart_close(&self->vm_mp);
-    self->vm_have = false;
-    self->vmwait_reqid = 0;
-    return rc;
-}
-
-/*  VMREP: the manager's answer to the request of `token`. */
-int gimpi_groups_mgr_reply(gimpi_groups_t *self, int token, int status, const void *payload,
-                           size_t len)
-{
-    assert(self);
-    if (len > GD_VM_MAX_PAYLOAD || (len && !payload))
-        return GIMPI_EBADPARAM;
-    int rc = s_connect(self);
-    if (rc)
-        return rc;
-    gd_value_t v[3] = { { .i = token }, { .i = status },
-                        { .data = len ? payload : (const void *)"", .len = len } };
-    return s_request(self, GD_VMREP, v, 3, REQUEST_TIMEOUT_MS, NULL, NULL);
 }

@@ -1,0 +1,140 @@
+/*  gimpi_groups_start.c — starting a groupd for a task's groupd client (groups_internal.h).
+ *  A task whose ipc endpoint nobody serves runs the groupd program (found through
+ *  $GIMPI_GROUPD_BIN, beside the running program, in the bindir, else on PATH) with that
+ *  endpoint and an idle exit, and waits, bounded, for the endpoint line it prints once it
+ *  serves; when another task started one meanwhile, it waits for that one to accept.
+ */
+#include "config.h"
+#include "groups/groups_internal.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef GIMPI_BINDIR
+#define GIMPI_BINDIR "/usr/local/bin"
+#endif
+
+/*  1 when something accepts connections on the ipc path of the endpoint. */
+int groups_ipc_alive(const char *endpoint)
+{
+    const char *path = endpoint + 6;
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    if (strlen(path) >= sizeof sa.sun_path)
+        return 0;
+    strcpy(sa.sun_path, path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return 0;
+    int rc = connect(fd, (struct sockaddr *)&sa, sizeof sa);
+    close(fd);
+    return rc == 0;
+}
+
+/*  Path of the groupd program: $GIMPI_GROUPD_BIN, beside this program, the bindir,
+ *  else the bare name (PATH). */
+static const char *s_groupd_bin(char *buf, size_t size)
+{
+    const char *env = getenv("GIMPI_GROUPD_BIN");
+    if (env && *env)
+        return env;
+    char self_path[4096];
+    ssize_t n = readlink("/proc/self/exe", self_path, sizeof self_path - 1);
+    if (n > 0) {
+        self_path[n] = 0;
+        char *slash = strrchr(self_path, '/');
+        if (slash) {
+            *slash = 0;
+            snprintf(buf, size, "%s/groupd", self_path);
+            if (access(buf, X_OK) == 0)
+                return buf;
+        }
+    }
+    snprintf(buf, size, "%s/groupd", GIMPI_BINDIR);
+    if (access(buf, X_OK) == 0)
+        return buf;
+    return "groupd";
+}
+
+/*  Starts a groupd on our (ipc) endpoint and waits for its endpoint line. */
+int groups_start_groupd(gimpi_groups_t *self)
+{
+    char binbuf[4200];
+    const char *bin = s_groupd_bin(binbuf, sizeof binbuf);
+    const char *idle = getenv("GIMPI_GROUPD_IDLE");
+    char idle_arg[32];
+    snprintf(idle_arg, sizeof idle_arg, "--idle-exit=%ld",
+             idle && *idle ? strtol(idle, NULL, 10) : (long)IDLE_EXIT_S);
+    char *argv[] = { (char *)bin, (char *)"--endpoint", self->endpoint, idle_arg, NULL };
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(p[0]);
+        close(p[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        dup2(p[1], 1);
+        int null = open("/dev/null", O_RDONLY);
+        if (null >= 0)
+            dup2(null, 0);
+        close_range(3, ~0U, 0);
+        if (strchr(bin, '/'))
+            execv(bin, argv);
+        else
+            execvp(bin, argv);
+        _exit(127);
+    }
+    close(p[1]);
+    char line[600];
+    size_t got = 0;
+    int64_t deadline = groups_now_ms() + HELLO_TIMEOUT_MS;
+    while (got < sizeof line - 1) {
+        int left = (int)(deadline - groups_now_ms());
+        struct pollfd pf = { .fd = p[0], .events = POLLIN };
+        if (left <= 0 || poll(&pf, 1, left) <= 0)
+            break;
+        ssize_t n = read(p[0], line + got, sizeof line - 1 - got);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+        if (memchr(line, '\n', got))
+            break;
+    }
+    close(p[0]);
+    line[got] = 0;
+    /* the program forks its daemon and exits at once (or refuses and exits) */
+    int status = 0;
+    for (int64_t end = groups_now_ms() + 2000; waitpid(pid, &status, WNOHANG) == 0;) {
+        if (groups_now_ms() > end) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            break;
+        }
+        struct timespec ts = { 0, 1000000 };
+        nanosleep(&ts, NULL);
+    }
+    if (strchr(line, '\n'))
+        return 0;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+        return -1;                  /* no groupd program */
+    /* refused because another task started one meanwhile, which may hold the lock but not
+       serve yet: wait (bounded) for it to accept connections */
+    for (int64_t end = groups_now_ms() + HELLO_TIMEOUT_MS; groups_now_ms() < end;) {
+        if (groups_ipc_alive(self->endpoint))
+            return 0;
+        struct timespec ts = { 0, 2000000 };
+        nanosleep(&ts, NULL);
+    }
+    return -1;
+}

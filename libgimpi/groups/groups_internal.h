@@ -1,0 +1,154 @@
+/*  groups_internal.h — the private state of a task's groupd client (libgimpi/groups/
+ *  gimpi_groups*.c only): the object gimpi_groups_t with its membership cache entries, the
+ *  client's limits, and the functions its files give each other.  Nothing outside these
+ *  files includes it, and nothing in it is exported from the library.
+ *
+ *  The client's files (each calls only the ones before it; t/layers.sh checks):
+ *      gimpi_groups_start.c  starting a groupd on an ipc endpoint that nobody serves
+ *      gimpi_groups.c        the object, connecting and registering, requests and replies,
+ *                            the membership cache and the group calls (gimpi_group.h)
+ *      gimpi_groups_vm.c     the virtual machine's calls: host table, task registry, the
+ *                            manager's requests and replies
+ */
+#ifndef GIMPI_GROUPS_INTERNAL_H
+#define GIMPI_GROUPS_INTERNAL_H
+
+#include "gimpi.h"
+#include "gimpi_group.h"
+#include "base/gd_hash.h"
+#include "base/gimpi_key.h"
+#include "groups/gd_proto.h"
+#include "groups/gd_sock.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+/*  The client's cross-file functions stay inside the library (direct calls, no PLT). */
+#pragma GCC visibility push(hidden)
+
+enum {
+    HELLO_TIMEOUT_MS = 5000,    /* first contact, including starting a groupd */
+    REQUEST_TIMEOUT_MS = 30000, /* an answer that groupd owes at once (not barrier/freeze) */
+    SYNC_TIMEOUT_MS = 2000,     /* waiting for the cache to catch up with a version */
+    IDLE_EXIT_S = 30,           /* a groupd we start exits after this long without tasks */
+    SPIN_US = 100,              /* default of GIMPI_GROUPS_SPIN_US (see s_wait_reply) */
+    MAX_DEFERRED = 16,          /* deferred leaves in flight at most (then one waits) */
+};
+
+/*  Cached queries look at the event and monitor sockets at most this often: an empty
+ *  libzmq receive costs two system calls (poll, getpid), twenty times the query itself.
+ *  Events are asynchronous anyway; the promises (own changes, barriers) wait explicitly. */
+#define CHECK_INTERVAL_NS 200000LL
+
+typedef enum { C_SUBSCRIBING, C_MARKED, C_CURRENT } cstate_t;
+
+/*  One group in the cache. */
+typedef struct {
+    cstate_t state;
+    uint64_t version;
+    bool exists;
+    bool dead;
+    int32_t frozen;
+    int32_t size;
+    int32_t *slots;             /* tid per instance, 0 = free */
+    int cap;
+} centry_t;
+
+struct gimpi_groups_t {
+    void *zctx;
+    bool own_ctx;
+    void *dealer, *monitor, *sub;
+    char endpoint[512];
+    char pub_endpoint[512];
+    int state;                  /* 0 not connected, 1 ready, -1 groupd gone */
+    int32_t tid;
+    int32_t want_tid;           /* gimpi_groups_set_tid: register as this (0: any) */
+    uint32_t reqid;
+    uint8_t hostid[16], addr[16];
+    int64_t pid;
+    int port;
+    gd_hash_t *cache;           /* name -> centry_t */
+    int64_t last_check_ns;      /* when the sockets were last looked at (queries) */
+    int64_t last_monitor_ns;    /* when the monitor was last looked at (requests) */
+    uint64_t n_local, n_remote;
+    int64_t spin_ns;            /* a request's wait spins this long first (0: never) */
+    int64_t lat_ns;             /* moving average of the replies' latency */
+    gd_hash_t *mine;            /* the groups this task is in (value: self, unused) */
+    bool sync_leave;            /* GIMPI_GROUPS_SYNC_LEAVE: every leave waits for its reply */
+    int ndeferred;              /* deferred leaves whose replies are still to come */
+    bool have_key;              /* key loaded (tcp endpoints only) */
+    gimpi_key_t key;
+    char keydesc[GIMPI_KEY_PATHLEN + 64];   /* "fingerprint X from FILE", for messages */
+    bool handshaken;            /* the DEALER's handshake with groupd succeeded */
+    bool refused;               /* groupd refused us (said once) */
+    int32_t tok_base, tok_n;    /* the last block this object reserved ... */
+    uint8_t tok[GD_TOKEN_SIZE]; /* ... and its token */
+    bool have_want_tok;         /* gimpi_groups_set_tid_token gave the token to present */
+    uint8_t want_tok[GD_TOKEN_SIZE];
+    struct {
+        uint32_t reqid;
+        char *group;
+    } deferred[MAX_DEFERRED];
+    uint32_t vmwait_reqid;      /* the manager's VMWAIT outstanding (0: none) ... */
+    bool vm_have;               /* ... its reply, taken while waiting for another one */
+    gd_multipart_t vm_mp;
+};
+
+/*  Monotonic milliseconds. */
+static inline int64_t groups_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*  Monotonic nanoseconds. */
+static inline int64_t groups_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* gimpi_groups.c */
+
+/*  Connects and says HELLO (starting a groupd when none serves our ipc endpoint).  0, or
+ *  GIMPI_ESYSERR (and the object is dead). */
+int groups_connect(gimpi_groups_t *self);
+
+/*  Connects and registers (as the tid set by gimpi_groups_set_tid, if any).  0, or an error
+ *  (and the object is dead). */
+int groups_ready(gimpi_groups_t *self);
+
+/*  1 when the monitor reports the connection to groupd closed (the object is then dead). */
+int groups_check_monitor(gimpi_groups_t *self);
+
+/*  Sends a request without waiting.  Returns its request id (> 0) or an error. */
+int64_t groups_send_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values,
+                            int nvalues);
+
+/*  Sends a request and waits for its reply (timeout_ms < 0: as long as groupd lives).
+ *  Returns the reply's status or an error; with mp_out the reply is kept for the caller,
+ *  who closes it. */
+int groups_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values, int nvalues,
+                   int timeout_ms, gd_multipart_t *mp_out, gd_msg_t *reply_out);
+
+/*  If mp answers a deferred leave, applies it and returns 1; else 0. */
+int groups_take_deferred(gimpi_groups_t *self, const gd_multipart_t *mp);
+
+/*  If mp answers the outstanding VMWAIT, keeps it for gimpi_groups_mgr_next (taking it
+ *  over: mp is left empty) and returns 1; else 0. */
+int groups_take_vmwait(gimpi_groups_t *self, gd_multipart_t *mp);
+
+/* gimpi_groups_start.c */
+
+/*  1 when something accepts connections on the ipc path of the endpoint. */
+int groups_ipc_alive(const char *endpoint);
+
+/*  Starts a groupd on the object's (ipc) endpoint and waits for its endpoint line.  0 or -1. */
+int groups_start_groupd(gimpi_groups_t *self);
+
+#pragma GCC visibility pop
+
+#endif
