@@ -6,7 +6,10 @@
 # times; the table shows medians (µs) and gimpi/Open MPI ratios, then the geometric mean.
 # It also times pvm_spawn of 8 tasks across the 4 hosts (t/vm_task spawntime) beside
 # mpirun starting 8 processes there.  Needs root; Open MPI's collbench from the peer
-# benchmarks ($BENCH_OUT/mpi/bin/collbench-ompi).
+# benchmarks ($BENCH_OUT/mpi/bin/collbench-ompi).  Open MPI yields when idle
+# (mpi_yield_when_idle, what it does itself when oversubscribed): the emulated hosts share
+# this machine's cores, and its default busy polling would make each operation cost whole
+# time slices.
 #
 #   bench/vm-compare.sh BUILD [REPS] [FIGURES] [NS]
 set -u
@@ -37,7 +40,7 @@ ompi_run() { # N SLOTS FIG
     local hosts=${VM_ADDRS[0]}:$2,${VM_ADDRS[1]}:$2,${VM_ADDRS[2]}:$2,${VM_ADDRS[3]}:$2
     vm_exec 0 timeout 300 mpirun.openmpi --allow-run-as-root --prefix /usr \
         --mca plm_rsh_agent "$VM_SSH" --host "$hosts" -np "$1" \
-        --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include eth0 \
+        --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include eth0 --mca mpi_yield_when_idle 1 \
         --mca oob_tcp_if_include eth0 "$COLL" ompi-tcp "$3" 2>/dev/null |
         grep -o 'median_us=[0-9.]*' | head -1 | cut -d= -f2
 }
