@@ -116,20 +116,8 @@ static int s_addr(const char *spec, char *out, size_t size)
         char err[GIMPI_HOSTSET_ERRLEN];
         return gimpi_hostset_if_addr(spec + 3, out, size, err, sizeof err);
     }
-    if (!strncmp(spec, "route:", 6)) {
-        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(9) };
-        if (inet_pton(AF_INET, spec + 6, &sa.sin_addr) != 1)
-            return -1;
-        int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        socklen_t len = sizeof sa;
-        int rc = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0
-                 && getsockname(fd, (struct sockaddr *)&sa, &len) == 0 ? 0 : -1;
-        if (fd >= 0)
-            close(fd);
-        if (rc == 0)
-            inet_ntop(AF_INET, &sa.sin_addr, out, (socklen_t)size);
-        return rc;
-    }
+    if (!strncmp(spec, "route:", 6))
+        return gimpi_hostset_route_addr(spec + 6, out, size);
     struct in_addr in;
     if (inet_pton(AF_INET, spec, &in) != 1)
         return -1;

@@ -100,6 +100,34 @@ static const char *s_str(const char *opt, int *i, int argc, char **argv)
     return argv[++*i];
 }
 
+/*  In a child just forked from gimpirun: default signal mask and SIGPIPE, and deathsig
+ *  when gimpirun dies (nothing it starts outlives it); exits at once when gimpirun died
+ *  before that was set. */
+void run_child_start(pid_t launcher, int deathsig)
+{
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    signal(SIGPIPE, SIG_DFL);
+    prctl(PR_SET_PDEATHSIG, deathsig);
+    if (getppid() != launcher)
+        _exit(127);
+}
+
+/*  The path of program name in gimpirun's own directory (as installed, or in the build
+ *  tree): 0, or -1 when that directory cannot be known. */
+int run_beside_me(const char *name, char *out, size_t size)
+{
+    char me[PATH_MAX - 64];
+    ssize_t n = readlink("/proc/self/exe", me, sizeof me - 1);
+    char *slash = n > 0 ? (me[n] = 0, strrchr(me, '/')) : NULL;
+    if (!slash)
+        return -1;
+    *slash = 0;
+    snprintf(out, size, "%s/%s", me, name);
+    return 0;
+}
+
 /*  A new task record (static or spawned) on host; NULL when out of memory. */
 task_t *run_task_new(launcher_t *self, int host, char **argv, bool spawned)
 {
@@ -480,13 +508,7 @@ static int s_spawn(launcher_t *self, task_t *t, int tables_fd)
         return -1;
     }
     if (pid == 0) {
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        signal(SIGPIPE, SIG_DFL);
-        prctl(PR_SET_PDEATHSIG, SIGKILL);     /* the job does not outlive its launcher */
-        if (getppid() != launcher)            /* it died before the line above */
-            _exit(127);
+        run_child_start(launcher, SIGKILL);   /* the job does not outlive its launcher */
         dup2(out[1], 1);
         dup2(err[1], 2);
         if (t->id != 0) {       /* only the first task reads gimpirun's stdin */
@@ -555,13 +577,7 @@ int run_local_start(launcher_t *self, task_t *t, char **env, const char *wd, int
     pid_t launcher = getpid();
     pid_t pid = fork();
     if (pid == 0) {
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        signal(SIGPIPE, SIG_DFL);
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != launcher)
-            _exit(127);
+        run_child_start(launcher, SIGKILL);
         int null = open("/dev/null", O_RDONLY);
         if (null >= 0)
             dup2(null, 0);
@@ -935,21 +951,10 @@ static int s_run(launcher_t *self)
         /* a client of a multi-client job announces the address that reaches the server */
         const char *colon = strrchr(self->server, ':');
         char host[64];
-        struct in_addr a;
         if (colon && (size_t)(colon - self->server) < sizeof host) {
             memcpy(host, self->server, (size_t)(colon - self->server));
             host[colon - self->server] = 0;
-            if (inet_pton(AF_INET, host, &a) == 1) {
-                struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(9),
-                                          .sin_addr = a };
-                int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-                socklen_t sl = sizeof sa;
-                if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0
-                    && getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
-                    inet_ntop(AF_INET, &sa.sin_addr, self->myaddr, sizeof self->myaddr);
-                if (fd >= 0)
-                    close(fd);
-            }
+            gimpi_hostset_route_addr(host, self->myaddr, sizeof self->myaddr);
         }
     }
     gimpi_loop_fd_add(self->loop, self->sigfd, GIMPI_LOOP_READ, s_on_signal, self);

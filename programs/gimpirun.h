@@ -124,6 +124,8 @@ struct launcher_t {
 };
 
 /* gimpirun.c */
+void run_child_start(pid_t launcher, int deathsig);
+int run_beside_me(const char *name, char *out, size_t size);
 task_t *run_task_new(launcher_t *self, int host, char **argv, bool spawned);
 void run_task_output(launcher_t *self, task_t *t, int which, const char *line, size_t len);
 void run_task_ended(launcher_t *self, task_t *t, int status);

@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -84,21 +83,6 @@ static int s_resolve(const char *name, struct in_addr *out)
     return 0;
 }
 
-/*  The local address that reaches addr (a UDP connect sends nothing). */
-static int s_route_to(struct in_addr addr, char *buf, size_t size)
-{
-    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(9), .sin_addr = addr };
-    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    socklen_t len = sizeof sa;
-    int rc = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0
-             && getsockname(fd, (struct sockaddr *)&sa, &len) == 0 ? 0 : -1;
-    if (fd >= 0)
-        close(fd);
-    if (rc == 0)
-        inet_ntop(AF_INET, &sa.sin_addr, buf, (socklen_t)size);
-    return rc;
-}
-
 /*  Builds the host table from the host set (or this machine alone) and chooses this
  *  host's address on the job's network.  0, or -1 with a message on stderr. */
 int run_hosts_init(launcher_t *self)
@@ -137,7 +121,9 @@ int run_hosts_init(launcher_t *self)
             if (h->local || h->info.later)
                 continue;
             const char *name = h->info.ip[0] ? h->info.ip : h->info.name;
-            if (s_resolve(name, &a) < 0 || s_route_to(a, self->myaddr, sizeof self->myaddr) < 0) {
+            char dotted[INET_ADDRSTRLEN];
+            if (s_resolve(name, &a) < 0 || !inet_ntop(AF_INET, &a, dotted, sizeof dotted)
+                || gimpi_hostset_route_addr(dotted, self->myaddr, sizeof self->myaddr) < 0) {
                 fprintf(stderr, "gimpirun: host %s: no route to it (is the name right?)\n",
                         h->info.name);
                 return -1;
@@ -389,18 +375,8 @@ static void s_agent_path(launcher_t *self, host_t *h, char *out, size_t size)
         snprintf(out, size, "%s", self->agent);
         return;
     }
-    char me[PATH_MAX - 16];
-    ssize_t n = readlink("/proc/self/exe", me, sizeof me - 1);
-    if (n > 0) {
-        me[n] = 0;
-        char *slash = strrchr(me, '/');
-        if (slash) {
-            *slash = 0;
-            snprintf(out, size, "%s/gimpi-agent", me);
-            return;
-        }
-    }
-    snprintf(out, size, "gimpi-agent");
+    if (run_beside_me("gimpi-agent", out, size) < 0)
+        snprintf(out, size, "gimpi-agent");
 }
 
 /*  Fills argv with the engine's command for host h. */
@@ -481,14 +457,8 @@ static int s_start_agent(launcher_t *self, host_t *h, char *err, size_t errsize)
         return -1;
     }
     if (pid == 0) {
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        signal(SIGPIPE, SIG_DFL);
-        prctl(PR_SET_PDEATHSIG, SIGTERM);   /* the engine ends with us; the agent then
+        run_child_start(me, SIGTERM);       /* the engine ends with us; the agent then
                                                sees its input end and ends its tasks */
-        if (getppid() != me)
-            _exit(127);
         setpgid(0, 0);                      /* a terminal's ^C is ours to forward */
         dup2(in[0], 0);
         dup2(out[1], 1);

@@ -25,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -74,18 +73,8 @@ static void s_groupd_bin(char *buf, size_t size)
         snprintf(buf, size, "%s", env);
         return;
     }
-    char me[PATH_MAX - 16];
-    ssize_t n = readlink("/proc/self/exe", me, sizeof me - 1);
-    if (n > 0) {
-        me[n] = 0;
-        char *slash = strrchr(me, '/');
-        if (slash) {
-            *slash = 0;
-            snprintf(buf, size, "%s/groupd", me);
-            if (access(buf, X_OK) == 0)
-                return;
-        }
-    }
+    if (run_beside_me("groupd", buf, size) == 0 && access(buf, X_OK) == 0)
+        return;
     snprintf(buf, size, "%s/groupd", GIMPI_BINDIR);
 }
 
@@ -158,12 +147,7 @@ static int s_start_local_groupd(launcher_t *self, char *err, size_t errsize)
     pid_t me = getpid();
     pid_t pid = fork();
     if (pid == 0) {
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
-        if (getppid() != me)
-            _exit(127);
+        run_child_start(me, SIGTERM);
         setpgid(0, 0);
         dup2(p[1], 1);
         int null = open("/dev/null", O_RDONLY);

@@ -1197,3 +1197,20 @@ bool gimpi_hostset_is_local(const char *name)
         freeifaddrs(ifs);
     return local;
 }
+
+/*  The local address of a route to dest. */
+int gimpi_hostset_route_addr(const char *dest, char *addr, size_t size)
+{
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(9) };
+    if (!dest || inet_pton(AF_INET, dest, &sa.sin_addr) != 1)
+        return -1;
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    socklen_t len = sizeof sa;
+    int rc = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0
+             && getsockname(fd, (struct sockaddr *)&sa, &len) == 0 ? 0 : -1;
+    if (fd >= 0)
+        close(fd);
+    if (rc == 0 && !inet_ntop(AF_INET, &sa.sin_addr, addr, (socklen_t)size))
+        rc = -1;
+    return rc;
+}

@@ -107,6 +107,11 @@ int gimpi_hostset_place(gimpi_hostset_t *self, int n, int start, int *out);
  *  with a message. */
 int gimpi_hostset_if_addr(const char *spec, char *addr, size_t size, char *err, size_t errsize);
 
+/*  The local IPv4 address (dotted text into addr) from which this machine reaches the IPv4
+ *  address dest (a UDP connect: nothing is sent).  0, or -1 when dest is not an address
+ *  or no route leads there. */
+int gimpi_hostset_route_addr(const char *dest, char *addr, size_t size);
+
 /*  True when name means this machine: "localhost", the host name (or its first label), a
  *  loopback address, an address of a local interface, or a name that resolves to one of
  *  these within GIMPI_HOSTSET_RESOLVE_MS (a name that takes longer counts as remote). */
