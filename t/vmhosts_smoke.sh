@@ -46,7 +46,7 @@ ok $? "the build tree is visible on h2"
 # several sessions at once
 pids=""
 for k in $(seq 1 12); do
-    vm_exec 0 timeout 60 "${ssh[@]}" "h$((k % 3))" "echo $k" >"$tmp/par$k" 2>&1 &
+    vm_exec 0 timeout 60 "${ssh[@]}" "h$((k % 3))" "echo $k" >"$tmp/par$k" 2>"$tmp/par$k.err" &
     pids="$pids $!"
 done
 rc=0
@@ -55,7 +55,7 @@ bad=0
 for k in $(seq 1 12); do
     [ "$(cat "$tmp/par$k")" = "$k" ] && continue
     bad=$((bad + 1))
-    sed "s/^/# session $k: /" "$tmp/par$k"
+    sed "s/^/# session $k: /" "$tmp/par$k" "$tmp/par$k.err"
 done
 [ $rc = 0 ] && [ $bad = 0 ]; ok $? "12 sessions at once over three hosts ($bad wrong)"
 
