@@ -146,9 +146,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             int size = gd_registry_snapshot(r, s_names[k], &v, &blob, &len);
             if (size == GIMPI_ENOGROUP)
                 continue;
-            if (size <= 0 || len != 8 + (size_t)size * 8)
+            if (size <= 0 || len != GD_SNAP_HEAD + (size_t)size * 8)
                 abort();                        /* empty groups are deleted */
-            for (size_t off = 8; off < len; off += 8) {
+            for (size_t off = GD_SNAP_HEAD; off < len; off += 8) {
                 int32_t inst = (int32_t)gd_get32(blob + off);
                 int32_t tid = (int32_t)gd_get32(blob + off + 4);
                 if (gd_registry_gettid(r, s_names[k], inst, &v) != tid

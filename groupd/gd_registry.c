@@ -602,13 +602,14 @@ int gd_registry_snapshot(gd_registry_t *self, const char *name, uint64_t *versio
     int rc = s_lookup(self, name, &g, version);
     if (rc)
         return rc;
-    size_t n = 8 + (size_t)g->size * 8;
+    size_t n = GD_SNAP_HEAD + (size_t)g->size * 8;
     uint8_t *b = malloc(n);
     if (!b)
         return GIMPI_ENOMEM;
     gd_put32(b, (uint32_t)g->frozen);
     gd_put32(b + 4, g->dead);
-    size_t off = 8;
+    gd_put64(b + 8, self->seq);         /* the snapshot is complete through this */
+    size_t off = GD_SNAP_HEAD;
     for (int i = 0; i < g->cap; i++)
         if (g->slots[i]) {
             gd_put32(b + off, (uint32_t)i);

@@ -108,6 +108,19 @@ GIMPI_EXPORT int gimpi_group_freeze(gimpi_groups_t *self, const char *group, int
  *  when nothing is outstanding. */
 GIMPI_EXPORT int gimpi_groups_flush(gimpi_groups_t *self);
 
+/*  Causal consistency (doc/groupd-protocol.md §6): the data plane stamps a task's messages
+ *  with the highest groupd version the task has seen (gimpi_groups_seen), and gives the
+ *  highest stamp that reached the task to the cache through this source.  A cached answer
+ *  older than that stamp is not given: the entry is fetched anew from groupd first. */
+typedef uint64_t (*gimpi_groups_stamp_fn)(void *arg);
+GIMPI_EXPORT void gimpi_groups_set_stamp_source(gimpi_groups_t *self, gimpi_groups_stamp_fn fn,
+                                                void *arg);
+/*  The highest groupd version this task has seen: from its own requests' replies, the
+ *  events its cache read, and stamps of messages that reached it. */
+GIMPI_EXPORT uint64_t gimpi_groups_seen(gimpi_groups_t *self);
+/*  Cached answers this object did not give because a message's stamp was newer. */
+GIMPI_EXPORT uint64_t gimpi_groups_stale(gimpi_groups_t *self);
+
 /*  What a task registered: its IMPI proc (host id + pid), its host contact and its OS
  *  process. */
 typedef struct {

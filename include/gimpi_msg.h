@@ -155,6 +155,16 @@ typedef void (*gimpi_msg_hook_fn)(void *arg);
 /*  Installs the send hook (NULL: none). */
 GIMPI_EXPORT void gimpi_msg_set_send_hook(gimpi_msg_t *self, gimpi_msg_hook_fn fn, void *arg);
 
+/*  Causal stamps (doc/data-plane.md, "Stamps").  Every packet to another gimpi task (one
+ *  of our own IMPI client, or a dynamic peer) carries, in the header's reserved field, the
+ *  stamp last set here: the highest groupd version this task has seen.  Packets to other
+ *  implementations carry 0, as before.  The engine keeps the highest stamp that arrived
+ *  from gimpi peers; the group layer reads it so that a task that has heard from a peer
+ *  sees every group change the peer had seen.  Both are lock-free. */
+GIMPI_EXPORT void gimpi_msg_set_stamp(gimpi_msg_t *self, uint64_t stamp);
+/*  The highest stamp that has arrived so far (0: none). */
+GIMPI_EXPORT uint64_t gimpi_msg_stamp_in(gimpi_msg_t *self);
+
 /*  Calls tid at addr:port now (no resolver); returns at once (0), the connection is made
  *  in the background and messages to tid wait for it.  0 too when tid is already known. */
 GIMPI_EXPORT int gimpi_msg_connect(gimpi_msg_t *self, int tid, const uint8_t addr[16], int port);

@@ -94,7 +94,8 @@ enum {
     GD_VM_MAX_PAYLOAD = 1 << 16, /* longest VMREQ / VMREP payload, bytes */
     GD_VM_MAX_PENDING = 1024,   /* VMREQs queued or handed to the manager, in all */
     GD_VM_MAX_PER_CONN = 16,    /* VMREQs pending per requesting connection */
-    GD_TASKREC_MIN = 24,        /* smallest task record of a TASKS blob, bytes */
+    GD_TASKREC_MIN = 24,
+    GD_SNAP_HEAD = 16,          /* SNAPSHOT blob: frozen, dead, the daemon counter; pairs */        /* smallest task record of a TASKS blob, bytes */
 };
 
 /*  Decoder results (never sent on the wire; groupd turns them into error replies). */

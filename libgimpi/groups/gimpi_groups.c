@@ -417,6 +417,13 @@ int64_t groups_send_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t 
 
 static void s_sync(gimpi_groups_t *self, const char *group, uint64_t version);
 
+/*  Raises the highest groupd version this task knows of. */
+static inline void s_saw(gimpi_groups_t *self, uint64_t version)
+{
+    if (version > self->seen)
+        self->seen = version;
+}
+
 /*  If mp answers a deferred leave, applies it (its group's cache catches up with the
  *  leave's version) and returns 1; else 0.  The catching up reads the SUB socket, which
  *  must not happen while a SNAPSHOT is outstanding (see the file comment); it cannot:
@@ -434,8 +441,10 @@ int groups_take_deferred(gimpi_groups_t *self, const gd_multipart_t *mp)
         char *group = self->deferred[i].group;
         self->deferred[i] = self->deferred[--self->ndeferred];
         if (gd_reply_decode(GD_LEAVE, mp->frames, mp->nparts, &reply) == GD_OK
-            && reply.values[1].q && self->state == 1)
+            && reply.values[1].q && self->state == 1) {
+            s_saw(self, reply.values[1].q);
             s_sync(self, group, reply.values[1].q);
+        }
         free(group);
         return 1;
     }
@@ -486,6 +495,7 @@ static int s_await(gimpi_groups_t *self, uint8_t cmd, uint32_t reqid, int timeou
             continue;
         }
         int status = reply.values[0].i;
+        s_saw(self, reply.values[1].q);
         if (cmd != GD_BARRIER && cmd != GD_FREEZE && cmd != GD_VMREQ)
             self->lat_ns += (groups_now_ns() - sent_ns - self->lat_ns) / 8;
         if (reply_out)
@@ -614,6 +624,10 @@ static int s_read_event(gimpi_groups_t *self, int flags)
         return 0;
     gd_msg_t ev;
     if (!mp.truncated && gd_event_decode(mp.frames, mp.nparts, &ev) == GD_OK) {
+        /* events come in version order: every earlier one of a live topic is in */
+        if (ev.values[1].q > self->ev_through)
+            self->ev_through = ev.values[1].q;
+        s_saw(self, ev.values[1].q);
         centry_t *e = gd_hash_get(self->cache, mp.frames[0].data + 1, mp.frames[0].len - 1);
         if (e)
             s_apply(e, &ev);
@@ -663,7 +677,7 @@ static void s_refresh(gimpi_groups_t *self, const char *group, centry_t *e)
         gd_multipart_close(&mp);
         e->exists = false;
         e->size = 0;
-        e->version = reply.values[1].q;
+        e->version = e->sync = reply.values[1].q;     /* (the daemon counter) */
         e->state = C_CURRENT;
         return;
     }
@@ -672,7 +686,7 @@ static void s_refresh(gimpi_groups_t *self, const char *group, centry_t *e)
         return;
     }
     const gd_value_t *b = &reply.values[2];
-    if (b->len < 8 || (b->len - 8) % 8 != 0) {
+    if (b->len < GD_SNAP_HEAD || (b->len - GD_SNAP_HEAD) % 8 != 0) {
         gd_multipart_close(&mp);
         return;
     }
@@ -680,7 +694,8 @@ static void s_refresh(gimpi_groups_t *self, const char *group, centry_t *e)
         memset(e->slots, 0, (size_t)e->cap * sizeof *e->slots);
     e->frozen = (int32_t)gd_get32(b->data);
     e->dead = gd_get32(b->data + 4) != 0;
-    for (size_t off = 8; off < b->len; off += 8)
+    e->sync = gd_get64(b->data + 8);
+    for (size_t off = GD_SNAP_HEAD; off < b->len; off += 8)
         if (s_slot_set(e, (int32_t)gd_get32(b->data + off),
                        (int32_t)gd_get32(b->data + off + 4)) < 0) {
             gd_multipart_close(&mp);
@@ -726,6 +741,16 @@ static int s_watch(gimpi_groups_t *self, const char *group, size_t len)
     return 0;
 }
 
+/*  1 when a message brought a stamp newer than what the entry is known complete through:
+ *  its sender may have seen a change the entry lacks (the causal promise, §6). */
+static int s_behind(gimpi_groups_t *self, const centry_t *e)
+{
+    if (self->stamp_fn)
+        s_saw(self, self->stamp_fn(self->stamp_arg));
+    uint64_t have = e->sync > self->ev_through ? e->sync : self->ev_through;
+    return have < self->seen;
+}
+
 /*  The current cache entry of a group, or NULL (then the caller asks groupd).  The first
  *  query of a group starts watching it (s_watch). */
 static centry_t *s_cached(gimpi_groups_t *self, const char *group)
@@ -743,6 +768,17 @@ static centry_t *s_cached(gimpi_groups_t *self, const char *group)
     }
     if (e->state == C_MARKED)
         s_refresh(self, group, e);
+    if (e->state == C_CURRENT && s_behind(self, e)) {
+        s_drain(self);                  /* the events may be here already */
+        if (s_behind(self, e)) {
+            self->n_stale++;
+            uint64_t need = self->seen;
+            e->state = C_MARKED;
+            s_refresh(self, group, e);
+            if (e->state == C_CURRENT && e->sync < need)
+                e->sync = need;         /* a stamp from beyond this groupd: believe it once */
+        }
+    }
     return e->state == C_CURRENT ? e : NULL;
 }
 
@@ -1071,4 +1107,29 @@ int gimpi_group_snapshot(gimpi_groups_t *self, const char *group, gimpi_group_sn
     snap->dead = e->dead;
     free(tmp.slots);
     return n;
+}
+
+/*  Where the stamps of arriving messages come from (gimpi_group.h). */
+void gimpi_groups_set_stamp_source(gimpi_groups_t *self, gimpi_groups_stamp_fn fn, void *arg)
+{
+    assert(self);
+    self->stamp_fn = fn;
+    self->stamp_arg = arg;
+}
+
+/*  The highest groupd version this task has seen (gimpi_group.h). */
+uint64_t gimpi_groups_seen(gimpi_groups_t *self)
+{
+    if (!self)
+        return 0;
+    if (self->stamp_fn)
+        s_saw(self, self->stamp_fn(self->stamp_arg));
+    return self->seen;
+}
+
+/*  Cached answers refused as older than a stamp (gimpi_group.h). */
+uint64_t gimpi_groups_stale(gimpi_groups_t *self)
+{
+    assert(self);
+    return self->n_stale;
 }

@@ -46,7 +46,8 @@ typedef enum { C_SUBSCRIBING, C_MARKED, C_CURRENT } cstate_t;
 /*  One group in the cache. */
 typedef struct {
     cstate_t state;
-    uint64_t version;
+    uint64_t version;           /* the group's version (the daemon counter at its last change) */
+    uint64_t sync;              /* the entry is known complete through this daemon counter */
     bool exists;
     bool dead;
     int32_t frozen;
@@ -93,6 +94,11 @@ struct gimpi_groups_t {
     uint32_t vmwait_reqid;      /* the manager's VMWAIT outstanding (0: none) ... */
     bool vm_have;               /* ... its reply, taken while waiting for another one */
     gd_multipart_t vm_mp;
+    uint64_t seen;              /* causal stamp: the highest groupd version known here */
+    uint64_t ev_through;        /* the highest version of an event read from the SUB socket */
+    gimpi_groups_stamp_fn stamp_fn;     /* stamps that came with messages (or NULL) */
+    void *stamp_arg;
+    uint64_t n_stale;           /* cached answers refused because a stamp was newer */
 };
 
 /*  Monotonic milliseconds. */

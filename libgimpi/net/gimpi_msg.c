@@ -60,6 +60,20 @@ void gimpi_msg_set_send_hook(gimpi_msg_t *self, gimpi_msg_hook_fn fn, void *arg)
     pthread_mutex_unlock(&self->mu);
 }
 
+/*  Sets the stamp of our packets to kin (gimpi_msg.h). */
+void gimpi_msg_set_stamp(gimpi_msg_t *self, uint64_t stamp)
+{
+    assert(self);
+    __atomic_store_n(&self->stamp_out, stamp, __ATOMIC_RELAXED);
+}
+
+/*  The highest stamp that came from kin (gimpi_msg.h). */
+uint64_t gimpi_msg_stamp_in(gimpi_msg_t *self)
+{
+    assert(self);
+    return __atomic_load_n(&self->stamp_in, __ATOMIC_RELAXED);
+}
+
 /*  Runs the send hook, if any (without the lock; internal callers too). */
 void gimpi_msg__before_send(gimpi_msg_t *self)
 {

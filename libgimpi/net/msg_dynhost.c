@@ -256,7 +256,7 @@ static int s_add_peer(gimpi_msg_t *self, int tid)
     self->peers[p] = (peer_t){ .tid = tid, .host = h, .alive_fd = -1 };
     procs[0] = p;
     self->conns[h] = (conn_t){ .fd = -1, .state = C_CLOSED, .procs = procs, .nprocs = 1,
-                               .dyn = 1, .pktlen = self->pktlen, .ackmark = self->ackmark,
+                               .dyn = 1, .kin = 1, .pktlen = self->pktlen, .ackmark = self->ackmark,
                                .hiwater = self->hiwater };
     return p;
 }

@@ -182,6 +182,7 @@ typedef struct {
     int *procs, nprocs, rr;
     uint32_t pktlen, ackmark, hiwater;  /* this connection's (dynamic: agreed minima) */
     int dyn;                        /* a dynamic host (not in the static tables) */
+    int kin;                        /* a gimpi host (ours, or dynamic): stamps go both ways */
     int dial;                       /* C_DIAL: D_* */
     int resolve_later;              /* D_RESOLVE: nobody is resolving it yet */
     int64_t dial_deadline;          /* C_DIAL: give up then (monotonic us) */
@@ -245,6 +246,9 @@ struct gimpi_msg_t {
     peer_t *peers;
     conn_t *conns;
     uint64_t seq;                   /* sequence number of the last packet built */
+    uint64_t stamp_out;             /* atomic: the stamp our packets to kin carry */
+    uint64_t stamp_in;              /* atomic: the highest stamp that came from kin */
+    int myclient;                   /* our IMPI client: its hosts are gimpi, "kin" */
     int timeout_ms;                 /* bound on blocking calls, 0 = none */
     int debug;                      /* GIMPI_DEBUG=1: every packet on stderr */
     char errmsg[256];

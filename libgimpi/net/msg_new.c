@@ -106,9 +106,14 @@ static int s_static_peers(gimpi_msg_t *self, const impi_tables_t *t, char *err,
         }
         c->nprocs = 0;
     }
+    self->myclient = self->peers[self->rank].client;
+    for (int h = 0; h < t->nhosts; h++)     /* kin: every proc of the host is of our client */
+        self->conns[h].kin = 1;
     for (int p = 0; p < t->nprocs; p++) {
         conn_t *c = &self->conns[t->procs[p].host];
         c->procs[c->nprocs++] = p;
+        if (self->peers[p].client != self->myclient)
+            c->kin = 0;
     }
     return 0;
 }

@@ -160,10 +160,19 @@ static void s_groups_up(gimpi_t *self)
 }
 
 /*  The data plane's send hook: groupd takes this task's deferred leaves before any
- *  message leaves the task (gimpi_group.h). */
-static void s_before_send(void *groups)
+ *  message leaves the task (gimpi_group.h), and the message carries the highest groupd
+ *  version the task has seen, so that its receiver's cache answers no older (§6). */
+static void s_before_send(void *arg)
 {
-    gimpi_groups_flush(groups);
+    gimpi_t *self = arg;
+    gimpi_groups_flush(self->groups);
+    gimpi_msg_set_stamp(self->msg, gimpi_groups_seen(self->groups));
+}
+
+/*  The group cache's stamp source: the highest stamp that reached the data plane. */
+static uint64_t s_stamp_in(void *msg)
+{
+    return gimpi_msg_stamp_in(msg);
 }
 
 /*  The data plane's resolver: groupd's LOOKUP; a tid reserved but not registered yet (a
@@ -271,7 +280,8 @@ gimpi_t *gimpi_init(char *err, size_t errsize)
     self->connect_ms = timeout;
     s_groups_up(self);
     gimpi_msg_set_resolver(self->msg, s_resolve, self);
-    gimpi_msg_set_send_hook(self->msg, s_before_send, self->groups);
+    gimpi_msg_set_send_hook(self->msg, s_before_send, self);
+    gimpi_groups_set_stamp_source(self->groups, s_stamp_in, self->msg);
     s_spawned(self);
     return self;
 }
