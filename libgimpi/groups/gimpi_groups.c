@@ -70,6 +70,9 @@ gimpi_groups_t *gimpi_groups_new(const char *endpoint, void *zmq_context)
     const char *spin = getenv("GIMPI_GROUPS_SPIN_US");
     long spin_us = spin && *spin ? atol(spin) : SPIN_US;
     self->spin_ns = (spin_us < 0 ? 0 : spin_us > 10000 ? 10000 : spin_us) * 1000LL;
+    const char *hold = getenv("GIMPI_GROUPS_HOLD_MS");
+    long hold_ms = hold && *hold ? atol(hold) : HOLD_MS;
+    self->hold_ns = (hold_ms < 0 ? 0 : hold_ms > 1000 ? 1000 : hold_ms) * 1000000LL;
     const char *sync_leave = getenv("GIMPI_GROUPS_SYNC_LEAVE");
     self->sync_leave = sync_leave && *sync_leave && strcmp(sync_leave, "0") != 0;
     impi_addr16_from_ipv4(self->hostid, 0x7F000001);
@@ -103,6 +106,11 @@ void gimpi_groups_destroy(gimpi_groups_t **self_p)
         gd_hash_destroy(&self->cache);
     }
     gd_hash_destroy(&self->mine);
+    while (self->held) {
+        held_t *h = self->held;
+        self->held = h->next;
+        free(h);
+    }
     for (int i = 0; i < self->ndeferred; i++)
         free(self->deferred[i].group);
     gd_multipart_close(&self->vm_mp);
@@ -616,7 +624,37 @@ static void s_apply(centry_t *e, const gd_msg_t *ev)
     e->version = version;
 }
 
-/*  Reads one event from the SUB socket (flags 0 or ZMQ_DONTWAIT); 1 read, 0 none. */
+/*  Applies one event of a group to its entry, if the group is watched. */
+static void s_apply_to(gimpi_groups_t *self, const char *group, size_t len, const gd_msg_t *ev)
+{
+    centry_t *e = gd_hash_get(self->cache, group, len);
+    if (e)
+        s_apply(e, ev);
+}
+
+/*  Applies the held events that are due: every one up to version `need`, and the ones
+ *  held long enough.  They go in order, so the task-wide mark stays true: an event of
+ *  version v applied means every earlier one of every live topic is applied too. */
+static void s_apply_due(gimpi_groups_t *self, uint64_t need)
+{
+    int64_t now = self->held ? groups_now_ns() : 0;
+    while (self->held
+           && (self->held->ev.values[1].q <= need || now - self->held->at_ns >= self->hold_ns)) {
+        held_t *h = self->held;
+        self->held = h->next;
+        if (!self->held)
+            self->held_tail = NULL;
+        uint64_t v = h->ev.values[1].q;
+        s_apply_to(self, h->group, h->len, &h->ev);
+        if (v > self->ev_through)
+            self->ev_through = v;
+        s_saw(self, v);
+        free(h);
+    }
+}
+
+/*  Reads one event from the SUB socket (flags 0 or ZMQ_DONTWAIT) into the held ones (a
+ *  MARK, which only proves a subscription, is applied at once); 1 read, 0 none. */
 static int s_read_event(gimpi_groups_t *self, int flags)
 {
     gd_multipart_t mp;
@@ -624,24 +662,51 @@ static int s_read_event(gimpi_groups_t *self, int flags)
         return 0;
     gd_msg_t ev;
     if (!mp.truncated && gd_event_decode(mp.frames, mp.nparts, &ev) == GD_OK) {
-        /* events come in version order: every earlier one of a live topic is in */
-        if (ev.values[1].q > self->ev_through)
-            self->ev_through = ev.values[1].q;
-        s_saw(self, ev.values[1].q);
-        centry_t *e = gd_hash_get(self->cache, mp.frames[0].data + 1, mp.frames[0].len - 1);
-        if (e)
-            s_apply(e, &ev);
+        const char *group = (const char *)mp.frames[0].data + 1;
+        size_t len = mp.frames[0].len - 1;
+        held_t *h = ev.kind == GD_EV_MARK || self->hold_ns == 0 ? NULL
+                  : malloc(sizeof *h + len + 1);
+        if (!h) {
+            s_apply_due(self, UINT64_MAX);  /* keep the order: the held ones go first */
+            s_apply_to(self, group, len, &ev);
+            if (ev.kind != GD_EV_MARK) {
+                if (ev.values[1].q > self->ev_through)
+                    self->ev_through = ev.values[1].q;
+                s_saw(self, ev.values[1].q);
+            }
+        } else {
+            h->next = NULL;
+            h->at_ns = groups_now_ns();
+            h->ev = ev;
+            for (int i = 0; i < ev.nvalues; i++)
+                h->ev.values[i].data = NULL;
+            h->len = len;
+            memcpy(h->group, group, len);
+            h->group[len] = 0;
+            if (self->held_tail)
+                self->held_tail->next = h;
+            else
+                self->held = h;
+            self->held_tail = h;
+        }
     }
     gd_multipart_close(&mp);
     return 1;
 }
 
-/*  Applies every event already queued. */
-static void s_drain(gimpi_groups_t *self)
+/*  Reads every event already queued and applies the due ones, up to version `need`. */
+static void s_drain_to(gimpi_groups_t *self, uint64_t need)
 {
     if (self->sub)
         while (s_read_event(self, ZMQ_DONTWAIT))
             ;
+    s_apply_due(self, need);
+}
+
+/*  Reads every event queued; applies the ones due (what the task has seen, the old). */
+static void s_drain(gimpi_groups_t *self)
+{
+    s_drain_to(self, self->seen);
 }
 
 /*  Waits (bounded) until a current entry has reached `version`. */
@@ -650,7 +715,7 @@ static void s_sync(gimpi_groups_t *self, const char *group, uint64_t version)
     centry_t *e = gd_hash_get(self->cache, group, strlen(group));
     if (!e || !self->sub)
         return;
-    s_drain(self);
+    s_drain_to(self, version);
     int64_t deadline = groups_now_ms() + SYNC_TIMEOUT_MS;
     while (e->state == C_CURRENT && e->version < version) {
         long left = (long)(deadline - groups_now_ms());
@@ -662,8 +727,35 @@ static void s_sync(gimpi_groups_t *self, const char *group, uint64_t version)
             e->state = C_MARKED;        /* not caught up: ask groupd next time */
             return;
         }
+        s_drain_to(self, version);
+    }
+}
+
+static void s_refresh(gimpi_groups_t *self, const char *group, centry_t *e);
+
+/*  After a barrier's release: a member's entry of the group, watched since its join, is
+ *  made current now (waiting, bounded, for the subscription's MARK, then one snapshot),
+ *  so that the queries after the barrier are answered at once, not by round trips that
+ *  let the members' later changes overtake them. */
+static void s_settle(gimpi_groups_t *self, const char *group)
+{
+    centry_t *e = gd_hash_get(self->cache, group, strlen(group));
+    if (!e || !self->sub || e->state == C_CURRENT)
+        return;
+    int64_t deadline = groups_now_ms() + SYNC_TIMEOUT_MS;
+    s_drain(self);
+    while (e->state == C_SUBSCRIBING) {
+        long left = (long)(deadline - groups_now_ms());
+        zmq_pollitem_t items[] = {
+            { self->sub, 0, ZMQ_POLLIN, 0 },
+            { self->monitor, 0, ZMQ_POLLIN, 0 },
+        };
+        if (left <= 0 || zmq_poll(items, 2, left) <= 0 || groups_check_monitor(self))
+            return;                     /* queries ask groupd until the MARK comes */
         s_drain(self);
     }
+    if (e->state == C_MARKED)
+        s_refresh(self, group, e);
 }
 
 /*  Fetches a snapshot into a MARKED entry. */
@@ -816,8 +908,11 @@ static int s_group_call(gimpi_groups_t *self, uint8_t cmd, const char *group, in
     int rc = groups_request(self, cmd, v, nv, timeout_ms, &mp, &reply);
     uint64_t version = reply.values[1].q;
     gd_multipart_close(&mp);
-    if (sync && version && self->state == 1)
+    if (sync && version && self->state == 1) {
+        if (cmd == GD_BARRIER && rc == 0)
+            s_settle(self, group);
         s_sync(self, group, version);
+    }
     return rc;
 }
 
@@ -836,6 +931,10 @@ int gimpi_group_join(gimpi_groups_t *self, const char *group)
     if (rc)
         return rc;
     rc = s_group_call(self, GD_JOIN, group, 0, REQUEST_TIMEOUT_MS, true);
+    size_t len = strlen(group);
+    if (rc >= 0 && !gd_hash_get(self->cache, group, len))
+        s_watch(self, group, len);      /* a member asks about its group: be ready by the
+                                           first barrier (s_settle) */
     if ((rc >= 0 || rc == GIMPI_EDUPGROUP)
         && !gd_hash_get(self->mine, group, strlen(group))
         && gd_hash_put(self->mine, group, strlen(group), self) < 0)

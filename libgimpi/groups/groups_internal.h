@@ -31,6 +31,7 @@ enum {
     HELLO_TIMEOUT_MS = 5000,    /* first contact, including starting a groupd */
     REQUEST_TIMEOUT_MS = 30000, /* an answer that groupd owes at once (not barrier/freeze) */
     SYNC_TIMEOUT_MS = 2000,     /* waiting for the cache to catch up with a version */
+    HOLD_MS = 10,               /* default of GIMPI_GROUPS_HOLD_MS (see held_t) */
     IDLE_EXIT_S = 30,           /* a groupd we start exits after this long without tasks */
     SPIN_US = 100,              /* default of GIMPI_GROUPS_SPIN_US (see s_wait_reply) */
     MAX_DEFERRED = 16,          /* deferred leaves in flight at most (then one waits) */
@@ -55,6 +56,20 @@ typedef struct {
     int32_t *slots;             /* tid per instance, 0 = free */
     int cap;
 } centry_t;
+
+/*  An event read but not applied yet.  Others' changes are applied once they are HOLD_MS
+ *  old, or at once when this task must see them: its own changes, barrier releases, and
+ *  stamps of messages it received (the causal promise).  A change nobody has told the
+ *  task about need not show at once (doc/groupd-protocol.md §6); holding it keeps a burst
+ *  of queries right after a message consistent with that message, as a member that
+ *  checks the group right after hearing from everyone expects. */
+typedef struct held_t {
+    struct held_t *next;
+    int64_t at_ns;              /* when it was read */
+    gd_msg_t ev;                /* values only: its pointers are not kept */
+    size_t len;
+    char group[];               /* the topic's group name */
+} held_t;
 
 struct gimpi_groups_t {
     void *zctx;
@@ -99,6 +114,8 @@ struct gimpi_groups_t {
     gimpi_groups_stamp_fn stamp_fn;     /* stamps that came with messages (or NULL) */
     void *stamp_arg;
     uint64_t n_stale;           /* cached answers refused because a stamp was newer */
+    held_t *held, *held_tail;   /* events read, in version order, not applied yet */
+    int64_t hold_ns;            /* GIMPI_GROUPS_HOLD_MS */
 };
 
 /*  Monotonic milliseconds. */

@@ -42,7 +42,7 @@ static void s_header(gimpi_msg_t *self, uint8_t out[IMPI_PACKET_SIZE], uint32_t 
     pk.tag = tag;
     pk.cid = cid;
     pk.seqnum = ++self->seq;
-    if (self->conns[self->peers[p].host].kin)
+    if (self->conns[self->peers[p].host].kin && (type == IMPI_PK_DATA || type == IMPI_PK_DATASYNC))
         pk.reserved = __atomic_load_n(&self->stamp_out, __ATOMIC_RELAXED);
     impi_packet_encode(out, &pk);
 }
@@ -692,7 +692,8 @@ static int s_on_header(gimpi_msg_t *self, int h)
         fprintf(stderr, "gimpi[rank %d] <- host %d: %s\n", self->rank, h,
                 impi_packet_format(&pk, line, sizeof line));
     }
-    if (c->kin && pk.reserved > __atomic_load_n(&self->stamp_in, __ATOMIC_RELAXED))
+    if (c->kin && (pk.type == IMPI_PK_DATA || pk.type == IMPI_PK_DATASYNC)
+        && pk.reserved > __atomic_load_n(&self->stamp_in, __ATOMIC_RELAXED))
         __atomic_store_n(&self->stamp_in, pk.reserved, __ATOMIC_RELAXED);  /* only we write */
     if (pk.type == IMPI_PK_FINI) {
         c->fini_recv = 1;
