@@ -155,6 +155,15 @@ typedef void (*gimpi_msg_hook_fn)(void *arg);
 /*  Installs the send hook (NULL: none). */
 GIMPI_EXPORT void gimpi_msg_set_send_hook(gimpi_msg_t *self, gimpi_msg_hook_fn fn, void *arg);
 
+/*  Liveness of the peers a blocked call waits for (doc/data-plane.md, "Peers that stop").
+ *  A call blocked for GIMPI_LIVENESS_MS (default 500 ms) asks this hook, again every as
+ *  long, about each gimpi peer it waits for (a receive naming it, a send to it): 1 alive,
+ *  0 gone (groupd no longer knows it: dead, stopped, or cut off), < 0 unknown.  A peer
+ *  reported gone is treated as dead: its connection is closed and every operation with it
+ *  fails.  Runs in the blocked thread, without the context's lock. */
+typedef int (*gimpi_msg_alive_fn)(void *arg, int tid);
+GIMPI_EXPORT void gimpi_msg_set_alive_hook(gimpi_msg_t *self, gimpi_msg_alive_fn fn, void *arg);
+
 /*  Causal stamps (doc/data-plane.md, "Stamps").  Every packet to another gimpi task (one
  *  of our own IMPI client, or a dynamic peer) carries, in the header's reserved field, the
  *  stamp last set here: the highest groupd version this task has seen.  Packets to other

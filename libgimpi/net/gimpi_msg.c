@@ -60,6 +60,16 @@ void gimpi_msg_set_send_hook(gimpi_msg_t *self, gimpi_msg_hook_fn fn, void *arg)
     pthread_mutex_unlock(&self->mu);
 }
 
+/*  Installs the liveness hook (gimpi_msg.h). */
+void gimpi_msg_set_alive_hook(gimpi_msg_t *self, gimpi_msg_alive_fn fn, void *arg)
+{
+    assert(self);
+    pthread_mutex_lock(&self->mu);
+    self->hooks.alive = fn;
+    self->hooks.alive_arg = arg;
+    pthread_mutex_unlock(&self->mu);
+}
+
 /*  Sets the stamp of our packets to kin (gimpi_msg.h). */
 void gimpi_msg_set_stamp(gimpi_msg_t *self, uint64_t stamp)
 {
@@ -344,6 +354,14 @@ static int s_left_error(gimpi_msg_t *self, int w)
     return GIMPI_ESYSERR;
 }
 
+/*  Counts a blocked call watching world rank w (-1: none), so that the liveness questions
+ *  include it. */
+static void s_watch(gimpi_msg_t *self, int w, int d)
+{
+    if (w >= 0)
+        self->peers[w].watched += d;
+}
+
 /*  Probe with a context id waiting at most timeout_ms (0: just look, < 0: no limit). */
 int gimpi_msg_tprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int timeout_ms,
                          int watch_tid, int *flag, gimpi_status_t *status)
@@ -363,7 +381,9 @@ int gimpi_msg_tprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int 
     if (!msg_probe_pred(self, &pr))
         msg_drive(self, 0, 1);
     if (!msg_probe_pred(self, &pr) && timeout_ms != 0) {
+        s_watch(self, w, 1);
         rc = msg_wait_upto(self, timeout_ms < 0 ? s_tprobe_pred : msg_probe_pred, &pr, timeout_ms);
+        s_watch(self, w, -1);
         if (!rc && timeout_ms < 0 && (pr.peer < 0 || w >= 0) && !msg_probe_pred(self, &pr))
             rc = s_left_error(self, w); /* unbounded: the watched task or every other left */
     }
@@ -438,8 +458,11 @@ int gimpi_msg_take_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int ti
     take_t tk = { r, p, w };
     if (!s_take_pred(self, &tk))
         msg_drive(self, 0, 1);
-    if (!s_take_pred(self, &tk) && timeout_ms != 0)
+    if (!s_take_pred(self, &tk) && timeout_ms != 0) {
+        s_watch(self, w, 1);
         rc = msg_wait_upto(self, s_take_pred, &tk, timeout_ms);
+        s_watch(self, w, -1);
+    }
     if (!r->done && r->queue.on != &self->match.posted_recvs) { /* matched: its data comes */
         int r2 = msg_wait(self, s_req_done, r, 0);
         rc = rc ? rc : r2;

@@ -277,6 +277,18 @@ static void s_fault(gimpi_msg_t *self, int h, const char *fmt, ...)
     msg_host_gone(self, h, GIMPI_ESYSERR, !dyn);
 }
 
+/*  Peer p is gone by the liveness hook's word (msg_internal.h). */
+void msg_peer_lost(gimpi_msg_t *self, int p)
+{
+    int h = self->peers[p].host;
+    if (self->peers[p].gone || self->conns[h].nprocs != 1)
+        return;
+    if (self->conns[h].state == C_OPEN)
+        s_fault(self, h, "gone from groupd (stopped, dead or cut off): its operations fail");
+    else
+        msg_host_gone(self, h, GIMPI_ESYSERR, 0);
+}
+
 /*  Closes a connection once PK_FINI went both ways (doc/impi-protocol.md §4.9). */
 static void s_check_fini(gimpi_msg_t *self, int h)
 {

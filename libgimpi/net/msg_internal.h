@@ -55,6 +55,11 @@
 #define IDLE_TAKEOVER_MS 2          /* app out of the library this long: thread polls */
 #define BATCH_MAX 16                /* continuation packets written with the current one */
 #define TID_GRACE_US 2000000        /* a caller of a tid we may be about to get waits this long */
+#define LIVENESS_MS_DEFAULT 500     /* a blocked call asks about its peers after this long,
+                                       and again as often (GIMPI_LIVENESS_MS; 0 = never):
+                                       groupd drops a silent task after about 1 s, so a
+                                       stopped peer fails its waiters within about 2 s */
+#define LIVENESS_MAX 64             /* peers asked about per round (the rest next round) */
 
 /*  Limits on strangers at the listener (doc/data-plane.md, "Dynamic hosts").  A caller
  *  that has not proved it holds the key costs one pend_t (about 200 bytes) and one
@@ -163,6 +168,7 @@ typedef struct {
     req_list_t pending_sends;       /* sends whose first packet has not gone out */
     req_list_t streaming_sends;     /* matched long sends whose continuation data goes out */
     int client;                     /* its IMPI client (the collectives' masters) */
+    int watched;                    /* blocked calls that fail when it goes (liveness) */
 } peer_t;
 
 /*  Connection states: open, closed, being dialled (dynamic), waiting for an expected peer
@@ -306,6 +312,10 @@ struct gimpi_msg_t {
     struct {                        /* what runs beside the engine */
         gimpi_msg_hook_fn before_send;  /* run by every send entry, before the lock */
         void *before_send_arg;
+        gimpi_msg_alive_fn alive;   /* liveness of peers a blocked call waits for */
+        void *alive_arg;
+        int liveness_ms;            /* LIVENESS_MS_DEFAULT or GIMPI_LIVENESS_MS */
+        int alive_rr;               /* where the next round of questions starts */
         const gimpi_msg_fwd_hooks_t *fwd_hooks;     /* forwarding (msg_fwd_hooks.h) */
         gimpi_fwd_t *fwd;           /* its state: broadcasts being reassembled */
     } hooks;
@@ -501,6 +511,9 @@ void msg_deliver(gimpi_msg_t *self, umsg_t *um, gimpi_msg_req_t *r);
 int msg_all_gone(gimpi_msg_t *self);
 /*  Every operation involving host h fails with err (death: wildcard receives too). */
 void msg_host_gone(gimpi_msg_t *self, int h, int err, int death);
+/*  Peer p is gone by the word of the liveness hook: its host's connection is closed and
+ *  every operation with it fails, with a line on stderr saying so. */
+void msg_peer_lost(gimpi_msg_t *self, int p);
 /*  Closes connection h and forgets its half-done packets. */
 void msg_conn_close(gimpi_msg_t *self, int h);
 /*  Queues a counted control packet to peer p and pushes it out. */

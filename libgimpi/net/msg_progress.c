@@ -148,6 +148,62 @@ void msg_drive(gimpi_msg_t *self, int timeout_ms, int app)
     pthread_cond_broadcast(&self->cv);
 }
 
+/*  Adds peer p to the set asked about (once; kin with a live connection or an open one to
+ *  be). */
+static void s_involve(gimpi_msg_t *self, int p, int *set, int *n)
+{
+    if (p < 0 || p == self->rank || p >= self->nprocs || self->peers[p].gone
+        || !self->conns[self->peers[p].host].kin || *n >= LIVENESS_MAX)
+        return;
+    for (int i = 0; i < *n; i++)
+        if (set[i] == p)
+            return;
+    set[(*n)++] = p;
+}
+
+/*  One round of questions about the peers blocked calls wait for: a receive naming one, a
+ *  long receive from one, a send to one not complete, a wait watching one.  The hook runs unlocked; a peer it
+ *  reports gone is lost (msg_peer_lost), after one last look at the sockets so that
+ *  nothing it sent before it went is dropped. */
+static void s_ask_alive(gimpi_msg_t *self)
+{
+    int set[LIVENESS_MAX], tids[LIVENESS_MAX], n = 0;
+    for (gimpi_msg_req_t *r = self->match.posted_recvs.head; r; r = QUEUE_NEXT(r))
+        s_involve(self, r->peer, set, &n);
+    for (gimpi_msg_req_t *r = self->match.long_recvs.head; r; r = QUEUE_NEXT(r))
+        s_involve(self, r->src, set, &n);
+    for (gimpi_msg_req_t *r = self->match.sends_out.head; r; r = OUT_NEXT(r))
+        s_involve(self, r->peer, set, &n);
+    int start = self->hooks.alive_rr;   /* watched, queued sends: round robin */
+    for (int k = 0; k < self->nprocs && n < LIVENESS_MAX; k++) {
+        int p = (start + k) % self->nprocs;
+        if (self->peers[p].watched || self->peers[p].pending_sends.head
+            || self->peers[p].streaming_sends.head) {
+            s_involve(self, p, set, &n);
+            self->hooks.alive_rr = p + 1;
+        }
+    }
+    if (n == 0)
+        return;
+    for (int i = 0; i < n; i++)
+        tids[i] = set[i] < self->nstatic ? self->tidbase + set[i] + 1 : self->peers[set[i]].tid;
+    gimpi_msg_alive_fn fn = self->hooks.alive;
+    void *arg = self->hooks.alive_arg;
+    int gone[LIVENESS_MAX], ngone = 0;
+    pthread_mutex_unlock(&self->mu);   /* (peers are only appended: indices hold) */
+    for (int i = 0; i < n; i++)
+        gone[i] = fn(arg, tids[i]) == 0;
+    pthread_mutex_lock(&self->mu);
+    for (int i = 0; i < n; i++)
+        ngone += gone[i];
+    if (ngone == 0)
+        return;
+    msg_drive(self, 0, 1);              /* what they sent before going is not lost */
+    for (int i = 0; i < n; i++)
+        if (gone[i])
+            msg_peer_lost(self, set[i]);
+}
+
 /*  Blocks the calling application thread until pred holds, driving the sockets itself:
  *  a short spin, then poll().  poll_cap_ms bounds one poll (for predicates that depend on
  *  time).  Returns 0, or GIMPI_ESYSERR when the context timeout (or deadline_us when not
@@ -165,6 +221,8 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
     int64_t deadline = self->timeout_ms > 0 ? start + (int64_t)self->timeout_ms * 1000 : 0;
     int rc = 0;
     uint64_t moved = self->prog.moved;
+    int64_t live_us = (int64_t)self->hooks.liveness_ms * 1000;
+    int64_t next_ask = start + live_us;
     while (!pred(self, arg)) {
         if (self->dyn.nresolve || self->dyn.nverify)
             msg_resolve_later(self);
@@ -179,6 +237,11 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
             rc = GIMPI_ESYSERR;
             break;
         }
+        if (self->hooks.alive && live_us > 0 && now >= next_ask) {
+            next_ask = now + live_us;
+            s_ask_alive(self);
+            continue;
+        }
         if (self->prog.driving) {        /* another application thread polls: let it */
             struct timespec ts = s_realtime_in(5 * 1000000L);
             pthread_cond_timedwait(&self->cv, &self->mu, &ts);
@@ -187,6 +250,8 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
         int t = 0;
         if (now >= spin_until) {
             int64_t left = deadline ? (deadline - now + 999) / 1000 : 1000;
+            if (self->hooks.alive && live_us > 0 && (next_ask - now + 999) / 1000 < left)
+                left = (next_ask - now + 999) / 1000;
             t = left > 1000 ? 1000 : (int)left;
             if (poll_cap_ms > 0 && t > poll_cap_ms)
                 t = poll_cap_ms;

@@ -201,6 +201,17 @@ static int s_resolve(void *arg, int tid, uint8_t addr[16], int *port)
     }
 }
 
+/*  The data plane's liveness hook: does groupd still know tid?  A task it dropped (dead,
+ *  stopped past its heartbeat, cut off) is gone; one reserved and not registered yet is
+ *  being born; any other answer (groupd itself unreachable) is no verdict. */
+static int s_alive(void *arg, int tid)
+{
+    gimpi_t *self = arg;
+    gimpi_task_info_t info;
+    int rc = gimpi_group_lookup(self->groups, tid, &info);
+    return rc == 0 || rc == GIMPI_ENOTFOUND ? 1 : rc == GIMPI_ENOTASK ? 0 : -1;
+}
+
 /*  A spawned task: its parent (called at once at the contact it was given) and siblings
  *  from the spawner's environment (doc/spawn.md), which its own children do not inherit. */
 static void s_spawned(gimpi_t *self)
@@ -282,6 +293,7 @@ gimpi_t *gimpi_init(char *err, size_t errsize)
     gimpi_msg_set_resolver(self->msg, s_resolve, self);
     gimpi_msg_set_send_hook(self->msg, s_before_send, self);
     gimpi_groups_set_stamp_source(self->groups, s_stamp_in, self->msg);
+    gimpi_msg_set_alive_hook(self->msg, s_alive, self);
     s_spawned(self);
     return self;
 }
