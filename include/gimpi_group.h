@@ -91,6 +91,11 @@ GIMPI_EXPORT void gimpi_groups_disable(gimpi_groups_t *self);
 /*  The endpoint in use ("ipc:///run/user/0/gimpi/groupd"). */
 GIMPI_EXPORT const char *gimpi_groups_endpoint(gimpi_groups_t *self);
 
+/*  Why the object's calls fail (GIMPI_ESYSERR), in words, written into buf (size > 0):
+ *  "groupd at <endpoint> is gone", "... unreachable" (never answered), "... refused this
+ *  task" (the key or the user); "" while the connection works.  Returns buf. */
+GIMPI_EXPORT const char *gimpi_groups_errmsg(gimpi_groups_t *self, char *buf, size_t size);
+
 /*  This task's tid (connects and registers on first use). */
 GIMPI_EXPORT int gimpi_group_mytid(gimpi_groups_t *self);
 

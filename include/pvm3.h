@@ -189,6 +189,10 @@ GIMPI_EXPORT int pvm_mstat(char *host);
 GIMPI_EXPORT int pvm_pstat(int tid);
 GIMPI_EXPORT int pvm_tidtohost(int tid);
 GIMPI_EXPORT int pvm_perror(char *msg);
+/*  gimpi's addition: why the call that set pvm_errno failed, in words ("t40003 has
+ *  exited", "groupd at ipc://... is gone"), or "" when unknown.  pvm_perror and the
+ *  PvmAutoErr lines print it in parentheses after PVM's text.  Valid until the next call. */
+GIMPI_EXPORT const char *pvm_errcause(void);
 GIMPI_EXPORT int pvm_setopt(int what, int val);
 GIMPI_EXPORT int pvm_getopt(int what);
 GIMPI_EXPORT int pvmsleep(int secs);

@@ -91,21 +91,21 @@ static void s_print_text(FILE *out, const gd_groupstat_t *st)
     fprintf(out, "  members:\n");
     for (int k = 0; k < st->nmembers; k++) {
         const gd_member_t *m = &st->members[k];
-        fprintf(out, "    %d 0x%x %s pid %d\n", (int)m->inst, (unsigned)m->tid,
+        fprintf(out, "    %d t%x %s pid %d\n", (int)m->inst, (unsigned)m->tid,
                 *m->host ? m->host : "?", (int)m->ospid);
     }
     if (st->bar_count) {
         fprintf(out, "  barrier: count %d, arrived %d, waiting:", (int)st->bar_count,
                 (int)st->bar_arrived);
         for (int k = 0; k < st->nbar_waiters; k++)
-            fprintf(out, " 0x%x", (unsigned)st->bar_waiters[k]);
+            fprintf(out, " t%x", (unsigned)st->bar_waiters[k]);
         fputc('\n', out);
     }
     if (st->frz_count) {
         fprintf(out, "  freeze: target %d, arrived %d, waiting:", (int)st->frz_count,
                 (int)st->frz_arrived);
         for (int k = 0; k < st->nfrz_waiters; k++)
-            fprintf(out, " 0x%x", (unsigned)st->frz_waiters[k]);
+            fprintf(out, " t%x", (unsigned)st->frz_waiters[k]);
         fputc('\n', out);
     }
 }

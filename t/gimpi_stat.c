@@ -69,13 +69,13 @@ int main(void)
     pthread_t th;
     pthread_create(&th, NULL, s_bar, &bt);
     char want[128];
-    snprintf(want, sizeof want, "barrier: count 2, arrived 1, waiting: 0x%x\n", (unsigned)ta);
+    snprintf(want, sizeof want, "barrier: count 2, arrived 1, waiting: t%x\n", (unsigned)ta);
     int seen = 0;
     for (int64_t end = tl_now_ms() + 20000; !seen && tl_now_ms() < end;)
         seen = s_stat("s1", NULL, out, sizeof out) == 0 && strstr(out, want);
     ok(seen, "the barrier in progress with its waiter");
     char m1[64];
-    snprintf(m1, sizeof m1, "    1 0x%x ", (unsigned)tb);
+    snprintf(m1, sizeof m1, "    1 t%x ", (unsigned)tb);
     ok(strstr(out, "group: s1, size: 2, dynamic\n") && strstr(out, m1), "group line and members:\n%s", out);
     cmp_ok(s_stat("--json", "s1", out, sizeof out), "==", 0, "--json exit 0");
     snprintf(want, sizeof want, "\"barrier\":{\"count\":2,\"arrived\":1,\"waiting\":[%d]}", ta);

@@ -47,8 +47,8 @@ C
 "$GCC" -o "$tmp/nod" "$tmp/nod.c"; ok $? "a PVM program links with gimpicc"
 out=$(GIMPI_LISTEN_FD=999 "$tmp/nod" 2>"$tmp/err"); rc=$?
 [ $rc = 0 ] && [ "$out" = "mytid -14 errno -14" ]; ok $? "when enrolment fails pvm_mytid is PvmSysErr ($rc: $out)"
-grep -q '^libpvm \[pid[0-9]*\]: pvm_mytid(): Can.t contact local daemon$' "$tmp/err"
-ok $? "... with PVM's diagnostic: $(cat "$tmp/err")"
+grep -q '^libpvm \[pid[0-9]*\]: pvm_mytid(): Can.t contact local daemon (startup: .*)$' "$tmp/err"
+ok $? "... with PVM's diagnostic, then the cause: $(cat "$tmp/err")"
 
 ex=/usr/share/doc/pvm-examples
 if [ -r "$ex/gexamples.tar.gz" ] && [ -r "$ex/examples.tar.gz" ]; then

@@ -1232,3 +1232,21 @@ uint64_t gimpi_groups_stale(gimpi_groups_t *self)
     assert(self);
     return self->n_stale;
 }
+
+/*  Why the object's calls fail, in words, into buf: groupd refused this task, is gone, or
+ *  was never reached; "" while the connection works. */
+const char *gimpi_groups_errmsg(gimpi_groups_t *self, char *buf, size_t size)
+{
+    assert(self);
+    assert(buf && size > 0);
+    buf[0] = 0;
+    if (self->state >= 0)
+        return buf;
+    if (self->refused)
+        snprintf(buf, size, "groupd at %s refused this task", self->endpoint);
+    else if (self->pub_endpoint[0])
+        snprintf(buf, size, "groupd at %s is gone", self->endpoint);
+    else
+        snprintf(buf, size, "groupd at %s unreachable", self->endpoint);
+    return buf;
+}

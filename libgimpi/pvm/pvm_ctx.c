@@ -13,6 +13,8 @@
 #include "pvm3.h"
 
 #include <assert.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -36,6 +38,10 @@ struct pvm_ctx_t {
     void *spare;                /* memory of a freed buffer, for the next (pvm_ctx_new_buf) */
     size_t spare_size;
     void *kept[PVM_CTX_NKEPT];  /* what pvm_config and pvm_tasks returned (pvm_ctx_keep) */
+    char why[512];              /* a cause set for the next failure with code why_code */
+    int why_code;               /* ... (0: none set) */
+    char cause[512];            /* the cause of the last recorded failure ... */
+    int cause_code;             /* ... which failed with this code (0: none) */
 };
 
 /*  A fresh context. */
@@ -118,10 +124,46 @@ int pvm_ctx_enrol(pvm_ctx_t *self)
         return GIMPI_ESYSERR;
     const pvm_transport_ops_t *ops = NULL;
     void *impl = NULL;
-    int rc = self->open(&ops, &impl);
-    if (rc < 0)
+    char why[sizeof self->why - 16] = "";
+    int rc = self->open(&ops, &impl, why, sizeof why);
+    if (rc < 0) {
+        if (*why)
+            pvm_ctx_set_cause(self, rc, "startup: %s", why);
         return rc;
+    }
     return pvm_ctx_attach(self, ops, impl);
+}
+
+/*  Sets the cause of the next failure with code. */
+void pvm_ctx_set_cause(pvm_ctx_t *self, int code, const char *fmt, ...)
+{
+    assert(self);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(self->why, sizeof self->why, fmt, ap);
+    va_end(ap);
+    self->why_code = code;
+}
+
+/*  Binds the cause of a failure: the set one, else the transport's (PvmSysErr only). */
+void pvm_ctx_note(pvm_ctx_t *self, int code, int where)
+{
+    assert(self);
+    self->cause[0] = 0;
+    self->cause_code = code;
+    if (self->why_code == code && code < 0)
+        snprintf(self->cause, sizeof self->cause, "%s", self->why);
+    else if (code == GIMPI_ESYSERR && self->ops && self->ops->cause)
+        self->ops->cause(self->impl, where, self->cause, sizeof self->cause);
+    self->why_code = 0;
+    self->why[0] = 0;
+}
+
+/*  The cause of the last failure when it had code. */
+const char *pvm_ctx_cause(const pvm_ctx_t *self, int code)
+{
+    assert(self);
+    return code < 0 && self->cause_code == code ? self->cause : "";
 }
 
 /*  The tid, 0 before enrolment. */

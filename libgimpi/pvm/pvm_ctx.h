@@ -98,7 +98,18 @@ typedef struct {
      *  a delivered message (pvm_msg_t.body) into dst (len bytes), or discards it when dst
      *  is NULL, and forgets the token.  0 or < 0.  Tokens die with the transport. */
     int (*body)(void *impl, void *token, void *dst);
+    /*  Optional (may be NULL): why the transport's last call failed, in words for a user
+     *  ("t40003 has exited", "groupd at ipc://... is gone"), written into out ("" when it
+     *  cannot say); `where` (PVM_CAUSE_*) says which part of the task failed. */
+    void (*cause)(void *impl, int where, char *out, size_t size);
 } pvm_transport_ops_t;
+
+/*  Where a failure came from, for a transport's `cause`. */
+enum {
+    PVM_CAUSE_DATA = 0,         /* the data plane (messages), then groupd */
+    PVM_CAUSE_GROUPD = 1,       /* groupd alone (the group queries) */
+    PVM_CAUSE_BOTH = 2,         /* groupd, then the data plane (collectives, spawn) */
+};
 
 typedef struct pvm_ctx_t pvm_ctx_t;
 
@@ -114,12 +125,15 @@ int pvm_ctx_attach(pvm_ctx_t *self, const pvm_transport_ops_t *ops, void *impl);
 /*  Destroys the transport and forgets the tid; buffers and options stay. */
 void pvm_ctx_detach(pvm_ctx_t *self);
 
-/*  Opens a transport: 0 with *ops and *impl set, or < 0 (GIMPI_ESYSERR). */
-typedef int pvm_transport_open_fn(const pvm_transport_ops_t **ops, void **impl);
+/*  Opens a transport: 0 with *ops and *impl set, or < 0 (GIMPI_ESYSERR) with the reason
+ *  in why (why_size bytes, "" when it has none). */
+typedef int pvm_transport_open_fn(const pvm_transport_ops_t **ops, void **impl, char *why,
+                                  size_t why_size);
 /*  How the context enrols when a call needs a transport and none is attached (NULL: it
  *  cannot, the call fails with GIMPI_ESYSERR).  A fresh context has none. */
 void pvm_ctx_set_opener(pvm_ctx_t *self, pvm_transport_open_fn *open);
-/*  Makes sure a transport is attached (the opener's if none); 0 or < 0. */
+/*  Makes sure a transport is attached (the opener's if none); 0 or < 0 (the opener's
+ *  reason then becomes the cause of the failure, pvm_ctx_set_cause). */
 int pvm_ctx_enrol(pvm_ctx_t *self);
 /*  This task's tid once enrolled, else 0 (never enrols). */
 int pvm_ctx_tid(const pvm_ctx_t *self);
@@ -140,8 +154,9 @@ void pvm_ctx_install(pvm_ctx_t *ctx);
 /* ---- the default transport (pvm_transport_impi.c) ---- */
 
 /*  Joins the job (gimpi_init) and opens the PVM transport over the task's data plane.
- *  Returns 0 with ops and impl set, or GIMPI_ESYSERR / GIMPI_ENOMEM. */
-int pvm_transport_open_default(const pvm_transport_ops_t **ops, void **impl);
+ *  Returns 0 with ops and impl set, or GIMPI_ESYSERR / GIMPI_ENOMEM with why filled. */
+int pvm_transport_open_default(const pvm_transport_ops_t **ops, void **impl, char *why,
+                               size_t why_size);
 /*  1 when ops/impl is a default transport opened by this process (not inherited through
  *  fork), which must leave the job properly at exit; else 0. */
 int pvm_transport_impi_live(const pvm_transport_ops_t *ops, void *impl);
@@ -197,10 +212,27 @@ int *pvm_ctx_opt(pvm_ctx_t *self, int what);
 
 /* ---- errors (pvm_err.c) ---- */
 
-/*  Records a failure of PVM call `fn` ("pvm_send"): sets pvm_errno and, as PvmAutoErr
- *  says, prints `libpvm [t<tid>]: fn(): <text>` to stderr (1), then exits (2) or aborts
- *  (3).  Returns code so callers can `return pvm_ctx_fail(...)`.  self may be NULL. */
+/*  Records a failure of PVM call `fn` ("pvm_send"): sets pvm_errno and its cause
+ *  (pvm_ctx_note; for PvmSysErr, groupd's first, then the data plane's) and, as PvmAutoErr says, prints `libpvm [t<tid>]: fn(): <text>` to
+ *  stderr, followed by ` (<cause>)` when there is one (1), then exits (2) or aborts (3).
+ *  Returns code so callers can `return pvm_ctx_fail(...)`.  self may be NULL. */
 int pvm_ctx_fail(pvm_ctx_t *self, const char *fn, int code);
+/*  The same for a failure whose cause the transport finds in `where` (PVM_CAUSE_*). */
+int pvm_ctx_fail_in(pvm_ctx_t *self, const char *fn, int code, int where);
+/*  Records a failure without printing (the group calls, as libgpvm): pvm_errno and its
+ *  cause.  Returns code; nothing for code >= 0. */
+int pvm_ctx_error(pvm_ctx_t *self, int code, int where);
+
+/*  Causes (pvm_ctx.c).  Every recorded failure (pvm_ctx_fail, pvm_ctx_error) gets one:
+ *  the text set for its code by pvm_ctx_set_cause since the last failure, else, for
+ *  PvmSysErr, what the transport's `cause` says about `where`, else none.  pvm_perror
+ *  and the PvmAutoErr diagnostics append it to PVM's text. */
+void pvm_ctx_set_cause(pvm_ctx_t *self, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/*  Binds the cause of a failure with code (see above) and forgets the set one. */
+void pvm_ctx_note(pvm_ctx_t *self, int code, int where);
+/*  The cause of the last recorded failure when it failed with code, else "". */
+const char *pvm_ctx_cause(const pvm_ctx_t *self, int code);
 /*  Writes the `libpvm [t<hex tid>]` (or `libpvm [pid<pid>]` before enrolment) prefix. */
 void pvm_ctx_prefix(const pvm_ctx_t *self, char *out, size_t size);
 

@@ -41,9 +41,10 @@ static void s_register_at_exit(void)
 }
 
 /*  The default opener: the data plane's transport, and the leave at exit. */
-static int s_open_default(const pvm_transport_ops_t **ops, void **impl)
+static int s_open_default(const pvm_transport_ops_t **ops, void **impl, char *why,
+                          size_t why_size)
 {
-    int rc = pvm_transport_open_default(ops, impl);
+    int rc = pvm_transport_open_default(ops, impl, why, why_size);
     if (rc == 0)
         pthread_once(&s_at_exit_once, s_register_at_exit);
     return rc;

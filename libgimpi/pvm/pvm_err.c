@@ -1,6 +1,10 @@
 /*  pvm_err.c — PVM's error state, options and small helpers: pvm_errno, pvmdebmask, the
- *  layer's error reporting (pvm_ctx_fail, as PvmAutoErr says), pvm_perror,
- *  pvm_setopt/pvm_getopt, pvmsleep, pvmgetclock.
+ *  layer's error reporting (pvm_ctx_fail, as PvmAutoErr says, with the failure's cause),
+ *  pvm_perror and pvm_errcause, pvm_setopt/pvm_getopt, pvmsleep, pvmgetclock.
+ *
+ *  PVM's numbers and texts stay as they are; what gimpi adds is the cause, in
+ *  parentheses after PVM's text ("Can't contact local daemon (t40003 has exited)"), so
+ *  that a program or a script that matches PVM's text still finds it.
  */
 #include "pvm3.h"
 #include "pvm/pvm_ctx.h"
@@ -30,15 +34,34 @@ void pvm_ctx_prefix(const pvm_ctx_t *self, char *out, size_t size)
         snprintf(out, size, "libpvm [pid%d]", (int)getpid());
 }
 
-/*  Records an error as PvmAutoErr says. */
-int pvm_ctx_fail(pvm_ctx_t *self, const char *fn, int code)
+/*  PVM's text of code, then " (cause)" when the context has a cause for it. */
+static void s_text(const pvm_ctx_t *self, int code, char *out, size_t size)
 {
+    const char *cause = self ? pvm_ctx_cause(self, code) : "";
+    snprintf(out, size, *cause ? "%s (%s)" : "%s", gimpi_strerror(code), cause);
+}
+
+/*  Records an error silently: pvm_errno and its cause. */
+int pvm_ctx_error(pvm_ctx_t *self, int code, int where)
+{
+    if (code >= 0)
+        return code;
     pvm_errno = code;
+    if (self)
+        pvm_ctx_note(self, code, where);
+    return code;
+}
+
+/*  Records an error as PvmAutoErr says, its cause found in `where`. */
+int pvm_ctx_fail_in(pvm_ctx_t *self, const char *fn, int code, int where)
+{
+    pvm_ctx_error(self, code, where);
     int mode = self ? *pvm_ctx_opt(self, PvmAutoErr) : 1;
     if (mode > 0) {
-        char prefix[64];
+        char prefix[64], text[640];
         pvm_ctx_prefix(self, prefix, sizeof prefix);
-        fprintf(stderr, "%s: %s(): %s\n", prefix, fn, gimpi_strerror(code));
+        s_text(self, code, text, sizeof text);
+        fprintf(stderr, "%s: %s(): %s\n", prefix, fn, text);
         fflush(stderr);
         if (mode == 2)
             exit(1);
@@ -48,14 +71,30 @@ int pvm_ctx_fail(pvm_ctx_t *self, const char *fn, int code)
     return code;
 }
 
-/*  Prints `libpvm [t<tid>]: msg: <text of pvm_errno>` on stderr. */
+/*  Records an error as PvmAutoErr says (its cause: groupd first, then the data plane). */
+int pvm_ctx_fail(pvm_ctx_t *self, const char *fn, int code)
+{
+    return pvm_ctx_fail_in(self, fn, code, PVM_CAUSE_BOTH);
+}
+
+/*  Prints `libpvm [t<tid>]: msg: <text of pvm_errno>` on stderr, then ` (<cause>)` when
+ *  the last failure that set pvm_errno had one. */
 int pvm_perror(char *msg)
 {
-    char prefix[64];
-    pvm_ctx_prefix(pvm_ctx_current(), prefix, sizeof prefix);
-    fprintf(stderr, "%s: %s: %s\n", prefix, msg ? msg : "(null)", gimpi_strerror(pvm_errno));
+    pvm_ctx_t *ctx = pvm_ctx_current();
+    char prefix[64], text[640];
+    pvm_ctx_prefix(ctx, prefix, sizeof prefix);
+    s_text(ctx, pvm_errno, text, sizeof text);
+    fprintf(stderr, "%s: %s: %s\n", prefix, msg ? msg : "(null)", text);
     fflush(stderr);
     return 0;
+}
+
+/*  The cause of the failure pvm_errno holds, "" when none is known. */
+const char *pvm_errcause(void)
+{
+    pvm_ctx_t *ctx = pvm_ctx_current();
+    return ctx ? pvm_ctx_cause(ctx, pvm_errno) : "";
 }
 
 /*  Sets an option and returns its previous value (PvmBadParam for an unknown option). */

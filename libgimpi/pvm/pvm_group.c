@@ -51,12 +51,19 @@ static gimpi_groups_t *s_groups(int *rc)
     return *rc ? NULL : e.groups;
 }
 
-/*  Records a failure in pvm_errno (silently, as libgpvm) and returns the result. */
-static int s_result(int rc)
+/*  Records a failure in pvm_errno with its cause, found in `where` (silently, as libgpvm),
+ *  and returns the result. */
+static int s_result_in(int rc, int where)
 {
     if (rc < 0)
-        pvm_errno = rc;
+        pvm_ctx_error(pvm_ctx_current(), rc, where);
     return rc;
+}
+
+/*  The same for a call that only groupd answers. */
+static int s_result(int rc)
+{
+    return s_result_in(rc, PVM_CAUSE_GROUPD);
 }
 
 /*  Kinds of call with a group name and an int argument. */
@@ -122,7 +129,7 @@ int pvm_gsize(char *group)
  *  -1 or the size when the membership has not changed, else arbitrated by groupd). */
 int pvm_barrier(char *group, int count)
 {
-    return s_result(s_call(G_BARRIER, group, count));
+    return s_result_in(s_call(G_BARRIER, group, count), PVM_CAUSE_BOTH);
 }
 
 /*  Freezes the group once size members (-1: its size) have called; returns the size.
@@ -161,8 +168,8 @@ int pvm_bcast(char *group, int msgtag)
     if (!bytes)                 /* unpacked straight into the caller's memory, or ENOMEM */
         return s_result(PvmNoData);
     int enc = pvm_buf_encoding(buf) == PVM_BUF_DEFAULT ? PVM_BUF_DEFAULT : PVM_BUF_RAW;
-    return s_result(e.ops->bcast(e.impl, group, msgtag, PvmBaseContext, enc, frame, bytes,
-                                 len));
+    return s_result_in(e.ops->bcast(e.impl, group, msgtag, PvmBaseContext, enc, frame, bytes,
+                                    len), PVM_CAUSE_BOTH);
 }
 
 /*  Enters a collective that prints its errors (reduce, gather, scatter): 0 with *e set, or
@@ -173,7 +180,7 @@ static int s_coll_enter(genv_t *e, const char *fn, const char *group)
     int rc = !group || !*group ? PvmNullGroup : s_env(e);
     if (rc == 0 && !e->coll)
         rc = PvmSysErr;
-    return rc < 0 ? pvm_ctx_fail(e->ctx, fn, rc) : 0;
+    return rc < 0 ? pvm_ctx_fail_in(e->ctx, fn, rc, PVM_CAUSE_BOTH) : 0;
 }
 
 /*  A predefined reduce function's op (gimpi_ops.h), or -1 for a user function. */
@@ -196,7 +203,7 @@ int pvm_reduce(void (*func)(int *datatype, void *x, void *y, int *num, int *info
     int op = s_op_of(func);
     rc = gimpi_coll_group_reduce(e.coll, e.groups, group, op < 0 ? 0 : op, op < 0 ? func : NULL,
                                  data, count, datatype, msgtag, rootginst);
-    return rc < 0 ? pvm_ctx_fail(e.ctx, "pvm_reduce", rc) : rc;
+    return rc < 0 ? pvm_ctx_fail_in(e.ctx, "pvm_reduce", rc, PVM_CAUSE_BOTH) : rc;
 }
 
 /*  pvm_gather (scatter false) or pvm_scatter (true). */
@@ -214,7 +221,7 @@ static int s_gather_scatter(bool scatter, void *result, void *data, int count, i
                                             datatype, msgtag, rootginst)
                  : gimpi_coll_group_gather(e.coll, e.groups, group, result, data, count,
                                            datatype, msgtag, rootginst);
-    return rc < 0 ? pvm_ctx_fail(e.ctx, fn, rc) : rc;
+    return rc < 0 ? pvm_ctx_fail_in(e.ctx, fn, rc, PVM_CAUSE_BOTH) : rc;
 }
 
 /*  Gathers count elements of every member into result at instance rootginst. */

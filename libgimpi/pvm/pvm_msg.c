@@ -16,6 +16,12 @@
 #include <stddef.h>
 #include <string.h>
 
+/*  Records a failure of a message call: its cause is the data plane's first. */
+static int s_fail(pvm_ctx_t *ctx, const char *fn, int code)
+{
+    return pvm_ctx_fail_in(ctx, fn, code, PVM_CAUSE_DATA);
+}
+
 /*  Sends the active send buffer to tid; the buffer stays active and can be resent. */
 int pvm_send(int tid, int msgtag)
 {
@@ -24,11 +30,11 @@ int pvm_send(int tid, int msgtag)
         return pvm_ctx_fail(NULL, "pvm_send", PvmNoMem);
     int sbuf = pvm_ctx_sbuf(ctx);
     if (!sbuf)
-        return pvm_ctx_fail(ctx, "pvm_send", PvmNoBuf);
+        return s_fail(ctx, "pvm_send", PvmNoBuf);
     if (tid <= 0 || msgtag < 0)
-        return pvm_ctx_fail(ctx, "pvm_send", PvmBadParam);
+        return s_fail(ctx, "pvm_send", PvmBadParam);
     int rc = pvm_ctx_send(ctx, sbuf, tid, msgtag, PvmBaseContext);
-    return rc < 0 ? pvm_ctx_fail(ctx, "pvm_send", rc) : 0;
+    return rc < 0 ? s_fail(ctx, "pvm_send", rc) : 0;
 }
 
 /*  Sends the active send buffer to every listed tid except the caller's own.  Any
@@ -39,25 +45,25 @@ int pvm_mcast(int *tids, int ntask, int msgtag)
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_mcast", PvmNoMem);
     if (ntask < 0 || msgtag < 0 || (ntask > 0 && !tids))
-        return pvm_ctx_fail(ctx, "pvm_mcast", PvmBadParam);
+        return s_fail(ctx, "pvm_mcast", PvmBadParam);
     for (int i = 0; i < ntask; i++)
         if (tids[i] <= 0)
-            return pvm_ctx_fail(ctx, "pvm_mcast", PvmBadParam);
+            return s_fail(ctx, "pvm_mcast", PvmBadParam);
     if (ntask == 0)
         return 0;
     int sbuf = pvm_ctx_sbuf(ctx);
     if (!sbuf)
-        return pvm_ctx_fail(ctx, "pvm_mcast", PvmNoBuf);
+        return s_fail(ctx, "pvm_mcast", PvmNoBuf);
     int rc = pvm_ctx_enrol(ctx);
     if (rc < 0)
-        return pvm_ctx_fail(ctx, "pvm_mcast", rc);
+        return s_fail(ctx, "pvm_mcast", rc);
     int me = pvm_ctx_tid(ctx);
     for (int i = 0; i < ntask; i++) {
         if (tids[i] == me)
             continue;
         rc = pvm_ctx_send(ctx, sbuf, tids[i], msgtag, PvmBaseContext);
         if (rc < 0)
-            return pvm_ctx_fail(ctx, "pvm_mcast", rc);
+            return s_fail(ctx, "pvm_mcast", rc);
     }
     return 0;
 }
@@ -70,11 +76,11 @@ static int s_recv(const char *fn, int tid, int msgtag, int timeout_ms)
     if (!ctx)
         return pvm_ctx_fail(NULL, fn, PvmNoMem);
     if (tid < -1 || tid == 0 || msgtag < -1)
-        return pvm_ctx_fail(ctx, fn, PvmBadParam);
+        return s_fail(ctx, fn, PvmBadParam);
     pvm_ctx_free_buf(ctx, pvm_ctx_rbuf(ctx));
     int id = pvm_ctx_recv(ctx, tid, msgtag, PvmBaseContext, timeout_ms);
     if (id < 0)
-        return pvm_ctx_fail(ctx, fn, id);
+        return s_fail(ctx, fn, id);
     if (id > 0)
         pvm_ctx_set_rbuf(ctx, id);
     return id;
@@ -113,7 +119,7 @@ int pvm_probe(int tid, int msgtag)
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_probe", PvmNoMem);
     int id = pvm_ctx_probe(ctx, tid, msgtag, PvmBaseContext);
-    return id < 0 ? pvm_ctx_fail(ctx, "pvm_probe", id) : id;
+    return id < 0 ? s_fail(ctx, "pvm_probe", id) : id;
 }
 
 /*  Checks a psend/precv datatype: PvmBadParam, PvmNotImpl for PVM_STR, or 0. */
@@ -135,20 +141,20 @@ int pvm_psend(int tid, int msgtag, void *buf, int len, int datatype)
     if (rc == 0 && (len < 0 || (len > 0 && !buf) || tid <= 0 || msgtag < 0))
         rc = PvmBadParam;
     if (rc < 0)
-        return pvm_ctx_fail(ctx, "pvm_psend", rc);
+        return s_fail(ctx, "pvm_psend", rc);
     /* in place: raw bytes are the memory itself, sent without a packing copy */
     pvm_buf_t *b = pvm_buf_new(PVM_BUF_INPLACE);
     if (!b)
-        return pvm_ctx_fail(ctx, "pvm_psend", PvmNoMem);
+        return s_fail(ctx, "pvm_psend", PvmNoMem);
     rc = pvm_buf_pack(b, datatype, buf, len, 1);
     int id = rc < 0 ? rc : pvm_ctx_add_buf(ctx, b, 0, 0, PvmBaseContext);
     if (rc < 0)
         pvm_buf_destroy(&b);
     if (id < 0)
-        return pvm_ctx_fail(ctx, "pvm_psend", id);
+        return s_fail(ctx, "pvm_psend", id);
     rc = pvm_ctx_send(ctx, id, tid, msgtag, PvmBaseContext);
     pvm_ctx_free_buf(ctx, id);
-    return rc < 0 ? pvm_ctx_fail(ctx, "pvm_psend", rc) : 0;
+    return rc < 0 ? s_fail(ctx, "pvm_psend", rc) : 0;
 }
 
 /*  Receives one message (any sending style) straight into buf, at most len elements of
@@ -164,10 +170,10 @@ int pvm_precv(int tid, int msgtag, void *buf, int len, int datatype,
     if (rc == 0 && (len < 0 || (len > 0 && !buf) || tid < -1 || tid == 0 || msgtag < -1))
         rc = PvmBadParam;
     if (rc < 0)
-        return pvm_ctx_fail(ctx, "pvm_precv", rc);
+        return s_fail(ctx, "pvm_precv", rc);
     int id = pvm_ctx_recv(ctx, tid, msgtag, PvmBaseContext, -1);
     if (id < 0)
-        return pvm_ctx_fail(ctx, "pvm_precv", id);
+        return s_fail(ctx, "pvm_precv", id);
     pvm_buf_t *b = pvm_ctx_buf(ctx, id);
     int src, tag;
     pvm_ctx_buf_info(ctx, id, &src, &tag, NULL);
@@ -178,7 +184,7 @@ int pvm_precv(int tid, int msgtag, void *buf, int len, int datatype,
     rc = pvm_buf_unpack(b, datatype, buf, n, 1);
     pvm_ctx_free_buf(ctx, id);
     if (rc < 0)
-        return pvm_ctx_fail(ctx, "pvm_precv", rc);
+        return s_fail(ctx, "pvm_precv", rc);
     if (rtid)
         *rtid = src;
     if (rtag)

@@ -83,6 +83,7 @@ typedef struct {
     body_t *bodies;             /* pending bodies, oldest first */
     size_t inline_max;          /* longest body sent inline (INLINE_MAX, GIMPI_PVM_INLINE) */
     pid_t pid;                  /* the process that enrolled (a forked child must not leave) */
+    char why[512];              /* why the last wait failed, when this file knows better */
 } impi_tp_t;
 
 static const pvm_transport_ops_t s_ops;
@@ -264,11 +265,51 @@ static int s_body(void *impl, void *token, void *dst)
     return rc;
 }
 
+/*  Says in self->why which task a wait that ended with nothing waited for: `watch` (a tid
+ *  or GIMPI_ANY), with what groupd knows of it: exited (groupd no longer knows it), or
+ *  still registered on a host (its connection closed before groupd heard of an exit). */
+static void s_why_gone(impi_tp_t *self, int watch)
+{
+    const char *net = gimpi_msg_errmsg(self->msg);
+    if (watch == GIMPI_ANY) {
+        snprintf(self->why, sizeof self->why, "every other task of the job is gone%s%s%s",
+                 *net ? " (" : "", net, *net ? ")" : "");
+        return;
+    }
+    gimpi_groups_t *gd = gimpi_groups(self->task);
+    gimpi_task_info_t info;
+    int rc = gd ? gimpi_group_lookup(gd, watch, &info) : GIMPI_ESYSERR;
+    if (rc == 0)
+        snprintf(self->why, sizeof self->why, "t%x on host %s closed its connection",
+                 (unsigned)watch, info.host);
+    else if (rc == GIMPI_ENOTASK)
+        snprintf(self->why, sizeof self->why, "t%x has exited", (unsigned)watch);
+    else
+        snprintf(self->why, sizeof self->why, "t%x is gone", (unsigned)watch);
+}
+
+/*  vtable: why the last call failed: what this file noted (once), else what the data
+ *  plane and groupd say, in the order `where` gives. */
+static void s_cause(void *impl, int where, char *out, size_t size)
+{
+    impi_tp_t *self = impl;
+    char gd[384] = "";
+    gimpi_groups_t *g = gimpi_groups(self->task);
+    if (g)
+        gimpi_groups_errmsg(g, gd, sizeof gd);
+    const char *data = self->why[0] ? self->why : gimpi_msg_errmsg(self->msg);
+    const char *first = where == PVM_CAUSE_DATA ? data : gd;
+    const char *second = where == PVM_CAUSE_DATA ? gd : where == PVM_CAUSE_BOTH ? data : "";
+    snprintf(out, size, "%s", *first ? first : second);
+    self->why[0] = 0;
+}
+
 /*  vtable: the oldest arrived PVM message, waiting up to timeout_ms; with no limit it
  *  fails once `watch` (a tid, or GIMPI_ANY) or every other task has left. */
 static int s_next_from(void *impl, int timeout_ms, int watch, pvm_msg_t *msg)
 {
     impi_tp_t *self = impl;
+    self->why[0] = 0;
     if (watch <= 0)
         watch = GIMPI_ANY;
     /* alone and unknown to groupd: nobody can ever find this task.  A task registered
@@ -280,14 +321,19 @@ static int s_next_from(void *impl, int timeout_ms, int watch, pvm_msg_t *msg)
         int flag = 0;
         int rc = gimpi_msg_tprobe_cid(self->msg, GIMPI_CID_PVM, GIMPI_ANY, GIMPI_ANY, 0,
                                       GIMPI_ANY, &flag, NULL);
-        if (rc < 0 || !flag)
+        if (rc < 0 || !flag) {
+            snprintf(self->why, sizeof self->why, "no other task can reach t%x: it is alone "
+                     "in its job and unknown to groupd", (unsigned)gimpi_msg_mytid(self->msg));
             return rc < 0 ? rc : GIMPI_ESYSERR;     /* alone: nothing can ever come */
+        }
     }
     gimpi_status_t st;
     int flag = 0;
     void *v = NULL;
     int rc = gimpi_msg_take_cid(self->msg, GIMPI_CID_PVM, GIMPI_ANY, GIMPI_ANY, timeout_ms,
                                 watch, &flag, &st, &v);
+    if (rc == GIMPI_ESYSERR)
+        s_why_gone(self, watch);
     if (rc < 0)
         return rc;
     if (!flag)
@@ -451,20 +497,26 @@ static const pvm_transport_ops_t s_ops = {
     .coll = s_coll,
     .bcast = s_bcast,
     .body = s_body,
+    .cause = s_cause,
 };
 
 /*  Enrols: joins the job (gimpirun's, or a one-task job) and opens the transport. */
-int pvm_transport_open_default(const pvm_transport_ops_t **ops, void **impl)
+int pvm_transport_open_default(const pvm_transport_ops_t **ops, void **impl, char *why,
+                               size_t why_size)
 {
     *ops = NULL;
     *impl = NULL;
+    if (why_size)
+        *why = 0;
     impi_tp_t *self = calloc(1, sizeof *self);
     if (!self)
         return GIMPI_ENOMEM;
-    char err[512];
+    char err[512] = "";
     self->task = gimpi_init(err, sizeof err);
     if (!self->task) {
         fprintf(stderr, "gimpi: cannot enrol: %s\n", err);
+        if (why_size)
+            snprintf(why, why_size, "%s", err);
         free(self);
         return GIMPI_ESYSERR;
     }
