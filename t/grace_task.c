@@ -11,6 +11,7 @@
  *    worker recv            reports in, then waits in pvm_recv for a message never sent
  *    worker grand           spawns a "worker recv" (a grandchild of the master), passes
  *                           its report on, reports in itself, then waits as recv
+ *    worker grandhere       the same, the grandchild on the worker's own host (".")
  *    worker finish          reports in, waits for "go", waits until the master has ended
  *                           (a pidfd), prints 200 lines and "worker done", exits 0
  *  A worker's report is its tid and pid, sent to its parent (tag 1).
@@ -59,7 +60,7 @@ static int s_master(int n, const char *wmode, const char *end)
     int *tids = calloc((size_t)n, sizeof *tids);
     char *args[] = { "worker", (char *)wmode, NULL };
     CHECK(pvm_spawn("grace_task", args, PvmTaskDefault, NULL, n, tids) == n, "spawn");
-    int reports = !strcmp(wmode, "grand") ? 2 * n : n;
+    int reports = !strncmp(wmode, "grand", 5) ? 2 * n : n;
     for (int i = 0; i < reports; i++) {
         int tid, pid;
         s_take_report(&tid, &pid);
@@ -86,10 +87,11 @@ static int s_worker(const char *mode)
 {
     int me = pvm_mytid(), parent = pvm_parent();
     CHECK(me > 0 && parent > 0, "mytid and parent");
-    if (!strcmp(mode, "grand")) {
+    if (!strncmp(mode, "grand", 5)) {
         char *args[] = { "worker", "recv", NULL };
-        int child, tid, pid;
-        CHECK(pvm_spawn("grace_task", args, PvmTaskDefault, NULL, 1, &child) == 1, "spawn");
+        int child, tid, pid, here = !strcmp(mode, "grandhere");
+        CHECK(pvm_spawn("grace_task", args, here ? PvmTaskHost : PvmTaskDefault,
+                        here ? "." : NULL, 1, &child) == 1, "spawn");
         s_take_report(&tid, &pid);
         s_report(parent, tid, pid);
         mode = "recv";
