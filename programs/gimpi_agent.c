@@ -8,9 +8,12 @@
  *  locally) and spawned tasks (pvm_spawn onto this host), forwards each task's output line
  *  by line, reports each task's end, and signals tasks on request.  When its input ends
  *  (the launcher died, or the link to it broke and the engine gave up), it terminates
- *  every task it started and exits: nothing is left behind on the host.
+ *  every task it started and exits: nothing is left behind on the host.  It is a child
+ *  subreaper (programs/proctree.h): what its tasks start stays below it, and its end, or
+ *  the launcher's QUIT, ends those processes too.
  */
 #include "config.h"
+#include "programs/proctree.h"
 #include "task/gimpi_vmwire.h"
 #include "base/gimpi_hostset.h"
 #include "base/gimpi_key.h"
@@ -168,10 +171,16 @@ static void s_drain(agent_t *self, astream_t *s)
     s->len -= start;
 }
 
-/*  Leaves the loop once quitting and nothing is left. */
+/*  Leaves the loop once quitting and nothing is left: no task, no process of the job
+ *  below us (until SIGKILL was sent; what outlives it is beyond reach). */
 static void s_check_done(agent_t *self)
 {
-    if (self->quitting && self->nlive == 0)
+    if (!self->quitting || self->nlive > 0)
+        return;
+    proctree_proc_t *left = NULL;
+    int n = self->kill_timer ? proctree_list(NULL, 0, &left) : 0;
+    free(left);
+    if (n <= 0)
         gimpi_loop_stop(self->loop);
 }
 
@@ -194,6 +203,7 @@ static void s_child(agent_t *self, char **argv, char **env, const char *wd, int 
     sigprocmask(SIG_SETMASK, &none, NULL);
     signal(SIGPIPE, SIG_DFL);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    proctree_mark(getppid());
     int null = open("/dev/null", O_RDONLY);
     if (null >= 0)
         dup2(null, 0);
@@ -361,12 +371,16 @@ static void s_go(agent_t *self, vmw_msg_t *m)
     t->go_fd = t->tables_fd = -1;
 }
 
-/*  Signals every task still running. */
+/*  Signals every task still running and every process of the job below us. */
 static void s_signal_all(agent_t *self, int sig)
 {
     for (atask_t *t = self->tasks; t; t = t->next)
         if (!t->exited)
             kill(t->pid, sig);
+    proctree_proc_t *left;
+    int n = proctree_list(NULL, 0, &left);
+    proctree_signal(left, n, sig);
+    free(left);
 }
 
 /*  After a QUIT or the end of input: SIGKILL whatever SIGTERM did not end. */
@@ -376,6 +390,7 @@ static void s_on_kill_timer(gimpi_loop_t *loop, int id, void *arg)
     agent_t *self = arg;
     self->kill_timer = 0;
     s_signal_all(self, SIGKILL);
+    s_check_done(self);
 }
 
 /*  Ends the agent: every task gets SIGTERM, then SIGKILL after the grace. */
@@ -539,6 +554,7 @@ int main(int argc, char **argv)
     }
     if (s_read_key(&self) < 0)
         return 1;
+    proctree_become_reaper();           /* (an old kernel: spawned tasks are init's) */
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     size_t flen;
     uint8_t *f = vmw_encode(&flen, AGENT_HELLO, AGENT_VERSION, self.host, vmw_arch(),

@@ -22,6 +22,7 @@
  */
 #include "config.h"
 #include "programs/gimpirun.h"
+#include "programs/proctree.h"
 #include "base/gimpi_key.h"
 #include "net/gimpi_host.h"
 #include "task/gimpi_job.h"
@@ -73,7 +74,8 @@ static void s_usage(FILE *to)
         "  -ackmark A      flow-control ack mark offered (default %d)\n"
         "  -hiwater H      flow-control high-water mark offered (default %d)\n"
         "  -tagub T        largest tag offered (default 2147483647)\n"
-        "  -grace S        seconds the others get after a task failed (default 10)\n"
+        "  -grace S        seconds the others get after a task failed, and the tasks\n"
+        "                  spawned after the job's own tasks ended (default 10)\n"
         "  -timeout S      bound on the startup (default 60)\n",
         GIMPI_DEFAULT_DATALEN, GIMPI_DEFAULT_ACKMARK, GIMPI_DEFAULT_HIWATER);
 }
@@ -151,6 +153,8 @@ task_t *run_task_new(launcher_t *self, int host, char **argv, bool spawned)
     t->out.fd = t->err.fd = -1;
     self->tasks[self->nall++] = t;
     self->nrunning++;
+    if (!spawned)
+        self->nown++;
     return t;
 }
 
@@ -330,6 +334,7 @@ static void s_drain(launcher_t *self, task_t *t, stream_t *s)
         close(s->fd);
         s->fd = -1;
         self->nstreams--;
+        self->scan_due = true;      /* its last holder may have been a process of the job */
         free(s->buf);
         s->buf = NULL;
         return;
@@ -349,20 +354,75 @@ static void s_drain(launcher_t *self, task_t *t, stream_t *s)
     s->len -= start;
 }
 
-/*  Sends sig to every task still running, on every host. */
+/*  The job's processes below us that tasks[] does not track (pvm_spawn's children on
+ *  this host, and what any task started), helpers included: how many are not helpers,
+ *  with the list in *list and its length in *nlist when asked (the caller frees).  Cached
+ *  in nleft. */
+static int s_leftovers(launcher_t *self, proctree_proc_t **list, int *nlist)
+{
+    if (list)
+        *list = NULL, *nlist = 0;
+    if (!self->reaper)
+        return self->nleft = 0;
+    pid_t skip[self->nhosts + 1];
+    int nskip = 0;
+    for (int i = 0; i < self->nhosts; i++)
+        if (self->hosts[i]->pid > 0)
+            skip[nskip++] = self->hosts[i]->pid;        /* ssh or srun, and theirs */
+    if (self->groupd_pid > 0)
+        skip[nskip++] = self->groupd_pid;
+    proctree_proc_t *ps;
+    int n = proctree_list(skip, nskip, &ps), kept = 0, count = 0;
+    for (int i = 0; i < n; i++) {
+        bool tracked = false;
+        for (int k = 0; k < self->nall && !tracked; k++) {
+            task_t *t = self->tasks[k];
+            tracked = !t->exited && t->pid == ps[i].pid && self->hosts[t->host]->local;
+        }
+        if (tracked)
+            continue;
+        ps[kept++] = ps[i];
+        count += !ps[i].helper;
+    }
+    self->scan_due = false;
+    if (list)
+        *list = ps, *nlist = kept;
+    else
+        free(ps);
+    return self->nleft = count;
+}
+
+/*  Sends sig to every task still running, on every host, and to the job's processes
+ *  below us. */
 static void s_signal_all(launcher_t *self, int sig)
 {
     for (int i = 0; i < self->nall; i++)
         run_hosts_kill(self, self->tasks[i], sig);
+    proctree_proc_t *left;
+    int n;
+    s_leftovers(self, &left, &n);
+    proctree_signal(left, n, sig);
+    free(left);
 }
 
 static void s_arm_grace(launcher_t *self);
 
 /*  Stops the loop once every task has ended, every output pipe is drained and every
- *  agent's engine has exited. */
+ *  agent's engine has exited.  Once the static tasks have ended, what they left running
+ *  (spawned tasks on any host, the job's processes here) gets the grace period. */
 void run_check_done(launcher_t *self)
 {
-    if (!self->loop || self->nrunning > 0 || self->nstreams > 0)
+    if (!self->loop || self->nown > 0)
+        return;
+    if (!self->gave_up) {
+        if (self->scan_due)
+            s_leftovers(self, NULL, NULL);
+        if (self->nleft > 0 || self->nrunning > 0)
+            s_arm_grace(self);          /* unless a failure armed it already */
+        if (self->nleft > 0)
+            return;
+    }
+    if (self->nrunning > 0 || self->nstreams > 0)
         return;
     for (int i = 0; i < self->nhosts; i++)
         run_hosts_quit(self, self->hosts[i]);
@@ -377,6 +437,9 @@ void run_task_ended(launcher_t *self, task_t *t, int status)
         return;
     t->exited = true;
     t->status = status;
+    self->scan_due = true;
+    if (!t->spawned && --self->nown == 0)
+        self->own_ended_ms = gimpi_loop_now_ms();
     if (t->groupd) {
         run_vm_task_ended(self, t);
         return;
@@ -419,6 +482,7 @@ static void s_reap(launcher_t *self)
     pid_t pid;
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
         bool mine = false;
+        self->scan_due = true;          /* (also a process of the job that we adopted) */
         for (int i = 0; i < self->nall && !mine; i++) {
             task_t *t = self->tasks[i];
             if (t->pid == pid && self->hosts[t->host]->local && !t->exited) {
@@ -436,22 +500,64 @@ static void s_reap(launcher_t *self)
     run_check_done(self);
 }
 
+/*  Says which tasks the job's end is about to end: the remaining ones after a failure, or
+ *  those the static tasks left running when the grace period ran out after they ended. */
+static void s_say_ending(launcher_t *self)
+{
+    int n = self->nrunning + self->nleft;
+    if (self->nown > 0) {
+        fprintf(stderr, "gimpirun: terminating the %d remaining task%s\n", n, n == 1 ? "" : "s");
+        return;
+    }
+    char names[1024] = "", one[64];
+    size_t len = 0;
+    int shown = 0;
+    proctree_proc_t *left;
+    int nl;
+    s_leftovers(self, &left, &nl);
+    for (int i = 0; i < self->nall + nl && len < sizeof names - 80; i++) {
+        if (i < self->nall) {
+            task_t *t = self->tasks[i];
+            if (t->exited || t->groupd)
+                continue;
+            snprintf(one, sizeof one, "t%x", (unsigned)t->tid);
+        } else if (!left[i - self->nall].helper)
+            proctree_name(&left[i - self->nall], one, sizeof one);
+        else
+            continue;
+        len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", shown ? " " : "", one);
+        shown++;
+    }
+    free(left);
+    n = self->nrunning + self->nleft;
+    if (shown < n)
+        snprintf(names + len, sizeof names - len, " ...");
+    int64_t after = (gimpi_loop_now_ms() - self->own_ended_ms + 500) / 1000;
+    fprintf(stderr, "gimpirun: %d spawned task%s still running %d s after the job's own tasks "
+            "ended: ending %s (%s)\n", n, n == 1 ? "" : "s", (int)after,
+            n == 1 ? "it" : "them", names);
+    self->ended_leftovers = true;
+}
+
 /*  Grace period over: SIGTERM the rest, then SIGKILL two seconds later. */
 static void s_on_grace(gimpi_loop_t *loop, int id, void *arg)
 {
     (void)id;
     launcher_t *self = arg;
     self->grace_timer = 0;
-    if (self->nrunning == 0)
+    s_leftovers(self, NULL, NULL);
+    if (self->nrunning == 0 && self->nleft == 0) {
+        run_check_done(self);
         return;
+    }
     if (self->kill_stage >= 2) {        /* SIGKILL 5 s ago: what still runs is unreachable */
+        self->gave_up = true;
         run_hosts_give_up(self);
         run_check_done(self);
         return;
     }
     if (self->kill_stage == 0)
-        fprintf(stderr, "gimpirun: terminating the %d remaining task%s\n",
-                self->nrunning, self->nrunning == 1 ? "" : "s");
+        s_say_ending(self);
     s_signal_all(self, self->kill_stage == 0 ? SIGTERM : SIGKILL);
     self->kill_stage++;
     self->grace_timer = gimpi_loop_timer_add(loop, self->kill_stage < 2 ? 2000 : 5000, 0,
@@ -461,7 +567,8 @@ static void s_on_grace(gimpi_loop_t *loop, int id, void *arg)
 /*  After a failure: the others get the grace period, once. */
 static void s_arm_grace(launcher_t *self)
 {
-    if (self->loop && !self->grace_timer && self->kill_stage == 0 && self->nrunning > 0)
+    if (self->loop && !self->grace_timer && self->kill_stage == 0
+        && (self->nrunning > 0 || self->nleft > 0 || self->scan_due))
         self->grace_timer = gimpi_loop_timer_add(self->loop, (int64_t)self->grace_s * 1000, 0,
                                                  s_on_grace, self);
 }
@@ -509,6 +616,7 @@ static int s_spawn(launcher_t *self, task_t *t, int tables_fd)
     }
     if (pid == 0) {
         run_child_start(launcher, SIGKILL);   /* the job does not outlive its launcher */
+        proctree_mark(launcher);
         dup2(out[1], 1);
         dup2(err[1], 2);
         if (t->id != 0) {       /* only the first task reads gimpirun's stdin */
@@ -578,6 +686,7 @@ int run_local_start(launcher_t *self, task_t *t, char **env, const char *wd, int
     pid_t pid = fork();
     if (pid == 0) {
         run_child_start(launcher, SIGKILL);
+        proctree_mark(launcher);
         int null = open("/dev/null", O_RDONLY);
         if (null >= 0)
             dup2(null, 0);
@@ -738,7 +847,8 @@ char **run_export_env(launcher_t *self, const host_t *h, int extra)
             continue;
         size_t len = (size_t)(eq - e);
         bool take = !strncmp(e, "GIMPI_", 6) && strncmp(e, "GIMPI_KEY", 9)
-                    && strncmp(e, "GIMPI_RSH=", 10) && strncmp(e, "GIMPI_HOST", 10);
+                    && strncmp(e, "GIMPI_RSH=", 10) && strncmp(e, "GIMPI_HOST", 10)
+                    && strncmp(e, PROCTREE_ENV "=", sizeof PROCTREE_ENV);
         for (const char *p = exp; p && *p && !take;) {
             const char *c = strchr(p, ':');
             size_t l = c ? (size_t)(c - p) : strlen(p);
@@ -902,6 +1012,9 @@ static void s_go(launcher_t *self, bool started, int tables_fd)
         char token[GIMPI_GROUPS_TOKEN_LEN + 1];
         int base = s_reserve_tids(self, token);
         self->tidbase = base;
+        /* from now on (groupd runs: one we started is not ours), what the tasks start
+           stays below us when its parent ends */
+        self->reaper = proctree_become_reaper() == 0;
         if (base >= 0) {
             snprintf(go, sizeof go, "T%d %s\n", base, token);
             for (int i = 0; i < self->ntasks; i++)
@@ -1020,7 +1133,7 @@ static int s_run(launcher_t *self)
             self->failed = true;
         }
     }
-    return self->failed ? 1 : 0;
+    return self->failed ? 1 : self->ended_leftovers ? 3 : 0;
 }
 
 int main(int argc, char **argv)

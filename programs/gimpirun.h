@@ -114,6 +114,14 @@ struct launcher_t {
     int nstreams;               /* local task output pipes still open */
     bool failed;
     int tidbase;
+    /* the job's other tasks (proctree.h): what the static tasks left behind */
+    int nown;                   /* static tasks not yet ended */
+    bool reaper;                /* we are a child subreaper: orphans below us are ours */
+    bool scan_due;              /* something ended since the last look at our processes */
+    int nleft;                  /* processes of the job below us, not in tasks[] (last look) */
+    int64_t own_ended_ms;       /* when the last static task ended */
+    bool ended_leftovers;       /* they had to be ended: exit status 3 */
+    bool gave_up;               /* SIGKILL did not end everything: stop waiting */
     /* the virtual machine */
     char myaddr[64];            /* this host's address on the job's network */
     pid_t groupd_pid;           /* a groupd we started, or 0 */

@@ -5,9 +5,10 @@
 # GIMPI_RSH="ssh -F <config>" (BatchMode, verified host keys).  A hostfile puts tasks on
 # every host; t/vm_task checks pvm_config, pvm_tasks, pvm_spawn by default placement, by
 # host and by architecture, pvm_addhosts/pvm_delhosts during a job, group operations
-# across the hosts, a program missing on one host, a host whose link breaks in the
-# middle of a barrier, and strangers: a task with another key, an ssh key that the hosts
-# do not accept.  Every wait is bounded (timeout); nothing sleeps to synchronise.
+# across the hosts, a killed master whose workers on every host (and the children they
+# spawned beside them) end within -grace + 2 s, a program missing on one host, a host
+# whose link breaks in the middle of a barrier, and strangers: a task with another key,
+# an ssh key that the hosts do not accept.  Every wait is bounded (timeout); nothing sleeps to synchronise.
 set -u
 top_builddir=${top_builddir:-.}
 . "${top_srcdir:-.}/t/tap.sh"
@@ -35,7 +36,7 @@ diag_out() { sed 's/^/# /' "$out"; }
 # okd STATUS TEXT: ok, and the output as diagnostics when it failed
 okd() { ok "$1" "$2"; [ "$1" = 0 ] || diag_out; }
 
-echo "1..28"
+echo "1..30"
 
 # --- a job on every host
 run -tag -hostfile "$VM_DIR/hosts" -np 3 "$T" config
@@ -85,6 +86,23 @@ okd $([ $rc = 0 ] && has "[1] pwd $VM_DIR/wd1"; echo $?) "wd= sets a host's work
 run -groupd "$H2" -hostfile "$VM_DIR/hosts" -np 3 "$T" group 3
 okd $([ $rc = 0 ] && [ "$(count 'group ok')" = 3 ]; echo $?) "-groupd HOST: the job's groupd runs on another host"
 ok $(! ip netns pids "${VM_NS[2]}" | xargs -r ps -o comm= -p | grep -q groupd; echo $?) "... and ends with the job"
+
+# --- a killed master: its workers on every host, and theirs spawned beside them, end
+vm_exec 0 env GIMPI_RSH="$VM_SSH" GIMPI_GROUPD_BIN="$B/groupd/groupd" GIMPI_PATH="$B/t" \
+    timeout -k 10 90 "$RUN" -grace 3 -hostfile "$VM_DIR/hosts" -np 1 "$B/t/grace_task" \
+    master 3 grandhere hang >"$out" 2>&1 &
+job=$!
+for _ in $(seq 1 600); do has ready && break; kill -0 $job 2>/dev/null || break; sleep 0.1; done
+pids=$(sed -n 's/^worker tid t[0-9a-f]* pid //p' "$out")
+start=$(date +%s.%N)
+kill -9 "$(sed -n 's/^master pid //p' "$out")"
+wait $job
+rc=$?
+took=$(echo "$(date +%s.%N) - $start" | bc)
+left=0
+for p in $pids; do kill -0 "$p" 2>/dev/null && left=$((left + 1)); done
+okd $([ "$(echo "$pids" | wc -w)" = 6 ] && [ $rc = 1 ] && [ "$(echo "$took <= 5" | bc)" = 1 ]; echo $?) "a killed master: 6 workers on 3 hosts ended in $took s (-grace 3, exit $rc)"
+ok $([ $left = 0 ]; echo $?) "... none of them is left ($left)"
 
 # --- a program missing on one host
 printf '%s\n' "$H0" "$H1 ep=/nonexistent" "$H2" >"$VM_DIR/hosts.ep"

@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -226,6 +227,8 @@ static pid_t s_start(const char *path, char *const argv[], char *const envp[], i
         _exit(127);
     }
     if (child > 0 && tag && fork() == 0) {
+        /* named, so that a launcher tells it from the tasks (it ends with their output) */
+        prctl(PR_SET_NAME, "gimpi-tagger", 0, 0, 0);
         /* keep nothing of the spawner's (its connections must close when it dies) */
         int lo = out[0] < err[0] ? out[0] : err[0], hi = out[0] < err[0] ? err[0] : out[0];
         s_close_range(3, lo - 1);
