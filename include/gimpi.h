@@ -19,6 +19,7 @@
 #include "gimpi_coll.h"
 
 #include <stddef.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -105,6 +106,23 @@ enum {
 GIMPI_EXPORT
 int gimpi_spawn(gimpi_t *self, const char *file, char *const argv[], int flags, int n,
                 int *tids);
+
+/*  Children's output caught by this task (doc/spawn.md, "Catching output"; PVM's
+ *  pvm_catchout).  With `to` set, tasks spawned from now on (on this host) write their
+ *  stdout and stderr into one pipe that a copier process sends here, and a thread of this
+ *  task writes it to `to` in PVM's format: "[t<hex tid>] BEGIN" when the task starts,
+ *  "[t<hex tid>] <line>" for every line (an unfinished last line gets its newline),
+ *  "[t<hex tid>] EOF" when its output ends; with GIMPI_CATCHOUT_NOTIDS the lines alone.
+ *  Their children, and theirs, are caught by this task too.  Tasks started on other hosts
+ *  of a virtual machine have their lines written by gimpirun, in the same format.
+ *  `to` NULL turns catching off: lines of tasks still running are dropped and later
+ *  spawns write to this task's stdout and stderr.  0 or GIMPI_EOUTOFRES. */
+enum { GIMPI_CATCHOUT_NOTIDS = 1 };
+GIMPI_EXPORT int gimpi_catchout(gimpi_t *self, FILE *to, int flags);
+
+/*  Waits up to timeout_ms (-1: no limit, 0: just counts) until the output of every task
+ *  caught by this task has ended; returns how many are still open. */
+GIMPI_EXPORT int gimpi_catchout_wait(gimpi_t *self, int timeout_ms);
 
 /*  The virtual machine (gimpi_vm(3), doc/multihost.md): the hosts of the job that
  *  gimpirun -H, -hostfile or a Slurm allocation made, served by gimpirun through groupd.

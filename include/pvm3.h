@@ -12,6 +12,7 @@
 
 #include "gimpi_export.h"
 
+#include <stdio.h>
 #include <sys/time.h>
 
 #ifdef __cplusplus
@@ -164,6 +165,8 @@ GIMPI_EXPORT int pvm_siblings(int **tids);
 GIMPI_EXPORT int pvm_exit(void);
 GIMPI_EXPORT int pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *tids);
 GIMPI_EXPORT int pvm_kill(int tid);
+/*  Children spawned from now on write their output to f in PVM's format (NULL: off). */
+GIMPI_EXPORT int pvm_catchout(FILE *f);
 
 /* ---- the virtual machine (doc/multihost.md) ---- */
 struct pvmhostinfo {

@@ -307,6 +307,11 @@ void run_task_output(launcher_t *self, task_t *t, int which, const char *line, s
                     (int)len, line);
         return;
     }
+    if (t->catchout) {          /* PVM's catchout format, both streams on stdout */
+        printf("[t%x] %.*s\n", (unsigned)t->tid, (int)len, line);
+        fflush(stdout);
+        return;
+    }
     if (self->tag) {
         if (t->spawned)
             fprintf(to, "[t%x] ", (unsigned)t->tid);
@@ -316,6 +321,15 @@ void run_task_output(launcher_t *self, task_t *t, int which, const char *line, s
     fwrite(line, 1, len, to);
     fputc('\n', to);
     fflush(to);
+}
+
+/*  A caught task's "[t<hex tid>] BEGIN" or "EOF" line (PVM's catchout format). */
+void run_task_catch_mark(task_t *t, const char *what)
+{
+    if (!t->catchout)
+        return;
+    printf("[t%x] %s\n", (unsigned)t->tid, what);
+    fflush(stdout);
 }
 
 /*  Reads what a local task wrote and forwards every complete line; EOF flushes the rest. */
@@ -337,6 +351,8 @@ static void s_drain(launcher_t *self, task_t *t, stream_t *s)
         self->scan_due = true;      /* its last holder may have been a process of the job */
         free(s->buf);
         s->buf = NULL;
+        if (t->exited && !t->start_err && t->out.fd < 0 && t->err.fd < 0)
+            run_task_catch_mark(t, "EOF");
         return;
     }
     s->len += (size_t)r;
@@ -440,6 +456,8 @@ void run_task_ended(launcher_t *self, task_t *t, int status)
     self->scan_due = true;
     if (!t->spawned && --self->nown == 0)
         self->own_ended_ms = gimpi_loop_now_ms();
+    if (t->started && !t->start_err && t->out.fd < 0 && t->err.fd < 0)
+        run_task_catch_mark(t, "EOF");  /* else when its last stream closes */
     if (t->groupd) {
         run_vm_task_ended(self, t);
         return;

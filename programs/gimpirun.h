@@ -41,6 +41,7 @@ struct task_t {
     int host;                   /* index in self->hosts */
     char **argv;                /* static: points into the command line; spawned: owned */
     bool spawned;               /* started later at a task's request (not in the tables) */
+    bool catchout;              /* its spawner catches output: PVM's catchout format */
     int tid;                    /* spawned: its tid; static: set once the base is known */
     pid_t pid;                  /* the process on its host */
     int port;                   /* static: the port it listens on */
@@ -136,6 +137,7 @@ void run_child_start(pid_t launcher, int deathsig);
 int run_beside_me(const char *name, char *out, size_t size);
 task_t *run_task_new(launcher_t *self, int host, char **argv, bool spawned);
 void run_task_output(launcher_t *self, task_t *t, int which, const char *line, size_t len);
+void run_task_catch_mark(task_t *t, const char *what);
 void run_task_ended(launcher_t *self, task_t *t, int status);
 void run_fail(launcher_t *self);
 void run_check_done(launcher_t *self);

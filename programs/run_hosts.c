@@ -225,6 +225,7 @@ static void s_frame(launcher_t *self, host_t *h, vmw_msg_t *m)
             t->port = m->i[2];
             snprintf(t->addr, sizeof t->addr, "%s", m->s[3]);
             t->started = true;
+            run_task_catch_mark(t, "BEGIN");
             run_vm_progress(self);
         }
         break;

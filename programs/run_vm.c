@@ -385,6 +385,7 @@ static void s_spawn(launcher_t *self, int token, vmw_msg_t *m)
         for (int k = 0; k < nargs; k++)
             targv[k + 1] = strdup(argv[k]);
         t->tid = first + i;
+        t->catchout = flags & VM_SPAWN_CATCH;
         p->ref[i] = t->id;
         /* its environment: the caller's hand-over variables, ours, and its tid */
         char **tenv = run_export_env(self, h, 64);
@@ -405,7 +406,8 @@ static void s_spawn(launcher_t *self, int token, vmw_msg_t *m)
                 t->start_err = code;
                 if (code == GIMPI_ENOFILE)
                     fprintf(stderr, "gimpirun: no program %s on host %s\n", file, h->info.name);
-            }
+            } else
+                run_task_catch_mark(t, "BEGIN");
         } else {
             char spec[80];
             snprintf(spec, sizeof spec, "route:%s", self->myaddr);

@@ -42,6 +42,7 @@ struct pvm_ctx_t {
     int why_code;               /* ... (0: none set) */
     char cause[512];            /* the cause of the last recorded failure ... */
     int cause_code;             /* ... which failed with this code (0: none) */
+    FILE *catchout;             /* pvm_catchout's file, or NULL */
 };
 
 /*  A fresh context. */
@@ -52,6 +53,7 @@ pvm_ctx_t *pvm_ctx_new(void)
         self->opts[PvmAutoErr] = 1;
         self->opts[PvmRoute] = PvmAllowDirect;
         self->opts[PvmFragSize] = 4096;
+        self->opts[PvmShowTids] = 1;
     }
     return self;
 }
@@ -512,4 +514,40 @@ void pvm_ctx_keep(pvm_ctx_t *self, int which, void *mem)
     assert(self && which >= 0 && which < PVM_CTX_NKEPT);
     free(self->kept[which]);
     self->kept[which] = mem;
+}
+
+/*  The native task behind the transport, or NULL. */
+static gimpi_t *s_task(pvm_ctx_t *self)
+{
+    return self->ops && self->ops->task ? self->ops->task(self->impl) : NULL;
+}
+
+/*  Starts or stops catching children's output, in PvmShowTids' format. */
+int pvm_ctx_catchout(pvm_ctx_t *self, FILE *f)
+{
+    assert(self);
+    gimpi_t *task = s_task(self);
+    if (!task)
+        return f ? GIMPI_ENOTIMPL : 0;
+    int rc = gimpi_catchout(task, f, self->opts[PvmShowTids] ? 0 : GIMPI_CATCHOUT_NOTIDS);
+    if (rc == 0) {
+        self->catchout = f;
+        self->opts[PvmOutputTid] = f ? self->tid : 0;
+    }
+    return rc;
+}
+
+/*  pvm_catchout's file. */
+FILE *pvm_ctx_catchout_file(const pvm_ctx_t *self)
+{
+    assert(self);
+    return self->catchout;
+}
+
+/*  Waits, bounded, for the caught children's output to end. */
+int pvm_ctx_catchout_wait(pvm_ctx_t *self, int timeout_ms)
+{
+    assert(self);
+    gimpi_t *task = s_task(self);
+    return task && self->catchout ? gimpi_catchout_wait(task, timeout_ms) : 0;
 }

@@ -31,6 +31,7 @@
 #include "gimpi.h"
 
 #include <stddef.h>
+#include <stdio.h>
 
 /*  One received message as a transport delivers it.  `bytes` is malloc'd (or NULL when
  *  len is 0) and becomes the receiver's; the message's len bytes start at bytes + off
@@ -209,6 +210,17 @@ int pvm_ctx_probe(pvm_ctx_t *self, int src, int tag, int ctxid);
 #define PVM_CTX_NOPTS 26
 /*  Where option `what` is kept, or NULL for an unknown option. */
 int *pvm_ctx_opt(pvm_ctx_t *self, int what);
+
+/* ---- children's output (pvm_catchout) ---- */
+
+/*  Catches the output of the children spawned from now on on f (NULL: stops), with or
+ *  without tids as PvmShowTids says now; remembers f.  Needs the transport's native task
+ *  (GIMPI_ENOTIMPL without one).  0 or < 0. */
+int pvm_ctx_catchout(pvm_ctx_t *self, FILE *f);
+/*  pvm_catchout's file, or NULL when output is not caught. */
+FILE *pvm_ctx_catchout_file(const pvm_ctx_t *self);
+/*  Waits up to timeout_ms for every caught child's output to end; how many are open. */
+int pvm_ctx_catchout_wait(pvm_ctx_t *self, int timeout_ms);
 
 /* ---- errors (pvm_err.c) ---- */
 

@@ -116,6 +116,8 @@ int pvm_setopt(int what, int val)
         return pvm_ctx_fail(ctx, "pvm_setopt", PvmBadParam);
     int old = *opt;
     *opt = val;
+    if (what == PvmShowTids && pvm_ctx_catchout_file(ctx))
+        pvm_ctx_catchout(ctx, pvm_ctx_catchout_file(ctx));  /* the new format from now on */
     return old;
 }
 

@@ -10,7 +10,9 @@
  *  and ignored.  Successful tids come first in tids[], the failures' error codes after
  *  them, as PVM's man page says ("the last ntask - numt locations").  Children's output
  *  lines are prefixed with "[t<hex tid>] " when GIMPI_TAG is set to anything but "0"
- *  (gimpirun -tag sets it).  See doc/spawn.md and doc/multihost.md.
+ *  (gimpirun -tag sets it).  pvm_catchout collects the output of the children spawned
+ *  after it (and of their children) in the caller (gimpi_catchout).  See doc/spawn.md
+ *  and doc/multihost.md.
  */
 #include "pvm3.h"
 #include "pvm/pvm_ctx.h"
@@ -61,4 +63,17 @@ int pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *ti
     }
     free(out);
     return started;
+}
+
+/*  Children's output to f in PVM's format ("[t<hex tid>] line", BEGIN and EOF lines; the
+ *  lines alone with PvmShowTids 0), or no longer caught (NULL).  Returns 0, as libpvm. */
+int pvm_catchout(FILE *f)
+{
+    pvm_ctx_t *ctx = pvm_ctx_current();
+    if (!ctx)
+        return pvm_ctx_fail(NULL, "pvm_catchout", PvmNoMem);
+    int rc = pvm_ctx_enrol(ctx);
+    if (rc == 0)
+        rc = pvm_ctx_catchout(ctx, f);
+    return rc < 0 ? pvm_ctx_fail(ctx, "pvm_catchout", rc) : 0;
 }

@@ -5,6 +5,8 @@
 #include "pvm/pvm_ctx.h"
 
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 /*  Enrols on first call and returns this task's tid. */
 int pvm_mytid(void)
@@ -60,12 +62,34 @@ int pvm_siblings(int **tids)
     return n;
 }
 
+/*  As libpvm's pvm_exit: with output caught, waits until every caught child's output
+ *  has ended, but at most GIMPI_CATCHOUT_WAIT seconds (default 30). */
+static void s_catchout_wait(pvm_ctx_t *ctx)
+{
+    if (pvm_ctx_catchout_wait(ctx, 0) == 0)
+        return;
+    char prefix[64];
+    pvm_ctx_prefix(ctx, prefix, sizeof prefix);
+    if (*pvm_ctx_opt(ctx, PvmShowTids)) {
+        fprintf(stderr, "%s: child task(s) still running.  waiting...\n", prefix);
+        fflush(stderr);
+    }
+    const char *v = getenv("GIMPI_CATCHOUT_WAIT");
+    long s = v && *v ? strtol(v, NULL, 10) : 0;
+    s = s > 0 && s < 86400 ? s : 30;
+    int left = pvm_ctx_catchout_wait(ctx, (int)s * 1000);
+    if (left)
+        fprintf(stderr, "%s: the output of %d child task(s) had not ended after %ld s "
+                "(GIMPI_CATCHOUT_WAIT); leaving\n", prefix, left, s);
+}
+
 /*  Leaves PVM: drops the transport and every buffer; a later call enrols again. */
 int pvm_exit(void)
 {
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return 0;
+    s_catchout_wait(ctx);
     pvm_ctx_t *fresh = pvm_ctx_new();
     if (fresh) {
         for (int what = 1; what < PVM_CTX_NOPTS; what++)

@@ -10,7 +10,9 @@
  *  child through a pidfd until it calls (gimpi_msg_expect): a child that dies first makes
  *  the operations with it fail instead of waiting.  Output: children write straight to
  *  the spawner's stdout and stderr; with GIMPI_SPAWN_TAG a tagger process per child
- *  (also reparented) copies its lines with a "[t<hex tid>] " prefix.  gimpi_spawn_on
+ *  (also reparented) copies its lines with a "[t<hex tid>] " prefix; when this task or
+ *  an ancestor catches output (gimpi_catchout), a copier process per child sends it to
+ *  the catching task instead (gimpi_catch.h).  gimpi_spawn_on
  *  places tasks on the hosts of a virtual machine: on another host (or round-robin), the
  *  children's tids are reserved here and the manager starts them there (gimpi_vm.c).
  *  See doc/spawn.md and doc/multihost.md.
@@ -20,6 +22,7 @@
 #include "base/gimpi_key.h"
 #include "task/gimpi_vm.h"
 #include "task/gimpi_vmwire.h"
+#include "task/gimpi_catch.h"
 
 #include <arpa/inet.h>
 #include <assert.h>
@@ -98,6 +101,7 @@ static int s_ours(const char *var)
         GIMPI_ENV_TID, GIMPI_ENV_PARENT, GIMPI_ENV_PARENT_CONTACT, GIMPI_ENV_SIBLINGS,
         "GIMPI_GROUPD", "GIMPI_TIDBASE", GIMPI_ENV_LISTEN_FD, GIMPI_ENV_TABLES_FD,
         GIMPI_ENV_GO_FD, GIMPI_ENV_CLIENT, GIMPI_ENV_LOCAL, GIMPI_ENV_TID_TOKEN,
+        GIMPI_ENV_CATCHOUT_FD,
     };
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         size_t l = strlen(names[i]);
@@ -119,6 +123,21 @@ static void s_write_all(int fd, const char *buf, size_t len)
         buf += w;
         len -= (size_t)w;
     }
+}
+
+/*  Reads exactly n bytes (or fewer at end of stream); returns how many. */
+static size_t s_read_all(int fd, void *buf, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, (char *)buf + got, n - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    return got;
 }
 
 /*  Writes prefix, len bytes of text and a newline in one write (through line, which has
@@ -197,65 +216,108 @@ static void s_close_range(int first, int last)
         close(fd);
 }
 
-/*  Starts one child through a middle process.  status[1] is the close-on-exec pipe the
- *  middle writes the child's pid to and the child its execve errno.  Only
- *  async-signal-safe calls after fork. */
-static pid_t s_start(const char *path, char *const argv[], char *const envp[], int devnull,
-                     int status_w, const char *tag)
+/*  Closes every descriptor from 3 up but a and b (async-signal-safe). */
+static void s_close_except(int a, int b)
 {
-    pid_t middle = fork();
-    if (middle != 0)
-        return middle;
-    int out[2] = { -1, -1 }, err[2] = { -1, -1 };
-    if (tag && (pipe(out) < 0 || pipe(err) < 0))
-        tag = NULL;                         /* no pipes: untagged output rather than none */
-    pid_t child = fork();
-    if (child == 0) {
-        if (devnull >= 0)
-            dup2(devnull, 0);
-        if (tag) {
-            dup2(out[1], 1);
-            dup2(err[1], 2);
-            close(out[0]);
-            close(out[1]);
-            close(err[0]);
-            close(err[1]);
-        }
-        execve(path, argv, envp);
-        int e = errno;
-        s_write_all(status_w, (const char *)&e, sizeof e);
-        _exit(127);
-    }
-    if (child > 0 && tag && fork() == 0) {
-        /* named, so that a launcher tells it from the tasks (it ends with their output) */
-        prctl(PR_SET_NAME, "gimpi-tagger", 0, 0, 0);
-        /* keep nothing of the spawner's (its connections must close when it dies) */
-        int lo = out[0] < err[0] ? out[0] : err[0], hi = out[0] < err[0] ? err[0] : out[0];
-        s_close_range(3, lo - 1);
-        s_close_range(lo + 1, hi - 1);
-        s_close_range(hi + 1, INT_MAX);
-        int in[2] = { out[0], err[0] };
-        s_tagger(in, tag);
-        _exit(0);
-    }
-    int32_t pid = child;
-    s_write_all(status_w, (const char *)&pid, sizeof pid);
-    _exit(child > 0 ? 0 : 1);
+    int lo = a < b ? a : b, hi = a < b ? b : a;
+    s_close_range(3, lo - 1);
+    s_close_range(lo + 1, hi - 1);
+    s_close_range(hi + 1, INT_MAX);
 }
 
-/*  Reads exactly n bytes (or fewer at end of stream); returns how many. */
-static size_t s_read_all(int fd, void *buf, size_t n)
+/*  The copier of a caught child: sends what comes out of its pipe as records on the
+ *  collector's socket, then CATCH_EOF (async-signal-safe calls only). */
+static void s_copier(int in, int catchfd, int32_t tid)
 {
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = read(fd, (char *)buf + got, n - got);
+    char buf[CATCH_CHUNK];
+    for (;;) {
+        ssize_t r = read(in, buf, sizeof buf);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
             break;
-        got += (size_t)r;
+        gimpi_catch_send(catchfd, tid, CATCH_DATA, buf, (size_t)r);
     }
-    return got;
+    gimpi_catch_send(catchfd, tid, CATCH_EOF, NULL, 0);
+}
+
+/*  Closes a pipe's ends that are open. */
+static void s_close_pipe(int p[2])
+{
+    for (int k = 0; k < 2; k++)
+        if (p[k] >= 0)
+            close(p[k]);
+}
+
+/*  Starts one child through a middle process.  status_w is the close-on-exec pipe the
+ *  middle writes the child's pid to, then the child's execve errno if it failed (the
+ *  middle learns it on a close-on-exec pipe of its own before it answers).  With tag, a
+ *  tagger copies the child's lines to our stdout and stderr; with catchfd >= 0 (a
+ *  collector's socket, gimpi_catch.h) the child's stdout and stderr are one pipe, the
+ *  middle sends CATCH_BEGIN and a copier sends the rest.  Only async-signal-safe calls
+ *  after fork. */
+static pid_t s_start(const char *path, char *const argv[], char *const envp[], int devnull,
+                     int status_w, const char *tag, int catchfd, int32_t tid)
+{
+    pid_t middle = fork();
+    if (middle != 0)
+        return middle;
+    int out[2] = { -1, -1 }, err[2] = { -1, -1 }, ex[2] = { -1, -1 };
+    if (catchfd >= 0)
+        tag = NULL;
+    if (catchfd >= 0 && pipe(out) < 0)
+        catchfd = -1;                       /* no pipe: uncaught output rather than none */
+    if (tag && (pipe(out) < 0 || pipe(err) < 0))
+        tag = NULL;                         /* no pipes: untagged output rather than none */
+    if (pipe2(ex, O_CLOEXEC) < 0)
+        ex[0] = ex[1] = -1;
+    pid_t child = fork();
+    if (child == 0) {
+        if (devnull >= 0)
+            dup2(devnull, 0);
+        if (tag || catchfd >= 0) {
+            dup2(out[1], 1);
+            dup2(catchfd >= 0 ? out[1] : err[1], 2);
+            s_close_pipe(out);
+            s_close_pipe(err);
+        }
+        if (catchfd >= 0)
+            fcntl(catchfd, F_SETFD, 0);     /* its own children are caught here too */
+        execve(path, argv, envp);
+        int e = errno;
+        s_write_all(ex[1] >= 0 ? ex[1] : status_w, (const char *)&e, sizeof e);
+        _exit(127);
+    }
+    int e = 0;
+    if (ex[1] >= 0) {                       /* until the execve is done or failed */
+        close(ex[1]);
+        if (child < 0 || s_read_all(ex[0], &e, sizeof e) != sizeof e)
+            e = 0;
+        close(ex[0]);
+    }
+    if (child > 0 && !e && catchfd >= 0)
+        gimpi_catch_send(catchfd, tid, CATCH_BEGIN, NULL, 0);
+    if (child > 0 && !e && (tag || catchfd >= 0) && fork() == 0) {
+        /* named, so that a launcher tells it from the tasks (it ends with their output) */
+        prctl(PR_SET_NAME, "gimpi-tagger", 0, 0, 0);
+        /* keep nothing of the spawner's (its connections must close when it dies) */
+        if (catchfd >= 0) {
+            s_close_except(out[0], catchfd);
+            close(1);                       /* a caught spawner's stdout is its own pipe */
+            close(2);
+            s_copier(out[0], catchfd, tid);
+        } else {
+            s_close_except(out[0], err[0]);
+            int in[2] = { out[0], err[0] };
+            s_tagger(in, tag);
+        }
+        _exit(0);
+    }
+    int32_t pid = child;
+    s_write_all(status_w, (const char *)&pid, sizeof pid);
+    if (e)
+        s_write_all(status_w, (const char *)&e, sizeof e);
+    _exit(child > 0 ? 0 : 1);
 }
 
 /*  A descriptor that is readable once process pid has ended (a pidfd; for a process
@@ -376,6 +438,10 @@ int gimpi_spawn(gimpi_t *self, const char *file, char *const argv[], int flags, 
         s_plan_free(&pl);
         return rc;
     }
+    /* caught output (gimpi_catchout, or a catching ancestor's): replaces the tagging */
+    int catchfd = gimpi_catch_fd(gimpi_task_catch(self));
+    char catchvar[48];
+    snprintf(catchvar, sizeof catchvar, "%s=%d", GIMPI_ENV_CATCHOUT_FD, catchfd);
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     int started = 0;
     for (int i = 0; i < n; i++) {
@@ -385,7 +451,8 @@ int gimpi_spawn(gimpi_t *self, const char *file, char *const argv[], int flags, 
         snprintf(tag, sizeof tag, "[t%x] ", (unsigned)tid);
         pl.envp[pl.nshared] = tidvar;
         pl.envp[pl.nshared + 1] = tokvar;
-        pl.envp[pl.nshared + 2] = NULL;
+        pl.envp[pl.nshared + 2] = catchfd >= 0 ? catchvar : NULL;
+        pl.envp[pl.nshared + 3] = NULL;
         int st[2];
         if (pipe2(st, O_CLOEXEC) < 0) {
             tids[i] = GIMPI_EOUTOFRES;
@@ -394,7 +461,7 @@ int gimpi_spawn(gimpi_t *self, const char *file, char *const argv[], int flags, 
         fflush(stdout);
         fflush(stderr);
         pid_t middle = s_start(pl.path, pl.argv, pl.envp, devnull, st[1],
-                               flags & GIMPI_SPAWN_TAG ? tag : NULL);
+                               flags & GIMPI_SPAWN_TAG ? tag : NULL, catchfd, tid);
         close(st[1]);
         int32_t pid = -1;
         int e = 0;
@@ -476,7 +543,8 @@ static int s_spawn_remote(gimpi_t *self, const char *file, char *const argv[], i
     int vmflags = (flags & GIMPI_SPAWN_TAG ? VM_SPAWN_TAG : 0)
                   | (flags & GIMPI_SPAWN_HOST ? VM_SPAWN_HOST : 0)
                   | (flags & GIMPI_SPAWN_ARCH ? VM_SPAWN_ARCH : 0)
-                  | (flags & GIMPI_SPAWN_NOTHOST ? VM_SPAWN_NOT : 0);
+                  | (flags & GIMPI_SPAWN_NOTHOST ? VM_SPAWN_NOT : 0)
+                  | (gimpi_catch_fd(gimpi_task_catch(self)) >= 0 ? VM_SPAWN_CATCH : 0);
     int32_t *res = calloc((size_t)n, sizeof *res);
     size_t len = 0;
     uint8_t *f = rc == 0 && res ? vmw_encode(&len, VM_SPAWN, file, where ? where : "",

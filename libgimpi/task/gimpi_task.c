@@ -14,6 +14,7 @@
 #include "gimpi.h"
 #include "base/gimpi_key.h"
 #include "task/gimpi_job.h"
+#include "task/gimpi_catch.h"
 #include "coll/impi_coll.h"
 #include "groups/gd_proto.h"
 
@@ -38,6 +39,7 @@ struct gimpi_t {
     int *siblings;              /* tasks of the same spawn (spawned tasks), or NULL */
     int nsiblings;
     char hostname[256];         /* this host's name in the virtual machine */
+    gimpi_catch_t *catch;       /* children's output (gimpi_catchout) */
 };
 
 /*  Seconds from the environment, else a default, as milliseconds. */
@@ -257,6 +259,10 @@ static void s_spawned(gimpi_t *self)
 gimpi_t *gimpi_init(char *err, size_t errsize)
 {
     gimpi_t *self = calloc(1, sizeof *self);
+    if (self && !(self->catch = gimpi_catch_new())) {
+        free(self);
+        self = NULL;
+    }
     if (!self) {
         snprintf(err, errsize, "out of memory");
         return NULL;
@@ -266,11 +272,13 @@ gimpi_t *gimpi_init(char *err, size_t errsize)
     char kerr[GIMPI_KEY_ERRLEN];
     if (gimpi_key_default(&key, NULL, 0, kerr, sizeof kerr) < 0) {
         snprintf(err, errsize, "no job key: %s", kerr);
+        gimpi_catch_destroy(&self->catch);
         free(self);
         return NULL;
     }
     if (gimpi_job_init(&self->job, timeout, err, errsize) < 0) {
         gimpi_key_wipe(&key, sizeof key);
+        gimpi_catch_destroy(&self->catch);
         free(self);
         return NULL;
     }
@@ -298,13 +306,14 @@ gimpi_t *gimpi_init(char *err, size_t errsize)
     return self;
 }
 
-/*  World barrier, PK_FINI, free. */
+/*  Caught children's output ended (bounded), world barrier, PK_FINI, free. */
 int gimpi_finalize(gimpi_t **self_p)
 {
     assert(self_p);
     gimpi_t *self = *self_p;
     if (!self)
         return 0;
+    gimpi_catch_wait(self->catch, s_timeout_ms("GIMPI_CATCHOUT_WAIT", 30));
     int timeout = s_timeout_ms("GIMPI_FINALIZE_TIMEOUT", 60);
     gimpi_msg_set_timeout(self->msg, timeout);
     int rc = impi_world_barrier(self->msg);
@@ -327,8 +336,30 @@ void gimpi_abort(gimpi_t **self_p)
     free(self->siblings);
     gimpi_coll_destroy(&self->coll);
     gimpi_job_fini(&self->job);
+    gimpi_catch_destroy(&self->catch);
     free(self);
     *self_p = NULL;
+}
+
+/*  Starts or stops catching children's output (gimpi_catch.c). */
+int gimpi_catchout(gimpi_t *self, FILE *to, int flags)
+{
+    assert(self);
+    return gimpi_catch_set(self->catch, to, flags);
+}
+
+/*  Waits, bounded, for the caught children's output to end. */
+int gimpi_catchout_wait(gimpi_t *self, int timeout_ms)
+{
+    assert(self);
+    return gimpi_catch_wait(self->catch, timeout_ms);
+}
+
+/*  The collector of children's output, for gimpi_spawn. */
+gimpi_catch_t *gimpi_task_catch(gimpi_t *self)
+{
+    assert(self);
+    return self->catch;
 }
 
 /*  The data plane. */

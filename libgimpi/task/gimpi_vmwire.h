@@ -60,6 +60,8 @@ enum {
     VM_SPAWN_ARCH = 2,              /* where names an architecture */
     VM_SPAWN_TAG = 4,               /* tag the children's output lines with their tids */
     VM_SPAWN_NOT = 8,               /* any host but the one where names */
+    VM_SPAWN_CATCH = 16,            /* the spawner catches output: the manager writes the
+                                       children's lines in PVM's catchout format */
     VM_MAX_REQUEST = 65536,         /* a VMREQ payload at most (groupd's limit) */
 };
 
