@@ -9,6 +9,7 @@
  *                            the membership cache and the group calls (gimpi_group.h)
  *      gimpi_groups_vm.c     the virtual machine's calls: host table, task registry, the
  *                            manager's requests and replies
+ *      gimpi_groups_notify.c watching tasks' ends and host table changes (pvm_notify)
  */
 #ifndef GIMPI_GROUPS_INTERNAL_H
 #define GIMPI_GROUPS_INTERNAL_H
@@ -93,6 +94,8 @@ struct gimpi_groups_t {
     uint32_t vmwait_reqid;      /* the manager's VMWAIT outstanding (0: none) ... */
     bool vm_have;               /* ... its reply, taken while waiting for another one */
     gd_multipart_t vm_mp;
+    void *watch;                /* pvm_notify's watches (gimpi_groups_notify.c), or NULL */
+    void (*watch_free)(void *watch);    /* frees them (before the context goes) */
 };
 
 /*  Monotonic milliseconds. */
