@@ -188,6 +188,7 @@ GIMPI_EXPORT int pvm_delhosts(char **hosts, int nhost, int *infos);
 GIMPI_EXPORT int pvm_mstat(char *host);
 GIMPI_EXPORT int pvm_pstat(int tid);
 GIMPI_EXPORT int pvm_tidtohost(int tid);
+GIMPI_EXPORT int pvm_notify(int what, int msgtag, int cnt, int *tids);
 GIMPI_EXPORT int pvm_perror(char *msg);
 GIMPI_EXPORT int pvm_setopt(int what, int val);
 GIMPI_EXPORT int pvm_getopt(int what);
