@@ -4,6 +4,7 @@
  */
 #include "config.h"
 #include "groupd/gd_serve.h"
+#include "groupd/gd_notify.h"
 #include "base/gimpi_key.h"
 #include "gimpi.h"
 
@@ -176,6 +177,15 @@ void gd_serve_drain_monitor(groupd_t *self)
     }
 }
 
+/*  The task is gone (gd_registry_remove): those who watch it are told (gd_notify.h). */
+static int s_task_gone(groupd_t *self, int32_t tid, bool exited)
+{
+    int rc = gd_registry_remove(self->reg, tid, exited);
+    if (rc == 0)
+        gd_notify_task_gone(self, tid);
+    return rc;
+}
+
 /*  Ties a tid to its connection.  The end of an earlier connection on the same fd number
  *  is queued on the monitor before this connection's first message can be read (libzmq
  *  reports it before closing the fd), so handling the queued events first means a late
@@ -188,7 +198,7 @@ static void s_track_fd(groupd_t *self, int32_t tid, int fd)
     int32_t fdkey = fd;
     if (!gd_hash_get(self->fd_open, &fdkey, sizeof fdkey)) {
         /* this very connection has ended already: the task is gone */
-        gd_registry_remove(self->reg, tid, true);
+        s_task_gone(self, tid, true);
         return;
     }
     int32_t *old = gd_hash_get(self->tid_fd, &tid, sizeof tid);
@@ -200,7 +210,7 @@ static void s_track_fd(groupd_t *self, int32_t tid, int fd)
         /* a task on a recycled fd whose end we have not seen yet: it is gone */
         int32_t t = (int32_t)prev_tid;
         gd_hash_del(self->tid_fd, &t, sizeof t);
-        gd_registry_remove(self->reg, t, true);
+        s_task_gone(self, t, true);
     }
     gd_hash_put(self->fd_tid, &key, sizeof key, (void *)(intptr_t)tid);
     gd_hash_put(self->tid_fd, &tid, sizeof tid, (void *)(intptr_t)(fd + 1));
@@ -420,12 +430,22 @@ static void s_handle_vm(groupd_t *self, const gd_waiter_t *w, const gd_msg_t *ms
     if (srcfd >= 0 && self->monitor && !c)
         status = GIMPI_ESYSERR;         /* its connection has ended: nobody to serve */
     else switch (msg->kind) {
-    case GD_HOSTS_SET:
+    case GD_HOSTS_SET: {
+        const uint8_t *table;
+        size_t len;
+        gd_vm_hosts(self->vm, &table, &len);
+        uint8_t *old = len ? malloc(len) : NULL;
+        if (old)
+            memcpy(old, table, len);
         status = gd_vm_hosts_set(self->vm, w->key, w->keylen, conn, v[0].i, v[1].data, v[1].len);
+        if (status == 0)
+            gd_notify_hosts(self, old, old ? len : 0, v[1].data, v[1].len);
+        free(old);
         if (status == 0 && self->verbose)
             fprintf(stderr, "groupd: host table of %d hosts (%zu bytes) set by fd %d\n",
                     (int)v[0].i, v[1].len, srcfd);
         break;
+    }
     case GD_VMREQ:
         status = gd_vm_request(self->vm, w, conn, v[0].data, v[0].len);
         if (status == GIMPI_EOUTOFRES)
@@ -447,6 +467,8 @@ static void s_handle_vm(groupd_t *self, const gd_waiter_t *w, const gd_msg_t *ms
         }
         s_untrack(self, v[0].i);
         status = gd_registry_task_exit(self->reg, v[0].i);
+        if (status == 0)
+            gd_notify_task_gone(self, v[0].i);
         if (self->verbose)
             fprintf(stderr, "groupd: task 0x%x ended with status %d (manager): %d\n",
                     (unsigned)v[0].i, (int)v[1].i, (int)status);
@@ -525,7 +547,7 @@ static void s_handle(groupd_t *self, const uint8_t *key, size_t keylen, const gd
         break;
     case GD_UNREGISTER:
         s_untrack(self, tid);
-        status = gd_registry_remove(self->reg, tid, false);
+        status = s_task_gone(self, tid, false);
         s_send_reply(self, key, keylen, kind, msg->reqid, status, 0, NULL, 0);
         break;
     case GD_JOIN:
@@ -678,6 +700,9 @@ bool gd_serve_subscription(groupd_t *self)
     if (gd_multipart_recv(self->xpub, &mp, ZMQ_DONTWAIT) < 0)
         return false;
     if (mp.nparts >= 1 && mp.frames[0].len >= 2 && mp.frames[0].data[0] == 1
+        && gd_notify_subscribed(self, mp.frames[0].data + 1, mp.frames[0].len - 1))
+        ;                               /* a notify topic: its MARK is out */
+    else if (mp.nparts >= 1 && mp.frames[0].len >= 2 && mp.frames[0].data[0] == 1
         && mp.frames[0].data[1] == 'G' && mp.frames[0].len - 2 <= GD_MAX_NAME) {
         size_t len = mp.frames[0].len - 2;
         char *name = malloc(len + 1);
@@ -764,7 +789,7 @@ static bool s_on_monitor(groupd_t *self)
                 if (self->verbose)
                     fprintf(stderr, "groupd: task 0x%x gone (connection fd %d closed)\n",
                             (unsigned)t, (int)key);
-                gd_registry_remove(self->reg, t, true);
+                s_task_gone(self, t, true);
             }
         }
     }

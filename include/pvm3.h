@@ -191,6 +191,7 @@ GIMPI_EXPORT int pvm_delhosts(char **hosts, int nhost, int *infos);
 GIMPI_EXPORT int pvm_mstat(char *host);
 GIMPI_EXPORT int pvm_pstat(int tid);
 GIMPI_EXPORT int pvm_tidtohost(int tid);
+GIMPI_EXPORT int pvm_notify(int what, int msgtag, int cnt, int *tids);
 GIMPI_EXPORT int pvm_perror(char *msg);
 /*  gimpi's addition: why the call that set pvm_errno failed, in words ("t40003 has
  *  exited", "groupd at ipc://... is gone"), or "" when unknown.  pvm_perror and the

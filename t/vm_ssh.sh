@@ -36,7 +36,7 @@ diag_out() { sed 's/^/# /' "$out"; }
 # okd STATUS TEXT: ok, and the output as diagnostics when it failed
 okd() { ok "$1" "$2"; [ "$1" = 0 ] || diag_out; }
 
-echo "1..30"
+echo "1..33"
 
 # --- a job on every host
 run -tag -hostfile "$VM_DIR/hosts" -np 3 "$T" config
@@ -75,6 +75,10 @@ okd $([ $rc = 0 ] && has 'added 1' && has 'hosts 3'; echo $?) "pvm_addhosts star
 ok $(has "worker $H2"; echo $?) "a task spawned onto the added host answers"
 ok $(has 'deleted 1' && [ "$(grep -c '^hosts 2' "$out")" = 1 ]; echo $?) "pvm_delhosts takes it out of pvm_config"
 ok $(has 'mstat -6'; echo $?) "pvm_mstat of the deleted host: PvmNoHost"
+run -hostfile "$VM_DIR/hosts.later" -np 1 "$T" notify "$H2"
+okd $([ $rc = 0 ] && has 'added 1' && has 'hostadd 1 same'; echo $?) "pvm_notify PvmHostAdd: count 1 and the new host's dtid, from t80000000"
+ok $(has 'deleted 1' && has 'taskexit OK'; echo $?) "PvmTaskExit of a task on the deleted host: its tid"
+ok $(has 'hostdelete OK'; echo $?) "PvmHostDelete of the deleted host: its dtid"
 
 # --- pvm_kill of a task on another host; wd=; groupd on another host
 run -hostfile "$VM_DIR/hosts" -np 1 "$T" remotekill "$H1"

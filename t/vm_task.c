@@ -22,6 +22,12 @@
  *    grow H                 pvm_addhosts H, a worker spawned there, pvm_delhosts H:
  *                           "added K", "hosts N", "worker HOST", "deleted K", "hosts N",
  *                           "mstat CODE"
+ *    notify H               pvm_notify: PvmHostAdd, then pvm_addhosts H: "hostadd N
+ *                           same|other" (the message's count, and whether its dtid is the
+ *                           one pvm_addhosts gave); a sleeper spawned on H and PvmTaskExit
+ *                           of it, PvmHostDelete of H, pvm_delhosts H: "taskexit OK" and
+ *                           "hostdelete OK" when their messages come (from t80000000, with
+ *                           the tid / dtid), each within 10 s
  *    kill TID               pvm_kill of TID: "kill RC"
  *    remotekill H           spawns a "sleeper" on host H, pvm_kills it once it answered:
  *                           "kill RC", then "gone" when pvm_pstat says PvmNoTask (10 s)
@@ -46,6 +52,43 @@ static const char *s_host(void)
         return h;
     gethostname(buf, sizeof buf - 1);
     return buf;
+}
+
+/*  A notify message with tag (10 s at most): its first int when it came from t80000000
+ *  with n ints (the rest into rest[]), else -1. */
+static int s_notified(int tag, int n, int *rest)
+{
+    int bufid = pvm_trecv(-1, tag, &(struct timeval){ 10, 0 });
+    int bytes = 0, t, src = 0, v[8] = { -1 };
+    if (bufid <= 0 || n > 8 || pvm_bufinfo(bufid, &bytes, &t, &src) < 0
+        || (unsigned)src != 0x80000000u || bytes != 4 * n || pvm_upkint(v, n, 1) < 0)
+        return -1;
+    for (int i = 1; rest && i < n; i++)
+        rest[i - 1] = v[i];
+    return v[0];
+}
+
+/*  notify H: PvmHostAdd, PvmTaskExit and PvmHostDelete around adding and deleting H. */
+static int s_notify(char *host)
+{
+    int info = 0, dtid = 0, tid = 0;
+    pvm_notify(PvmHostAdd, 40, -1, NULL);
+    printf("added %d\n", pvm_addhosts(&host, 1, &info));
+    int n = s_notified(40, 2, &dtid);
+    printf("hostadd %d %s\n", n, dtid == info ? "same" : "other");
+    char *args[] = { "sleeper", NULL };
+    if (pvm_spawn("vm_task", args, PvmTaskHost, host, 1, &tid) != 1
+        || pvm_trecv(tid, 78, &(struct timeval){ 30, 0 }) <= 0)
+        return 1;
+    pvm_notify(PvmTaskExit, 41, 1, &tid);
+    pvm_notify(PvmHostDelete, 42, 1, &info);
+    int dinfo;
+    printf("deleted %d\n", pvm_delhosts(&host, 1, &dinfo));
+    if (s_notified(41, 1, NULL) == tid)
+        printf("taskexit OK\n");
+    if (s_notified(42, 1, NULL) == info)
+        printf("hostdelete OK\n");
+    return 0;
 }
 
 /*  spawn and spawnarch: the workers' answers. */
@@ -199,7 +242,9 @@ int main(int argc, char **argv)
     } else if (!strcmp(what, "pwd")) {
         char d[4096];
         printf("pwd %s\n", getcwd(d, sizeof d) ? d : "?");
-    } else if (!strcmp(what, "kill") && argc > 2)
+    } else if (!strcmp(what, "notify") && argc > 2)
+        rc = s_notify(argv[2]);
+    else if (!strcmp(what, "kill") && argc > 2)
         printf("kill %d\n", pvm_kill((int)strtol(argv[2], NULL, 0)));
     else if (!strcmp(what, "wait")) {
         printf("ready t%x\n", me);

@@ -211,12 +211,25 @@ int gd_reply_decode(uint8_t cmd, const gd_frame_t *frames, int nframes, gd_msg_t
     return GD_OK;
 }
 
-/*  An event: [topic "G"+name][header][q prev][q version][i inst][i tid][i arg]. */
+/*  True for an event topic: "G" + a group name, "T" + an Int4 tid, or "H". */
+bool gd_event_topic_ok(const uint8_t *topic, size_t len)
+{
+    if (len < 1)
+        return false;
+    switch (topic[0]) {
+    case 'G': return len <= (size_t)GD_MAX_NAME + 1;
+    case 'T': return len == 5;
+    case 'H': return len == 1;
+    default: return false;
+    }
+}
+
+/*  An event: [topic][header][q prev][q version][i inst][i tid][i arg]. */
 int gd_event_decode(const gd_frame_t *frames, int nframes, gd_msg_t *msg)
 {
     if (nframes < 2)
         return GD_ERR_FRAMES;
-    if (frames[0].len < 1 || frames[0].data[0] != 'G' || frames[0].len > (size_t)GD_MAX_NAME + 1)
+    if (!gd_event_topic_ok(frames[0].data, frames[0].len))
         return GD_ERR_HEADER;
     int rc = gd_header_decode(&frames[1], msg);
     if (rc)

@@ -58,14 +58,21 @@
     X(TASK_EXIT,  0x18, "ii",    "")    /* manager: tid, exit status: the task is gone */
 
 /*  Events on the PUB socket: X(name, code).  Frames: [topic "G"+name][header]
- *  [q previous version][q version][i instance][i tid][i argument].  See the doc. */
+ *  [q previous version][q version][i instance][i tid][i argument].  See the doc.
+ *  EV_TASK_EXIT goes on topic "T" + the tid (Int4, big-endian), the host events on topic
+ *  "H" (tid: the host's dtid, instance: its place among the argument hosts that one change
+ *  of the host table adds or removes); their versions are 0.  A MARK answers a
+ *  subscription on every topic. */
 #define GD_EVENTS(X)          \
     X(EV_JOIN,   0x41)        \
     X(EV_LEAVE,  0x42)        \
     X(EV_EXIT,   0x43)        \
     X(EV_FREEZE, 0x44)        \
     X(EV_DEAD,   0x45)        \
-    X(EV_MARK,   0x46)
+    X(EV_MARK,   0x46)        \
+    X(EV_TASK_EXIT, 0x47)     \
+    X(EV_HOST_ADD,  0x48)     \
+    X(EV_HOST_DEL,  0x49)
 #define GD_EVENT_LAYOUT "qqiii"
 
 /* ------------------------------------------------------------------ generated enums */
@@ -193,6 +200,10 @@ int gd_request_decode(const gd_frame_t *frames, int nframes, gd_msg_t *msg);
 /*  Decodes a reply to a request of command `cmd` ([header][i status][q version] + extras
  *  when status >= 0). */
 int gd_reply_decode(uint8_t cmd, const gd_frame_t *frames, int nframes, gd_msg_t *msg);
+
+/*  True when topic (len bytes) is an event topic: "G" + a group name, "T" + an Int4 tid
+ *  (big-endian), or "H". */
+bool gd_event_topic_ok(const uint8_t *topic, size_t len);
 
 /*  Decodes an event (frames[0] is the topic). */
 int gd_event_decode(const gd_frame_t *frames, int nframes, gd_msg_t *msg);

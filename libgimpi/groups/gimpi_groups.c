@@ -114,6 +114,8 @@ void gimpi_groups_destroy(gimpi_groups_t **self_p)
     for (int i = 0; i < self->ndeferred; i++)
         free(self->deferred[i].group);
     gd_multipart_close(&self->vm_mp);
+    if (self->watch_free)
+        self->watch_free(self->watch);
     gd_sock_destroy(&self->sub, NULL);
     s_close_dealer(self);
     if (self->own_ctx && self->zctx)

@@ -9,6 +9,7 @@
  *                            the membership cache and the group calls (gimpi_group.h)
  *      gimpi_groups_vm.c     the virtual machine's calls: host table, task registry, the
  *                            manager's requests and replies
+ *      gimpi_groups_notify.c watching tasks' ends and host table changes (pvm_notify)
  */
 #ifndef GIMPI_GROUPS_INTERNAL_H
 #define GIMPI_GROUPS_INTERNAL_H
@@ -116,6 +117,8 @@ struct gimpi_groups_t {
     uint64_t n_stale;           /* cached answers refused because a stamp was newer */
     held_t *held, *held_tail;   /* events read, in version order, not applied yet */
     int64_t hold_ns;            /* GIMPI_GROUPS_HOLD_MS */
+    void *watch;                /* pvm_notify's watches (gimpi_groups_notify.c), or NULL */
+    void (*watch_free)(void *watch);    /* frees them (before the context goes) */
 };
 
 /*  Monotonic milliseconds. */

@@ -43,6 +43,7 @@ struct pvm_ctx_t {
     char cause[512];            /* the cause of the last recorded failure ... */
     int cause_code;             /* ... which failed with this code (0: none) */
     FILE *catchout;             /* pvm_catchout's file, or NULL */
+    pvm_ctx_notify_t notify;    /* pvm_notify's hooks (poll NULL: none) */
 };
 
 /*  A fresh context. */
@@ -102,6 +103,7 @@ void pvm_ctx_detach(pvm_ctx_t *self)
     for (int i = 0; i < self->nslots; i++)      /* bodies still on the transport are lost */
         if (self->slots[i].buf)
             pvm_buf_orphan(self->slots[i].buf);
+    pvm_ctx_set_notify(self, NULL);             /* the watches live on the transport */
     if (self->ops && self->ops->destroy)
         self->ops->destroy(self->impl);
     self->ops = NULL;
@@ -430,7 +432,53 @@ static long long s_now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/*  Waits for a match: its queue index, or -1 with *err 0 on timeout, < 0 on failure. */
+/*  Sets pvm_notify's hooks. */
+void pvm_ctx_set_notify(pvm_ctx_t *self, const pvm_ctx_notify_t *notify)
+{
+    assert(self);
+    pvm_ctx_notify_t old = self->notify;
+    self->notify = notify ? *notify : (pvm_ctx_notify_t){ 0 };
+    if (old.destroy && old.arg != self->notify.arg)
+        old.destroy(old.arg);
+}
+
+/*  The hooks' arg. */
+void *pvm_ctx_notify_arg(const pvm_ctx_t *self)
+{
+    assert(self);
+    return self->notify.poll ? self->notify.arg : NULL;
+}
+
+/*  Queues a message of ints as if it had arrived. */
+int pvm_ctx_inject(pvm_ctx_t *self, int src, int tag, int ctxid, const int *vals, int n)
+{
+    assert(self);
+    pvm_buf_t *b = pvm_buf_new(PVM_BUF_DEFAULT);
+    size_t len = 0;
+    const uint8_t *bytes = b && pvm_buf_pack(b, PVM_INT, vals, n, 1) == 0
+                         ? pvm_buf_bytes(b, &len) : NULL;
+    void *copy = bytes && len ? malloc(len) : NULL;
+    if (copy)
+        memcpy(copy, bytes, len);
+    pvm_buf_destroy(&b);
+    if (!copy)
+        return GIMPI_ENOMEM;
+    pvm_msg_t msg = { src, tag, ctxid, PVM_BUF_DEFAULT, copy, len, 0, NULL };
+    return s_enqueue(self, &msg);
+}
+
+/*  1 when a wait for (src, tag, ctxid) must look for notifications as it waits. */
+static int s_notify_due(pvm_ctx_t *self, int src, int tag, int ctxid)
+{
+    return self->notify.poll && self->notify.may_match
+        && self->notify.may_match(self->notify.arg, src, tag, ctxid);
+}
+
+/*  Waits for a match: its queue index, or -1 with *err 0 on timeout, < 0 on failure.
+ *  While a notification may match, the transport is asked in slices of at most
+ *  PVM_CTX_NOTIFY_SLICE_MS and the notifications are polled between them; a slice that
+ *  the transport ends early with nothing (every peer gone: it would fail the wait) is
+ *  spent waiting for notifications instead, since one may still come. */
 static int s_wait_match(pvm_ctx_t *self, int src, int tag, int ctxid, int timeout_ms,
                         int *err)
 {
@@ -450,6 +498,16 @@ static int s_wait_match(pvm_ctx_t *self, int src, int tag, int ctxid, int timeou
             long long left = deadline - s_now_ms();
             wait = left > 0 ? (int)left : 0;
         }
+        int full = wait;
+        long long t0 = 0;
+        if (s_notify_due(self, src, tag, ctxid)) {
+            rc = self->notify.poll(self->notify.arg, self, 0);
+            if (rc >= 0 && (i = s_find(self, src, tag, ctxid)) >= 0)
+                return i;
+            if (wait < 0 || wait > PVM_CTX_NOTIFY_SLICE_MS)
+                wait = PVM_CTX_NOTIFY_SLICE_MS;
+            t0 = s_now_ms();
+        }
         pvm_msg_t msg = { 0 };
         rc = src > 0 && self->ops->next_from
                  ? self->ops->next_from(self->impl, wait, src, &msg)
@@ -459,7 +517,13 @@ static int s_wait_match(pvm_ctx_t *self, int src, int tag, int ctxid, int timeou
             return -1;
         }
         if (rc == 0) {
-            if (wait == 0)
+            if (t0 && wait > 0) {
+                int rest = wait - (int)(s_now_ms() - t0);
+                rc = self->notify.poll(self->notify.arg, self, rest > 0 ? rest : 0);
+                if (rc >= 0 && (i = s_find(self, src, tag, ctxid)) >= 0)
+                    return i;
+            }
+            if (full == 0)
                 return -1;
             continue;           /* woke early: wait for the rest */
         }
@@ -477,7 +541,7 @@ static int s_wait_match(pvm_ctx_t *self, int src, int tag, int ctxid, int timeou
 int pvm_ctx_recv(pvm_ctx_t *self, int src, int tag, int ctxid, int timeout_ms)
 {
     assert(self);
-    if (src < -1 || src == 0 || tag < -1)
+    if ((src < -1 && src != PVM_CTX_DAEMON_TID) || src == 0 || tag < -1)
         return GIMPI_EBADPARAM;
     int err;
     int i = s_wait_match(self, src, tag, ctxid, timeout_ms, &err);
@@ -492,7 +556,7 @@ int pvm_ctx_recv(pvm_ctx_t *self, int src, int tag, int ctxid, int timeout_ms)
 int pvm_ctx_probe(pvm_ctx_t *self, int src, int tag, int ctxid)
 {
     assert(self);
-    if (src < -1 || src == 0 || tag < -1)
+    if ((src < -1 && src != PVM_CTX_DAEMON_TID) || src == 0 || tag < -1)
         return GIMPI_EBADPARAM;
     int err;
     int i = s_wait_match(self, src, tag, ctxid, 0, &err);

@@ -203,6 +203,35 @@ int pvm_ctx_recv(pvm_ctx_t *self, int src, int tag, int ctxid, int timeout_ms);
  *  one pvm_ctx_recv will return for it. */
 int pvm_ctx_probe(pvm_ctx_t *self, int src, int tag, int ctxid);
 
+/* ---- notifications (pvm_notify.c) ---- */
+
+/*  The source tid of the messages "the daemon" sends, pvm_notify's: PVM's TIDPVMD,
+ *  0x80000000 (negative as an int).  pvm_recv and pvm_probe accept it as a source. */
+#define PVM_CTX_DAEMON_TID ((int)(-2147483647 - 1))
+/*  A wait that a notification may end looks for them at least this often (ms). */
+#define PVM_CTX_NOTIFY_SLICE_MS 20
+
+/*  What pvm_notify plugs into the context, so that waits see its messages. */
+typedef struct {
+    /*  Turns what has come into queued messages (pvm_ctx_inject), waiting up to wait_ms
+     *  (0: poll) for something to come; 0 or < 0. */
+    int (*poll)(void *arg, pvm_ctx_t *ctx, int wait_ms);
+    /*  1 when a message from src (-1: any) with tag (-1: any) in context ctxid may still
+     *  be injected: a wait for it must poll. */
+    int (*may_match)(void *arg, int src, int tag, int ctxid);
+    /*  Frees arg (the context is detaching, or the hooks are replaced). */
+    void (*destroy)(void *arg);
+    void *arg;
+} pvm_ctx_notify_t;
+
+/*  Sets the hooks (NULL: none), destroying the previous ones. */
+void pvm_ctx_set_notify(pvm_ctx_t *self, const pvm_ctx_notify_t *notify);
+/*  The hooks' arg, NULL when none are set. */
+void *pvm_ctx_notify_arg(const pvm_ctx_t *self);
+/*  Queues a message from src with tag in context ctxid holding the n ints of vals packed
+ *  in PvmDataDefault, as if it had arrived.  Its buffer id, or < 0. */
+int pvm_ctx_inject(pvm_ctx_t *self, int src, int tag, int ctxid, const int *vals, int n);
+
 /* ---- options ---- */
 
 /*  Options 1 (PvmRoute) .. 25 (PvmNoReset) of pvm_setopt.  The context keeps their

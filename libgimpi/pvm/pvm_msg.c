@@ -75,7 +75,7 @@ static int s_recv(const char *fn, int tid, int msgtag, int timeout_ms)
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, fn, PvmNoMem);
-    if (tid < -1 || tid == 0 || msgtag < -1)
+    if ((tid < -1 && tid != PVM_CTX_DAEMON_TID) || tid == 0 || msgtag < -1)
         return s_fail(ctx, fn, PvmBadParam);
     pvm_ctx_free_buf(ctx, pvm_ctx_rbuf(ctx));
     int id = pvm_ctx_recv(ctx, tid, msgtag, PvmBaseContext, timeout_ms);

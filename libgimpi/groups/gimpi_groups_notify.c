@@ -1,0 +1,233 @@
+/*  gimpi_groups_notify.c — a task's watches of other tasks' ends and of the host table
+ *  (gimpi_groups_notify.h), on a SUB socket of their own next to the membership cache's:
+ *  the cache's socket drains every event it reads, and its topics are groups, so the two
+ *  never see each other's traffic.  Events read while a new watch waits for its MARK are
+ *  kept, in order, for gimpi_groups_watch_next.  The socket opens with the first watch and
+ *  closes with the groups object (groups_internal.h's watch_free).
+ */
+#include "config.h"
+#include "groups/gimpi_groups_notify.h"
+#include "groups/groups_internal.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+/*  The watches' state. */
+typedef struct {
+    void *sub;
+    gd_hash_t *count;           /* topic -> how many watches want it (intptr_t) */
+    bool hosts;                 /* "H" subscribed */
+    gimpi_groups_event_t *q;    /* events read while waiting for a MARK, oldest first */
+    int nq, qcap;
+} watch_t;
+
+/*  Frees the watches (groups_internal.h's watch_free). */
+static void s_watch_free(void *arg)
+{
+    watch_t *w = arg;
+    if (!w)
+        return;
+    gd_sock_destroy(&w->sub, NULL);
+    gd_hash_destroy(&w->count);
+    free(w->q);
+    free(w);
+}
+
+/*  The watches of a registered task, made (with their socket, on groupd's event
+ *  endpoint) on first use; NULL with *rc set when they cannot be. */
+static watch_t *s_watch(gimpi_groups_t *self, int *rc)
+{
+    *rc = groups_ready(self);
+    if (*rc)
+        return NULL;
+    *rc = GIMPI_ESYSERR;
+    if (self->watch)
+        return self->watch;
+    watch_t *w = calloc(1, sizeof *w);
+    if (!w || !(w->count = gd_hash_new())) {
+        free(w);
+        return NULL;
+    }
+    gd_sock_opts_t o;
+    gd_sock_opts_init(&o, GD_SOCK_TASK_SUB, self->pub_endpoint);
+    if (gd_sock_secure(&o, self->have_key ? &self->key : NULL, NULL, 0) == 0)
+        w->sub = gd_sock_new(self->zctx, &o, NULL, NULL, 0);
+    gimpi_key_wipe(&o.security, sizeof o.security);
+    if (!w->sub) {
+        s_watch_free(w);
+        return NULL;
+    }
+    self->watch = w;
+    self->watch_free = s_watch_free;
+    return w;
+}
+
+/*  Reads one event (flags 0 or ZMQ_DONTWAIT): 1 with *ev (MARKs too) and its topic in
+ *  topic[5] / *tlen, 0 when none (or unreadable, dropped). */
+static int s_read(watch_t *w, int flags, gd_msg_t *ev, uint8_t topic[5], size_t *tlen)
+{
+    gd_multipart_t mp;
+    if (gd_multipart_recv(w->sub, &mp, flags) < 0)
+        return 0;
+    int ok = !mp.truncated && gd_event_decode(mp.frames, mp.nparts, ev) == GD_OK
+             && mp.frames[0].len <= 5;
+    if (ok) {
+        *tlen = mp.frames[0].len;
+        memcpy(topic, mp.frames[0].data, *tlen);
+    }
+    gd_multipart_close(&mp);
+    return ok;
+}
+
+/*  Turns a decoded event into a watch event (false for MARKs). */
+static bool s_event(const gd_msg_t *ev, gimpi_groups_event_t *out)
+{
+    if (ev->kind != GD_EV_TASK_EXIT && ev->kind != GD_EV_HOST_ADD && ev->kind != GD_EV_HOST_DEL)
+        return false;
+    *out = (gimpi_groups_event_t){ ev->kind, ev->values[3].i, ev->values[2].i, ev->values[4].i };
+    return true;
+}
+
+/*  Keeps an event for gimpi_groups_watch_next. */
+static void s_keep(watch_t *w, const gimpi_groups_event_t *ev)
+{
+    if (w->nq == w->qcap) {
+        int cap = w->qcap ? 2 * w->qcap : 8;
+        gimpi_groups_event_t *q = realloc(w->q, (size_t)cap * sizeof *q);
+        if (!q)
+            return;
+        w->q = q;
+        w->qcap = cap;
+    }
+    w->q[w->nq++] = *ev;
+}
+
+/*  Subscribes to topic (len bytes) for one more watch; the first one waits, bounded, for
+ *  anything on the topic (groupd's MARK), keeping the events read meanwhile.  0, or
+ *  GIMPI_ESYSERR when groupd did not answer. */
+static int s_subscribe(gimpi_groups_t *self, watch_t *w, const uint8_t *topic, size_t len)
+{
+    intptr_t n = (intptr_t)gd_hash_get(w->count, topic, len);
+    if (gd_hash_put(w->count, topic, len, (void *)(n + 1)) < 0)
+        return GIMPI_ENOMEM;
+    if (n > 0)
+        return 0;
+    if (gd_sock_subscribe(w->sub, topic, len) < 0)
+        return GIMPI_ESYSERR;
+    int64_t deadline = groups_now_ms() + HELLO_TIMEOUT_MS;
+    for (;;) {
+        gd_msg_t ev;
+        uint8_t t[5];
+        size_t tl;
+        while (s_read(w, ZMQ_DONTWAIT, &ev, t, &tl)) {
+            gimpi_groups_event_t e;
+            if (s_event(&ev, &e))
+                s_keep(w, &e);
+            if (tl == len && memcmp(t, topic, len) == 0)
+                return 0;
+        }
+        long left = (long)(deadline - groups_now_ms());
+        zmq_pollitem_t item = { w->sub, 0, ZMQ_POLLIN, 0 };
+        if (left <= 0 || zmq_poll(&item, 1, left) < 0 || groups_check_monitor(self))
+            return GIMPI_ESYSERR;
+    }
+}
+
+/*  Drops one watch of topic; the last one unsubscribes. */
+static void s_unsubscribe(watch_t *w, const uint8_t *topic, size_t len)
+{
+    intptr_t n = (intptr_t)gd_hash_get(w->count, topic, len);
+    if (n <= 0)
+        return;
+    if (n > 1) {
+        gd_hash_put(w->count, topic, len, (void *)(n - 1));
+        return;
+    }
+    gd_hash_del(w->count, topic, len);
+    zmq_setsockopt(w->sub, ZMQ_UNSUBSCRIBE, topic, len);
+}
+
+/*  Watches task tid's end. */
+int gimpi_groups_watch_task(gimpi_groups_t *self, int32_t tid)
+{
+    assert(self);
+    if (tid <= 0)
+        return GIMPI_EBADPARAM;
+    int rc;
+    watch_t *w = s_watch(self, &rc);
+    if (!w)
+        return rc;
+    uint8_t topic[5] = { 'T' };
+    gd_put32(topic + 1, (uint32_t)tid);
+    rc = s_subscribe(self, w, topic, sizeof topic);
+    if (rc < 0) {
+        s_unsubscribe(w, topic, sizeof topic);
+        return rc;
+    }
+    gd_value_t v = { .i = tid };
+    rc = groups_request(self, GD_LOOKUP, &v, 1, REQUEST_TIMEOUT_MS, NULL, NULL);
+    if (rc >= 0 || rc == GIMPI_ENOTFOUND)
+        return 1;                       /* there, or spawned and not registered yet */
+    s_unsubscribe(w, topic, sizeof topic);
+    return rc == GIMPI_ENOTASK ? 0 : rc;
+}
+
+/*  Stops one watch of task tid. */
+void gimpi_groups_unwatch_task(gimpi_groups_t *self, int32_t tid)
+{
+    assert(self);
+    uint8_t topic[5] = { 'T' };
+    gd_put32(topic + 1, (uint32_t)tid);
+    if (self->watch)
+        s_unsubscribe(self->watch, topic, sizeof topic);
+}
+
+/*  Watches the host table's changes. */
+int gimpi_groups_watch_hosts(gimpi_groups_t *self)
+{
+    assert(self);
+    int rc;
+    watch_t *w = s_watch(self, &rc);
+    if (!w)
+        return rc;
+    if (w->hosts)
+        return 0;
+    const uint8_t topic[1] = { 'H' };
+    rc = s_subscribe(self, w, topic, 1);
+    if (rc < 0)
+        s_unsubscribe(w, topic, 1);
+    else
+        w->hosts = true;
+    return rc;
+}
+
+/*  The next event of the watches. */
+int gimpi_groups_watch_next(gimpi_groups_t *self, int timeout_ms, gimpi_groups_event_t *ev)
+{
+    assert(self && ev);
+    watch_t *w = self->watch;
+    if (!w)
+        return 0;
+    if (w->nq > 0) {
+        *ev = w->q[0];
+        memmove(w->q, w->q + 1, (size_t)--w->nq * sizeof *w->q);
+        return 1;
+    }
+    int64_t deadline = groups_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+    for (;;) {
+        gd_msg_t m;
+        uint8_t t[5];
+        size_t tl;
+        while (s_read(w, ZMQ_DONTWAIT, &m, t, &tl))
+            if (s_event(&m, ev))
+                return 1;
+        long left = (long)(deadline - groups_now_ms());
+        if (left <= 0)
+            return 0;
+        zmq_pollitem_t item = { w->sub, 0, ZMQ_POLLIN, 0 };
+        if (zmq_poll(&item, 1, left) < 0)
+            return 0;
+    }
+}

@@ -1,0 +1,42 @@
+/*  gimpi_groups_notify.h — watching other tasks' ends and the virtual machine's host table
+ *  through groupd (gimpi_groups_notify.c), for PVM's pvm_notify.  Internal to the library.
+ *
+ *  groupd publishes a task's end on the topic "T" + its tid and the hosts that a change of
+ *  the host table adds or removes on the topic "H" (gd_proto.h).  A watch subscribes, on a
+ *  SUB socket of its own, waits until groupd's MARK proves the subscription live, and only
+ *  then asks whether the task still exists: a task that ends after the question is told by
+ *  an event, one that ended before it by the answer, so no end can fall between the two.
+ */
+#ifndef GIMPI_GROUPS_NOTIFY_H
+#define GIMPI_GROUPS_NOTIFY_H
+
+#include "gimpi_group.h"
+
+#include <stdint.h>
+
+#pragma GCC visibility push(hidden)
+
+/*  One event of a watch. */
+typedef struct {
+    int kind;                   /* GD_EV_TASK_EXIT, GD_EV_HOST_ADD or GD_EV_HOST_DEL */
+    int32_t id;                 /* the task's tid, or the host's dtid */
+    int32_t index;              /* host events: place among the hosts of one table change */
+    int32_t count;              /* ... and how many hosts that change adds (or removes) */
+} gimpi_groups_event_t;
+
+/*  Watches task tid's end (a task watched n times needs n unwatches).  1: it exists (or is
+ *  spawned and not registered yet), its end will come as an event; 0: it has ended
+ *  already, or never was (no event will come; it is not watched); or an error. */
+int gimpi_groups_watch_task(gimpi_groups_t *self, int32_t tid);
+/*  Stops one watch of task tid (its events are no longer received once the last goes). */
+void gimpi_groups_unwatch_task(gimpi_groups_t *self, int32_t tid);
+/*  Watches the host table's changes (once; later calls do nothing).  0 or an error; the
+ *  table is to be read after it returns. */
+int gimpi_groups_watch_hosts(gimpi_groups_t *self);
+/*  The next event of the watches, waiting up to timeout_ms (0: poll).  1 with *ev set,
+ *  0 when none came in time or nothing is watched, or an error. */
+int gimpi_groups_watch_next(gimpi_groups_t *self, int timeout_ms, gimpi_groups_event_t *ev);
+
+#pragma GCC visibility pop
+
+#endif
