@@ -277,6 +277,89 @@ static void s_fault(gimpi_msg_t *self, int h, const char *fmt, ...)
     msg_host_gone(self, h, GIMPI_ESYSERR, !dyn);
 }
 
+/*  1 when something here may be waiting for peer p's next message: a receive that could
+ *  take it, a probe that found nothing, a send to p under way (both sides flooding each
+ *  other must not both hold back), a call watching p. */
+static int s_wanted(gimpi_msg_t *self, int p)
+{
+    peer_t *peer = &self->peers[p];
+    if (self->match.missed || peer->watched || peer->pending_sends.head
+        || peer->streaming_sends.head)
+        return 1;
+    for (gimpi_msg_req_t *r = self->match.posted_recvs.head; r; r = QUEUE_NEXT(r))
+        if (r->peer < 0 || r->peer == p)
+            return 1;
+    for (gimpi_msg_req_t *r = self->match.sends_out.head; r; r = OUT_NEXT(r))
+        if (r->peer == p)
+            return 1;
+    return 0;
+}
+
+/*  1 when peer p's credit is held back now. */
+static int s_throttled(gimpi_msg_t *self, int p)
+{
+    return self->match.unexp_max && self->peers[p].unexp > self->match.unexp_max
+           && !s_wanted(self, p);
+}
+
+/*  Queues one PROTOACK to peer p on connection h.  0, or -1 when the connection broke. */
+static int s_protoack(gimpi_msg_t *self, int h, int p)
+{
+    conn_t *c = &self->conns[h];
+    ctl_t *a = calloc(1, sizeof *a);
+    if (!a) {
+        s_fault(self, h, "out of memory");
+        return -1;
+    }
+    s_header(self, a->hdr, IMPI_PK_PROTOACK, p, 0, 0, 0, 0, 0, 0);
+    msg_ctl_push(&c->urgent, a);
+    msg_flush(self, h);
+    return c->state == C_OPEN ? 0 : -1;
+}
+
+/*  Counted packets reached the mark (msg_internal.h). */
+int msg_credit(gimpi_msg_t *self, int h, int p)
+{
+    peer_t *peer = &self->peers[p];
+    if (peer->owed || s_throttled(self, p)) {
+        if (peer->owed++ == 0) {
+            self->match.nowed++;
+            if (self->debug)
+                fprintf(stderr, "gimpi[rank %d]: credit of rank %d held back (%zu bytes "
+                        "unexpected)\n", self->rank, p, peer->unexp);
+        }
+        return 0;
+    }
+    return s_protoack(self, h, p);
+}
+
+/*  Sends the PROTOACKs held back from peers that may have credit again (msg_internal.h). */
+void msg_credit_release(gimpi_msg_t *self)
+{
+    for (int p = 0; p < self->nprocs && self->match.nowed > 0; p++) {
+        peer_t *peer = &self->peers[p];
+        if (!peer->owed)
+            continue;
+        int h = peer->host;
+        if (peer->gone || self->conns[h].state != C_OPEN || self->conns[h].fini_queued) {
+            peer->owed = 0;             /* nobody to tell any more */
+            self->match.nowed--;
+            continue;
+        }
+        if (s_throttled(self, p))
+            continue;
+        while (peer->owed > 0 && self->conns[h].state == C_OPEN) {
+            peer->owed--;
+            if (s_protoack(self, h, p) < 0)
+                break;
+        }
+        if (peer->owed == 0 || self->conns[h].state != C_OPEN) {
+            peer->owed = 0;
+            self->match.nowed--;
+        }
+    }
+}
+
 /*  Peer p is gone by the liveness hook's word (msg_internal.h). */
 void msg_peer_lost(gimpi_msg_t *self, int p)
 {
@@ -724,18 +807,8 @@ static int s_on_header(gimpi_msg_t *self, int h)
     peer_t *peer = &self->peers[p];
     if (impi_packet_info(pk.type)->counted && ++peer->rx_count >= c->ackmark) {
         peer->rx_count -= c->ackmark;
-        if (!c->fini_queued) {
-            ctl_t *a = calloc(1, sizeof *a);
-            if (!a) {
-                s_fault(self, h, "out of memory");
-                return -1;
-            }
-            s_header(self, a->hdr, IMPI_PK_PROTOACK, p, 0, 0, 0, 0, 0, 0);
-            msg_ctl_push(&c->urgent, a);
-            msg_flush(self, h);
-            if (c->state != C_OPEN)
-                return -1;
-        }
+        if (!c->fini_queued && msg_credit(self, h, p) < 0)
+            return -1;
     }
     switch (pk.type) {
     case IMPI_PK_DATA:

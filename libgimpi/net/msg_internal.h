@@ -60,6 +60,15 @@
                                        groupd drops a silent task after about 1 s, so a
                                        stopped peer fails its waiters within about 2 s */
 #define LIVENESS_MAX 64             /* peers asked about per round (the rest next round) */
+#define UNEXPECTED_MAX_DEFAULT (1u << 20)   /* what unexpected messages from one peer may
+                                       cost us (bytes, plus UNEXPECTED_MSG_COST each)
+                                       before its credit is held back while nothing here
+                                       waits for it (GIMPI_UNEXPECTED_MAX; 0 = no bound):
+                                       early collective traffic and floods wait in their
+                                       senders, not in our memory, and matching, which
+                                       scans the queue, stays fast */
+#define UNEXPECTED_MSG_COST 4096    /* what a message counts for at least: 256 small ones
+                                       fill the default */
 
 /*  Limits on strangers at the listener (doc/data-plane.md, "Dynamic hosts").  A caller
  *  that has not proved it holds the key costs one pend_t (about 200 bytes) and one
@@ -136,6 +145,7 @@ struct umsg_t {                     /* a message that arrived before its receive
     int src, tag;
     uint64_t cid, msglen, srqid;
     int sync, is_long, complete;
+    size_t counted;                 /* bytes counted in its sender's peer_t.unexp */
     uint8_t *data;
     size_t have;
     gimpi_msg_req_t *claim;         /* a receive matched it while its data was arriving */
@@ -169,6 +179,8 @@ typedef struct {
     req_list_t streaming_sends;     /* matched long sends whose continuation data goes out */
     int client;                     /* its IMPI client (the collectives' masters) */
     int watched;                    /* blocked calls that fail when it goes (liveness) */
+    size_t unexp;                   /* what its messages in our unexpected queue cost */
+    uint32_t owed;                  /* PROTOACKs held back (credit, see UNEXPECTED_MAX) */
 } peer_t;
 
 /*  Connection states: open, closed, being dialled (dynamic), waiting for an expected peer
@@ -266,6 +278,10 @@ struct gimpi_msg_t {
         umsg_queue_t unexpected;    /* messages that came before their receive */
         uint64_t next_id;           /* the next request id (srqid, drqid) */
         int ndetached;              /* requests that go on without their caller */
+        size_t unexp_max;           /* UNEXPECTED_MAX_DEFAULT or GIMPI_UNEXPECTED_MAX */
+        int nowed;                  /* peers with PROTOACKs held back */
+        int missed;                 /* a probe found nothing since the last take: every
+                                       peer may be the one it waits for */
     } match;
     struct {                        /* progress and waiting (msg_progress.c) */
         pthread_t thread;
@@ -417,6 +433,10 @@ static inline void msg_ctl_clear(ctlq_t *q)
 /*  Appends a message to the unexpected queue. */
 static inline void msg_um_push(gimpi_msg_t *self, umsg_t *um)
 {
+    /* what it costs us: its bytes, its record and its header (tiny messages count too) */
+    um->counted = um->src != self->rank ? um->have + UNEXPECTED_MSG_COST : 0;
+    if (um->counted)
+        self->peers[um->src].unexp += um->counted;
     um->next = NULL;
     um->prev = self->match.unexpected.tail;
     if (self->match.unexpected.tail)
@@ -429,6 +449,11 @@ static inline void msg_um_push(gimpi_msg_t *self, umsg_t *um)
 /*  Unlinks a message from the unexpected queue. */
 static inline void msg_um_remove(gimpi_msg_t *self, umsg_t *um)
 {
+    if (um->counted) {
+        self->peers[um->src].unexp -= um->counted;
+        um->counted = 0;
+    }
+    self->match.missed = 0;
     if (um->prev)
         um->prev->next = um->next;
     else
@@ -511,6 +536,11 @@ void msg_deliver(gimpi_msg_t *self, umsg_t *um, gimpi_msg_req_t *r);
 int msg_all_gone(gimpi_msg_t *self);
 /*  Every operation involving host h fails with err (death: wildcard receives too). */
 void msg_host_gone(gimpi_msg_t *self, int h, int err, int death);
+/*  Counted packets from peer p reached the acknowledgement mark: a PROTOACK goes out, or
+ *  is held back while p floods us (UNEXPECTED_MAX).  0, or -1 when the connection broke. */
+int msg_credit(gimpi_msg_t *self, int h, int p);
+/*  Sends the PROTOACKs held back from peers that may have credit again. */
+void msg_credit_release(gimpi_msg_t *self);
 /*  Peer p is gone by the word of the liveness hook: its host's connection is closed and
  *  every operation with it fails, with a line on stderr saying so. */
 void msg_peer_lost(gimpi_msg_t *self, int p);

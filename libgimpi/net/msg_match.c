@@ -185,6 +185,7 @@ int msg_probe_pred(gimpi_msg_t *self, void *arg)
             return 1;
         }
     pr->found = NULL;
+    self->match.missed = 1;             /* held-back credit goes out (msg_credit_release) */
     return pr->peer >= 0 && pr->peer != self->rank && self->peers[pr->peer].gone;
 }
 

@@ -61,6 +61,8 @@ static void s_quick_look(gimpi_msg_t *self, struct pollfd *pfd, const int *map, 
  *  waiting for. */
 void msg_drive(gimpi_msg_t *self, int timeout_ms, int app)
 {
+    if (self->match.nowed)
+        msg_credit_release(self);       /* a receive, a probe or a take may want them now */
     /* bytes left in a staging buffer (msg_read stopped early) are handled first; poll()
      * would not report them */
     int staged = 0;
