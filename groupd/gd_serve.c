@@ -603,6 +603,14 @@ static void s_handle(groupd_t *self, const uint8_t *key, size_t keylen, const gd
     case GD_TASK_EXIT:
         s_handle_vm(self, &w, msg, srcfd);
         break;
+    case GD_HALT:
+        /* the console has ended the tasks it could; whoever is left sees groupd gone */
+        s_send_reply(self, key, keylen, kind, msg->reqid, 0, 0, NULL, 0);
+        self->halted = true;
+        if (self->verbose)
+            fprintf(stderr, "groupd: HALT from fd %d (task 0x%x), %zu tasks registered\n",
+                    srcfd, (unsigned)tid, gd_registry_ntasks(self->reg));
+        break;
     default:
         s_send_reply(self, key, keylen, kind, msg->reqid, GIMPI_ENOTIMPL, 0, NULL, 0);
     }

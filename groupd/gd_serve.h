@@ -70,6 +70,7 @@ typedef struct {
     int heartbeat_ms;
     int idle_exit_ms;           /* 0: serve until killed */
     int64_t last_busy_ms;       /* last moment a task was registered or a request came */
+    bool halted;                /* a HALT was answered: the loop ends after this round */
     int cpu;                    /* CPU for both threads: -1 none, -2 the one we start on */
     _Atomic size_t inflight;    /* bytes of large replies libzmq holds (GD_SERVE_INFLIGHT_BYTES) */
     int64_t maxmsgsize;         /* --max-msg-size (0: GD_SOCK_GROUPD_MAXMSGSIZE) */

@@ -4,10 +4,10 @@
  *
  *  It binds a ROUTER socket for requests (default: the per-user ipc endpoint) and an XPUB
  *  socket for membership events, prints the request endpoint as its first stdout line, and
- *  serves until SIGTERM/SIGINT — with --idle-exit (as when the library or gimpirun start
- *  it) only until no task has been registered and no request has come for that long.  A
- *  second groupd on the same ipc endpoint is refused (an flock on "<path>.lock"; libzmq
- *  would silently replace the socket file).  Requests are
+ *  serves until SIGTERM/SIGINT or a HALT request (the console's halt) — with --idle-exit
+ *  (as when the library or gimpirun start it) only until no task has been registered and
+ *  no request has come for that long.  A second groupd on the same ipc endpoint is refused
+ *  (an flock on "<path>.lock"; libzmq would silently replace the socket file).  Requests are
  *  decoded by the table-driven codec (gd_proto), answered by the registry (gd_registry);
  *  anything malformed gets an error reply and the daemon keeps serving.  Liveness: every
  *  registered task is tied to the connection its registration came on (ZMQ_SRCFD); the
@@ -45,6 +45,9 @@
 #include <sched.h>
 #include <unistd.h>
 #include <zmq.h>
+
+/*  After a HALT, closing the ROUTER waits at most this long for the reply to go out. */
+enum { HALT_LINGER_MS = 1000 };
 
 /* ------------------------------------------------------------------ set-up */
 
@@ -360,6 +363,14 @@ static int s_serve(groupd_t *self)
         gd_serve_publish_marks(self);
         if (!self->marks)
             return -1;
+        if (self->halted) {
+            /* the HALT's reply must still reach its sender: closing waits this long */
+            int linger = HALT_LINGER_MS;
+            zmq_setsockopt(self->router, ZMQ_LINGER, &linger, sizeof linger);
+            if (self->verbose)
+                fprintf(stderr, "groupd: halted, exiting\n");
+            return 0;
+        }
         monitor_due = zap_due = false;
         /* both found empty after the last send on them: sleep (unless a batch bound was
            hit, or MARKs went out on the XPUB since it was looked at) */

@@ -230,6 +230,12 @@ GIMPI_EXPORT int gimpi_groups_mgr_next(gimpi_groups_t *self, int *token, void **
 GIMPI_EXPORT int gimpi_groups_mgr_reply(gimpi_groups_t *self, int token, int status,
                                         const void *payload, size_t len);
 
+/*  Asks groupd to exit (the console's halt; whoever can reach groupd may): it answers,
+ *  then stops serving, and every task still registered sees it gone (GIMPI_ESYSERR).  The
+ *  caller ends the tasks first.  0 (also when groupd's connection is seen ending before
+ *  its answer), or GIMPI_ESYSERR when groupd is unreachable. */
+GIMPI_EXPORT int gimpi_groups_halt(gimpi_groups_t *self);
+
 #ifdef __cplusplus
 }
 #endif

@@ -55,7 +55,8 @@
     X(VMREQ,      0x15, "b",     "b")   /* request for the manager -> its status, answer */ \
     X(VMWAIT,     0x16, "",      "ib")  /* manager: -> 0; token, next request (deferred) */ \
     X(VMREP,      0x17, "iib",   "")    /* manager: token, status, answer of a VMREQ */ \
-    X(TASK_EXIT,  0x18, "ii",    "")    /* manager: tid, exit status: the task is gone */
+    X(TASK_EXIT,  0x18, "ii",    "")    /* manager: tid, exit status: the task is gone */ \
+    X(HALT,       0x19, "",      "")    /* -> 0, then groupd exits (the console's halt) */
 
 /*  Events on the PUB socket: X(name, code).  Frames: [topic "G"+name][header]
  *  [q previous version][q version][i instance][i tid][i argument].  See the doc.

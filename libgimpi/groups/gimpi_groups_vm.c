@@ -3,7 +3,7 @@
  *  the host table, the tasks of groupd's registry and a task's own parent and name, a
  *  request to the VM's manager, and the manager's side: its poll(2) fd, its next request
  *  (one VMWAIT kept outstanding on the DEALER, whose reply the request path of
- *  gimpi_groups.c sets aside when it comes first) and its replies.
+ *  gimpi_groups.c sets aside when it comes first) and its replies; and the console's HALT.
  */
 #include "config.h"
 #include "groups/groups_internal.h"
@@ -239,3 +239,15 @@ int gimpi_groups_mgr_reply(gimpi_groups_t *self, int token, int status, const vo
     return groups_request(self, GD_VMREP, v, 3, REQUEST_TIMEOUT_MS, NULL, NULL);
 }
 
+
+/*  HALT: groupd answers, then exits (the console's halt).  Its connection may be seen
+ *  ending before its answer is read: that is the success too. */
+int gimpi_groups_halt(gimpi_groups_t *self)
+{
+    assert(self);
+    int rc = groups_connect(self);
+    if (rc)
+        return rc;
+    rc = groups_request(self, GD_HALT, NULL, 0, REQUEST_TIMEOUT_MS, NULL, NULL);
+    return rc == GIMPI_ESYSERR && self->state < 0 ? 0 : rc;
+}

@@ -8,7 +8,7 @@
  *      gimpi_groups.c        the object, connecting and registering, requests and replies,
  *                            the membership cache and the group calls (gimpi_group.h)
  *      gimpi_groups_vm.c     the virtual machine's calls: host table, task registry, the
- *                            manager's requests and replies
+ *                            manager's requests and replies, the console's HALT
  *      gimpi_groups_notify.c watching tasks' ends and host table changes (pvm_notify)
  */
 #ifndef GIMPI_GROUPS_INTERNAL_H
