@@ -19,7 +19,7 @@
 
 /*  PVM 3.4's data signature of a little-endian LP64 machine (what pvm_config shows for
  *  LINUX64): hosts of one architecture share it. */
-#define PVM_DSIG_LP64_LE 0x408841
+#define PVM_DSIG_LP64_LE 0x408c41
 
 /*  The enrolled context and its native task, or a PVM code. */
 static int s_task(const char *fn, pvm_ctx_t **ctx_p, gimpi_t **task_p)
