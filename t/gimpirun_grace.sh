@@ -70,6 +70,6 @@ left=0
 for p in $(sed -n 's/^worker tid t[0-9a-f]* pid //p' "$tmp/left.out"); do kill -0 "$p" 2>/dev/null && left=$((left + 1)); done
 [ $left = 0 ]; ok $? "no worker is left ($left)"
 
-left=$(pgrep -f "$(basename "$TASK") worker" | wc -l)
+left=$(tap_mine "$(basename "$TASK") worker")
 [ "$left" = 0 ]; ok $? "no grace_task worker runs anywhere ($left)"
 exit $((failed > 0))

@@ -105,5 +105,5 @@ ms=$(( ($(date +%s%N) - start) / 1000000 ))
 ok $? "GIMPI_CATCHOUT_WAIT bounds pvm_exit's wait for a child that never ends (exit $rc, $ms ms)"
 
 sleep 0.5
-left=$(pgrep -f "$(basename "$TASK") child" | wc -l)
+left=$(tap_mine "$(basename "$TASK") child")
 [ "$left" = 0 ]; ok $? "no child left running ($left)"

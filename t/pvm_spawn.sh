@@ -69,5 +69,5 @@ grep -q "spawned -14 of 1" "$tmp/i" && grep -q "pvm_spawn(): Can't contact local
 check $? "without groupd pvm_spawn fails with PvmSysErr and PVM's message" "$tmp/i" "$tmp/i.err"
 
 sleep 0.5
-left=$(pgrep -f "$(basename "$TASK") (child|die|killme|nested|grandchild)" | wc -l)
+left=$(tap_mine "$(basename "$TASK") (child|die|killme|nested|grandchild)")
 [ "$left" = 0 ]; ok $? "no child left running ($left)"

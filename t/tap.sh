@@ -7,6 +7,16 @@
 n=0 failed=0
 ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi; }
 tmp=$(mktemp -d)
+# every process this test starts inherits TAP_TAG, so that `tap_mine PATTERN` counts this
+# test's processes only (other tests, and other builds' tests, may run the same programs)
+export TAP_TAG="$tmp"
+tap_mine() {
+    local p k=0
+    for p in $(pgrep -f "$1"); do
+        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qxF "TAP_TAG=$tmp" && k=$((k + 1))
+    done
+    echo $k
+}
 # stops the background jobs: TERM, at most 30 s to go, then KILL (children first)
 tap_stop_jobs() {
     local pids p alive
