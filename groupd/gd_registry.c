@@ -14,6 +14,7 @@
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct group_t group_t;
 
@@ -44,6 +45,11 @@ struct group_t {
     int32_t frozen;             /* 0 or the frozen size */
     bool dead;                  /* frozen and lost a member */
     episode_t barrier, freeze;
+    struct {                    /* members waiting in a barrier on the data plane */
+        int32_t tid, count;
+        int64_t since_ms;
+    } *dpw;
+    int ndpw, capdpw;
 };
 
 struct gd_registry_t {
@@ -125,7 +131,18 @@ static void s_group_free(group_t *g)
     free(g->barrier.tids);
     free(g->freeze.waiters);
     free(g->freeze.tids);
+    free(g->dpw);
     free(g);
+}
+
+/*  Forgets tid's data-plane barrier on g, if any. */
+static void s_dp_forget(group_t *g, int32_t tid)
+{
+    for (int k = 0; k < g->ndpw; k++)
+        if (g->dpw[k].tid == tid) {
+            g->dpw[k] = g->dpw[--g->ndpw];
+            return;
+        }
 }
 
 /*  Hash visitors for destroy. */
@@ -359,6 +376,7 @@ static bool s_remove_member(gd_registry_t *self, group_t *g, int inst, int32_t t
 {
     g->slots[inst] = 0;
     g->size--;
+    s_dp_forget(g, tid);
     s_publish(self, g, exited ? GD_EV_EXIT : GD_EV_LEAVE, false, inst, tid, g->size);
     if (g->frozen && !g->dead) {
         g->dead = true;
@@ -654,8 +672,19 @@ static size_t s_stat_one(gd_registry_t *self, group_t *g, uint8_t **out)
         }
     st.bar_waiters = g->barrier.tids;
     st.frz_waiters = g->freeze.tids;
+    st.ndp = g->ndpw;
+    st.dp = calloc((size_t)g->ndpw + 1, sizeof *st.dp);
+    if (!st.dp) {
+        free(st.members);
+        return 0;
+    }
+    int64_t now = gd_registry_now_ms();
+    for (int k = 0; k < g->ndpw; k++)
+        st.dp[k] = (gd_dpwait_t){ g->dpw[k].tid, g->dpw[k].count,
+                                  (int32_t)(now - g->dpw[k].since_ms) };
     size_t len = gd_groupstat_encode(&st, out);
     free(st.members);
+    free(st.dp);
     return len;
 }
 
@@ -907,6 +936,48 @@ int gd_registry_task_exit(gd_registry_t *self, int32_t tid)
     if (k < 0 || !s_block_unused(self, k, tid))
         return GIMPI_ENOTASK;
     s_block_use(self, k, tid);
+    return 0;
+}
+
+/*  Monotonic milliseconds (how long data-plane barriers have waited). */
+int64_t gd_registry_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*  BARRIER_NOTE: a member says it waits in a barrier on the data plane (count > 0), or no
+ *  longer does (0).  Only for gimpi-stat: nothing waits on it here. */
+int gd_registry_barrier_note(gd_registry_t *self, int32_t tid, const char *name, int32_t count)
+{
+    assert(self);
+    group_t *g;
+    uint64_t v;
+    int rc = s_lookup(self, name, &g, &v);
+    if (rc)
+        return rc;
+    if (count < 0)
+        return GIMPI_EBADPARAM;
+    int inst;
+    for (inst = 0; inst < g->cap && g->slots[inst] != tid; inst++)
+        ;
+    if (inst == g->cap)
+        return GIMPI_ENOTINGROUP;
+    s_dp_forget(g, tid);
+    if (count == 0)
+        return 0;
+    if (g->ndpw == g->capdpw) {
+        int cap = g->capdpw ? 2 * g->capdpw : 4;
+        void *n = realloc(g->dpw, (size_t)cap * sizeof *g->dpw);
+        if (!n)
+            return GIMPI_ENOMEM;
+        g->dpw = n;
+        g->capdpw = cap;
+    }
+    g->dpw[g->ndpw].tid = tid;
+    g->dpw[g->ndpw].count = count;
+    g->dpw[g->ndpw++].since_ms = gd_registry_now_ms();
     return 0;
 }
 

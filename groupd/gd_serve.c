@@ -570,6 +570,10 @@ static void s_handle(groupd_t *self, const uint8_t *key, size_t keylen, const gd
         status = gd_registry_gsize(self->reg, name, &version);
         s_send_reply(self, key, keylen, kind, msg->reqid, status, version, NULL, 0);
         break;
+    case GD_BARRIER_NOTE:
+        status = gd_registry_barrier_note(self->reg, tid, name, arg);
+        s_send_reply(self, key, keylen, kind, msg->reqid, status, 0, NULL, 0);
+        break;
     case GD_BARRIER:
     case GD_FREEZE:
         status = msg->kind == GD_BARRIER

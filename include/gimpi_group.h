@@ -113,6 +113,10 @@ GIMPI_EXPORT int gimpi_group_freeze(gimpi_groups_t *self, const char *group, int
  *  when nothing is outstanding. */
 GIMPI_EXPORT int gimpi_groups_flush(gimpi_groups_t *self);
 
+/*  Tells groupd, without waiting for its answer, that this task waits in a barrier of
+ *  `count` on group on the data plane (0: no longer); gimpi-stat shows such barriers. */
+GIMPI_EXPORT int gimpi_groups_barrier_note(gimpi_groups_t *self, const char *group, int count);
+
 /*  Causal consistency (doc/groupd-protocol.md §6): the data plane stamps a task's messages
  *  with the highest groupd version the task has seen (gimpi_groups_seen), and gives the
  *  highest stamp that reached the task to the cache through this source.  A cached answer

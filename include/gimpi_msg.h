@@ -164,6 +164,11 @@ GIMPI_EXPORT void gimpi_msg_set_send_hook(gimpi_msg_t *self, gimpi_msg_hook_fn f
 typedef int (*gimpi_msg_alive_fn)(void *arg, int tid);
 GIMPI_EXPORT void gimpi_msg_set_alive_hook(gimpi_msg_t *self, gimpi_msg_alive_fn fn, void *arg);
 
+/*  A hook a blocking call runs once when it has waited GIMPI_NOTE_MS (default 100 ms),
+ *  in the blocked thread without the context's lock: the collectives use it to tell
+ *  groupd about a barrier that waits on the data plane (gimpi-stat shows it). */
+GIMPI_EXPORT void gimpi_msg_set_blocked_hook(gimpi_msg_t *self, gimpi_msg_hook_fn fn, void *arg);
+
 /*  Causal stamps (doc/data-plane.md, "Stamps").  Every packet to another gimpi task (one
  *  of our own IMPI client, or a dynamic peer) carries, in the header's reserved field, the
  *  stamp last set here: the highest groupd version this task has seen.  Packets to other

@@ -77,7 +77,11 @@ static void s_print_json(FILE *out, const gd_groupstat_t *st, bool first)
         fputc('}', out);
     } else
         fputs("null", out);
-    fputc('}', out);
+    fputs(",\"dataplane_barrier\":[", out);
+    for (int k = 0; k < st->ndp; k++)
+        fprintf(out, "%s{\"tid\":%d,\"count\":%d,\"waited_ms\":%d}", k ? "," : "",
+                (int)st->dp[k].tid, (int)st->dp[k].count, (int)st->dp[k].ms);
+    fputs("]}", out);
 }
 
 /*  One group as text. */
@@ -106,6 +110,12 @@ static void s_print_text(FILE *out, const gd_groupstat_t *st)
                 (int)st->frz_arrived);
         for (int k = 0; k < st->nfrz_waiters; k++)
             fprintf(out, " t%x", (unsigned)st->frz_waiters[k]);
+        fputc('\n', out);
+    }
+    if (st->ndp) {          /* later barriers of an unchanged membership run task to task */
+        fprintf(out, "  barrier on the data plane: count %d, waiting:", (int)st->dp[0].count);
+        for (int k = 0; k < st->ndp; k++)
+            fprintf(out, " t%x (%d ms)", (unsigned)st->dp[k].tid, (int)st->dp[k].ms);
         fputc('\n', out);
     }
 }

@@ -5,6 +5,10 @@
  *             liveness bound (groupd drops the silent task, the data plane asks)
  *    reduce   the same with a reduce to instance 0 instead of the barrier
  *    recv     the others wait in pvm_recv(stopped tid): an error, not a hang
+ *    late     no stop: the last task enters the second barrier (which runs on the data
+ *             plane) only once the file argv[2] exists, so that gimpi-stat can see the
+ *             others waiting; after it every task prints "t<i> late ok" and waits for the
+ *             file argv[3] before it leaves
  *  Each survivor prints "t<i> <mode> failed after <ms> ms: <code>"; the stopped task prints
  *  "t3 stopping <pid>" first and, once continued, exits quietly.  A survivor whose call
  *  succeeds or waits past 20 s prints FAIL.
@@ -37,6 +41,22 @@ int main(int argc, char **argv)
     TASK_CHECK("t", i, pvm_joingroup("g") >= 0, "join");
     TASK_CHECK("t", i, pvm_barrier("g", 4) == 0, "first barrier");
     int root = pvm_getinst("g", tids[0]);
+    if (!strcmp(mode, "late") && argc > 3) {
+        if (i == 3) {
+            printf("t3 late\n");
+            fflush(stdout);
+            for (int k = 0; k < 6000 && access(argv[2], F_OK) != 0; k++)
+                usleep(10000);
+        }
+        TASK_CHECK("t", i, pvm_barrier("g", 4) == 0, "second barrier");
+        printf("t%d late ok\n", i);
+        fflush(stdout);
+        for (int k = 0; k < 6000 && access(argv[3], F_OK) != 0; k++)
+            usleep(10000);
+        pvm_lvgroup("g");
+        pvm_exit();
+        return 0;
+    }
     if (i == 3) {
         printf("t3 stopping %d\n", (int)getpid());
         fflush(stdout);

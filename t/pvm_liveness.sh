@@ -9,7 +9,7 @@ top_builddir=${top_builddir:-.}
 RUN="$top_builddir/programs/gimpirun"
 TASK="$top_builddir/t/pvm_liveness"
 . "${top_srcdir:-.}/t/tap.sh"
-echo "1..6"
+echo "1..10"
 for mode in barrier reduce recv; do
     timeout 120 "$RUN" -np 4 -grace 5 "$TASK" $mode >"$tmp/out" 2>"$tmp/err" &
     job=$!
@@ -31,4 +31,25 @@ for mode in barrier reduce recv; do
     rc=$?
     [ $rc != 124 ]; ok $? "$mode: continued, the stopped task ends and the job with it (exit $rc)"
 done
+# gimpi-stat shows a barrier that runs on the data plane (the second one of an unchanged
+# membership): the three members waiting in it, and nothing once it is over
+STAT="$top_builddir/programs/gimpi-stat"
+timeout 120 "$RUN" -np 4 "$TASK" late "$tmp/go1" "$tmp/go2" >"$tmp/out" 2>"$tmp/err" &
+job=$!
+seen=0
+for _ in $(seq 1 600); do
+    "$STAT" g >"$tmp/stat" 2>/dev/null
+    grep -q "barrier on the data plane: count 4, waiting: t[0-9a-f]* ([0-9]* ms) t[0-9a-f]* ([0-9]* ms) t[0-9a-f]* ([0-9]* ms)$" "$tmp/stat" && { seen=1; break; }
+    sleep 0.05
+done
+[ $seen = 1 ]; ok $? "gimpi-stat shows the 3 members waiting in a barrier on the data plane" || sed 's/^/# /' "$tmp/stat" "$tmp/out"
+touch "$tmp/go1"
+for _ in $(seq 1 600); do [ "$(grep -c ' late ok$' "$tmp/out")" = 4 ] && break; sleep 0.05; done
+[ "$(grep -c ' late ok$' "$tmp/out")" = 4 ]; ok $? "the barrier completes once the last member comes"
+"$STAT" g >"$tmp/stat" 2>/dev/null
+grep -q "^group: g, size: 4" "$tmp/stat" && ! grep -q "data plane" "$tmp/stat"
+ok $? "... and gimpi-stat no longer shows it" || sed 's/^/# /' "$tmp/stat"
+touch "$tmp/go2"
+wait $job
+ok $? "the job ends (exit 0)"
 exit $((failed > 0))

@@ -47,7 +47,22 @@ struct gimpi_coll_t {
     uint8_t *scratch;               /* reduce's receive buffers, kept (no page faults) */
     size_t scratch_size;
     int scratch_busy;
+    struct {                        /* the barrier on the data plane under way, if any */
+        gimpi_groups_t *groups;     /* NULL: none */
+        const char *group;
+        int count, noted;           /* noted: groupd was told (gimpi_groups_barrier_note) */
+    } dpb;
 };
+
+/*  The data plane's blocked hook while a group barrier runs on the data plane: once it
+ *  has waited a while it is told to groupd, so that gimpi-stat shows it. */
+static void s_on_blocked(void *arg)
+{
+    gimpi_coll_t *self = arg;
+    if (self->dpb.groups && !self->dpb.noted
+        && gimpi_groups_barrier_note(self->dpb.groups, self->dpb.group, self->dpb.count) == 0)
+        self->dpb.noted = 1;
+}
 
 /* ------------------------------------------------------------------ state and views */
 
@@ -1053,7 +1068,16 @@ int gimpi_coll_group_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, const c
     else if (snap.dead)
         rc = GIMPI_ENOGROUP;
     else if ((count == -1 || count == n) && s_synced(self, group) == snap.version + 1) {
+        self->dpb.groups = groups;
+        self->dpb.group = group;
+        self->dpb.count = n;
+        self->dpb.noted = 0;
+        gimpi_msg_set_blocked_hook(self->msg, s_on_blocked, self);
         rc = s_barrier(self, v, n);
+        gimpi_msg_set_blocked_hook(self->msg, NULL, NULL);
+        if (self->dpb.noted)
+            gimpi_groups_barrier_note(groups, group, 0);
+        self->dpb.groups = NULL;
         if (rc == GIMPI_ESYSERR && snap.frozen) {   /* a frozen group that lost a member */
             gimpi_group_snap_t now = { 0 };
             if (gimpi_group_snapshot(groups, group, &now) < 0 || now.dead)

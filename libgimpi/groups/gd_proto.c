@@ -376,6 +376,12 @@ size_t gd_groupstat_encode(const gd_groupstat_t *st, uint8_t **out)
         s_put_i32(&w, st->bar_waiters[i]);
     for (int i = 0; i < st->nfrz_waiters; i++)
         s_put_i32(&w, st->frz_waiters[i]);
+    s_put_i32(&w, st->ndp);
+    for (int i = 0; i < st->ndp; i++) {
+        s_put_i32(&w, st->dp[i].tid);
+        s_put_i32(&w, st->dp[i].count);
+        s_put_i32(&w, st->dp[i].ms);
+    }
     if (w.failed) {
         free(w.buf);
         *out = NULL;
@@ -462,6 +468,15 @@ int gd_groupstat_decode(const uint8_t *data, size_t len, gd_groupstat_t *st)
     for (int i = 0; i < st->nfrz_waiters; i++)
         if (!s_get_i32(&r, &st->frz_waiters[i]))
             goto bad;
+    if (!s_get_i32(&r, &st->ndp) || st->ndp < 0 || (size_t)st->ndp > r.left / 12)
+        goto bad;
+    st->dp = calloc((size_t)st->ndp + 1, sizeof *st->dp);
+    if (!st->dp)
+        goto bad;
+    for (int i = 0; i < st->ndp; i++)
+        if (!s_get_i32(&r, &st->dp[i].tid) || !s_get_i32(&r, &st->dp[i].count)
+            || !s_get_i32(&r, &st->dp[i].ms))
+            goto bad;
     if (r.left)
         goto bad;
     return GD_OK;
@@ -477,6 +492,7 @@ void gd_groupstat_clear(gd_groupstat_t *st)
     free(st->members);
     free(st->bar_waiters);
     free(st->frz_waiters);
+    free(st->dp);
     memset(st, 0, sizeof *st);
 }
 

@@ -56,7 +56,8 @@
     X(VMWAIT,     0x16, "",      "ib")  /* manager: -> 0; token, next request (deferred) */ \
     X(VMREP,      0x17, "iib",   "")    /* manager: token, status, answer of a VMREQ */ \
     X(TASK_EXIT,  0x18, "ii",    "")    /* manager: tid, exit status: the task is gone */ \
-    X(HALT,       0x19, "",      "")    /* -> 0, then groupd exits (the console's halt) */
+    X(HALT,       0x19, "",      "")    /* -> 0, then groupd exits (the console's halt) */ \
+    X(BARRIER_NOTE, 0x1A, "ni",  "")    /* group, count (0: done): a data-plane barrier */
 
 /*  Events on the PUB socket: X(name, code).  Frames: [topic "G"+name][header]
  *  [q previous version][q version][i instance][i tid][i argument].  See the doc.
@@ -223,7 +224,12 @@ const char *gd_msg_format(const gd_msg_t *msg, char *buf, size_t size);
 /*  What STAT returns about one group, one frame per group (Uint2-prefixed strings, Int4
  *  numbers): name, size, frozen size (0 = dynamic), dead (frozen and lost a member),
  *  version, barrier count/arrived, freeze target/arrived, members (inst, tid, OS pid,
- *  host), barrier waiters (tids), freeze waiters (tids). */
+ *  host), barrier waiters (tids), freeze waiters (tids), then the data-plane barrier
+ *  waiters (BARRIER_NOTE): their number, then per waiter tid, count, ms waited so far. */
+typedef struct {
+    int32_t tid, count, ms;
+} gd_dpwait_t;
+
 typedef struct {
     int32_t inst, tid, ospid;
     char host[GD_MAX_TEXT + 1];
@@ -237,6 +243,8 @@ typedef struct {
     int32_t nmembers, nbar_waiters, nfrz_waiters;
     gd_member_t *members;
     int32_t *bar_waiters, *frz_waiters;
+    int32_t ndp;                /* tasks waiting in a barrier on the data plane */
+    gd_dpwait_t *dp;
 } gd_groupstat_t;
 
 /*  Encodes a record into a malloc'ed buffer; returns its length (0 on failure). */

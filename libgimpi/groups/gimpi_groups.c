@@ -1252,3 +1252,17 @@ const char *gimpi_groups_errmsg(gimpi_groups_t *self, char *buf, size_t size)
         snprintf(buf, size, "groupd at %s unreachable", self->endpoint);
     return buf;
 }
+
+/*  Tells groupd, without waiting, that this task waits in a barrier of `count` on group
+ *  on the data plane (count 0: no longer); gimpi-stat shows it.  The reply is dropped when
+ *  it comes.  0, or an error of sending. */
+int gimpi_groups_barrier_note(gimpi_groups_t *self, const char *group, int count)
+{
+    assert(self);
+    if (self->state != 1 || !group || !*group || strlen(group) > GD_MAX_NAME)
+        return GIMPI_ESYSERR;
+    gd_value_t v[2] = { { .data = (const uint8_t *)group, .len = strlen(group) },
+                        { .i = count } };
+    int64_t reqid = groups_send_request(self, GD_BARRIER_NOTE, v, 2);
+    return reqid < 0 ? (int)reqid : 0;
+}

@@ -70,6 +70,16 @@ void gimpi_msg_set_alive_hook(gimpi_msg_t *self, gimpi_msg_alive_fn fn, void *ar
     pthread_mutex_unlock(&self->mu);
 }
 
+/*  Installs the blocked hook (gimpi_msg.h). */
+void gimpi_msg_set_blocked_hook(gimpi_msg_t *self, gimpi_msg_hook_fn fn, void *arg)
+{
+    assert(self);
+    pthread_mutex_lock(&self->mu);
+    self->hooks.blocked = fn;
+    self->hooks.blocked_arg = arg;
+    pthread_mutex_unlock(&self->mu);
+}
+
 /*  Sets the stamp of our packets to kin (gimpi_msg.h). */
 void gimpi_msg_set_stamp(gimpi_msg_t *self, uint64_t stamp)
 {

@@ -59,6 +59,7 @@
                                        and again as often (GIMPI_LIVENESS_MS; 0 = never):
                                        groupd drops a silent task after about 1 s, so a
                                        stopped peer fails its waiters within about 2 s */
+#define NOTE_MS_DEFAULT 100         /* a call blocked this long runs the blocked hook once */
 #define LIVENESS_MAX 64             /* peers asked about per round (the rest next round) */
 #define UNEXPECTED_MAX_DEFAULT (1u << 20)   /* what unexpected messages from one peer may
                                        cost us (bytes, plus UNEXPECTED_MSG_COST each)
@@ -331,6 +332,9 @@ struct gimpi_msg_t {
         gimpi_msg_alive_fn alive;   /* liveness of peers a blocked call waits for */
         void *alive_arg;
         int liveness_ms;            /* LIVENESS_MS_DEFAULT or GIMPI_LIVENESS_MS */
+        gimpi_msg_hook_fn blocked;  /* run once by a call blocked note_ms */
+        void *blocked_arg;
+        int note_ms;                /* NOTE_MS_DEFAULT or GIMPI_NOTE_MS */
         int alive_rr;               /* where the next round of questions starts */
         const gimpi_msg_fwd_hooks_t *fwd_hooks;     /* forwarding (msg_fwd_hooks.h) */
         gimpi_fwd_t *fwd;           /* its state: broadcasts being reassembled */

@@ -71,6 +71,8 @@ static void s_settings(gimpi_msg_t *self, const impi_tables_t *t, int rank, int 
     self->debug = dbg && *dbg && strcmp(dbg, "0") != 0;
     const char *um = getenv("GIMPI_UNEXPECTED_MAX");
     self->match.unexp_max = um && *um ? (size_t)strtoull(um, NULL, 10) : UNEXPECTED_MAX_DEFAULT;
+    const char *note = getenv("GIMPI_NOTE_MS");
+    self->hooks.note_ms = note && *note ? atoi(note) : NOTE_MS_DEFAULT;
     const char *live = getenv("GIMPI_LIVENESS_MS");
     self->hooks.liveness_ms = live && *live ? atoi(live) : LIVENESS_MS_DEFAULT;
     const char *spin = getenv("GIMPI_SPIN_US");

@@ -225,6 +225,8 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
     uint64_t moved = self->prog.moved;
     int64_t live_us = (int64_t)self->hooks.liveness_ms * 1000;
     int64_t next_ask = start + live_us;
+    int64_t note_at = self->hooks.blocked && self->hooks.note_ms > 0
+                    ? start + (int64_t)self->hooks.note_ms * 1000 : 0;
     while (!pred(self, arg)) {
         if (self->dyn.nresolve || self->dyn.nverify)
             msg_resolve_later(self);
@@ -238,6 +240,15 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
                      self->timeout_ms);
             rc = GIMPI_ESYSERR;
             break;
+        }
+        if (note_at && now >= note_at) {
+            note_at = 0;
+            gimpi_msg_hook_fn fn = self->hooks.blocked;
+            void *harg = self->hooks.blocked_arg;
+            pthread_mutex_unlock(&self->mu);
+            fn(harg);
+            pthread_mutex_lock(&self->mu);
+            continue;
         }
         if (self->hooks.alive && live_us > 0 && now >= next_ask) {
             next_ask = now + live_us;
@@ -254,6 +265,8 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
             int64_t left = deadline ? (deadline - now + 999) / 1000 : 1000;
             if (self->hooks.alive && live_us > 0 && (next_ask - now + 999) / 1000 < left)
                 left = (next_ask - now + 999) / 1000;
+            if (note_at && (note_at - now + 999) / 1000 < left)
+                left = (note_at - now + 999) / 1000;
             t = left > 1000 ? 1000 : (int)left;
             if (poll_cap_ms > 0 && t > poll_cap_ms)
                 t = poll_cap_ms;
