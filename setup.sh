@@ -25,7 +25,7 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 PACKAGES="build-essential autoconf automake libtool pkg-config libzmq3-dev libsodium-dev iproute2"
 FUZZ_PACKAGES="clang libclang-rt-dev"
 # PVM's own example programs, which the test suite builds with gimpicc (t/pvm_examples.sh)
-CHECK_PACKAGES="pvm-examples"
+CHECK_PACKAGES="pvm pvm-dev pvm-examples"
 
 # Prints a step on stderr.
 say() { echo "setup: $*" >&2; }
