@@ -22,7 +22,7 @@ SRCDIR=$(pwd)
 BUILDDIR=${GIMPI_BUILDDIR:-_build}
 CONFIGURE_FLAGS=${GIMPI_CONFIGURE_FLAGS:-}
 JOBS=$(nproc 2>/dev/null || echo 2)
-PACKAGES="build-essential autoconf automake libtool pkg-config libzmq3-dev libsodium-dev iproute2"
+PACKAGES="build-essential autoconf automake libtool pkg-config libzmq3-dev libsodium-dev libedit-dev iproute2"
 FUZZ_PACKAGES="clang libclang-rt-dev"
 # PVM's own example programs, which the test suite builds with gimpicc (t/pvm_examples.sh)
 CHECK_PACKAGES="pvm pvm-dev pvm-examples"
