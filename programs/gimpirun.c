@@ -1195,5 +1195,10 @@ int main(int argc, char **argv)
     impi_tables_destroy(&self.tables);
     impi_client_destroy(&self.client);
     gimpi_key_wipe(&self.key, sizeof self.key);
+    /* a subreaper's adopted processes that ended last are zombies the loop no longer
+       counts (proctree skips them): reap them, or they would outlive us, unreaped where
+       the system's first process does not reap */
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        ;
     return rc;
 }
