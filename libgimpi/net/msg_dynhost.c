@@ -317,7 +317,7 @@ static void s_dyn_fail(gimpi_msg_t *self, int h, int err, const char *fmt, ...)
     va_end(ap);
     peer_t *peer = &self->peers[self->conns[h].procs[0]];
     snprintf(self->errmsg, sizeof self->errmsg, "t%x: %s", (unsigned)peer->tid, what);
-    if (err != GIMPI_ENOTASK)
+    if (err != GIMPI_ENOTASK && !self->dyn.quiet_fail)
         fprintf(stderr, "gimpi[t%x]: %s\n", (unsigned)(self->tidbase + self->rank + 1),
                 self->errmsg);
     if (peer->alive_fd >= 0) {
@@ -800,12 +800,30 @@ void msg_dyn_deadlines(gimpi_msg_t *self)
     }
 }
 
-/*  An expected peer's alive_fd fired: it died without calling. */
+/*  1 when an operation of ours involves peer p: a send to it, a receive naming it, a
+ *  call watching it. */
+static int s_involved(gimpi_msg_t *self, int p)
+{
+    peer_t *peer = &self->peers[p];
+    if (peer->pending_sends.head || peer->streaming_sends.head || peer->watched)
+        return 1;
+    for (gimpi_msg_req_t *r = self->match.posted_recvs.head; r; r = QUEUE_NEXT(r))
+        if (r->peer == p)
+            return 1;
+    return 0;
+}
+
+/*  An expected peer's alive_fd fired: it died without calling.  Said on stderr only when
+ *  something of ours waited for it: a spawned child that ends at once, without a word to
+ *  its parent, is an ordinary PVM program (PVM says nothing either). */
 static void s_alive_event(gimpi_msg_t *self, int p)
 {
     int h = self->peers[p].host;
-    if (self->conns[h].state == C_EXPECT)
-        s_dyn_fail(self, h, GIMPI_ESYSERR, "exited before connecting");
+    if (self->conns[h].state != C_EXPECT)
+        return;
+    self->dyn.quiet_fail = !s_involved(self, p);
+    s_dyn_fail(self, h, GIMPI_ESYSERR, "exited before connecting");
+    self->dyn.quiet_fail = 0;
 }
 
 /*  Resolves and calls dynamic peer p, whose connection is in D_RESOLVE (lock held; the
