@@ -12,6 +12,7 @@
 #include "net/gimpi_msg_fwd.h"
 #include "gimpi_ops.h"
 #include "coll/impi_coll.h"
+#include "coll/coll_shm.h"
 
 #include <assert.h>
 #include <pthread.h>
@@ -24,13 +25,25 @@
 #define BCAST_TREE_MIN (16 * 1024)  /* bcasts from this size ... */
 #define BCAST_TREE_RECV 16          /* ... to this many receivers go through the tree */
 
-enum { K_BARRIER = 1, K_REDUCE, K_RSTAT, K_GATHER, K_SCATTER, K_RGATHER };
+enum { K_ALIVE = 0, K_BARRIER = 1, K_REDUCE, K_RSTAT, K_GATHER, K_SCATTER, K_RGATHER, K_SHM };
+
+/*  The shared-memory segment of a view whose members share this machine (coll_shm.h). */
+typedef struct {
+    coll_shm_t *seg;
+    gimpi_coll_t *coll;
+    int n;
+    int tids[];                     /* the members in instance order */
+} shm_link_t;
 
 typedef struct seq_t {
     struct seq_t *next;
     uint64_t version;               /* the membership version seq counts from */
     uint64_t synced;                /* version at this task's last groupd barrier, + 1 */
     uint32_t seq;
+    int shm_tried;                  /* shm below is settled for shm_version/shm_key */
+    uint64_t shm_version;
+    uint32_t shm_key;               /* hash of the members' tids */
+    shm_link_t *shm;                /* NULL: the members meet over the data plane */
     char name[];
 } seq_t;
 
@@ -42,6 +55,7 @@ struct gimpi_coll_t {
     int rsag;                       /* large reduces by reduce-scatter + gather */
     size_t tree_min;                /* bcast: from this size ... */
     int tree_recv;                  /* ... and this many receivers down the forwarding tree */
+    int shm;                        /* barrier and reduce through shared memory in a node */
     pthread_mutex_t mu;             /* guards seqs */
     seq_t *seqs;                    /* per group: operations started so far */
     uint8_t *scratch;               /* reduce's receive buffers, kept (no page faults) */
@@ -71,8 +85,22 @@ gimpi_coll_t *gimpi_coll_new(gimpi_msg_t *msg)
     self->tree_min = e && atol(e) > 0 ? (size_t)atol(e) : BCAST_TREE_MIN;
     e = getenv("GIMPI_COLL_TREE_RECV");
     self->tree_recv = e && atoi(e) > 0 ? atoi(e) : BCAST_TREE_RECV;
+    e = getenv("GIMPI_SHM");
+    self->shm = !(e && strcmp(e, "0") == 0);
+    e = getenv("GIMPI_SHM_COLL");
+    self->shm &= !(e && strcmp(e, "0") == 0);
     pthread_mutex_init(&self->mu, NULL);
     return self;
+}
+
+/*  Unmaps a view's segment and frees its link. */
+static void s_link_destroy(shm_link_t **link_p)
+{
+    if (*link_p) {
+        coll_shm_destroy(&(*link_p)->seg);
+        free(*link_p);
+        *link_p = NULL;
+    }
 }
 
 /*  Frees the collective state. */
@@ -86,6 +114,7 @@ void gimpi_coll_destroy(gimpi_coll_t **self_p)
     while (self->seqs) {
         seq_t *s = self->seqs;
         self->seqs = s->next;
+        s_link_destroy(&s->shm);
         free(s);
     }
     pthread_mutex_destroy(&self->mu);
@@ -316,6 +345,129 @@ static int s_worse(int a, int b)
     return a ? a : b;
 }
 
+/* ------------------------------------------------------------------ shared memory */
+
+/*  Liveness of member j of a segment (coll_shm_alive_fn): a receive naming it fails at once
+ *  when the data plane has lost it (its sockets closed, or groupd said it is gone). */
+static int s_shm_alive(void *arg, int j)
+{
+    shm_link_t *link = arg;
+    gimpi_msg_t *msg = link->coll->msg;
+    int32_t dummy;
+    gimpi_msg_req_t *req = NULL;
+    int tag = (int)(1u << 30 | (uint32_t)K_ALIVE << 27);    /* nobody sends this kind */
+    if (gimpi_msg_irecv_cid(msg, GIMPI_CID_COLL, link->tids[j], tag, &dummy, 4, &req) < 0)
+        return 0;
+    int flag = 0;
+    gimpi_msg_test(msg, &req, &flag, NULL);
+    if (flag)
+        return 0;
+    gimpi_msg_cancel(msg, req);
+    gimpi_msg_wait(msg, &req, NULL);
+    return 1;
+}
+
+/*  x = x op y for coll_shm_reduce (coll_shm_combine_fn over a combine_t). */
+static int s_shm_combine(void *arg, void *x, const void *y, int cnt);
+
+/*  Sets up the segment of members m[0..n-1] (pos: the caller): m[0] makes it and sends the
+ *  offer, the others map it and answer whether they could, and m[0] tells everybody the
+ *  verdict (all could: shared memory, else the data plane).  Messages on the collective
+ *  context with the operation's tag re-kinded.  0 or GIMPI_ESYSERR (a member died). */
+static int s_shm_setup(gimpi_coll_t *self, const int *m, int n, int pos, int tag,
+                       coll_shm_t **seg)
+{
+    int t = s_rekind(tag, K_SHM), rc = 0;
+    int32_t ok = 0, verdict = 0;
+    uint8_t buf[COLL_SHM_OFFER_SIZE] = { 0 };
+    coll_shm_offer_t offer;
+    *seg = NULL;
+    if (pos == 0) {
+        *seg = coll_shm_create(n, self->chunk, &offer);
+        if (*seg)
+            coll_shm_offer_encode(&offer, buf);
+        for (int i = 1; i < n && rc == 0; i++)
+            rc = s_send(self, m[i], t, buf, sizeof buf);
+        verdict = *seg != NULL;
+        for (int i = 1; i < n && rc == 0; i++) {
+            rc = s_recv(self, m[i], t, &ok, 4);
+            verdict &= ok == 1;
+        }
+        for (int i = 1; i < n && rc == 0; i++)
+            rc = s_send(self, m[i], t, &verdict, 4);
+    } else {
+        rc = s_recv(self, m[0], t, buf, sizeof buf);
+        if (rc == 0 && coll_shm_offer_decode(buf, sizeof buf, &offer) == 0 && offer.n == n)
+            *seg = coll_shm_attach(&offer, pos, NULL);
+        ok = *seg != NULL;
+        if (rc == 0)
+            rc = s_send(self, m[0], t, &ok, 4);
+        if (rc == 0)
+            rc = s_recv(self, m[0], t, &verdict, 4);
+    }
+    coll_shm_close_fd(*seg);
+    if (rc || verdict != 1)
+        coll_shm_destroy(seg);
+    return rc;
+}
+
+/*  The segment of a view's members m[0..n-1] (NULL: they meet over the data plane): made
+ *  at the first barrier or reduce of a membership version and kept until the version or
+ *  the members change.  *rc: 0 or the set-up's error. */
+static shm_link_t *s_shm(gimpi_coll_t *self, const gimpi_view_t *view, const int *m, int n,
+                         int pos, int tag, int *rc)
+{
+    *rc = 0;
+    if (!self->shm || n < 2)
+        return NULL;
+    uint32_t key = 2166136261u;
+    for (int i = 0; i < n; i++)
+        key = (key ^ (uint32_t)m[i]) * 16777619u;
+    pthread_mutex_lock(&self->mu);
+    seq_t *s = s_entry(self, view->name);
+    shm_link_t *old = NULL;
+    if (s && s->shm_tried && s->shm_version == view->version && s->shm_key == key) {
+        shm_link_t *link = s->shm;
+        pthread_mutex_unlock(&self->mu);
+        return link;
+    }
+    if (s) {
+        old = s->shm;
+        s->shm = NULL;
+        s->shm_tried = 0;
+    }
+    pthread_mutex_unlock(&self->mu);
+    s_link_destroy(&old);
+    if (!s) {
+        *rc = GIMPI_ENOMEM;
+        return NULL;
+    }
+    coll_shm_t *seg;
+    *rc = s_shm_setup(self, m, n, pos, tag, &seg);
+    if (*rc)
+        return NULL;
+    shm_link_t *link = seg ? calloc(1, sizeof *link + (size_t)n * sizeof(int)) : NULL;
+    if (link) {
+        link->seg = seg;
+        link->coll = self;
+        link->n = n;
+        memcpy(link->tids, m, (size_t)n * sizeof(int));
+        coll_shm_set_alive(seg, s_shm_alive, link);
+    } else
+        coll_shm_destroy(&seg);
+    pthread_mutex_lock(&self->mu);
+    s = s_entry(self, view->name);
+    if (s) {
+        s_link_destroy(&s->shm);
+        s->shm = link;
+        s->shm_tried = 1;
+        s->shm_version = view->version;
+        s->shm_key = key;
+    }
+    pthread_mutex_unlock(&self->mu);
+    return link;
+}
+
 /* ------------------------------------------------------------------ barrier */
 
 /*  The IMPI client of every member into cl (when not NULL); *multi = 1 when they span
@@ -474,9 +626,17 @@ static int s_barrier(gimpi_coll_t *self, const gimpi_view_t *view, int count)
     /* two members: one exchange (the dissemination's single round) beats a star's two
        hops, and both leave together, where a star's centre leaves a send later */
     int star = n > 2 && n <= self->star_max;
-    if (tag < 0 || !cl)
+    shm_link_t *link = NULL;
+    if (tag >= 0 && cl && !multi)
+        link = s_shm(self, view, m, n, pos, tag, &rc);
+    if (rc)
+        star = 0;
+    else if (tag < 0 || !cl)
         rc = tag < 0 ? tag : GIMPI_ENOMEM;
-    else if (multi)
+    else if (link) {
+        rc = coll_shm_barrier(link->seg);
+        star = 0;
+    } else if (multi)
         rc = s_barrier_clients(self, m, n, pos, tag, count, cl);
     else if (star)
         rc = s_barrier_star(self, m, n, pos, tag, count);
@@ -555,6 +715,12 @@ static int s_combine(const combine_t *c, void *x, void *y, int n)
     int dt = c->datatype, num = n, info = 0;
     c->fn(&dt, x, y, &num, &info);
     return info < 0 ? GIMPI_EBADPARAM : 0;
+}
+
+/*  x = x op y for coll_shm_reduce. */
+static int s_shm_combine(void *arg, void *x, const void *y, int cnt)
+{
+    return s_combine(arg, x, (void *)(uintptr_t)y, cnt);
 }
 
 /*  Small reduce (one message per tree edge: an 8-byte status header, then the data). */
@@ -888,8 +1054,23 @@ int gimpi_coll_reduce(gimpi_coll_t *self, const gimpi_view_t *view, int op, gimp
     for (int i = 0; i < root; i++)
         rootpos += view->tids[i] > 0;
     int t = s_next_tag(self, view, K_REDUCE);
+    shm_link_t *link = NULL;
+    if (t >= 0 && n > 1) {
+        int multi = 0;
+        int *cl = malloc((size_t)n * sizeof *cl);
+        if (cl && s_clients(self, m, n, cl, &multi))
+            multi = 0;              /* a spawned member: our algorithms, as below */
+        if (cl && !multi)
+            link = s_shm(self, view, m, n, pos, t, &rc);
+        free(cl);
+    }
     if (t < 0)
         rc = t;
+    else if (rc)
+        ;
+    else if (link)
+        rc = coll_shm_reduce(link->seg, s_shm_combine, &c, data, count, c.esize, rootpos,
+                             fn != NULL);
     else if (n > 1) {
         rc = s_reduce_tree(self, &c, m, n, pos, rootpos, data, count, t, fn ? NULL : view);
         if (fn)
