@@ -5,7 +5,9 @@
  *  paces.  Messages carry a status word so that an error found anywhere (a dead member, a
  *  user function's *info < 0) reaches the callers that wait; checks that depend on the
  *  view only (membership, holes, root) give the same answer everywhere without a message.
- *  Large bcasts are handed to the engine's forwarding tree (gimpi_msg_fwd.h).
+ *  Large bcasts are handed to the engine's forwarding tree (gimpi_msg_fwd.h).  Barrier and
+ *  reduce over members that all share this machine and user meet in a shared segment
+ *  instead (coll_shm.h), set up by a message exchange at the first of them per membership.
  */
 #include "gimpi_coll.h"
 #include "gimpi.h"            /* the GIMPI_E* codes */
