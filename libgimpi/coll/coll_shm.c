@@ -42,6 +42,7 @@
 #define LIVE_MS 100                 /* between two liveness rounds of a sleeping wait */
 #define SPIN_US 50                  /* spin this long before sleeping (own cores) */
 #define SPIN_US_OVER 10             /* ... when there are more members than cores */
+#define PAUSES 16                   /* looks with a pause before the spin yields the core */
 #define TREE_FLAT_MAX 16            /* barrier: one counter up to this many members */
 #define TREE_RADIX 4                /* above (with a core each): a tree of this radix */
 
@@ -68,6 +69,7 @@ struct coll_shm_t {
     int radix;                      /* barrier tree: children per member */
     int spin_us;
     int over;                       /* more members than cores: yield while spinning */
+    int pauses;                     /* looks before the spin starts yielding */
     uint32_t episodes;              /* barriers done here */
     uint32_t chunks;                /* reduce chunks done here */
     uint32_t fins;                  /* reduces with wait_all done here */
@@ -226,6 +228,8 @@ static void s_tune(coll_shm_t *self)
     const char *e = getenv("GIMPI_SHM_SPIN_US");
     if (e && *e)
         self->spin_us = atoi(e);
+    e = getenv("GIMPI_SHM_PAUSES");
+    self->pauses = e && *e ? atoi(e) : PAUSES;
     e = getenv("GIMPI_SHM_RADIX");
     if (e && atoi(e) > 0)
         self->radix = atoi(e) < self->n - 1 ? atoi(e) : self->n - 1;
@@ -500,11 +504,11 @@ static int s_wait(coll_shm_t *self, word_t *w, uint32_t target, uint32_t slack)
         r = s_reached(self, w, target, slack);
         if (r)
             return r < 0 ? r : 0;
-        if (self->over || i > 64)      /* a peer on our core may be what we wait for */
+        if (self->over || i > (unsigned)self->pauses)  /* the awaited may be queued on our core */
             sched_yield();
         else
             CPU_RELAX();
-        if (i > 64 || (i & 15) == 0) {
+        if (i > (unsigned)self->pauses || (i & 15) == 0) {
             if (__atomic_load_n(s_broken(self), __ATOMIC_RELAXED))
                 return GIMPI_ESYSERR;
             if (s_now_us() >= spin_end)
