@@ -66,19 +66,20 @@ static int s_member(coll_shm_t *seg, int n, int pos)
     if (!x)
         return 1;
     for (int round = 0; round < 20; round++) {
-        if (coll_shm_barrier(seg) != 0)
+        if (coll_shm_barrier(seg, 0, NULL) != 0)
             return 2;
         int root = round % 2 ? n - 1 : 0, count = round % 3 ? COUNT : 1;
         for (int i = 0; i < count; i++)
             x[i] = (double)((pos * 7 + i) % 13) - 6;
-        if (coll_shm_reduce(seg, s_lin, NULL, x, count, sizeof *x, root, round % 4 == 0) != 0)
+        if (coll_shm_reduce(seg, s_lin, NULL, x, count, sizeof *x, root, round % 4 == 0, 0,
+                            NULL) != 0)
             return 3;
         for (int i = 0; pos == root && i < count; i++)
             if (x[i] != s_bracket(n, 0, 1 << 5, i))
                 return 4;
     }
     free(x);
-    return coll_shm_barrier(seg) != 0 ? 5 : 0;
+    return coll_shm_barrier(seg, 0, NULL) != 0 ? 5 : 0;
 }
 
 /*  Runs n members (the parent is position 0): body(seg, n, pos) in each; returns the worst
@@ -130,11 +131,11 @@ static int s_kill_body(coll_shm_t *seg, int n, int pos, pids_t *p)
 {
     (void)n;
     (void)p;
-    if (coll_shm_barrier(seg) != 0)
+    if (coll_shm_barrier(seg, 0, NULL) != 0)
         return 1;
     if (pos == 2)
         raise(SIGKILL);
-    return coll_shm_barrier(seg) == GIMPI_ESYSERR ? 0 : 2;
+    return coll_shm_barrier(seg, 0, NULL) == GIMPI_ESYSERR ? 0 : 2;
 }
 
 /*  Member 1 pushes member 0's arrival counter far ahead: both fail, none hangs. */
@@ -142,13 +143,13 @@ static int s_counter_body(coll_shm_t *seg, int n, int pos, pids_t *p)
 {
     (void)n;
     (void)p;
-    if (coll_shm_barrier(seg) != 0)
+    if (coll_shm_barrier(seg, 0, NULL) != 0)
         return 1;
     if (pos == 1) {
         uint32_t *arrive0 = (uint32_t *)((uint8_t *)coll_shm_base(seg) + 320);
         __atomic_add_fetch(arrive0, 1000, __ATOMIC_SEQ_CST);
     }
-    int rc = coll_shm_barrier(seg);
+    int rc = coll_shm_barrier(seg, 0, NULL);
     return rc == GIMPI_EBADMSG || rc == GIMPI_ESYSERR ? 0 : 2;
 }
 

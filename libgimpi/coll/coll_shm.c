@@ -73,6 +73,7 @@ struct coll_shm_t {
     uint32_t episodes;              /* barriers done here */
     uint32_t chunks;                /* reduce chunks done here */
     uint32_t fins;                  /* reduces with wait_all done here */
+    uint32_t reduces;               /* reduces done here */
     coll_shm_alive_fn alive;
     void *alive_arg;
 };
@@ -402,6 +403,14 @@ static int32_t *s_status(coll_shm_t *self, int j, uint32_t chunk)
                                + 4 * (chunk & 1));
 }
 
+/*  Member j's "I sent a stamp" flag of barrier episode or reduce operation k (two
+ *  alternating: nobody can be two operations ahead of a reader). */
+static uint32_t *s_flag(coll_shm_t *self, int j, int reduce, uint32_t k)
+{
+    size_t line = OFF_MEMBERS + ((size_t)j * 2 + (reduce ? 1 : 0)) * LINE;
+    return (uint32_t *)(void *)(self->base + line + (reduce ? 16 : 8) + 4 * (k & 1));
+}
+
 /*  Member j's reduce slot for chunk (two per member, alternating). */
 static uint8_t *s_slot(coll_shm_t *self, int j, uint32_t chunk)
 {
@@ -541,10 +550,15 @@ static int s_wait(coll_shm_t *self, word_t *w, uint32_t target, uint32_t slack)
 
 /* ------------------------------------------------------------------ barrier */
 
+static int s_barrier_wait(coll_shm_t *self, uint32_t e, int k, int j, int n);
+
 /*  Combining tree over the arrival counters: member j waits until its children (j*k+1 ..
  *  j*k+k) have all arrived, adds one to its parent's counter, and waits for the release
- *  generation, which member 0 moves once everybody is in.  With k = n-1 it is one counter. */
-int coll_shm_barrier(coll_shm_t *self)
+ *  generation, which member 0 moves once everybody is in.  With k = n-1 it is one counter.
+ *  Two members exchange flags instead (the dissemination's single round): one cache-line
+ *  transfer each way instead of an arrival and a release, and the one who leaves first may
+ *  post its next arrival at once, so two members sharing a core switch half as often. */
+int coll_shm_barrier(coll_shm_t *self, int flag, int *flags)
 {
     if (!self)
         return GIMPI_EBADPARAM;
@@ -553,6 +567,21 @@ int coll_shm_barrier(coll_shm_t *self)
         return rc;
     uint32_t e = ++self->episodes;
     int k = self->radix, j = self->pos, n = self->n;
+    __atomic_store_n(s_flag(self, j, 0, e), (uint32_t)flag, __ATOMIC_RELAXED);
+    rc = s_barrier_wait(self, e, k, j, n);
+    for (int i = 0; rc == 0 && flags && i < n; i++)
+        flags[i] = i != j && __atomic_load_n(s_flag(self, i, 0, e), __ATOMIC_RELAXED);
+    return rc;
+}
+
+/*  The barrier's meeting itself (episode e, radix k, position j of n). */
+static int s_barrier_wait(coll_shm_t *self, uint32_t e, int k, int j, int n)
+{
+    int rc = 0;
+    if (n == 2) {                       /* an exchange: each posts its own flag, waits the other's */
+        s_post(s_arrive(self, j), e);
+        return s_wait(self, s_arrive(self, 1 - j), e, 1);
+    }
     int first = j * k + 1, kids = first < n ? (n - first < k ? n - first : k) : 0;
     if (kids)
         rc = s_wait(self, s_arrive(self, j), e * (uint32_t)kids, 0);
@@ -620,9 +649,25 @@ static int s_reduce_chunk(coll_shm_t *self, coll_shm_combine_fn fn, void *arg, u
     return st;
 }
 
+/*  The flags of the members whose parts this member has heard from in reduce op: all for
+ *  the root (and for everybody with wait_all, whose outcome comes from the root), else its
+ *  subtree (positions pos+1 .. pos+lowest set bit of pos - 1), and position 0's subtree
+ *  is everybody.  Read once this member's part is done: a member can be one operation
+ *  ahead at most, so the alternating flag still holds op's. */
+static void s_heard(coll_shm_t *self, uint32_t op, int rootpos, int wait_all, int *flags)
+{
+    int pos = self->pos, n = self->n, hi = n;
+    if (pos != 0 && pos != rootpos && !wait_all)
+        hi = pos + (pos & -pos) < n ? pos + (pos & -pos) : n;
+    int lo = pos == rootpos || wait_all ? 0 : pos;
+    for (int i = 0; flags && i < n; i++)
+        flags[i] = i != pos && i >= lo && i < hi
+                   && __atomic_load_n(s_flag(self, i, 1, op), __ATOMIC_RELAXED);
+}
+
 /*  Reduce chunk by chunk (see coll_shm.h). */
 int coll_shm_reduce(coll_shm_t *self, coll_shm_combine_fn fn, void *arg, void *data, int count,
-                    size_t esize, int rootpos, int wait_all)
+                    size_t esize, int rootpos, int wait_all, int flag, int *flags)
 {
     if (!self || !fn || !data || count <= 0 || esize == 0 || esize > self->chunk || rootpos < 0
         || rootpos >= self->n)
@@ -632,6 +677,8 @@ int coll_shm_reduce(coll_shm_t *self, coll_shm_combine_fn fn, void *arg, void *d
         return rc;
     int per = (int)(self->chunk / esize);
     int nc = (count + per - 1) / per, st = 0;
+    uint32_t op = ++self->reduces;
+    __atomic_store_n(s_flag(self, self->pos, 1, op), (uint32_t)flag, __ATOMIC_RELAXED);
     for (int i = 0; i < nc; i++) {
         int cnt = i == nc - 1 ? count - i * per : per;
         st = s_reduce_chunk(self, fn, arg, (uint8_t *)data + (size_t)i * per * esize,
@@ -641,6 +688,7 @@ int coll_shm_reduce(coll_shm_t *self, coll_shm_combine_fn fn, void *arg, void *d
             return st;
         }
     }
+    s_heard(self, op, rootpos, wait_all, flags);
     if (!wait_all)
         return st;
     word_t *fin = s_word(self, OFF_FIN);

@@ -55,15 +55,19 @@ void coll_shm_set_alive(coll_shm_t *self, coll_shm_alive_fn fn, void *arg);
 void coll_shm_break(coll_shm_t *self);
 
 /*  Barrier of the segment's members: 0, GIMPI_ESYSERR (a member died, the segment is
- *  broken), GIMPI_EBADMSG (corrupt shared state). */
-int coll_shm_barrier(coll_shm_t *self);
+ *  broken), GIMPI_EBADMSG (corrupt shared state).  flag is published with the arrival;
+ *  flags (n entries, or NULL) gets every other member's (what the caller must then take
+ *  from them: doc/collectives.md, "Causal stamps"). */
+int coll_shm_barrier(coll_shm_t *self, int flag, int *flags);
 
 /*  Reduce of count elements of esize bytes from every member into data at rootpos, with the
  *  binomial bracketing R(j,2w) = R(j,w) op R(j+w,w) chunk by chunk.  wait_all: every
  *  member waits for the outcome (user functions), else non-roots return once their part
- *  is in the segment.  0 or an error code (the combine's, or as the barrier's). */
+ *  is in the segment.  0 or an error code (the combine's, or as the barrier's).  flag and
+ *  flags as the barrier's; flags gets those of the members whose parts reached this one
+ *  (its subtree; everybody for the root, and for everybody with wait_all). */
 int coll_shm_reduce(coll_shm_t *self, coll_shm_combine_fn fn, void *arg, void *data, int count,
-                    size_t esize, int rootpos, int wait_all);
+                    size_t esize, int rootpos, int wait_all, int flag, int *flags);
 
 /*  Offer codec (fixed little-endian layout); decode returns 0 or GIMPI_EBADMSG. */
 void coll_shm_offer_encode(const coll_shm_offer_t *offer, uint8_t buf[COLL_SHM_OFFER_SIZE]);

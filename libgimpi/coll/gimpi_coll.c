@@ -33,6 +33,7 @@ enum { K_ALIVE = 0, K_BARRIER = 1, K_REDUCE, K_RSTAT, K_GATHER, K_SCATTER, K_RGA
 typedef struct {
     coll_shm_t *seg;
     gimpi_coll_t *coll;
+    uint64_t seen;                  /* groupd version this task had told the members of */
     int n;
     int tids[];                     /* the members in instance order */
 } shm_link_t;
@@ -416,8 +417,8 @@ static int s_shm_setup(gimpi_coll_t *self, const int *m, int n, int pos, int tag
 /*  The segment of a view's members m[0..n-1] (NULL: they meet over the data plane): made
  *  at the first barrier or reduce of a membership version and kept until the version or
  *  the members change.  *rc: 0 or the set-up's error. */
-static shm_link_t *s_shm(gimpi_coll_t *self, const gimpi_view_t *view, const int *m, int n,
-                         int pos, int tag, int *rc)
+static shm_link_t *s_shm(gimpi_coll_t *self, gimpi_groups_t *groups, const gimpi_view_t *view,
+                         const int *m, int n, int pos, int tag, int *rc)
 {
     *rc = 0;
     if (!self->shm || n < 2)
@@ -453,6 +454,7 @@ static shm_link_t *s_shm(gimpi_coll_t *self, const gimpi_view_t *view, const int
         link->seg = seg;
         link->coll = self;
         link->n = n;
+        link->seen = groups ? gimpi_groups_seen(groups) : 0;    /* the set-up told them */
         memcpy(link->tids, m, (size_t)n * sizeof(int));
         coll_shm_set_alive(seg, s_shm_alive, link);
     } else
@@ -468,6 +470,60 @@ static shm_link_t *s_shm(gimpi_coll_t *self, const gimpi_view_t *view, const int
     }
     pthread_mutex_unlock(&self->mu);
     return link;
+}
+
+/*  Causal stamps through shared memory (doc/collectives.md, "Causal stamps"): before an
+ *  operation at group level, groupd takes this task's deferred leaves (as before any
+ *  message); when the task has seen a newer groupd version since its last operation in
+ *  the segment, it sends a 0-byte message, which carries the stamp, to every member in
+ *  to[0..nto-1] (those who would hear from it over the data plane) and raises its flag.
+ *  Returns the flag. */
+static int s_stamp_out(gimpi_coll_t *self, gimpi_groups_t *groups, shm_link_t *link,
+                       const int *to, int nto, int tag)
+{
+    if (!groups)
+        return 0;
+    gimpi_groups_flush(groups);
+    uint64_t seen = gimpi_groups_seen(groups);
+    if (seen <= link->seen)
+        return 0;
+    link->seen = seen;
+    for (int i = 0; i < nto; i++)
+        s_send(self, link->tids[to[i]], s_rekind(tag, K_SHM), NULL, 0);
+    return 1;
+}
+
+/*  After the operation: takes the stamp messages of the members whose flag is up. */
+static int s_stamp_in(gimpi_coll_t *self, shm_link_t *link, const int *flags, int tag)
+{
+    int rc = 0, dummy;
+    for (int j = 0; j < link->n && rc == 0; j++)
+        if (flags[j])
+            rc = s_recv(self, link->tids[j], s_rekind(tag, K_SHM), &dummy, 0);
+    return rc;
+}
+
+/*  Barrier through the segment, stamps included. */
+static int s_shm_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, shm_link_t *link, int pos,
+                         int tag)
+{
+    int n = link->n, *to = malloc((size_t)n * sizeof *to), *flags = calloc((size_t)n, sizeof *flags);
+    if (!to || !flags) {
+        free(to);
+        free(flags);
+        return GIMPI_ENOMEM;
+    }
+    int nto = 0;
+    for (int j = 0; j < n; j++)
+        if (j != pos)
+            to[nto++] = j;
+    int flag = s_stamp_out(self, groups, link, to, nto, tag);
+    int rc = coll_shm_barrier(link->seg, flag, flags);
+    if (rc == 0)
+        rc = s_stamp_in(self, link, flags, tag);
+    free(to);
+    free(flags);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ barrier */
@@ -615,7 +671,8 @@ static int s_barrier_diss(gimpi_coll_t *self, const int *m, int n, int pos, int 
 
 /*  A barrier over a view with a count every member must agree on; advances the group's
  *  sequence unless this caller was refused with PvmMismatch. */
-static int s_barrier(gimpi_coll_t *self, const gimpi_view_t *view, int count)
+static int s_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, const gimpi_view_t *view,
+                     int count)
 {
     int *m = calloc((size_t)view->ninst + 1, sizeof *m), pos, rc = 0;
     if (!m)
@@ -630,13 +687,13 @@ static int s_barrier(gimpi_coll_t *self, const gimpi_view_t *view, int count)
     int star = n > 2 && n <= self->star_max;
     shm_link_t *link = NULL;
     if (tag >= 0 && cl && !multi)
-        link = s_shm(self, view, m, n, pos, tag, &rc);
+        link = s_shm(self, groups, view, m, n, pos, tag, &rc);
     if (rc)
         star = 0;
     else if (tag < 0 || !cl)
         rc = tag < 0 ? tag : GIMPI_ENOMEM;
     else if (link) {
-        rc = coll_shm_barrier(link->seg);
+        rc = s_shm_barrier(self, groups, link, pos, tag);
         star = 0;
     } else if (multi)
         rc = s_barrier_clients(self, m, n, pos, tag, count, cl);
@@ -656,7 +713,7 @@ int gimpi_coll_barrier(gimpi_coll_t *self, const gimpi_view_t *view)
 {
     assert(self);
     int rc = s_check_view(view, 0);
-    return rc ? rc : s_barrier(self, view, gimpi_view_size(view));
+    return rc ? rc : s_barrier(self, NULL, view, gimpi_view_size(view));
 }
 
 /* ------------------------------------------------------------------ bcast */
@@ -1034,9 +1091,49 @@ static int s_reduce_tree(gimpi_coll_t *self, const combine_t *c, const int *m, i
     return rc;
 }
 
+/*  Reduce through the segment, stamps included: a member's stamp goes where its data would
+ *  go over the data plane (its ancestors in the tree and the root; everybody with a user
+ *  function, whose outcome every member waits for). */
+static int s_shm_reduce(gimpi_coll_t *self, gimpi_groups_t *groups, shm_link_t *link,
+                        const combine_t *c, int pos, int rootpos, void *data, int count,
+                        int tag)
+{
+    int n = link->n, *to = malloc((size_t)n * sizeof *to), *flags = calloc((size_t)n, sizeof *flags);
+    if (!to || !flags) {
+        free(to);
+        free(flags);
+        return GIMPI_ENOMEM;
+    }
+    int nto = 0, all = c->fn != NULL;
+    for (int j = 0; j < n; j++) {
+        int up = 0;                     /* j is an ancestor of pos, or the root */
+        for (int a = pos; a > 0 && !up; a -= a & -a)
+            up = a - (a & -a) == j;
+        if (j != pos && (all || up || j == rootpos))
+            to[nto++] = j;
+    }
+    int flag = s_stamp_out(self, groups, link, to, nto, tag);
+    int rc = coll_shm_reduce(link->seg, s_shm_combine, (void *)(uintptr_t)c, data, count, c->esize,
+                             rootpos, all, flag, flags);
+    int rc2 = rc == GIMPI_ESYSERR || rc == GIMPI_EBADMSG ? 0 : s_stamp_in(self, link, flags, tag);
+    free(to);
+    free(flags);
+    return s_worse(rc, rc2);
+}
+
+static int s_reduce(gimpi_coll_t *self, gimpi_groups_t *groups, const gimpi_view_t *view, int op,
+                    gimpi_reduce_fn fn, void *data, int count, int datatype, int tag, int root);
+
 /*  Reduce to instance root with instance-order bracketing. */
 int gimpi_coll_reduce(gimpi_coll_t *self, const gimpi_view_t *view, int op, gimpi_reduce_fn fn,
                       void *data, int count, int datatype, int tag, int root)
+{
+    return s_reduce(self, NULL, view, op, fn, data, count, datatype, tag, root);
+}
+
+/*  Reduce, with the groups object at group level (causal stamps through shared memory). */
+static int s_reduce(gimpi_coll_t *self, gimpi_groups_t *groups, const gimpi_view_t *view, int op,
+                    gimpi_reduce_fn fn, void *data, int count, int datatype, int tag, int root)
 {
     assert(self);
     int rc = s_check_view(view, 0);
@@ -1063,7 +1160,7 @@ int gimpi_coll_reduce(gimpi_coll_t *self, const gimpi_view_t *view, int op, gimp
         if (cl && s_clients(self, m, n, cl, &multi))
             multi = 0;              /* a spawned member: our algorithms, as below */
         if (cl && !multi)
-            link = s_shm(self, view, m, n, pos, t, &rc);
+            link = s_shm(self, groups, view, m, n, pos, t, &rc);
         free(cl);
     }
     if (t < 0)
@@ -1071,8 +1168,7 @@ int gimpi_coll_reduce(gimpi_coll_t *self, const gimpi_view_t *view, int op, gimp
     else if (rc)
         ;
     else if (link)
-        rc = coll_shm_reduce(link->seg, s_shm_combine, &c, data, count, c.esize, rootpos,
-                             fn != NULL);
+        rc = s_shm_reduce(self, groups, link, &c, pos, rootpos, data, count, t);
     else if (n > 1) {
         rc = s_reduce_tree(self, &c, m, n, pos, rootpos, data, count, t, fn ? NULL : view);
         if (fn)
@@ -1236,7 +1332,7 @@ int gimpi_coll_group_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, const c
     else if (snap.dead)
         rc = GIMPI_ENOGROUP;
     else if ((count == -1 || count == n) && s_synced(self, group) == snap.version + 1) {
-        rc = s_barrier(self, v, n);
+        rc = s_barrier(self, groups, v, n);
         if (rc == GIMPI_ESYSERR && snap.frozen) {   /* a frozen group that lost a member */
             gimpi_group_snap_t now = { 0 };
             if (gimpi_group_snapshot(groups, group, &now) < 0 || now.dead)
@@ -1299,7 +1395,7 @@ int gimpi_coll_group_reduce(gimpi_coll_t *self, gimpi_groups_t *groups, const ch
     gimpi_view_t *v;
     int rc = s_group_enter(self, groups, group, &v);
     if (rc == 0)
-        rc = gimpi_coll_reduce(self, v, op, fn, data, count, datatype, tag, root);
+        rc = s_reduce(self, groups, v, op, fn, data, count, datatype, tag, root);
     gimpi_view_destroy(&v);
     return rc;
 }
