@@ -493,6 +493,18 @@ static int s_stamp_out(gimpi_coll_t *self, gimpi_groups_t *groups, shm_link_t *l
     return 1;
 }
 
+/*  The two lists of a stamped operation (n entries each, flags zeroed): 0 or -1. */
+static int s_stamp_lists(int n, int **to, int **flags)
+{
+    *to = malloc((size_t)n * sizeof **to);
+    *flags = calloc((size_t)n, sizeof **flags);
+    if (*to && *flags)
+        return 0;
+    free(*to);
+    free(*flags);
+    return -1;
+}
+
 /*  After the operation: takes the stamp messages of the members whose flag is up. */
 static int s_stamp_in(gimpi_coll_t *self, shm_link_t *link, const int *flags, int tag)
 {
@@ -507,12 +519,9 @@ static int s_stamp_in(gimpi_coll_t *self, shm_link_t *link, const int *flags, in
 static int s_shm_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, shm_link_t *link, int pos,
                          int tag)
 {
-    int n = link->n, *to = malloc((size_t)n * sizeof *to), *flags = calloc((size_t)n, sizeof *flags);
-    if (!to || !flags) {
-        free(to);
-        free(flags);
+    int n = link->n, *to, *flags;
+    if (s_stamp_lists(n, &to, &flags))
         return GIMPI_ENOMEM;
-    }
     int nto = 0;
     for (int j = 0; j < n; j++)
         if (j != pos)
@@ -1098,12 +1107,9 @@ static int s_shm_reduce(gimpi_coll_t *self, gimpi_groups_t *groups, shm_link_t *
                         const combine_t *c, int pos, int rootpos, void *data, int count,
                         int tag)
 {
-    int n = link->n, *to = malloc((size_t)n * sizeof *to), *flags = calloc((size_t)n, sizeof *flags);
-    if (!to || !flags) {
-        free(to);
-        free(flags);
+    int n = link->n, *to, *flags;
+    if (s_stamp_lists(n, &to, &flags))
         return GIMPI_ENOMEM;
-    }
     int nto = 0, all = c->fn != NULL;
     for (int j = 0; j < n; j++) {
         int up = 0;                     /* j is an ancestor of pos, or the root */
