@@ -143,3 +143,32 @@ intro() { be32 0xFF474448 2 "$1" 0x1001 65536 10 20; loop4; be64 42; loop4; be32
 { bytes 1; printf 'c[8-11]\n\n16(x4)\n'; } | seed fuzz_hostset slurm-cpus
 { bytes 1; printf 'n[5-1],a[1-9999]\n1\n'; } | seed fuzz_hostset slurm-bad
 { bytes 2; printf 'a,b:2,[fe80::1]:3,fe80::2,a'; } | seed fuzz_hostset list
+
+# fuzz_coll_shm: 64-byte offer (little-endian), then a segment header.  The fixed segment
+# the target checks against when the offer does not decode: 4 members, 4 KiB slots, nonce
+# 0..15; its header carries an FNV-1a checksum over its first 56 bytes.
+python3 - <<'PY'
+import struct
+def fnv(b):
+    h = 2166136261
+    for c in b:
+        h = ((h ^ c) * 16777619) & 0xffffffff
+    return h
+nonce = bytes(range(16))
+def header(n, size, chunk):
+    h = struct.pack('<IIIIQQ', 0x48534347, 1, n, 0, size, chunk) + nonce + bytes(8)
+    return h + struct.pack('<I', fnv(h)) + bytes(4)
+def offer(n, size, chunk):
+    return bytes(16) + struct.pack('<IiiiQQ', 1000, 4242, 7, n, size, chunk) + nonce
+import os
+os.makedirs('fuzz_coll_shm', exist_ok=True)
+size = 4096 + 4 * 2 * 4096
+seeds = {
+    'valid': offer(4, size, 4096) + header(4, size, 4096),
+    'no-offer': bytes(64) + header(4, size, 4096),
+    'bad-checksum': offer(4, size, 4096) + header(4, size, 4096)[:56] + bytes(8),
+    'offer-only': offer(4, size, 4096),
+}
+for name, b in seeds.items():
+    open('fuzz_coll_shm/' + name, 'wb').write(b)
+PY

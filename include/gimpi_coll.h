@@ -11,7 +11,8 @@
  *  a member where it must be), GIMPI_ENOINST (a hole in the instance numbers, a missing
  *  root, a sole member broadcasting — the same answer at every participant, nobody waits),
  *  GIMPI_EBADPARAM (bad arguments, or a user reduce function that set *info < 0: every
- *  caller gets it), GIMPI_ESYSERR (a participant died or the context timeout ran out).
+ *  caller gets it), GIMPI_ESYSERR (a participant died or the context timeout ran out),
+ *  GIMPI_EBADMSG (the members' shared memory was found corrupt).
  */
 #ifndef GIMPI_COLL_H
 #define GIMPI_COLL_H
@@ -54,8 +55,9 @@ GIMPI_EXPORT void gimpi_view_destroy(gimpi_view_t **self_p);
 /*  Number of members (non-hole slots) of a view. */
 GIMPI_EXPORT int gimpi_view_size(const gimpi_view_t *view);
 
-/*  Barrier over the members of the view.  Up to 64 members a star through the lowest
- *  instance, above a dissemination barrier. */
+/*  Barrier over the members of the view.  Members that all share the caller's machine and
+ *  user meet in shared memory (doc/collectives.md, "Within a node"); otherwise up to 64
+ *  members a star through the lowest instance, above a dissemination barrier. */
 GIMPI_EXPORT int gimpi_coll_barrier(gimpi_coll_t *self, const gimpi_view_t *view);
 
 /*  Sends len bytes to every member of the view except the caller (who need not be a
@@ -70,7 +72,8 @@ int gimpi_coll_bcast(gimpi_coll_t *self, const gimpi_view_t *view, uint64_t cid,
 /*  Reduces count elements of datatype (a PVM datatype, gimpi_ops.h) from every member into
  *  data at instance root.  op is a gimpi_op_t (GIMPI_OP_MAX …) when fn is NULL, else fn is
  *  called as fn(&datatype, x, y, &count, &info).  The bracketing is fixed by instance order,
- *  whatever the timing: R(j,2w) = R(j,w) ∘ R(j+w,w), the result R(0,n) is moved to root.
+ *  whatever the timing: R(j,2w) = R(j,w) ∘ R(j+w,w), the result R(0,n) is moved to root
+ *  (in shared memory too, when the members share the caller's machine: the same bits).
  *  On non-roots data is left holding a partial result.  With a user function every caller
  *  waits for the outcome, so an error (info < 0 anywhere) reaches every caller; with a
  *  predefined op non-roots return once their part is sent. */

@@ -164,6 +164,12 @@ GIMPI_EXPORT void gimpi_msg_set_send_hook(gimpi_msg_t *self, gimpi_msg_hook_fn f
 typedef int (*gimpi_msg_alive_fn)(void *arg, int tid);
 GIMPI_EXPORT void gimpi_msg_set_alive_hook(gimpi_msg_t *self, gimpi_msg_alive_fn fn, void *arg);
 
+/*  Asks the liveness hook about tid now (for waits outside the engine, such as the
+ *  collectives' shared memory): 1 alive, 0 gone (then lost as gimpi_msg_set_alive_hook
+ *  says: its connection closes and its operations fail), < 0 no verdict (no hook, an
+ *  unknown tid).  Runs the hook without the context's lock. */
+GIMPI_EXPORT int gimpi_msg_check_peer(gimpi_msg_t *self, int tid);
+
 /*  A hook a blocking call runs once when it has waited GIMPI_NOTE_MS (default 100 ms),
  *  in the blocked thread without the context's lock: the collectives use it to tell
  *  groupd about a barrier that waits on the data plane (gimpi-stat shows it). */

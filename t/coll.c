@@ -7,6 +7,9 @@
  *  bracketing, back-to-back same-tag operations at different paces, gather/scatter in
  *  instance order, holes, missing roots, non-members, bad arguments; and members killed in
  *  the middle of a barrier, a bcast and a reduce (the others get an error, nobody hangs).
+ *  All of it twice: with barrier and reduce through shared memory (the default: every task
+ *  shares this machine) and with GIMPI_SHM=0; plus shared memory against sockets bit for
+ *  bit, and a corrupt segment header.
  */
 #include "dp_harness.h"
 #include "gimpi_coll.h"
@@ -435,9 +438,126 @@ static void s_job(const char *name, int n, dp_body_t body, void *arg, int victim
     note("  took %lld ms", (long long)(tl_now_ms() - t0));
 }
 
-int main(void)
+/*  A pseudo-random double of varying magnitude and sign (rounding differs by bracketing). */
+static double s_rnd(uint32_t *x)
 {
-    plan(NO_PLAN);
+    *x = *x * 1103515245u + 12345u;
+    double m = (double)(*x >> 8) / 16777216.0;
+    *x = *x * 1103515245u + 12345u;
+    int e = (int)(*x >> 16) % 40 - 20;
+    return (*x & 1 ? -m : m) * (e < 0 ? 1.0 / (double)(1ull << -e) : (double)(1ull << e));
+}
+
+/*  Whether this task maps a collective segment now (/proc/self/maps). */
+static int s_mapped(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512];
+    int found = 0;
+    while (f && fgets(line, sizeof line, f))
+        found |= strstr(line, "gimpi-coll") != NULL;
+    if (f)
+        fclose(f);
+    return found;
+}
+
+/*  Shared memory and sockets give the same bits: every reduce computed by both (one
+ *  collective state with GIMPI_SHM_COLL=0, one without) on the world view and on a view
+ *  with a hole, doubles of every magnitude, sums, products, max and a non-associative user
+ *  function, counts of 1 to 3 chunks, roots first and last. */
+static int s_same_body(const impi_tables_t *t, int rank, int lfd, void *arg)
+{
+    (void)arg;
+    gimpi_msg_t *ctx = dp_open(t, rank, lfd, TMO);
+    CHECK(ctx, "open");
+    gimpi_coll_t *shm = gimpi_coll_new(ctx);
+    setenv("GIMPI_SHM_COLL", "0", 1);
+    gimpi_coll_t *sock = gimpi_coll_new(ctx);
+    unsetenv("GIMPI_SHM_COLL");
+    int n = gimpi_msg_ntasks(ctx), tids[66] = { 0 };
+    for (int i = 0; i < n; i++)
+        tids[i < 1 ? i : i + 1] = gimpi_msg_tid(ctx, i);       /* instance 1 is a hole */
+    gimpi_view_t *views[2] = { s_world_view(ctx, "same"),
+                               gimpi_view_new("same-h", 1, tids, n + 1, gimpi_msg_mytid(ctx)) };
+    CHECK(shm && sock && views[0] && views[1], "new");
+    int counts[] = { 1, 1000, 40000, 300000 };
+    int ops[] = { GIMPI_OP_SUM, GIMPI_OP_PRODUCT, GIMPI_OP_MAX, -1 };
+    double *a = malloc(300000 * sizeof *a), *b = malloc(300000 * sizeof *b);
+    CHECK(a && b, "malloc");
+    for (int vi = 0; vi < 2; vi++)
+        for (int ci = 0; ci < 4; ci++)
+            for (int oi = 0; oi < 4; oi++)
+                for (int r = 0; r < 2; r++) {
+                    gimpi_view_t *v = views[vi];
+                    int root = r ? v->ninst - 1 : 0, cnt = counts[ci];
+                    uint32_t x = (uint32_t)(rank * 7919 + ci * 31 + oi);
+                    for (int j = 0; j < cnt; j++)
+                        a[j] = b[j] = ops[oi] == GIMPI_OP_PRODUCT ? 1 + s_rnd(&x) / 1e6
+                                                                   : s_rnd(&x);
+                    int op = ops[oi] < 0 ? 0 : ops[oi];
+                    gimpi_reduce_fn fn = ops[oi] < 0 ? s_lin : NULL;
+                    CALL(gimpi_coll_reduce(shm, v, op, fn, a, cnt, GIMPI_DOUBLE, 1, root));
+                    CALL(gimpi_coll_reduce(sock, v, op, fn, b, cnt, GIMPI_DOUBLE, 1, root));
+                    CHECK(v->me != root || memcmp(a, b, (size_t)cnt * sizeof *a) == 0,
+                          "view %d count %d op %d root %d: shared memory and sockets differ",
+                          vi, cnt, ops[oi], root);
+                }
+    CALL(gimpi_coll_barrier(shm, views[0]));
+    CALL(gimpi_coll_barrier(sock, views[1]));
+    CHECK(s_mapped() == (getenv("GIMPI_SHM") == NULL), "the segment is mapped: %d", s_mapped());
+    free(a);
+    free(b);
+    gimpi_view_destroy(&views[0]);
+    gimpi_view_destroy(&views[1]);
+    gimpi_coll_destroy(&shm);
+    gimpi_coll_destroy(&sock);
+    CHECK(!s_mapped(), "the segment outlives its collective state");
+    return dp_close(&ctx) ? 1 : 0;
+}
+
+/*  A member scribbles over the segment's header (found in /proc/self/maps): every member's
+ *  next barrier and reduce fail, nobody hangs, and the group works again once its
+ *  membership changes (a new version: a new segment). */
+static int s_corrupt_body(const impi_tables_t *t, int rank, int lfd, void *arg)
+{
+    (void)arg;
+    gimpi_msg_t *ctx = dp_open(t, rank, lfd, 20000);
+    CHECK(ctx, "open");
+    gimpi_coll_t *coll = gimpi_coll_new(ctx);
+    gimpi_view_t *v = s_world_view(ctx, "c");
+    CHECK(coll && v, "new");
+    CALL(gimpi_coll_barrier(coll, v));
+    CALL(gimpi_coll_barrier(coll, v));
+    if (rank == 1) {
+        FILE *f = fopen("/proc/self/maps", "r");
+        char line[512];
+        unsigned long lo = 0;
+        while (f && fgets(line, sizeof line, f))
+            if (strstr(line, "gimpi-coll"))
+                lo = strtoul(line, NULL, 16);
+        if (f)
+            fclose(f);
+        CHECK(lo, "no segment mapped");
+        ((volatile uint8_t *)lo)[9] ^= 0x5a;      /* the member count */
+    }
+    int rc = gimpi_coll_barrier(coll, v);
+    CHECK(rc == GIMPI_EBADMSG || rc == GIMPI_ESYSERR, "barrier over a corrupt header: %d", rc);
+    int x = 1;
+    rc = gimpi_coll_reduce(coll, v, GIMPI_OP_SUM, NULL, &x, 1, GIMPI_INT, 1, 0);
+    CHECK(rc == GIMPI_EBADMSG || rc == GIMPI_ESYSERR, "reduce over a corrupt header: %d", rc);
+    v->version = 2;
+    x = 1;
+    CALL(gimpi_coll_reduce(coll, v, GIMPI_OP_SUM, NULL, &x, 1, GIMPI_INT, 1, 0));
+    CHECK(rank != 0 || x == gimpi_msg_ntasks(ctx), "reduce on the next version: %d", x);
+    gimpi_view_destroy(&v);
+    gimpi_coll_destroy(&coll);
+    gimpi_msg_destroy(&ctx);
+    return 0;
+}
+
+/*  Every job of the test, in the current GIMPI_SHM setting. */
+static void s_all_jobs(void)
+{
     setenv("GIMPI_COLL_TREE_RECV", "2", 1);     /* large bcasts down the forwarding tree */
     int ns[] = { 2, 3, 5, 8, 16 };
     for (int i = 0; i < 5; i++)
@@ -467,5 +587,21 @@ int main(void)
     kill_t krs = { 2, 2, 1u << 20 };
     s_job("reduce 1 MiB sum (reduce-scatter + gather): a member killed, the root gets an error",
           4, s_kill_body, &krs, 2);
+}
+
+int main(void)
+{
+    plan(NO_PLAN);
+    note("barrier and reduce through shared memory (the default)");
+    s_all_jobs();
+    int same[] = { 2, 3, 4, 8 };
+    for (int i = 0; i < 4; i++)
+        s_job("shared memory and sockets: the same bits", same[i], s_same_body, NULL, -1);
+    s_job("a corrupt segment header: errors, no hang, a new version works", 4, s_corrupt_body,
+          NULL, -1);
+    note("GIMPI_SHM=0: everything over the data plane");
+    setenv("GIMPI_SHM", "0", 1);
+    s_all_jobs();
+    s_job("GIMPI_SHM=0: no segment, same results", 3, s_same_body, NULL, -1);
     return tap_exit_status();
 }

@@ -5,13 +5,16 @@
  *  paces.  Messages carry a status word so that an error found anywhere (a dead member, a
  *  user function's *info < 0) reaches the callers that wait; checks that depend on the
  *  view only (membership, holes, root) give the same answer everywhere without a message.
- *  Large bcasts are handed to the engine's forwarding tree (gimpi_msg_fwd.h).
+ *  Large bcasts are handed to the engine's forwarding tree (gimpi_msg_fwd.h).  Barrier and
+ *  reduce over members that all share this machine and user meet in a shared segment
+ *  instead (coll_shm.h), set up by a message exchange at the first of them per membership.
  */
 #include "gimpi_coll.h"
 #include "gimpi.h"            /* the GIMPI_E* codes */
 #include "net/gimpi_msg_fwd.h"
 #include "gimpi_ops.h"
 #include "coll/impi_coll.h"
+#include "coll/coll_shm.h"
 
 #include <assert.h>
 #include <pthread.h>
@@ -24,13 +27,28 @@
 #define BCAST_TREE_MIN (16 * 1024)  /* bcasts from this size ... */
 #define BCAST_TREE_RECV 16          /* ... to this many receivers go through the tree */
 
-enum { K_BARRIER = 1, K_REDUCE, K_RSTAT, K_GATHER, K_SCATTER, K_RGATHER };
+enum { K_ALIVE = 0, K_BARRIER = 1, K_REDUCE, K_RSTAT, K_GATHER, K_SCATTER, K_RGATHER, K_SHM };
+
+/*  The shared-memory segment of a view whose members share this machine (coll_shm.h). */
+typedef struct {
+    coll_shm_t *seg;
+    gimpi_coll_t *coll;
+    uint64_t seen;                  /* groupd version this task had told the members of */
+    int n;
+    int64_t asked_ms;               /* when groupd was last asked about the members ... */
+    int asking;                     /* ... and whether this round of questions asks it */
+    int tids[];                     /* the members in instance order */
+} shm_link_t;
 
 typedef struct seq_t {
     struct seq_t *next;
     uint64_t version;               /* the membership version seq counts from */
     uint64_t synced;                /* version at this task's last groupd barrier, + 1 */
     uint32_t seq;
+    int shm_tried;                  /* shm below is settled for shm_version/shm_key */
+    uint64_t shm_version;
+    uint32_t shm_key;               /* hash of the members' tids */
+    shm_link_t *shm;                /* NULL: the members meet over the data plane */
     char name[];
 } seq_t;
 
@@ -42,6 +60,7 @@ struct gimpi_coll_t {
     int rsag;                       /* large reduces by reduce-scatter + gather */
     size_t tree_min;                /* bcast: from this size ... */
     int tree_recv;                  /* ... and this many receivers down the forwarding tree */
+    int shm;                        /* barrier and reduce through shared memory in a node */
     pthread_mutex_t mu;             /* guards seqs */
     seq_t *seqs;                    /* per group: operations started so far */
     uint8_t *scratch;               /* reduce's receive buffers, kept (no page faults) */
@@ -86,8 +105,22 @@ gimpi_coll_t *gimpi_coll_new(gimpi_msg_t *msg)
     self->tree_min = e && atol(e) > 0 ? (size_t)atol(e) : BCAST_TREE_MIN;
     e = getenv("GIMPI_COLL_TREE_RECV");
     self->tree_recv = e && atoi(e) > 0 ? atoi(e) : BCAST_TREE_RECV;
+    e = getenv("GIMPI_SHM");
+    self->shm = !(e && strcmp(e, "0") == 0);
+    e = getenv("GIMPI_SHM_COLL");
+    self->shm &= !(e && strcmp(e, "0") == 0);
     pthread_mutex_init(&self->mu, NULL);
     return self;
+}
+
+/*  Unmaps a view's segment and frees its link. */
+static void s_link_destroy(shm_link_t **link_p)
+{
+    if (*link_p) {
+        coll_shm_destroy(&(*link_p)->seg);
+        free(*link_p);
+        *link_p = NULL;
+    }
 }
 
 /*  Frees the collective state. */
@@ -101,6 +134,7 @@ void gimpi_coll_destroy(gimpi_coll_t **self_p)
     while (self->seqs) {
         seq_t *s = self->seqs;
         self->seqs = s->next;
+        s_link_destroy(&s->shm);
         free(s);
     }
     pthread_mutex_destroy(&self->mu);
@@ -331,6 +365,207 @@ static int s_worse(int a, int b)
     return a ? a : b;
 }
 
+/* ------------------------------------------------------------------ shared memory */
+
+/*  Liveness of member j of a segment (coll_shm_alive_fn): a receive naming it fails at once
+ *  when the data plane has lost it (its sockets closed, or groupd said it is gone). */
+static int s_shm_alive(void *arg, int j)
+{
+    shm_link_t *link = arg;
+    gimpi_msg_t *msg = link->coll->msg;
+    int32_t dummy;
+    gimpi_msg_req_t *req = NULL;
+    int tag = (int)(1u << 30 | (uint32_t)K_ALIVE << 27);    /* nobody sends this kind */
+    if (gimpi_msg_irecv_cid(msg, GIMPI_CID_COLL, link->tids[j], tag, &dummy, 4, &req) < 0)
+        return 0;
+    int flag = 0;
+    gimpi_msg_test(msg, &req, &flag, NULL);
+    if (flag)
+        return 0;
+    gimpi_msg_cancel(msg, req);
+    gimpi_msg_wait(msg, &req, NULL);
+    /* a wait this long (the segment asks every 100 ms): a barrier is shown by gimpi-stat,
+       and every 500 ms groupd says whether the members still live (a stopped one does
+       not close its connection, but groupd drops it) */
+    gimpi_coll_t *c = link->coll;
+    if (c->dpb.groups && !c->dpb.noted)
+        s_on_blocked(c);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    if (j == (link->tids[0] == gimpi_msg_mytid(msg))) {     /* a round's first member */
+        link->asking = now - link->asked_ms >= 500;
+        if (link->asking)
+            link->asked_ms = now;
+    }
+    return !link->asking || gimpi_msg_check_peer(msg, link->tids[j]) != 0;
+}
+
+/*  x = x op y for coll_shm_reduce (coll_shm_combine_fn over a combine_t). */
+static int s_shm_combine(void *arg, void *x, const void *y, int cnt);
+
+/*  Sets up the segment of members m[0..n-1] (pos: the caller): m[0] makes it and sends the
+ *  offer, the others map it and answer whether they could, and m[0] tells everybody the
+ *  verdict (all could: shared memory, else the data plane).  Messages on the collective
+ *  context with the operation's tag re-kinded.  0 or GIMPI_ESYSERR (a member died). */
+static int s_shm_setup(gimpi_coll_t *self, const int *m, int n, int pos, int tag,
+                       coll_shm_t **seg)
+{
+    int t = s_rekind(tag, K_SHM), rc = 0;
+    int32_t ok = 0, verdict = 0;
+    uint8_t buf[COLL_SHM_OFFER_SIZE] = { 0 };
+    coll_shm_offer_t offer;
+    *seg = NULL;
+    if (pos == 0) {
+        *seg = coll_shm_create(n, self->chunk, &offer);
+        if (*seg)
+            coll_shm_offer_encode(&offer, buf);
+        for (int i = 1; i < n && rc == 0; i++)
+            rc = s_send(self, m[i], t, buf, sizeof buf);
+        verdict = *seg != NULL;
+        for (int i = 1; i < n && rc == 0; i++) {
+            rc = s_recv(self, m[i], t, &ok, 4);
+            verdict &= ok == 1;
+        }
+        for (int i = 1; i < n && rc == 0; i++)
+            rc = s_send(self, m[i], t, &verdict, 4);
+    } else {
+        rc = s_recv(self, m[0], t, buf, sizeof buf);
+        if (rc == 0 && coll_shm_offer_decode(buf, sizeof buf, &offer) == 0 && offer.n == n)
+            *seg = coll_shm_attach(&offer, pos, NULL);
+        ok = *seg != NULL;
+        if (rc == 0)
+            rc = s_send(self, m[0], t, &ok, 4);
+        if (rc == 0)
+            rc = s_recv(self, m[0], t, &verdict, 4);
+    }
+    coll_shm_close_fd(*seg);
+    if (rc || verdict != 1)
+        coll_shm_destroy(seg);
+    return rc;
+}
+
+/*  The segment of a view's members m[0..n-1] (NULL: they meet over the data plane): made
+ *  at the first barrier or reduce of a membership version and kept until the version or
+ *  the members change.  *rc: 0 or the set-up's error. */
+static shm_link_t *s_shm(gimpi_coll_t *self, gimpi_groups_t *groups, const gimpi_view_t *view,
+                         const int *m, int n, int pos, int tag, int *rc)
+{
+    *rc = 0;
+    if (!self->shm || n < 2)
+        return NULL;
+    uint32_t key = 2166136261u;
+    for (int i = 0; i < n; i++)
+        key = (key ^ (uint32_t)m[i]) * 16777619u;
+    pthread_mutex_lock(&self->mu);
+    seq_t *s = s_entry(self, view->name);
+    shm_link_t *old = NULL;
+    if (s && s->shm_tried && s->shm_version == view->version && s->shm_key == key) {
+        shm_link_t *link = s->shm;
+        pthread_mutex_unlock(&self->mu);
+        return link;
+    }
+    if (s) {
+        old = s->shm;
+        s->shm = NULL;
+        s->shm_tried = 0;
+    }
+    pthread_mutex_unlock(&self->mu);
+    s_link_destroy(&old);
+    if (!s) {
+        *rc = GIMPI_ENOMEM;
+        return NULL;
+    }
+    coll_shm_t *seg;
+    *rc = s_shm_setup(self, m, n, pos, tag, &seg);
+    if (*rc)
+        return NULL;
+    shm_link_t *link = seg ? calloc(1, sizeof *link + (size_t)n * sizeof(int)) : NULL;
+    if (link) {
+        link->seg = seg;
+        link->coll = self;
+        link->n = n;
+        link->seen = groups ? gimpi_groups_seen(groups) : 0;    /* the set-up told them */
+        memcpy(link->tids, m, (size_t)n * sizeof(int));
+        coll_shm_set_alive(seg, s_shm_alive, link);
+    } else
+        coll_shm_destroy(&seg);
+    pthread_mutex_lock(&self->mu);
+    s = s_entry(self, view->name);
+    if (s) {
+        s_link_destroy(&s->shm);
+        s->shm = link;
+        s->shm_tried = 1;
+        s->shm_version = view->version;
+        s->shm_key = key;
+    }
+    pthread_mutex_unlock(&self->mu);
+    return link;
+}
+
+/*  Causal stamps through shared memory (doc/collectives.md, "Causal stamps"): before an
+ *  operation at group level, groupd takes this task's deferred leaves (as before any
+ *  message); when the task has seen a newer groupd version since its last operation in
+ *  the segment, it sends a 0-byte message, which carries the stamp, to every member in
+ *  to[0..nto-1] (those who would hear from it over the data plane) and raises its flag.
+ *  Returns the flag. */
+static int s_stamp_out(gimpi_coll_t *self, gimpi_groups_t *groups, shm_link_t *link,
+                       const int *to, int nto, int tag)
+{
+    if (!groups)
+        return 0;
+    gimpi_groups_flush(groups);
+    uint64_t seen = gimpi_groups_seen(groups);
+    if (seen <= link->seen)
+        return 0;
+    link->seen = seen;
+    for (int i = 0; i < nto; i++)
+        s_send(self, link->tids[to[i]], s_rekind(tag, K_SHM), NULL, 0);
+    return 1;
+}
+
+/*  The two lists of a stamped operation (n entries each, flags zeroed): 0 or -1. */
+static int s_stamp_lists(int n, int **to, int **flags)
+{
+    *to = malloc((size_t)n * sizeof **to);
+    *flags = calloc((size_t)n, sizeof **flags);
+    if (*to && *flags)
+        return 0;
+    free(*to);
+    free(*flags);
+    return -1;
+}
+
+/*  After the operation: takes the stamp messages of the members whose flag is up. */
+static int s_stamp_in(gimpi_coll_t *self, shm_link_t *link, const int *flags, int tag)
+{
+    int rc = 0, dummy;
+    for (int j = 0; j < link->n && rc == 0; j++)
+        if (flags[j])
+            rc = s_recv(self, link->tids[j], s_rekind(tag, K_SHM), &dummy, 0);
+    return rc;
+}
+
+/*  Barrier through the segment, stamps included. */
+static int s_shm_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, shm_link_t *link, int pos,
+                         int tag)
+{
+    int n = link->n, *to, *flags;
+    if (s_stamp_lists(n, &to, &flags))
+        return GIMPI_ENOMEM;
+    int nto = 0;
+    for (int j = 0; j < n; j++)
+        if (j != pos)
+            to[nto++] = j;
+    int flag = s_stamp_out(self, groups, link, to, nto, tag);
+    int rc = coll_shm_barrier(link->seg, flag, flags);
+    if (rc == 0)
+        rc = s_stamp_in(self, link, flags, tag);
+    free(to);
+    free(flags);
+    return rc;
+}
+
 /* ------------------------------------------------------------------ barrier */
 
 /*  The IMPI client of every member into cl (when not NULL); *multi = 1 when they span
@@ -476,7 +711,8 @@ static int s_barrier_diss(gimpi_coll_t *self, const int *m, int n, int pos, int 
 
 /*  A barrier over a view with a count every member must agree on; advances the group's
  *  sequence unless this caller was refused with PvmMismatch. */
-static int s_barrier(gimpi_coll_t *self, const gimpi_view_t *view, int count)
+static int s_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, const gimpi_view_t *view,
+                     int count)
 {
     int *m = calloc((size_t)view->ninst + 1, sizeof *m), pos, rc = 0;
     if (!m)
@@ -489,9 +725,17 @@ static int s_barrier(gimpi_coll_t *self, const gimpi_view_t *view, int count)
     /* two members: one exchange (the dissemination's single round) beats a star's two
        hops, and both leave together, where a star's centre leaves a send later */
     int star = n > 2 && n <= self->star_max;
-    if (tag < 0 || !cl)
+    shm_link_t *link = NULL;
+    if (tag >= 0 && cl && !multi)
+        link = s_shm(self, groups, view, m, n, pos, tag, &rc);
+    if (rc)
+        star = 0;
+    else if (tag < 0 || !cl)
         rc = tag < 0 ? tag : GIMPI_ENOMEM;
-    else if (multi)
+    else if (link) {
+        rc = s_shm_barrier(self, groups, link, pos, tag);
+        star = 0;
+    } else if (multi)
         rc = s_barrier_clients(self, m, n, pos, tag, count, cl);
     else if (star)
         rc = s_barrier_star(self, m, n, pos, tag, count);
@@ -509,7 +753,7 @@ int gimpi_coll_barrier(gimpi_coll_t *self, const gimpi_view_t *view)
 {
     assert(self);
     int rc = s_check_view(view, 0);
-    return rc ? rc : s_barrier(self, view, gimpi_view_size(view));
+    return rc ? rc : s_barrier(self, NULL, view, gimpi_view_size(view));
 }
 
 /* ------------------------------------------------------------------ bcast */
@@ -570,6 +814,12 @@ static int s_combine(const combine_t *c, void *x, void *y, int n)
     int dt = c->datatype, num = n, info = 0;
     c->fn(&dt, x, y, &num, &info);
     return info < 0 ? GIMPI_EBADPARAM : 0;
+}
+
+/*  x = x op y for coll_shm_reduce. */
+static int s_shm_combine(void *arg, void *x, const void *y, int cnt)
+{
+    return s_combine(arg, x, (void *)(uintptr_t)y, cnt);
 }
 
 /*  Small reduce (one message per tree edge: an 8-byte status header, then the data). */
@@ -881,9 +1131,46 @@ static int s_reduce_tree(gimpi_coll_t *self, const combine_t *c, const int *m, i
     return rc;
 }
 
+/*  Reduce through the segment, stamps included: a member's stamp goes where its data would
+ *  go over the data plane (its ancestors in the tree and the root; everybody with a user
+ *  function, whose outcome every member waits for). */
+static int s_shm_reduce(gimpi_coll_t *self, gimpi_groups_t *groups, shm_link_t *link,
+                        const combine_t *c, int pos, int rootpos, void *data, int count,
+                        int tag)
+{
+    int n = link->n, *to, *flags;
+    if (s_stamp_lists(n, &to, &flags))
+        return GIMPI_ENOMEM;
+    int nto = 0, all = c->fn != NULL;
+    for (int j = 0; j < n; j++) {
+        int up = 0;                     /* j is an ancestor of pos, or the root */
+        for (int a = pos; a > 0 && !up; a -= a & -a)
+            up = a - (a & -a) == j;
+        if (j != pos && (all || up || j == rootpos))
+            to[nto++] = j;
+    }
+    int flag = s_stamp_out(self, groups, link, to, nto, tag);
+    int rc = coll_shm_reduce(link->seg, s_shm_combine, (void *)(uintptr_t)c, data, count, c->esize,
+                             rootpos, all, flag, flags);
+    int rc2 = rc == GIMPI_ESYSERR || rc == GIMPI_EBADMSG ? 0 : s_stamp_in(self, link, flags, tag);
+    free(to);
+    free(flags);
+    return s_worse(rc, rc2);
+}
+
+static int s_reduce(gimpi_coll_t *self, gimpi_groups_t *groups, const gimpi_view_t *view, int op,
+                    gimpi_reduce_fn fn, void *data, int count, int datatype, int tag, int root);
+
 /*  Reduce to instance root with instance-order bracketing. */
 int gimpi_coll_reduce(gimpi_coll_t *self, const gimpi_view_t *view, int op, gimpi_reduce_fn fn,
                       void *data, int count, int datatype, int tag, int root)
+{
+    return s_reduce(self, NULL, view, op, fn, data, count, datatype, tag, root);
+}
+
+/*  Reduce, with the groups object at group level (causal stamps through shared memory). */
+static int s_reduce(gimpi_coll_t *self, gimpi_groups_t *groups, const gimpi_view_t *view, int op,
+                    gimpi_reduce_fn fn, void *data, int count, int datatype, int tag, int root)
 {
     assert(self);
     int rc = s_check_view(view, 0);
@@ -903,8 +1190,22 @@ int gimpi_coll_reduce(gimpi_coll_t *self, const gimpi_view_t *view, int op, gimp
     for (int i = 0; i < root; i++)
         rootpos += view->tids[i] > 0;
     int t = s_next_tag(self, view, K_REDUCE);
+    shm_link_t *link = NULL;
+    if (t >= 0 && n > 1) {
+        int multi = 0;
+        int *cl = malloc((size_t)n * sizeof *cl);
+        if (cl && s_clients(self, m, n, cl, &multi))
+            multi = 0;              /* a spawned member: our algorithms, as below */
+        if (cl && !multi)
+            link = s_shm(self, groups, view, m, n, pos, t, &rc);
+        free(cl);
+    }
     if (t < 0)
         rc = t;
+    else if (rc)
+        ;
+    else if (link)
+        rc = s_shm_reduce(self, groups, link, &c, pos, rootpos, data, count, t);
     else if (n > 1) {
         rc = s_reduce_tree(self, &c, m, n, pos, rootpos, data, count, t, fn ? NULL : view);
         if (fn)
@@ -1073,7 +1374,7 @@ int gimpi_coll_group_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, const c
         self->dpb.count = n;
         self->dpb.noted = 0;
         gimpi_msg_set_blocked_hook(self->msg, s_on_blocked, self);
-        rc = s_barrier(self, v, n);
+        rc = s_barrier(self, groups, v, n);
         gimpi_msg_set_blocked_hook(self->msg, NULL, NULL);
         if (self->dpb.noted)
             gimpi_groups_barrier_note(groups, group, 0);
@@ -1140,7 +1441,7 @@ int gimpi_coll_group_reduce(gimpi_coll_t *self, gimpi_groups_t *groups, const ch
     gimpi_view_t *v;
     int rc = s_group_enter(self, groups, group, &v);
     if (rc == 0)
-        rc = gimpi_coll_reduce(self, v, op, fn, data, count, datatype, tag, root);
+        rc = s_reduce(self, groups, v, op, fn, data, count, datatype, tag, root);
     gimpi_view_destroy(&v);
     return rc;
 }

@@ -70,6 +70,33 @@ void gimpi_msg_set_alive_hook(gimpi_msg_t *self, gimpi_msg_alive_fn fn, void *ar
     pthread_mutex_unlock(&self->mu);
 }
 
+/*  Asks the liveness hook about tid now (gimpi_msg.h). */
+int gimpi_msg_check_peer(gimpi_msg_t *self, int tid)
+{
+    assert(self);
+    msg_enter(self);
+    int p = msg_find_tid(self, tid);
+    gimpi_msg_alive_fn fn = self->hooks.alive;
+    void *arg = self->hooks.alive_arg;
+    if (p < 0 || p == self->rank || !fn) {
+        msg_leave(self);
+        return -1;
+    }
+    if (self->peers[p].gone) {
+        msg_leave(self);
+        return 0;
+    }
+    msg_leave(self);
+    int r = fn(arg, tid);
+    if (r == 0) {
+        msg_enter(self);
+        msg_drive(self, 0, 1);          /* what it sent before it went is not lost */
+        msg_peer_lost(self, p);
+        msg_leave(self);
+    }
+    return r;
+}
+
 /*  Installs the blocked hook (gimpi_msg.h). */
 void gimpi_msg_set_blocked_hook(gimpi_msg_t *self, gimpi_msg_hook_fn fn, void *arg)
 {
