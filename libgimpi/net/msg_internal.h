@@ -7,6 +7,9 @@
  *  The engine's files, and the order they depend on each other in (each uses only
  *  the ones before it; checked on the objects with nm, see doc/data-plane.md):
  *      gimpi_host.c     host sockets: listeners, dialling, the static hosts' meeting
+ *      gimpi_ring.c     a one-way byte ring in shared memory, passing its memory file
+ *      msg_shm.c        the shared-memory link under a local connection: transport
+ *                       records, the byte stream through two rings, doorbells
  *      msg_conn.c       the per-connection packet state machine: completion of requests,
  *                       failures, the send side (eager, rendezvous, SYNCACK, PROTOACK
  *                       credit, CANCEL, FINI) and the receive side
@@ -35,6 +38,7 @@
 #include "net/gimpi_host.h"
 #include "net/msg_dynhost.h"
 #include "net/msg_fwd_hooks.h"
+#include "net/msg_shm.h"
 
 #include <poll.h>
 #include <pthread.h>
@@ -215,6 +219,8 @@ typedef struct {
     size_t rdst_len, rpay_total, rpay_off;
     gimpi_msg_req_t *rreq;
     umsg_t *rum;
+    msg_shm_t *shm;                 /* a local peer of our user: the shared-memory link
+                                       (pending, on or off), else NULL */
 } conn_t;
 
 /*  Phases of an accepted connection before it is one: reading the HELLO, reading the
@@ -257,6 +263,7 @@ struct gimpi_msg_t {
     int myclient;                   /* our IMPI client: its hosts are gimpi, "kin" */
     int timeout_ms;                 /* bound on blocking calls, 0 = none */
     int debug;                      /* GIMPI_DEBUG=1: every packet on stderr */
+    size_t shm_ring;                /* ring bytes offered to local peers (0: GIMPI_SHM=0) */
     char errmsg[256];
     struct {                        /* requests and messages (msg_match.c) */
         req_list_t posted_recvs;    /* receives not matched yet, oldest first */
@@ -527,6 +534,9 @@ int msg_flush(gimpi_msg_t *self, int h);
 int msg_read(gimpi_msg_t *self, int h);
 /*  GIMPI_DEBUG: how connection h was made. */
 void msg_debug_conn(gimpi_msg_t *self, int h);
+/*  Connection h has just opened: on a local socket (a peer of our user), starts the
+ *  shared-memory link.  0, or -1 when the connection failed (recorded, closed). */
+int msg_conn_opened(gimpi_msg_t *self, int h);
 
 /* ------------------------------------------------------------------ msg_dynhost.c */
 

@@ -26,20 +26,39 @@ static struct timespec s_realtime_in(long ns)
     return ts;
 }
 
+/*  Connection h's socket said revents: for a shared-memory link that means doorbells or
+ *  the peer's hang-up, for the next read to take. */
+static void s_poked(gimpi_msg_t *self, int h, short revents)
+{
+    conn_t *c = &self->conns[h];
+    if (c->shm && (revents & (POLLIN | POLLERR | POLLHUP)))
+        msg_shm_poke(c->shm);
+}
+
+/*  Whether connection h has its packet bytes in shared memory (a look costs no syscall). */
+static int s_shm_on(gimpi_msg_t *self, int h)
+{
+    return self->conns[h].shm && msg_shm_on(self->conns[h].shm);
+}
+
 /*  A quick look at few connections (nconn, indices in map, pfd free from nconn on): tries
- *  them directly, one syscall each, rather than poll() and then read; the dynamic-host
- *  sockets only now and then (dyn: some set-up under way). */
+ *  them directly, one syscall each (none for a shared-memory link), rather than poll()
+ *  and then read; the dynamic-host sockets only now and then (dyn: some set-up under
+ *  way), and the sockets of shared-memory links too (their peers' hang-ups). */
 static void s_quick_look(gimpi_msg_t *self, struct pollfd *pfd, const int *map, int nconn,
                          int dyn)
 {
     int busy = 0, nextra = 0;
+    int tick = (++self->prog.quick & 31) == 0;
+    for (int i = 0; tick && i < nconn; i++)
+        if (s_shm_on(self, map[i]) && poll(&pfd[i], 1, 0) > 0)
+            s_poked(self, map[i], pfd[i].revents);
     for (int i = 0; i < nconn; i++) {
         int h = map[i];
         if (self->conns[h].want_out && msg_flush(self, h) < 0)
             continue;
         msg_read(self, h);
     }
-    int tick = (++self->prog.quick & 31) == 0;
     if (dyn || tick)
         nextra = msg_dyn_fds(self, pfd + nconn, &busy);
     if (nextra && (busy || tick)
@@ -80,17 +99,19 @@ void msg_drive(gimpi_msg_t *self, int timeout_ms, int app)
                + (self->nprocs - self->nstatic) + 1;
     struct pollfd pfd[nmax];
     int map[nmax];
-    int np = 0;
+    int np = 0, nsock = 0;
     for (int h = 0; h < self->nhosts; h++) {
         conn_t *c = &self->conns[h];
         if (c->state != C_OPEN)
             continue;
-        pfd[np] = (struct pollfd){ .fd = c->fd,
-                                   .events = (short)(POLLIN | (c->want_out ? POLLOUT : 0)) };
+        /* a shared-memory link's socket only rings (room is told by a doorbell too) */
+        pfd[np] = (struct pollfd){ .fd = c->fd, .events = (short)(POLLIN | (c->want_out
+                                                                 && !c->shm ? POLLOUT : 0)) };
         map[np++] = h;
+        nsock += !s_shm_on(self, h);
     }
     int nconn = np, busy = 0, nextra = 0;
-    if (timeout_ms == 0 && nconn <= DIRECT_READ_MAX) {
+    if (timeout_ms == 0 && nsock <= DIRECT_READ_MAX) {
         s_quick_look(self, pfd, map, nconn, dyn);
         return;
     }
@@ -103,6 +124,17 @@ void msg_drive(gimpi_msg_t *self, int timeout_ms, int app)
         return;
     }
     int rc;
+    uint64_t moved = self->prog.moved;
+    for (int i = 0; timeout_ms && i < nconn; i++)   /* peers of shared-memory links: ring */
+        if (self->conns[map[i]].shm && msg_shm_sleep(self->conns[map[i]].shm,
+                                                     self->conns[map[i]].want_out))
+            timeout_ms = -1;            /* something is there already: armed, not asleep */
+    msg_shm_t *armed[nconn + 1];
+    for (int i = 0; i < nconn; i++)
+        armed[i] = self->conns[map[i]].shm;
+    int slept = timeout_ms != 0;
+    if (timeout_ms < 0)
+        timeout_ms = 0;
     if (timeout_ms) {
         pfd[np] = (struct pollfd){ .fd = self->prog.evfd, .events = POLLIN };
         map[np++] = -1;
@@ -119,8 +151,23 @@ void msg_drive(gimpi_msg_t *self, int timeout_ms, int app)
             self->prog.thread_polling = 0;
     } else
         rc = np ? poll(pfd, (nfds_t)np, 0) : 0;
-    if (rc <= 0)
+    for (int i = 0; i < nconn; i++) {
+        conn_t *c = &self->conns[map[i]];
+        if (slept && armed[i] && c->shm == armed[i])
+            msg_shm_woke(c->shm);
+        if (rc > 0 && pfd[i].revents && c->fd == pfd[i].fd)
+            s_poked(self, map[i], pfd[i].revents);
+        if (c->state == C_OPEN && s_shm_on(self, map[i])) {  /* rings need no poll */
+            if (c->want_out && msg_flush(self, map[i]) < 0)
+                continue;
+            if (msg_shm_ready(c->shm))
+                msg_read(self, map[i]);
+        }
+    }
+    if (rc <= 0 && self->prog.moved == moved)
         return;
+    if (rc <= 0)
+        goto done;
     for (int i = 0; i < np; i++) {
         if (!pfd[i].revents)
             continue;
@@ -135,14 +182,16 @@ void msg_drive(gimpi_msg_t *self, int timeout_ms, int app)
             msg_dyn_event(self, pfd[i].fd, pfd[i].revents);
             continue;
         }
-        if (self->conns[h].fd != pfd[i].fd || self->conns[h].state != C_OPEN)
-            continue;                   /* closed meanwhile */
+        if (self->conns[h].fd != pfd[i].fd || self->conns[h].state != C_OPEN
+            || s_shm_on(self, h))
+            continue;                   /* closed meanwhile, or read above */
         if (pfd[i].revents & (POLLOUT | POLLERR | POLLHUP))
             if (msg_flush(self, h) < 0)
                 continue;
         if (pfd[i].revents & (POLLIN | POLLERR | POLLHUP))
             msg_read(self, h);
     }
+done:
     if (self->prog.app_polling)
         msg_kick(self);
     pthread_cond_broadcast(&self->cv);
