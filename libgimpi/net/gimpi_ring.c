@@ -194,12 +194,19 @@ static size_t s_copy_iov(gimpi_ring_t *self, uint64_t pos, const struct iovec *i
 ssize_t gimpi_ring_writev(gimpi_ring_t *self, const struct iovec *iov, int niov, int *bell)
 {
     assert(self && !self->consumer);
-    uint64_t t = __atomic_load_n(&self->hdr->tail, __ATOMIC_ACQUIRE);
-    if (self->head - t > self->size || t - self->tail > self->size) {
-        errno = EPROTO;             /* tail ahead of head, too far behind, or backwards */
-        return -1;
+    size_t want = 0;
+    for (int i = 0; i < niov; i++)
+        want += iov[i].iov_len;
+    uint64_t t = self->tail;        /* the consumer's index is read only when the room
+                                       we know of is too small (a cache miss less) */
+    if (self->size - (size_t)(self->head - t) < want) {
+        t = __atomic_load_n(&self->hdr->tail, __ATOMIC_ACQUIRE);
+        if (self->head - t > self->size || t - self->tail > self->size) {
+            errno = EPROTO;         /* tail ahead of head, too far behind, or backwards */
+            return -1;
+        }
+        self->tail = t;
     }
-    self->tail = t;
     size_t n = s_copy_iov(self, self->head, iov, niov, self->size - (size_t)(self->head - t), 1);
     if (n == 0)
         return 0;
@@ -248,7 +255,7 @@ size_t gimpi_ring_avail(gimpi_ring_t *self)
 {
     assert(self && self->consumer);
     uint64_t h;
-    return s_head(self, &h) < 0 ? 0 : (size_t)(h - self->tail);
+    return s_head(self, &h) < 0 ? SIZE_MAX : (size_t)(h - self->tail);
 }
 
 /*  Consumer: sleep flag (gimpi_ring.h). */

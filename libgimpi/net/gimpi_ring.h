@@ -87,7 +87,7 @@ ssize_t gimpi_ring_writev(gimpi_ring_t *self, const struct iovec *iov, int niov,
  *  to 1 when the producer waited for room (ring its doorbell), else left alone. */
 ssize_t gimpi_ring_readv(gimpi_ring_t *self, const struct iovec *iov, int niov, int *bell);
 
-/*  Consumer: bytes waiting (0 also when the index is corrupt: the read reports it). */
+/*  Consumer: bytes waiting; SIZE_MAX when the index is corrupt (a read reports it). */
 size_t gimpi_ring_avail(gimpi_ring_t *self);
 
 /*  Consumer about to sleep (on): sets the flag, then 1 when bytes are there after all

@@ -223,6 +223,8 @@ void msg_conn_close(gimpi_msg_t *self, int h)
         close(c->fd);
     c->fd = -1;
     c->state = C_CLOSED;
+    if (c->shm && msg_shm_on(c->shm))
+        self->prog.nshm--;
     msg_shm_destroy(&c->shm);
     if (c->resolve_later) {
         c->resolve_later = 0;
@@ -435,6 +437,7 @@ static int s_settle(gimpi_msg_t *self, int h)
         s_fault(self, h, "%s", err);
     if (rc != 1)
         return rc < 0 ? -1 : 0;
+    self->prog.nshm += msg_shm_on(c->shm);
     if (self->debug)
         fprintf(stderr, "gimpi[rank %d] host %d: packets go through %s\n", self->rank, h,
                 msg_shm_on(c->shm) ? "shared memory" : "the socket");

@@ -6,6 +6,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -74,6 +75,8 @@ static void s_settings(gimpi_msg_t *self, const impi_tables_t *t, int rank, int 
     const char *spin = getenv("GIMPI_SPIN_US");
     self->prog.spin_us = spin ? atoi(spin) : SPIN_US_DEFAULT;
     self->shm_ring = msg_shm_config();
+    cpu_set_t cpus;
+    self->prog.ncpu = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
 }
 
 /*  The static peers and connections from the tables (all connections closed yet).  0, or

@@ -13,6 +13,18 @@
 #include <sched.h>
 #include <stdio.h>
 
+/*  A few dozen cycles of busy waiting that tell the core a spin loop runs. */
+static inline void s_relax(void)
+{
+    for (int k = 0; k < 16; k++) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#else
+        __asm__ __volatile__("" ::: "memory");
+#endif
+    }
+}
+
 /*  The CLOCK_REALTIME time ns nanoseconds (under a second) from now, for a timed wait. */
 static struct timespec s_realtime_in(long ns)
 {
@@ -267,6 +279,10 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
         msg_kick(self);
     int64_t start = msg_now_us();
     int64_t spin_until = start + self->prog.spin_us;
+    /* local peers that all have a core answer within the hot spin: no yielding then (a
+     * yield is a system call, a round trip through shared memory is not) */
+    int64_t hot_until = self->prog.nshm && self->prog.nshm + 1 <= self->prog.ncpu
+                            ? start + HOT_SPIN_US : 0;
     int64_t deadline = self->timeout_ms > 0 ? start + (int64_t)self->timeout_ms * 1000 : 0;
     int rc = 0;
     uint64_t moved = self->prog.moved;
@@ -309,7 +325,10 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
         }
         if (t == 0) {                   /* spinning: let a peer on our core run */
             pthread_mutex_unlock(&self->mu);
-            sched_yield();
+            if (now < hot_until)
+                s_relax();
+            else
+                sched_yield();
             pthread_mutex_lock(&self->mu);
         }
         self->prog.driving = t != 0;
