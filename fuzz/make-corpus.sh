@@ -143,3 +143,9 @@ intro() { be32 0xFF474448 2 "$1" 0x1001 65536 10 20; loop4; be64 42; loop4; be32
 { bytes 1; printf 'c[8-11]\n\n16(x4)\n'; } | seed fuzz_hostset slurm-cpus
 { bytes 1; printf 'n[5-1],a[1-9999]\n1\n'; } | seed fuzz_hostset slurm-bad
 { bytes 2; printf 'a,b:2,[fe80::1]:3,fe80::2,a'; } | seed fuzz_hostset list
+
+# fuzz_ring: 3-byte steps (opcode mod 7, 16-bit argument little-endian): 0 write N,
+# 1 read N, 2 / 3 the peer moves the head / tail, 4 sleep flags, 5 scribble, 6 arm.
+{ bytes 0 100 0  1 50 0  1 200 0  0 0 16  1 0 32  0 255 15  1 255 15; } | seed fuzz_ring wrap
+{ bytes 6 1 0  0 8 0  6 2 0  1 4 0  1 4 0  6 0 0; } | seed fuzz_ring flags
+{ bytes 0 0 16  0 1 0  2 1 64  1 0 16  3 0 1  0 0 16; } | seed fuzz_ring corrupt
