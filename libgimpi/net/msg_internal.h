@@ -55,8 +55,10 @@
 #define DIRECT_MIN 2048             /* payload bytes worth a readv straight to the user */
 #define DIRECT_READ_MAX 2           /* a quick look reads up to this many sockets directly */
 #define SPIN_US_DEFAULT 500         /* how long a blocked call polls (yielding) before sleeping */
-#define HOT_SPIN_US 50              /* first part of it without yielding, when every local
+#define HOT_SPIN_US 20              /* first part of it without yielding, when every local
                                        peer of a shared-memory link can have a core */
+#define HOT_BACKOFF 64              /* waits without that once one outlasted it (others
+                                       want the cores) */
 #define BUFFER_AFTER_US 1000        /* a standard long send copies its data after this */
 #define IDLE_TAKEOVER_MS 2          /* app out of the library this long: thread polls */
 #define BATCH_MAX 16                /* continuation packets written with the current one */
@@ -293,6 +295,7 @@ struct gimpi_msg_t {
         int spin_us;                /* GIMPI_SPIN_US */
         int ncpu;                   /* cores we may run on */
         int nshm;                   /* connections whose bytes go through shared memory */
+        int hot_off;                /* waits left before spinning without yielding again */
     } prog;
     struct {                        /* dynamic hosts (msg_dynhost.c) */
         int listen_fd;              /* TCP listener */

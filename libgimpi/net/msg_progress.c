@@ -13,10 +13,11 @@
 #include <sched.h>
 #include <stdio.h>
 
-/*  A few dozen cycles of busy waiting that tell the core a spin loop runs. */
+/*  A moment of busy waiting that tells the core a spin loop runs (a pause is 10 to 140
+ *  cycles, by processor). */
 static inline void s_relax(void)
 {
-    for (int k = 0; k < 16; k++) {
+    for (int k = 0; k < 2; k++) {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
 #else
@@ -280,9 +281,13 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
     int64_t start = msg_now_us();
     int64_t spin_until = start + self->prog.spin_us;
     /* local peers that all have a core answer within the hot spin: no yielding then (a
-     * yield is a system call, a round trip through shared memory is not) */
-    int64_t hot_until = self->prog.nshm && self->prog.nshm + 1 <= self->prog.ncpu
-                            ? start + HOT_SPIN_US : 0;
+     * yield is a system call, a round trip through shared memory is not).  A wait that
+     * outlasts it says the cores are wanted elsewhere: yield for the next HOT_BACKOFF. */
+    int64_t hot_until = 0;
+    if (self->prog.hot_off > 0)
+        self->prog.hot_off--;
+    else if (self->prog.nshm && self->prog.nshm + 1 <= self->prog.ncpu)
+        hot_until = start + HOT_SPIN_US;
     int64_t deadline = self->timeout_ms > 0 ? start + (int64_t)self->timeout_ms * 1000 : 0;
     int rc = 0;
     uint64_t moved = self->prog.moved;
@@ -327,8 +332,13 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
             pthread_mutex_unlock(&self->mu);
             if (now < hot_until)
                 s_relax();
-            else
+            else {
+                if (hot_until) {
+                    hot_until = 0;
+                    self->prog.hot_off = HOT_BACKOFF;
+                }
                 sched_yield();
+            }
             pthread_mutex_lock(&self->mu);
         }
         self->prog.driving = t != 0;
