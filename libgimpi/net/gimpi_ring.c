@@ -177,15 +177,25 @@ static void s_copy(gimpi_ring_t *self, uint64_t pos, uint8_t *buf, size_t n, int
     }
 }
 
-/*  Copies up to room bytes between the ring from index pos and iov; the bytes copied. */
+/*  Copies up to room bytes between the ring from index pos and iov; the bytes copied.
+ *  Our index is published after every PUBLISH bytes, so that the other side starts on
+ *  the first bytes of a long copy while we copy the rest (the two copies overlap). */
+#define PUBLISH (32 * 1024)
 static size_t s_copy_iov(gimpi_ring_t *self, uint64_t pos, const struct iovec *iov, int niov,
                          size_t room, int to_ring)
 {
     size_t done = 0;
+    uint64_t *mine = to_ring ? &self->hdr->head : &self->hdr->tail;
     for (int i = 0; i < niov && done < room; i++) {
         size_t n = iov[i].iov_len < room - done ? iov[i].iov_len : room - done;
-        s_copy(self, pos + done, iov[i].iov_base, n, to_ring);
-        done += n;
+        for (size_t off = 0; off < n;) {
+            size_t k = n - off < PUBLISH ? n - off : PUBLISH;
+            s_copy(self, pos + done, (uint8_t *)iov[i].iov_base + off, k, to_ring);
+            off += k;
+            done += k;
+            if (done < room && (off < n || i + 1 < niov))
+                __atomic_store_n(mine, pos + done, __ATOMIC_RELEASE);
+        }
     }
     return done;
 }

@@ -19,7 +19,8 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
-#define MSG_SHM_RING_DEFAULT (256 * 1024)  /* bytes per ring (GIMPI_SHM_RING) */
+#define MSG_SHM_RING_DEFAULT (1024 * 1024) /* bytes per ring (GIMPI_SHM_RING): a whole
+                                              1 MiB message fits */
 #define MSG_SHM_RECORD 16                   /* the transport record */
 
 typedef struct msg_shm_t msg_shm_t;
