@@ -62,10 +62,13 @@ static void s_quick_look(gimpi_msg_t *self, struct pollfd *pfd, const int *map, 
                          int dyn)
 {
     int busy = 0, nextra = 0;
-    int tick = (++self->prog.quick & 31) == 0;
+    int tick = (++self->prog.quick & 31) == 0, nshm = 0;
     for (int i = 0; tick && i < nconn; i++)
-        if (s_shm_on(self, map[i]) && poll(&pfd[i], 1, 0) > 0)
-            s_poked(self, map[i], pfd[i].revents);
+        nshm += s_shm_on(self, map[i]);
+    if (nshm && poll(pfd, (nfds_t)nconn, 0) > 0)    /* one call for all the sockets */
+        for (int i = 0; i < nconn; i++)
+            if (pfd[i].revents && s_shm_on(self, map[i]))
+                s_poked(self, map[i], pfd[i].revents);
     for (int i = 0; i < nconn; i++) {
         int h = map[i];
         if (self->conns[h].want_out && msg_flush(self, h) < 0)
