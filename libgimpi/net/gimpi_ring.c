@@ -113,7 +113,8 @@ gimpi_ring_t *gimpi_ring_attach(int fd, char *err, size_t errsize)
     if (self->head - self->tail > sz) {     /* checked again at every read */
         snprintf(err, errsize, "peer's shared-memory ring: corrupt indices");
         gimpi_ring_destroy(&self);
-    }
+    } else
+        gimpi_ring_close_fd(self);
     return self;
 }
 
@@ -146,6 +147,15 @@ int gimpi_ring_fd(const gimpi_ring_t *self)
 {
     assert(self);
     return self->fd;
+}
+
+/*  Closes the memory file (gimpi_ring.h). */
+void gimpi_ring_close_fd(gimpi_ring_t *self)
+{
+    assert(self);
+    if (self->fd >= 0)
+        close(self->fd);
+    self->fd = -1;
 }
 
 /*  The data size. */

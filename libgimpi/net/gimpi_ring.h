@@ -56,8 +56,9 @@ typedef struct {
  *  and mapped by its producer.  NULL with a message in err. */
 gimpi_ring_t *gimpi_ring_new(size_t size, char *err, size_t errsize);
 
-/*  Maps the ring in memory file fd (taken over: closed on failure too) as its consumer:
- *  the seals, the size and the header are checked first.  NULL with a message in err. */
+/*  Maps the ring in memory file fd (taken over, and closed once mapped or on failure) as
+ *  its consumer: the seals, the size and the header are checked first.  NULL with a
+ *  message in err. */
 gimpi_ring_t *gimpi_ring_attach(int fd, char *err, size_t errsize);
 
 /*  A ring over memory the caller owns (hdr: GIMPI_RING_HDR + size bytes, size a power of
@@ -70,6 +71,10 @@ void gimpi_ring_destroy(gimpi_ring_t **self_p);
 
 /*  The ring's memory file (to pass to the peer), or -1. */
 int gimpi_ring_fd(const gimpi_ring_t *self);
+
+/*  Closes the ring's memory file (the mapping keeps the memory): once it has been passed,
+ *  a ring costs no descriptor. */
+void gimpi_ring_close_fd(gimpi_ring_t *self);
 
 /*  The data size. */
 size_t gimpi_ring_size(const gimpi_ring_t *self);

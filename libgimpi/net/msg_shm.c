@@ -69,7 +69,8 @@ msg_shm_t *msg_shm_new(int sock, size_t ring, char *err, size_t errsize)
         < 0) {
         snprintf(err, errsize, "sending the transport record: %s", strerror(errno));
         msg_shm_destroy(&self);
-    }
+    } else if (self->out)
+        gimpi_ring_close_fd(self->out);     /* passed: the mappings keep the memory */
     return self;
 }
 
