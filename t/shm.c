@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,11 +249,15 @@ static int s_sizes_body(const impi_tables_t *t, int rank, int lfd, void *arg)
 }
 
 /*  Rank 1 streams 64 MiB to rank 0 and is killed once rank 0 receives; rank 2 stops
- *  reading and is killed while rank 0 fills the ring to it; rank 0 must get an error
- *  from each at once, and holds nothing of them afterwards. */
+ *  reading (no progress thread, out of the library) until rank 0 has filled the ring to
+ *  it and waits for a synchronous send, then is killed; rank 0 must get an error from
+ *  each at once, and holds nothing of them afterwards.  arg: a pipe made before the fork
+ *  (rank 0 tells rank 2 on it that it waits). */
 static int s_killed_body(const impi_tables_t *t, int rank, int lfd, void *arg)
 {
-    (void)arg;
+    const int *pp = arg;
+    if (rank == 2)
+        setenv("GIMPI_PROGRESS", "0", 1);
     int fds0 = s_fds();
     gimpi_msg_t *ctx = dp_open(t, rank, lfd, TMO);
     if (!ctx)
@@ -272,7 +277,9 @@ static int s_killed_body(const impi_tables_t *t, int rank, int lfd, void *arg)
     }
     if (rank == 2) {
         CALL(gimpi_msg_recv(ctx, t0, 1, b, sizeof b, &st));
-        raise(SIGKILL);                 /* rank 0 is writing into our full ring by now */
+        struct pollfd p = { pp[0], POLLIN, 0 };
+        CHECK(poll(&p, 1, TMO) == 1, "rank 0 never said it waits");
+        raise(SIGKILL);                 /* rank 0 waits on our full ring */
     }
     gimpi_msg_req_t *q;
     CALL(gimpi_msg_irecv(ctx, t1, 1, buf, big, &q));
@@ -282,11 +289,14 @@ static int s_killed_body(const impi_tables_t *t, int rank, int lfd, void *arg)
     CHECK(rc == GIMPI_ESYSERR, "receive from the peer killed mid-transfer: %d", rc);
     CHECK(tl_now_ms() - t_start < 5000, "the error took %lld ms",
           (long long)(tl_now_ms() - t_start));
-    CALL(gimpi_msg_send(ctx, t2, 1, "die", 4));
-    for (int k = 0; k < 8; k++)     /* standard sends: buffered once the ring is full */
+    CALL(gimpi_msg_send(ctx, t2, 1, "hold", 5));
+    for (int k = 0; k < 40; k++)    /* 2.4 MB: the ring is full, the rest is buffered */
         CALL(gimpi_msg_send(ctx, t2, 2, buf, 60000));
+    gimpi_msg_req_t *sq;
+    CALL(gimpi_msg_isend(ctx, t2, 3, buf, 60000, GIMPI_MSG_SYNC, &sq));
+    CHECK(write(pp[1], "w", 1) == 1, "pipe");
     t_start = tl_now_ms();
-    rc = s_ssend(ctx, t2, 3, buf, 60000);
+    rc = gimpi_msg_wait(ctx, &sq, &st);
     CHECK(rc == GIMPI_ESYSERR, "sync send to the peer killed with a full ring: %d", rc);
     CHECK(tl_now_ms() - t_start < 5000, "the error took %lld ms",
           (long long)(tl_now_ms() - t_start));
@@ -365,8 +375,13 @@ int main(void)
     s_job("one side with GIMPI_SHM=0: the socket carries the bytes", 2, s_sizes_body, &off,
           fine);
     int killed[] = { 0, 128 + SIGKILL, 128 + SIGKILL };
+    int pp[2];
+    if (pipe(pp) < 0)
+        BAIL_OUT("pipe");
     s_job("peers killed mid-transfer and with a full ring: errors at once, nothing left", 3,
-          s_killed_body, NULL, killed);
+          s_killed_body, pp, killed);
+    close(pp[0]);
+    close(pp[1]);
     s_job("a corrupt ring index is reported, not followed", 2, s_corrupt_body, NULL, fine);
     cmp_ok(s_entries("/dev/shm"), "==", shm0, "nothing was left in /dev/shm");
     done_testing();
