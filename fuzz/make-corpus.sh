@@ -172,3 +172,8 @@ seeds = {
 for name, b in seeds.items():
     open('fuzz_coll_shm/' + name, 'wb').write(b)
 PY
+# fuzz_ring: 3-byte steps (opcode mod 7, 16-bit argument little-endian): 0 write N,
+# 1 read N, 2 / 3 the peer moves the head / tail, 4 sleep flags, 5 scribble, 6 arm.
+{ bytes 0 100 0  1 50 0  1 200 0  0 0 16  1 0 32  0 255 15  1 255 15; } | seed fuzz_ring wrap
+{ bytes 6 1 0  0 8 0  6 2 0  1 4 0  1 4 0  6 0 0; } | seed fuzz_ring flags
+{ bytes 0 0 16  0 1 0  2 1 64  1 0 16  3 0 1  0 0 16; } | seed fuzz_ring corrupt

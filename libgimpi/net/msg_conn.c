@@ -223,6 +223,9 @@ void msg_conn_close(gimpi_msg_t *self, int h)
         close(c->fd);
     c->fd = -1;
     c->state = C_CLOSED;
+    if (c->shm && msg_shm_on(c->shm))
+        self->prog.nshm--;
+    msg_shm_destroy(&c->shm);
     if (c->resolve_later) {
         c->resolve_later = 0;
         self->dyn.nresolve--;
@@ -488,6 +491,63 @@ void msg_debug_conn(gimpi_msg_t *self, int h)
                 gimpi_host_is_local(self->conns[h].fd) ? "a local socket" : "TCP");
 }
 
+/*  Connection h has just opened (msg_internal.h): a local socket joins only tasks of our
+ *  user (both ends check), so it gets the shared-memory link, which first sends our
+ *  transport record (an offer, or a refusal with GIMPI_SHM=0). */
+int msg_conn_opened(gimpi_msg_t *self, int h)
+{
+    conn_t *c = &self->conns[h];
+    if (c->state != C_OPEN || c->shm || !gimpi_host_is_local(c->fd))
+        return 0;
+    char err[200];
+    if (!(c->shm = msg_shm_new(c->fd, self->shm_ring, err, sizeof err))) {
+        s_fault(self, h, "%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+/*  The peer's transport record on connection h: reads it, and once the link is settled
+ *  pushes out what waited for it.  1 settled, 0 not yet, -1 the connection failed. */
+static int s_settle(gimpi_msg_t *self, int h)
+{
+    conn_t *c = &self->conns[h];
+    char err[200];
+    int rc = msg_shm_settle(c->shm, c->fd, err, sizeof err);
+    if (rc == -2)
+        s_fault(self, h, "connection closed without PK_FINI (peer died?)");
+    else if (rc < 0)
+        s_fault(self, h, "%s", err);
+    if (rc != 1)
+        return rc < 0 ? -1 : 0;
+    self->prog.nshm += msg_shm_on(c->shm);
+    if (self->debug)
+        fprintf(stderr, "gimpi[rank %d] host %d: packets go through %s\n", self->rank, h,
+                msg_shm_on(c->shm) ? "shared memory" : "the socket");
+    if (c->want_out && msg_flush(self, h) < 0)
+        return -1;
+    return 1;
+}
+
+/*  sendmsg on connection c, or its shared-memory link. */
+static ssize_t s_send(conn_t *c, struct iovec *iov, int niov)
+{
+    if (c->shm && msg_shm_on(c->shm))
+        return msg_shm_send(c->shm, c->fd, iov, niov);
+    struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)niov };
+    return sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/*  readv on connection c, or its shared-memory link. */
+static ssize_t s_recv(conn_t *c, struct iovec *iov, int niov)
+{
+    if (c->shm && msg_shm_on(c->shm))
+        return msg_shm_recv(c->shm, c->fd, iov, niov);
+    if (niov == 1)
+        return recv(c->fd, iov[0].iov_base, iov[0].iov_len, MSG_DONTWAIT);
+    return readv(c->fd, iov, niov);
+}
+
 /*  Appends to iov the continuation packets that s_next_packet would choose right after
  *  the one being written on c: more DATA of the same long send, while the host has one
  *  proc, nothing else is queued (urgent, control, first packets, FINI) and the pair has
@@ -524,6 +584,10 @@ static void s_batch(gimpi_msg_t *self, conn_t *c, struct iovec *iov, int *niov)
 int msg_flush(gimpi_msg_t *self, int h)
 {
     conn_t *c = &self->conns[h];
+    if (c->shm && msg_shm_pending(c->shm)) {
+        c->want_out = 1;                /* sent once the peer's record is in */
+        return 0;
+    }
     while (c->state == C_OPEN) {
         if (!c->tbusy) {
             if (!s_next_packet(self, c)) {
@@ -545,8 +609,7 @@ int msg_flush(gimpi_msg_t *self, int h)
             iov[niov++] = (struct iovec){ (void *)(c->tpay + c->tpay_off),
                                           c->tpay_len - c->tpay_off };
         s_batch(self, c, iov, &niov);
-        struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)niov };
-        ssize_t n = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+        ssize_t n = s_send(c, iov, niov);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -556,7 +619,8 @@ int msg_flush(gimpi_msg_t *self, int h)
                     msg_kick(self);           /* pollers must add POLLOUT */
                 return 0;
             }
-            s_fault(self, h, "send: %s", strerror(errno));
+            s_fault(self, h, "send: %s", errno == EPROTO ? "shared-memory ring corrupt"
+                                                          : strerror(errno));
             return -1;
         }
         /* account the bytes written to the current packet, then to the batched ones,
@@ -880,6 +944,8 @@ int msg_read(gimpi_msg_t *self, int h)
     conn_t *c = &self->conns[h];
     int drained = 0;            /* the last read came back short: the socket is empty */
     uint64_t rdone = self->prog.rdone;
+    if (c->shm && msg_shm_pending(c->shm) && s_settle(self, h) <= 0)
+        return c->state == C_OPEN ? 0 : -1;
     while (c->state == C_OPEN) {
         /* a receive completed and an application thread waits: let it return (and post
          * its next receive) before the next packet is looked at, so that a message
@@ -930,19 +996,20 @@ int msg_read(gimpi_msg_t *self, int h)
             struct iovec iov[2] = { { c->rdst + c->rpay_off, direct },
                                     { c->stage, IMPI_PACKET_SIZE } };
             want = direct + IMPI_PACKET_SIZE;
-            n = readv(c->fd, iov, 2);
+            n = s_recv(c, iov, 2);
         } else {
             /* after big packets a header is read alone, so that its payload can then go
              * straight to its destination; small packets are read in bulk */
             want = c->rphase == 0 && c->big ? IMPI_PACKET_SIZE - c->rhdr_off : STAGE_SIZE;
-            n = recv(c->fd, c->stage, want, MSG_DONTWAIT);
+            n = s_recv(c, &(struct iovec){ c->stage, want }, 1);
         }
         if (n < 0) {
             if (errno == EINTR)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK)
                 return 0;
-            s_fault(self, h, "receive: %s", strerror(errno));
+            s_fault(self, h, "receive: %s", errno == EPROTO ? "shared-memory ring corrupt"
+                                                             : strerror(errno));
             return -1;
         }
         if (n == 0) {

@@ -297,6 +297,7 @@ static int s_bind(gimpi_msg_t *self, int h, const gimpi_intro_t *in)
     gimpi_host_tune(c->fd);
     c->state = C_OPEN;
     msg_debug_conn(self, h);
+    msg_conn_opened(self, h);           /* a failure is the connection's, recorded */
     if (peer->alive_fd >= 0) {          /* from now on the connection tells its death */
         close(peer->alive_fd);
         peer->alive_fd = -1;

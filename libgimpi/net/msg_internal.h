@@ -7,6 +7,9 @@
  *  The engine's files, and the order they depend on each other in (each uses only
  *  the ones before it; checked on the objects with nm, see doc/data-plane.md):
  *      gimpi_host.c     host sockets: listeners, dialling, the static hosts' meeting
+ *      gimpi_ring.c     a one-way byte ring in shared memory, passing its memory file
+ *      msg_shm.c        the shared-memory link under a local connection: transport
+ *                       records, the byte stream through two rings, doorbells
  *      msg_conn.c       the per-connection packet state machine: completion of requests,
  *                       failures, the send side (eager, rendezvous, SYNCACK, PROTOACK
  *                       credit, CANCEL, FINI) and the receive side
@@ -35,6 +38,7 @@
 #include "net/gimpi_host.h"
 #include "net/msg_dynhost.h"
 #include "net/msg_fwd_hooks.h"
+#include "net/msg_shm.h"
 
 #include <poll.h>
 #include <pthread.h>
@@ -51,6 +55,10 @@
 #define DIRECT_MIN 2048             /* payload bytes worth a readv straight to the user */
 #define DIRECT_READ_MAX 2           /* a quick look reads up to this many sockets directly */
 #define SPIN_US_DEFAULT 500         /* how long a blocked call polls (yielding) before sleeping */
+#define HOT_SPIN_US 20              /* first part of it without yielding, when every local
+                                       peer of a shared-memory link can have a core */
+#define HOT_BACKOFF 64              /* waits without that once one outlasted it (others
+                                       want the cores) */
 #define BUFFER_AFTER_US 1000        /* a standard long send copies its data after this */
 #define IDLE_TAKEOVER_MS 2          /* app out of the library this long: thread polls */
 #define BATCH_MAX 16                /* continuation packets written with the current one */
@@ -228,6 +236,8 @@ typedef struct {
     size_t rdst_len, rpay_total, rpay_off;
     gimpi_msg_req_t *rreq;
     umsg_t *rum;
+    msg_shm_t *shm;                 /* a local peer of our user: the shared-memory link
+                                       (pending, on or off), else NULL */
 } conn_t;
 
 /*  Phases of an accepted connection before it is one: reading the HELLO, reading the
@@ -270,6 +280,7 @@ struct gimpi_msg_t {
     int myclient;                   /* our IMPI client: its hosts are gimpi, "kin" */
     int timeout_ms;                 /* bound on blocking calls, 0 = none */
     int debug;                      /* GIMPI_DEBUG=1: every packet on stderr */
+    size_t shm_ring;                /* ring bytes offered to local peers (0: GIMPI_SHM=0) */
     char errmsg[256];
     struct {                        /* requests and messages (msg_match.c) */
         req_list_t posted_recvs;    /* receives not matched yet, oldest first */
@@ -299,6 +310,9 @@ struct gimpi_msg_t {
         uint64_t rdone;             /* receives completed so far */
         uint32_t quick;             /* quick looks so far (extras looked at every 32nd) */
         int spin_us;                /* GIMPI_SPIN_US */
+        int ncpu;                   /* cores we may run on */
+        int nshm;                   /* connections whose bytes go through shared memory */
+        int hot_off;                /* waits left before spinning without yielding again */
     } prog;
     struct {                        /* dynamic hosts (msg_dynhost.c) */
         int listen_fd;              /* TCP listener */
@@ -562,6 +576,9 @@ int msg_flush(gimpi_msg_t *self, int h);
 int msg_read(gimpi_msg_t *self, int h);
 /*  GIMPI_DEBUG: how connection h was made. */
 void msg_debug_conn(gimpi_msg_t *self, int h);
+/*  Connection h has just opened: on a local socket (a peer of our user), starts the
+ *  shared-memory link.  0, or -1 when the connection failed (recorded, closed). */
+int msg_conn_opened(gimpi_msg_t *self, int h);
 
 /* ------------------------------------------------------------------ msg_dynhost.c */
 

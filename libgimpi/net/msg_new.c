@@ -6,6 +6,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -77,6 +78,9 @@ static void s_settings(gimpi_msg_t *self, const impi_tables_t *t, int rank, int 
     self->hooks.liveness_ms = live && *live ? atoi(live) : LIVENESS_MS_DEFAULT;
     const char *spin = getenv("GIMPI_SPIN_US");
     self->prog.spin_us = spin ? atoi(spin) : SPIN_US_DEFAULT;
+    self->shm_ring = msg_shm_config();
+    cpu_set_t cpus;
+    self->prog.ncpu = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
 }
 
 /*  The static peers and connections from the tables (all connections closed yet).  0, or
@@ -124,9 +128,10 @@ static int s_static_peers(gimpi_msg_t *self, const impi_tables_t *t, char *err,
     return 0;
 }
 
-/*  Opens the static connections on the sockets the hosts' meeting made (fds[]).  0, or -1
- *  when out of memory. */
-static int s_static_conns(gimpi_msg_t *self, const int *fds)
+/*  Opens the static connections on the sockets the hosts' meeting made (fds[]); danced:
+ *  by our own meeting, so local peers get the shared-memory link (not for connections
+ *  made by the caller).  0, or -1 when out of memory. */
+static int s_static_conns(gimpi_msg_t *self, const int *fds, int danced)
 {
     for (int h = 0; h < self->nstatic_hosts; h++) {
         if (h == self->myhost)
@@ -138,6 +143,8 @@ static int s_static_conns(gimpi_msg_t *self, const int *fds)
         c->stage = malloc(STAGE_SIZE);
         if (!c->stage)
             return -1;
+        if (danced)
+            msg_conn_opened(self, h);       /* a failure is the connection's, recorded */
     }
     return 0;
 }
@@ -180,7 +187,7 @@ static gimpi_msg_t *s_new(const struct impi_tables_t *t, int rank, int listen_fd
         memcpy(fds, met, (size_t)t->nhosts * sizeof *fds);
     else if (gimpi_host_dance(t, myhost, listen_fd, local_fd, fds, timeout_ms, err, errsize) < 0)
         goto fail;
-    if (s_static_conns(self, fds) < 0)
+    if (s_static_conns(self, fds, !met) < 0)
         goto nomem;
     free(fds);
     fds = NULL;

@@ -13,6 +13,19 @@
 #include <sched.h>
 #include <stdio.h>
 
+/*  A moment of busy waiting that tells the core a spin loop runs (a pause is 10 to 140
+ *  cycles, by processor). */
+static inline void s_relax(void)
+{
+    for (int k = 0; k < 2; k++) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#else
+        __asm__ __volatile__("" ::: "memory");
+#endif
+    }
+}
+
 /*  The CLOCK_REALTIME time ns nanoseconds (under a second) from now, for a timed wait. */
 static struct timespec s_realtime_in(long ns)
 {
@@ -26,20 +39,42 @@ static struct timespec s_realtime_in(long ns)
     return ts;
 }
 
+/*  Connection h's socket said revents: for a shared-memory link that means doorbells or
+ *  the peer's hang-up, for the next read to take. */
+static void s_poked(gimpi_msg_t *self, int h, short revents)
+{
+    conn_t *c = &self->conns[h];
+    if (c->shm && (revents & (POLLIN | POLLERR | POLLHUP)))
+        msg_shm_poke(c->shm);
+}
+
+/*  Whether connection h has its packet bytes in shared memory (a look costs no syscall). */
+static int s_shm_on(gimpi_msg_t *self, int h)
+{
+    return self->conns[h].shm && msg_shm_on(self->conns[h].shm);
+}
+
 /*  A quick look at few connections (nconn, indices in map, pfd free from nconn on): tries
- *  them directly, one syscall each, rather than poll() and then read; the dynamic-host
- *  sockets only now and then (dyn: some set-up under way). */
+ *  them directly, one syscall each (none for a shared-memory link), rather than poll()
+ *  and then read; the dynamic-host sockets only now and then (dyn: some set-up under
+ *  way), and the sockets of shared-memory links too (their peers' hang-ups). */
 static void s_quick_look(gimpi_msg_t *self, struct pollfd *pfd, const int *map, int nconn,
                          int dyn)
 {
     int busy = 0, nextra = 0;
+    int tick = (++self->prog.quick & 31) == 0, nshm = 0;
+    for (int i = 0; tick && i < nconn; i++)
+        nshm += s_shm_on(self, map[i]);
+    if (nshm && poll(pfd, (nfds_t)nconn, 0) > 0)    /* one call for all the sockets */
+        for (int i = 0; i < nconn; i++)
+            if (pfd[i].revents && s_shm_on(self, map[i]))
+                s_poked(self, map[i], pfd[i].revents);
     for (int i = 0; i < nconn; i++) {
         int h = map[i];
         if (self->conns[h].want_out && msg_flush(self, h) < 0)
             continue;
         msg_read(self, h);
     }
-    int tick = (++self->prog.quick & 31) == 0;
     if (dyn || tick)
         nextra = msg_dyn_fds(self, pfd + nconn, &busy);
     if (nextra && (busy || tick)
@@ -82,17 +117,19 @@ void msg_drive(gimpi_msg_t *self, int timeout_ms, int app)
                + (self->nprocs - self->nstatic) + 1;
     struct pollfd pfd[nmax];
     int map[nmax];
-    int np = 0;
+    int np = 0, nsock = 0;
     for (int h = 0; h < self->nhosts; h++) {
         conn_t *c = &self->conns[h];
         if (c->state != C_OPEN)
             continue;
-        pfd[np] = (struct pollfd){ .fd = c->fd,
-                                   .events = (short)(POLLIN | (c->want_out ? POLLOUT : 0)) };
+        /* a shared-memory link's socket only rings (room is told by a doorbell too) */
+        pfd[np] = (struct pollfd){ .fd = c->fd, .events = (short)(POLLIN | (c->want_out
+                                                                 && !c->shm ? POLLOUT : 0)) };
         map[np++] = h;
+        nsock += !s_shm_on(self, h);
     }
     int nconn = np, busy = 0, nextra = 0;
-    if (timeout_ms == 0 && nconn <= DIRECT_READ_MAX) {
+    if (timeout_ms == 0 && nsock <= DIRECT_READ_MAX) {
         s_quick_look(self, pfd, map, nconn, dyn);
         return;
     }
@@ -105,6 +142,17 @@ void msg_drive(gimpi_msg_t *self, int timeout_ms, int app)
         return;
     }
     int rc;
+    uint64_t moved = self->prog.moved;
+    for (int i = 0; timeout_ms && i < nconn; i++)   /* peers of shared-memory links: ring */
+        if (self->conns[map[i]].shm && msg_shm_sleep(self->conns[map[i]].shm,
+                                                     self->conns[map[i]].want_out))
+            timeout_ms = -1;            /* something is there already: armed, not asleep */
+    msg_shm_t *armed[nconn + 1];
+    for (int i = 0; i < nconn; i++)
+        armed[i] = self->conns[map[i]].shm;
+    int slept = timeout_ms != 0;
+    if (timeout_ms < 0)
+        timeout_ms = 0;
     if (timeout_ms) {
         pfd[np] = (struct pollfd){ .fd = self->prog.evfd, .events = POLLIN };
         map[np++] = -1;
@@ -121,8 +169,23 @@ void msg_drive(gimpi_msg_t *self, int timeout_ms, int app)
             self->prog.thread_polling = 0;
     } else
         rc = np ? poll(pfd, (nfds_t)np, 0) : 0;
-    if (rc <= 0)
+    for (int i = 0; i < nconn; i++) {
+        conn_t *c = &self->conns[map[i]];
+        if (slept && armed[i] && c->shm == armed[i])
+            msg_shm_woke(c->shm);
+        if (rc > 0 && pfd[i].revents && c->fd == pfd[i].fd)
+            s_poked(self, map[i], pfd[i].revents);
+        if (c->state == C_OPEN && s_shm_on(self, map[i])) {  /* rings need no poll */
+            if (c->want_out && msg_flush(self, map[i]) < 0)
+                continue;
+            if (msg_shm_ready(c->shm))
+                msg_read(self, map[i]);
+        }
+    }
+    if (rc <= 0 && self->prog.moved == moved)
         return;
+    if (rc <= 0)
+        goto done;
     for (int i = 0; i < np; i++) {
         if (!pfd[i].revents)
             continue;
@@ -137,14 +200,16 @@ void msg_drive(gimpi_msg_t *self, int timeout_ms, int app)
             msg_dyn_event(self, pfd[i].fd, pfd[i].revents);
             continue;
         }
-        if (self->conns[h].fd != pfd[i].fd || self->conns[h].state != C_OPEN)
-            continue;                   /* closed meanwhile */
+        if (self->conns[h].fd != pfd[i].fd || self->conns[h].state != C_OPEN
+            || s_shm_on(self, h))
+            continue;                   /* closed meanwhile, or read above */
         if (pfd[i].revents & (POLLOUT | POLLERR | POLLHUP))
             if (msg_flush(self, h) < 0)
                 continue;
         if (pfd[i].revents & (POLLIN | POLLERR | POLLHUP))
             msg_read(self, h);
     }
+done:
     if (self->prog.app_polling)
         msg_kick(self);
     pthread_cond_broadcast(&self->cv);
@@ -220,6 +285,14 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
         msg_kick(self);
     int64_t start = msg_now_us();
     int64_t spin_until = start + self->prog.spin_us;
+    /* local peers that all have a core answer within the hot spin: no yielding then (a
+     * yield is a system call, a round trip through shared memory is not).  A wait that
+     * outlasts it says the cores are wanted elsewhere: yield for the next HOT_BACKOFF. */
+    int64_t hot_until = 0;
+    if (self->prog.hot_off > 0)
+        self->prog.hot_off--;
+    else if (self->prog.nshm && self->prog.nshm + 1 <= self->prog.ncpu)
+        hot_until = start + HOT_SPIN_US;
     int64_t deadline = self->timeout_ms > 0 ? start + (int64_t)self->timeout_ms * 1000 : 0;
     int rc = 0;
     uint64_t moved = self->prog.moved;
@@ -275,7 +348,15 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
         }
         if (t == 0) {                   /* spinning: let a peer on our core run */
             pthread_mutex_unlock(&self->mu);
-            sched_yield();
+            if (now < hot_until)
+                s_relax();
+            else {
+                if (hot_until) {
+                    hot_until = 0;
+                    self->prog.hot_off = HOT_BACKOFF;
+                }
+                sched_yield();
+            }
             pthread_mutex_lock(&self->mu);
         }
         self->prog.driving = t != 0;
