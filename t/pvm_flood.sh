@@ -4,7 +4,7 @@
 # synchronisation; the members run ahead of the root.  Without a bound the root's
 # unexpected queue grew by tens of MB and every receive scanned it (a minute instead of
 # seconds).  Now a peer whose unexpected messages cost more than GIMPI_UNEXPECTED_MAX
-# (1 MiB, 4 KiB per message at least) gets no more credit until something here waits for
+# (1 MiB, 4 KiB per collective message at least) gets no more credit until something here waits for
 # it: every task's peak memory grows by under 8 MB (100 kB in a plain build) and every sum is right.  Then the same
 # loop with a member killed half way: every survivor fails within 10 s.  Bounded.
 set -u

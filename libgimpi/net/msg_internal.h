@@ -452,8 +452,12 @@ static inline void msg_ctl_clear(ctlq_t *q)
 /*  Appends a message to the unexpected queue. */
 static inline void msg_um_push(gimpi_msg_t *self, umsg_t *um)
 {
-    /* what it costs us: its bytes, its record and its header (tiny messages count too) */
-    um->counted = um->src != self->rank ? um->have + UNEXPECTED_MSG_COST : 0;
+    /* what it costs us: its bytes, its record and its header (tiny messages count too).
+       Only the collectives' traffic counts: point-to-point messages stay buffered without
+       bound, as PVM's daemon buffered them, and a program may legitimately send many
+       before its peer receives any (all sends first, then receives in a fixed order) */
+    um->counted = um->src != self->rank && um->cid == GIMPI_CID_COLL
+                ? um->have + UNEXPECTED_MSG_COST : 0;
     if (um->counted)
         self->peers[um->src].unexp += um->counted;
     um->next = NULL;
