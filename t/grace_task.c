@@ -75,6 +75,7 @@ static int s_master(int n, const char *wmode, const char *end)
             pvm_pkint(&pid, 1, 1);
             CHECK(pvm_send(tids[i], 2) == 0, "go");
         }
+        free(tids);
         pvm_exit();
         return 0;
     }
