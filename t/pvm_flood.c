@@ -9,6 +9,10 @@
  *  sends 5000 messages with tag 1 and one with tag 2 before task 0 receives anything;
  *  task 0 takes the tag-2 one first (pvm_recv naming it), then drains the rest with
  *  pvm_nrecv and pvm_probe loops, checking their order: "p2p ok" when all arrived.
+ *  argv[1] "p2pflood": task 1 sends 30000 messages of 1 KiB to task 0, which looks at
+ *  nothing for 3 s, then prints "p2pflood grew K kB" (its peak memory over those 3 s) and
+ *  takes them all in order: the point-to-point bound (GIMPI_UNEXPECTED_P2P_MAX) keeps the
+ *  rest in the sender.
  */
 #include "pvm3.h"
 #include "taskcheck.h"
@@ -40,6 +44,35 @@ static long s_hwm_kb(void)
     if (f)
         fclose(f);
     return kb;
+}
+
+/*  The "p2pflood" mode (see the file comment). */
+static int s_p2pflood(int i, const int *tids)
+{
+    enum { N = 30000, LEN = 1024 };
+    static char buf[LEN];
+    if (i == 1) {
+        for (int k = 0; k < N; k++) {
+            memcpy(buf, &k, sizeof k);
+            pvm_initsend(PvmDataRaw);
+            pvm_pkbyte(buf, LEN, 1);
+            TASK_CHECK("t", i, pvm_send(tids[0], 3) == 0, "send %d", k);
+        }
+    } else if (i == 0) {
+        long hwm0 = s_hwm_kb();
+        usleep(3000000);                /* receives nothing for a while, on purpose */
+        printf("p2pflood grew %ld kB\n", s_hwm_kb() - hwm0);
+        for (int k = 0; k < N; k++) {
+            int v = -1;
+            TASK_CHECK("t", i, pvm_recv(tids[1], 3) > 0 && pvm_upkbyte(buf, LEN, 1) == 0,
+                       "message %d", k);
+            memcpy(&v, buf, sizeof v);
+            TASK_CHECK("t", i, v == k, "message %d arrived as %d", k, v);
+        }
+        printf("p2pflood ok\n");
+        fflush(stdout);
+    }
+    return pvm_barrier("f", 4);
 }
 
 /*  The "p2p" mode (see the file comment). */
@@ -80,8 +113,8 @@ int main(int argc, char **argv)
         ;
     TASK_CHECK("t", i, n == 4 && i < 4, "want 4 siblings, have %d", n);
     TASK_CHECK("t", i, pvm_joingroup("f") >= 0 && pvm_barrier("f", 4) == 0, "join");
-    if (argc > 1 && !strcmp(argv[1], "p2p")) {
-        int rc = s_p2p(i, tids);
+    if (argc > 1 && (!strcmp(argv[1], "p2p") || !strcmp(argv[1], "p2pflood"))) {
+        int rc = !strcmp(argv[1], "p2p") ? s_p2p(i, tids) : s_p2pflood(i, tids);
         pvm_exit();
         return rc < 0;
     }

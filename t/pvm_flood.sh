@@ -14,7 +14,7 @@ TASK="$top_builddir/t/pvm_flood"
 . "${top_srcdir:-.}/t/tap.sh"
 # a sanitizer build keeps freed memory in quarantine (256 MB): peak memory would measure that
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0"
-echo "1..6"
+echo "1..8"
 for k in 1 2; do
     timeout 300 "$RUN" -np 4 "$TASK" 100000 >"$tmp/out" 2>"$tmp/err"
     rc=$?
@@ -44,4 +44,16 @@ rc=$?
 [ $rc = 0 ] && grep -q "^p2p ok$" "$tmp/out"
 ok $? "5001 messages sent before any receive: the last taken first, the rest in order by nrecv and probe (exit $rc)" ||
     sed 's/^/# /' "$tmp/out" "$tmp/err" | head -20
+# point to point: a bound of its own, generous by default (64 MiB of cost); 4 MiB here
+for bound in 4194304 0; do
+    GIMPI_UNEXPECTED_P2P_MAX=$bound timeout 120 "$RUN" -np 4 "$TASK" p2pflood >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    grew=$(sed -n 's/^p2pflood grew \([0-9]*\) kB$/\1/p' "$tmp/out")
+    eval "grew_$bound=\${grew:-99999}"
+    [ $rc = 0 ] && grep -q "^p2pflood ok$" "$tmp/out" || { echo "# bound $bound: exit $rc"; sed 's/^/# /' "$tmp/out" "$tmp/err" | head; }
+done
+[ "$grew_4194304" -lt 12288 ] && grep -q "^p2pflood ok$" "$tmp/out"
+ok $? "30000 x 1 KiB sent before any receive, point-to-point bound 4 MiB: the receiver grew $grew_4194304 kB (bound 12 MB), all arrived in order"
+[ "$grew_0" -gt "$grew_4194304" ]
+ok $? "... without the bound it grew more ($grew_0 kB)"
 exit $((failed > 0))

@@ -301,7 +301,9 @@ static int s_wanted(gimpi_msg_t *self, int p)
 /*  1 when peer p's credit is held back now. */
 static int s_throttled(gimpi_msg_t *self, int p)
 {
-    return self->match.unexp_max && self->peers[p].unexp > self->match.unexp_max
+    const peer_t *peer = &self->peers[p];
+    return ((self->match.unexp_max && peer->unexp > self->match.unexp_max)
+            || (self->match.unexp_p2p_max && peer->unexp_p2p > self->match.unexp_p2p_max))
            && !s_wanted(self, p);
 }
 
@@ -328,8 +330,9 @@ int msg_credit(gimpi_msg_t *self, int h, int p)
         if (peer->owed++ == 0) {
             self->match.nowed++;
             if (self->debug)
-                fprintf(stderr, "gimpi[rank %d]: credit of rank %d held back (%zu bytes "
-                        "unexpected)\n", self->rank, p, peer->unexp);
+                fprintf(stderr, "gimpi[rank %d]: credit of rank %d held back (unexpected: "
+                        "%zu collective, %zu other)\n", self->rank, p, peer->unexp,
+                        peer->unexp_p2p);
         }
         return 0;
     }

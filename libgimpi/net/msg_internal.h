@@ -78,6 +78,11 @@
                                        scans the queue, stays fast */
 #define UNEXPECTED_MSG_COST 4096    /* what a message counts for at least: 256 small ones
                                        fill the default */
+#define UNEXPECTED_P2P_MAX_DEFAULT (64u << 20)  /* the same for point-to-point messages,
+                                       counted apart (GIMPI_UNEXPECTED_P2P_MAX; 0 = no
+                                       bound): generous, as PVM buffered them without
+                                       bound and programs send many before receiving */
+#define UNEXPECTED_P2P_COST 256     /* what a point-to-point message counts for at least */
 
 /*  Limits on strangers at the listener (doc/data-plane.md, "Dynamic hosts").  A caller
  *  that has not proved it holds the key costs one pend_t (about 200 bytes) and one
@@ -154,7 +159,8 @@ struct umsg_t {                     /* a message that arrived before its receive
     int src, tag;
     uint64_t cid, msglen, srqid;
     int sync, is_long, complete;
-    size_t counted;                 /* bytes counted in its sender's peer_t.unexp */
+    size_t counted;                 /* bytes counted in its sender's peer_t.unexp ... */
+    int counted_p2p;                /* ... or in unexp_p2p */
     uint8_t *data;
     size_t have;
     gimpi_msg_req_t *claim;         /* a receive matched it while its data was arriving */
@@ -188,7 +194,9 @@ typedef struct {
     req_list_t streaming_sends;     /* matched long sends whose continuation data goes out */
     int client;                     /* its IMPI client (the collectives' masters) */
     int watched;                    /* blocked calls that fail when it goes (liveness) */
-    size_t unexp;                   /* what its messages in our unexpected queue cost */
+    size_t unexp;                   /* what its collective messages in our unexpected
+                                       queue cost ... */
+    size_t unexp_p2p;               /* ... and its other messages */
     uint32_t owed;                  /* PROTOACKs held back (credit, see UNEXPECTED_MAX) */
 } peer_t;
 
@@ -291,6 +299,7 @@ struct gimpi_msg_t {
         uint64_t next_id;           /* the next request id (srqid, drqid) */
         int ndetached;              /* requests that go on without their caller */
         size_t unexp_max;           /* UNEXPECTED_MAX_DEFAULT or GIMPI_UNEXPECTED_MAX */
+        size_t unexp_p2p_max;       /* UNEXPECTED_P2P_MAX_DEFAULT or GIMPI_UNEXPECTED_P2P_MAX */
         int nowed;                  /* peers with PROTOACKs held back */
         int missed;                 /* a probe found nothing since the last take: every
                                        peer may be the one it waits for */
@@ -453,12 +462,15 @@ static inline void msg_ctl_clear(ctlq_t *q)
 static inline void msg_um_push(gimpi_msg_t *self, umsg_t *um)
 {
     /* what it costs us: its bytes, its record and its header (tiny messages count too).
-       Only the collectives' traffic counts: point-to-point messages stay buffered without
-       bound, as PVM's daemon buffered them, and a program may legitimately send many
-       before its peer receives any (all sends first, then receives in a fixed order) */
-    um->counted = um->src != self->rank && um->cid == GIMPI_CID_COLL
-                ? um->have + UNEXPECTED_MSG_COST : 0;
-    if (um->counted)
+       The collectives' traffic has a tight bound; point-to-point messages a generous one,
+       counted apart: PVM's daemon buffered them without bound, and programs send many
+       before their peer receives any (all sends first, then receives in a fixed order) */
+    um->counted_p2p = um->cid != GIMPI_CID_COLL;
+    um->counted = um->src == self->rank ? 0
+                : um->have + (um->counted_p2p ? UNEXPECTED_P2P_COST : UNEXPECTED_MSG_COST);
+    if (um->counted && um->counted_p2p)
+        self->peers[um->src].unexp_p2p += um->counted;
+    else if (um->counted)
         self->peers[um->src].unexp += um->counted;
     um->next = NULL;
     um->prev = self->match.unexpected.tail;
@@ -473,7 +485,10 @@ static inline void msg_um_push(gimpi_msg_t *self, umsg_t *um)
 static inline void msg_um_remove(gimpi_msg_t *self, umsg_t *um)
 {
     if (um->counted) {
-        self->peers[um->src].unexp -= um->counted;
+        if (um->counted_p2p)
+            self->peers[um->src].unexp_p2p -= um->counted;
+        else
+            self->peers[um->src].unexp -= um->counted;
         um->counted = 0;
     }
     self->match.missed = 0;

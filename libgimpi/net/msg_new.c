@@ -72,6 +72,9 @@ static void s_settings(gimpi_msg_t *self, const impi_tables_t *t, int rank, int 
     self->debug = dbg && *dbg && strcmp(dbg, "0") != 0;
     const char *um = getenv("GIMPI_UNEXPECTED_MAX");
     self->match.unexp_max = um && *um ? (size_t)strtoull(um, NULL, 10) : UNEXPECTED_MAX_DEFAULT;
+    um = getenv("GIMPI_UNEXPECTED_P2P_MAX");
+    self->match.unexp_p2p_max = um && *um ? (size_t)strtoull(um, NULL, 10)
+                                          : UNEXPECTED_P2P_MAX_DEFAULT;
     const char *note = getenv("GIMPI_NOTE_MS");
     self->hooks.note_ms = note && *note ? atoi(note) : NOTE_MS_DEFAULT;
     const char *live = getenv("GIMPI_LIVENESS_MS");
