@@ -19,8 +19,9 @@ fi
 RUNS=${GE_RUNS:-20}
 echo "1..5"
 tar xzf "$GTAR" -C "$tmp" || { echo "Bail out! cannot extract $GTAR"; exit 1; }
-"$GCC" -std=gnu17 -w -fno-sanitize=all -o "$tmp/ge_gimpi" "$tmp/gexamples/ge.c" 2>"$tmp/cc.err" ||
-    "$GCC" -std=gnu17 -w -o "$tmp/ge_gimpi" "$tmp/gexamples/ge.c"
+# as t/pvm_examples.sh: PVM's K&R code (-w); in a sanitizer build gimpicc adds the
+# sanitizers (the library needs their runtime first), minus PVM's own integer overflows
+"$GCC" -std=gnu17 -w -fno-sanitize=signed-integer-overflow -o "$tmp/ge_gimpi" "$tmp/gexamples/ge.c"
 ok $? "ge builds unchanged with gimpicc"
 cc -std=gnu17 -w -o "$tmp/ge_pvm" "$tmp/gexamples/ge.c" -lgpvm3 -lpvm3
 ok $? "ge builds with PVM 3.4.6"
