@@ -664,6 +664,7 @@ static int s_spawn(launcher_t *self, task_t *t, int tables_fd)
         setenv(GIMPI_ENV_LOCAL, v, 1);
         if (gimpi_hostset_size(self->hostset) > 0)     /* its name in the virtual machine */
             setenv(GIMPI_ENV_HOST, self->hosts[t->host]->info.name, 1);
+        gimpi_bind_child(self->bind, t->core);
         gimpi_job_exec(t->argv);
         fprintf(stderr, "gimpirun: cannot run %s: %s\n", t->argv[0], strerror(errno));
         _exit(127);
@@ -1118,9 +1119,14 @@ static int s_run(launcher_t *self)
         return 1;
     }
     bool started = true;
+    int nlocal = 0;                     /* a core of its own for each local task */
+    for (int i = 0; i < self->ntasks; i++)
+        self->tasks[i]->core = self->hosts[self->tasks[i]->host]->local ? nlocal++ : -1;
+    self->bind = gimpi_bind_new(nlocal);
     for (int i = 0; i < self->ntasks && started; i++)
         if (s_start_task(self, self->tasks[i], tables_fd) < 0)
             started = false;
+    gimpi_bind_destroy(&self->bind);
     if (started && run_hosts_wait(self, s_all_started, self->timeout_s * 1000) < 0) {
         fprintf(stderr, "gimpirun: tasks did not start within %d s\n", self->timeout_s);
         started = false;

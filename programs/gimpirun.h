@@ -10,6 +10,7 @@
 #define GIMPI_GIMPIRUN_H
 
 #include "gimpi.h"
+#include "base/gimpi_bind.h"
 #include "base/gimpi_hostset.h"
 #include "base/gimpi_key.h"
 #include "impi/impi_client.h"
@@ -38,6 +39,7 @@ typedef struct {
 struct task_t {
     launcher_t *self;
     int id;                     /* index in self->tasks */
+    int core;                   /* its place in the core plan (local static tasks), or -1 */
     int host;                   /* index in self->hosts */
     char **argv;                /* static: points into the command line; spawned: owned */
     bool spawned;               /* started later at a task's request (not in the tables) */
@@ -102,6 +104,7 @@ struct launcher_t {
     int rr_next;                /* round-robin position for spawns */
     /* tasks */
     int ntasks;                 /* static tasks: the first ntasks of tasks[] */
+    gimpi_bind_t *bind;         /* cores of the local static tasks while they start */
     int nall, cap;
     task_t **tasks;
     /* job */

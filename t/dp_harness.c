@@ -1,5 +1,6 @@
 /*  dp_harness.c — the job harness of the data-plane tests (see dp_harness.h). */
 #include "dp_harness.h"
+#include "base/gimpi_bind.h"
 #include "net/gimpi_host.h"
 #include "net/msg_dynhost.h"
 #include "task/gimpi_job.h"
@@ -69,9 +70,11 @@ int dp_run_at(const dp_opts_t *o, uint32_t base, dp_body_t body, void *arg, int 
     }
     fflush(stdout);
     fflush(stderr);
+    gimpi_bind_t *cores = gimpi_bind_new(n);    /* a core each, as gimpirun gives */
     for (int i = 0; i < n; i++) {
         pid_t pid = fork();
         if (pid == 0) {
+            gimpi_bind_child(cores, i);
             for (int j = 0; j < n; j++)
                 if (j != i) {
                     close(lfd[j]);
@@ -93,6 +96,7 @@ int dp_run_at(const dp_opts_t *o, uint32_t base, dp_body_t body, void *arg, int 
         }
         kids[i] = (tl_child_t){ .pid = pid, .out = -1, .err = -1 };
     }
+    gimpi_bind_destroy(&cores);
     for (int i = 0; i < n; i++) {
         close(lfd[i]);
         if (llfd[i] >= 0)

@@ -13,6 +13,7 @@
  *  futex only when somebody sleeps on it.
  */
 #include "coll/coll_shm.h"
+#include "base/gimpi_bind.h"
 #include "gimpi.h"            /* the GIMPI_E* codes */
 
 #include <errno.h>
@@ -66,6 +67,7 @@ struct coll_shm_t {
     int n, pos;
     size_t chunk;
     uint8_t nonce[16];
+    uint8_t hdr[HDR_CHECKED + 4];   /* the header as checked when mapped */
     int radix;                      /* barrier tree: children per member */
     int spin_us;
     int over;                       /* more members than cores: yield while spinning */
@@ -218,10 +220,7 @@ static int s_boot_id(uint8_t id[16])
 /*  The member's settings that do not depend on the segment: barrier radix and spinning. */
 static void s_tune(coll_shm_t *self)
 {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        cpus = CPU_COUNT(&set);
+    int cpus = gimpi_bind_cpus();
     int over = cpus < 1 || self->n > cpus;
     self->over = over;
     self->radix = self->n <= TREE_FLAT_MAX || over ? self->n - 1 : TREE_RADIX;
@@ -229,8 +228,8 @@ static void s_tune(coll_shm_t *self)
     const char *e = getenv("GIMPI_SHM_SPIN_US");
     if (e && *e)
         self->spin_us = atoi(e);
-    e = getenv("GIMPI_SHM_PAUSES");
-    self->pauses = e && *e ? atoi(e) : PAUSES;
+    e = getenv("GIMPI_SHM_PAUSES");             /* a core of our own: never yield */
+    self->pauses = e && *e ? atoi(e) : !over && gimpi_bind_own_core() ? INT_MAX : PAUSES;
     e = getenv("GIMPI_SHM_RADIX");
     if (e && atoi(e) > 0)
         self->radix = atoi(e) < self->n - 1 ? atoi(e) : self->n - 1;
@@ -280,6 +279,7 @@ coll_shm_t *coll_shm_create(int n, size_t chunk, coll_shm_offer_t *offer)
     self->chunk = chunk;
     s_random(self->nonce, 16);
     s_header_write(self->base, n, size, chunk, self->nonce);
+    memcpy(self->hdr, self->base, sizeof self->hdr);
     s_tune(self);
     offer->uid = (uint32_t)getuid();
     offer->pid = (int32_t)getpid();
@@ -336,6 +336,7 @@ coll_shm_t *coll_shm_attach(const coll_shm_offer_t *offer, int pos, int *err)
     self->pos = pos;
     self->chunk = offer->chunk;
     memcpy(self->nonce, offer->nonce, 16);
+    memcpy(self->hdr, base, sizeof self->hdr);
     s_tune(self);
     *err = 0;
     return self;
@@ -464,8 +465,7 @@ static int s_sound(coll_shm_t *self)
 {
     if (__atomic_load_n(s_broken(self), __ATOMIC_ACQUIRE))
         return GIMPI_ESYSERR;
-    if (coll_shm_check_header(self->base, self->size, self->n, self->size, self->chunk,
-                              self->nonce) != 0) {
+    if (memcmp(self->base, self->hdr, sizeof self->hdr) != 0) {  /* as mapped: checked then */
         fprintf(stderr, "gimpi: corrupt shared-memory header of a group's segment: "
                         "the group's operations fail\n");
         coll_shm_break(self);

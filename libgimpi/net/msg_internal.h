@@ -54,6 +54,9 @@
 #define STAGE_SIZE (128 * 1024)     /* receive staging buffer per connection */
 #define DIRECT_MIN 2048             /* payload bytes worth a readv straight to the user */
 #define DIRECT_READ_MAX 2           /* a quick look reads up to this many sockets directly */
+#define QUICK_TICK 256              /* ... and polls the sockets of shared-memory links and
+                                       the dynamic hosts' every this many looks (a power
+                                       of 2; about every 20 us of a spin) */
 #define SPIN_US_DEFAULT 500         /* how long a blocked call polls (yielding) before sleeping */
 #define HOT_SPIN_US 20              /* first part of it without yielding, when every local
                                        peer of a shared-memory link can have a core */
@@ -317,9 +320,10 @@ struct gimpi_msg_t {
         int app_polling;            /* application threads inside a blocking poll() */
         uint64_t moved;             /* successful reads and writes on connections so far */
         uint64_t rdone;             /* receives completed so far */
-        uint32_t quick;             /* quick looks so far (extras looked at every 32nd) */
+        uint32_t quick;             /* quick looks so far (extras looked at every QUICK_TICK-th) */
         int spin_us;                /* GIMPI_SPIN_US */
-        int ncpu;                   /* cores we may run on */
+        int ncpu;                   /* cores the tasks of this machine share */
+        bool own_core;              /* this task has a core of its own (gimpi_bind.h) */
         int nshm;                   /* connections whose bytes go through shared memory */
         int hot_off;                /* waits left before spinning without yielding again */
     } prog;

@@ -3,6 +3,7 @@
  *  progress thread started; and everything torn down again.
  */
 #include "net/msg_internal.h"
+#include "base/gimpi_bind.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -82,8 +83,8 @@ static void s_settings(gimpi_msg_t *self, const impi_tables_t *t, int rank, int 
     const char *spin = getenv("GIMPI_SPIN_US");
     self->prog.spin_us = spin ? atoi(spin) : SPIN_US_DEFAULT;
     self->shm_ring = msg_shm_config();
-    cpu_set_t cpus;
-    self->prog.ncpu = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+    self->prog.ncpu = gimpi_bind_cpus();
+    self->prog.own_core = gimpi_bind_own_core();
 }
 
 /*  The static peers and connections from the tables (all connections closed yet).  0, or

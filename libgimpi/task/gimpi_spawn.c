@@ -19,6 +19,7 @@
  */
 #include "gimpi.h"
 #include "task/gimpi_job.h"
+#include "base/gimpi_bind.h"
 #include "base/gimpi_key.h"
 #include "task/gimpi_vm.h"
 #include "task/gimpi_vmwire.h"
@@ -101,7 +102,7 @@ static int s_ours(const char *var)
         GIMPI_ENV_TID, GIMPI_ENV_PARENT, GIMPI_ENV_PARENT_CONTACT, GIMPI_ENV_SIBLINGS,
         "GIMPI_GROUPD", "GIMPI_TIDBASE", GIMPI_ENV_LISTEN_FD, GIMPI_ENV_TABLES_FD,
         GIMPI_ENV_GO_FD, GIMPI_ENV_CLIENT, GIMPI_ENV_LOCAL, GIMPI_ENV_TID_TOKEN,
-        GIMPI_ENV_CATCHOUT_FD,
+        GIMPI_ENV_CATCHOUT_FD, GIMPI_ENV_BOUND,
     };
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         size_t l = strlen(names[i]);
@@ -257,7 +258,8 @@ static void s_close_pipe(int p[2])
  *  middle sends CATCH_BEGIN and a copier sends the rest.  Only async-signal-safe calls
  *  after fork. */
 static pid_t s_start(const char *path, char *const argv[], char *const envp[], int devnull,
-                     int status_w, const char *tag, int catchfd, int32_t tid)
+                     int status_w, const char *tag, int catchfd, int32_t tid,
+                     const cpu_set_t *home)
 {
     pid_t middle = fork();
     if (middle != 0)
@@ -273,6 +275,8 @@ static pid_t s_start(const char *path, char *const argv[], char *const envp[], i
         ex[0] = ex[1] = -1;
     pid_t child = fork();
     if (child == 0) {
+        if (home)                           /* not pinned to its parent's core */
+            sched_setaffinity(0, sizeof *home, home);
         if (devnull >= 0)
             dup2(devnull, 0);
         if (tag || catchfd >= 0) {
@@ -443,6 +447,8 @@ int gimpi_spawn(gimpi_t *self, const char *file, char *const argv[], int flags, 
     char catchvar[48];
     snprintf(catchvar, sizeof catchvar, "%s=%d", GIMPI_ENV_CATCHOUT_FD, catchfd);
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    cpu_set_t home;
+    int bound = gimpi_bind_home(&home) == 0;
     int started = 0;
     for (int i = 0; i < n; i++) {
         int tid = base + i + 1;
@@ -461,7 +467,8 @@ int gimpi_spawn(gimpi_t *self, const char *file, char *const argv[], int flags, 
         fflush(stdout);
         fflush(stderr);
         pid_t middle = s_start(pl.path, pl.argv, pl.envp, devnull, st[1],
-                               flags & GIMPI_SPAWN_TAG ? tag : NULL, catchfd, tid);
+                               flags & GIMPI_SPAWN_TAG ? tag : NULL, catchfd, tid,
+                               bound ? &home : NULL);
         close(st[1]);
         int32_t pid = -1;
         int e = 0;

@@ -12,6 +12,7 @@
  *  tid = rank + 1, and its group calls return GIMPI_ESYSERR.
  */
 #include "gimpi.h"
+#include "base/gimpi_bind.h"
 #include "base/gimpi_key.h"
 #include "task/gimpi_job.h"
 #include "task/gimpi_catch.h"
@@ -276,6 +277,7 @@ gimpi_t *gimpi_init(char *err, size_t errsize)
         free(self);
         return NULL;
     }
+    gimpi_bind_settle();                /* the core's claim ends with this task */
     if (gimpi_job_init(&self->job, timeout, err, errsize) < 0) {
         gimpi_key_wipe(&key, sizeof key);
         gimpi_catch_destroy(&self->catch);
