@@ -62,7 +62,7 @@ static void s_quick_look(gimpi_msg_t *self, struct pollfd *pfd, const int *map, 
                          int dyn)
 {
     int busy = 0, nextra = 0;
-    int tick = (++self->prog.quick & 31) == 0, nshm = 0;
+    int tick = (++self->prog.quick & (QUICK_TICK - 1)) == 0, nshm = 0;
     for (int i = 0; tick && i < nconn; i++)
         nshm += s_shm_on(self, map[i]);
     if (nshm && poll(pfd, (nfds_t)nconn, 0) > 0)    /* one call for all the sockets */
@@ -90,7 +90,7 @@ static void s_quick_look(gimpi_msg_t *self, struct pollfd *pfd, const int *map, 
 /*  One round of progress: polls the connections (timeout_ms; 0 = just look, the lock is
  *  then kept), then writes and reads what they are ready for.  A blocking poll also
  *  watches the eventfd (kicks) and the dynamic-host sockets (a quick look only every
- *  32nd time, or while a setup is under way).  app says whether an application thread
+ *  QUICK_TICK-th time, or while a setup is under way).  app says whether an application thread
  *  is calling: a thread that made progress while an application thread sits in poll()
  *  kicks it, since that thread may have consumed the very bytes the other one was
  *  waiting for. */
@@ -289,7 +289,9 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
      * yield is a system call, a round trip through shared memory is not).  A wait that
      * outlasts it says the cores are wanted elsewhere: yield for the next HOT_BACKOFF. */
     int64_t hot_until = 0;
-    if (self->prog.hot_off > 0)
+    if (self->prog.own_core)            /* nobody of ours shares the core: never yield */
+        hot_until = spin_until;
+    else if (self->prog.hot_off > 0)
         self->prog.hot_off--;
     else if (self->prog.nshm && self->prog.nshm + 1 <= self->prog.ncpu)
         hot_until = start + HOT_SPIN_US;
@@ -300,10 +302,13 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
     int64_t next_ask = start + live_us;
     int64_t note_at = self->hooks.blocked && self->hooks.note_ms > 0
                     ? start + (int64_t)self->hooks.note_ms * 1000 : 0;
+    unsigned looks = 0;
+    int64_t now = start;
     while (!pred(self, arg)) {
         if (self->dyn.nresolve || self->dyn.nverify)
             msg_resolve_later(self);
-        int64_t now = msg_now_us();
+        if ((looks++ & 7) == 0 || now >= hot_until)    /* the hot spin reads the clock less */
+            now = msg_now_us();
         if (self->prog.moved != moved) {     /* bytes are flowing: keep spinning */
             moved = self->prog.moved;
             spin_until = now + self->prog.spin_us;
