@@ -167,6 +167,12 @@ typedef struct {
 GIMPI_EXPORT
 int gimpi_group_snapshot(gimpi_groups_t *self, const char *group, gimpi_group_snap_t *snap);
 
+/*  The same without the tids (snap->tids stays NULL): what a caller that kept the view of
+ *  snap->version needs to know that it still holds.  Costs no allocation when the cache is
+ *  current. */
+GIMPI_EXPORT
+int gimpi_group_state(gimpi_groups_t *self, const char *group, gimpi_group_snap_t *snap);
+
 /*  The virtual machine (doc/groupd-protocol.md §3.2).  groupd keeps the VM's host table
  *  and relays requests from tasks to the VM's manager (gimpirun), the connection that
  *  first set the table.  None of these calls registers the object as a task, except

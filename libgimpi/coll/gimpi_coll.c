@@ -27,6 +27,8 @@
 #define BCAST_TREE_MIN (16 * 1024)  /* bcasts from this size ... */
 #define BCAST_TREE_RECV 16          /* ... to this many receivers go through the tree */
 
+#define STACK_INTS 64               /* an operation's lists on the stack up to this size */
+
 enum { K_ALIVE = 0, K_BARRIER = 1, K_REDUCE, K_RSTAT, K_GATHER, K_SCATTER, K_RGATHER, K_SHM };
 
 /*  The shared-memory segment of a view whose members share this machine (coll_shm.h). */
@@ -40,8 +42,16 @@ typedef struct {
     int tids[];                     /* the members in instance order */
 } shm_link_t;
 
+/*  A group's view kept for its membership version, shared by the calls that use it: freed
+ *  when the last of them and the group's entry let go of it. */
+typedef struct {
+    gimpi_view_t *v;
+    int refs;
+} cview_t;
+
 typedef struct seq_t {
     struct seq_t *next;
+    cview_t *view;                  /* the group's view of the version last used, or NULL */
     uint64_t version;               /* the membership version seq counts from */
     uint64_t synced;                /* version at this task's last groupd barrier, + 1 */
     uint32_t seq;
@@ -135,6 +145,10 @@ void gimpi_coll_destroy(gimpi_coll_t **self_p)
         seq_t *s = self->seqs;
         self->seqs = s->next;
         s_link_destroy(&s->shm);
+        if (s->view) {
+            gimpi_view_destroy(&s->view->v);
+            free(s->view);
+        }
         free(s);
     }
     pthread_mutex_destroy(&self->mu);
@@ -524,16 +538,23 @@ static int s_stamp_out(gimpi_coll_t *self, gimpi_groups_t *groups, shm_link_t *l
     return 1;
 }
 
-/*  The two lists of a stamped operation (n entries each, flags zeroed): 0 or -1. */
-static int s_stamp_lists(int n, int **to, int **flags)
+/*  n ints for one operation: from buf (STACK_INTS of them, on the caller's stack) when they
+ *  fit, else from the heap; zeroed with zero.  NULL without memory. */
+static int *s_ints(int *buf, size_t n, int zero)
 {
-    *to = malloc((size_t)n * sizeof **to);
-    *flags = calloc((size_t)n, sizeof **flags);
-    if (*to && *flags)
-        return 0;
-    free(*to);
-    free(*flags);
-    return -1;
+    if (n <= STACK_INTS) {
+        if (zero)
+            memset(buf, 0, n * sizeof *buf);
+        return buf;
+    }
+    return zero ? calloc(n, sizeof *buf) : malloc(n * sizeof *buf);
+}
+
+/*  Gives back what s_ints took. */
+static void s_ints_free(int *p, const int *buf)
+{
+    if (p != buf)
+        free(p);
 }
 
 /*  After the operation: takes the stamp messages of the members whose flag is up. */
@@ -550,9 +571,13 @@ static int s_stamp_in(gimpi_coll_t *self, shm_link_t *link, const int *flags, in
 static int s_shm_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, shm_link_t *link, int pos,
                          int tag)
 {
-    int n = link->n, *to, *flags;
-    if (s_stamp_lists(n, &to, &flags))
+    int n = link->n, tbuf[STACK_INTS], fbuf[STACK_INTS];
+    int *to = s_ints(tbuf, (size_t)n, 0), *flags = s_ints(fbuf, (size_t)n, 1);
+    if (!to || !flags) {
+        s_ints_free(to, tbuf);
+        s_ints_free(flags, fbuf);
         return GIMPI_ENOMEM;
+    }
     int nto = 0;
     for (int j = 0; j < n; j++)
         if (j != pos)
@@ -561,8 +586,8 @@ static int s_shm_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, shm_link_t 
     int rc = coll_shm_barrier(link->seg, flag, flags);
     if (rc == 0)
         rc = s_stamp_in(self, link, flags, tag);
-    free(to);
-    free(flags);
+    s_ints_free(to, tbuf);
+    s_ints_free(flags, fbuf);
     return rc;
 }
 
@@ -714,12 +739,13 @@ static int s_barrier_diss(gimpi_coll_t *self, const int *m, int n, int pos, int 
 static int s_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, const gimpi_view_t *view,
                      int count)
 {
-    int *m = calloc((size_t)view->ninst + 1, sizeof *m), pos, rc = 0;
+    int mbuf[STACK_INTS], cbuf[STACK_INTS];
+    int *m = s_ints(mbuf, (size_t)view->ninst + 1, 1), pos, rc = 0;
     if (!m)
         return GIMPI_ENOMEM;
     int n = s_members(view, m, &pos);
     int tag = s_tag(self, view, K_BARRIER, 0);
-    int *cl = malloc(((size_t)n + 1) * sizeof *cl), multi = 0;
+    int *cl = s_ints(cbuf, (size_t)n + 1, 0), multi = 0;
     int unknown = s_clients(self, m, n, cl, &multi);
     multi &= !unknown;
     /* two members: one exchange (the dissemination's single round) beats a star's two
@@ -741,10 +767,10 @@ static int s_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, const gimpi_vie
         rc = s_barrier_star(self, m, n, pos, tag, count);
     else if (n > 1)
         rc = s_barrier_diss(self, m, n, pos, tag, count);
-    free(cl);
+    s_ints_free(cl, cbuf);
     if (tag >= 0 && (rc != GIMPI_EMISMATCH || !star || pos == 0))
         s_tag(self, view, K_BARRIER, 1);
-    free(m);
+    s_ints_free(m, mbuf);
     return rc;
 }
 
@@ -1138,9 +1164,13 @@ static int s_shm_reduce(gimpi_coll_t *self, gimpi_groups_t *groups, shm_link_t *
                         const combine_t *c, int pos, int rootpos, void *data, int count,
                         int tag)
 {
-    int n = link->n, *to, *flags;
-    if (s_stamp_lists(n, &to, &flags))
+    int n = link->n, tbuf[STACK_INTS], fbuf[STACK_INTS];
+    int *to = s_ints(tbuf, (size_t)n, 0), *flags = s_ints(fbuf, (size_t)n, 1);
+    if (!to || !flags) {
+        s_ints_free(to, tbuf);
+        s_ints_free(flags, fbuf);
         return GIMPI_ENOMEM;
+    }
     int nto = 0, all = c->fn != NULL;
     for (int j = 0; j < n; j++) {
         int up = 0;                     /* j is an ancestor of pos, or the root */
@@ -1153,8 +1183,8 @@ static int s_shm_reduce(gimpi_coll_t *self, gimpi_groups_t *groups, shm_link_t *
     int rc = coll_shm_reduce(link->seg, s_shm_combine, (void *)(uintptr_t)c, data, count, c->esize,
                              rootpos, all, flag, flags);
     int rc2 = rc == GIMPI_ESYSERR || rc == GIMPI_EBADMSG ? 0 : s_stamp_in(self, link, flags, tag);
-    free(to);
-    free(flags);
+    s_ints_free(to, tbuf);
+    s_ints_free(flags, fbuf);
     return s_worse(rc, rc2);
 }
 
@@ -1182,7 +1212,8 @@ static int s_reduce(gimpi_coll_t *self, gimpi_groups_t *groups, const gimpi_view
     if (count <= 0 || !data || tag < 0 || c.esize == 0 || datatype == GIMPI_STR ||
         (!fn && (op < GIMPI_OP_MAX || op > GIMPI_OP_PRODUCT)))
         return GIMPI_EBADPARAM;
-    int *m = malloc((size_t)view->ninst * sizeof *m), pos;
+    int mbuf[STACK_INTS], cbuf[STACK_INTS];
+    int *m = s_ints(mbuf, (size_t)view->ninst, 0), pos;
     if (!m)
         return GIMPI_ENOMEM;
     int n = s_members(view, m, &pos);
@@ -1193,12 +1224,12 @@ static int s_reduce(gimpi_coll_t *self, gimpi_groups_t *groups, const gimpi_view
     shm_link_t *link = NULL;
     if (t >= 0 && n > 1) {
         int multi = 0;
-        int *cl = malloc((size_t)n * sizeof *cl);
+        int *cl = s_ints(cbuf, (size_t)n, 0);
         if (cl && s_clients(self, m, n, cl, &multi))
             multi = 0;              /* a spawned member: our algorithms, as below */
         if (cl && !multi)
             link = s_shm(self, groups, view, m, n, pos, t, &rc);
-        free(cl);
+        s_ints_free(cl, cbuf);
     }
     if (t < 0)
         rc = t;
@@ -1211,7 +1242,7 @@ static int s_reduce(gimpi_coll_t *self, gimpi_groups_t *groups, const gimpi_view
         if (fn)
             rc = s_status_down(self, m, n, pos, rootpos, s_rekind(t, K_RSTAT), rc);
     }
-    free(m);
+    s_ints_free(m, mbuf);
     return rc;
 }
 
@@ -1293,36 +1324,100 @@ int gimpi_coll_scatter(gimpi_coll_t *self, const gimpi_view_t *view, void *resul
 
 /* ------------------------------------------------------------------ group level */
 
-/*  The view of a group now (snapshot from the groups cache); *snap keeps the group's
- *  state.  Returns the member count or an error (GIMPI_ESYSERR also when groupd's tid of
- *  this task is not its data-plane tid: the group's tids would mean other tasks). */
-static int s_group_view(gimpi_coll_t *self, gimpi_groups_t *groups, const char *group,
-                        gimpi_group_snap_t *snap, gimpi_view_t **view)
+/*  Lets go of a kept view (lock held): frees it when nobody holds it any more. */
+static cview_t *s_view_drop(cview_t *cv)
 {
-    *view = NULL;
+    return cv && --cv->refs == 0 ? cv : NULL;
+}
+
+/*  Puts back a view that s_group_view handed out. */
+static void s_view_put(gimpi_coll_t *self, cview_t **cv)
+{
+    if (!*cv)
+        return;
+    pthread_mutex_lock(&self->mu);
+    cview_t *gone = s_view_drop(*cv);
+    pthread_mutex_unlock(&self->mu);
+    if (gone) {
+        gimpi_view_destroy(&gone->v);
+        free(gone);
+    }
+    *cv = NULL;
+}
+
+/*  The view of a group now: the kept one while the groups cache still holds its version
+ *  (no copy, no allocation: the common case), else a new snapshot, kept in its place.
+ *  *snap gets the group's state (tids NULL).  Returns the member count or an error
+ *  (GIMPI_ESYSERR also when groupd's tid of this task is not its data-plane tid: the
+ *  group's tids would mean other tasks); a view handed out goes back with s_view_put. */
+static int s_group_view(gimpi_coll_t *self, gimpi_groups_t *groups, const char *group,
+                        gimpi_group_snap_t *snap, cview_t **cv)
+{
+    *cv = NULL;
     if (!groups)
         return GIMPI_ESYSERR;
-    int n = gimpi_group_snapshot(groups, group, snap);
+    int n = gimpi_group_state(groups, group, snap);
     if (n < 0)
         return n;
     int mytid = gimpi_msg_mytid(self->msg);
-    if (gimpi_group_mytid(groups) != mytid) {
-        free(snap->tids);
+    if (gimpi_group_mytid(groups) != mytid)
         return GIMPI_ESYSERR;
+    pthread_mutex_lock(&self->mu);
+    seq_t *s = s_entry(self, group);
+    if (s && s->view && s->view->v->version == snap->version) {
+        *cv = s->view;
+        (*cv)->refs++;
+        pthread_mutex_unlock(&self->mu);
+        return n;
     }
-    *view = gimpi_view_new(group, snap->version, snap->tids, snap->ninst, mytid);
-    free(snap->tids);
-    snap->tids = NULL;
-    return *view ? n : GIMPI_ENOMEM;
+    pthread_mutex_unlock(&self->mu);
+    gimpi_group_snap_t full;
+    n = gimpi_group_snapshot(groups, group, &full);
+    if (n < 0)
+        return n;
+    cview_t *nv = calloc(1, sizeof *nv);
+    if (nv)
+        nv->v = gimpi_view_new(group, full.version, full.tids, full.ninst, mytid);
+    free(full.tids);
+    full.tids = NULL;
+    if (!nv || !nv->v) {
+        free(nv);
+        return GIMPI_ENOMEM;
+    }
+    *snap = full;
+    nv->refs = 1;
+    pthread_mutex_lock(&self->mu);
+    s = s_entry(self, group);
+    cview_t *gone = NULL;
+    if (s) {
+        gone = s_view_drop(s->view);
+        s->view = nv;
+        nv->refs++;
+    }
+    pthread_mutex_unlock(&self->mu);
+    if (gone) {
+        gimpi_view_destroy(&gone->v);
+        free(gone);
+    }
+    *cv = nv;
+    return n;
 }
 
-/*  The view of a group now. */
+/*  The view of a group now (a copy the caller owns). */
 int gimpi_coll_group_view(gimpi_coll_t *self, gimpi_groups_t *groups, const char *group,
                           gimpi_view_t **view)
 {
     assert(self && view);
     gimpi_group_snap_t snap;
-    return s_group_view(self, groups, group, &snap, view);
+    cview_t *cv;
+    *view = NULL;
+    int n = s_group_view(self, groups, group, &snap, &cv);
+    if (n < 0)
+        return n;
+    *view = gimpi_view_new(group, cv->v->version, cv->v->tids, cv->v->ninst,
+                           gimpi_msg_mytid(self->msg));
+    s_view_put(self, &cv);
+    return *view ? n : GIMPI_ENOMEM;
 }
 
 /*  The version (+ 1; 0 = never) this task saw after its last groupd barrier on group. */
@@ -1359,10 +1454,11 @@ int gimpi_coll_group_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, const c
     if (count == 0 || count < -1)
         return GIMPI_EBADPARAM;
     gimpi_group_snap_t snap;
-    gimpi_view_t *v;
-    int n = s_group_view(self, groups, group, &snap, &v);
+    cview_t *cv;
+    int n = s_group_view(self, groups, group, &snap, &cv);
     if (n < 0)
         return n;
+    const gimpi_view_t *v = cv->v;
     int rc;
     if (v->me < 0)
         rc = GIMPI_ENOTINGROUP;
@@ -1381,18 +1477,16 @@ int gimpi_coll_group_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, const c
         self->dpb.groups = NULL;
         if (rc == GIMPI_ESYSERR && snap.frozen) {   /* a frozen group that lost a member */
             gimpi_group_snap_t now = { 0 };
-            if (gimpi_group_snapshot(groups, group, &now) < 0 || now.dead)
+            if (gimpi_group_state(groups, group, &now) < 0 || now.dead)
                 rc = GIMPI_ENOGROUP;
-            free(now.tids);
         }
     } else {
         rc = gimpi_group_barrier(groups, group, count);
         gimpi_group_snap_t now = { 0 };
-        if (rc == 0 && gimpi_group_snapshot(groups, group, &now) >= 0)
+        if (rc == 0 && gimpi_group_state(groups, group, &now) >= 0)
             s_set_synced(self, group, now.version + 1);
-        free(now.tids);
     }
-    gimpi_view_destroy(&v);
+    s_view_put(self, &cv);
     return rc;
 }
 
@@ -1406,28 +1500,28 @@ int gimpi_coll_group_bcast(gimpi_coll_t *self, gimpi_groups_t *groups, const cha
     if (tag < 0)
         return GIMPI_EBADPARAM;
     gimpi_group_snap_t snap;
-    gimpi_view_t *v;
-    int n = s_group_view(self, groups, group, &snap, &v);
+    cview_t *cv;
+    int n = s_group_view(self, groups, group, &snap, &cv);
     if (n < 0)
         return n;
-    int rc = gimpi_coll_bcast(self, v, cid, tag, buf, len);
-    gimpi_view_destroy(&v);
+    int rc = gimpi_coll_bcast(self, cv->v, cid, tag, buf, len);
+    s_view_put(self, &cv);
     return rc;
 }
 
 /*  Common front of the group-level reduce, gather and scatter: the view, membership. */
 static int s_group_enter(gimpi_coll_t *self, gimpi_groups_t *groups, const char *group,
-                         gimpi_view_t **v)
+                         cview_t **cv)
 {
-    *v = NULL;
+    *cv = NULL;
     if (!group || !*group)
         return GIMPI_ENULLGROUP;
     gimpi_group_snap_t snap;
-    int n = s_group_view(self, groups, group, &snap, v);
+    int n = s_group_view(self, groups, group, &snap, cv);
     if (n < 0)
         return n;
-    if ((*v)->me < 0) {
-        gimpi_view_destroy(v);
+    if ((*cv)->v->me < 0) {
+        s_view_put(self, cv);
         return GIMPI_ENOTINGROUP;
     }
     return 0;
@@ -1438,11 +1532,11 @@ int gimpi_coll_group_reduce(gimpi_coll_t *self, gimpi_groups_t *groups, const ch
                             int op, gimpi_reduce_fn fn, void *data, int count, int datatype,
                             int tag, int root)
 {
-    gimpi_view_t *v;
-    int rc = s_group_enter(self, groups, group, &v);
+    cview_t *cv;
+    int rc = s_group_enter(self, groups, group, &cv);
     if (rc == 0)
-        rc = s_reduce(self, groups, v, op, fn, data, count, datatype, tag, root);
-    gimpi_view_destroy(&v);
+        rc = s_reduce(self, groups, cv->v, op, fn, data, count, datatype, tag, root);
+    s_view_put(self, &cv);
     return rc;
 }
 
@@ -1451,11 +1545,11 @@ static int s_group_gs(gimpi_coll_t *self, gimpi_groups_t *groups, const char *gr
                       void *result, const void *data, int count, int datatype, int tag,
                       int root, int scatter)
 {
-    gimpi_view_t *v;
-    int rc = s_group_enter(self, groups, group, &v);
+    cview_t *cv;
+    int rc = s_group_enter(self, groups, group, &cv);
     if (rc == 0)
-        rc = s_gather_scatter(self, v, result, data, count, datatype, tag, root, scatter);
-    gimpi_view_destroy(&v);
+        rc = s_gather_scatter(self, cv->v, result, data, count, datatype, tag, root, scatter);
+    s_view_put(self, &cv);
     return rc;
 }
 

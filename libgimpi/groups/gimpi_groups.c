@@ -1164,7 +1164,23 @@ int gimpi_groups_lookup_only(gimpi_groups_t *self, int tid, gimpi_task_info_t *i
 
 /*  The membership of a group for the collectives: from the cache when it is current, else
  *  one SNAPSHOT round trip (not cached).  Returns the member count, or an error. */
+static int s_snapshot(gimpi_groups_t *self, const char *group, gimpi_group_snap_t *snap,
+                      int tids);
+
 int gimpi_group_snapshot(gimpi_groups_t *self, const char *group, gimpi_group_snap_t *snap)
+{
+    return s_snapshot(self, group, snap, 1);
+}
+
+/*  The group's state without its tids (gimpi_group.h). */
+int gimpi_group_state(gimpi_groups_t *self, const char *group, gimpi_group_snap_t *snap)
+{
+    return s_snapshot(self, group, snap, 0);
+}
+
+/*  Fills snap, with the tids when tids is 1. */
+static int s_snapshot(gimpi_groups_t *self, const char *group, gimpi_group_snap_t *snap,
+                      int tids)
 {
     assert(snap);
     memset(snap, 0, sizeof *snap);
@@ -1190,18 +1206,21 @@ int gimpi_group_snapshot(gimpi_groups_t *self, const char *group, gimpi_group_sn
         free(tmp.slots);
         return GIMPI_ENOGROUP;
     }
-    int ninst = 0;
+    int ninst = 0, n = 0;
     for (int i = 0; i < e->cap; i++)
-        if (e->slots[i] > 0)
+        if (e->slots[i] > 0) {
             ninst = i + 1;
-    snap->tids = malloc((size_t)(ninst ? ninst : 1) * sizeof *snap->tids);
-    if (!snap->tids) {
-        free(tmp.slots);
-        return GIMPI_ENOMEM;
+            n++;
+        }
+    if (tids) {
+        snap->tids = malloc((size_t)(ninst ? ninst : 1) * sizeof *snap->tids);
+        if (!snap->tids) {
+            free(tmp.slots);
+            return GIMPI_ENOMEM;
+        }
+        for (int i = 0; i < ninst; i++)
+            snap->tids[i] = e->slots[i] > 0 ? e->slots[i] : 0;
     }
-    int n = 0;
-    for (int i = 0; i < ninst; i++)
-        n += (snap->tids[i] = e->slots[i] > 0 ? e->slots[i] : 0) > 0;
     snap->ninst = ninst;
     snap->version = e->version;
     snap->frozen = e->frozen;
