@@ -57,6 +57,8 @@
 #define QUICK_TICK 256              /* ... and polls the sockets of shared-memory links and
                                        the dynamic hosts' every this many looks (a power
                                        of 2; about every 20 us of a spin) */
+#define FIRST_LOOKS 16              /* a task with its own core looks this often at its
+                                       rings before a wait reads the clock */
 #define SPIN_US_DEFAULT 500         /* how long a blocked call polls (yielding) before sleeping */
 #define HOT_SPIN_US 20              /* first part of it without yielding, when every local
                                        peer of a shared-memory link can have a core */
