@@ -508,7 +508,8 @@ static int s_wait(coll_shm_t *self, word_t *w, uint32_t target, uint32_t slack)
     int r = s_reached(self, w, target, slack);
     if (r)
         return r < 0 ? r : 0;
-    int64_t start = s_now_us(), spin_end = start + self->spin_us;
+    int64_t start = 0, spin_end = 0;  /* the clock is read from the 16th look on (a look
+                                         costs less than reading it) */
     for (unsigned i = 1;; i++) {
         r = s_reached(self, w, target, slack);
         if (r)
@@ -520,7 +521,11 @@ static int s_wait(coll_shm_t *self, word_t *w, uint32_t target, uint32_t slack)
         if (i > (unsigned)self->pauses || (i & 15) == 0) {
             if (__atomic_load_n(s_broken(self), __ATOMIC_RELAXED))
                 return GIMPI_ESYSERR;
-            if (s_now_us() >= spin_end)
+            int64_t now = s_now_us();
+            if (!start) {
+                start = now;
+                spin_end = start + self->spin_us;
+            } else if (now >= spin_end)
                 break;
         }
     }

@@ -55,6 +55,7 @@ typedef struct seq_t {
     uint64_t version;               /* the membership version seq counts from */
     uint64_t synced;                /* version at this task's last groupd barrier, + 1 */
     uint32_t seq;
+    uint32_t hash;                  /* s_hash of the name */
     int shm_tried;                  /* shm below is settled for shm_version/shm_key */
     uint64_t shm_version;
     uint32_t shm_key;               /* hash of the members' tids */
@@ -225,6 +226,7 @@ static seq_t *s_entry(gimpi_coll_t *self, const char *name)
     if (!s)
         return NULL;
     memcpy(s->name, name, len + 1);
+    s->hash = s_hash(name);
     s->next = self->seqs;
     self->seqs = s;
     return s;
@@ -247,8 +249,8 @@ static int s_tag(gimpi_coll_t *self, const gimpi_view_t *view, int k, int advanc
         s->seq = 0;
     }
     uint32_t seq = advance ? s->seq++ : s->seq;
+    uint32_t h = s->hash ^ (uint32_t)view->version * 2654435761u;
     pthread_mutex_unlock(&self->mu);
-    uint32_t h = s_hash(view->name) ^ (uint32_t)view->version * 2654435761u;
     return (int)((1u << 30) | ((uint32_t)(k & 7) << 27) | ((h & 0x7ff) << 16) | (seq & 0xffff));
 }
 
@@ -491,7 +493,11 @@ static shm_link_t *s_shm(gimpi_coll_t *self, gimpi_groups_t *groups, const gimpi
         return NULL;
     }
     coll_shm_t *seg;
+    if (self->dpb.groups)               /* the set-up waits on the data plane */
+        gimpi_msg_set_blocked_hook(self->msg, s_on_blocked, self);
     *rc = s_shm_setup(self, m, n, pos, tag, &seg);
+    if (self->dpb.groups)
+        gimpi_msg_set_blocked_hook(self->msg, NULL, NULL);
     if (*rc)
         return NULL;
     shm_link_t *link = seg ? calloc(1, sizeof *link + (size_t)n * sizeof(int)) : NULL;
@@ -761,12 +767,18 @@ static int s_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, const gimpi_vie
     else if (link) {
         rc = s_shm_barrier(self, groups, link, pos, tag);
         star = 0;
-    } else if (multi)
-        rc = s_barrier_clients(self, m, n, pos, tag, count, cl);
-    else if (star)
-        rc = s_barrier_star(self, m, n, pos, tag, count);
-    else if (n > 1)
-        rc = s_barrier_diss(self, m, n, pos, tag, count);
+    } else {                            /* on the data plane: shown by gimpi-stat once slow */
+        if (self->dpb.groups)
+            gimpi_msg_set_blocked_hook(self->msg, s_on_blocked, self);
+        if (multi)
+            rc = s_barrier_clients(self, m, n, pos, tag, count, cl);
+        else if (star)
+            rc = s_barrier_star(self, m, n, pos, tag, count);
+        else if (n > 1)
+            rc = s_barrier_diss(self, m, n, pos, tag, count);
+        if (self->dpb.groups)
+            gimpi_msg_set_blocked_hook(self->msg, NULL, NULL);
+    }
     s_ints_free(cl, cbuf);
     if (tag >= 0 && (rc != GIMPI_EMISMATCH || !star || pos == 0))
         s_tag(self, view, K_BARRIER, 1);
@@ -1349,9 +1361,11 @@ static void s_view_put(gimpi_coll_t *self, cview_t **cv)
  *  (no copy, no allocation: the common case), else a new snapshot, kept in its place.
  *  *snap gets the group's state (tids NULL).  Returns the member count or an error
  *  (GIMPI_ESYSERR also when groupd's tid of this task is not its data-plane tid: the
- *  group's tids would mean other tasks); a view handed out goes back with s_view_put. */
+ *  group's tids would mean other tasks); a view handed out goes back with s_view_put.
+ *  *synced (when not NULL) gets the version (+ 1; 0 = never) this task saw after its
+ *  last groupd barrier on the group. */
 static int s_group_view(gimpi_coll_t *self, gimpi_groups_t *groups, const char *group,
-                        gimpi_group_snap_t *snap, cview_t **cv)
+                        gimpi_group_snap_t *snap, cview_t **cv, uint64_t *synced)
 {
     *cv = NULL;
     if (!groups)
@@ -1367,6 +1381,8 @@ static int s_group_view(gimpi_coll_t *self, gimpi_groups_t *groups, const char *
     if (s && s->view && s->view->v->version == snap->version) {
         *cv = s->view;
         (*cv)->refs++;
+        if (synced)
+            *synced = s->synced;
         pthread_mutex_unlock(&self->mu);
         return n;
     }
@@ -1394,6 +1410,8 @@ static int s_group_view(gimpi_coll_t *self, gimpi_groups_t *groups, const char *
         s->view = nv;
         nv->refs++;
     }
+    if (synced)
+        *synced = s ? s->synced : 0;
     pthread_mutex_unlock(&self->mu);
     if (gone) {
         gimpi_view_destroy(&gone->v);
@@ -1411,7 +1429,7 @@ int gimpi_coll_group_view(gimpi_coll_t *self, gimpi_groups_t *groups, const char
     gimpi_group_snap_t snap;
     cview_t *cv;
     *view = NULL;
-    int n = s_group_view(self, groups, group, &snap, &cv);
+    int n = s_group_view(self, groups, group, &snap, &cv, NULL);
     if (n < 0)
         return n;
     *view = gimpi_view_new(group, cv->v->version, cv->v->tids, cv->v->ninst,
@@ -1420,17 +1438,7 @@ int gimpi_coll_group_view(gimpi_coll_t *self, gimpi_groups_t *groups, const char
     return *view ? n : GIMPI_ENOMEM;
 }
 
-/*  The version (+ 1; 0 = never) this task saw after its last groupd barrier on group. */
-static uint64_t s_synced(gimpi_coll_t *self, const char *group)
-{
-    pthread_mutex_lock(&self->mu);
-    seq_t *s = s_entry(self, group);
-    uint64_t v = s ? s->synced : 0;
-    pthread_mutex_unlock(&self->mu);
-    return v;
-}
-
-/*  Records that version (+ 1). */
+/*  Records the version (+ 1) this task saw after a groupd barrier on group. */
 static void s_set_synced(gimpi_coll_t *self, const char *group, uint64_t v)
 {
     pthread_mutex_lock(&self->mu);
@@ -1455,7 +1463,8 @@ int gimpi_coll_group_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, const c
         return GIMPI_EBADPARAM;
     gimpi_group_snap_t snap;
     cview_t *cv;
-    int n = s_group_view(self, groups, group, &snap, &cv);
+    uint64_t synced;
+    int n = s_group_view(self, groups, group, &snap, &cv, &synced);
     if (n < 0)
         return n;
     const gimpi_view_t *v = cv->v;
@@ -1464,14 +1473,12 @@ int gimpi_coll_group_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, const c
         rc = GIMPI_ENOTINGROUP;
     else if (snap.dead)
         rc = GIMPI_ENOGROUP;
-    else if ((count == -1 || count == n) && s_synced(self, group) == snap.version + 1) {
+    else if ((count == -1 || count == n) && synced == snap.version + 1) {
         self->dpb.groups = groups;
         self->dpb.group = group;
         self->dpb.count = n;
         self->dpb.noted = 0;
-        gimpi_msg_set_blocked_hook(self->msg, s_on_blocked, self);
         rc = s_barrier(self, groups, v, n);
-        gimpi_msg_set_blocked_hook(self->msg, NULL, NULL);
         if (self->dpb.noted)
             gimpi_groups_barrier_note(groups, group, 0);
         self->dpb.groups = NULL;
@@ -1501,7 +1508,7 @@ int gimpi_coll_group_bcast(gimpi_coll_t *self, gimpi_groups_t *groups, const cha
         return GIMPI_EBADPARAM;
     gimpi_group_snap_t snap;
     cview_t *cv;
-    int n = s_group_view(self, groups, group, &snap, &cv);
+    int n = s_group_view(self, groups, group, &snap, &cv, NULL);
     if (n < 0)
         return n;
     int rc = gimpi_coll_bcast(self, cv->v, cid, tag, buf, len);
@@ -1517,7 +1524,7 @@ static int s_group_enter(gimpi_coll_t *self, gimpi_groups_t *groups, const char 
     if (!group || !*group)
         return GIMPI_ENULLGROUP;
     gimpi_group_snap_t snap;
-    int n = s_group_view(self, groups, group, &snap, cv);
+    int n = s_group_view(self, groups, group, &snap, cv, NULL);
     if (n < 0)
         return n;
     if ((*cv)->v->me < 0) {

@@ -847,9 +847,16 @@ static int s_behind(gimpi_groups_t *self, const centry_t *e)
 
 /*  The current cache entry of a group, or NULL (then the caller asks groupd).  The first
  *  query of a group starts watching it (s_watch). */
+static centry_t *s_cached_at(gimpi_groups_t *self, const char *group, int64_t now);
+
 static centry_t *s_cached(gimpi_groups_t *self, const char *group)
 {
-    int64_t now = groups_now_ns();
+    return s_cached_at(self, group, groups_now_ns());
+}
+
+/*  s_cached at the time now (a caller that has just read the clock). */
+static centry_t *s_cached_at(gimpi_groups_t *self, const char *group, int64_t now)
+{
     if (now - self->last_check_ns >= CHECK_INTERVAL_NS) {
         s_drain(self);
         self->last_check_ns = now;
@@ -878,8 +885,17 @@ static centry_t *s_cached(gimpi_groups_t *self, const char *group)
 
 /* ------------------------------------------------------------------ the calls */
 
+static int s_enter_at(gimpi_groups_t *self, const char *group, int64_t *now_ns);
+
 /*  Common entry: checks the name, connects.  0 or an error. */
 static int s_enter(gimpi_groups_t *self, const char *group)
+{
+    int64_t now;
+    return s_enter_at(self, group, &now);
+}
+
+/*  s_enter, telling the time it read. */
+static int s_enter_at(gimpi_groups_t *self, const char *group, int64_t *now_ns)
 {
     assert(self);
     if (!group || !*group)
@@ -889,7 +905,7 @@ static int s_enter(gimpi_groups_t *self, const char *group)
     int rc = groups_ready(self);
     if (rc)
         return rc;
-    int64_t now = groups_now_ns();
+    int64_t now = *now_ns = groups_now_ns();
     if (now - self->last_monitor_ns >= CHECK_INTERVAL_NS) {
         if (groups_check_monitor(self))
             return GIMPI_ESYSERR;
@@ -1184,13 +1200,14 @@ static int s_snapshot(gimpi_groups_t *self, const char *group, gimpi_group_snap_
 {
     assert(snap);
     memset(snap, 0, sizeof *snap);
-    int rc = s_enter(self, group);
+    int64_t now;
+    int rc = s_enter_at(self, group, &now);
     if (!rc && self->ndeferred)
         rc = s_flush(self);
     if (rc)
         return rc;
     centry_t tmp = { 0 };
-    centry_t *e = s_cached(self, group);
+    centry_t *e = s_cached_at(self, group, now);
     if (e)
         self->n_local++;
     else {
