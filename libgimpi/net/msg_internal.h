@@ -326,6 +326,7 @@ struct gimpi_msg_t {
         int spin_us;                /* GIMPI_SPIN_US */
         int ncpu;                   /* cores the tasks of this machine share */
         bool own_core;              /* this task has a core of its own (gimpi_bind.h) */
+        int cv_waiters;             /* threads in a wait on cv (under mu) */
         int nshm;                   /* connections whose bytes go through shared memory */
         int hot_off;                /* waits left before spinning without yielding again */
     } prog;

@@ -30,7 +30,8 @@ static void s_um_arrived(gimpi_msg_t *self, umsg_t *um)
         msg_um_free(um);
     } else {
         msg_um_push(self, um);
-        pthread_cond_broadcast(&self->cv);
+        if (self->prog.cv_waiters)
+            pthread_cond_broadcast(&self->cv);
     }
 }
 
@@ -263,7 +264,7 @@ void gimpi_msg__fill(gimpi_msg_t *self, void *ph, uint8_t *data)
     if (um->claim) {
         msg_deliver(self, um, um->claim);
         msg_um_free(um);
-    } else
+    } else if (self->prog.cv_waiters)
         pthread_cond_broadcast(&self->cv);
 }
 

@@ -84,7 +84,8 @@ static void s_quick_look(gimpi_msg_t *self, struct pollfd *pfd, const int *map, 
                 msg_dyn_event(self, pfd[i].fd, pfd[i].revents);
     if (self->prog.app_polling)
         msg_kick(self);
-    pthread_cond_broadcast(&self->cv);
+    if (self->prog.cv_waiters)          /* a look is frequent: tell only who waits */
+        pthread_cond_broadcast(&self->cv);
 }
 
 /*  One round of progress: polls the connections (timeout_ms; 0 = just look, the lock is
@@ -138,7 +139,9 @@ void msg_drive(gimpi_msg_t *self, int timeout_ms, int app)
         map[np++] = -2;
     if (np == 0 && timeout_ms && app) {     /* nothing to watch: wait for a state change */
         struct timespec ts = s_realtime_in(10 * 1000000L);
+        self->prog.cv_waiters++;
         pthread_cond_timedwait(&self->cv, &self->mu, &ts);
+        self->prog.cv_waiters--;
         return;
     }
     int rc;
@@ -212,7 +215,8 @@ void msg_drive(gimpi_msg_t *self, int timeout_ms, int app)
 done:
     if (self->prog.app_polling)
         msg_kick(self);
-    pthread_cond_broadcast(&self->cv);
+    if (self->prog.cv_waiters)
+        pthread_cond_broadcast(&self->cv);
 }
 
 /*  Adds peer p to the set asked about (once; kin with a live connection or an open one to
@@ -346,7 +350,9 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
         }
         if (self->prog.driving) {        /* another application thread polls: let it */
             struct timespec ts = s_realtime_in(5 * 1000000L);
+            self->prog.cv_waiters++;
             pthread_cond_timedwait(&self->cv, &self->mu, &ts);
+            self->prog.cv_waiters--;
             continue;
         }
         int t = 0;
