@@ -9,7 +9,7 @@
  *  the middle of a barrier, a bcast and a reduce (the others get an error, nobody hangs).
  *  All of it twice: with barrier and reduce through shared memory (the default: every task
  *  shares this machine) and with GIMPI_SHM=0; plus shared memory against sockets bit for
- *  bit, and a corrupt segment header.
+ *  bit, a corrupt segment header, and members on several nodes (a segment per node).
  */
 #include "dp_harness.h"
 #include "gimpi_coll.h"
@@ -18,6 +18,7 @@
 #include "testlib.h"
 
 #include <signal.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -515,6 +516,51 @@ static int s_same_body(const impi_tables_t *t, int rank, int lfd, void *arg)
     return dp_close(&ctx) ? 1 : 0;
 }
 
+/*  Members on several nodes (GIMPI_HOST names them: ranks 0-2 on "a", 3-4 on "b", the rest
+ *  alone on nodes of their own): a segment per node with two members or more, none for a
+ *  member alone; 300 barriers of which none lets anyone out early (each member counts its
+ *  rounds in a shared page before the barrier and checks everybody's after), reduces over
+ *  the nodes, and with arg set, rank 4 killed in the middle: every survivor fails, none
+ *  hangs, leaders and members alike. */
+static int s_nodes_body(const impi_tables_t *t, int rank, int lfd, void *arg)
+{
+    volatile int *rounds = arg;
+    static const char *const names[] = { "a", "a", "a", "b", "b", "c", "d", "e" };
+    setenv("GIMPI_HOST", names[rank], 1);
+    gimpi_msg_t *ctx = dp_open(t, rank, lfd, TMO);
+    CHECK(ctx, "open");
+    gimpi_coll_t *coll = gimpi_coll_new(ctx);
+    gimpi_view_t *v = s_world_view(ctx, "nodes");
+    CHECK(coll && v, "new");
+    int n = gimpi_msg_ntasks(ctx);
+    CALL(gimpi_coll_barrier(coll, v));
+    CHECK(s_mapped() == (rank < 5), "rank %d maps a segment: %d", rank, s_mapped());
+    int killing = rounds[63] != 0;
+    for (int r = 1; r <= 300; r++) {
+        if (killing && rank == 4 && r == 150)
+            raise(SIGKILL);
+        __atomic_store_n(&rounds[rank], r, __ATOMIC_SEQ_CST);
+        int rc = gimpi_coll_barrier(coll, v);
+        if (killing && r >= 150) {
+            CHECK(rc == GIMPI_ESYSERR, "round %d with rank 4 dead: %d", r, rc);
+            break;
+        }
+        CHECK(rc == 0, "barrier %d: %s", r, gimpi_strerror(rc));
+        for (int j = 0; j < n; j++)
+            CHECK(__atomic_load_n(&rounds[j], __ATOMIC_SEQ_CST) >= r,
+                  "round %d: member %d left the barrier before member %d came (%d)", r, rank,
+                  j, rounds[j]);
+        if (r % 50 == 0) {
+            int x = rank + 1;
+            CALL(gimpi_coll_reduce(coll, v, GIMPI_OP_SUM, NULL, &x, 1, GIMPI_INT, 1, r % n));
+            CHECK(rank != r % n || x == n * (n + 1) / 2, "reduce to %d: %d", r % n, x);
+        }
+    }
+    gimpi_view_destroy(&v);
+    gimpi_coll_destroy(&coll);
+    return dp_close(&ctx) ? 1 : 0;
+}
+
 /*  A member scribbles over the segment's header (found in /proc/self/maps): every member's
  *  next barrier and reduce fail, nobody hangs, and the group works again once its
  *  membership changes (a new version: a new segment). */
@@ -599,6 +645,16 @@ int main(void)
         s_job("shared memory and sockets: the same bits", same[i], s_same_body, NULL, -1);
     s_job("a corrupt segment header: errors, no hang, a new version works", 4, s_corrupt_body,
           NULL, -1);
+    int *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (page == MAP_FAILED)
+        BAIL_OUT("mmap");
+    memset(page, 0, 4096);
+    s_job("members on four nodes: a segment per node, leaders on the data plane", 6,
+          s_nodes_body, page, -1);
+    memset(page, 0, 4096);
+    page[63] = 1;
+    s_job("members on four nodes, one killed: every survivor fails", 6, s_nodes_body, page, 4);
+    munmap(page, 4096);
     note("GIMPI_SHM=0: everything over the data plane");
     setenv("GIMPI_SHM", "0", 1);
     s_all_jobs();

@@ -215,6 +215,20 @@ static int s_boot_id(uint8_t id[16])
     return k == 32 ? 0 : -1;
 }
 
+/*  The node key (coll_shm.h): the boot id (zeros when unreadable: such members never
+ *  share) and FNV-1a 64 of the virtual machine host's name. */
+void coll_shm_node_key(uint8_t key[COLL_SHM_NODE_KEY])
+{
+    memset(key, 0, COLL_SHM_NODE_KEY);
+    if (s_boot_id(key) < 0)
+        memset(key, 0, 16);
+    const char *host = getenv("GIMPI_HOST");
+    uint64_t h = 1469598103934665603ull;
+    for (const char *c = host ? host : ""; *c; c++)
+        h = (h ^ (uint8_t)*c) * 1099511628211ull;
+    s_put64(key + 16, h);
+}
+
 /* ------------------------------------------------------------------ the segment */
 
 /*  The member's settings that do not depend on the segment: barrier radix and spinning. */

@@ -70,6 +70,12 @@ int coll_shm_reduce(coll_shm_t *self, coll_shm_combine_fn fn, void *arg, void *d
                     size_t esize, int rootpos, int wait_all, int flag, int *flags);
 
 /*  Offer codec (fixed little-endian layout); decode returns 0 or GIMPI_EBADMSG. */
+/*  The node this process is on, as COLL_SHM_NODE_KEY bytes: the machine's boot id and a
+ *  hash of its virtual machine host's name (GIMPI_HOST), so that emulated hosts on one
+ *  machine are nodes of their own.  Members with equal keys may share a segment. */
+#define COLL_SHM_NODE_KEY 24
+void coll_shm_node_key(uint8_t key[COLL_SHM_NODE_KEY]);
+
 void coll_shm_offer_encode(const coll_shm_offer_t *offer, uint8_t buf[COLL_SHM_OFFER_SIZE]);
 int coll_shm_offer_decode(const uint8_t *buf, size_t len, coll_shm_offer_t *offer);
 

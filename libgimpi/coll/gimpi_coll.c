@@ -31,15 +31,21 @@
 
 enum { K_ALIVE = 0, K_BARRIER = 1, K_REDUCE, K_RSTAT, K_GATHER, K_SCATTER, K_RGATHER, K_SHM };
 
-/*  The shared-memory segment of a view whose members share this machine (coll_shm.h). */
+/*  The shared memory of a view's members (coll_shm.h): one segment when they all share
+ *  this machine; when they are on several nodes, one segment per node with two members or
+ *  more, and the first member of each node leads it on the data plane (hierarchical). */
 typedef struct {
-    coll_shm_t *seg;
+    coll_shm_t *seg;                /* this node's segment (NULL: alone on its node) */
     gimpi_coll_t *coll;
     uint64_t seen;                  /* groupd version this task had told the members of */
-    int n;
+    int n;                          /* members of the segment (of this node) */
+    int pos;                        /* this member's place among them */
+    int nlead;                      /* nodes: 1 = every member in the one segment */
+    int lead_pos;                   /* this member's place among the leaders, or -1 */
+    int *lead;                      /* the leaders' tids, in node order (after tids) */
     int64_t asked_ms;               /* when groupd was last asked about the members ... */
     int asking;                     /* ... and whether this round of questions asks it */
-    int tids[];                     /* the members in instance order */
+    int tids[];                     /* the segment's members in instance order */
 } shm_link_t;
 
 /*  A group's view kept for its membership version, shared by the calls that use it: freed
@@ -420,25 +426,127 @@ static int s_shm_alive(void *arg, int j)
 /*  x = x op y for coll_shm_reduce (coll_shm_combine_fn over a combine_t). */
 static int s_shm_combine(void *arg, void *x, const void *y, int cnt);
 
-/*  Sets up the segment of members m[0..n-1] (pos: the caller): m[0] makes it and sends the
- *  offer, the others map it and answer whether they could, and m[0] tells everybody the
- *  verdict (all could: shared memory, else the data plane).  Messages on the collective
- *  context with the operation's tag re-kinded.  0 or GIMPI_ESYSERR (a member died). */
+/*  Checks the node table m[0] sent: node 0 first, every node numbered by its first member. */
+static int s_nodes_ok(const int32_t *node, int n)
+{
+    int top = -1;
+    for (int i = 0; i < n; i++) {
+        if (node[i] < 0 || node[i] > top + 1)
+            return 0;
+        if (node[i] > top)
+            top = node[i];
+    }
+    return n > 0 && node[0] == 0;
+}
+
+/*  The link of member pos of m[0..n-1] on the nodes of node[] (seg: its node's segment). */
+static shm_link_t *s_link_new(gimpi_coll_t *self, const int *m, const int32_t *node, int n,
+                              int pos, coll_shm_t *seg)
+{
+    int nn = 0, nlead = 0, lpos = 0, lead_pos = -1;
+    for (int i = 0; i < n; i++) {
+        if (node[i] == node[pos]) {
+            lpos += i < pos;
+            nn++;
+        }
+        if (node[i] == nlead) {         /* a node's first member */
+            if (i == pos)
+                lead_pos = nlead;
+            nlead++;
+        }
+    }
+    shm_link_t *link = calloc(1, sizeof *link + (size_t)(nn + nlead) * sizeof(int));
+    if (!link)
+        return NULL;
+    link->seg = seg;
+    link->coll = self;
+    link->n = nn;
+    link->pos = lpos;
+    link->nlead = nlead;
+    link->lead_pos = lead_pos;
+    link->lead = link->tids + nn;
+    for (int i = 0, k = 0, l = 0; i < n; i++) {
+        if (node[i] == node[pos])
+            link->tids[k++] = m[i];
+        if (node[i] == l)
+            link->lead[l++] = m[i];
+    }
+    return link;
+}
+
+/*  Sets up the shared memory of members m[0..n-1] (pos: the caller), in four steps on the
+ *  collective context with the operation's tag re-kinded: every member sends m[0] its node
+ *  key (coll_shm_node_key), and m[0] answers with the node of every member; the first
+ *  member of each node with others makes that node's segment and sends them the offer,
+ *  they map it; every member tells m[0] whether it could, and m[0] tells everybody the
+ *  verdict (all could: shared memory, else the data plane).  *out: the link (NULL: the
+ *  data plane, also when no two members share a node).  0 or GIMPI_ESYSERR (a member
+ *  died). */
 static int s_shm_setup(gimpi_coll_t *self, const int *m, int n, int pos, int tag,
-                       coll_shm_t **seg)
+                       shm_link_t **out)
 {
     int t = s_rekind(tag, K_SHM), rc = 0;
-    int32_t ok = 0, verdict = 0;
-    uint8_t buf[COLL_SHM_OFFER_SIZE] = { 0 };
-    coll_shm_offer_t offer;
-    *seg = NULL;
+    int32_t ok = 1, verdict = 0;
+    *out = NULL;
+    int32_t *node = calloc((size_t)n, sizeof *node);
+    uint8_t (*keys)[COLL_SHM_NODE_KEY] = pos == 0 ? calloc((size_t)n, sizeof *keys) : NULL;
+    uint8_t key[COLL_SHM_NODE_KEY];
+    coll_shm_node_key(key);
+    if (!node || (pos == 0 && !keys)) {
+        free(node);
+        free(keys);
+        return GIMPI_ENOMEM;
+    }
     if (pos == 0) {
-        *seg = coll_shm_create(n, self->chunk, &offer);
-        if (*seg)
-            coll_shm_offer_encode(&offer, buf);
+        memcpy(keys[0], key, sizeof key);
         for (int i = 1; i < n && rc == 0; i++)
-            rc = s_send(self, m[i], t, buf, sizeof buf);
-        verdict = *seg != NULL;
+            rc = s_recv(self, m[i], t, keys[i], sizeof key);
+        int nodes = 0;
+        for (int i = 0; i < n; i++) {
+            node[i] = -1;
+            for (int j = 0; j < i && node[i] < 0; j++)
+                if (memcmp(keys[j], keys[i], sizeof key) == 0)
+                    node[i] = node[j];
+            if (node[i] < 0)
+                node[i] = nodes++;
+        }
+        for (int i = 1; i < n && rc == 0; i++)
+            rc = s_send(self, m[i], t, node, (size_t)n * sizeof *node);
+    } else {
+        rc = s_send(self, m[0], t, key, sizeof key);
+        if (rc == 0)
+            rc = s_recv(self, m[0], t, node, (size_t)n * sizeof *node);
+        if (rc == 0 && !s_nodes_ok(node, n))
+            rc = GIMPI_EBADMSG;
+    }
+    free(keys);
+    coll_shm_t *seg = NULL;
+    int lead = 0, nn = 0, lpos = 0;
+    for (int i = n - 1; rc == 0 && i >= 0; i--)
+        if (node[i] == node[pos]) {
+            lead = i;
+            nn++;
+            lpos += i < pos;
+        }
+    if (rc == 0 && nn > 1) {            /* this node's segment */
+        uint8_t buf[COLL_SHM_OFFER_SIZE] = { 0 };
+        coll_shm_offer_t offer;
+        if (pos == lead) {
+            seg = coll_shm_create(nn, self->chunk, &offer);
+            if (seg)
+                coll_shm_offer_encode(&offer, buf);
+            for (int i = lead + 1; i < n && rc == 0; i++)
+                if (node[i] == node[pos])
+                    rc = s_send(self, m[i], t, buf, sizeof buf);
+        } else {
+            rc = s_recv(self, m[lead], t, buf, sizeof buf);
+            if (rc == 0 && coll_shm_offer_decode(buf, sizeof buf, &offer) == 0 && offer.n == nn)
+                seg = coll_shm_attach(&offer, lpos, NULL);
+        }
+        ok = seg != NULL;
+    }
+    if (pos == 0) {
+        verdict = ok;
         for (int i = 1; i < n && rc == 0; i++) {
             rc = s_recv(self, m[i], t, &ok, 4);
             verdict &= ok == 1;
@@ -446,19 +554,21 @@ static int s_shm_setup(gimpi_coll_t *self, const int *m, int n, int pos, int tag
         for (int i = 1; i < n && rc == 0; i++)
             rc = s_send(self, m[i], t, &verdict, 4);
     } else {
-        rc = s_recv(self, m[0], t, buf, sizeof buf);
-        if (rc == 0 && coll_shm_offer_decode(buf, sizeof buf, &offer) == 0 && offer.n == n)
-            *seg = coll_shm_attach(&offer, pos, NULL);
-        ok = *seg != NULL;
         if (rc == 0)
             rc = s_send(self, m[0], t, &ok, 4);
         if (rc == 0)
             rc = s_recv(self, m[0], t, &verdict, 4);
     }
-    coll_shm_close_fd(*seg);
-    if (rc || verdict != 1)
-        coll_shm_destroy(seg);
-    return rc;
+    coll_shm_close_fd(seg);
+    int nodes = 0;                      /* shared memory helps when nodes < members */
+    for (int i = 0; rc == 0 && i < n; i++)
+        nodes = node[i] + 1 > nodes ? node[i] + 1 : nodes;
+    if (rc == 0 && verdict == 1 && nodes < n)
+        *out = s_link_new(self, m, node, n, pos, seg);
+    if (!*out)
+        coll_shm_destroy(&seg);
+    free(node);
+    return rc == GIMPI_EBADMSG ? GIMPI_ESYSERR : rc;
 }
 
 /*  The segment of a view's members m[0..n-1] (NULL: they meet over the data plane): made
@@ -492,24 +602,18 @@ static shm_link_t *s_shm(gimpi_coll_t *self, gimpi_groups_t *groups, const gimpi
         *rc = GIMPI_ENOMEM;
         return NULL;
     }
-    coll_shm_t *seg;
+    shm_link_t *link;
     if (self->dpb.groups)               /* the set-up waits on the data plane */
         gimpi_msg_set_blocked_hook(self->msg, s_on_blocked, self);
-    *rc = s_shm_setup(self, m, n, pos, tag, &seg);
+    *rc = s_shm_setup(self, m, n, pos, tag, &link);
     if (self->dpb.groups)
         gimpi_msg_set_blocked_hook(self->msg, NULL, NULL);
     if (*rc)
         return NULL;
-    shm_link_t *link = seg ? calloc(1, sizeof *link + (size_t)n * sizeof(int)) : NULL;
     if (link) {
-        link->seg = seg;
-        link->coll = self;
-        link->n = n;
         link->seen = groups ? gimpi_groups_seen(groups) : 0;    /* the set-up told them */
-        memcpy(link->tids, m, (size_t)n * sizeof(int));
-        coll_shm_set_alive(seg, s_shm_alive, link);
-    } else
-        coll_shm_destroy(&seg);
+        coll_shm_set_alive(link->seg, s_shm_alive, link);
+    }
     pthread_mutex_lock(&self->mu);
     s = s_entry(self, view->name);
     if (s) {
@@ -598,6 +702,33 @@ static int s_shm_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, shm_link_t 
 }
 
 /* ------------------------------------------------------------------ barrier */
+
+static int s_barrier_diss(gimpi_coll_t *self, const int *m, int n, int pos, int tag, int count,
+                          int32_t st);
+
+/*  Barrier through shared memory: in the one segment, or, on several nodes, each node's
+ *  members meet in their segment, its leader meets the other leaders on the data plane
+ *  (dissemination), and the node meets again to be released.  A leader whose meeting
+ *  failed breaks its node's segment, so that its members fail too. */
+static int s_shm_barrier_nodes(gimpi_coll_t *self, gimpi_groups_t *groups, shm_link_t *link,
+                               int tag, int count)
+{
+    if (link->nlead == 1)
+        return s_shm_barrier(self, groups, link, link->pos, tag);
+    int rc = link->seg ? s_shm_barrier(self, groups, link, link->pos, tag) : 0;
+    if (link->lead_pos >= 0) {          /* a failed node still meets: others learn of it */
+        if (self->dpb.groups)
+            gimpi_msg_set_blocked_hook(self->msg, s_on_blocked, self);
+        rc = s_barrier_diss(self, link->lead, link->nlead, link->lead_pos, tag, count, rc);
+        if (self->dpb.groups)
+            gimpi_msg_set_blocked_hook(self->msg, NULL, NULL);
+        if (rc && link->seg)
+            coll_shm_break(link->seg);
+    }
+    if (rc == 0 && link->seg)
+        rc = s_shm_barrier(self, groups, link, link->pos, tag);
+    return rc;
+}
 
 /*  The IMPI client of every member into cl (when not NULL); *multi = 1 when they span
  *  several.  Returns 1 when some member is in no client (a spawned task): the IMPI
@@ -721,10 +852,10 @@ static int s_barrier_clients(gimpi_coll_t *self, const int *m, int n, int pos, i
 
 /*  Dissemination barrier: in round k send to pos+2^k, receive from pos-2^k; an error (or a
  *  count that differs: PvmMismatch for everyone) travels with the messages, so every member
- *  learns it and none stops early. */
-static int s_barrier_diss(gimpi_coll_t *self, const int *m, int n, int pos, int tag, int count)
+ *  learns it and none stops early; st is the caller's own outcome so far, sent along. */
+static int s_barrier_diss(gimpi_coll_t *self, const int *m, int n, int pos, int tag, int count,
+                          int32_t st)
 {
-    int32_t st = 0;
     for (int k = 1; k < n; k <<= 1) {
         int32_t out[2] = { st, count }, in[2] = { 0, count };
         gimpi_msg_req_t *sreq = NULL, *rreq = NULL;
@@ -765,7 +896,7 @@ static int s_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, const gimpi_vie
     else if (tag < 0 || !cl)
         rc = tag < 0 ? tag : GIMPI_ENOMEM;
     else if (link) {
-        rc = s_shm_barrier(self, groups, link, pos, tag);
+        rc = s_shm_barrier_nodes(self, groups, link, tag, count);
         star = 0;
     } else {                            /* on the data plane: shown by gimpi-stat once slow */
         if (self->dpb.groups)
@@ -775,7 +906,7 @@ static int s_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, const gimpi_vie
         else if (star)
             rc = s_barrier_star(self, m, n, pos, tag, count);
         else if (n > 1)
-            rc = s_barrier_diss(self, m, n, pos, tag, count);
+            rc = s_barrier_diss(self, m, n, pos, tag, count, 0);
         if (self->dpb.groups)
             gimpi_msg_set_blocked_hook(self->msg, NULL, NULL);
     }
@@ -1247,9 +1378,10 @@ static int s_reduce(gimpi_coll_t *self, gimpi_groups_t *groups, const gimpi_view
         rc = t;
     else if (rc)
         ;
-    else if (link)
+    else if (link && link->nlead == 1)
         rc = s_shm_reduce(self, groups, link, &c, pos, rootpos, data, count, t);
-    else if (n > 1) {
+    else if (n > 1) {                   /* across nodes too: the tree in instance order (a
+                                           node's members need not be neighbours in it) */
         rc = s_reduce_tree(self, &c, m, n, pos, rootpos, data, count, t, fn ? NULL : view);
         if (fn)
             rc = s_status_down(self, m, n, pos, rootpos, s_rekind(t, K_RSTAT), rc);
