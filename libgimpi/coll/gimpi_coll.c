@@ -53,6 +53,9 @@ typedef struct {
 typedef struct {
     gimpi_view_t *v;
     int refs;
+    int n, pos;                     /* its members and the caller's place (s_members) */
+    int multi;                      /* they span several IMPI clients (s_clients) */
+    int m[];                        /* the members' tids, in instance order */
 } cview_t;
 
 typedef struct seq_t {
@@ -874,17 +877,26 @@ static int s_barrier_diss(gimpi_coll_t *self, const int *m, int n, int pos, int 
 /*  A barrier over a view with a count every member must agree on; advances the group's
  *  sequence unless this caller was refused with PvmMismatch. */
 static int s_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, const gimpi_view_t *view,
-                     int count)
+                     int count, const cview_t *cv)
 {
-    int mbuf[STACK_INTS], cbuf[STACK_INTS];
-    int *m = s_ints(mbuf, (size_t)view->ninst + 1, 1), pos, rc = 0;
+    int mbuf[STACK_INTS], cbuf[STACK_INTS], pos, rc = 0, n, multi = 0;
+    int known = cv && cv->multi >= 0;   /* a kept view knows its members and clients */
+    int *m = known ? (int *)cv->m : s_ints(mbuf, (size_t)view->ninst + 1, 1);
     if (!m)
         return GIMPI_ENOMEM;
-    int n = s_members(view, m, &pos);
+    if (known) {
+        n = cv->n;
+        pos = cv->pos;
+    } else
+        n = s_members(view, m, &pos);
     int tag = s_tag(self, view, K_BARRIER, 0);
-    int *cl = s_ints(cbuf, (size_t)n + 1, 0), multi = 0;
-    int unknown = s_clients(self, m, n, cl, &multi);
-    multi &= !unknown;
+    int *cl = s_ints(cbuf, (size_t)n + 1, 0);
+    if (known && !cv->multi)
+        multi = 0;                      /* cl unused: one client */
+    else {
+        int unknown = s_clients(self, m, n, cl, &multi);
+        multi &= !unknown;
+    }
     /* two members: one exchange (the dissemination's single round) beats a star's two
        hops, and both leave together, where a star's centre leaves a send later */
     int star = n > 2 && n <= self->star_max;
@@ -913,7 +925,8 @@ static int s_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, const gimpi_vie
     s_ints_free(cl, cbuf);
     if (tag >= 0 && (rc != GIMPI_EMISMATCH || !star || pos == 0))
         s_tag(self, view, K_BARRIER, 1);
-    s_ints_free(m, mbuf);
+    if (!known)
+        s_ints_free(m, mbuf);
     return rc;
 }
 
@@ -922,7 +935,7 @@ int gimpi_coll_barrier(gimpi_coll_t *self, const gimpi_view_t *view)
 {
     assert(self);
     int rc = s_check_view(view, 0);
-    return rc ? rc : s_barrier(self, NULL, view, gimpi_view_size(view));
+    return rc ? rc : s_barrier(self, NULL, view, gimpi_view_size(view), NULL);
 }
 
 /* ------------------------------------------------------------------ bcast */
@@ -1332,18 +1345,20 @@ static int s_shm_reduce(gimpi_coll_t *self, gimpi_groups_t *groups, shm_link_t *
 }
 
 static int s_reduce(gimpi_coll_t *self, gimpi_groups_t *groups, const gimpi_view_t *view, int op,
-                    gimpi_reduce_fn fn, void *data, int count, int datatype, int tag, int root);
+                    gimpi_reduce_fn fn, void *data, int count, int datatype, int tag, int root,
+                    const cview_t *cv);
 
 /*  Reduce to instance root with instance-order bracketing. */
 int gimpi_coll_reduce(gimpi_coll_t *self, const gimpi_view_t *view, int op, gimpi_reduce_fn fn,
                       void *data, int count, int datatype, int tag, int root)
 {
-    return s_reduce(self, NULL, view, op, fn, data, count, datatype, tag, root);
+    return s_reduce(self, NULL, view, op, fn, data, count, datatype, tag, root, NULL);
 }
 
 /*  Reduce, with the groups object at group level (causal stamps through shared memory). */
 static int s_reduce(gimpi_coll_t *self, gimpi_groups_t *groups, const gimpi_view_t *view, int op,
-                    gimpi_reduce_fn fn, void *data, int count, int datatype, int tag, int root)
+                    gimpi_reduce_fn fn, void *data, int count, int datatype, int tag, int root,
+                    const cview_t *cv)
 {
     assert(self);
     int rc = s_check_view(view, 0);
@@ -1355,11 +1370,16 @@ static int s_reduce(gimpi_coll_t *self, gimpi_groups_t *groups, const gimpi_view
     if (count <= 0 || !data || tag < 0 || c.esize == 0 || datatype == GIMPI_STR ||
         (!fn && (op < GIMPI_OP_MAX || op > GIMPI_OP_PRODUCT)))
         return GIMPI_EBADPARAM;
-    int mbuf[STACK_INTS], cbuf[STACK_INTS];
-    int *m = s_ints(mbuf, (size_t)view->ninst, 0), pos;
+    int mbuf[STACK_INTS], cbuf[STACK_INTS], pos, n;
+    int known = cv && cv->multi >= 0;   /* a kept view knows its members and clients */
+    int *m = known ? (int *)cv->m : s_ints(mbuf, (size_t)view->ninst, 0);
     if (!m)
         return GIMPI_ENOMEM;
-    int n = s_members(view, m, &pos);
+    if (known) {
+        n = cv->n;
+        pos = cv->pos;
+    } else
+        n = s_members(view, m, &pos);
     int rootpos = 0;
     for (int i = 0; i < root; i++)
         rootpos += view->tids[i] > 0;
@@ -1367,12 +1387,15 @@ static int s_reduce(gimpi_coll_t *self, gimpi_groups_t *groups, const gimpi_view
     shm_link_t *link = NULL;
     if (t >= 0 && n > 1) {
         int multi = 0;
-        int *cl = s_ints(cbuf, (size_t)n, 0);
-        if (cl && s_clients(self, m, n, cl, &multi))
+        int *cl = known ? cbuf : s_ints(cbuf, (size_t)n, 0);
+        if (known)
+            multi = cv->multi;
+        else if (cl && s_clients(self, m, n, cl, &multi))
             multi = 0;              /* a spawned member: our algorithms, as below */
         if (cl && !multi)
             link = s_shm(self, groups, view, m, n, pos, t, &rc);
-        s_ints_free(cl, cbuf);
+        if (!known)
+            s_ints_free(cl, cbuf);
     }
     if (t < 0)
         rc = t;
@@ -1386,7 +1409,8 @@ static int s_reduce(gimpi_coll_t *self, gimpi_groups_t *groups, const gimpi_view
         if (fn)
             rc = s_status_down(self, m, n, pos, rootpos, s_rekind(t, K_RSTAT), rc);
     }
-    s_ints_free(m, mbuf);
+    if (!known)
+        s_ints_free(m, mbuf);
     return rc;
 }
 
@@ -1523,7 +1547,7 @@ static int s_group_view(gimpi_coll_t *self, gimpi_groups_t *groups, const char *
     n = gimpi_group_snapshot(groups, group, &full);
     if (n < 0)
         return n;
-    cview_t *nv = calloc(1, sizeof *nv);
+    cview_t *nv = calloc(1, sizeof *nv + (size_t)(full.ninst + 1) * sizeof(int));
     if (nv)
         nv->v = gimpi_view_new(group, full.version, full.tids, full.ninst, mytid);
     free(full.tids);
@@ -1532,6 +1556,11 @@ static int s_group_view(gimpi_coll_t *self, gimpi_groups_t *groups, const char *
         free(nv);
         return GIMPI_ENOMEM;
     }
+    nv->n = s_members(nv->v, nv->m, &nv->pos);  /* fixed for the version: kept */
+    int *cl = malloc(((size_t)nv->n + 1) * sizeof *cl), multi = 0;
+    int unknown = cl ? s_clients(self, nv->m, nv->n, cl, &multi) : 1;
+    nv->multi = !cl ? -1 : multi && !unknown;  /* -1: every call finds out itself */
+    free(cl);
     *snap = full;
     nv->refs = 1;
     pthread_mutex_lock(&self->mu);
@@ -1610,7 +1639,7 @@ int gimpi_coll_group_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, const c
         self->dpb.group = group;
         self->dpb.count = n;
         self->dpb.noted = 0;
-        rc = s_barrier(self, groups, v, n);
+        rc = s_barrier(self, groups, v, n, cv);
         if (self->dpb.noted)
             gimpi_groups_barrier_note(groups, group, 0);
         self->dpb.groups = NULL;
@@ -1674,7 +1703,7 @@ int gimpi_coll_group_reduce(gimpi_coll_t *self, gimpi_groups_t *groups, const ch
     cview_t *cv;
     int rc = s_group_enter(self, groups, group, &cv);
     if (rc == 0)
-        rc = s_reduce(self, groups, cv->v, op, fn, data, count, datatype, tag, root);
+        rc = s_reduce(self, groups, cv->v, op, fn, data, count, datatype, tag, root, cv);
     s_view_put(self, &cv);
     return rc;
 }
