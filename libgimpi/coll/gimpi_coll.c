@@ -948,8 +948,8 @@ int gimpi_coll_bcast(gimpi_coll_t *self, const gimpi_view_t *view, uint64_t cid,
     assert(self);
     if (!view || view->ninst < 0 || (view->ninst && !view->tids) || tag < 0 || (len && !buf))
         return GIMPI_EBADPARAM;
-    int mytid = gimpi_msg_mytid(self->msg);
-    int *m = malloc(((size_t)view->ninst + 1) * sizeof *m);
+    int mytid = gimpi_msg_mytid(self->msg), mbuf[STACK_INTS];
+    int *m = s_ints(mbuf, (size_t)view->ninst + 1, 0);
     if (!m)
         return GIMPI_ENOMEM;
     int n = 0;
@@ -962,7 +962,8 @@ int gimpi_coll_bcast(gimpi_coll_t *self, const gimpi_view_t *view, uint64_t cid,
     else if (len >= self->tree_min && n >= self->tree_recv && n > 1)
         rc = gimpi_msg_fwd_bcast(self->msg, cid, tag, buf, len, m, n);
     else {
-        gimpi_msg_req_t **req = calloc((size_t)n, sizeof *req);
+        gimpi_msg_req_t *rbuf[STACK_INTS];
+        gimpi_msg_req_t **req = n <= STACK_INTS ? rbuf : calloc((size_t)n, sizeof *req);
         if (!req)
             rc = GIMPI_ENOMEM;
         for (int i = 0; req && i < n; i++)
@@ -973,9 +974,10 @@ int gimpi_coll_bcast(gimpi_coll_t *self, const gimpi_view_t *view, uint64_t cid,
         for (int i = 0; req && i < n; i++)
             if (req[i])
                 rc = s_worse(rc, s_wait(self, &req[i], SIZE_MAX));
-        free(req);
+        if (req != rbuf)
+            free(req);
     }
-    free(m);
+    s_ints_free(m, mbuf);
     return rc;
 }
 
