@@ -32,3 +32,11 @@ void bench_member_medians(const double *all, int n, int I, char *out, size_t siz
     }
     free(own);
 }
+
+/*  w plus GIMPI_BENCH_WARM (bench_stats.h). */
+int bench_warm(int w)
+{
+    const char *e = getenv("GIMPI_BENCH_WARM");
+    int more = e ? atoi(e) : 0;
+    return more > 0 && more < (1 << 28) ? w + more : w;
+}

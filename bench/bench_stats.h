@@ -11,4 +11,8 @@
  *  more than 8 members or when memory runs out. */
 void bench_member_medians(const double *all, int n, int I, char *out, size_t size);
 
+/*  w warm-up iterations plus GIMPI_BENCH_WARM more (untimed: for running a profiler over a
+ *  figure's loop without the start-up in the samples; the figure is unchanged). */
+int bench_warm(int w);
+
 #endif

@@ -112,7 +112,7 @@ static int s_barrier(bench_t *b)
 {
     enum { W = 200, I = 2000 };
     double t[I];
-    for (int i = 0; i < W; i++)
+    for (int i = 0; i < bench_warm(W); i++)
         if (s_bar(b))
             return 1;
     double start = s_us();
@@ -134,6 +134,7 @@ static int s_barrier(bench_t *b)
 /*  bcast8 / bcast1m: root 0 sends len bytes, receivers time until it is in their buffer. */
 static int s_bcast(bench_t *b, const char *figure, size_t len, int W, int I)
 {
+    W = bench_warm(W);
     unsigned char *buf = malloc(len);
     double *t = malloc((size_t)I * sizeof *t);
     if (!buf || !t)
@@ -170,6 +171,7 @@ static int s_bcast(bench_t *b, const char *figure, size_t len, int W, int I)
 /*  reduce1int / reduce1mdbl: sum to root 0, input refilled every iteration. */
 static int s_reduce(bench_t *b, const char *figure, int count, int dt, int W, int I)
 {
+    W = bench_warm(W);
     size_t es = gimpi_datatype_size(dt);
     void *data = malloc((size_t)count * es);
     double *t = malloc((size_t)I * sizeof *t);

@@ -11,6 +11,7 @@
  *  `gimpi-bench --api pvm FIGURE N` runs bench/gimpi-pvm-bench (the same figures through
  *  the PVM API, system name gimpi-pvm); `--api native` is the default.
  */
+#include "bench_stats.h"
 #include "coll_figures.h"
 #include "dp_harness.h"
 #include "gimpi.h"
@@ -42,7 +43,8 @@ static int s_cmp(const void *a, const void *b)
 /*  rtt8: member 0 times round trips of 8 bytes. */
 static int s_rtt8(gimpi_msg_t *ctx, int rank)
 {
-    enum { W = 2000, I = 20000 };
+    enum { I = 20000 };
+    int W = bench_warm(2000);
     int peer = gimpi_msg_tid(ctx, 1 - rank);
     double *t = malloc(I * sizeof *t);
     if (!t)
