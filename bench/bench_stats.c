@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /*  qsort order of doubles. */
 static int s_cmp(const void *a, const void *b)
@@ -39,4 +40,19 @@ int bench_warm(int w)
     const char *e = getenv("GIMPI_BENCH_WARM");
     int more = e ? atoi(e) : 0;
     return more > 0 && more < (1 << 28) ? w + more : w;
+}
+
+/*  Monotonic nanoseconds. */
+double bench_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/*  qsort comparator for doubles. */
+int bench_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
 }

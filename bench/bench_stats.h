@@ -15,4 +15,10 @@ void bench_member_medians(const double *all, int n, int I, char *out, size_t siz
  *  figure's loop without the start-up in the samples; the figure is unchanged). */
 int bench_warm(int w);
 
+/*  Monotonic nanoseconds. */
+double bench_now_ns(void);
+
+/*  qsort comparator for doubles. */
+int bench_cmp(const void *a, const void *b);
+
 #endif

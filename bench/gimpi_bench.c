@@ -25,20 +25,6 @@
 
 #define MSGB (1 << 20)
 
-/*  Monotonic nanoseconds. */
-static double s_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-/*  qsort comparator for doubles. */
-static int s_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 /*  rtt8: member 0 times round trips of 8 bytes. */
 static int s_rtt8(gimpi_msg_t *ctx, int rank)
@@ -55,10 +41,10 @@ static int s_rtt8(gimpi_msg_t *ctx, int rank)
     for (int i = 0; i < W + I; i++) {
         if (rank == 0) {
             buf = i;
-            double t0 = s_now_ns();
+            double t0 = bench_now_ns();
             if (gimpi_msg_send(ctx, peer, 1, &buf, 8) || gimpi_msg_recv(ctx, peer, 1, &back, 8, &st))
                 return 1;
-            double t1 = s_now_ns();
+            double t1 = bench_now_ns();
             if (i >= W)
                 t[i - W] = (t1 - t0) / 1e3;
             bad |= back != i;
@@ -68,7 +54,7 @@ static int s_rtt8(gimpi_msg_t *ctx, int rank)
         }
     }
     if (rank == 0) {
-        qsort(t, I, sizeof *t, s_cmp);
+        qsort(t, I, sizeof *t, bench_cmp);
         printf("gimpi rtt8 n=2 median_us=%.2f min_us=%.2f p90_us=%.2f max_us=%.2f bytes=8 "
                "iters=%d warm=%d check=%s\n", t[I / 2], t[0], t[I * 9 / 10], t[I - 1], I, W,
                bad ? "BAD" : "ok");
@@ -104,7 +90,7 @@ static int s_stream1m(gimpi_msg_t *ctx, int rank)
             if (gimpi_msg_send(ctx, peer, 3, &ack, 8))
                 return 1;
         } else {
-            double t0 = s_now_ns();
+            double t0 = bench_now_ns();
             for (int k = 0; k < cnt; k++) {
                 buf[0] = buf[MSGB - 1] = (unsigned char)++seq;
                 if (gimpi_msg_send(ctx, peer, 2, buf, MSGB))
@@ -112,7 +98,7 @@ static int s_stream1m(gimpi_msg_t *ctx, int rank)
             }
             if (gimpi_msg_recv(ctx, peer, 3, &ack, 8, &st))
                 return 1;
-            el = (s_now_ns() - t0) / 1e3;
+            el = (bench_now_ns() - t0) / 1e3;
         }
     }
     if (rank == 0) {

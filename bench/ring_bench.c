@@ -6,6 +6,7 @@
  *  (system "ring", figure "rtt"), so that `gimpi-bench rtt8 2` minus this is what the
  *  engine adds per round trip.
  */
+#include "bench_stats.h"
 #include "net/gimpi_ring.h"
 
 #include <sched.h>
@@ -21,20 +22,6 @@
 #define WARM 2000
 #define ITERS 20000
 
-/*  Monotonic nanoseconds. */
-static double s_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-/*  qsort comparator for doubles. */
-static int s_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 /*  An empty ring's header and data in shared anonymous memory (NULL: no memory). */
 static void *s_ring_mem(void)
@@ -110,18 +97,18 @@ int main(int argc, char **argv)
     if (!out || !in)
         return 1;
     for (int i = 0; i < WARM + ITERS; i++) {
-        double t0 = s_now_ns();
+        double t0 = bench_now_ns();
         if (me == 0 ? s_put(out, buf, len) || s_get(in, buf, len)
                     : s_get(in, buf, len) || s_put(out, buf, len))
             return 1;
         if (i >= WARM)
-            t[i - WARM] = (s_now_ns() - t0) / 1e3;
+            t[i - WARM] = (bench_now_ns() - t0) / 1e3;
     }
     if (me)
         return 0;
     int st;
     waitpid(pid, &st, 0);
-    qsort(t, ITERS, sizeof *t, s_cmp);
+    qsort(t, ITERS, sizeof *t, bench_cmp);
     printf("ring rtt n=2 median_us=%.3f min_us=%.3f p90_us=%.3f bytes=%zu iters=%d warm=%d "
            "pinned=%s\n", t[ITERS / 2], t[0], t[ITERS * 9 / 10], len, ITERS, WARM,
            cpu[1] >= 0 ? "yes" : "no");
