@@ -62,6 +62,8 @@
 #define SPIN_US_DEFAULT 500         /* how long a blocked call polls (yielding) before sleeping */
 #define HOT_SPIN_US 20              /* first part of it without yielding, when every local
                                        peer of a shared-memory link can have a core */
+#define HOT_SPIN_OVER_US 2          /* a shorter one when the tasks outnumber the cores
+                                       (but there is more than one) */
 #define HOT_BACKOFF 64              /* waits without that once one outlasted it (others
                                        want the cores) */
 #define BUFFER_AFTER_US 1000        /* a standard long send copies its data after this */

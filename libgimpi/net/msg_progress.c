@@ -302,7 +302,11 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
     int64_t spin_until = start + self->prog.spin_us;
     /* local peers that all have a core answer within the hot spin: no yielding then (a
      * yield is a system call, a round trip through shared memory is not).  A wait that
-     * outlasts it says the cores are wanted elsewhere: yield for the next HOT_BACKOFF. */
+     * outlasts it says the cores are wanted elsewhere: yield for the next HOT_BACKOFF.
+     * With more tasks than cores, the one awaited is still usually running on another
+     * core, and its message comes within a microsecond or two: a short spin first, since
+     * yielding at once hands the core to a queued task for a whole switch (3-4 us here);
+     * with one CPU for all, at once. */
     int64_t hot_until = 0;
     if (self->prog.own_core)            /* nobody of ours shares the core: never yield */
         hot_until = spin_until;
@@ -310,6 +314,8 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
         self->prog.hot_off--;
     else if (self->prog.nshm && self->prog.nshm + 1 <= self->prog.ncpu)
         hot_until = start + HOT_SPIN_US;
+    else if (self->prog.nshm && self->prog.ncpu > 1)
+        hot_until = start + HOT_SPIN_OVER_US;   /* more tasks than cores, see below */
     int64_t deadline = self->timeout_ms > 0 ? start + (int64_t)self->timeout_ms * 1000 : 0;
     int rc = 0;
     uint64_t moved = self->prog.moved;
@@ -375,7 +381,8 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
             else {
                 if (hot_until) {
                     hot_until = 0;
-                    self->prog.hot_off = HOT_BACKOFF;
+                    if (self->prog.nshm + 1 <= self->prog.ncpu)
+                        self->prog.hot_off = HOT_BACKOFF;
                 }
                 sched_yield();
             }
