@@ -94,7 +94,8 @@ void msg_complete(gimpi_msg_t *self, gimpi_msg_req_t *r, int err)
         self->match.ndetached--;
         msg_req_free(r);
     }
-    pthread_cond_broadcast(&self->cv);
+    if (self->prog.cv_waiters)
+        pthread_cond_broadcast(&self->cv);
 }
 
 /*  A send is finished once its protocol is (data written, SYNCACK if needed) and no
