@@ -7,9 +7,13 @@
  *    lines K       print K numbered lines without flushing in between, the last one
  *                  without a newline
  *    stdin         echo the first line of standard input
+ *    cpus          print "cpus N on C bound B": how many CPUs it may run on, the first of
+ *                  them, and GIMPI_BOUND (or -)
+ *    cpuswait      the same, then "ready", then wait for a signal
  */
 #include "task/gimpi_job.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +38,20 @@ int main(int argc, char **argv)
         rc = atoi(argv[2]);
     else if (!strcmp(what, "kill"))
         raise(SIGKILL);
+    else if (!strncmp(what, "cpus", 4)) {
+        cpu_set_t set;
+        int first = -1, n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : -1;
+        for (int c = 0; n > 0 && c < CPU_SETSIZE && first < 0; c++)
+            if (CPU_ISSET(c, &set))
+                first = c;
+        const char *b = getenv("GIMPI_BOUND");
+        printf("cpus %d on %d bound %s\n", n, first, b ? b : "-");
+        if (!strcmp(what, "cpuswait")) {
+            printf("ready\n");
+            fflush(stdout);
+            pause();
+        }
+    }
     else if (!strcmp(what, "wait")) {
         printf("ready\n");
         fflush(stdout);
