@@ -112,7 +112,8 @@ static int s_barrier(bench_t *b)
 {
     enum { W = 200, I = 2000 };
     double t[I];
-    for (int i = 0; i < bench_warm(W); i++)
+    int warm = bench_warm(W);
+    for (int i = 0; i < warm; i++)
         if (s_bar(b))
             return 1;
     double start = s_us();
