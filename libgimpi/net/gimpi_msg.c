@@ -184,7 +184,7 @@ static void s_detach(gimpi_msg_t *self, gimpi_msg_req_t *r)
         if (!copy) {                    /* cannot buffer: finish it in place */
             msg_wait(self, s_req_done, r, 0);
             if (r->done) {
-                msg_req_free(r);
+                msg_req_free(self, r);
                 return;
             }
             copy = malloc(r->len);
@@ -283,7 +283,7 @@ int gimpi_msg_recv(gimpi_msg_t *self, int tid, int tag, void *buf, size_t size,
             rc = msg_finish(self, &r, status);
         else if (r->queue.on == &self->match.posted_recvs) {  /* timed out unmatched: out */
             QUEUE_DEL(r);
-            msg_req_free(r);
+            msg_req_free(self, r);
         } else {                        /* matched: its data lands in buf, let it finish */
             int saved = self->timeout_ms;
             self->timeout_ms = 0;
@@ -515,10 +515,10 @@ int gimpi_msg_take_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int ti
             if (status)
                 *status = st;
         }
-        msg_req_free(r);
+        msg_req_free(self, r);
     } else if (r->queue.on == &self->match.posted_recvs) {  /* nothing came: withdraw it */
         QUEUE_DEL(r);
-        msg_req_free(r);
+        msg_req_free(self, r);
         if (!rc && timeout_ms < 0)
             rc = s_left_error(self, w); /* unbounded: the watched task or every other left */
     } else {                            /* the context timeout ran out mid-message */

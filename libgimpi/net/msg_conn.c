@@ -71,11 +71,41 @@ void msg_queue_ctl(gimpi_msg_t *self, int p, uint32_t type, uint64_t srqid,
 /* ------------------------------------------------------------------ completion */
 
 /*  Frees a request for good (it must be out of every queue). */
-void msg_req_free(gimpi_msg_req_t *r)
+void msg_req_free(gimpi_msg_t *self, gimpi_msg_req_t *r)
 {
     ALL_DEL(r);
     free(r->owned);
+    r->owned = NULL;
+    if (self->match.nspares < REQ_SPARES) {
+        r->spare_next = self->match.spares;
+        self->match.spares = r;
+        self->match.nspares++;
+        return;
+    }
     free(r);
+}
+
+/*  A zeroed request, a spare when there is one (msg_internal.h). */
+gimpi_msg_req_t *msg_req_new(gimpi_msg_t *self)
+{
+    gimpi_msg_req_t *r = self->match.spares;
+    if (!r)
+        return calloc(1, sizeof *r);
+    self->match.spares = r->spare_next;
+    self->match.nspares--;
+    memset(r, 0, sizeof *r);
+    return r;
+}
+
+/*  Frees the spares. */
+void msg_req_spares_free(gimpi_msg_t *self)
+{
+    while (self->match.spares) {
+        gimpi_msg_req_t *r = self->match.spares;
+        self->match.spares = r->spare_next;
+        free(r);
+    }
+    self->match.nspares = 0;
 }
 
 /*  Marks a request complete (unlinking it); detached ones are freed at once. */
@@ -92,7 +122,7 @@ void msg_complete(gimpi_msg_t *self, gimpi_msg_req_t *r, int err)
         r->error = err;
     if (r->detached) {
         self->match.ndetached--;
-        msg_req_free(r);
+        msg_req_free(self, r);
     }
     if (self->prog.cv_waiters)
         pthread_cond_broadcast(&self->cv);

@@ -54,6 +54,7 @@
 #define STAGE_SIZE (128 * 1024)     /* receive staging buffer per connection */
 #define DIRECT_MIN 2048             /* payload bytes worth a readv straight to the user */
 #define DIRECT_READ_MAX 2           /* a quick look reads up to this many sockets directly */
+#define REQ_SPARES 16               /* freed requests kept for reuse */
 #define QUICK_TICK 256              /* ... and polls the sockets of shared-memory links and
                                        the dynamic hosts' every this many looks (a power
                                        of 2; about every 20 us of a spin) */
@@ -158,6 +159,7 @@ struct gimpi_msg_req_t {
     size_t size;
     uint64_t msglen, recvd, in_srqid;
     int src, rtag, in_long, in_sync;
+    gimpi_msg_req_t *spare_next;    /* in match.spares once freed */
 };
 
 typedef struct umsg_t umsg_t;
@@ -302,6 +304,8 @@ struct gimpi_msg_t {
         req_list_t long_recvs;      /* matched long receives waiting for their rest */
         req_list_t sends_out;       /* sends whose first packet is out, until complete */
         req_list_t all_reqs;        /* every request not yet freed */
+        gimpi_msg_req_t *spares;    /* freed requests kept for reuse (REQ_SPARES at most) */
+        int nspares;
         umsg_queue_t unexpected;    /* messages that came before their receive */
         uint64_t next_id;           /* the next request id (srqid, drqid) */
         int ndetached;              /* requests that go on without their caller */
@@ -569,8 +573,14 @@ static inline void msg_leave(gimpi_msg_t *self)
 /* ------------------------------------------------------------------ msg_conn.c */
 /*  All with the lock held. */
 
-/*  Frees a request for good (it must be out of every queue). */
-void msg_req_free(gimpi_msg_req_t *r);
+/*  A zeroed request: a spare when there is one (a request per message otherwise costs
+ *  an allocation and a free); NULL without memory. */
+gimpi_msg_req_t *msg_req_new(gimpi_msg_t *self);
+/*  Frees a request for good (it must be out of every queue): kept as a spare while there
+ *  are fewer than REQ_SPARES. */
+void msg_req_free(gimpi_msg_t *self, gimpi_msg_req_t *r);
+/*  Frees the spares (at destroy). */
+void msg_req_spares_free(gimpi_msg_t *self);
 /*  Marks a request complete (unlinking it); detached ones are freed at once. */
 void msg_complete(gimpi_msg_t *self, gimpi_msg_req_t *r, int err);
 /*  Gives an allocating receive memory for a message of msglen bytes (once). */

@@ -46,7 +46,7 @@ int msg_isend(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf
         return p;
     if (p != self->rank && self->peers[p].gone)
         return self->peers[p].gone;
-    gimpi_msg_req_t *r = calloc(1, sizeof *r);
+    gimpi_msg_req_t *r = msg_req_new(self);
     if (!r)
         return GIMPI_ENOMEM;
     ALL_PUSH(&self->match.all_reqs, r);
@@ -64,7 +64,7 @@ int msg_isend(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf
             um->data = malloc(len ? len : 1);
         if (!um || !um->data) {
             free(um);
-            msg_req_free(r);
+            msg_req_free(self, r);
             return GIMPI_ENOMEM;
         }
         if (len)
@@ -104,7 +104,7 @@ int msg_irecv_ex(gimpi_msg_t *self, uint64_t cid, int tid, int tag, void *buf,
     int p = tid == GIMPI_ANY ? -1 : msg_peer(self, tid);
     if (tid != GIMPI_ANY && p < 0)
         return p;
-    gimpi_msg_req_t *r = calloc(1, sizeof *r);
+    gimpi_msg_req_t *r = msg_req_new(self);
     if (!r)
         return GIMPI_ENOMEM;
     ALL_PUSH(&self->match.all_reqs, r);
@@ -168,7 +168,7 @@ int msg_finish(gimpi_msg_t *self, gimpi_msg_req_t **req, gimpi_status_t *status)
     gimpi_msg_req_t *r = *req;
     msg_status(self, r, status);
     int rc = r->error;
-    msg_req_free(r);
+    msg_req_free(self, r);
     *req = NULL;
     return rc;
 }
@@ -221,7 +221,7 @@ int gimpi_msg__send_owned(gimpi_msg_t *self, uint64_t cid, int tid, int tag, uin
     }
     if (r->done) {
         free(buf);
-        msg_req_free(r);
+        msg_req_free(self, r);
         return 0;
     }
     r->owned = buf;

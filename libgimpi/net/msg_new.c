@@ -283,8 +283,9 @@ void gimpi_msg_destroy(gimpi_msg_t **self_p)
         gimpi_msg_req_t *r = self->match.all_reqs.head;
         QUEUE_DEL(r);
         OUT_DEL(r);
-        msg_req_free(r);
+        msg_req_free(self, r);
     }
+    msg_req_spares_free(self);
     free(self->peers);
     free(self->conns);
     if (self->prog.evfd >= 0)
