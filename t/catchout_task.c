@@ -101,10 +101,12 @@ static int s_master(const char *scen, const char *self)
         pvm_setopt(PvmShowTids, 0);
     char *args[] = { "child", (char *)mode, NULL };
     int got = pvm_spawn((char *)self, args, PvmTaskDefault, "", n, tids);
-    printf("spawned %d:", got);
-    for (int i = 0; i < got; i++)
-        printf(" t%x", (unsigned)tids[i]);
-    printf("\n");
+    char line[256];                     /* one call: the catching thread writes to stdout
+                                           too, between calls (doc/pvm-differences.md) */
+    int len = snprintf(line, sizeof line, "spawned %d:", got);
+    for (int i = 0; i < got && len < (int)sizeof line - 12; i++)
+        len += snprintf(line + len, sizeof line - (size_t)len, " t%x", (unsigned)tids[i]);
+    printf("%s\n", line);
     fflush(stdout);
     if (!strcmp(scen, "off")) {
         pvm_catchout(NULL);
