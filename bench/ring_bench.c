@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,45 +22,48 @@
 #define ITERS 20000
 
 
-/*  An empty ring's header and data in shared anonymous memory (NULL: no memory). */
-static void *s_ring_mem(void)
+/*  The peer process of a forked pair: 0 while it lives (checked now and then while a
+ *  copy waits, so that a peer that died ends the benchmark instead of hanging it). */
+typedef struct {
+    pid_t child;                    /* in the parent: the child's pid; in the child: 0 */
+    pid_t parent;                   /* the parent's pid */
+    unsigned looks;
+} peer_t;
+
+/*  -1 when the peer has gone (looked at every 2^20th call). */
+static int s_peer_gone(peer_t *p)
 {
-    void *m = mmap(NULL, GIMPI_RING_HDR + RING, PROT_READ | PROT_WRITE,
-                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED)
-        return NULL;
-    gimpi_ring_hdr_t *h = m;
-    h->magic = GIMPI_RING_MAGIC;
-    h->version = GIMPI_RING_VERSION;
-    h->hdr = GIMPI_RING_HDR;
-    h->size = RING;
-    return m;
+    if ((++p->looks & ((1u << 20) - 1)) != 0)
+        return 0;
+    if (p->child)
+        return waitpid(p->child, NULL, WNOHANG) == p->child ? -1 : 0;
+    return getppid() != p->parent ? -1 : 0;
 }
 
-/*  Copies len bytes into the ring, waiting for room. */
-static int s_put(gimpi_ring_t *r, const void *buf, size_t len)
+/*  Copies len bytes into the ring, waiting for room (-1: corrupt, or the peer died). */
+static int s_put(gimpi_ring_t *r, const void *buf, size_t len, peer_t *peer)
 {
     size_t done = 0;
     int bell;
     while (done < len) {
         struct iovec iv = { (char *)buf + done, len - done };
         ssize_t n = gimpi_ring_writev(r, &iv, 1, &bell);
-        if (n < 0)
+        if (n < 0 || (n == 0 && s_peer_gone(peer)))
             return -1;
         done += (size_t)n;
     }
     return 0;
 }
 
-/*  Copies len bytes out of the ring, waiting for them. */
-static int s_get(gimpi_ring_t *r, void *buf, size_t len)
+/*  Copies len bytes out of the ring, waiting for them (-1: corrupt, or the peer died). */
+static int s_get(gimpi_ring_t *r, void *buf, size_t len, peer_t *peer)
 {
     size_t done = 0;
     int bell;
     while (done < len) {
         struct iovec iv = { (char *)buf + done, len - done };
         ssize_t n = gimpi_ring_readv(r, &iv, 1, &bell);
-        if (n < 0)
+        if (n < 0 || (n == 0 && s_peer_gone(peer)))
             return -1;
         done += (size_t)n;
     }
@@ -71,12 +73,19 @@ static int s_get(gimpi_ring_t *r, void *buf, size_t len)
 int main(int argc, char **argv)
 {
     size_t len = argc > 1 ? (size_t)atol(argv[1]) : 136;
-    void *m[2] = { s_ring_mem(), s_ring_mem() };
-    double *t = malloc(ITERS * sizeof *t);
-    char *buf = calloc(1, len ? len : 1);
-    if (!m[0] || !m[1] || !t || !buf || len == 0 || len > RING) {
+    if (len == 0 || len > RING) {
         fprintf(stderr, "ring-bench: BYTES must be 1..%u\n", RING);
         return 2;
+    }
+    char err[256];
+    gimpi_ring_t *ring[2] = { gimpi_ring_new(RING, err, sizeof err), NULL };
+    if (ring[0])                        /* ring[0]: the parent writes, ring[1]: the child */
+        ring[1] = gimpi_ring_new(RING, err, sizeof err);
+    double *t = malloc(ITERS * sizeof *t);
+    char *buf = calloc(1, len);
+    if (!ring[1] || !t || !buf) {
+        fprintf(stderr, "ring-bench: %s\n", ring[1] ? "out of memory" : err);
+        return 1;
     }
     cpu_set_t all;
     sched_getaffinity(0, sizeof all, &all);
@@ -85,22 +94,32 @@ int main(int argc, char **argv)
         if (CPU_ISSET(c, &all))
             cpu[k++] = c;
     fflush(stdout);
+    peer_t peer = { 0, getpid(), 0 };
     pid_t pid = fork();
     int me = pid == 0;
+    peer.child = me ? 0 : pid;
     if (cpu[1] >= 0) {
         cpu_set_t one;
         CPU_ZERO(&one);
         CPU_SET(cpu[me], &one);
         sched_setaffinity(0, sizeof one, &one);
     }
-    gimpi_ring_t *out = gimpi_ring_wrap(m[me], RING, 0), *in = gimpi_ring_wrap(m[1 - me], RING, 1);
-    if (!out || !in)
+    /* each writes the ring it (or, for the child, its parent) made, and reads the other
+       one as its consumer, through the descriptor a peer would have been passed */
+    gimpi_ring_t *out = ring[me];
+    gimpi_ring_t *in = gimpi_ring_attach(dup(gimpi_ring_fd(ring[1 - me])), err, sizeof err);
+    if (pid < 0 || !in) {
+        fprintf(stderr, "ring-bench: %s\n", pid < 0 ? "fork failed" : err);
         return 1;
+    }
     for (int i = 0; i < WARM + ITERS; i++) {
         double t0 = bench_now_ns();
-        if (me == 0 ? s_put(out, buf, len) || s_get(in, buf, len)
-                    : s_get(in, buf, len) || s_put(out, buf, len))
+        if (me == 0 ? s_put(out, buf, len, &peer) || s_get(in, buf, len, &peer)
+                    : s_get(in, buf, len, &peer) || s_put(out, buf, len, &peer)) {
+            fprintf(stderr, "ring-bench: %s: a ring is corrupt or the other process died\n",
+                    me ? "child" : "parent");
             return 1;
+        }
         if (i >= WARM)
             t[i - WARM] = (bench_now_ns() - t0) / 1e3;
     }

@@ -670,6 +670,19 @@ static void s_ints_free(int *p, const int *buf)
         free(p);
 }
 
+/*  The two lists of a stamped operation, n each (flags zeroed), in tbuf and fbuf when they
+ *  fit: 0, or -1 with neither taken. */
+static int s_stamp_lists(int n, int *tbuf, int *fbuf, int **to, int **flags)
+{
+    *to = s_ints(tbuf, (size_t)n, 0);
+    *flags = s_ints(fbuf, (size_t)n, 1);
+    if (*to && *flags)
+        return 0;
+    s_ints_free(*to, tbuf);
+    s_ints_free(*flags, fbuf);
+    return -1;
+}
+
 /*  After the operation: takes the stamp messages of the members whose flag is up. */
 static int s_stamp_in(gimpi_coll_t *self, shm_link_t *link, const int *flags, int tag)
 {
@@ -684,13 +697,9 @@ static int s_stamp_in(gimpi_coll_t *self, shm_link_t *link, const int *flags, in
 static int s_shm_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, shm_link_t *link, int pos,
                          int tag)
 {
-    int n = link->n, tbuf[STACK_INTS], fbuf[STACK_INTS];
-    int *to = s_ints(tbuf, (size_t)n, 0), *flags = s_ints(fbuf, (size_t)n, 1);
-    if (!to || !flags) {
-        s_ints_free(to, tbuf);
-        s_ints_free(flags, fbuf);
+    int n = link->n, tbuf[STACK_INTS], fbuf[STACK_INTS], *to, *flags;
+    if (s_stamp_lists(n, tbuf, fbuf, &to, &flags))
         return GIMPI_ENOMEM;
-    }
     int nto = 0;
     for (int j = 0; j < n; j++)
         if (j != pos)
@@ -1322,13 +1331,9 @@ static int s_shm_reduce(gimpi_coll_t *self, gimpi_groups_t *groups, shm_link_t *
                         const combine_t *c, int pos, int rootpos, void *data, int count,
                         int tag)
 {
-    int n = link->n, tbuf[STACK_INTS], fbuf[STACK_INTS];
-    int *to = s_ints(tbuf, (size_t)n, 0), *flags = s_ints(fbuf, (size_t)n, 1);
-    if (!to || !flags) {
-        s_ints_free(to, tbuf);
-        s_ints_free(flags, fbuf);
+    int n = link->n, tbuf[STACK_INTS], fbuf[STACK_INTS], *to, *flags;
+    if (s_stamp_lists(n, tbuf, fbuf, &to, &flags))
         return GIMPI_ENOMEM;
-    }
     int nto = 0, all = c->fn != NULL;
     for (int j = 0; j < n; j++) {
         int up = 0;                     /* j is an ancestor of pos, or the root */

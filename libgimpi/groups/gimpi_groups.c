@@ -845,16 +845,9 @@ static int s_behind(gimpi_groups_t *self, const centry_t *e)
     return have < self->seen;
 }
 
-/*  The current cache entry of a group, or NULL (then the caller asks groupd).  The first
- *  query of a group starts watching it (s_watch). */
-static centry_t *s_cached_at(gimpi_groups_t *self, const char *group, int64_t now);
-
-static centry_t *s_cached(gimpi_groups_t *self, const char *group)
-{
-    return s_cached_at(self, group, groups_now_ns());
-}
-
-/*  s_cached at the time now (a caller that has just read the clock). */
+/*  The current cache entry of a group at the time now (the caller's clock reading), or
+ *  NULL (then the caller asks groupd).  The first query of a group starts watching it
+ *  (s_watch). */
 static centry_t *s_cached_at(gimpi_groups_t *self, const char *group, int64_t now)
 {
     if (now - self->last_check_ns >= CHECK_INTERVAL_NS) {
@@ -883,18 +876,16 @@ static centry_t *s_cached_at(gimpi_groups_t *self, const char *group, int64_t no
     return e->state == C_CURRENT ? e : NULL;
 }
 
-/* ------------------------------------------------------------------ the calls */
-
-static int s_enter_at(gimpi_groups_t *self, const char *group, int64_t *now_ns);
-
-/*  Common entry: checks the name, connects.  0 or an error. */
-static int s_enter(gimpi_groups_t *self, const char *group)
+/*  s_cached_at now. */
+static centry_t *s_cached(gimpi_groups_t *self, const char *group)
 {
-    int64_t now;
-    return s_enter_at(self, group, &now);
+    return s_cached_at(self, group, groups_now_ns());
 }
 
-/*  s_enter, telling the time it read. */
+/* ------------------------------------------------------------------ the calls */
+
+/*  Common entry: checks the name, connects; *now_ns gets the time it read.  0 or an
+ *  error. */
 static int s_enter_at(gimpi_groups_t *self, const char *group, int64_t *now_ns)
 {
     assert(self);
@@ -912,6 +903,13 @@ static int s_enter_at(gimpi_groups_t *self, const char *group, int64_t *now_ns)
         self->last_monitor_ns = now;
     }
     return 0;
+}
+
+/*  s_enter_at, the time not wanted. */
+static int s_enter(gimpi_groups_t *self, const char *group)
+{
+    int64_t now;
+    return s_enter_at(self, group, &now);
 }
 
 /*  A request carrying the group name and an optional Int4; syncs the cache afterwards. */
@@ -1178,23 +1176,9 @@ int gimpi_groups_lookup_only(gimpi_groups_t *self, int tid, gimpi_task_info_t *i
 
 /* ------------------------------------------------------------------ snapshots */
 
-/*  The membership of a group for the collectives: from the cache when it is current, else
- *  one SNAPSHOT round trip (not cached).  Returns the member count, or an error. */
-static int s_snapshot(gimpi_groups_t *self, const char *group, gimpi_group_snap_t *snap,
-                      int tids);
-
-int gimpi_group_snapshot(gimpi_groups_t *self, const char *group, gimpi_group_snap_t *snap)
-{
-    return s_snapshot(self, group, snap, 1);
-}
-
-/*  The group's state without its tids (gimpi_group.h). */
-int gimpi_group_state(gimpi_groups_t *self, const char *group, gimpi_group_snap_t *snap)
-{
-    return s_snapshot(self, group, snap, 0);
-}
-
-/*  Fills snap, with the tids when tids is 1. */
+/*  The membership of a group for the collectives (with the tids when tids is 1): from the
+ *  cache when it is current, else one SNAPSHOT round trip (not cached).  Returns the
+ *  member count, or an error. */
 static int s_snapshot(gimpi_groups_t *self, const char *group, gimpi_group_snap_t *snap,
                       int tids)
 {
@@ -1244,6 +1228,18 @@ static int s_snapshot(gimpi_groups_t *self, const char *group, gimpi_group_snap_
     snap->dead = e->dead;
     free(tmp.slots);
     return n;
+}
+
+/*  The membership of a group with its tids (gimpi_group.h). */
+int gimpi_group_snapshot(gimpi_groups_t *self, const char *group, gimpi_group_snap_t *snap)
+{
+    return s_snapshot(self, group, snap, 1);
+}
+
+/*  The group's state without its tids (gimpi_group.h). */
+int gimpi_group_state(gimpi_groups_t *self, const char *group, gimpi_group_snap_t *snap)
+{
+    return s_snapshot(self, group, snap, 0);
 }
 
 /*  Where the stamps of arriving messages come from (gimpi_group.h). */

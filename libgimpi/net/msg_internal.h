@@ -54,7 +54,6 @@
 #define STAGE_SIZE (128 * 1024)     /* receive staging buffer per connection */
 #define DIRECT_MIN 2048             /* payload bytes worth a readv straight to the user */
 #define DIRECT_READ_MAX 2           /* a quick look reads up to this many sockets directly */
-#define REQ_SPARES 16               /* freed requests kept for reuse */
 #define QUICK_TICK 256              /* ... and polls the sockets of shared-memory links and
                                        the dynamic hosts' every this many looks (a power
                                        of 2; about every 20 us of a spin) */
@@ -67,6 +66,7 @@
                                        (but there is more than one) */
 #define HOT_BACKOFF 64              /* waits without that once one outlasted it (others
                                        want the cores) */
+#define REQ_SPARES 16               /* freed requests kept for reuse */
 #define BUFFER_AFTER_US 1000        /* a standard long send copies its data after this */
 #define IDLE_TAKEOVER_MS 2          /* app out of the library this long: thread polls */
 #define BATCH_MAX 16                /* continuation packets written with the current one */
