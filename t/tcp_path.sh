@@ -16,6 +16,9 @@ for p in $progs; do
     npass=$(grep -c "^ok" "$tmp/$p.out")
     [ $rc = 0 ] && [ "$nok" = 0 ] && [ "$npass" -gt 0 ]
     ok $? "t/$p over TCP only: $npass passed, $nok failed (exit $rc)"
-    [ $rc = 0 ] || grep '^not ok\|^#' "$tmp/$p.out" | head -20 | sed 's/^/# /'
+    if [ $rc != 0 ]; then   # the failures first, then their diagnostics
+        grep '^not ok' "$tmp/$p.out" | head -10 | sed 's/^/# /'
+        grep -A12 '^not ok' "$tmp/$p.out" | grep '^#' | head -30 | sed 's/^/# /'
+    fi
 done
 exit $((failed > 0))

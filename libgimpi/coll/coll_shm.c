@@ -545,6 +545,11 @@ static int s_wait(coll_shm_t *self, word_t *w, uint32_t target, uint32_t slack)
     }
     int64_t next_live = start + LIVE_MS * 1000;
     for (;;) {
+        r = s_reached(self, w, target, slack);  /* reached first: once it is, the call is
+                                                   done for the others, who may already
+                                                   be changing the segment */
+        if (r)
+            return r < 0 ? r : 0;
         int rc = s_sound(self);
         if (rc)
             return rc;
@@ -607,9 +612,11 @@ static int s_barrier_wait(coll_shm_t *self, uint32_t e, int k, int j, int n)
     if (rc)
         return rc;
     word_t *gen = s_word(self, OFF_GEN);
-    if (j == 0) {
+    if (j == 0) {                       /* everybody is in: the barrier is done for all, so
+                                           nothing checked after the post may fail it here
+                                           alone (a member may already be in its next call) */
         s_post(gen, e);
-        return s_sound(self);
+        return 0;
     }
     s_bump(s_arrive(self, (j - 1) / k));
     return s_wait(self, gen, e, 0);
