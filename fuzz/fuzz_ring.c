@@ -4,7 +4,7 @@
  *  then a 16-bit argument, little-endian): write N bytes, read into a buffer of N bytes
  *  (split in two pieces), the peer overwrites the head, the tail or the sleep flags with
  *  a value taken from the argument (near the real index, or far off), the peer scribbles
- *  on the data.  Invariants: a read or write returns -1 with EPROTO or a count within its
+ *  on the data, read in place (peek, then consume part of it).  Invariants: a read or write returns -1 with EPROTO or a count within its
  *  buffer and the ring's size; everything copied stays inside the buffers (AddressSanitizer
  *  watches); as long as the peer has not touched an index, the bytes read are exactly the
  *  bytes written, in order, and the ring holds what a model FIFO holds.
@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint64_t in = 0, got = 0;           /* model: bytes written and read so far */
     int tampered = 0, bell = 0;
     for (size_t at = 0; at + 3 <= size; at += 3) {
-        unsigned op = data[at] % 7, arg = data[at + 1] | (unsigned)data[at + 2] << 8;
+        unsigned op = data[at] % 8, arg = data[at + 1] | (unsigned)data[at + 2] << 8;
         size_t n = arg % (2 * RSZ + 1);
         switch (op) {
         case 0: {                       /* write n bytes, in two pieces */
@@ -84,6 +84,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             mem[GIMPI_RING_HDR + arg % RSZ] ^= 0xa5;
             tampered = 1;
             break;
+        case 7: {                       /* read in place: look, then free up to n bytes */
+            const uint8_t *p = NULL;
+            errno = 0;
+            ssize_t k = gimpi_ring_peek(r, &p);
+            CHECK(k == -1 ? errno == EPROTO : k <= RSZ);
+            if (k <= 0)
+                break;
+            CHECK(p >= mem + GIMPI_RING_HDR && p + k <= mem + sizeof mem);
+            size_t take = n < (size_t)k ? n : (size_t)k;
+            if (!tampered) {
+                CHECK((uint64_t)k <= in - got);
+                for (size_t i = 0; i < take; i++)
+                    CHECK(p[i] == model[(got + i) % RSZ]);
+                got += take;
+            }
+            gimpi_ring_consume(r, take, &bell);
+            break;
+        }
         case 6:                         /* both sides arm and look */
             gimpi_ring_arm_reader(r, arg & 1);
             gimpi_ring_arm_writer(w, (arg >> 1) & 1);

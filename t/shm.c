@@ -112,6 +112,25 @@ static void s_codec(void)
         out += k;
     }
     ok(good && bell == 0, "50 writes and reads of odd sizes around the end, no bells");
+    /* in place: the writer's room, the reader's contiguous bytes up to the end */
+    const uint8_t *at = NULL;
+    ok(gimpi_ring_room(w, RSZ) == RSZ && gimpi_ring_peek(r, &at) == 0,
+       "an empty ring: all room, nothing to peek");
+    size_t lead = RSZ - (size_t)(h->head % RSZ), k = lead + 40;
+    struct iovec kv = { src, k };
+    ok(gimpi_ring_writev(w, &kv, 1, &bell) == (ssize_t)k && gimpi_ring_room(w, RSZ) == (ssize_t)(RSZ - k),
+       "a write across the end leaves the room it should");
+    ok(gimpi_ring_peek(r, &at) == (ssize_t)lead && memcmp(at, src, lead) == 0,
+       "peek sees the bytes up to the end of the data area, in place");
+    gimpi_ring_consume(r, lead - 8, &bell);
+    ok(gimpi_ring_peek(r, &at) == 8 && memcmp(at, src + lead - 8, 8) == 0,
+       "a partial consume leaves the rest in place");
+    gimpi_ring_consume(r, 8, &bell);
+    ok(gimpi_ring_peek(r, &at) == 40 && at == mem + GIMPI_RING_HDR
+           && memcmp(at, src + lead, 40) == 0, "then the part after the wrap, from the start");
+    gimpi_ring_consume(r, 40, &bell);
+    ok(gimpi_ring_avail(r) == 0 && gimpi_ring_room(w, RSZ) == RSZ && bell == 0,
+       "consumed: empty again, all room");
     struct iovec big = { src, sizeof src };
     ok(gimpi_ring_writev(w, &big, 1, &bell) == RSZ, "a write of 3 sizes takes one size");
     ok(gimpi_ring_writev(w, &big, 1, &bell) == 0, "a full ring takes nothing");
@@ -141,6 +160,8 @@ static void s_codec(void)
     h->head = tail - 1;
     ok(gimpi_ring_readv(r, &rest, 1, &bell) == -1 && errno == EPROTO,
        "a head behind the tail is reported");
+    errno = 0;
+    ok(gimpi_ring_peek(r, &at) == -1 && errno == EPROTO, "and to a reader in place");
     h->head = head;
     ok(gimpi_ring_readv(r, &rest, 1, &bell) == 1, "the good head reads again");
     h->tail = h->head + 5;
@@ -152,6 +173,8 @@ static void s_codec(void)
     h->tail = 0;
     ok(gimpi_ring_writev(w, &big, 1, &bell) == -1 && errno == EPROTO,
        "a tail moving backwards is reported to the writer");
+    errno = 0;
+    ok(gimpi_ring_room(w, RSZ) == -1 && errno == EPROTO, "and to a writer asking for room");
     gimpi_ring_destroy(&w);
     gimpi_ring_destroy(&r);
     ok(w == NULL && r == NULL, "destroy nulls the handles");
@@ -245,6 +268,35 @@ static int s_sizes_body(const impi_tables_t *t, int rank, int lfd, void *arg)
     }
     free(buf);
     free(in);
+    return dp_close(&ctx) != 0;
+}
+
+/*  Both ranks flood each other with NFLOOD small messages of every size up to 300 bytes
+ *  (standard sends: written straight into the ring while it has room and credit, queued
+ *  once not), then take them with a wildcard tag: every one arrives, in order, intact.
+ *  Run over the smallest ring, where packets often wrap around its end. */
+#define NFLOOD 3000
+static int s_flood_body(const impi_tables_t *t, int rank, int lfd, void *arg)
+{
+    (void)arg;
+    gimpi_msg_t *ctx = dp_open(t, rank, lfd, TMO);
+    if (!ctx)
+        return 1;
+    int peer = gimpi_msg_tid(ctx, 1 - rank);
+    uint8_t buf[304], in[304];
+    gimpi_status_t st;
+    for (int i = 0; i < NFLOOD; i++) {
+        size_t len = (size_t)(i * 37 % 301);
+        dp_fill(buf, len, (uint32_t)(i + rank * NFLOOD));
+        CALL(gimpi_msg_send(ctx, peer, i % 7, buf, len));
+    }
+    for (int i = 0; i < NFLOOD; i++) {
+        size_t len = (size_t)(i * 37 % 301);
+        CALL(gimpi_msg_recv(ctx, peer, GIMPI_ANY, in, sizeof in, &st));
+        CHECK(st.tag == i % 7 && st.len == len
+                  && dp_check(in, len, (uint32_t)(i + (1 - rank) * NFLOOD)) < 0,
+              "message %d: tag %d, %zu bytes, or bad bytes", i, st.tag, st.len);
+    }
     return dp_close(&ctx) != 0;
 }
 
@@ -374,6 +426,10 @@ int main(void)
           fine);
     s_job("one side with GIMPI_SHM=0: the socket carries the bytes", 2, s_sizes_body, &off,
           fine);
+    setenv("GIMPI_SHM_RING", "4096", 1);
+    s_job("a flood both ways over the smallest ring: all in order, intact", 2, s_flood_body,
+          NULL, fine);
+    unsetenv("GIMPI_SHM_RING");
     int killed[] = { 0, 128 + SIGKILL, 128 + SIGKILL };
     int pp[2];
     if (pipe(pp) < 0)

@@ -231,7 +231,12 @@ int gimpi_msg_send_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const 
     gimpi_msg_req_t *r;
     gimpi_msg__before_send(self);
     msg_enter(self);
-    int rc = msg_isend(self, cid, tid, tag, buf, len, 0, &r);
+    int rc = msg_send_eager(self, cid, tid, tag, buf, len);
+    if (rc) {                           /* written at once (1), or an error */
+        msg_leave(self);
+        return rc < 0 ? rc : 0;
+    }
+    rc = msg_isend(self, cid, tid, tag, buf, len, 0, &r);
     if (rc) {
         msg_leave(self);
         return rc;

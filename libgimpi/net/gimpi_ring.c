@@ -210,13 +210,10 @@ static size_t s_copy_iov(gimpi_ring_t *self, uint64_t pos, const struct iovec *i
     return done;
 }
 
-/*  Producer: copies and publishes (gimpi_ring.h). */
-ssize_t gimpi_ring_writev(gimpi_ring_t *self, const struct iovec *iov, int niov, int *bell)
+/*  Producer: room for writing (gimpi_ring.h). */
+ssize_t gimpi_ring_room(gimpi_ring_t *self, size_t want)
 {
     assert(self && !self->consumer);
-    size_t want = 0;
-    for (int i = 0; i < niov; i++)
-        want += iov[i].iov_len;
     uint64_t t = self->tail;        /* the consumer's index is read only when the room
                                        we know of is too small (a cache miss less) */
     if (self->size - (size_t)(self->head - t) < want) {
@@ -227,7 +224,20 @@ ssize_t gimpi_ring_writev(gimpi_ring_t *self, const struct iovec *iov, int niov,
         }
         self->tail = t;
     }
-    size_t n = s_copy_iov(self, self->head, iov, niov, self->size - (size_t)(self->head - t), 1);
+    return (ssize_t)(self->size - (size_t)(self->head - t));
+}
+
+/*  Producer: copies and publishes (gimpi_ring.h). */
+ssize_t gimpi_ring_writev(gimpi_ring_t *self, const struct iovec *iov, int niov, int *bell)
+{
+    assert(self && !self->consumer);
+    size_t want = 0;
+    for (int i = 0; i < niov; i++)
+        want += iov[i].iov_len;
+    ssize_t room = gimpi_ring_room(self, want);
+    if (room < 0)
+        return -1;
+    size_t n = s_copy_iov(self, self->head, iov, niov, (size_t)room, 1);
     if (n == 0)
         return 0;
     self->head += n;
@@ -251,6 +261,17 @@ static int s_head(gimpi_ring_t *self, uint64_t *h)
     return 0;
 }
 
+/*  Consumer: frees n bytes read, and says (*bell = 1) when the producer waits for room. */
+static void s_consumed(gimpi_ring_t *self, size_t n, int *bell)
+{
+    self->tail += n;
+    __atomic_store_n(&self->hdr->tail, self->tail, __ATOMIC_RELEASE);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&self->hdr->wsleep, __ATOMIC_RELAXED)
+        && __atomic_exchange_n(&self->hdr->wsleep, 0, __ATOMIC_ACQ_REL))
+        *bell = 1;
+}
+
 /*  Consumer: copies out and frees (gimpi_ring.h). */
 ssize_t gimpi_ring_readv(gimpi_ring_t *self, const struct iovec *iov, int niov, int *bell)
 {
@@ -259,15 +280,28 @@ ssize_t gimpi_ring_readv(gimpi_ring_t *self, const struct iovec *iov, int niov, 
     if (s_head(self, &h) < 0)
         return -1;
     size_t n = s_copy_iov(self, self->tail, iov, niov, (size_t)(h - self->tail), 0);
-    if (n == 0)
-        return 0;
-    self->tail += n;
-    __atomic_store_n(&self->hdr->tail, self->tail, __ATOMIC_RELEASE);
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&self->hdr->wsleep, __ATOMIC_RELAXED)
-        && __atomic_exchange_n(&self->hdr->wsleep, 0, __ATOMIC_ACQ_REL))
-        *bell = 1;
+    if (n)
+        s_consumed(self, n, bell);
     return (ssize_t)n;
+}
+
+/*  Consumer: the bytes readable in place (gimpi_ring.h). */
+ssize_t gimpi_ring_peek(gimpi_ring_t *self, const uint8_t **at)
+{
+    assert(self && self->consumer && at);
+    uint64_t h;
+    if (s_head(self, &h) < 0)
+        return -1;
+    size_t pos = (size_t)(self->tail & self->mask), n = (size_t)(h - self->tail);
+    *at = self->data + pos;
+    return (ssize_t)(n < self->size - pos ? n : self->size - pos);
+}
+
+/*  Consumer: frees what was read in place (gimpi_ring.h). */
+void gimpi_ring_consume(gimpi_ring_t *self, size_t n, int *bell)
+{
+    assert(self && self->consumer && n <= (size_t)(self->head - self->tail));
+    s_consumed(self, n, bell);
 }
 
 /*  Consumer: bytes waiting. */

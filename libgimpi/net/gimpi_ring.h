@@ -82,6 +82,21 @@ size_t gimpi_ring_size(const gimpi_ring_t *self);
 /*  The shared header. */
 gimpi_ring_hdr_t *gimpi_ring_header(gimpi_ring_t *self);
 
+/*  Consumer: the bytes that can be read in place at *at, up to the end of the data area
+ *  (what lies beyond it follows at its start); -1 with errno EPROTO when the producer's
+ *  index is corrupt.  The producer may not touch them until gimpi_ring_consume; a
+ *  producer that does anyway (a bug or a foe: it is the same user) can only change what
+ *  is read, so read each byte once. */
+ssize_t gimpi_ring_peek(gimpi_ring_t *self, const uint8_t **at);
+
+/*  Consumer: frees n bytes read in place (at most what gimpi_ring_peek reported);
+ *  *bell as for gimpi_ring_readv. */
+void gimpi_ring_consume(gimpi_ring_t *self, size_t n, int *bell);
+
+/*  Producer: the bytes that may be written now, the consumer's index read again only when
+ *  fewer than want are known to be free; -1 with errno EPROTO when it is corrupt. */
+ssize_t gimpi_ring_room(gimpi_ring_t *self, size_t want);
+
 /*  Producer: copies as much of iov as fits and publishes it; the bytes taken (0: full),
  *  or -1 with errno EPROTO when the consumer's index is corrupt.  *bell is set to 1 when
  *  the consumer was asleep (ring its doorbell), else left alone. */

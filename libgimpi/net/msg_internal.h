@@ -608,6 +608,10 @@ void msg_queue_ctl(gimpi_msg_t *self, int p, uint32_t type, uint64_t srqid, uint
                    int tag, uint64_t cid);
 /*  Queues PK_FINI on connection h and pushes it out; 0 or -1 (no memory). */
 int msg_queue_fini(gimpi_msg_t *self, int h);
+/*  A standard send's only packet to peer p written at once, without a request, when
+ *  nothing is queued before it on a shared-memory link: 1 written, 0 not now, -1 broken. */
+int msg_send_now(gimpi_msg_t *self, int p, uint64_t srqid, uint64_t cid, int tag,
+                 const void *buf, size_t len);
 /*  Writes what connection h may send now; -1 when the connection broke. */
 int msg_flush(gimpi_msg_t *self, int h);
 /*  Reads and handles what connection h has; -1 when it broke or closed. */
@@ -641,6 +645,10 @@ void msg_dyn_abandon(gimpi_msg_t *self);
 
 /*  0 when tag is a legal send tag (or, with wild, GIMPI_ANY). */
 int msg_check_tag(gimpi_msg_t *self, int tag, int wild);
+/*  A standard send written at once (msg_send_now), needing no request: 1 sent, 0 not
+ *  possible now (msg_isend it), or an error. */
+int msg_send_eager(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf,
+                   size_t len);
 /*  Starts a send. */
 int msg_isend(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf, size_t len,
               int flags, gimpi_msg_req_t **out);

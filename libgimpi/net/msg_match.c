@@ -36,16 +36,40 @@ static void s_um_arrived(gimpi_msg_t *self, umsg_t *um)
 }
 
 /*  Starts a send (lock held). */
-int msg_isend(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf,
-              size_t len, int flags, gimpi_msg_req_t **out)
+/*  The world rank a send goes to, once its arguments are checked; else the error. */
+static int s_send_peer(gimpi_msg_t *self, int tid, int tag, const void *buf, size_t len)
 {
-    if (!out || msg_check_tag(self, tag, 0) || (len && !buf))
+    if (msg_check_tag(self, tag, 0) || (len && !buf))
         return GIMPI_EBADPARAM;
     int p = msg_peer(self, tid);
     if (p < 0)
         return p;
     if (p != self->rank && self->peers[p].gone)
         return self->peers[p].gone;
+    return p;
+}
+
+/*  A standard send written at once (msg_internal.h). */
+int msg_send_eager(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf,
+                   size_t len)
+{
+    int p = s_send_peer(self, tid, tag, buf, len);
+    if (p < 0)
+        return p;
+    if (p == self->rank || msg_send_now(self, p, self->match.next_id, cid, tag, buf, len) <= 0)
+        return 0;                       /* (broken: msg_isend reports it) */
+    self->match.next_id++;
+    return 1;
+}
+
+int msg_isend(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf,
+              size_t len, int flags, gimpi_msg_req_t **out)
+{
+    if (!out)
+        return GIMPI_EBADPARAM;
+    int p = s_send_peer(self, tid, tag, buf, len);
+    if (p < 0)
+        return p;
     gimpi_msg_req_t *r = msg_req_new(self);
     if (!r)
         return GIMPI_ENOMEM;
@@ -85,10 +109,16 @@ int msg_isend(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf
         s_um_arrived(self, um);
         return 0;
     }
+    *out = r;
+    if (!r->sync && msg_send_now(self, p, r->id, cid, tag, buf, len) > 0) {
+        r->state = S_STD;               /* out already */
+        r->off = len;
+        msg_complete(self, r, 0);
+        return 0;
+    }
     r->is_long = len > self->pktlen;
     r->state = S_QUEUED;
     QUEUE_PUSH(&self->peers[p].pending_sends, r);
-    *out = r;
     msg_flush(self, self->peers[p].host);
     return 0;
 }

@@ -166,6 +166,18 @@ ssize_t msg_shm_send(msg_shm_t *self, int sock, const struct iovec *iov, int nio
     return n;
 }
 
+/*  Writes all of iov into our ring, or nothing (msg_shm.h). */
+int msg_shm_send_all(msg_shm_t *self, int sock, const struct iovec *iov, int niov, size_t len)
+{
+    assert(self && self->state == L_ON);
+    ssize_t room = gimpi_ring_room(self->out, len);
+    if (room < 0)
+        return -1;
+    if ((size_t)room < len)
+        return 0;
+    return msg_shm_send(self, sock, iov, niov) < 0 ? -1 : 1;
+}
+
 /*  Reads the doorbell bytes (and the EOF) the socket has. */
 static int s_drain(msg_shm_t *self, int sock)
 {
@@ -203,6 +215,25 @@ ssize_t msg_shm_recv(msg_shm_t *self, int sock, const struct iovec *iov, int nio
         return 0;
     errno = EAGAIN;
     return -1;
+}
+
+/*  Bytes readable in place (msg_shm.h). */
+ssize_t msg_shm_peek(msg_shm_t *self, int sock, const uint8_t **at)
+{
+    assert(self && self->state == L_ON);
+    if (self->poked && s_drain(self, sock) < 0)
+        return -1;
+    return gimpi_ring_peek(self->in, at);
+}
+
+/*  Frees bytes read in place (msg_shm.h). */
+void msg_shm_consume(msg_shm_t *self, int sock, size_t n)
+{
+    assert(self && self->state == L_ON);
+    int bell = 0;
+    gimpi_ring_consume(self->in, n, &bell);
+    if (bell)
+        s_bell(sock);
 }
 
 /*  The socket needs reading (msg_shm.h). */

@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <sys/types.h>
+#include <stdint.h>
 #include <sys/uio.h>
 
 #define MSG_SHM_RING_DEFAULT (1024 * 1024) /* bytes per ring (GIMPI_SHM_RING): a whole
@@ -51,10 +52,22 @@ int msg_shm_settle(msg_shm_t *self, int sock, char *err, size_t errsize);
  *  sleeps), or -1 with errno EAGAIN (full) or EPROTO (corrupt ring). */
 ssize_t msg_shm_send(msg_shm_t *self, int sock, const struct iovec *iov, int niov);
 
+/*  All of iov (len bytes) into our ring, or nothing when it has not the room: 1 written,
+ *  0 no room, -1 with errno EPROTO (corrupt ring). */
+int msg_shm_send_all(msg_shm_t *self, int sock, const struct iovec *iov, int niov, size_t len);
+
 /*  Like readv: bytes read from the peer's ring into iov, 0 when the ring is empty and the
  *  peer has hung up, or -1 with errno EAGAIN (empty), EPROTO (corrupt ring) or the
  *  socket's error. */
 ssize_t msg_shm_recv(msg_shm_t *self, int sock, const struct iovec *iov, int niov);
+
+/*  The peer's bytes readable in place at *at (contiguous; doorbells drained first): their
+ *  number, or -1 with errno EPROTO (corrupt ring) or the socket's error.  0 says nothing
+ *  here now: msg_shm_recv tells an empty ring from a hang-up. */
+ssize_t msg_shm_peek(msg_shm_t *self, int sock, const uint8_t **at);
+
+/*  Frees n bytes read in place (rings the peer's doorbell when it waits for room). */
+void msg_shm_consume(msg_shm_t *self, int sock, size_t n);
 
 /*  The socket was reported readable or hung up: the next msg_shm_recv drains the doorbell
  *  bytes (and sees the EOF). */
