@@ -1014,13 +1014,16 @@ static void s_take_payload(conn_t *c, const uint8_t *src, size_t n)
 /*  Takes the next packet of connection h (a shared-memory link, between packets, nothing
  *  staged) where it lies in the peer's ring, when it is all there in one piece: the
  *  header is decoded and the payload copied to its destination from the ring, with no
- *  staging copy.  1 taken, 0 not so (the ring is empty, the packet wraps or is not all in,
- *  or its header is bad: the staged path reads it and reports), -1 the connection broke. */
+ *  staging copy.  1 taken, 2 the ring is empty (and the peer there), 0 not so (the packet
+ *  wraps or is not all in, its header is bad, the peer hung up: the staged path reads and
+ *  reports), -1 the connection broke. */
 static int s_read_in_place(gimpi_msg_t *self, int h)
 {
     conn_t *c = &self->conns[h];
     const uint8_t *at;
     ssize_t n = msg_shm_peek(c->shm, c->fd, &at);
+    if (n == 0 && !msg_shm_ready(c->shm))
+        return 2;                       /* (a look at an empty ring costs no more) */
     if (n < IMPI_PACKET_SIZE)
         return 0;                       /* (an error too: msg_shm_recv reports it) */
     impi_packet_t pk;
@@ -1085,6 +1088,8 @@ int msg_read(gimpi_msg_t *self, int h)
             int k = s_read_in_place(self, h);
             if (k < 0)
                 return -1;
+            if (k == 2)
+                return 0;
             if (k > 0)
                 continue;
         }
