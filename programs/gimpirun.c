@@ -269,6 +269,10 @@ static void s_parse(launcher_t *self, int argc, char **argv)
         if (!more)
             break;
     }
+    if (gimpi_bind_check_env(err, sizeof err) < 0) {
+        fprintf(stderr, "gimpirun: %s\n", err);
+        exit(2);
+    }
     if (self->ackmark > self->hiwater) {
         fprintf(stderr, "gimpirun: -ackmark %u is above -hiwater %u\n", self->ackmark, self->hiwater);
         exit(2);

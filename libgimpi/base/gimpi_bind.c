@@ -87,6 +87,17 @@ static int s_claim(const char *dir, int c)
     return fd;
 }
 
+/*  Whether GIMPI_BIND says something we know (gimpi_bind.h). */
+int gimpi_bind_check_env(char *err, size_t errsize)
+{
+    const char *how = getenv(GIMPI_ENV_BIND);
+    if (!how || !*how || strcmp(how, "core") == 0 || strcmp(how, "none") == 0)
+        return 0;
+    snprintf(err, errsize, "%s=\"%.64s\": say \"core\" (a core per task, the default) or "
+             "\"none\"", GIMPI_ENV_BIND, how);
+    return -1;
+}
+
 /*  The plan for n tasks with the lock files in dir (NULL: no binding). */
 static gimpi_bind_t *s_new_in(const char *dir, int n)
 {
@@ -94,8 +105,9 @@ static gimpi_bind_t *s_new_in(const char *dir, int n)
     if (!self)
         return NULL;
     cpu_set_t mine;
-    const char *how = getenv(GIMPI_ENV_BIND);
-    if (n < 1 || !dir || (how && strcmp(how, "none") == 0)
+    char why[128];
+    if (n < 1 || !dir || gimpi_bind_check_env(why, sizeof why) < 0
+        || (getenv(GIMPI_ENV_BIND) && strcmp(getenv(GIMPI_ENV_BIND), "none") == 0)
         || sched_getaffinity(0, sizeof mine, &mine) < 0 || n > CPU_COUNT(&mine))
         return self;
     self->cpu = malloc((size_t)n * sizeof *self->cpu);

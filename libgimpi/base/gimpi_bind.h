@@ -18,11 +18,16 @@
 
 #include <sched.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #define GIMPI_ENV_BIND  "GIMPI_BIND"        /* "core" (the default) or "none" */
 #define GIMPI_ENV_BOUND "GIMPI_BOUND"       /* set in a bound task: "cpu,lockfd,cpus" */
 
 typedef struct gimpi_bind_t gimpi_bind_t;
+
+/*  0 when GIMPI_BIND is unset, empty, "core" or "none"; else -1 with a message in err
+ *  (a launcher refuses to start on it; gimpi_bind_new treats it as "none"). */
+int gimpi_bind_check_env(char *err, size_t errsize);
 
 /*  Plans cores for n tasks to be started on this machine: claims n free CPUs of the
  *  caller's own set, or none (GIMPI_BIND=none, more tasks than CPUs, too few free, no
