@@ -300,6 +300,48 @@ static int s_flood_body(const impi_tables_t *t, int rank, int lfd, void *arg)
     return dp_close(&ctx) != 0;
 }
 
+/*  Ping-pong of NPING small messages, most taken by the receiver straight from the ring:
+ *  credit flows (the job's high-water mark is 20 packets), the bytes and the status are
+ *  right; every 97th answer is longer than the buffer (EOVERFLOW, its length in the
+ *  status, no byte past the buffer); every 50th time two messages come and the second is
+ *  asked for first (the first waits, unexpected, for its own receive). */
+#define NPING 2000
+static int s_ping_body(const impi_tables_t *t, int rank, int lfd, void *arg)
+{
+    (void)arg;
+    gimpi_msg_t *ctx = dp_open(t, rank, lfd, TMO);
+    if (!ctx)
+        return 1;
+    int peer = gimpi_msg_tid(ctx, 1 - rank);
+    uint8_t buf[128], in[128];
+    gimpi_status_t st;
+    for (int i = 0; i < NPING; i++) {
+        size_t len = (size_t)(i % 65);
+        int tag = i % 5, pair = i % 50 == 49, small = i % 97 == 96;
+        if (rank == i % 2) {                   /* the sender of this round */
+            dp_fill(buf, len, (uint32_t)i);
+            CALL(gimpi_msg_send(ctx, peer, tag, buf, len));
+            if (pair)
+                CALL(gimpi_msg_send(ctx, peer, 9, buf, 3));
+            continue;
+        }
+        if (pair) {
+            CALL(gimpi_msg_recv(ctx, peer, 9, in, sizeof in, &st));
+            CHECK(st.len == 3 && st.tag == 9, "round %d: the later message first: %zu", i,
+                  st.len);
+        }
+        memset(in, 0xee, sizeof in);
+        size_t room = small && len > 4 ? 4 : sizeof in;
+        int rc = gimpi_msg_recv(ctx, peer, tag, in, room, &st);
+        CHECK(rc == (room < len ? GIMPI_EOVERFLOW : 0), "round %d: rc %d", i, rc);
+        CHECK(st.len == len && st.tag == tag && st.source == peer, "round %d: status %zu %d",
+              i, st.len, st.tag);
+        CHECK(dp_check(in, len < room ? len : room, (uint32_t)i) < 0 && in[room < len ? room
+              : len] == 0xee, "round %d: bad bytes, or bytes past the buffer", i);
+    }
+    return dp_close(&ctx) != 0;
+}
+
 /*  Rank 1 streams 64 MiB to rank 0 and is killed once rank 0 receives; rank 2 stops
  *  reading (no progress thread, out of the library) until rank 0 has filled the ring to
  *  it and waits for a synchronous send, then is killed; rank 0 must get an error from
@@ -426,6 +468,8 @@ int main(void)
           fine);
     s_job("one side with GIMPI_SHM=0: the socket carries the bytes", 2, s_sizes_body, &off,
           fine);
+    s_job("ping-pong straight from the ring: credit, status, truncation, order", 2,
+          s_ping_body, NULL, fine);
     setenv("GIMPI_SHM_RING", "4096", 1);
     s_job("a flood both ways over the smallest ring: all in order, intact", 2, s_flood_body,
           NULL, fine);

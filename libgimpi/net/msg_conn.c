@@ -901,6 +901,28 @@ static int s_on_control(gimpi_msg_t *self, int h, int p, const impi_packet_t *pk
     return 0;
 }
 
+/*  A data packet pk from kin on c carries a stamp: the highest seen is kept. */
+static void s_stamp_in(gimpi_msg_t *self, const conn_t *c, const impi_packet_t *pk)
+{
+    if (c->kin && (pk->type == IMPI_PK_DATA || pk->type == IMPI_PK_DATASYNC)
+        && pk->reserved > __atomic_load_n(&self->stamp_in, __ATOMIC_RELAXED))
+        __atomic_store_n(&self->stamp_in, pk->reserved, __ATOMIC_RELAXED);  /* only we write */
+}
+
+/*  Counts a packet of the given type from peer p on connection h for flow control: every
+ *  ackmark-th counted one earns p a PROTOACK (or one held back).  0, or -1 (broken). */
+static int s_count_in(gimpi_msg_t *self, int h, int p, uint32_t type)
+{
+    conn_t *c = &self->conns[h];
+    peer_t *peer = &self->peers[p];
+    if (impi_packet_info(type)->counted && ++peer->rx_count >= c->ackmark) {
+        peer->rx_count -= c->ackmark;
+        if (!c->fini_queued && msg_credit(self, h, p) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /*  Handles the decoded header pk of the packet starting on connection h: its payload, if
  *  any, is then awaited (rphase 1). */
 static int s_on_packet(gimpi_msg_t *self, int h, const impi_packet_t *pk)
@@ -911,9 +933,7 @@ static int s_on_packet(gimpi_msg_t *self, int h, const impi_packet_t *pk)
         fprintf(stderr, "gimpi[rank %d] <- host %d: %s\n", self->rank, h,
                 impi_packet_format(pk, line, sizeof line));
     }
-    if (c->kin && (pk->type == IMPI_PK_DATA || pk->type == IMPI_PK_DATASYNC)
-        && pk->reserved > __atomic_load_n(&self->stamp_in, __ATOMIC_RELAXED))
-        __atomic_store_n(&self->stamp_in, pk->reserved, __ATOMIC_RELAXED);  /* only we write */
+    s_stamp_in(self, c, pk);
     if (pk->type == IMPI_PK_FINI) {
         c->fini_recv = 1;
         msg_host_gone(self, h, GIMPI_ESYSERR, 0);
@@ -928,12 +948,8 @@ static int s_on_packet(gimpi_msg_t *self, int h, const impi_packet_t *pk)
                 impi_packet_name(pk->type));
         return -1;
     }
-    peer_t *peer = &self->peers[p];
-    if (impi_packet_info(pk->type)->counted && ++peer->rx_count >= c->ackmark) {
-        peer->rx_count -= c->ackmark;
-        if (!c->fini_queued && msg_credit(self, h, p) < 0)
-            return -1;
-    }
+    if (s_count_in(self, h, p, pk->type) < 0)
+        return -1;
     switch (pk->type) {
     case IMPI_PK_DATA:
     case IMPI_PK_DATASYNC:
@@ -1041,6 +1057,45 @@ static int s_read_in_place(gimpi_msg_t *self, int h)
     if (c->rphase == 1)
         s_on_payload(self, h);
     return 1;
+}
+
+/*  A blocking receive from peer p (cid, tag: GIMPI_ANY or one) taken straight from p's
+ *  ring (msg_internal.h).  Nothing may be able to claim the packet before it: the caller
+ *  checked that no receive is posted and no message is unexpected. */
+int msg_recv_now(gimpi_msg_t *self, int p, uint64_t cid, int tag, void *buf, size_t size,
+                 gimpi_status_t *st, int looks)
+{
+    int h = self->peers[p].host;
+    conn_t *c = &self->conns[h];
+    if (self->debug || c->state != C_OPEN || !c->shm || !msg_shm_on(c->shm) || c->rphase
+        || c->rhdr_off || c->st_off != c->st_len)
+        return 0;
+    const uint8_t *at = NULL;
+    ssize_t n = 0;
+    for (int i = 0; i < looks && n == 0; i++)
+        n = msg_shm_peek(c->shm, c->fd, &at);
+    impi_packet_t pk;
+    if (n < IMPI_PACKET_SIZE || impi_packet_decode(at, c->pktlen, &pk) != IMPI_OK
+        || pk.type != IMPI_PK_DATA || pk.len != pk.msglen || (size_t)n - IMPI_PACKET_SIZE < pk.len
+        || pk.cid != cid || (tag >= 0 && pk.tag != tag) || s_find_src(self, c, &pk.src) != p
+        || !impi_proc_equal(&pk.dest, &self->me))
+        return 0;                       /* not here yet, or not so simple: the full path */
+    s_stamp_in(self, c, &pk);
+    if (s_count_in(self, h, p, pk.type) < 0)
+        return 0;                       /* (broken: the full path reports it) */
+    memcpy(buf, at + IMPI_PACKET_SIZE, pk.len < size ? pk.len : size);
+    msg_shm_consume(c->shm, c->fd, IMPI_PACKET_SIZE + pk.len);
+    c->big = pk.len >= DIRECT_MIN;
+    self->prog.moved++;
+    self->prog.rdone++;
+    if (st) {
+        st->source = self->peers[p].tid;
+        st->tag = pk.tag;
+        st->len = (size_t)pk.msglen;
+        st->error = pk.len > size ? GIMPI_EOVERFLOW : 0;
+        st->cancelled = 0;
+    }
+    return pk.len > size ? GIMPI_EOVERFLOW : 1;
 }
 
 /*  Reads and handles whatever connection h has for us, until the socket is empty.

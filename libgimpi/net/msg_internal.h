@@ -59,6 +59,9 @@
                                        of 2; about every 20 us of a spin) */
 #define FIRST_LOOKS 16              /* a task with its own core looks this often at its
                                        rings before a wait reads the clock */
+#define RECV_LOOKS 256              /* a blocking receive from one peer with a core of its
+                                       own looks this often at just that peer's ring
+                                       (a load each) before it takes the full path */
 #define SPIN_US_DEFAULT 500         /* how long a blocked call polls (yielding) before sleeping */
 #define HOT_SPIN_US 20              /* first part of it without yielding, when every local
                                        peer of a shared-memory link can have a core */
@@ -612,6 +615,12 @@ int msg_queue_fini(gimpi_msg_t *self, int h);
  *  nothing is queued before it on a shared-memory link: 1 written, 0 not now, -1 broken. */
 int msg_send_now(gimpi_msg_t *self, int p, uint64_t srqid, uint64_t cid, int tag,
                  const void *buf, size_t len);
+/*  A blocking receive from peer p straight from its ring, when the next packet there
+ *  (looked for up to looks times) is a whole eager DATA packet it matches and no receive
+ *  is posted nor message unexpected (the caller's part): 1 taken, GIMPI_EOVERFLOW taken
+ *  but cut to size, 0 not so (take the full path; nothing was consumed). */
+int msg_recv_now(gimpi_msg_t *self, int p, uint64_t cid, int tag, void *buf, size_t size,
+                 gimpi_status_t *st, int looks);
 /*  Writes what connection h may send now; -1 when the connection broke. */
 int msg_flush(gimpi_msg_t *self, int h);
 /*  Reads and handles what connection h has; -1 when it broke or closed. */
