@@ -26,6 +26,9 @@
 #define WIN 8                       /* chunks received ahead per child */
 #define BCAST_TREE_MIN (16 * 1024)  /* bcasts from this size ... */
 #define BCAST_TREE_RECV 16          /* ... to this many receivers go through the tree */
+#define BCAST_SEND_MAX 1024         /* bcasts up to this size: a standard send to each
+                                       (written at once when it can be, else buffered),
+                                       no request to make, wait for and free */
 
 #define STACK_INTS 64               /* an operation's lists on the stack up to this size */
 
@@ -970,7 +973,11 @@ int gimpi_coll_bcast(gimpi_coll_t *self, const gimpi_view_t *view, uint64_t cid,
         rc = GIMPI_ENOINST;
     else if (len >= self->tree_min && n >= self->tree_recv && n > 1)
         rc = gimpi_msg_fwd_bcast(self->msg, cid, tag, buf, len, m, n);
-    else {
+    else if (len <= BCAST_SEND_MAX) {
+        for (int i = 0; i < n; i++)
+            if (gimpi_msg_send_cid(self->msg, cid, m[i], tag, buf, len) < 0)
+                rc = GIMPI_ESYSERR;
+    } else {
         gimpi_msg_req_t *rbuf[STACK_INTS];
         gimpi_msg_req_t **req = n <= STACK_INTS ? rbuf : calloc((size_t)n, sizeof *req);
         if (!req)
