@@ -4,7 +4,8 @@
  *  then a 16-bit argument, little-endian): write N bytes, read into a buffer of N bytes
  *  (split in two pieces), the peer overwrites the head, the tail or the sleep flags with
  *  a value taken from the argument (near the real index, or far off), the peer scribbles
- *  on the data, read in place (peek, then consume part of it).  Invariants: a read or write returns -1 with EPROTO or a count within its
+ *  on the data, read in place (peek, then consume part of it), write in place (reserve,
+ *  copy, commit).  Invariants: a read or write returns -1 with EPROTO or a count within its
  *  buffer and the ring's size; everything copied stays inside the buffers (AddressSanitizer
  *  watches); as long as the peer has not touched an index, the bytes read are exactly the
  *  bytes written, in order, and the ring holds what a model FIFO holds.
@@ -34,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint64_t in = 0, got = 0;           /* model: bytes written and read so far */
     int tampered = 0, bell = 0;
     for (size_t at = 0; at + 3 <= size; at += 3) {
-        unsigned op = data[at] % 8, arg = data[at + 1] | (unsigned)data[at + 2] << 8;
+        unsigned op = data[at] % 9, arg = data[at + 1] | (unsigned)data[at + 2] << 8;
         size_t n = arg % (2 * RSZ + 1);
         switch (op) {
         case 0: {                       /* write n bytes, in two pieces */
@@ -100,6 +101,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 got += take;
             }
             gimpi_ring_consume(r, take, &bell);
+            break;
+        }
+        case 8: {                       /* write n bytes in place, when they fit in one piece */
+            uint8_t *p = NULL;
+            errno = 0;
+            int k = gimpi_ring_reserve(w, n, &p);
+            CHECK(k == -1 ? errno == EPROTO : k == 0 || k == 1);
+            if (k != 1)
+                break;
+            CHECK(p >= mem + GIMPI_RING_HDR && p + n <= mem + sizeof mem);
+            memcpy(p, src, n);
+            gimpi_ring_commit(w, n, &bell);
+            if (!tampered) {
+                CHECK(n <= RSZ - (in - got));
+                for (size_t i = 0; i < n; i++)
+                    model[(in + i) % RSZ] = src[i];
+                in += n;
+            }
             break;
         }
         case 6:                         /* both sides arm and look */

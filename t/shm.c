@@ -131,6 +131,20 @@ static void s_codec(void)
     gimpi_ring_consume(r, 40, &bell);
     ok(gimpi_ring_avail(r) == 0 && gimpi_ring_room(w, RSZ) == RSZ && bell == 0,
        "consumed: empty again, all room");
+    /* writing in place: room in one piece only */
+    uint8_t *wat = NULL;
+    ok(gimpi_ring_reserve(w, 100, &wat) == 1 && wat == mem + GIMPI_RING_HDR + h->head % RSZ,
+       "reserve gives the room at the head");
+    memcpy(wat, src, 100);
+    ok(gimpi_ring_avail(r) == 0, "nothing is seen before the commit");
+    gimpi_ring_commit(w, 100, &bell);
+    ok(gimpi_ring_peek(r, &at) == 100 && memcmp(at, src, 100) == 0 && bell == 0,
+       "the commit publishes it");
+    gimpi_ring_consume(r, 100, &bell);
+    size_t tail_room = RSZ - (size_t)(h->head % RSZ);
+    ok(gimpi_ring_reserve(w, tail_room + 1, &wat) == 0 && gimpi_ring_reserve(w, RSZ + 1, &wat)
+           == 0 && gimpi_ring_reserve(w, tail_room, &wat) == 1,
+       "room that wraps around the end, or more than the ring, is not reserved");
     struct iovec big = { src, sizeof src };
     ok(gimpi_ring_writev(w, &big, 1, &bell) == RSZ, "a write of 3 sizes takes one size");
     ok(gimpi_ring_writev(w, &big, 1, &bell) == 0, "a full ring takes nothing");
@@ -175,6 +189,10 @@ static void s_codec(void)
        "a tail moving backwards is reported to the writer");
     errno = 0;
     ok(gimpi_ring_room(w, RSZ) == -1 && errno == EPROTO, "and to a writer asking for room");
+    uint8_t *wat2 = NULL;
+    errno = 0;
+    ok(gimpi_ring_reserve(w, RSZ, &wat2) == -1 && errno == EPROTO && wat2 == NULL,
+       "and to a writer reserving room");
     gimpi_ring_destroy(&w);
     gimpi_ring_destroy(&r);
     ok(w == NULL && r == NULL, "destroy nulls the handles");

@@ -227,6 +227,18 @@ ssize_t gimpi_ring_room(gimpi_ring_t *self, size_t want)
     return (ssize_t)(self->size - (size_t)(self->head - t));
 }
 
+/*  Producer: publishes n more bytes written, and says (*bell = 1) when the consumer
+ *  sleeps. */
+static void s_published(gimpi_ring_t *self, size_t n, int *bell)
+{
+    self->head += n;
+    __atomic_store_n(&self->hdr->head, self->head, __ATOMIC_RELEASE);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&self->hdr->rsleep, __ATOMIC_RELAXED)
+        && __atomic_exchange_n(&self->hdr->rsleep, 0, __ATOMIC_ACQ_REL))
+        *bell = 1;
+}
+
 /*  Producer: copies and publishes (gimpi_ring.h). */
 ssize_t gimpi_ring_writev(gimpi_ring_t *self, const struct iovec *iov, int niov, int *bell)
 {
@@ -238,15 +250,30 @@ ssize_t gimpi_ring_writev(gimpi_ring_t *self, const struct iovec *iov, int niov,
     if (room < 0)
         return -1;
     size_t n = s_copy_iov(self, self->head, iov, niov, (size_t)room, 1);
-    if (n == 0)
-        return 0;
-    self->head += n;
-    __atomic_store_n(&self->hdr->head, self->head, __ATOMIC_RELEASE);
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&self->hdr->rsleep, __ATOMIC_RELAXED)
-        && __atomic_exchange_n(&self->hdr->rsleep, 0, __ATOMIC_ACQ_REL))
-        *bell = 1;
+    if (n)
+        s_published(self, n, bell);
     return (ssize_t)n;
+}
+
+/*  Producer: room to write in place (gimpi_ring.h). */
+int gimpi_ring_reserve(gimpi_ring_t *self, size_t len, uint8_t **at)
+{
+    assert(self && !self->consumer && at);
+    ssize_t room = gimpi_ring_room(self, len);
+    if (room < 0)
+        return -1;
+    size_t pos = (size_t)(self->head & self->mask);
+    if ((size_t)room < len || self->size - pos < len)
+        return 0;                       /* too little, or not in one piece */
+    *at = self->data + pos;
+    return 1;
+}
+
+/*  Producer: publishes what was written in place (gimpi_ring.h). */
+void gimpi_ring_commit(gimpi_ring_t *self, size_t len, int *bell)
+{
+    assert(self && !self->consumer && len <= self->size);
+    s_published(self, len, bell);
 }
 
 /*  The producer's head, checked: 0 and *h set, or -1 (EPROTO). */

@@ -93,6 +93,15 @@ ssize_t gimpi_ring_peek(gimpi_ring_t *self, const uint8_t **at);
  *  *bell as for gimpi_ring_readv. */
 void gimpi_ring_consume(gimpi_ring_t *self, size_t n, int *bell);
 
+/*  Producer: len bytes of room in one piece at *at, to be written in place and then
+ *  published with gimpi_ring_commit: 1, 0 when there is less room or it wraps around the
+ *  end, or -1 with errno EPROTO (the consumer's index is corrupt). */
+int gimpi_ring_reserve(gimpi_ring_t *self, size_t len, uint8_t **at);
+
+/*  Producer: publishes len bytes written in place at what gimpi_ring_reserve gave;
+ *  *bell as for gimpi_ring_writev. */
+void gimpi_ring_commit(gimpi_ring_t *self, size_t len, int *bell);
+
 /*  Producer: the bytes that may be written now, the consumer's index read again only when
  *  fewer than want are known to be free; -1 with errno EPROTO when it is corrupt. */
 ssize_t gimpi_ring_room(gimpi_ring_t *self, size_t want);

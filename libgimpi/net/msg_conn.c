@@ -491,7 +491,8 @@ static int s_next_packet(gimpi_msg_t *self, conn_t *c)
 
 /*  Writes a standard send's only DATA packet (srqid, len <= the packet size) to peer p at
  *  once, without a request, when p's connection is a shared-memory link with nothing
- *  queued or half written, p has credit and the ring has room for the whole packet: the
+ *  queued or half written, p has credit and the ring has room for the whole packet in
+ *  one piece (it is encoded there, not copied): the
  *  bytes are exactly those the queued path would write, one look at the queues sooner.
  *  1 written, 0 not now (queue it: msg_isend), -1 the ring is corrupt (the connection is
  *  broken, p gone). */
@@ -505,17 +506,16 @@ int msg_send_now(gimpi_msg_t *self, int p, uint64_t srqid, uint64_t cid, int tag
         || peer->tx_count >= c->hiwater || peer->ctl_pkts.head || peer->pending_sends.head
         || peer->streaming_sends.head)
         return 0;
-    uint8_t hdr[IMPI_PACKET_SIZE];
-    uint64_t seq = self->seq;
-    s_header(self, hdr, IMPI_PK_DATA, p, srqid, 0, len, (uint32_t)len, tag, cid);
-    struct iovec iov[2] = { { hdr, IMPI_PACKET_SIZE }, { (void *)buf, len } };
-    int rc = msg_shm_send_all(c->shm, c->fd, iov, len ? 2 : 1, IMPI_PACKET_SIZE + len);
+    uint8_t *at;                        /* encoded and copied in place: one copy */
+    int rc = msg_shm_reserve(c->shm, IMPI_PACKET_SIZE + len, &at);
     if (rc <= 0) {
-        self->seq = seq;                /* not built after all */
         if (rc < 0)
             s_fault(self, peer->host, "send: shared-memory ring corrupt");
         return rc;
     }
+    s_header(self, at, IMPI_PK_DATA, p, srqid, 0, len, (uint32_t)len, tag, cid);
+    memcpy(at + IMPI_PACKET_SIZE, buf, len);
+    msg_shm_commit(c->shm, c->fd, IMPI_PACKET_SIZE + len);
     peer->tx_count++;
     self->prog.moved++;
     return 1;
@@ -1072,8 +1072,11 @@ int msg_recv_now(gimpi_msg_t *self, int p, uint64_t cid, int tag, void *buf, siz
         return 0;
     const uint8_t *at = NULL;
     ssize_t n = 0;
-    for (int i = 0; i < looks && n == 0; i++)
+    for (int i = 0; i < looks && n == 0; i++) {
+        if (i)
+            __builtin_ia32_pause();
         n = msg_shm_peek(c->shm, c->fd, &at);
+    }
     impi_packet_t pk;
     if (n < IMPI_PACKET_SIZE || impi_packet_decode(at, c->pktlen, &pk) != IMPI_OK
         || pk.type != IMPI_PK_DATA || pk.len != pk.msglen || (size_t)n - IMPI_PACKET_SIZE < pk.len

@@ -166,16 +166,21 @@ ssize_t msg_shm_send(msg_shm_t *self, int sock, const struct iovec *iov, int nio
     return n;
 }
 
-/*  Writes all of iov into our ring, or nothing (msg_shm.h). */
-int msg_shm_send_all(msg_shm_t *self, int sock, const struct iovec *iov, int niov, size_t len)
+/*  Room in our ring to write in place (msg_shm.h). */
+int msg_shm_reserve(msg_shm_t *self, size_t len, uint8_t **at)
 {
     assert(self && self->state == L_ON);
-    ssize_t room = gimpi_ring_room(self->out, len);
-    if (room < 0)
-        return -1;
-    if ((size_t)room < len)
-        return 0;
-    return msg_shm_send(self, sock, iov, niov) < 0 ? -1 : 1;
+    return gimpi_ring_reserve(self->out, len, at);
+}
+
+/*  Publishes what was written in place (msg_shm.h). */
+void msg_shm_commit(msg_shm_t *self, int sock, size_t len)
+{
+    assert(self && self->state == L_ON);
+    int bell = 0;
+    gimpi_ring_commit(self->out, len, &bell);
+    if (bell)
+        s_bell(sock);
 }
 
 /*  Reads the doorbell bytes (and the EOF) the socket has. */

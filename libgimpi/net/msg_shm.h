@@ -52,9 +52,11 @@ int msg_shm_settle(msg_shm_t *self, int sock, char *err, size_t errsize);
  *  sleeps), or -1 with errno EAGAIN (full) or EPROTO (corrupt ring). */
 ssize_t msg_shm_send(msg_shm_t *self, int sock, const struct iovec *iov, int niov);
 
-/*  All of iov (len bytes) into our ring, or nothing when it has not the room: 1 written,
- *  0 no room, -1 with errno EPROTO (corrupt ring). */
-int msg_shm_send_all(msg_shm_t *self, int sock, const struct iovec *iov, int niov, size_t len);
+/*  len bytes of room in one piece in our ring, at *at: 1, 0 none (or not in one piece),
+ *  -1 with errno EPROTO (corrupt ring).  What is written there goes out with
+ *  msg_shm_commit (which rings the peer's doorbell when it sleeps). */
+int msg_shm_reserve(msg_shm_t *self, size_t len, uint8_t **at);
+void msg_shm_commit(msg_shm_t *self, int sock, size_t len);
 
 /*  Like readv: bytes read from the peer's ring into iov, 0 when the ring is empty and the
  *  peer has hung up, or -1 with errno EAGAIN (empty), EPROTO (corrupt ring) or the
