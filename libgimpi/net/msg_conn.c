@@ -514,7 +514,8 @@ int msg_send_now(gimpi_msg_t *self, int p, uint64_t srqid, uint64_t cid, int tag
         return rc;
     }
     s_header(self, at, IMPI_PK_DATA, p, srqid, 0, len, (uint32_t)len, tag, cid);
-    memcpy(at + IMPI_PACKET_SIZE, buf, len);
+    if (len)                            /* (buf may be NULL then) */
+        memcpy(at + IMPI_PACKET_SIZE, buf, len);
     msg_shm_commit(c->shm, c->fd, IMPI_PACKET_SIZE + len);
     peer->tx_count++;
     self->prog.moved++;
@@ -1086,7 +1087,8 @@ int msg_recv_now(gimpi_msg_t *self, int p, uint64_t cid, int tag, void *buf, siz
     s_stamp_in(self, c, &pk);
     if (s_count_in(self, h, p, pk.type) < 0)
         return 0;                       /* (broken: the full path reports it) */
-    memcpy(buf, at + IMPI_PACKET_SIZE, pk.len < size ? pk.len : size);
+    if (pk.len && size)                 /* (buf may be NULL when size is 0) */
+        memcpy(buf, at + IMPI_PACKET_SIZE, pk.len < size ? pk.len : size);
     msg_shm_consume(c->shm, c->fd, IMPI_PACKET_SIZE + pk.len);
     c->big = pk.len >= DIRECT_MIN;
     self->prog.moved++;
