@@ -87,14 +87,23 @@ static int s_claim(const char *dir, int c)
     return fd;
 }
 
+/*  What GIMPI_BIND asks: 1 a core per task (unset, empty, "core"), 0 none, -1 a value we
+ *  do not know. */
+static int s_mode(void)
+{
+    const char *how = getenv(GIMPI_ENV_BIND);
+    if (!how || !*how || strcmp(how, "core") == 0)
+        return 1;
+    return strcmp(how, "none") == 0 ? 0 : -1;
+}
+
 /*  Whether GIMPI_BIND says something we know (gimpi_bind.h). */
 int gimpi_bind_check_env(char *err, size_t errsize)
 {
-    const char *how = getenv(GIMPI_ENV_BIND);
-    if (!how || !*how || strcmp(how, "core") == 0 || strcmp(how, "none") == 0)
+    if (s_mode() >= 0)
         return 0;
     snprintf(err, errsize, "%s=\"%.64s\": say \"core\" (a core per task, the default) or "
-             "\"none\"", GIMPI_ENV_BIND, how);
+             "\"none\"", GIMPI_ENV_BIND, getenv(GIMPI_ENV_BIND));
     return -1;
 }
 
@@ -105,10 +114,7 @@ static gimpi_bind_t *s_new_in(const char *dir, int n)
     if (!self)
         return NULL;
     cpu_set_t mine;
-    char why[128];
-    if (n < 1 || !dir || gimpi_bind_check_env(why, sizeof why) < 0
-        || (getenv(GIMPI_ENV_BIND) && strcmp(getenv(GIMPI_ENV_BIND), "none") == 0)
-        || sched_getaffinity(0, sizeof mine, &mine) < 0 || n > CPU_COUNT(&mine))
+    if (n < 1 || !dir || s_mode() != 1 || sched_getaffinity(0, sizeof mine, &mine) < 0 || n > CPU_COUNT(&mine))
         return self;
     self->cpu = malloc((size_t)n * sizeof *self->cpu);
     self->lock = malloc((size_t)n * sizeof *self->lock);

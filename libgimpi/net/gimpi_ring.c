@@ -227,16 +227,24 @@ ssize_t gimpi_ring_room(gimpi_ring_t *self, size_t want)
     return (ssize_t)(self->size - (size_t)(self->head - t));
 }
 
-/*  Producer: publishes n more bytes written, and says (*bell = 1) when the consumer
- *  sleeps. */
+/*  Moves our own index (*mine, published in *shared) on by n, then says (*bell = 1) when
+ *  the other side sleeps (*other_sleeps, cleared).  The fence between the two is one half
+ *  of the sleep handshake: the sleeper sets its flag, then looks at our index. */
+static void s_advance(uint64_t *mine, uint64_t *shared, uint32_t *other_sleeps, size_t n,
+                      int *bell)
+{
+    *mine += n;
+    __atomic_store_n(shared, *mine, __ATOMIC_RELEASE);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (__atomic_load_n(other_sleeps, __ATOMIC_RELAXED)
+        && __atomic_exchange_n(other_sleeps, 0, __ATOMIC_ACQ_REL))
+        *bell = 1;
+}
+
+/*  Producer: publishes n more bytes written (*bell: the consumer sleeps). */
 static void s_published(gimpi_ring_t *self, size_t n, int *bell)
 {
-    self->head += n;
-    __atomic_store_n(&self->hdr->head, self->head, __ATOMIC_RELEASE);
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&self->hdr->rsleep, __ATOMIC_RELAXED)
-        && __atomic_exchange_n(&self->hdr->rsleep, 0, __ATOMIC_ACQ_REL))
-        *bell = 1;
+    s_advance(&self->head, &self->hdr->head, &self->hdr->rsleep, n, bell);
 }
 
 /*  Producer: copies and publishes (gimpi_ring.h). */
@@ -288,15 +296,10 @@ static int s_head(gimpi_ring_t *self, uint64_t *h)
     return 0;
 }
 
-/*  Consumer: frees n bytes read, and says (*bell = 1) when the producer waits for room. */
+/*  Consumer: frees n bytes read (*bell: the producer waits for room). */
 static void s_consumed(gimpi_ring_t *self, size_t n, int *bell)
 {
-    self->tail += n;
-    __atomic_store_n(&self->hdr->tail, self->tail, __ATOMIC_RELEASE);
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&self->hdr->wsleep, __ATOMIC_RELAXED)
-        && __atomic_exchange_n(&self->hdr->wsleep, 0, __ATOMIC_ACQ_REL))
-        *bell = 1;
+    s_advance(&self->tail, &self->hdr->tail, &self->hdr->wsleep, n, bell);
 }
 
 /*  Consumer: copies out and frees (gimpi_ring.h). */

@@ -35,7 +35,6 @@ static void s_um_arrived(gimpi_msg_t *self, umsg_t *um)
     }
 }
 
-/*  Starts a send (lock held). */
 /*  The world rank a send goes to, once its arguments are checked; else the error. */
 static int s_send_peer(gimpi_msg_t *self, int tid, int tag, const void *buf, size_t len)
 {
@@ -62,6 +61,7 @@ int msg_send_eager(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void
     return 1;
 }
 
+/*  Starts a send (lock held). */
 int msg_isend(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf,
               size_t len, int flags, gimpi_msg_req_t **out)
 {
