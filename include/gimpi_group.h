@@ -160,6 +160,8 @@ typedef struct {
     int *tids;                  /* tid per instance, 0 = free; malloc'ed, the caller frees */
     int frozen;                 /* the frozen size, 0 when not frozen */
     int dead;                   /* a frozen group that lost a member */
+    uint64_t gen;               /* the groups cache's generation behind the answer, 0 when
+                                   it did not come from the cache (gimpi_group_unchanged) */
 } gimpi_group_snap_t;
 
 /*  Fills snap from the membership cache when it is current, else with one SNAPSHOT round
@@ -172,6 +174,14 @@ int gimpi_group_snapshot(gimpi_groups_t *self, const char *group, gimpi_group_sn
  *  current. */
 GIMPI_EXPORT
 int gimpi_group_state(gimpi_groups_t *self, const char *group, gimpi_group_snap_t *snap);
+
+/*  1 when gimpi_group_state would give again, from the cache and with nothing to look at
+ *  first, the answer that carried generation gen: nothing in the cache has changed since,
+ *  no arriving message carried a newer stamp, no leave waits for its reply and the sockets
+ *  are not due to be looked at.  0: ask gimpi_group_state.  A clock reading and a few
+ *  comparisons; what lets a collective keep using its view without naming the group. */
+GIMPI_EXPORT
+int gimpi_group_unchanged(gimpi_groups_t *self, uint64_t gen);
 
 /*  The virtual machine (doc/groupd-protocol.md §3.2).  groupd keeps the VM's host table
  *  and relays requests from tasks to the VM's manager (gimpirun), the connection that

@@ -638,6 +638,65 @@ static void test_spin_setting(void)
     unsetenv("GIMPI_GROUPS_SPIN_US");
 }
 
+
+/*  A stamp source for test_unchanged: the value it points at. */
+static uint64_t s_stamp_at(void *arg)
+{
+    return *(const uint64_t *)arg;
+}
+
+/*  gimpi_group_unchanged: an answer from the cache stands while nothing changes, and no
+ *  longer once another task's join reached the cache, a leave waits for its reply, or the
+ *  generation is not one of this object's cache answers. */
+static void test_unchanged(void)
+{
+    gimpi_groups_t *a = gimpi_groups_new(s_ep, NULL), *b = gimpi_groups_new(s_ep, NULL);
+    cmp_ok(gimpi_group_join(a, "un"), "==", 0, "a joins 'un'");
+    ok(tl_group_warm(a, "un"), "a's cache of 'un' becomes current");
+    gimpi_group_snap_t s = { 0 };
+    int held = 0;               /* (a pause of 200 us between the two calls asks again) */
+    for (int k = 0; k < 1000 && !held; k++)
+        held = gimpi_group_state(a, "un", &s) == 1 && s.gen
+               && gimpi_group_unchanged(a, s.gen) && gimpi_group_unchanged(a, s.gen);
+    ok(held, "an answer from the cache stands while nothing changes");
+    ok(s.tids == NULL, "the state carries no tids");
+    ok(!gimpi_group_unchanged(a, 0), "generation 0 (an answer not from the cache) never stands");
+    ok(!gimpi_group_unchanged(a, s.gen + 1), "nor a generation the cache never had");
+    ok(!gimpi_group_unchanged(b, s.gen), "nor one of another object's cache");
+    uint64_t stamp = 0;         /* a message that says the group changed: at once */
+    gimpi_groups_set_stamp_source(a, s_stamp_at, &stamp);
+    int stood = 0, ended = 0;
+    for (int k = 0; k < 100; k++)
+        if (gimpi_group_state(a, "un", &s) == 1 && gimpi_group_unchanged(a, s.gen)) {
+            stood++;
+            stamp = gimpi_groups_seen(a) + 1;
+            ended += !gimpi_group_unchanged(a, s.gen);
+            stamp = 0;
+        }
+    ok(stood > 0 && ended == stood, "a newer stamp ends the answer at once (%d of %d)", ended,
+       stood);
+    gimpi_groups_set_stamp_source(a, NULL, NULL);
+    uint64_t g = s.gen;
+    cmp_ok(gimpi_group_join(b, "un"), "==", 1, "b joins as 1");
+    int n = 0;
+    for (int64_t end = tl_now_ms() + 20000; n != 2 && tl_now_ms() < end; s_nap())
+        n = gimpi_group_state(a, "un", &s);
+    cmp_ok(n, "==", 2, "a's cache sees b's join");
+    ok(!gimpi_group_unchanged(a, g), "the answer before the join no longer stands");
+    ok(s.gen != g && s.version > 0, "the new answer has a new generation");
+    ok(tl_group_warm(b, "un"), "b's cache of 'un' becomes current");
+    gimpi_group_snap_t sb = { 0 };
+    held = 0;
+    for (int k = 0; k < 1000 && !held; k++)
+        held = gimpi_group_state(b, "un", &sb) == 2 && gimpi_group_unchanged(b, sb.gen);
+    ok(held, "b's answer stands too");
+    cmp_ok(gimpi_group_leave(b, "un"), "==", 0, "b leaves (its reply may come later)");
+    ok(!gimpi_group_unchanged(b, sb.gen), "b's answer before its leave no longer stands");
+    cmp_ok(gimpi_group_state(b, "un", &sb), "==", 1, "b's own leave shows at once");
+    gimpi_groups_destroy(&a);
+    gimpi_groups_destroy(&b);
+}
+
 int main(void)
 {
     plan(NO_PLAN);
@@ -649,6 +708,7 @@ int main(void)
     snprintf(s_ep, sizeof s_ep, "%s", d.endpoint);
     test_membership();
     test_spin_setting();
+    test_unchanged();
     test_barrier();
     test_freeze();
     test_sigkill();

@@ -4,7 +4,8 @@
  *  (NULL and empty names, an unknown group, bad barrier counts, a non-member), barriers on
  *  the data plane (count -1 and the size) and through groupd's arbitration (count 1), a
  *  bcast (small and 1 MiB) from a member and from a non-member of a second group, reduce,
- *  gather and scatter with the root in the middle; and the native wrappers on gimpi_t.
+ *  gather and scatter with the root in the middle; the native wrappers on gimpi_t; and a
+ *  member that leaves and says so, left out of the others' next reduce, bcast and barrier.
  *  Prints "rank R ok" and exits 0, or "rank R FAIL line L: ..." and exits 1.
  */
 #include "gimpi.h"
@@ -128,6 +129,39 @@ int main(void)
     CALL(gimpi_scatter(t, grp, &x, r, 1, GIMPI_INT, 4, 0));
     CHECK(x == 200 + inst, "gimpi_scatter: %d", x);
 
+    /* the member of the highest instance leaves and tells the others: the collectives they
+       start after its message leave it out (the message's stamp outdates the view they
+       kept through the calls before); then it comes back.  Within one IMPI client only:
+       stamps do not go to other clients (doc/data-plane.md, "Stamps"), JOB_COLL_CLIENTS */
+    int leave = n > 1 && !getenv("JOB_COLL_CLIENTS");
+    for (int i = 0; i < 3 && leave; i++) {
+        x = 1;
+        CALL(gimpi_coll_group_reduce(c, g, grp, GIMPI_OP_SUM, NULL, &x, 1, GIMPI_INT, 5, 0));
+        CHECK(inst != 0 || x == n, "reduce before the leave: %d", x);
+    }
+    gimpi_status_t st8;
+    int y8 = 0;
+    if (leave && inst == n - 1) {
+        CALL(gimpi_group_leave(g, grp));
+        for (int i = 0; i < n - 1; i++)
+            CALL(gimpi_msg_send(m, gimpi_msg_tid(m, rk[i]), 8, &x, 4));
+        CALL(gimpi_msg_recv(m, gimpi_msg_tid(m, rk[0]), 9, &y8, 4, &st8));
+        CHECK(gimpi_group_join(g, grp) == n - 1, "the leaver comes back as instance %d", n - 1);
+    } else if (leave) {
+        CALL(gimpi_msg_recv(m, gimpi_msg_tid(m, rk[n - 1]), 8, &y8, 4, &st8));
+        x = 1;
+        CALL(gimpi_coll_group_reduce(c, g, grp, GIMPI_OP_SUM, NULL, &x, 1, GIMPI_INT, 6, 0));
+        CHECK(inst != 0 || x == n - 1, "reduce after a member left: %d of %d", x, n - 1);
+        if (inst == 0 && n > 2)
+            CALL(gimpi_coll_group_bcast(c, g, grp, GIMPI_CID_P2P, 7, &x, 4));
+        else if (n > 2)
+            CALL(gimpi_msg_recv(m, gimpi_msg_tid(m, rk[0]), 7, &y8, 4, &st8));
+        CHECK(inst == 0 || n < 3 || y8 == n - 1, "bcast after a member left: %d", y8);
+        CALL(gimpi_coll_group_barrier(c, g, grp, -1));
+        if (inst == 0)
+            CALL(gimpi_msg_send(m, gimpi_msg_tid(m, rk[n - 1]), 9, &x, 4));
+    }
+    CALL(gimpi_group_barrier(g, grp, n));
     CALL(gimpi_coll_group_barrier(c, g, grp, -1));
     free(buf);
     printf("rank %d ok\n", me);

@@ -72,6 +72,9 @@ typedef struct seq_t {
     uint64_t shm_version;
     uint32_t shm_key;               /* hash of the members' tids */
     shm_link_t *shm;                /* NULL: the members meet over the data plane */
+    gimpi_groups_t *groups;         /* the last answer about the group, of this cache ... */
+    gimpi_group_snap_t snap;        /* ... (tids NULL), which view holds ... */
+    int members;                    /* ... and its member count (s_group_view) */
     char name[];
 } seq_t;
 
@@ -226,13 +229,21 @@ static uint32_t s_hash(const char *s)
     return h;
 }
 
-/*  The bookkeeping entry of a group (created on first use; lock held). */
+/*  The bookkeeping entry of a group, or NULL (lock held). */
+static seq_t *s_find(gimpi_coll_t *self, const char *name)
+{
+    seq_t *s = self->seqs;
+    while (s && strcmp(s->name, name) != 0)
+        s = s->next;
+    return s;
+}
+
+/*  s_find, adding the group's entry when it has none (NULL: no memory). */
 static seq_t *s_entry(gimpi_coll_t *self, const char *name)
 {
-    seq_t *s;
-    for (s = self->seqs; s; s = s->next)
-        if (strcmp(s->name, name) == 0)
-            return s;
+    seq_t *s = s_find(self, name);
+    if (s)
+        return s;
     size_t len = strlen(name);
     s = calloc(1, sizeof *s + len + 1);
     if (!s)
@@ -1527,6 +1538,30 @@ static void s_view_put(gimpi_coll_t *self, cview_t **cv)
     *cv = NULL;
 }
 
+/*  Records the groups cache's answer that the kept view of s holds (lock held). */
+static void s_answer(seq_t *s, gimpi_groups_t *groups, const gimpi_group_snap_t *snap, int n)
+{
+    s->groups = groups;
+    s->snap = *snap;
+    s->snap.tids = NULL;
+    s->members = n;
+}
+
+/*  Hands out the kept view of s with its recorded answer, and lets go of the lock.
+ *  Returns the member count. */
+static int s_view_take(seq_t *s, gimpi_group_snap_t *snap, cview_t **cv, uint64_t *synced,
+                       pthread_mutex_t *mu)
+{
+    *snap = s->snap;
+    *cv = s->view;
+    (*cv)->refs++;
+    if (synced)
+        *synced = s->synced;
+    int n = s->members;
+    pthread_mutex_unlock(mu);
+    return n;
+}
+
 /*  The view of a group now: the kept one while the groups cache still holds its version
  *  (no copy, no allocation: the common case), else a new snapshot, kept in its place.
  *  *snap gets the group's state (tids NULL).  Returns the member count or an error
@@ -1540,6 +1575,11 @@ static int s_group_view(gimpi_coll_t *self, gimpi_groups_t *groups, const char *
     *cv = NULL;
     if (!groups)
         return GIMPI_ESYSERR;
+    pthread_mutex_lock(&self->mu);      /* the common case: nothing changed since */
+    seq_t *s = s_find(self, group);
+    if (s && s->view && s->groups == groups && gimpi_group_unchanged(groups, s->snap.gen))
+        return s_view_take(s, snap, cv, synced, &self->mu);
+    pthread_mutex_unlock(&self->mu);
     int n = gimpi_group_state(groups, group, snap);
     if (n < 0)
         return n;
@@ -1547,14 +1587,10 @@ static int s_group_view(gimpi_coll_t *self, gimpi_groups_t *groups, const char *
     if (gimpi_group_mytid(groups) != mytid)
         return GIMPI_ESYSERR;
     pthread_mutex_lock(&self->mu);
-    seq_t *s = s_entry(self, group);
+    s = s_entry(self, group);
     if (s && s->view && s->view->v->version == snap->version) {
-        *cv = s->view;
-        (*cv)->refs++;
-        if (synced)
-            *synced = s->synced;
-        pthread_mutex_unlock(&self->mu);
-        return n;
+        s_answer(s, groups, snap, n);
+        return s_view_take(s, snap, cv, synced, &self->mu);
     }
     pthread_mutex_unlock(&self->mu);
     gimpi_group_snap_t full;
@@ -1584,6 +1620,7 @@ static int s_group_view(gimpi_coll_t *self, gimpi_groups_t *groups, const char *
         gone = s_view_drop(s->view);
         s->view = nv;
         nv->refs++;
+        s_answer(s, groups, snap, n);
     }
     if (synced)
         *synced = s ? s->synced : 0;

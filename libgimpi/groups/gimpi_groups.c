@@ -78,6 +78,8 @@ gimpi_groups_t *gimpi_groups_new(const char *endpoint, void *zmq_context)
     impi_addr16_from_ipv4(self->hostid, 0x7F000001);
     memcpy(self->addr, self->hostid, 16);
     self->pid = getpid();
+    /* generations of objects made one after another at one address stay far apart */
+    self->gen = ((uint64_t)groups_now_ns() | 1) * 0x9E3779B97F4A7C15ULL;
     return self;
 }
 
@@ -430,8 +432,20 @@ static void s_sync(gimpi_groups_t *self, const char *group, uint64_t version);
 /*  Raises the highest groupd version this task knows of. */
 static inline void s_saw(gimpi_groups_t *self, uint64_t version)
 {
-    if (version > self->seen)
+    if (version > self->seen) {
         self->seen = version;
+        self->gen++;
+    }
+}
+
+/*  An event of `version` applied: the task-wide mark and what it has seen rise. */
+static void s_saw_event(gimpi_groups_t *self, uint64_t version)
+{
+    if (version > self->ev_through) {
+        self->ev_through = version;
+        self->gen++;
+    }
+    s_saw(self, version);
 }
 
 /*  If mp answers a deferred leave, applies it (its group's cache catches up with the
@@ -630,8 +644,10 @@ static void s_apply(centry_t *e, const gd_msg_t *ev)
 static void s_apply_to(gimpi_groups_t *self, const char *group, size_t len, const gd_msg_t *ev)
 {
     centry_t *e = gd_hash_get(self->cache, group, len);
-    if (e)
+    if (e) {
         s_apply(e, ev);
+        self->gen++;
+    }
 }
 
 /*  Applies the held events that are due: every one up to version `need`, and the ones
@@ -646,11 +662,8 @@ static void s_apply_due(gimpi_groups_t *self, uint64_t need)
         self->held = h->next;
         if (!self->held)
             self->held_tail = NULL;
-        uint64_t v = h->ev.values[1].q;
         s_apply_to(self, h->group, h->len, &h->ev);
-        if (v > self->ev_through)
-            self->ev_through = v;
-        s_saw(self, v);
+        s_saw_event(self, h->ev.values[1].q);
         free(h);
     }
 }
@@ -671,11 +684,8 @@ static int s_read_event(gimpi_groups_t *self, int flags)
         if (!h) {
             s_apply_due(self, UINT64_MAX);  /* keep the order: the held ones go first */
             s_apply_to(self, group, len, &ev);
-            if (ev.kind != GD_EV_MARK) {
-                if (ev.values[1].q > self->ev_through)
-                    self->ev_through = ev.values[1].q;
-                s_saw(self, ev.values[1].q);
-            }
+            if (ev.kind != GD_EV_MARK)
+                s_saw_event(self, ev.values[1].q);
         } else {
             h->next = NULL;
             h->at_ns = groups_now_ns();
@@ -727,6 +737,7 @@ static void s_sync(gimpi_groups_t *self, const char *group, uint64_t version)
         };
         if (left <= 0 || zmq_poll(items, 2, left) <= 0 || groups_check_monitor(self)) {
             e->state = C_MARKED;        /* not caught up: ask groupd next time */
+            self->gen++;
             return;
         }
         s_drain_to(self, version);
@@ -763,6 +774,7 @@ static void s_settle(gimpi_groups_t *self, const char *group)
 /*  Fetches a snapshot into a MARKED entry. */
 static void s_refresh(gimpi_groups_t *self, const char *group, centry_t *e)
 {
+    self->gen++;                        /* (whatever comes of it) */
     gd_multipart_t mp;
     gd_msg_t reply;
     gd_value_t v = { .data = (const uint8_t *)group, .len = strlen(group) };
@@ -825,6 +837,7 @@ static int s_watch(gimpi_groups_t *self, const char *group, size_t len)
         free(e);
         return -1;
     }
+    self->gen++;
     uint8_t *topic = malloc(len + 1);
     if (topic) {
         topic[0] = 'G';
@@ -869,8 +882,10 @@ static centry_t *s_cached_at(gimpi_groups_t *self, const char *group, int64_t no
             uint64_t need = self->seen;
             e->state = C_MARKED;
             s_refresh(self, group, e);
-            if (e->state == C_CURRENT && e->sync < need)
+            if (e->state == C_CURRENT && e->sync < need) {
                 e->sync = need;         /* a stamp from beyond this groupd: believe it once */
+                self->gen++;
+            }
         }
     }
     return e->state == C_CURRENT ? e : NULL;
@@ -1226,6 +1241,7 @@ static int s_snapshot(gimpi_groups_t *self, const char *group, gimpi_group_snap_
     snap->version = e->version;
     snap->frozen = e->frozen;
     snap->dead = e->dead;
+    snap->gen = e == &tmp ? 0 : self->gen;
     free(tmp.slots);
     return n;
 }
@@ -1240,6 +1256,24 @@ int gimpi_group_snapshot(gimpi_groups_t *self, const char *group, gimpi_group_sn
 int gimpi_group_state(gimpi_groups_t *self, const char *group, gimpi_group_snap_t *snap)
 {
     return s_snapshot(self, group, snap, 0);
+}
+
+/*  Whether the answer of generation gen stands (gimpi_group.h).  What the slow path would
+ *  do first is each a reason to take it: sockets due (events or the monitor), a deferred
+ *  leave, a newer stamp; the rest of its answer rests on the generation. */
+int gimpi_group_unchanged(gimpi_groups_t *self, uint64_t gen)
+{
+    assert(self);
+    if (!gen || gen != self->gen || self->state != 1 || self->ndeferred)
+        return 0;
+    int64_t now = groups_now_ns();
+    if (now - self->last_check_ns >= CHECK_INTERVAL_NS
+        || now - self->last_monitor_ns >= CHECK_INTERVAL_NS)
+        return 0;
+    if (self->stamp_fn && self->stamp_fn(self->stamp_arg) > self->seen)
+        return 0;
+    self->n_local++;
+    return 1;
 }
 
 /*  Where the stamps of arriving messages come from (gimpi_group.h). */

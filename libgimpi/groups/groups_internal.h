@@ -112,6 +112,8 @@ struct gimpi_groups_t {
     gd_multipart_t vm_mp;
     uint64_t seen;              /* causal stamp: the highest groupd version known here */
     uint64_t ev_through;        /* the highest version of an event read from the SUB socket */
+    uint64_t gen;               /* raised by every change of the cache, seen or ev_through
+                                   (gimpi_group_unchanged); starts apart per object */
     gimpi_groups_stamp_fn stamp_fn;     /* stamps that came with messages (or NULL) */
     void *stamp_arg;
     uint64_t n_stale;           /* cached answers refused because a stamp was newer */
