@@ -15,6 +15,7 @@
 #include "config.h"
 #include "programs/proctree.h"
 #include "task/gimpi_vmwire.h"
+#include "base/gimpi_bind.h"
 #include "base/gimpi_hostset.h"
 #include "base/gimpi_key.h"
 #include "net/gimpi_host.h"
@@ -78,6 +79,7 @@ struct agent_t {
     bool quitting;
     int kill_timer;
     char host[256];
+    gimpi_bind_t *bind;         /* the job's core plan here while its static tasks start */
 };
 
 /*  Sends one frame to the launcher (stdout); a failure ends the agent's usefulness. */
@@ -232,9 +234,16 @@ static void s_child(agent_t *self, char **argv, char **env, const char *wd, int 
  *  GO; a spawned task runs at once.  Replies STARTED or FAILED. */
 static void s_start(agent_t *self, vmw_msg_t *m)
 {
-    int id = m->i[0], flags = m->i[1];
+    int id = m->i[0], flags = m->i[1], place = m->i[6], count = m->i[7];
     const char *spec = m->s[2], *wd = m->s[3];
     char **argv = m->v[4], **env = m->v[5];
+    if (!(flags & AGENT_START_STATIC) || count < 1 || count > AGENT_MAX_VECTOR || place < 0
+        || place >= count)
+        place = -1;                     /* unbound: spawned, GIMPI_BIND=none, or nonsense */
+    else if (place == 0 || !self->bind) {
+        gimpi_bind_destroy(&self->bind);        /* the first of a job's tasks here: plan */
+        self->bind = gimpi_bind_new(count);
+    }
     if (!argv || !argv[0] || !*argv[0]) {
         s_failed(self, id, GIMPI_EBADPARAM, "empty command line%s (host %s)", "");
         return;
@@ -289,9 +298,13 @@ static void s_start(agent_t *self, vmw_msg_t *m)
         int keep[] = { listen_fd, local_fd, tables_fd, go[0] };
         for (char **e = extra; *e; e++)
             putenv(*e);
+        if (place >= 0)
+            gimpi_bind_child(self->bind, place);
         s_child(self, argv, env, wd, out[1], err[1], ep[1], keep, 4);
     }
     close(out[1]), close(err[1]), close(ep[1]);
+    if (place >= 0 && place == count - 1)
+        gimpi_bind_destroy(&self->bind);        /* the last: the tasks hold their cores */
     out[1] = err[1] = ep[1] = -1;
     if (pid < 0) {
         s_failed(self, id, GIMPI_EOUTOFRES, "fork: %s (host %s)", strerror(errno));
@@ -566,6 +579,7 @@ int main(int argc, char **argv)
     s_on_input(self.loop, 0, GIMPI_LOOP_READ, &self);   /* frames read with the key */
     gimpi_loop_run(self.loop);
     gimpi_loop_destroy(&self.loop);
+    gimpi_bind_destroy(&self.bind);
     vmw_reader_destroy(&self.in);
     s_free_tasks(&self);
     close(self.key_fd);

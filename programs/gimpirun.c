@@ -978,7 +978,8 @@ static int s_start_task(launcher_t *self, task_t *t, int tables_fd)
         argv[i] = t->argv[i];
     size_t len;
     uint8_t *f = vmw_encode(&len, AGENT_START, t->id, AGENT_START_STATIC, spec,
-                            run_wd(h, wd, sizeof wd), argv, env);
+                            run_wd(h, wd, sizeof wd), argv, env, t->core,
+                            gimpi_bind_wanted() ? h->nstatic : 0);
     (void)len;
     run_free_env(env);
     free(prog);
@@ -1123,9 +1124,14 @@ static int s_run(launcher_t *self)
         return 1;
     }
     bool started = true;
-    int nlocal = 0;                     /* a core of its own for each local task */
-    for (int i = 0; i < self->ntasks; i++)
-        self->tasks[i]->core = self->hosts[self->tasks[i]->host]->local ? nlocal++ : -1;
+    int nlocal = 0;                     /* a core of its own for each task: its place in */
+    for (int i = 0; i < self->nhosts; i++)      /* its host's plan (agents plan theirs) */
+        self->hosts[i]->nstatic = 0;
+    for (int i = 0; i < self->ntasks; i++) {
+        host_t *h = self->hosts[self->tasks[i]->host];
+        self->tasks[i]->core = h->nstatic++;
+        nlocal += h->local;
+    }
     self->bind = gimpi_bind_new(nlocal);
     for (int i = 0; i < self->ntasks && started; i++)
         if (s_start_task(self, self->tasks[i], tables_fd) < 0)

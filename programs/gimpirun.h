@@ -39,7 +39,7 @@ typedef struct {
 struct task_t {
     launcher_t *self;
     int id;                     /* index in self->tasks */
-    int core;                   /* its place in the core plan (local static tasks), or -1 */
+    int core;                   /* its place in its host's core plan (static tasks), or -1 */
     int host;                   /* index in self->hosts */
     char **argv;                /* static: points into the command line; spawned: owned */
     bool spawned;               /* started later at a task's request (not in the tables) */
@@ -68,6 +68,7 @@ struct host_t {
     int dtid;                   /* its id in pvm_config and pvm_tasks */
     char arch[32];
     int ncpu;
+    int nstatic;                /* the job's static tasks here (their core plan's size) */
     /* the agent (remote hosts) */
     pid_t pid;                  /* ssh or srun */
     int to_fd, from_fd, err_fd; /* its stdin, stdout and stderr */

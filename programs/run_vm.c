@@ -202,7 +202,8 @@ static int s_start_remote_groupd(launcher_t *self, host_t *h, char *err, size_t 
     self->vm->groupd_task = t;
     char *env[] = { NULL };
     size_t len;
-    run_hosts_send(h, vmw_encode(&len, AGENT_START, t->id, 0, "route:127.0.0.1", "/", copy, env));
+    run_hosts_send(h, vmw_encode(&len, AGENT_START, t->id, 0, "route:127.0.0.1", "/", copy, env,
+                                     0, 0));
     if (run_hosts_wait(self, s_remote_groupd_known, GROUPD_START_MS) < 0 || !self->groupd_ep[0]) {
         snprintf(err, errsize, "the job's groupd did not start on host %s", h->info.name);
         return -1;
@@ -416,7 +417,7 @@ static void s_spawn(launcher_t *self, int token, vmw_msg_t *m)
                 snprintf(spec, sizeof spec, "if:%s", self->ifspec);
             size_t len;
             if (run_hosts_send(h, vmw_encode(&len, AGENT_START, t->id, 0, spec,
-                                             run_wd(h, wd, sizeof wd), targv, tenv)) < 0)
+                                             run_wd(h, wd, sizeof wd), targv, tenv, 0, 0)) < 0)
                 t->start_err = GIMPI_EHOSTFAIL;
         }
         run_free_env(tenv);             /* the child put copies in its environment */

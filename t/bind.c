@@ -47,6 +47,17 @@ int main(void)
 {
     plan(NO_PLAN);
     ok(gimpi_bind_selftest() == 0, "self-test: lists, claims against a second plan, release");
+    static const char *const says[] = { NULL, "", "core", "none", "cores" };
+    static const bool wants[] = { true, true, true, false, false };
+    for (int i = 0; i < 5; i++) {
+        if (says[i])
+            setenv(GIMPI_ENV_BIND, says[i], 1);
+        else
+            unsetenv(GIMPI_ENV_BIND);
+        ok(gimpi_bind_wanted() == wants[i], "GIMPI_BIND %s%s%s: cores %s", says[i] ? "\"" : "",
+           says[i] ? says[i] : "unset", says[i] ? "\"" : "", wants[i] ? "wanted" : "not wanted");
+    }
+    unsetenv(GIMPI_ENV_BIND);
     char dir[] = "/tmp/gimpi-bind-t-XXXXXX";
     if (!mkdtemp(dir))
         BAIL_OUT("mkdtemp");

@@ -3,14 +3,15 @@
 # (doc/data-plane.md, "Cores"): N tasks on N CPUs are each pinned to a different CPU and
 # told so (GIMPI_BOUND); GIMPI_BIND=none and N+1 tasks run unbound; a second job while
 # the first holds every core runs unbound, and is bound again once the first has ended
-# (the claims end with their tasks); a GIMPI_BIND it does not know is refused.  Own
+# (the claims end with their tasks); a GIMPI_BIND it does not know is refused; the
+# agents' frames carry each remote task's place in its host's plan (t/vm_ssh.sh binds).  Own
 # runtime directory: other tests' jobs hold claims of their own.
 set -u
 top_builddir=${top_builddir:-.}
 RUN="$top_builddir/programs/gimpirun"
 TASK="$top_builddir/t/job_task"
 . "${top_srcdir:-.}/t/tap.sh"
-echo "1..7"
+echo "1..8"
 export XDG_RUNTIME_DIR="$tmp/run"
 mkdir -m 700 "$XDG_RUNTIME_DIR"
 ncpu=$(nproc)
@@ -52,4 +53,6 @@ GIMPI_BIND=cores timeout 60 "$RUN" -np 1 "$TASK" cpus >"$tmp/f" 2>&1
 rc=$?
 [ $rc = 2 ] && grep -q '^gimpirun: GIMPI_BIND="cores": say "core"' "$tmp/f" && ! grep -q '^cpus' "$tmp/f"
 ok $? "GIMPI_BIND=cores (a typo): refused with one clear line, nothing started (exit $rc)"
+"$top_builddir/programs/gimpi-agent" --selftest
+ok $? "gimpi-agent --selftest: its frame codec, START's core place and count included"
 exit $((failed > 0))

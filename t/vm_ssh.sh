@@ -6,7 +6,8 @@
 # every host; t/vm_task checks pvm_config, pvm_tasks, pvm_spawn by default placement, by
 # host and by architecture, pvm_addhosts/pvm_delhosts during a job, group operations
 # across the hosts, a killed master whose workers on every host (and the children they
-# spawned beside them) end within -grace + 2 s, a program missing on one host, a host
+# spawned beside them) end within -grace + 2 s, a core of its own for each task on
+# another host (or none with GIMPI_BIND=none), a program missing on one host, a host
 # whose link breaks in the middle of a barrier, and strangers: a task with another key,
 # an ssh key that the hosts do not accept.  Every wait is bounded (timeout); nothing sleeps to synchronise.
 set -u
@@ -36,13 +37,28 @@ diag_out() { sed 's/^/# /' "$out"; }
 # okd STATUS TEXT: ok, and the output as diagnostics when it failed
 okd() { ok "$1" "$2"; [ "$1" = 0 ] || diag_out; }
 
-echo "1..33"
+echo "1..35"
 
 # --- a job on every host
 run -tag -hostfile "$VM_DIR/hosts" -np 3 "$T" config
 okd $([ $rc = 0 ] && [ "$(count 'hosts 3 narch 1')" = 3 ]; echo $?) "hostfile: a task on each of 3 hosts sees 3 hosts"
 ok $([ "$(count "host $H1 LINUX64 1000")" = 3 ]; echo $?) "pvm_config names every host with its architecture and speed"
 ok $(has "[2] hosts 3"; echo $?) "remote output comes back with the -tag prefix"
+
+# --- a core of its own for each task on another host too: the agent plans its host's
+# cores as gimpirun does here (in a runtime directory of its own, through dx=: other
+# tests' jobs on this machine hold claims in the shared one)
+mkdir -m 700 "$VM_DIR/rd1"
+printf '#!/bin/sh\nXDG_RUNTIME_DIR=%s exec %s "$@"\n' "$VM_DIR/rd1" "$B/programs/gimpi-agent" \
+    >"$VM_DIR/agent-rd1"
+chmod +x "$VM_DIR/agent-rd1"
+printf '%s\n' "$H0" "$H1 slots=2 dx=$VM_DIR/agent-rd1" >"$VM_DIR/hosts.bind"
+run -tag -hostfile "$VM_DIR/hosts.bind" -np 3 "$B/t/job_task" cpus
+c1=$(sed -n 's/^\[1\] cpus 1 on \([0-9]*\) bound \1,.*/\1/p' "$out")
+c2=$(sed -n 's/^\[2\] cpus 1 on \([0-9]*\) bound \1,.*/\1/p' "$out")
+okd $([ $rc = 0 ] && [ -n "$c1" ] && [ -n "$c2" ] && [ "$c1" != "$c2" ]; echo $?) "two tasks on another host: each bound to a core of its own by the agent ($c1, $c2)"
+GIMPI_BIND=none run -tag -hostfile "$VM_DIR/hosts.bind" -np 3 "$B/t/job_task" cpus
+okd $([ $rc = 0 ] && [ "$(grep -c '^\[[12]\] cpus [0-9]* on [0-9]* bound -$' "$out")" = 2 ]; echo $?) "GIMPI_BIND=none at the launcher: the agent binds none"
 
 run -hostfile "$VM_DIR/hosts" -np 6 "$T" group 6
 okd $([ $rc = 0 ] && [ "$(count 'group ok')" = 6 ]; echo $?) "barrier, bcast and reduce over 6 tasks on 3 hosts"

@@ -107,6 +107,12 @@ int gimpi_bind_check_env(char *err, size_t errsize)
     return -1;
 }
 
+/*  Whether GIMPI_BIND asks for cores (gimpi_bind.h). */
+bool gimpi_bind_wanted(void)
+{
+    return s_mode() == 1;
+}
+
 /*  The plan for n tasks with the lock files in dir (NULL: no binding). */
 static gimpi_bind_t *s_new_in(const char *dir, int n)
 {

@@ -29,6 +29,10 @@ typedef struct gimpi_bind_t gimpi_bind_t;
  *  (a launcher refuses to start on it; gimpi_bind_new treats it as "none"). */
 int gimpi_bind_check_env(char *err, size_t errsize);
 
+/*  True when GIMPI_BIND asks for a core per task (unset, empty or "core"): what a launcher
+ *  tells the agents that start its tasks on other hosts. */
+bool gimpi_bind_wanted(void);
+
 /*  Plans cores for n tasks to be started on this machine: claims n free CPUs of the
  *  caller's own set, or none (GIMPI_BIND=none, more tasks than CPUs, too few free, no
  *  runtime directory).  Never fails for want of cores: NULL only without memory. */

@@ -369,12 +369,13 @@ int vmw_selftest(void)
     char *env[] = { "X=1", NULL };
     size_t len;
     uint8_t *f = vmw_encode(&len, AGENT_START, 7, AGENT_START_STATIC, "10.0.0.1", "/tmp",
-                              argv, env);
+                              argv, env, 2, 3);
     vmw_msg_t m;
     char err[128];
     int bad = !f || vmw_decode(f, len, &m, err, sizeof err) < 0 || m.type != AGENT_START
               || m.i[0] != 7 || m.i[1] != 1 || strcmp(m.s[2], "10.0.0.1") || strcmp(m.s[3], "/tmp")
-              || strcmp(m.v[4][1], "a b") || m.v[4][2][0] || m.v[4][3] || strcmp(m.v[5][0], "X=1");
+              || strcmp(m.v[4][1], "a b") || m.v[4][2][0] || m.v[4][3] || strcmp(m.v[5][0], "X=1")
+              || m.i[6] != 2 || m.i[7] != 3;
     vmw_msg_free(&m);
     /* every truncation is refused */
     for (size_t cut = 0; f && cut < len; cut++) {

@@ -26,7 +26,7 @@
 #define AGENT_FRAMES(X)                                                                  \
     X(AGENT_KEY,     0x01, "b")      /* -> agent: the job's key (32 bytes), always first */     \
     X(AGENT_HELLO,   0x02, "issi")   /* agent ->: version, host name, architecture, cpus */     \
-    X(AGENT_START,   0x03, "iissvv") /* -> agent: id, flags, address spec, wd, argv, env */    \
+    X(AGENT_START,   0x03, "iissvvii") /* -> agent: id, flags, address, wd, argv, env, k, n */  \
     X(AGENT_STARTED, 0x04, "iiis")   /* agent ->: id, pid, port (0: not listening), address */  \
     X(AGENT_FAILED,  0x05, "iis")    /* agent ->: id, gimpi error code, message */              \
     X(AGENT_GO,      0x06, "ibs")    /* -> agent: id, saved startup tables, go line */          \
@@ -47,14 +47,16 @@ enum { AGENT_FRAMES(AGENT_X_ENUM) };
 #undef AGENT_X_ENUM
 
 enum {
-    AGENT_VERSION = 1,
+    AGENT_VERSION = 2,              /* 2: START carries the core plan's place and count */
     AGENT_MAX_FRAME = 16 << 20,     /* a frame's length field at most (16 MiB: the
                                        startup tables of 4096 tasks fit many times) */
     AGENT_MAX_FIELDS = 8,
     AGENT_MAX_VECTOR = 4096,        /* strings in one v field (argv, environment) */
     /* START flags */
     AGENT_START_STATIC = 1,         /* a task of the launcher's IMPI client: listen, wait
-                                       for GO (else a spawned task, started at once) */
+                                       for GO (else a spawned task, started at once); k of
+                                       the host's n static tasks: the agent gives each a
+                                       core of its own as gimpirun does here (n 0: none) */
     /* VM_SPAWN flags */
     VM_SPAWN_HOST = 1,              /* where names a host */
     VM_SPAWN_ARCH = 2,              /* where names an architecture */
