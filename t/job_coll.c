@@ -45,6 +45,10 @@ int main(void)
     CHECK(gimpi_coll_group_barrier(c, g, none, -1) == GIMPI_ENOGROUP, "unknown group");
     CHECK(gimpi_coll_group_bcast(c, g, none, GIMPI_CID_P2P, 1, &x, 4) == GIMPI_ENOGROUP,
           "bcast to an unknown group");
+    gimpi_view_t *v = NULL;
+    CHECK(gimpi_coll_group_view(c, g, NULL, &v) == GIMPI_ENULLGROUP && !v, "view: NULL name");
+    CHECK(gimpi_coll_group_view(c, g, "", &v) == GIMPI_ENULLGROUP && !v, "view: empty name");
+    CHECK(gimpi_coll_group_view(c, g, none, &v) == GIMPI_ENOGROUP && !v, "view: unknown group");
     CHECK(gimpi_coll_group_barrier(c, g, grp, 0) == GIMPI_EBADPARAM, "count 0");
     CHECK(gimpi_coll_group_barrier(c, g, grp, -5) == GIMPI_EBADPARAM, "count -5");
 
@@ -58,6 +62,13 @@ int main(void)
     for (int i = 0; i < n; i++)                 /* the world rank of every instance */
         rk[i] = gimpi_msg_rank(m, gimpi_group_gettid(g, grp, i));
     CALL(gimpi_coll_group_barrier(c, g, grp, -1));    /* the first: through groupd */
+    for (int k = 0; k < 2; k++) {               /* a view, then the same from the kept one */
+        CHECK(gimpi_coll_group_view(c, g, grp, &v) == n && v && gimpi_view_size(v) == n,
+              "view %d of %s: %d members", k, grp, v ? gimpi_view_size(v) : -1);
+        gimpi_view_destroy(&v);
+    }
+    CHECK(gimpi_coll_group_view(c, g, NULL, &v) == GIMPI_ENULLGROUP && !v,
+          "view: NULL name, with a group's view kept");
     CHECK(tl_group_warm(g, grp), "the cache of %s becomes current", grp);
     uint64_t local0, remote0, local1, remote1;
     gimpi_groups_counters(g, &local0, &remote0);

@@ -1573,6 +1573,8 @@ static int s_group_view(gimpi_coll_t *self, gimpi_groups_t *groups, const char *
                         gimpi_group_snap_t *snap, cview_t **cv, uint64_t *synced)
 {
     *cv = NULL;
+    if (!group || !*group)
+        return GIMPI_ENULLGROUP;
     if (!groups)
         return GIMPI_ESYSERR;
     pthread_mutex_lock(&self->mu);      /* the common case: nothing changed since */
