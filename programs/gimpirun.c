@@ -1124,8 +1124,10 @@ static int s_run(launcher_t *self)
         return 1;
     }
     bool started = true;
-    int nlocal = 0;                     /* a core of its own for each task: its place in */
-    for (int i = 0; i < self->nhosts; i++)      /* its host's plan (agents plan theirs) */
+    /* a core of its own for each task: its place in its host's plan (we plan this
+       machine's, the agents theirs) */
+    int nlocal = 0;
+    for (int i = 0; i < self->nhosts; i++)
         self->hosts[i]->nstatic = 0;
     for (int i = 0; i < self->ntasks; i++) {
         host_t *h = self->hosts[self->tasks[i]->host];

@@ -1734,10 +1734,7 @@ int gimpi_coll_group_bcast(gimpi_coll_t *self, gimpi_groups_t *groups, const cha
 static int s_group_enter(gimpi_coll_t *self, gimpi_groups_t *groups, const char *group,
                          cview_t **cv)
 {
-    *cv = NULL;
-    if (!group || !*group)
-        return GIMPI_ENULLGROUP;
-    gimpi_group_snap_t snap;
+    gimpi_group_snap_t snap;           /* (s_group_view checks the name, NULLs *cv) */
     int n = s_group_view(self, groups, group, &snap, cv, NULL);
     if (n < 0)
         return n;
