@@ -11,6 +11,7 @@
  *  anything is expanded.  gimpi_hostset.h states the promises.
  */
 #include "base/gimpi_hostset.h"
+#include "base/gimpi_err.h"
 
 #include <arpa/inet.h>
 #include <assert.h>
@@ -95,20 +96,6 @@ typedef struct {
     s_entry_t defaults;
     bool ok;
 } s_snap_t;
-
-/*  Writes a message into err (when given) and returns -1. */
-static int s_fail(char *err, size_t errsize, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int s_fail(char *err, size_t errsize, const char *fmt, ...)
-{
-    if (err && errsize) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errsize, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 /*  PVM's built-in defaults: one slot, speed 1000, every string empty. */
 static void s_builtin(s_entry_t *e)
@@ -285,23 +272,23 @@ static int s_hostname(const char *tok, char *out, size_t outsize, const char *wh
         len -= 2;
     }
     if (len == 0)
-        return s_fail(err, errsize, "empty %s", what);
+        return gimpi_fail(err, errsize, "empty %s", what);
     if (len >= outsize)
-        return s_fail(err, errsize, "%s '%s' is longer than %zu characters", what,
-                      s_short(tok).s, outsize - 1);
+        return gimpi_fail(err, errsize, "%s '%s' is longer than %zu characters", what,
+                          s_short(tok).s, outsize - 1);
     char name[1024];
     memcpy(name, s, len);
     name[len] = '\0';
     if (strchr(name, ':')) {
         if (!s_ipv6(name))
-            return s_fail(err, errsize, "%s '%s' is neither a host name nor an IPv6 address%s",
-                          what, s_short(tok).s,
-                          strchr(name, ':') == strrchr(name, ':') ? " (slots are given as slots=N)" : "");
+            return gimpi_fail(err, errsize, "%s '%s' is neither a host name nor an IPv6 address%s",
+                              what, s_short(tok).s, strchr(name, ':') == strrchr(name, ':')
+                                                    ? " (slots are given as slots=N)" : "");
     } else if (!s_namechars(name) || !((name[0] >= 'a' && name[0] <= 'z')
                                        || (name[0] >= 'A' && name[0] <= 'Z')
                                        || (name[0] >= '0' && name[0] <= '9'))) {
-        return s_fail(err, errsize, "bad %s '%s': use letters, digits, '.', '-' and '_', "
-                      "starting with a letter or digit", what, s_short(tok).s);
+        return gimpi_fail(err, errsize, "bad %s '%s': use letters, digits, '.', '-' and '_', "
+                          "starting with a letter or digit", what, s_short(tok).s);
     }
     memcpy(out, name, len + 1);
     return 0;
@@ -314,13 +301,13 @@ static int s_option_value(int o, const char *tok, const char *val, s_entry_t *e,
     size_t len = strlen(val);
     char *field = (char *)&e->info + s_opts[o].off;
     if (len == 0)
-        return s_fail(err, errsize, "option '%s' has no value", s_short(tok).s);
+        return gimpi_fail(err, errsize, "option '%s' has no value", s_short(tok).s);
     switch (s_opts[o].kind) {
     case K_INT: {
         long v;
         if (!s_number(val, len, s_opts[o].min, s_opts[o].max, &v))
-            return s_fail(err, errsize, "option '%s': %s= takes a whole number from %d to %d",
-                          s_short(tok).s, s_opts[o].key, s_opts[o].min, s_opts[o].max);
+            return gimpi_fail(err, errsize, "option '%s': %s= takes a whole number from %d to %d",
+                              s_short(tok).s, s_opts[o].key, s_opts[o].min, s_opts[o].max);
         memcpy(field, &(int){ (int)v }, sizeof(int));
         break;
     }
@@ -331,35 +318,36 @@ static int s_option_value(int o, const char *tok, const char *val, s_entry_t *e,
     case K_LOGIN:
     case K_ARCH:
         if (len >= s_opts[o].size || !s_namechars(val) || val[0] == '-')
-            return s_fail(err, errsize, "bad %s= value '%s': at most %zu letters, digits, "
-                          "'.', '-' or '_', not starting with '-'", s_opts[o].key,
-                          s_short(val).s, s_opts[o].size - 1);
+            return gimpi_fail(err, errsize, "bad %s= value '%s': at most %zu letters, digits, "
+                              "'.', '-' or '_', not starting with '-'", s_opts[o].key,
+                              s_short(val).s, s_opts[o].size - 1);
         memcpy(field, val, len + 1);
         break;
     case K_PATH:
         if (len >= s_opts[o].size)
-            return s_fail(err, errsize, "%s= value '%s' is longer than %zu characters",
-                          s_opts[o].key, s_short(val).s, s_opts[o].size - 1);
+            return gimpi_fail(err, errsize, "%s= value '%s' is longer than %zu characters",
+                              s_opts[o].key, s_short(val).s, s_opts[o].size - 1);
         for (const char *p = val; *p; p++)
             if ((unsigned char)*p < 0x20 || *p == 0x7f)
-                return s_fail(err, errsize, "%s= value '%s' holds a control character",
-                              s_opts[o].key, s_short(val).s);
+                return gimpi_fail(err, errsize, "%s= value '%s' holds a control character",
+                                  s_opts[o].key, s_short(val).s);
         memcpy(field, val, len + 1);
         break;
     case K_SO:
         if (strcmp(val, "pw") == 0)
-            return s_fail(err, errsize, "so=pw is not supported: gimpi runs ssh in batch mode "
-                          "and cannot ask for a password; give that host an ssh key instead");
+            return gimpi_fail(err, errsize, "so=pw is not supported: gimpi runs ssh in batch mode "
+                              "and cannot ask for a password; give that host an ssh key instead");
         if (strcmp(val, "ms") == 0)
-            return s_fail(err, errsize, "so=ms (manual start) is not supported: start "
-                          "`gimpirun -client` on that host by hand and leave it out of the host set");
-        return s_fail(err, errsize, "unknown so= value '%s' (PVM knows only pw and ms, and "
-                      "gimpi supports neither)", s_short(val).s);
+            return gimpi_fail(err, errsize, "so=ms (manual start) is not supported: start "
+                              "`gimpirun -client` on that host by hand and leave it out of the "
+                              "host set");
+        return gimpi_fail(err, errsize, "unknown so= value '%s' (PVM knows only pw and ms, and "
+                          "gimpi supports neither)", s_short(val).s);
     case K_IGNORED:
         for (const char *p = val; *p; p++)
             if ((unsigned char)*p < 0x20 || *p == 0x7f)
-                return s_fail(err, errsize, "%s= value '%s' holds a control character",
-                              s_opts[o].key, s_short(val).s);
+                return gimpi_fail(err, errsize, "%s= value '%s' holds a control character",
+                                  s_opts[o].key, s_short(val).s);
         break;
     }
     e->given |= s_opts[o].bit;
@@ -371,14 +359,14 @@ static int s_option(const char *tok, s_entry_t *e, char *err, size_t errsize)
 {
     const char *eq = strchr(tok, '=');
     if (!eq)
-        return s_fail(err, errsize, "'%s' is not an option: options are KEY=VALUE after the "
-                      "host name (one host per line)", s_short(tok).s);
+        return gimpi_fail(err, errsize, "'%s' is not an option: options are KEY=VALUE after the "
+                          "host name (one host per line)", s_short(tok).s);
     size_t klen = (size_t)(eq - tok);
     for (int o = 0; o < S_NOPTS; o++)
         if (strlen(s_opts[o].key) == klen && strncmp(tok, s_opts[o].key, klen) == 0)
             return s_option_value(o, tok, eq + 1, e, err, errsize);
-    return s_fail(err, errsize, "unknown option '%s' (known: lo= wd= ep= dx= ip= sp= slots= "
-                  "arch= so= bx= id=)", s_short(tok).s);
+    return gimpi_fail(err, errsize, "unknown option '%s' (known: lo= wd= ep= dx= ip= sp= slots= "
+                      "arch= so= bx= id=)", s_short(tok).s);
 }
 
 /*  Parses one hostfile line into out (defaults of self under the line's options). */
@@ -388,16 +376,16 @@ static int s_parse_line(gimpi_hostset_t *self, const char *line, s_line_t *out, 
     memset(out, 0, sizeof *out);
     out->what = LINE_NONE;
     if (!line)
-        return s_fail(err, errsize, "no line");
+        return gimpi_fail(err, errsize, "no line");
     size_t len = strnlen(line, GIMPI_HOSTSET_MAX_LINE + 1);
     if (len > GIMPI_HOSTSET_MAX_LINE)
-        return s_fail(err, errsize, "line longer than %d characters", GIMPI_HOSTSET_MAX_LINE);
+        return gimpi_fail(err, errsize, "line longer than %d characters", GIMPI_HOSTSET_MAX_LINE);
     char buf[GIMPI_HOSTSET_MAX_LINE + 1];
     memcpy(buf, line, len + 1);
     for (size_t i = 0; i < len; i++)
         if (((unsigned char)buf[i] < 0x20 && !strchr("\t\r\n\v\f", buf[i])) || buf[i] == 0x7f)
-            return s_fail(err, errsize, "control character (byte %d) in the line",
-                          (unsigned char)buf[i]);
+            return gimpi_fail(err, errsize, "control character (byte %d) in the line",
+                              (unsigned char)buf[i]);
     const char *sep = " \t\r\n\v\f";
     char *save = NULL;
     char *tok = strtok_r(buf, sep, &save);
@@ -407,11 +395,11 @@ static int s_parse_line(gimpi_hostset_t *self, const char *line, s_line_t *out, 
     while (*tok == '&' || *tok == '$') {  /* '&': start later; '$': PVM's overloading, moot here */
         later |= *tok == '&';
         if (!*++tok && !(tok = strtok_r(NULL, sep, &save)))
-            return s_fail(err, errsize, "'&' or '$' without a host name");
+            return gimpi_fail(err, errsize, "'&' or '$' without a host name");
     }
     if (strcmp(tok, "*") == 0) {
         if (later || tok != buf + strspn(buf, sep))
-            return s_fail(err, errsize, "'&' or '$' before '*' (a defaults line)");
+            return gimpi_fail(err, errsize, "'&' or '$' before '*' (a defaults line)");
         s_builtin(&out->e);
         out->what = LINE_DEFAULTS;
     } else {
@@ -427,7 +415,7 @@ static int s_parse_line(gimpi_hostset_t *self, const char *line, s_line_t *out, 
         if (s_option(tok, &out->e, err, errsize) < 0)
             return -1;
     if (out->what == LINE_DEFAULTS && (out->e.given & OPT_IP))
-        return s_fail(err, errsize, "ip= cannot be a default: it names one host");
+        return gimpi_fail(err, errsize, "ip= cannot be a default: it names one host");
     return 0;
 }
 
@@ -470,15 +458,15 @@ static int s_apply(gimpi_hostset_t *self, const s_line_t *ln, char *err, size_t 
     int i = gimpi_hostset_find(self, n->info.name);
     if (i < 0) {
         if (self->size >= GIMPI_HOSTSET_MAX_HOSTS)
-            return s_fail(err, errsize, "more than %d hosts (at '%s')", GIMPI_HOSTSET_MAX_HOSTS,
-                          n->info.name);
+            return gimpi_fail(err, errsize, "more than %d hosts (at '%s')", GIMPI_HOSTSET_MAX_HOSTS,
+                              n->info.name);
         if (self->size == self->cap) {
             int cap = self->cap ? self->cap * 2 : 16;
             if (cap > GIMPI_HOSTSET_MAX_HOSTS)
                 cap = GIMPI_HOSTSET_MAX_HOSTS;
             s_entry_t *hosts = realloc(self->hosts, (size_t)cap * sizeof *hosts);
             if (!hosts)
-                return s_fail(err, errsize, "out of memory");
+                return gimpi_fail(err, errsize, "out of memory");
             self->hosts = hosts;
             self->cap = cap;
         }
@@ -494,22 +482,22 @@ static int s_apply(gimpi_hostset_t *self, const s_line_t *ln, char *err, size_t 
         return 0;
     }
     if (!h->info.later && n->info.later)
-        return s_fail(err, errsize, "host %s is already in the set as a started host; a "
-                      "'&' line cannot add it for later", h->info.name);
+        return gimpi_fail(err, errsize, "host %s is already in the set as a started host; a "
+                          "'&' line cannot add it for later", h->info.name);
     for (int f = 0; f < S_NSTRFIELDS; f++) {
         const char *a = (const char *)&h->info + s_strfields[f].off;
         const char *b = (const char *)&n->info + s_strfields[f].off;
         if ((h->given & n->given & s_strfields[f].bit) && strcmp(a, b) != 0)
-            return s_fail(err, errsize, "host %s named again with %s=%s, but %s=%s before",
-                          h->info.name, s_strfields[f].key, s_short(b).s, s_strfields[f].key,
-                          s_short(a).s);
+            return gimpi_fail(err, errsize, "host %s named again with %s=%s, but %s=%s before",
+                              h->info.name, s_strfields[f].key, s_short(b).s, s_strfields[f].key,
+                              s_short(a).s);
     }
     if ((h->given & n->given & OPT_SP) && h->info.speed != n->info.speed)
-        return s_fail(err, errsize, "host %s named again with sp=%d, but sp=%d before",
-                      h->info.name, n->info.speed, h->info.speed);
+        return gimpi_fail(err, errsize, "host %s named again with sp=%d, but sp=%d before",
+                          h->info.name, n->info.speed, h->info.speed);
     if (h->info.slots + n->info.slots > GIMPI_HOSTSET_MAX_SLOTS)
-        return s_fail(err, errsize, "host %s would have %d slots, more than %d", h->info.name,
-                      h->info.slots + n->info.slots, GIMPI_HOSTSET_MAX_SLOTS);
+        return gimpi_fail(err, errsize, "host %s would have %d slots, more than %d", h->info.name,
+                          h->info.slots + n->info.slots, GIMPI_HOSTSET_MAX_SLOTS);
     s_take_given(h, n);
     h->info.slots += n->info.slots;
     return 0;
@@ -531,7 +519,7 @@ static int s_parse_entry(gimpi_hostset_t *self, const char *ent, size_t len, s_l
 {
     char buf[300];
     if (len >= sizeof buf)
-        return s_fail(err, errsize, "longer than %zu characters", sizeof buf - 1);
+        return gimpi_fail(err, errsize, "longer than %zu characters", sizeof buf - 1);
     memcpy(buf, ent, len);
     buf[len] = '\0';
     memset(ln, 0, sizeof *ln);
@@ -544,7 +532,7 @@ static int s_parse_entry(gimpi_hostset_t *self, const char *ent, size_t len, s_l
         if (close && close[1] == ':')
             colon = close + 1;
         else if (!close || close[1])
-            return s_fail(err, errsize, "expected [IPv6] or [IPv6]:slots");
+            return gimpi_fail(err, errsize, "expected [IPv6] or [IPv6]:slots");
     } else if ((colon = strchr(buf, ':')) && strchr(colon + 1, ':')) {
         colon = NULL;           /* a bare IPv6 address: no slots */
     }
@@ -552,8 +540,8 @@ static int s_parse_entry(gimpi_hostset_t *self, const char *ent, size_t len, s_l
         *colon = '\0';
         long v;
         if (!s_number(colon + 1, strlen(colon + 1), 1, GIMPI_HOSTSET_MAX_SLOTS, &v))
-            return s_fail(err, errsize, "slots after ':' must be a whole number from 1 to %d",
-                          GIMPI_HOSTSET_MAX_SLOTS);
+            return gimpi_fail(err, errsize, "slots after ':' must be a whole number from 1 to %d",
+                              GIMPI_HOSTSET_MAX_SLOTS);
         ln->e.info.slots = (int)v;
         ln->e.given |= OPT_SLOTS;
     }
@@ -565,10 +553,10 @@ int gimpi_hostset_add_list(gimpi_hostset_t *self, const char *list, char *err, s
 {
     assert(self);
     if (!list || !*list)
-        return s_fail(err, errsize, "empty host list");
+        return gimpi_fail(err, errsize, "empty host list");
     s_snap_t snap = s_snap_take(self);
     if (!snap.ok)
-        return s_fail(err, errsize, "out of memory");
+        return gimpi_fail(err, errsize, "out of memory");
     int count = 0;
     const char *p = list;
     for (;;) {
@@ -582,14 +570,14 @@ int gimpi_hostset_add_list(gimpi_hostset_t *self, const char *list, char *err, s
         s_line_t ln;
         if (len == 0) {
             s_snap_end(self, &snap, true);
-            return s_fail(err, errsize, "empty entry %d in host list '%s'", count + 1,
-                          s_short(list).s);
+            return gimpi_fail(err, errsize, "empty entry %d in host list '%s'", count + 1,
+                              s_short(list).s);
         }
         if (s_parse_entry(self, p, len, &ln, msg, sizeof msg) < 0
             || s_apply(self, &ln, msg, sizeof msg) < 0) {
             s_snap_end(self, &snap, true);
-            return s_fail(err, errsize, "host list entry %d ('%.*s'): %s", count + 1,
-                          (int)(len < 60 ? len : 60), p, msg);
+            return gimpi_fail(err, errsize, "host list entry %d ('%.*s'): %s", count + 1,
+                              (int)(len < 60 ? len : 60), p, msg);
         }
         count++;
         if (!end)
@@ -629,14 +617,14 @@ int gimpi_hostset_add_file(gimpi_hostset_t *self, const char *path, char *err, s
 {
     assert(self);
     if (!path || !*path)
-        return s_fail(err, errsize, "no hostfile named");
+        return gimpi_fail(err, errsize, "no hostfile named");
     FILE *f = fopen(path, "re");
     if (!f)
-        return s_fail(err, errsize, "%s: %s", path, strerror(errno));
+        return gimpi_fail(err, errsize, "%s: %s", path, strerror(errno));
     s_snap_t snap = s_snap_take(self);
     if (!snap.ok) {
         fclose(f);
-        return s_fail(err, errsize, "out of memory");
+        return gimpi_fail(err, errsize, "out of memory");
     }
     char *buf = malloc(GIMPI_HOSTSET_MAX_LINE + 1);
     int hosts = 0, lineno = 0, rc = 0, len;
@@ -644,9 +632,10 @@ int gimpi_hostset_add_file(gimpi_hostset_t *self, const char *path, char *err, s
     while (buf && (len = s_read_line(f, buf)) != -1) {
         lineno++;
         if (len == -2)
-            rc = s_fail(msg, sizeof msg, "line longer than %d characters", GIMPI_HOSTSET_MAX_LINE);
+            rc = gimpi_fail(msg, sizeof msg, "line longer than %d characters",
+                            GIMPI_HOSTSET_MAX_LINE);
         else if (len == -3)
-            rc = s_fail(msg, sizeof msg, "NUL byte in the line");
+            rc = gimpi_fail(msg, sizeof msg, "NUL byte in the line");
         else
             rc = gimpi_hostset_add_line(self, buf, msg, sizeof msg);
         if (rc < 0)
@@ -654,11 +643,11 @@ int gimpi_hostset_add_file(gimpi_hostset_t *self, const char *path, char *err, s
         hosts += rc;
     }
     if (!buf)
-        rc = s_fail(err, errsize, "out of memory");
+        rc = gimpi_fail(err, errsize, "out of memory");
     else if (rc < 0)
-        s_fail(err, errsize, "%s:%d: %s", path, lineno, msg);
+        gimpi_fail(err, errsize, "%s:%d: %s", path, lineno, msg);
     else if (ferror(f))
-        rc = s_fail(err, errsize, "%s: %s", path, strerror(errno ? errno : EIO));
+        rc = gimpi_fail(err, errsize, "%s: %s", path, strerror(errno ? errno : EIO));
     free(buf);
     fclose(f);
     s_snap_end(self, &snap, rc < 0);
@@ -690,7 +679,7 @@ static int s_group(const char *var, const char *g, size_t len, long limit, s_gro
             grp->vals = malloc((size_t)count * sizeof *grp->vals);
             grp->widths = malloc((size_t)count * sizeof *grp->widths);
             if (!grp->vals || !grp->widths)
-                return s_fail(err, errsize, "out of memory");
+                return gimpi_fail(err, errsize, "out of memory");
         }
         for (size_t i = 0; i <= len;) {
             size_t j = i;
@@ -701,17 +690,17 @@ static int s_group(const char *var, const char *g, size_t len, long limit, s_gro
             long lo = 0, hi = 0;
             if (!s_number(g + i, lolen, 0, 999999999, &lo)
                 || (dash && !s_number(dash + 1, (size_t)(g + j - dash - 1), 0, 999999999, &hi)))
-                return s_fail(err, errsize, "%s: bad range '%.*s' in '[%.*s]' (numbers of at "
-                              "most %d digits, lo-hi)", var, (int)(j - i > 40 ? 40 : j - i),
-                              g + i, (int)(len > 60 ? 60 : len), g, S_MAX_DIGITS);
+                return gimpi_fail(err, errsize, "%s: bad range '%.*s' in '[%.*s]' (numbers of at "
+                                  "most %d digits, lo-hi)", var, (int)(j - i > 40 ? 40 : j - i),
+                                  g + i, (int)(len > 60 ? 60 : len), g, S_MAX_DIGITS);
             if (!dash)
                 hi = lo;
             if (hi < lo)
-                return s_fail(err, errsize, "%s: range '%.*s' runs backwards", var,
-                              (int)(j - i), g + i);
+                return gimpi_fail(err, errsize, "%s: range '%.*s' runs backwards", var,
+                                  (int)(j - i), g + i);
             if (pass == 0 && hi - lo + 1 > limit - count)
-                return s_fail(err, errsize, "%s: '[%.*s]' expands to more than %d hosts", var,
-                              (int)(len > 60 ? 60 : len), g, GIMPI_HOSTSET_MAX_HOSTS);
+                return gimpi_fail(err, errsize, "%s: '[%.*s]' expands to more than %d hosts", var,
+                                  (int)(len > 60 ? 60 : len), g, GIMPI_HOSTSET_MAX_HOSTS);
             for (long v = lo; pass == 1 && v <= hi; v++) {
                 grp->vals[grp->n] = v;
                 grp->widths[grp->n++] = (int)lolen;     /* zero padding as the low end has it */
@@ -736,7 +725,7 @@ static int s_element(const char *var, const char *e, size_t len, s_names_t *out,
     size_t i = 0;
     memset(grp, 0, sizeof grp);
     if (len == 0)
-        return s_fail(err, errsize, "%s: empty host name", var);
+        return gimpi_fail(err, errsize, "%s: empty host name", var);
     for (;;) {
         const char *open = memchr(e + i, '[', len - i);
         size_t stop = open ? (size_t)(open - e) : len;
@@ -746,7 +735,8 @@ static int s_element(const char *var, const char *e, size_t len, s_names_t *out,
             break;
         const char *close = memchr(open, ']', len - stop);
         if (ng == S_MAX_GROUPS) {
-            rc = s_fail(err, errsize, "%s: more than %d bracket groups in one name", var, S_MAX_GROUPS);
+            rc = gimpi_fail(err, errsize, "%s: more than %d bracket groups in one name", var,
+                            S_MAX_GROUPS);
             goto done;
         }
         /* (the caller has checked that brackets pair up and do not nest) */
@@ -757,8 +747,8 @@ static int s_element(const char *var, const char *e, size_t len, s_names_t *out,
         }
         if (combos * grp[ng].n > limit) {
             ng++;
-            rc = s_fail(err, errsize, "%s: '%.*s' expands to more than %d hosts", var,
-                        (int)(len > 60 ? 60 : len), e, GIMPI_HOSTSET_MAX_HOSTS);
+            rc = gimpi_fail(err, errsize, "%s: '%.*s' expands to more than %d hosts", var,
+                            (int)(len > 60 ? 60 : len), e, GIMPI_HOSTSET_MAX_HOSTS);
             goto done;
         }
         combos *= grp[ng].n;
@@ -766,7 +756,7 @@ static int s_element(const char *var, const char *e, size_t len, s_names_t *out,
         i = (size_t)(close - e) + 1;
     }
     if (combos > limit) {
-        rc = s_fail(err, errsize, "%s: more than %d hosts", var, GIMPI_HOSTSET_MAX_HOSTS);
+        rc = gimpi_fail(err, errsize, "%s: more than %d hosts", var, GIMPI_HOSTSET_MAX_HOSTS);
         goto done;
     }
     if (out->n + combos > out->cap) {
@@ -775,7 +765,7 @@ static int s_element(const char *var, const char *e, size_t len, s_names_t *out,
             cap = 2 * out->cap < GIMPI_HOSTSET_MAX_HOSTS ? 2 * out->cap : GIMPI_HOSTSET_MAX_HOSTS;
         void *names = realloc(out->names, (size_t)cap * sizeof *out->names);
         if (!names) {
-            rc = s_fail(err, errsize, "out of memory");
+            rc = gimpi_fail(err, errsize, "out of memory");
             goto done;
         }
         out->names = names;
@@ -801,13 +791,13 @@ static int s_element(const char *var, const char *e, size_t len, s_names_t *out,
         }
         name[n] = '\0';
         if (toolong) {
-            rc = s_fail(err, errsize, "%s: a name made from '%s' is longer than %zu characters",
-                        var, s_short(e).s, sizeof name - 1);
+            rc = gimpi_fail(err, errsize, "%s: a name made from '%s' is longer than %zu characters",
+                            var, s_short(e).s, sizeof name - 1);
             goto done;
         }
         if (s_hostname(name, out->names[out->n], sizeof out->names[out->n], "host name", msg,
                        sizeof msg) < 0) {
-            rc = s_fail(err, errsize, "%s: %s", var, msg);
+            rc = gimpi_fail(err, errsize, "%s: %s", var, msg);
             goto done;
         }
         out->n++;
@@ -830,20 +820,23 @@ static int s_hostlist(const char *var, const char *list, s_names_t *out, char *e
 {
     size_t len = strnlen(list, S_MAX_SLURM_TEXT + 1);
     if (len > S_MAX_SLURM_TEXT)
-        return s_fail(err, errsize, "%s is longer than %d characters", var, S_MAX_SLURM_TEXT);
+        return gimpi_fail(err, errsize, "%s is longer than %d characters", var, S_MAX_SLURM_TEXT);
     size_t start = 0;
     int depth = 0;
     for (size_t i = 0; i <= len; i++) {
         char c = list[i];
         if (c == '[') {
             if (depth++)
-                return s_fail(err, errsize, "%s: nested '[' in '%s'", var, s_short(list + start).s);
+                return gimpi_fail(err, errsize, "%s: nested '[' in '%s'", var,
+                                  s_short(list + start).s);
         } else if (c == ']') {
             if (!depth--)
-                return s_fail(err, errsize, "%s: ']' without '[' in '%s'", var, s_short(list + start).s);
+                return gimpi_fail(err, errsize, "%s: ']' without '[' in '%s'", var,
+                                  s_short(list + start).s);
         } else if ((c == ',' && !depth) || c == '\0') {
             if (depth)
-                return s_fail(err, errsize, "%s: unterminated '[' in '%s'", var, s_short(list + start).s);
+                return gimpi_fail(err, errsize, "%s: unterminated '[' in '%s'", var,
+                                  s_short(list + start).s);
             if (s_element(var, list + start, i - start, out, err, errsize) < 0)
                 return -1;
             start = i + 1;
@@ -862,28 +855,32 @@ static int s_slurm_counts(const char *var, const char *s, int n, int *counts, ch
         size_t d = strspn(p, "0123456789");
         long c, rep = 1;
         if (!s_number(p, d, 1, GIMPI_HOSTSET_MAX_SLOTS, &c))
-            return s_fail(err, errsize, "%s='%s': expected counts like 2(x3),1 (each from 1 to %d)",
-                          var, s_short(s).s, GIMPI_HOSTSET_MAX_SLOTS);
+            return gimpi_fail(err, errsize,
+                              "%s='%s': expected counts like 2(x3),1 (each from 1 to %d)",
+                              var, s_short(s).s, GIMPI_HOSTSET_MAX_SLOTS);
         p += d;
         if (p[0] == '(') {
             size_t r = p[1] == 'x' ? strspn(p + 2, "0123456789") : 0;
             if (p[1] != 'x' || !s_number(p + 2, r, 1, GIMPI_HOSTSET_MAX_HOSTS, &rep) || p[2 + r] != ')')
-                return s_fail(err, errsize, "%s='%s': bad repeat, expected N(xM)", var, s_short(s).s);
+                return gimpi_fail(err, errsize, "%s='%s': bad repeat, expected N(xM)", var,
+                                  s_short(s).s);
             p += 3 + r;
         }
         if (rep > n - k)
-            return s_fail(err, errsize, "%s='%s' counts more nodes than the %d of the allocation",
-                          var, s_short(s).s, n);
+            return gimpi_fail(err, errsize,
+                              "%s='%s' counts more nodes than the %d of the allocation",
+                              var, s_short(s).s, n);
         while (rep--)
             counts[k++] = (int)c;
         if (*p == '\0')
             break;
         if (*p++ != ',')
-            return s_fail(err, errsize, "%s='%s': expected ',' after a count", var, s_short(s).s);
+            return gimpi_fail(err, errsize, "%s='%s': expected ',' after a count", var,
+                              s_short(s).s);
     }
     if (k != n)
-        return s_fail(err, errsize, "%s='%s' counts %d nodes, the allocation has %d", var,
-                      s_short(s).s, k, n);
+        return gimpi_fail(err, errsize, "%s='%s' counts %d nodes, the allocation has %d", var,
+                          s_short(s).s, k, n);
     return 0;
 }
 
@@ -911,9 +908,9 @@ int gimpi_hostset_add_slurm(gimpi_hostset_t *self, gimpi_hostset_getenv_fn *get,
     s_names_t names = { 0 };
     int *counts = NULL, rc = s_hostlist(var, list, &names, err, errsize);
     if (rc == 0 && names.n == 0)
-        rc = s_fail(err, errsize, "%s names no host", var);
+        rc = gimpi_fail(err, errsize, "%s names no host", var);
     if (rc == 0 && !(counts = malloc((size_t)names.n * sizeof *counts)))
-        rc = s_fail(err, errsize, "out of memory");
+        rc = gimpi_fail(err, errsize, "out of memory");
     if (rc == 0) {
         const char *cvar = "SLURM_TASKS_PER_NODE", *cs = get(cvar, arg);
         if (!cs || !*cs) {
@@ -922,7 +919,8 @@ int gimpi_hostset_add_slurm(gimpi_hostset_t *self, gimpi_hostset_getenv_fn *get,
         }
         if (cs && *cs) {
             if (strnlen(cs, S_MAX_SLURM_TEXT + 1) > S_MAX_SLURM_TEXT)
-                rc = s_fail(err, errsize, "%s is longer than %d characters", cvar, S_MAX_SLURM_TEXT);
+                rc = gimpi_fail(err, errsize, "%s is longer than %d characters", cvar,
+                                S_MAX_SLURM_TEXT);
             else
                 rc = s_slurm_counts(cvar, cs, names.n, counts, err, errsize);
         } else {
@@ -933,7 +931,7 @@ int gimpi_hostset_add_slurm(gimpi_hostset_t *self, gimpi_hostset_getenv_fn *get,
     if (rc == 0) {
         s_snap_t snap = s_snap_take(self);
         if (!snap.ok)
-            rc = s_fail(err, errsize, "out of memory");
+            rc = gimpi_fail(err, errsize, "out of memory");
         char msg[GIMPI_HOSTSET_ERRLEN];
         for (int i = 0; rc == 0 && i < names.n; i++) {
             s_line_t ln = { .what = LINE_HOST, .e = self->defaults };
@@ -941,7 +939,7 @@ int gimpi_hostset_add_slurm(gimpi_hostset_t *self, gimpi_hostset_getenv_fn *get,
             snprintf(ln.e.info.name, sizeof ln.e.info.name, "%s", names.names[i]);
             ln.e.info.slots = counts[i];
             if (s_apply(self, &ln, msg, sizeof msg) < 0)
-                rc = s_fail(err, errsize, "%s: %s", var, msg);
+                rc = gimpi_fail(err, errsize, "%s: %s", var, msg);
         }
         if (snap.ok)
             s_snap_end(self, &snap, rc < 0);
@@ -1001,27 +999,29 @@ static bool s_cidr(const char *spec, uint32_t *net, uint32_t *mask)
 int gimpi_hostset_if_addr(const char *spec, char *addr, size_t size, char *err, size_t errsize)
 {
     if (!spec || !*spec)
-        return s_fail(err, errsize, "-if needs an interface name or a network a.b.c.d/len");
+        return gimpi_fail(err, errsize, "-if needs an interface name or a network a.b.c.d/len");
     if (!addr || size < INET_ADDRSTRLEN)
-        return s_fail(err, errsize, "no room for an address");
+        return gimpi_fail(err, errsize, "no room for an address");
     uint32_t net = 0, mask = 0xffffffffu;
     struct in_addr one;
     enum { BY_NAME, BY_NET } mode = BY_NAME;
     if (strchr(spec, '/')) {
         if (!s_cidr(spec, &net, &mask))
-            return s_fail(err, errsize, "-if %s: not a network (expected a.b.c.d/len, len 0..32)",
-                          s_short(spec).s);
+            return gimpi_fail(err, errsize,
+                              "-if %s: not a network (expected a.b.c.d/len, len 0..32)",
+                              s_short(spec).s);
         mode = BY_NET;
     } else if (inet_pton(AF_INET, spec, &one) == 1) {
         net = ntohl(one.s_addr);
         mode = BY_NET;
     } else if (strlen(spec) >= IFNAMSIZ) {
-        return s_fail(err, errsize, "-if %s: no such interface (names are shorter than %d)",
-                      s_short(spec).s, IFNAMSIZ);
+        return gimpi_fail(err, errsize, "-if %s: no such interface (names are shorter than %d)",
+                          s_short(spec).s, IFNAMSIZ);
     }
     struct ifaddrs *ifs;
     if (getifaddrs(&ifs) < 0)
-        return s_fail(err, errsize, "-if %s: cannot list the interfaces: %s", spec, strerror(errno));
+        return gimpi_fail(err, errsize, "-if %s: cannot list the interfaces: %s", spec,
+                          strerror(errno));
     bool seen = false, down = false, found = false;
     for (struct ifaddrs *i = ifs; i && !found; i = i->ifa_next) {
         if (mode == BY_NAME && strcmp(i->ifa_name, spec) != 0)
@@ -1042,13 +1042,14 @@ int gimpi_hostset_if_addr(const char *spec, char *addr, size_t size, char *err, 
     if (found)
         return 0;
     if (mode == BY_NET)
-        return s_fail(err, errsize, "-if %s: no interface of this machine that is up has an "
-                      "IPv4 address %s", spec, strchr(spec, '/') ? "in that network" : "equal to it");
+        return gimpi_fail(err, errsize, "-if %s: no interface of this machine that is up has an "
+                          "IPv4 address %s", spec,
+                          strchr(spec, '/') ? "in that network" : "equal to it");
     if (!seen)
-        return s_fail(err, errsize, "-if %s: no such interface on this machine", spec);
+        return gimpi_fail(err, errsize, "-if %s: no such interface on this machine", spec);
     if (down)
-        return s_fail(err, errsize, "-if %s: the interface is down", spec);
-    return s_fail(err, errsize, "-if %s: the interface has no IPv4 address", spec);
+        return gimpi_fail(err, errsize, "-if %s: the interface is down", spec);
+    return gimpi_fail(err, errsize, "-if %s: the interface has no IPv4 address", spec);
 }
 
 /*  True when the address sa is a loopback address or one of the interfaces in ifs. */

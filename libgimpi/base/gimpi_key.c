@@ -7,6 +7,7 @@
  *  promises; doc/security.md says why.
  */
 #include "base/gimpi_key.h"
+#include "base/gimpi_err.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,18 +22,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/*  Writes a message into err (when given) and returns -1. */
-static int s_fail(char *err, size_t errsize, const char *fmt, ...)
-{
-    if (err && errsize) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errsize, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
 /*  libsodium must be initialised once; sodium_init is idempotent and thread-safe. */
 static void s_sodium(void)
 {
@@ -46,16 +35,16 @@ static int s_private(const struct stat *st, const char *path, const char *what, 
                      size_t errsize)
 {
     if (st->st_uid != getuid())
-        return s_fail(err, errsize,
-                      "%s %s belongs to uid %u, not to you (uid %u): another user may have "
-                      "made it first; remove it (it is not yours) or set %s",
-                      what, path, (unsigned)st->st_uid, (unsigned)getuid(),
-                      strcmp(what, "the runtime directory") == 0 ? "XDG_RUNTIME_DIR"
-                                                                 : GIMPI_ENV_KEY_FILE);
+        return gimpi_fail(err, errsize,
+                          "%s %s belongs to uid %u, not to you (uid %u): another user may have "
+                          "made it first; remove it (it is not yours) or set %s",
+                          what, path, (unsigned)st->st_uid, (unsigned)getuid(),
+                          strcmp(what, "the runtime directory") == 0 ? "XDG_RUNTIME_DIR"
+                                                                     : GIMPI_ENV_KEY_FILE);
     if (st->st_mode & 077)
-        return s_fail(err, errsize, "%s %s is open to other users (mode %04o); make it "
-                      "private: chmod %s %s", what, path, (unsigned)(st->st_mode & 07777),
-                      S_ISDIR(st->st_mode) ? "700" : "600", path);
+        return gimpi_fail(err, errsize, "%s %s is open to other users (mode %04o); make it "
+                          "private: chmod %s %s", what, path, (unsigned)(st->st_mode & 07777),
+                          S_ISDIR(st->st_mode) ? "700" : "600", path);
     return 0;
 }
 
@@ -66,21 +55,21 @@ int gimpi_rundir(char *buf, size_t size, char *err, size_t errsize)
     int n = xdg && *xdg ? snprintf(buf, size, "%s/gimpi", xdg)
                         : snprintf(buf, size, "/tmp/gimpi-%u", (unsigned)getuid());
     if (n <= 0 || (size_t)n >= size || (size_t)n >= 108 - sizeof "/groupd")
-        return s_fail(err, errsize, "the runtime directory's name is too long (%s): set "
-                      "XDG_RUNTIME_DIR to a shorter path", xdg ? xdg : "");
+        return gimpi_fail(err, errsize, "the runtime directory's name is too long (%s): set "
+                          "XDG_RUNTIME_DIR to a shorter path", xdg ? xdg : "");
     if (mkdir(buf, 0700) < 0 && errno != EEXIST)
-        return s_fail(err, errsize, "cannot make the runtime directory %s: %s", buf,
-                      strerror(errno));
+        return gimpi_fail(err, errsize, "cannot make the runtime directory %s: %s", buf,
+                          strerror(errno));
     int fd = open(buf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
-        return s_fail(err, errsize, "the runtime directory %s is not a directory of its own "
-                      "(%s): remove it", buf, strerror(errno));
+        return gimpi_fail(err, errsize, "the runtime directory %s is not a directory of its own "
+                          "(%s): remove it", buf, strerror(errno));
     struct stat st;
     int rc = fstat(fd, &st);
     close(fd);
     if (rc < 0)
-        return s_fail(err, errsize, "cannot check the runtime directory %s: %s", buf,
-                      strerror(errno));
+        return gimpi_fail(err, errsize, "cannot check the runtime directory %s: %s", buf,
+                          strerror(errno));
     return s_private(&st, buf, "the runtime directory", err, errsize);
 }
 
@@ -101,12 +90,12 @@ static int s_parse(gimpi_key_t *key, const char *text, size_t len, const char *w
         || sodium_hex2bin(key->bytes, sizeof key->bytes, text, GIMPI_KEY_HEXLEN, NULL, &bin_len,
                           &end) != 0
         || bin_len != GIMPI_KEY_SIZE)
-        return s_fail(err, errsize, "%s does not hold a key (want %d hex digits)", where,
-                      GIMPI_KEY_HEXLEN);
+        return gimpi_fail(err, errsize, "%s does not hold a key (want %d hex digits)", where,
+                          GIMPI_KEY_HEXLEN);
     for (size_t i = GIMPI_KEY_HEXLEN; i < len; i++)
         if (!strchr(" \t\r\n", text[i]))
-            return s_fail(err, errsize, "%s holds more than a key (want %d hex digits)", where,
-                          GIMPI_KEY_HEXLEN);
+            return gimpi_fail(err, errsize, "%s holds more than a key (want %d hex digits)", where,
+                              GIMPI_KEY_HEXLEN);
     return 0;
 }
 
@@ -122,18 +111,18 @@ static int s_read_parse(gimpi_key_t *key, int fd, const char *where, char *err, 
         if (ready < 0 && errno == EINTR)
             continue;
         if (ready == 0)
-            return s_fail(err, errsize, "%s: no end of the key within %d ms (its writer must "
-                          "close it)", where, GIMPI_KEY_READ_MS);
+            return gimpi_fail(err, errsize, "%s: no end of the key within %d ms (its writer must "
+                              "close it)", where, GIMPI_KEY_READ_MS);
         ssize_t r = read(fd, text + len, sizeof text - len);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)
-            return s_fail(err, errsize, "cannot read %s: %s", where, strerror(errno));
+            return gimpi_fail(err, errsize, "cannot read %s: %s", where, strerror(errno));
         if (r == 0)
             break;
         len += (size_t)r;
         if (len == sizeof text)
-            return s_fail(err, errsize, "%s is too long for a key file", where);
+            return gimpi_fail(err, errsize, "%s is too long for a key file", where);
     }
     int rc = s_parse(key, text, len, where, err, errsize);
     gimpi_key_wipe(text, sizeof text);
@@ -145,11 +134,11 @@ int gimpi_key_load(gimpi_key_t *key, const char *path, char *err, size_t errsize
 {
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
-        return s_fail(err, errsize, "cannot open the key file %s: %s", path, strerror(errno));
+        return gimpi_fail(err, errsize, "cannot open the key file %s: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        return s_fail(err, errsize, "the key file %s is not a regular file", path);
+        return gimpi_fail(err, errsize, "the key file %s is not a regular file", path);
     }
     char where[GIMPI_KEY_PATHLEN + 16];
     snprintf(where, sizeof where, "the key file %s", path);
@@ -179,7 +168,7 @@ static int s_load_file_fd(gimpi_key_t *key, int fd, char *err, size_t errsize)
     snprintf(where, sizeof where, "descriptor %d (%s)", fd, GIMPI_ENV_KEY_FD);
     ssize_t n = pread(fd, text, sizeof text, 0);
     if (n < 0)
-        return s_fail(err, errsize, "cannot read %s: %s", where, strerror(errno));
+        return gimpi_fail(err, errsize, "cannot read %s: %s", where, strerror(errno));
     int rc = s_parse(key, text, (size_t)n, where, err, errsize);
     gimpi_key_wipe(text, sizeof text);
     return rc;
@@ -234,23 +223,23 @@ int gimpi_key_load_or_create(gimpi_key_t *key, const char *path, char *err, size
     int n = snprintf(tmp, sizeof tmp, "%s.%ld.%08x", path, (long)getpid(),
                      (unsigned)randombytes_random());
     if (n <= 0 || (size_t)n >= sizeof tmp)
-        return s_fail(err, errsize, "the key file's name is too long: %s", path);
+        return gimpi_fail(err, errsize, "the key file's name is too long: %s", path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
-        return s_fail(err, errsize, "cannot create the key file %s: %s", tmp, strerror(errno));
+        return gimpi_fail(err, errsize, "cannot create the key file %s: %s", tmp, strerror(errno));
     gimpi_key_t fresh;
     gimpi_key_random(&fresh);
     int rc = gimpi_key_write_fd(&fresh, fd);
     gimpi_key_wipe(&fresh, sizeof fresh);
     if (close(fd) < 0 || rc < 0) {
         unlink(tmp);
-        return s_fail(err, errsize, "cannot write the key file %s: %s", tmp, strerror(errno));
+        return gimpi_fail(err, errsize, "cannot write the key file %s: %s", tmp, strerror(errno));
     }
     /* link fails with EEXIST when another creator won: then everyone loads the winner's */
     if (link(tmp, path) < 0 && errno != EEXIST) {
         int e = errno;
         unlink(tmp);
-        return s_fail(err, errsize, "cannot create the key file %s: %s", path, strerror(e));
+        return gimpi_fail(err, errsize, "cannot create the key file %s: %s", path, strerror(e));
     }
     unlink(tmp);
     return gimpi_key_load(key, path, err, errsize);
@@ -289,7 +278,7 @@ int gimpi_key_default(gimpi_key_t *key, char *from, size_t fromsize, char *err, 
         long fd = strtol(fdtext, &end, 10);
         if (*end || fd < 0 || fd > 1 << 20) {
             unsetenv(GIMPI_ENV_KEY_FD);
-            return s_fail(err, errsize, "%s is not a descriptor number", GIMPI_ENV_KEY_FD);
+            return gimpi_fail(err, errsize, "%s is not a descriptor number", GIMPI_ENV_KEY_FD);
         }
         snprintf(from, fromsize, "%s=%ld", GIMPI_ENV_KEY_FD, fd);
         struct stat st;

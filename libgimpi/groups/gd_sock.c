@@ -11,6 +11,7 @@
 #include "config.h"
 #include "groups/gd_sock.h"
 #include "groups/gd_proto.h"
+#include "base/gimpi_err.h"
 
 #include <sodium.h>
 #include <time.h>
@@ -88,28 +89,14 @@ const char *gd_sock_type_name(int type)
     }
 }
 
-/*  Writes a message into err (if any), keeping errno.  Returns -1. */
-static int s_fail(char *err, size_t errsize, const char *fmt, ...)
-{
-    int saved = errno;
-    if (err && errsize) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errsize, fmt, ap);
-        va_end(ap);
-    }
-    errno = saved;
-    return -1;
-}
-
 /*  Sets one option of size len; on failure a message naming it.  0 or -1. */
 static int s_set(void *sock, int type, int option, const char *name, const void *value,
                  size_t len, long long shown, char *err, size_t errsize)
 {
     if (zmq_setsockopt(sock, option, value, len) == 0)
         return 0;
-    return s_fail(err, errsize, "%s: cannot set %s to %lld: %s", gd_sock_type_name(type), name,
-                  shown, zmq_strerror(errno));
+    return gimpi_fail(err, errsize, "%s: cannot set %s to %lld: %s", gd_sock_type_name(type), name,
+                      shown, zmq_strerror(errno));
 }
 
 /*  Sets one int option. */
@@ -126,8 +113,8 @@ static int s_apply_security(void *sock, int t, const gd_sock_security_t *sec, ch
     if (sec->mechanism == GD_SOCK_MECH_CURVE) {
         if (!zmq_has("curve")) {
             errno = ENOTSUP;
-            return s_fail(err, errsize, "%s: this libzmq has no CURVE security (needed on tcp)",
-                          gd_sock_type_name(t));
+            return gimpi_fail(err, errsize, "%s: this libzmq has no CURVE security (needed on tcp)",
+                              gd_sock_type_name(t));
         }
         if (s_set_int(sock, t, ZMQ_CURVE_SERVER, "ZMQ_CURVE_SERVER", sec->server, err,
                       errsize) < 0
@@ -142,8 +129,8 @@ static int s_apply_security(void *sock, int t, const gd_sock_security_t *sec, ch
             return -1;
     } else if (sec->mechanism != GD_SOCK_MECH_NONE) {
         errno = EINVAL;
-        return s_fail(err, errsize, "%s: unknown security mechanism %d", gd_sock_type_name(t),
-                      (int)sec->mechanism);
+        return gimpi_fail(err, errsize, "%s: unknown security mechanism %d", gd_sock_type_name(t),
+                          (int)sec->mechanism);
     }
     if (sec->zap_domain
         && s_set(sock, t, ZMQ_ZAP_DOMAIN, "ZMQ_ZAP_DOMAIN", sec->zap_domain,
@@ -202,15 +189,15 @@ void *gd_sock_new(void *zctx, const gd_sock_opts_t *opts, void **monitor_p, char
     if (!strcmp(name, "?") || !opts->endpoint || (opts->monitor_events && !monitor_p)
         || (opts->monitor_events && !opts->monitor_endpoint)) {
         errno = EINVAL;
-        s_fail(err, errsize, "%s socket: %s", name,
-               !strcmp(name, "?") ? "unsupported socket type"
-               : !opts->endpoint  ? "no endpoint"
-                                  : "a monitor needs an endpoint and a place for its PAIR");
+        gimpi_fail(err, errsize, "%s socket: %s", name,
+                   !strcmp(name, "?") ? "unsupported socket type"
+                   : !opts->endpoint  ? "no endpoint"
+                                      : "a monitor needs an endpoint and a place for its PAIR");
         return NULL;
     }
     void *sock = zmq_socket(zctx, opts->type);
     if (!sock) {
-        s_fail(err, errsize, "cannot create %s socket: %s", name, zmq_strerror(errno));
+        gimpi_fail(err, errsize, "cannot create %s socket: %s", name, zmq_strerror(errno));
         return NULL;
     }
     void *monitor = NULL;
@@ -219,8 +206,8 @@ void *gd_sock_new(void *zctx, const gd_sock_opts_t *opts, void **monitor_p, char
         goto fail;
     if (opts->monitor_events) {
         if (zmq_socket_monitor(sock, opts->monitor_endpoint, opts->monitor_events) < 0) {
-            s_fail(err, errsize, "%s: cannot monitor on %s: %s", name, opts->monitor_endpoint,
-                   zmq_strerror(errno));
+            gimpi_fail(err, errsize, "%s: cannot monitor on %s: %s", name, opts->monitor_endpoint,
+                       zmq_strerror(errno));
             goto fail;
         }
         monitoring = true;
@@ -231,8 +218,8 @@ void *gd_sock_new(void *zctx, const gd_sock_opts_t *opts, void **monitor_p, char
             goto fail;
     }
     if ((opts->bind ? zmq_bind(sock, opts->endpoint) : zmq_connect(sock, opts->endpoint)) < 0) {
-        s_fail(err, errsize, "cannot %s %s %s %s: %s", opts->bind ? "bind" : "connect", name,
-               opts->bind ? "on" : "to", opts->endpoint, zmq_strerror(errno));
+        gimpi_fail(err, errsize, "cannot %s %s %s %s: %s", opts->bind ? "bind" : "connect", name,
+                   opts->bind ? "on" : "to", opts->endpoint, zmq_strerror(errno));
         goto fail;
     }
     if (monitor_p)
@@ -302,13 +289,13 @@ int gd_sock_secure(gd_sock_opts_t *opts, const gimpi_key_t *key, char *err, size
     }
     if (!key) {
         errno = EINVAL;
-        return s_fail(err, errsize, "%s needs the key (a tcp endpoint), and there is none",
-                      opts->endpoint);
+        return gimpi_fail(err, errsize, "%s needs the key (a tcp endpoint), and there is none",
+                          opts->endpoint);
     }
     if (!zmq_has("curve")) {
         errno = ENOTSUP;
-        return s_fail(err, errsize, "this libzmq has no CURVE security, which %s needs",
-                      opts->endpoint);
+        return gimpi_fail(err, errsize, "this libzmq has no CURVE security, which %s needs",
+                          opts->endpoint);
     }
     sec->mechanism = GD_SOCK_MECH_CURVE;
     sec->server = opts->bind;
@@ -428,7 +415,7 @@ gd_zap_t *gd_zap_new(void *zctx, const gimpi_key_t *key, unsigned uid, FILE *log
     assert(zctx);
     gd_zap_t *self = calloc(1, sizeof *self);
     if (!self) {
-        s_fail(err, errsize, "ZAP handler: out of memory");
+        gimpi_fail(err, errsize, "ZAP handler: out of memory");
         return NULL;
     }
     self->uid = uid;
@@ -444,7 +431,7 @@ gd_zap_t *gd_zap_new(void *zctx, const gimpi_key_t *key, unsigned uid, FILE *log
     int zero = 0;
     if (!self->rep || zmq_setsockopt(self->rep, ZMQ_LINGER, &zero, sizeof zero) < 0
         || zmq_bind(self->rep, "inproc://zeromq.zap.01") < 0) {
-        s_fail(err, errsize, "cannot bind the ZAP handler: %s", zmq_strerror(errno));
+        gimpi_fail(err, errsize, "cannot bind the ZAP handler: %s", zmq_strerror(errno));
         gd_zap_destroy(&self);
     }
     return self;
@@ -630,7 +617,7 @@ int gd_sock_tool_wait(void *sock, void *monitor, int timeout_ms, bool curve, cha
         }
         gd_multipart_close(&mp);
         if (why) {
-            s_fail(err, errsize, "%s", why);
+            gimpi_fail(err, errsize, "%s", why);
             return -1;
         }
     }

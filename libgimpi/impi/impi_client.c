@@ -12,6 +12,7 @@
  */
 #include "impi/impi_client.h"
 #include "base/gimpi_key.h"
+#include "base/gimpi_err.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -47,17 +48,15 @@ struct impi_client_t {
 
 /* ------------------------------------------------------------------ helpers */
 
-/*  Writes a formatted message into err (if any) and returns code. */
+/*  Writes a formatted message into err (if any) and returns code (base/gimpi_err.h). */
 static int s_fail(char *err, size_t errsize, int code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static int s_fail(char *err, size_t errsize, int code, const char *fmt, ...)
 {
-    if (err && errsize) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errsize, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    code = gimpi_vfail(err, errsize, code, fmt, ap);
+    va_end(ap);
     return code;
 }
 

@@ -10,6 +10,7 @@
  *  count before the bytes that back it have arrived.
  */
 #include "impi/impi_tables.h"
+#include "base/gimpi_err.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -33,20 +34,6 @@ typedef struct {
     bool failed;                /* an error happened: refuse further replies */
     bool finished;
 } tables_priv_t;
-
-/*  Writes a formatted message into err (if any) and returns -1. */
-static int s_fail(char *err, size_t errsize, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int s_fail(char *err, size_t errsize, const char *fmt, ...)
-{
-    if (err && errsize) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errsize, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 /*  Index of a known label in the label table, or -1. */
 static int s_label_index(int32_t label)
@@ -80,37 +67,39 @@ int impi_desc_check(const impi_desc_t *desc, char *err, size_t errsize)
 {
     assert(desc);
     if (desc->rank < 0 || desc->rank >= IMPI_MAX_CLIENTS)
-        return s_fail(err, errsize, "client rank %d out of range 0..%d", desc->rank,
-                      IMPI_MAX_CLIENTS - 1);
+        return gimpi_fail(err, errsize, "client rank %d out of range 0..%d", desc->rank,
+                          IMPI_MAX_CLIENTS - 1);
     if (desc->nversions < 1 || desc->nversions > MAX_VERSIONS)
-        return s_fail(err, errsize, "%d versions offered; 1 to %d allowed", desc->nversions,
-                      MAX_VERSIONS);
+        return gimpi_fail(err, errsize, "%d versions offered; 1 to %d allowed", desc->nversions,
+                          MAX_VERSIONS);
     if (desc->nhosts < 1 || !desc->hosts)
-        return s_fail(err, errsize, "a client needs at least one host (nhosts %d)", desc->nhosts);
+        return gimpi_fail(err, errsize, "a client needs at least one host (nhosts %d)",
+                          desc->nhosts);
     if (desc->nprocs < 1 || !desc->procs)
-        return s_fail(err, errsize, "a client needs at least one proc (nprocs %d)", desc->nprocs);
+        return gimpi_fail(err, errsize, "a client needs at least one proc (nprocs %d)",
+                          desc->nprocs);
     int64_t sum = 0;
     for (int h = 0; h < desc->nhosts; h++)
         sum += desc->hosts[h].nprocs;
     if (sum != desc->nprocs)
-        return s_fail(err, errsize, "the hosts' proc counts add up to %" PRId64
-                      " but nprocs is %d", sum, desc->nprocs);
+        return gimpi_fail(err, errsize, "the hosts' proc counts add up to %" PRId64
+                          " but nprocs is %d", sum, desc->nprocs);
     for (int i = 0; i < IMPI_LABEL_COUNT; i++) {
         const impi_label_info_t *info = impi_label_at(i);
         size_t len;
         uint8_t *p = impi_desc_payload(desc, info->value, &len);
         if (!p)
-            return s_fail(err, errsize, "cannot build %s", info->name);
+            return gimpi_fail(err, errsize, "cannot build %s", info->name);
         long count = info->scope == IMPI_SCOPE_HOST ? desc->nhosts
                    : info->scope == IMPI_SCOPE_PROC ? desc->nprocs : -1;
         int rc = impi_coll_validate(info->value, p + 4, len - 4, count);
         free(p);
         if (rc != IMPI_OK)
-            return s_fail(err, errsize, "%s: %s", info->name, impi_strerror(rc));
+            return gimpi_fail(err, errsize, "%s: %s", info->name, impi_strerror(rc));
     }
     impi_proc_t *sorted = malloc((size_t)desc->nprocs * sizeof *sorted);
     if (!sorted)
-        return s_fail(err, errsize, "out of memory");
+        return gimpi_fail(err, errsize, "out of memory");
     memcpy(sorted, desc->procs, (size_t)desc->nprocs * sizeof *sorted);
     qsort(sorted, (size_t)desc->nprocs, sizeof *sorted, s_id_cmp);
     for (int i = 1; i < desc->nprocs; i++)
@@ -119,8 +108,8 @@ int impi_desc_check(const impi_desc_t *desc, char *err, size_t errsize)
             impi_addr16_format(sorted[i].hostid, buf, sizeof buf);
             int64_t pid = sorted[i].pid;
             free(sorted);
-            return s_fail(err, errsize, "two procs are %s pid %" PRId64 ": (address, pid) must be"
-                          " unique", buf, pid);
+            return gimpi_fail(err, errsize, "two procs are %s pid %" PRId64 ": (address, pid) "
+                              "must be unique", buf, pid);
         }
     free(sorted);
     return 0;
@@ -230,8 +219,8 @@ static int s_apply(impi_tables_t *self, const impi_label_info_t *info, int c,
     if (info->scope == IMPI_SCOPE_CLIENT) {
         if (info->type == IMPI_ELEM_VERSION) {
             if (s->count > MAX_VERSIONS)
-                return s_fail(err, errsize, "%s reply: client %d lists %zu versions, at most %d"
-                              " are supported", info->name, c, s->count, MAX_VERSIONS);
+                return gimpi_fail(err, errsize, "%s reply: client %d lists %zu versions, at most %d"
+                                  " are supported", info->name, c, s->count, MAX_VERSIONS);
             ci->nversions = (int)s->count;
             for (size_t i = 0; i < s->count; i++) {
                 ci->versions[i][0] = impi_get32(s->data + 8 * i);
@@ -245,15 +234,15 @@ static int s_apply(impi_tables_t *self, const impi_label_info_t *info, int c,
             ci->nhosts = (int)v;
             priv->total_hosts += v;
             if (priv->total_hosts > INT_MAX)
-                return s_fail(err, errsize, "%s reply: more than %d hosts in all", info->name,
-                              INT_MAX);
+                return gimpi_fail(err, errsize, "%s reply: more than %d hosts in all", info->name,
+                                  INT_MAX);
             break;
         case IMPI_C_NPROCS:
             ci->nprocs = (int)v;
             priv->total_procs += v;
             if (priv->total_procs > INT_MAX)
-                return s_fail(err, errsize, "%s reply: more than %d procs in all", info->name,
-                              INT_MAX);
+                return gimpi_fail(err, errsize, "%s reply: more than %d procs in all", info->name,
+                                  INT_MAX);
             break;
         case IMPI_C_DATALEN: ci->datalen = (uint32_t)v; break;
         case IMPI_C_TAGUB: ci->tagub = (int32_t)v; break;
@@ -296,39 +285,39 @@ int impi_tables_add_reply(impi_tables_t *self, const uint8_t *payload, size_t le
     assert(self);
     tables_priv_t *priv = self->priv;
     if (priv->failed)
-        return s_fail(err, errsize, "the tables already failed; no more replies taken");
+        return gimpi_fail(err, errsize, "the tables already failed; no more replies taken");
     if (priv->finished)
-        return s_fail(err, errsize, "the tables are finished; no more replies taken");
+        return gimpi_fail(err, errsize, "the tables are finished; no more replies taken");
     impi_coll_reply_t r;
     int rc = impi_coll_reply_decode(payload, len, &r);
     if (rc != IMPI_OK) {
         priv->failed = true;
-        return s_fail(err, errsize, "COLL reply of %zu bytes: %s", len, impi_strerror(rc));
+        return gimpi_fail(err, errsize, "COLL reply of %zu bytes: %s", len, impi_strerror(rc));
     }
     const impi_label_info_t *info = impi_label_info(r.label);
     if (!info)
         return 0;               /* a label this version does not know: skipped */
     priv->failed = true;        /* until proven otherwise */
     if (r.label <= priv->last_label)
-        return s_fail(err, errsize, "%s reply after %s: labels must arrive once each, in "
-                      "ascending order", info->name, impi_label_name(priv->last_label));
+        return gimpi_fail(err, errsize, "%s reply after %s: labels must arrive once each, in "
+                          "ascending order", info->name, impi_label_name(priv->last_label));
     uint32_t full = s_full_mask(self->nclients);
     if (r.mask & ~full)
-        return s_fail(err, errsize, "%s reply: mask 0x%" PRIx32 " names clients beyond the %d"
-                      " of the job", info->name, r.mask, self->nclients);
+        return gimpi_fail(err, errsize, "%s reply: mask 0x%" PRIx32 " names clients beyond the %d"
+                          " of the job", info->name, r.mask, self->nclients);
     if (r.mask != full) {
         int missing = 0;
         while (r.mask & (1u << missing))
             missing++;
-        return s_fail(err, errsize, "%s reply: client %d missing from mask 0x%" PRIx32
-                      " (the label is mandatory)", info->name, missing, r.mask);
+        return gimpi_fail(err, errsize, "%s reply: client %d missing from mask 0x%" PRIx32
+                          " (the label is mandatory)", info->name, missing, r.mask);
     }
     long counts[IMPI_MAX_CLIENTS];
     if (info->scope != IMPI_SCOPE_CLIENT) {
         bool host = info->scope == IMPI_SCOPE_HOST;
         if ((host ? priv->total_hosts : priv->total_procs) < 0)
-            return s_fail(err, errsize, "%s reply before the %s reply", info->name,
-                          host ? "IMPI_C_NHOSTS" : "IMPI_C_NPROCS");
+            return gimpi_fail(err, errsize, "%s reply before the %s reply", info->name,
+                              host ? "IMPI_C_NHOSTS" : "IMPI_C_NPROCS");
         for (int c = 0; c < self->nclients; c++)
             counts[c] = host ? self->clients[c].nhosts : self->clients[c].nprocs;
     }
@@ -336,13 +325,13 @@ int impi_tables_add_reply(impi_tables_t *self, const uint8_t *payload, size_t le
     rc = impi_coll_reply_split(&r, self->nclients,
                                info->scope == IMPI_SCOPE_CLIENT ? NULL : counts, slices);
     if (rc != IMPI_OK)
-        return s_fail(err, errsize, "%s reply: %zu data bytes do not match mask 0x%" PRIx32
-                      "%s (%s)", info->name, r.len, r.mask,
-                      info->scope == IMPI_SCOPE_HOST ? " and the clients' IMPI_C_NHOSTS"
-                      : info->scope == IMPI_SCOPE_PROC ? " and the clients' IMPI_C_NPROCS"
-                      : info->type == IMPI_ELEM_VERSION ? " (every client's list must start "
-                      "with 0.0)" : "",
-                      impi_strerror(rc));
+        return gimpi_fail(err, errsize, "%s reply: %zu data bytes do not match mask 0x%" PRIx32
+                          "%s (%s)", info->name, r.len, r.mask,
+                          info->scope == IMPI_SCOPE_HOST ? " and the clients' IMPI_C_NHOSTS"
+                          : info->scope == IMPI_SCOPE_PROC ? " and the clients' IMPI_C_NPROCS"
+                          : info->type == IMPI_ELEM_VERSION ? " (every client's list must start "
+                          "with 0.0)" : "",
+                          impi_strerror(rc));
     for (int c = 0; c < self->nclients; c++) {
         rc = impi_coll_validate(r.label, slices[c].data, slices[c].len,
                                 info->scope == IMPI_SCOPE_CLIENT ? -1 : counts[c]);
@@ -357,21 +346,23 @@ int impi_tables_add_reply(impi_tables_t *self, const uint8_t *payload, size_t le
                         break;
                     }
                 }
-            return s_fail(err, errsize, "%s reply: client %d's contribution: %s%s", info->name,
-                          c, impi_strerror(rc), buf);
+            return gimpi_fail(err, errsize, "%s reply: client %d's contribution: %s%s", info->name,
+                              c, impi_strerror(rc), buf);
         }
     }
     /* the bytes backing every host/proc element have arrived: allocation is bounded */
     if (info->scope == IMPI_SCOPE_HOST && !self->hosts) {
         self->hosts = calloc((size_t)priv->total_hosts + 1, sizeof *self->hosts);
         if (!self->hosts)
-            return s_fail(err, errsize, "out of memory for %" PRId64 " hosts", priv->total_hosts);
+            return gimpi_fail(err, errsize, "out of memory for %" PRId64 " hosts",
+                              priv->total_hosts);
         self->nhosts = (int)priv->total_hosts;
     }
     if (info->scope == IMPI_SCOPE_PROC && !self->procs) {
         self->procs = calloc((size_t)priv->total_procs + 1, sizeof *self->procs);
         if (!self->procs)
-            return s_fail(err, errsize, "out of memory for %" PRId64 " procs", priv->total_procs);
+            return gimpi_fail(err, errsize, "out of memory for %" PRId64 " procs",
+                              priv->total_procs);
         self->nprocs = (int)priv->total_procs;
     }
     if (r.label == IMPI_C_NHOSTS)
@@ -385,7 +376,7 @@ int impi_tables_add_reply(impi_tables_t *self, const uint8_t *payload, size_t le
     int idx = s_label_index(r.label);
     priv->raw[idx] = malloc(len);
     if (!priv->raw[idx])
-        return s_fail(err, errsize, "out of memory keeping the %s reply", info->name);
+        return gimpi_fail(err, errsize, "out of memory keeping the %s reply", info->name);
     memcpy(priv->raw[idx], payload, len);
     priv->rawlen[idx] = len;
     priv->last_label = r.label;
@@ -419,12 +410,12 @@ int impi_tables_finish(impi_tables_t *self, char *err, size_t errsize)
     assert(self);
     tables_priv_t *priv = self->priv;
     if (priv->failed)
-        return s_fail(err, errsize, "the tables failed earlier");
+        return gimpi_fail(err, errsize, "the tables failed earlier");
     if (priv->finished)
         return 0;
     for (int i = 0; i < IMPI_LABEL_COUNT; i++)
         if (!priv->raw[i])
-            return s_fail(err, errsize, "no reply for %s", impi_label_at(i)->name);
+            return gimpi_fail(err, errsize, "no reply for %s", impi_label_at(i)->name);
     priv->failed = true;
     /* clients: hosts and procs add up; first host and first proc */
     int host = 0, proc = 0;
@@ -438,8 +429,8 @@ int impi_tables_finish(impi_tables_t *self, char *err, size_t errsize)
             sum += self->hosts[h].nprocs;
         }
         if (sum != ci->nprocs)
-            return s_fail(err, errsize, "client %d: its hosts' IMPI_H_NPROCS add up to %" PRId64
-                          " but its IMPI_C_NPROCS is %d", c, sum, ci->nprocs);
+            return gimpi_fail(err, errsize, "client %d: its hosts' IMPI_H_NPROCS add up to %" PRId64
+                              " but its IMPI_C_NPROCS is %d", c, sum, ci->nprocs);
         for (int h = host; h < host + ci->nhosts; h++)
             for (int p = self->hosts[h].first_proc;
                  p < self->hosts[h].first_proc + self->hosts[h].nprocs; p++)
@@ -450,7 +441,7 @@ int impi_tables_finish(impi_tables_t *self, char *err, size_t errsize)
     /* procs are unique by (P_IPV6, P_PID) */
     int *order = malloc((size_t)self->nprocs * sizeof *order);
     if (!order)
-        return s_fail(err, errsize, "out of memory");
+        return gimpi_fail(err, errsize, "out of memory");
     for (int i = 0; i < self->nprocs; i++)
         order[i] = i;
     qsort_r(order, (size_t)self->nprocs, sizeof *order, s_proc_cmp, self->procs);
@@ -461,9 +452,9 @@ int impi_tables_finish(impi_tables_t *self, char *err, size_t errsize)
             char buf[48];
             impi_addr16_format(self->procs[a].id.hostid, buf, sizeof buf);
             free(order);
-            return s_fail(err, errsize, "world ranks %d (client %d) and %d (client %d) are the "
-                          "same proc (%s pid %" PRId64 ")", a, self->procs[a].client, b,
-                          self->procs[b].client, buf, self->procs[a].id.pid);
+            return gimpi_fail(err, errsize, "world ranks %d (client %d) and %d (client %d) are the "
+                              "same proc (%s pid %" PRId64 ")", a, self->procs[a].client, b,
+                              self->procs[b].client, buf, self->procs[a].id.pid);
         }
     free(order);
     /* per-client minima and agreements */
@@ -478,18 +469,19 @@ int impi_tables_finish(impi_tables_t *self, char *err, size_t errsize)
         int32_t x = ci->xsize < 0 ? IMPI_DEFAULT_XSIZE : ci->xsize;
         int32_t m = ci->maxlinear < 0 ? IMPI_DEFAULT_MAXLINEAR : ci->maxlinear;
         if (xfrom >= 0 && x != xsize)
-            return s_fail(err, errsize, "IMPI_C_COLL_XSIZE disagrees: client %d uses %" PRId32
-                          ", client %d uses %" PRId32 " (-1 means %d)", xfrom, xsize, c, x,
-                          IMPI_DEFAULT_XSIZE);
+            return gimpi_fail(err, errsize, "IMPI_C_COLL_XSIZE disagrees: client %d uses %"
+                              PRId32 ", client %d uses %" PRId32 " (-1 means %d)", xfrom, xsize,
+                              c, x, IMPI_DEFAULT_XSIZE);
         if (mfrom >= 0 && m != maxlinear)
-            return s_fail(err, errsize, "IMPI_C_COLL_MAXLINEAR disagrees: client %d uses %" PRId32
-                          ", client %d uses %" PRId32 " (-1 means %d)", mfrom, maxlinear, c, m,
-                          IMPI_DEFAULT_MAXLINEAR);
+            return gimpi_fail(err, errsize, "IMPI_C_COLL_MAXLINEAR disagrees: client %d uses %"
+                              PRId32 ", client %d uses %" PRId32 " (-1 means %d)", mfrom,
+                              maxlinear, c, m, IMPI_DEFAULT_MAXLINEAR);
         xsize = x; xfrom = c;
         maxlinear = m; mfrom = c;
     }
     if (self->tagub < IMPI_MIN_TAGUB)
-        return s_fail(err, errsize, "tag bound %" PRId32 " below %d", self->tagub, IMPI_MIN_TAGUB);
+        return gimpi_fail(err, errsize, "tag bound %" PRId32 " below %d", self->tagub,
+                          IMPI_MIN_TAGUB);
     self->xsize = xsize;
     self->maxlinear = maxlinear;
     for (int h = 0; h < self->nhosts; h++) {
@@ -499,9 +491,9 @@ int impi_tables_finish(impi_tables_t *self, char *err, size_t errsize)
             self->hiwater = self->hosts[h].hiwater;
     }
     if (self->ackmark > self->hiwater)
-        return s_fail(err, errsize, "global ackmark %" PRIu32 " (minimum IMPI_H_ACKMARK) exceeds "
-                      "global hiwater %" PRIu32 " (minimum IMPI_H_HIWATER)", self->ackmark,
-                      self->hiwater);
+        return gimpi_fail(err, errsize, "global ackmark %" PRIu32 " (minimum IMPI_H_ACKMARK) "
+                          "exceeds global hiwater %" PRIu32 " (minimum IMPI_H_HIWATER)",
+                          self->ackmark, self->hiwater);
     for (int a = 0; a < self->nclients; a++)
         for (int b = 0; b < self->nclients; b++)
             s_common_version(&self->clients[a], &self->clients[b],
@@ -664,25 +656,25 @@ impi_tables_t *impi_tables_load(int fd, int myclient, char *err, size_t errsize)
 {
     uint8_t *head = s_read_grow(fd, 16);
     if (!head) {
-        s_fail(err, errsize, "saved tables: truncated header");
+        gimpi_fail(err, errsize, "saved tables: truncated header");
         return NULL;
     }
     if (memcmp(head, SAVE_MAGIC, 8) != 0) {
         free(head);
-        s_fail(err, errsize, "saved tables: bad magic (not a gimpi tables file)");
+        gimpi_fail(err, errsize, "saved tables: bad magic (not a gimpi tables file)");
         return NULL;
     }
     uint32_t nclients = impi_get32(head + 8), n = impi_get32(head + 12);
     uint64_t h = s_fnv(FNV_SEED, head, 16);
     free(head);
     if (nclients < 1 || nclients > IMPI_MAX_CLIENTS || n > IMPI_LABEL_COUNT) {
-        s_fail(err, errsize, "saved tables: %" PRIu32 " clients, %" PRIu32 " replies: out of "
-               "range", nclients, n);
+        gimpi_fail(err, errsize, "saved tables: %" PRIu32 " clients, %" PRIu32 " replies: out of "
+                   "range", nclients, n);
         return NULL;
     }
     if (myclient < -1 || myclient >= (int)nclients) {
-        s_fail(err, errsize, "saved tables: client %d not in a job of %" PRIu32, myclient,
-               nclients);
+        gimpi_fail(err, errsize, "saved tables: client %d not in a job of %" PRIu32, myclient,
+                   nclients);
         return NULL;
     }
     uint8_t *raw[IMPI_LABEL_COUNT] = { 0 };
@@ -691,51 +683,51 @@ impi_tables_t *impi_tables_load(int fd, int myclient, char *err, size_t errsize)
     for (uint32_t i = 0; i < n; i++) {
         uint8_t *len = s_read_grow(fd, 4);
         if (!len) {
-            s_fail(err, errsize, "saved tables: truncated at reply %" PRIu32, i);
+            gimpi_fail(err, errsize, "saved tables: truncated at reply %" PRIu32, i);
             goto fail;
         }
         rawlen[i] = impi_get32(len);
         h = s_fnv(h, len, 4);
         free(len);
         if (rawlen[i] < 8 || rawlen[i] > IMPI_MAX_REPLY_PAYLOAD) {
-            s_fail(err, errsize, "saved tables: reply %" PRIu32 " claims %" PRIu32 " bytes", i,
-                   rawlen[i]);
+            gimpi_fail(err, errsize, "saved tables: reply %" PRIu32 " claims %" PRIu32 " bytes", i,
+                       rawlen[i]);
             goto fail;
         }
         raw[i] = s_read_grow(fd, rawlen[i]);
         if (!raw[i]) {
-            s_fail(err, errsize, "saved tables: reply %" PRIu32 " truncated (%" PRIu32
-                   " bytes announced)", i, rawlen[i]);
+            gimpi_fail(err, errsize, "saved tables: reply %" PRIu32 " truncated (%" PRIu32
+                       " bytes announced)", i, rawlen[i]);
             goto fail;
         }
         h = s_fnv(h, raw[i], rawlen[i]);
     }
     uint8_t *sum = s_read_grow(fd, 8);
     if (!sum) {
-        s_fail(err, errsize, "saved tables: truncated checksum");
+        gimpi_fail(err, errsize, "saved tables: truncated checksum");
         goto fail;
     }
     uint64_t want = impi_get64(sum);
     free(sum);
     if (want != h) {
-        s_fail(err, errsize, "saved tables: checksum mismatch (file garbled)");
+        gimpi_fail(err, errsize, "saved tables: checksum mismatch (file garbled)");
         goto fail;
     }
     self = impi_tables_new((int)nclients, myclient);
     if (!self) {
-        s_fail(err, errsize, "out of memory");
+        gimpi_fail(err, errsize, "out of memory");
         goto fail;
     }
     for (uint32_t i = 0; i < n; i++) {
         char msg[256];
         if (impi_tables_add_reply(self, raw[i], rawlen[i], msg, sizeof msg) < 0) {
-            s_fail(err, errsize, "saved tables: %s", msg);
+            gimpi_fail(err, errsize, "saved tables: %s", msg);
             goto fail;
         }
     }
     char msg[256];
     if (impi_tables_finish(self, msg, sizeof msg) < 0) {
-        s_fail(err, errsize, "saved tables: %s", msg);
+        gimpi_fail(err, errsize, "saved tables: %s", msg);
         goto fail;
     }
     for (uint32_t i = 0; i < n; i++)
