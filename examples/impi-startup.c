@@ -253,28 +253,62 @@ static void s_wait(impi_client_t *client)
     }
 }
 
+/*  -load: prints the tables saved in a file.  Returns the exit status. */
+static int s_load(const opts_t *o)
+{
+    int fd = open(o->load, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(stderr, PROG ": %s: %s\n", o->load, strerror(errno));
+        return 1;
+    }
+    char lerr[512];
+    impi_tables_t *t = impi_tables_load(fd, o->rank, lerr, sizeof lerr);
+    close(fd);
+    if (!t) {
+        fprintf(stderr, PROG ": %s: %s\n", o->load, lerr);
+        return 1;
+    }
+    impi_tables_print(t, stdout);
+    impi_tables_destroy(&t);
+    return 0;
+}
+
+/*  Fills in the hosts and procs of desc (allocated by the caller), all at address addr,
+ *  opening a listening port per host unless -port was given (listeners[h], -1 when
+ *  none).  Returns 0, or the exit status on failure. */
+static int s_hosts(const opts_t *o, const uint8_t addr[16], impi_desc_t *desc, int *listeners)
+{
+    for (int h = 0; h < desc->nhosts; h++)
+        listeners[h] = -1;
+    int64_t pid = getpid();
+    for (int h = 0; h < desc->nhosts; h++) {
+        impi_desc_host_t *host = &desc->hosts[h];
+        memcpy(host->addr, addr, 16);
+        host->nprocs = (int)o->procs;
+        host->ackmark = (uint32_t)o->ackmark;
+        host->hiwater = (uint32_t)o->hiwater;
+        if (o->port)
+            host->port = (int)(o->port + h);
+        else if ((listeners[h] = s_listen(&host->port)) < 0) {
+            fprintf(stderr, PROG ": cannot open a listening port for host %d: %s\n", h,
+                    strerror(errno));
+            return 1;
+        }
+        for (long k = 0; k < o->procs; k++) {
+            long i = h * o->procs + k;
+            memcpy(desc->procs[i].hostid, addr, 16);
+            desc->procs[i].pid = i == 0 ? pid : (pid << 32 | i);
+        }
+    }
+    return 0;
+}
 /*  Builds the description, runs the startup, prints the tables, sends FINI. */
 int main(int argc, char **argv)
 {
     opts_t o;
     s_parse(argc, argv, &o);
-    if (o.load) {
-        int fd = open(o.load, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-            fprintf(stderr, PROG ": %s: %s\n", o.load, strerror(errno));
-            return 1;
-        }
-        char lerr[512];
-        impi_tables_t *t = impi_tables_load(fd, o.rank, lerr, sizeof lerr);
-        close(fd);
-        if (!t) {
-            fprintf(stderr, PROG ": %s: %s\n", o.load, lerr);
-            return 1;
-        }
-        impi_tables_print(t, stdout);
-        impi_tables_destroy(&t);
-        return 0;
-    }
+    if (o.load)
+        return s_load(&o);
     uint32_t mask = 0;
     uint64_t key = 0;
     bool auth_set = s_auth(&o, &mask, &key);
@@ -306,29 +340,8 @@ int main(int argc, char **argv)
         status = 1;
         goto out;
     }
-    for (int h = 0; h < desc.nhosts; h++)
-        listeners[h] = -1;
-    int64_t pid = getpid();
-    for (int h = 0; h < desc.nhosts; h++) {
-        impi_desc_host_t *host = &desc.hosts[h];
-        memcpy(host->addr, addr, 16);
-        host->nprocs = (int)o.procs;
-        host->ackmark = (uint32_t)o.ackmark;
-        host->hiwater = (uint32_t)o.hiwater;
-        if (o.port)
-            host->port = (int)(o.port + h);
-        else if ((listeners[h] = s_listen(&host->port)) < 0) {
-            fprintf(stderr, PROG ": cannot open a listening port for host %d: %s\n", h,
-                    strerror(errno));
-            status = 1;
-            goto out;
-        }
-        for (long k = 0; k < o.procs; k++) {
-            long i = h * o.procs + k;
-            memcpy(desc.procs[i].hostid, addr, 16);
-            desc.procs[i].pid = i == 0 ? pid : (pid << 32 | i);
-        }
-    }
+    if ((status = s_hosts(&o, addr, &desc, listeners)) != 0)
+        goto out;
     if (impi_desc_check(&desc, err, sizeof err) < 0) {
         fprintf(stderr, PROG ": %s\n", err);
         status = 2;
