@@ -1,5 +1,6 @@
-/*  bench_stats.c — statistics the benchmark programs share (bench_stats.h): each member's
- *  own median, which shows where the slowest member's time goes.
+/*  bench_stats.c — what the benchmark programs share (bench_stats.h): each member's own
+ *  median, which shows where the slowest member's time goes, the clock and the order of
+ *  doubles.
  */
 #include "bench_stats.h"
 
@@ -7,13 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-/*  qsort order of doubles. */
-static int s_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /*  " member_us=..." (bench_stats.h). */
 void bench_member_medians(const double *all, int n, int I, char *out, size_t size)
@@ -27,7 +21,7 @@ void bench_member_medians(const double *all, int n, int I, char *out, size_t siz
         return;
     for (int r = 0; r < n; r++) {
         memcpy(own, all + (size_t)r * (size_t)I, (size_t)I * sizeof *own);
-        qsort(own, (size_t)I, sizeof *own, s_cmp);
+        qsort(own, (size_t)I, sizeof *own, bench_cmp);
         size_t used = strlen(out);
         snprintf(out + used, size - used, "%s%.2f", r ? "," : " member_us=", own[I / 2]);
     }
@@ -48,6 +42,18 @@ double bench_now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/*  Monotonic microseconds. */
+double bench_now_us(void)
+{
+    return bench_now_ns() / 1e3;
+}
+
+/*  Monotonic seconds. */
+double bench_now_s(void)
+{
+    return bench_now_ns() / 1e9;
 }
 
 /*  qsort comparator for doubles. */

@@ -1,5 +1,6 @@
-/*  bench_stats.h — statistics the benchmark programs share (gimpi-bench, gimpi-pvm-bench):
- *  each member's own median, printed as the extra `member_us=` of a figure line.
+/*  bench_stats.h — what the benchmark programs share (gimpi-bench, gimpi-pvm-bench,
+ *  gd-bench, ring-bench): each member's own median, printed as the extra `member_us=` of a
+ *  figure line; the warm-up count; the monotonic clock; the order of doubles for qsort.
  */
 #ifndef GIMPI_BENCH_STATS_H
 #define GIMPI_BENCH_STATS_H
@@ -15,8 +16,10 @@ void bench_member_medians(const double *all, int n, int I, char *out, size_t siz
  *  figure's loop without the start-up in the samples; the figure is unchanged). */
 int bench_warm(int w);
 
-/*  Monotonic nanoseconds. */
+/*  Monotonic nanoseconds, microseconds, seconds. */
 double bench_now_ns(void);
+double bench_now_us(void);
+double bench_now_s(void);
 
 /*  qsort comparator for doubles. */
 int bench_cmp(const void *a, const void *b);

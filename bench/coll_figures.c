@@ -18,21 +18,6 @@
 #include <string.h>
 #include <time.h>
 
-/*  Monotonic microseconds. */
-static double s_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-/*  qsort comparator for doubles. */
-static int s_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 typedef struct {
     gimpi_msg_t *msg;
     gimpi_coll_t *coll;
@@ -90,7 +75,7 @@ static int s_report(bench_t *b, const char *figure, double *t, int I, int W, con
                 if (all[(size_t)r * (size_t)I + (size_t)i] > m[i])
                     m[i] = all[(size_t)r * (size_t)I + (size_t)i];
         }
-        qsort(m, (size_t)I, sizeof *m, s_cmp);
+        qsort(m, (size_t)I, sizeof *m, bench_cmp);
         char per[8 * 16 + 16];
         bench_member_medians(all, b->n, I, per, sizeof per);
         char mb[40] = "";
@@ -116,14 +101,14 @@ static int s_barrier(bench_t *b)
     for (int i = 0; i < warm; i++)
         if (s_bar(b))
             return 1;
-    double start = s_us();
+    double start = bench_now_us();
     for (int i = 0; i < I; i++) {
-        double t0 = s_us();
+        double t0 = bench_now_us();
         if (s_bar(b))
             return 1;
-        t[i] = s_us() - t0;
+        t[i] = bench_now_us() - t0;
     }
-    double el = s_us() - start, mean;
+    double el = bench_now_us() - start, mean;
     if (gimpi_coll_reduce(b->coll, b->view, GIMPI_OP_MAX, NULL, &el, 1, GIMPI_DOUBLE, 2, 0))
         return 1;
     mean = el / I;
@@ -151,13 +136,13 @@ static int s_bcast(bench_t *b, const char *figure, size_t len, int W, int I)
             buf[0] = buf[len - 1] = 0;
         if (s_bar(b))
             return 1;
-        double t0 = s_us();
+        double t0 = bench_now_us();
         if (b->rank == 0) {
             if (s_bc(b, buf, len))
                 return 1;
         } else if (gimpi_msg_recv(b->msg, gimpi_msg_tid(b->msg, 0), 7, buf, len, &st))
             return 1;
-        double t1 = s_us();
+        double t1 = bench_now_us();
         if (i >= W)
             t[i - W] = t1 - t0;
         if (b->rank != 0 && (buf[0] != v || buf[len - 1] != v || st.len != len))
@@ -187,13 +172,13 @@ static int s_reduce(bench_t *b, const char *figure, int count, int dt, int W, in
                 ((double *)data)[k] = b->rank + 1;
         if (s_bar(b))
             return 1;
-        double t0 = s_us();
+        double t0 = bench_now_us();
         int r = s_red(b, data, count, dt);
         if (r) {
             fprintf(stderr, "gimpi-bench: reduce %d: %s\n", i, gimpi_strerror(r));
             return 1;
         }
-        double t1 = s_us();
+        double t1 = bench_now_us();
         if (i >= W)
             t[i - W] = t1 - t0;
         if (b->rank == 0)

@@ -17,6 +17,7 @@
  *  instead, to measure the tcp path (CURVE).  doc/groupd-protocol.md §10 has the measured figures.
  */
 #include "gimpi.h"
+#include "bench_stats.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -25,14 +26,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-/*  Monotonic seconds. */
-static double s_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 typedef struct {
     char ep[300];
@@ -107,13 +100,6 @@ static void s_stop(daemon_t *d)
     rmdir(d->dir);
 }
 
-/*  qsort comparator for doubles. */
-static int s_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /*  Median of n values (sorts a copy). */
 static double s_median(const double *v, long n)
 {
@@ -121,7 +107,7 @@ static double s_median(const double *v, long n)
     if (!c)
         return 0;
     memcpy(c, v, (size_t)n * sizeof *c);
-    qsort(c, (size_t)n, sizeof *c, s_cmp);
+    qsort(c, (size_t)n, sizeof *c, bench_cmp);
     double m = c[n / 2];
     free(c);
     return m;
@@ -166,10 +152,10 @@ static int s_joinlv_member(const char *ep, int n, int fd)
         errors += gimpi_group_join(g, "joinlv") < 0 || gimpi_group_leave(g, "joinlv") < 0;
     if (gimpi_group_barrier(g, "joinlv-sync", n) < 0)
         return 1;
-    double t0 = s_now();
+    double t0 = bench_now_s();
     for (int k = 0; k < 2000; k++)
         errors += gimpi_group_join(g, "joinlv") < 0 || gimpi_group_leave(g, "joinlv") < 0;
-    double dt = s_now() - t0;
+    double dt = bench_now_s() - t0;
     char line[64];
     int len = snprintf(line, sizeof line, "%.9f %d\n", dt, errors);
     if (write(fd, line, (size_t)len) != len)
@@ -189,11 +175,11 @@ static int s_gettid_member(const char *ep, int n, int k, int fd)
         long bad = 0, calls = 0;
         for (int i = 0; i < 100; i++)
             bad += gimpi_group_gettid(g, "gettid", i % n) <= 0;
-        double t0 = s_now(), dt = 0;
+        double t0 = bench_now_s(), dt = 0;
         while (calls < 20000 || dt < 0.25) {
             for (int i = 0; i < 1000; i++, calls++)
                 bad += gimpi_group_gettid(g, "gettid", (int)(calls % n)) <= 0;
-            dt = s_now() - t0;
+            dt = bench_now_s() - t0;
         }
         char line[96];
         int len = snprintf(line, sizeof line, "%.9f %ld %ld\n", dt, calls, bad);
@@ -285,24 +271,24 @@ int main(int argc, char **argv)
         double *win = calloc((size_t)nwin, sizeof *win);
         gimpi_groups_t *g = gimpi_groups_new(d.ep, NULL);
         gimpi_group_mytid(g);
-        double t = s_now(), first = 0, w0 = t;
+        double t = bench_now_s(), first = 0, w0 = t;
         int errors = 0;
         for (long k = 0; k < arg; k++) {
             if (k == 1000)
-                first = s_now() - t;
+                first = bench_now_s() - t;
             if (k == arg - 1000)
-                t = s_now();
+                t = bench_now_s();
             if (k % 1000 == 0 && k / 1000 <= nwin) {
-                double now = s_now();
+                double now = bench_now_s();
                 if (k)
                     win[k / 1000 - 1] = 1000 / (now - w0);
                 w0 = now;
             }
             errors += gimpi_group_join(g, "curve") < 0 || gimpi_group_leave(g, "curve") < 0;
         }
-        double last = s_now() - t;
+        double last = bench_now_s() - t;
         if (arg % 1000 == 0)
-            win[nwin - 1] = 1000 / (s_now() - w0);
+            win[nwin - 1] = 1000 / (bench_now_s() - w0);
         long tenth = nwin / 10 ? nwin / 10 : 1;
         double head = s_median(win, tenth), tail = s_median(win + nwin - tenth, tenth);
         printf("gimpi joinlv-curve n=1 first1000_pairs_per_s=%.0f last1000_pairs_per_s=%.0f "
@@ -314,14 +300,14 @@ int main(int argc, char **argv)
     } else if (!strcmp(argv[1], "rss") && arg > 10000) {
         gimpi_groups_t *g = gimpi_groups_new(d.ep, NULL);
         long rss10k = 0;
-        double t0 = s_now();
+        double t0 = bench_now_s();
         for (long k = 0; k < arg; k++) {
             gimpi_group_join(g, "rss");
             gimpi_group_leave(g, "rss");
             if (k + 1 == 10000)
                 rss10k = s_rss(d.pid);
         }
-        double dt = s_now() - t0;
+        double dt = bench_now_s() - t0;
         long rss = s_rss(d.pid);
         printf("gimpi groupd-rss n=1 growth_pct=%.1f rss10k_kB=%ld rss_kB=%ld pairs=%ld "
                "pairs_per_s=%.0f\n", 100.0 * (double)(rss - rss10k) / (double)rss10k, rss10k,

@@ -36,21 +36,6 @@ typedef struct {
     int other;      /* rtt8, stream1m: the other member's tid */
 } pb_t;
 
-/*  Monotonic microseconds. */
-static double s_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-/*  qsort comparator for doubles. */
-static int s_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /*  Reports a failed PVM call of this task; returns 1. */
 static int s_fail(const char *what, int rc)
 {
@@ -82,7 +67,7 @@ static int s_report(const pb_t *p, const char *figure, double *t, int I, int W,
             for (int r = 1; r < p->n; r++)
                 if (all[(size_t)r * (size_t)I + (size_t)i] > all[i])
                     all[i] = all[(size_t)r * (size_t)I + (size_t)i];
-        qsort(all, (size_t)I, sizeof *all, s_cmp);
+        qsort(all, (size_t)I, sizeof *all, bench_cmp);
         char mb[40] = "";
         if (strcmp(figure, "bcast1m") == 0)
             snprintf(mb, sizeof mb, " MBps=%.1f", 1048576.0 / all[I / 2]);
@@ -106,14 +91,14 @@ static int s_barrier(const pb_t *p)
     for (int i = 0; i < W; i++)
         if ((rc = pvm_barrier(p->group, p->n)) < 0)
             return s_fail("pvm_barrier", rc);
-    double start = s_us();
+    double start = bench_now_us();
     for (int i = 0; i < I; i++) {
-        double t0 = s_us();
+        double t0 = bench_now_us();
         if ((rc = pvm_barrier(p->group, p->n)) < 0)
             return s_fail("pvm_barrier", rc);
-        t[i] = s_us() - t0;
+        t[i] = bench_now_us() - t0;
     }
-    double mean = (s_us() - start) / I, worst = mean;
+    double mean = (bench_now_us() - start) / I, worst = mean;
     if ((rc = pvm_reduce(PvmMax, &worst, 1, PVM_DOUBLE, TAG_RED - 1, p->group, 0)) < 0)
         return s_fail("pvm_reduce", rc);
     char extra[64];
@@ -136,7 +121,7 @@ static int s_bcast(const pb_t *p, const char *figure, int len, int W, int I)
         buf[0] = buf[len - 1] = p->inst == 0 ? v : 0;
         if ((rc = pvm_barrier(p->group, p->n)) < 0)
             return s_fail("pvm_barrier", rc);
-        double t0 = s_us();
+        double t0 = bench_now_us();
         if (p->inst == 0) {
             if ((rc = pvm_initsend(PvmDataDefault)) < 0
                 || (rc = pvm_pkbyte((char *)buf, len, 1)) < 0
@@ -145,7 +130,7 @@ static int s_bcast(const pb_t *p, const char *figure, int len, int W, int I)
         } else if ((rc = pvm_recv(p->root, TAG_DATA)) < 0
                    || (rc = pvm_upkbyte((char *)buf, len, 1)) < 0)
             return s_fail("pvm_recv/upkbyte", rc);
-        double t1 = s_us();
+        double t1 = bench_now_us();
         if (i >= W)
             t[i - W] = t1 - t0;
         if (p->inst != 0 && (buf[0] != v || buf[len - 1] != v))
@@ -174,9 +159,9 @@ static int s_reduce(const pb_t *p, const char *figure, int count, int dbl, int W
                 ((int *)data)[k] = p->inst + 1;
         if ((rc = pvm_barrier(p->group, p->n)) < 0)
             return s_fail("pvm_barrier", rc);
-        double t0 = s_us();
+        double t0 = bench_now_us();
         rc = pvm_reduce(PvmSum, data, count, dbl ? PVM_DOUBLE : PVM_INT, TAG_RED + i, p->group, 0);
-        double t1 = s_us();
+        double t1 = bench_now_us();
         if (rc < 0)
             return s_fail("pvm_reduce", rc);
         if (i >= W)
@@ -202,12 +187,12 @@ static int s_rtt8(const pb_t *p)
     for (int i = 0; i < W + I; i++) {
         if (p->inst == 0) {
             v = i;
-            double t0 = s_us();
+            double t0 = bench_now_us();
             if ((rc = pvm_initsend(PvmDataDefault)) < 0 || (rc = pvm_pkbyte((char *)&v, 8, 1)) < 0
                 || (rc = pvm_send(p->other, TAG_DATA)) < 0 || (rc = pvm_recv(p->other, TAG_DATA)) < 0
                 || (rc = pvm_upkbyte((char *)&r, 8, 1)) < 0)
                 return s_fail("rtt8 initiator", rc);
-            double t1 = s_us();
+            double t1 = bench_now_us();
             if (i >= W)
                 t[i - W] = t1 - t0;
             bad |= r != i;
@@ -217,7 +202,7 @@ static int s_rtt8(const pb_t *p)
             return s_fail("rtt8 responder", rc);
     }
     if (p->inst == 0) {
-        qsort(t, I, sizeof *t, s_cmp);
+        qsort(t, I, sizeof *t, bench_cmp);
         printf("gimpi-pvm rtt8 n=2 median_us=%.2f min_us=%.2f p90_us=%.2f max_us=%.2f bytes=8 "
                "iters=%d warm=%d check=%s\n", t[I / 2], t[0], t[I * 9 / 10], t[I - 1], I, W,
                bad ? "BAD" : "ok");
@@ -242,7 +227,7 @@ static int s_stream1m(const pb_t *p)
     for (int round = 0; round < 2; round++) {
         int cnt = round ? M : W;
         if (p->inst == 0) {
-            double t0 = s_us();
+            double t0 = bench_now_us();
             for (int k = 0; k < cnt; k++) {
                 buf[0] = buf[B - 1] = (unsigned char)++seq;
                 if ((rc = pvm_initsend(PvmDataRaw)) < 0 || (rc = pvm_pkbyte((char *)buf, B, 1)) < 0
@@ -251,7 +236,7 @@ static int s_stream1m(const pb_t *p)
             }
             if ((rc = pvm_recv(p->other, TAG_ACK)) < 0 || (rc = pvm_upkbyte((char *)&ack, 8, 1)) < 0)
                 return s_fail("stream1m ack", rc);
-            el = s_us() - t0;
+            el = bench_now_us() - t0;
         } else {
             for (int k = 0; k < cnt; k++) {
                 if ((rc = pvm_recv(p->other, TAG_DATA)) < 0 || (rc = pvm_upkbyte((char *)buf, B, 1)) < 0)
