@@ -11,6 +11,7 @@
  */
 #include "fuzz_check.h"
 #include "gimpi.h"
+#include "base/gimpi_io.h"
 #include "net/msg_dynhost.h"
 #include "task/gimpi_job.h"
 
@@ -53,18 +54,6 @@ static void s_codec(const gimpi_key_t *key, const uint8_t *data)
     gimpi_intro_seal_answer(key, again, ans);
     CHECK(gimpi_intro_answer_sealed(key, again, ans));
     CHECK(!gimpi_intro_answer_sealed(key, data, ans) || memcmp(again, data, sizeof ans) == 0);
-}
-
-/*  Writes len bytes (all that can go). */
-static void s_write(int fd, const uint8_t *p, size_t len)
-{
-    while (len) {
-        ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-        if (n <= 0)
-            return;
-        p += n;
-        len -= (size_t)n;
-    }
 }
 
 /*  Reads until the listener closes (or 2 s pass); how many bytes came. */
@@ -133,7 +122,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         gimpi_intro_hello(hello);
     else
         memcpy(hello, data, h);
-    s_write(fd, hello, mode & 2 ? sizeof hello : h);
+    (void)gimpi_write_all(fd, hello, mode & 2 ? sizeof hello : h);
     data += h, size -= h;
     uint8_t ch[GIMPI_INTRO_CHALLENGE_SIZE], intro[GIMPI_INTRO_SIZE];
     size_t n = size < sizeof intro ? size : sizeof intro;
@@ -144,8 +133,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             && gimpi_intro_head(ch) == GIMPI_INTRO_OK)
             gimpi_intro_seal(&key, ch + 8, intro);
     }
-    s_write(fd, intro, n);
-    s_write(fd, data + n, size - n);
+    (void)gimpi_write_all(fd, intro, n);
+    (void)gimpi_write_all(fd, data + n, size - n);
     shutdown(fd, SHUT_WR);
     uint8_t first[GIMPI_INTRO_SIZE];
     s_drain(fd, first, sizeof first);

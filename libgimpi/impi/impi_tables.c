@@ -11,6 +11,7 @@
  */
 #include "impi/impi_tables.h"
 #include "base/gimpi_err.h"
+#include "base/gimpi_io.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -580,21 +581,6 @@ static uint64_t s_fnv(uint64_t h, const uint8_t *p, size_t n)
 }
 #define FNV_SEED 0xcbf29ce484222325ULL
 
-/*  Writes all bytes, retrying on EINTR and short writes. */
-static int s_write_all(int fd, const uint8_t *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /*  Writes "GIMPITB1", nclients, nreplies, the replies and the checksum. */
 int impi_tables_save(const impi_tables_t *self, int fd)
 {
@@ -608,7 +594,7 @@ int impi_tables_save(const impi_tables_t *self, int fd)
     impi_put32(head + 8, (uint32_t)self->nclients);
     impi_put32(head + 12, n);
     uint64_t h = s_fnv(FNV_SEED, head, sizeof head);
-    if (s_write_all(fd, head, sizeof head) < 0)
+    if (gimpi_write_all(fd, head, sizeof head) < 0)
         return -1;
     for (int i = 0; i < IMPI_LABEL_COUNT; i++) {
         if (!priv->raw[i])
@@ -616,12 +602,13 @@ int impi_tables_save(const impi_tables_t *self, int fd)
         uint8_t len[4];
         impi_put32(len, (uint32_t)priv->rawlen[i]);
         h = s_fnv(s_fnv(h, len, 4), priv->raw[i], priv->rawlen[i]);
-        if (s_write_all(fd, len, 4) < 0 || s_write_all(fd, priv->raw[i], priv->rawlen[i]) < 0)
+        if (gimpi_write_all(fd, len, 4) < 0
+            || gimpi_write_all(fd, priv->raw[i], priv->rawlen[i]) < 0)
             return -1;
     }
     uint8_t sum[8];
     impi_put64(sum, h);
-    return s_write_all(fd, sum, 8);
+    return gimpi_write_all(fd, sum, 8);
 }
 
 /*  Reads exactly n bytes into a buffer grown as the bytes arrive (never sized from the
