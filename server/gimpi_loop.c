@@ -9,6 +9,7 @@
  *  just before each call so that cancellations made by earlier callbacks are honoured.
  */
 #include "server/gimpi_loop.h"
+#include "base/gimpi_clock.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -51,9 +52,7 @@ struct gimpi_loop_t {
 /*  Milliseconds on the monotonic clock. */
 int64_t gimpi_loop_now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return gimpi_now_ms();
 }
 
 /*  A new, empty loop. */

@@ -12,6 +12,7 @@
  */
 #include "impi/impi_client.h"
 #include "base/gimpi_key.h"
+#include "base/gimpi_clock.h"
 #include "base/gimpi_err.h"
 
 #include <assert.h>
@@ -60,14 +61,6 @@ static int s_fail(char *err, size_t errsize, int code, const char *fmt, ...)
     return code;
 }
 
-/*  Monotonic milliseconds. */
-static int64_t s_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*  Text for a result code. */
 const char *impi_client_strerror(int code)
 {
@@ -90,7 +83,7 @@ const char *impi_client_strerror(int code)
 static int s_wait(int fd, short events, int64_t deadline)
 {
     for (;;) {
-        int64_t left = deadline - s_now_ms();
+        int64_t left = deadline - gimpi_now_ms();
         if (left <= 0)
             return 0;
         struct pollfd p = { .fd = fd, .events = events };
@@ -108,7 +101,7 @@ static int s_wait(int fd, short events, int64_t deadline)
 static int s_send_all(impi_client_t *self, const uint8_t *p, size_t n, const char *what,
                       char *err, size_t errsize)
 {
-    int64_t deadline = s_now_ms() + self->timeout_ms;
+    int64_t deadline = gimpi_now_ms() + self->timeout_ms;
     while (n) {
         ssize_t w = send(self->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (w > 0) {
@@ -388,7 +381,7 @@ static int s_connect(impi_client_t *self, char *err, size_t errsize)
     if (gai != 0)
         return s_fail(err, errsize, IMPI_CLIENT_ERR_CONNECT, "server address \"%s\": %s",
                       self->server, gai_strerror(gai));
-    int64_t deadline = s_now_ms() + self->timeout_ms;
+    int64_t deadline = gimpi_now_ms() + self->timeout_ms;
     int last = 0;
     bool timed_out = false;
     for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
@@ -439,7 +432,7 @@ static int s_auth(impi_client_t *self, uint32_t mask, uint64_t key, char *err, s
     if (rc)
         return rc;
     uint8_t reply[IMPI_AUTH_REPLY_SIZE];
-    rc = s_recv_exact(self, reply, sizeof reply, s_now_ms() + self->timeout_ms,
+    rc = s_recv_exact(self, reply, sizeof reply, gimpi_now_ms() + self->timeout_ms,
                       "the AUTH reply", err, errsize);
     if (rc == IMPI_CLIENT_ERR_CLOSED)
         return s_fail(err, errsize, IMPI_CLIENT_ERR_CLOSED, "server %s closed the connection "
@@ -504,7 +497,7 @@ int impi_client_join(impi_client_t *self, int rank, char *err, size_t errsize)
     impi_cmd_t cmd;
     uint8_t *payload;
     static const int32_t want[] = { IMPI_CMD_IMPI };
-    rc = s_recv_cmd(self, want, 1, 4, s_now_ms() + self->timeout_ms,
+    rc = s_recv_cmd(self, want, 1, 4, gimpi_now_ms() + self->timeout_ms,
                     "the IMPI reply (all clients joined)", &cmd, &payload, err, errsize);
     if (rc == IMPI_CLIENT_ERR_CLOSED)
         rc = s_fail(err, errsize, IMPI_CLIENT_ERR_CLOSED, "server %s closed the connection "
@@ -536,7 +529,7 @@ static int s_await(impi_client_t *self, int32_t label, char *err, size_t errsize
         snprintf(what, sizeof what, "the COLL reply for %s", impi_label_name(label));
     else
         snprintf(what, sizeof what, "the server's DONE");
-    int64_t deadline = s_now_ms() + self->timeout_ms;
+    int64_t deadline = gimpi_now_ms() + self->timeout_ms;
     uint64_t max = (uint64_t)IMPI_MAX_PAYLOAD * (uint64_t)self->nclients + 8;
     static const int32_t want[] = { IMPI_CMD_COLL, IMPI_CMD_DONE };
     for (;;) {
