@@ -12,10 +12,12 @@
  *  so that its groups and LOOKUPs learn of it even when its host can no longer say so.
  */
 #include "config.h"
-#include "programs/gimpirun.h"
+#include "programs/run_vm.h"
+#include "programs/run_hosts.h"
+#include "programs/run_proc.h"
+#include "programs/run_tasks.h"
 #include "task/gimpi_job.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -389,7 +391,7 @@ static void s_spawn(launcher_t *self, int token, vmw_msg_t *m)
         t->catchout = flags & VM_SPAWN_CATCH;
         p->ref[i] = t->id;
         /* its environment: the caller's hand-over variables, ours, and its tid */
-        char **tenv = run_export_env(self, h, 64);
+        char **tenv = run_export_env(&h->info, 64);
         int k = 0;
         while (tenv && tenv[k])
             k++;
@@ -403,7 +405,7 @@ static void s_spawn(launcher_t *self, int token, vmw_msg_t *m)
         if (!tenv)
             t->start_err = GIMPI_ENOMEM;
         else if (h->local) {
-            if (run_local_start(self, t, tenv, run_wd(h, wd, sizeof wd), &code) < 0) {
+            if (run_tasks_start_spawned(self, t, tenv, run_wd(&h->info, wd, sizeof wd), &code) < 0) {
                 t->start_err = code;
                 if (code == GIMPI_ENOFILE)
                     fprintf(stderr, "gimpirun: no program %s on host %s\n", file, h->info.name);
@@ -411,13 +413,10 @@ static void s_spawn(launcher_t *self, int token, vmw_msg_t *m)
                 run_task_catch_mark(t, "BEGIN");
         } else {
             char spec[80];
-            snprintf(spec, sizeof spec, "route:%s", self->myaddr);
-            struct in_addr plain;
-            if (self->ifspec && inet_pton(AF_INET, self->ifspec, &plain) != 1)
-                snprintf(spec, sizeof spec, "if:%s", self->ifspec);
+            run_addr_spec(self->myaddr, self->ifspec, spec, sizeof spec);
             size_t len;
             if (run_hosts_send(h, vmw_encode(&len, AGENT_START, t->id, 0, spec,
-                                             run_wd(h, wd, sizeof wd), targv, tenv, 0, 0)) < 0)
+                                             run_wd(&h->info, wd, sizeof wd), targv, tenv, 0, 0)) < 0)
                 t->start_err = GIMPI_EHOSTFAIL;
         }
         run_free_env(tenv);             /* the child put copies in its environment */
