@@ -1,7 +1,7 @@
 /*  gimpi_agent.c — gimpi-agent, the launcher's hands on another host of a virtual machine.
  *
  *  gimpirun starts one agent per other host through ssh or srun and keeps it for the
- *  job's life; the agent talks only over its standard input and output (task/gimpi_vmwire.h),
+ *  job's life; the agent talks only over its standard input and output (base/gimpi_vmwire.h),
  *  so it opens no port.  It receives the job's key first (never on a command line) and
  *  hands it to its tasks in a memfd (GIMPI_KEY_FD).  It starts the launcher's tasks on
  *  this host (listening sockets, startup tables and go pipe, exactly as gimpirun does
@@ -14,7 +14,7 @@
  */
 #include "config.h"
 #include "programs/proctree.h"
-#include "task/gimpi_vmwire.h"
+#include "base/gimpi_vmwire.h"
 #include "base/gimpi_bind.h"
 #include "base/gimpi_hostset.h"
 #include "base/gimpi_key.h"

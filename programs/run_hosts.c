@@ -3,7 +3,7 @@
  *
  *  The engine is ssh (GIMPI_RSH replaces the command, as PVM_RSH does for PVM) or, inside
  *  a Slurm allocation, an srun step on the chosen node.  The agent's stdin, stdout and
- *  stderr are pipes of ours: frames go both ways (task/gimpi_vmwire.h), the engine's own
+ *  stderr are pipes of ours: frames go both ways (base/gimpi_vmwire.h), the engine's own
  *  complaints (a refused key, an unknown host) arrive on stderr and are shown with the
  *  host's name.  The job's key is the first frame; it never appears on a command line.
  *  Writes to an agent are queued and sent as its pipe drains, so the loop never blocks on

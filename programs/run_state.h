@@ -20,7 +20,7 @@
 #include "impi/impi_client.h"
 #include "impi/impi_tables.h"
 #include "server/gimpi_loop.h"
-#include "task/gimpi_vmwire.h"
+#include "base/gimpi_vmwire.h"
 
 #include <stddef.h>
 
