@@ -16,6 +16,7 @@
 #include "programs/run_hosts.h"
 #include "programs/run_proc.h"
 #include "programs/run_tasks.h"
+#include "base/gimpi_findprog.h"
 #include "task/gimpi_job.h"
 
 #include <errno.h>
@@ -67,17 +68,17 @@ static void s_drain(launcher_t *self)
 
 /* ------------------------------------------------------------------ groupd */
 
-/*  groupd's program: GIMPI_GROUPD_BIN, else beside gimpirun, else the installed one. */
-static void s_groupd_bin(char *buf, size_t size)
+/*  groupd's program as the library finds it (base/gimpi_findprog.h): GIMPI_GROUPD_BIN,
+ *  else beside gimpirun, the build tree's groupd/, the bindir, PATH.  0, or -1 with the
+ *  places looked in tried and the bindir's path in buf (for another host, which may
+ *  have it). */
+static int s_groupd_bin(char *buf, size_t size, char *tried, size_t triedsize)
 {
-    const char *env = getenv("GIMPI_GROUPD_BIN");
-    if (env && *env) {
-        snprintf(buf, size, "%s", env);
-        return;
-    }
-    if (run_beside_me("groupd", buf, size) == 0 && access(buf, X_OK) == 0)
-        return;
+    if (gimpi_findprog("groupd", "GIMPI_GROUPD_BIN", "groupd", GIMPI_BINDIR, buf, size, tried,
+                       triedsize) == 0)
+        return 0;
     snprintf(buf, size, "%s/groupd", GIMPI_BINDIR);
+    return -1;
 }
 
 /*  The port of an endpoint "tcp://A:P", or -1. */
@@ -138,8 +139,12 @@ static void s_groupd_argv(launcher_t *self, char *bin, char **argv, char *ep, si
 /*  Starts a groupd here, as our child.  0 with self->groupd_ep set, or -1. */
 static int s_start_local_groupd(launcher_t *self, char *err, size_t errsize)
 {
-    char bin[PATH_MAX], ep[64], pub[16], *argv[8];
-    s_groupd_bin(bin, sizeof bin);
+    char bin[PATH_MAX], ep[64], pub[16], *argv[8], tried[2048];
+    if (s_groupd_bin(bin, sizeof bin, tried, sizeof tried) < 0) {
+        snprintf(err, errsize, "no groupd program for the job: looked for %s"
+                 " (set GIMPI_GROUPD_BIN to the program)", tried);
+        return -1;
+    }
     s_groupd_argv(self, bin, argv, ep, sizeof ep, pub, sizeof pub);
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0) {
@@ -189,7 +194,7 @@ static bool s_remote_groupd_known(launcher_t *self)
 static int s_start_remote_groupd(launcher_t *self, host_t *h, char *err, size_t errsize)
 {
     char bin[PATH_MAX], ep[64], pub[16], *argv[8];
-    s_groupd_bin(bin, sizeof bin);
+    s_groupd_bin(bin, sizeof bin, NULL, 0);     /* here, else the bindir's: it may be there */
     s_groupd_argv(self, bin, argv, ep, sizeof ep, pub, sizeof pub);
     char **copy = calloc(8, sizeof *copy);
     for (int k = 0; copy && argv[k]; k++)
