@@ -677,6 +677,11 @@ int main(int argc, char **argv)
         .check_done = s_ev_check_done, .arg = &self,
     };
     self.ev = &events;
+    self.life = run_life_new();
+    if (!self.life) {
+        fprintf(stderr, "gimpirun: out of memory\n");
+        return 1;
+    }
     s_parse(&self, argc, argv);
     signal(SIGPIPE, SIG_IGN);
     sigset_t set;
@@ -700,6 +705,7 @@ int main(int argc, char **argv)
     gimpi_loop_destroy(&self.loop);
     run_hosts_fini(&self);
     run_tasks_free(&self);
+    run_life_destroy(&self.life);
     gimpi_hostset_destroy(&self.hostset);
     impi_tables_destroy(&self.tables);
     impi_client_destroy(&self.client);

@@ -133,27 +133,19 @@ struct launcher_t {
     impi_tables_t *tables;
     gimpi_loop_t *loop;
     int sigfd;
-    int grace_timer;            /* armed after a failure, 0 = none */
-    int kill_stage;             /* 0: grace, 1: SIGTERM sent, 2: SIGKILL sent */
     int nrunning;               /* tasks not yet ended */
     int nstreams;               /* local task output pipes still open */
     bool failed;
     int tidbase;
+    struct run_life_t *life;    /* run_tasks.c's own: grace, the ends, what is left behind */
     /* the job's other tasks (proctree.h): what the static tasks left behind */
-    int nown;                   /* static tasks not yet ended */
     bool reaper;                /* we are a child subreaper: orphans below us are ours */
-    bool scan_due;              /* something ended since the last look at our processes */
-    int nleft;                  /* processes of the job below us, not in tasks[] (last look) */
-    int64_t own_ended_ms;       /* when the last static task ended */
     bool ended_leftovers;       /* they had to be ended: exit status 3 */
-    bool gave_up;               /* SIGKILL did not end everything: stop waiting */
     /* the virtual machine */
     char myaddr[64];            /* this host's address on the job's network */
     pid_t groupd_pid;           /* a groupd we started, or 0 */
-    char groupd_ep[600];        /* the endpoint every task is given */
-    gimpi_groups_t *mgr;        /* our manager connection to groupd, or NULL */
     gimpi_key_t key;            /* the job's key, sent to every agent first */
-    struct run_vm_t *vm;        /* run_vm.c's state: requests in progress */
+    struct run_vm_t *vm;        /* run_vm.c's own: groupd's endpoint, the manager, requests */
     const run_events_t *ev;     /* where run_hosts.c and run_tasks.c report */
 };
 

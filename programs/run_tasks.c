@@ -34,6 +34,31 @@
 
 #define LINE_MAX_BYTES 65536
 
+/*  The life cycle's own state. */
+struct run_life_t {
+    int grace_timer;            /* armed after a failure, 0 = none */
+    int kill_stage;             /* 0: grace, 1: SIGTERM sent, 2: SIGKILL sent */
+    int nown;                   /* static tasks not yet ended */
+    bool scan_due;              /* something ended since the last look at our processes */
+    int nleft;                  /* processes of the job below us, not in tasks[] (last look) */
+    int64_t own_ended_ms;       /* when the last static task ended */
+    bool gave_up;               /* SIGKILL did not end everything: stop waiting */
+};
+
+/*  The life cycle's state for a new launcher; NULL when out of memory. */
+run_life_t *run_life_new(void)
+{
+    return calloc(1, sizeof(run_life_t));
+}
+
+/*  Frees it; sets *self_p to NULL. */
+void run_life_destroy(run_life_t **self_p)
+{
+    assert(self_p);
+    free(*self_p);
+    *self_p = NULL;
+}
+
 /*  A new task record (static or spawned) on host; NULL when out of memory. */
 task_t *run_task_new(launcher_t *self, int host, char **argv, bool spawned)
 {
@@ -58,7 +83,7 @@ task_t *run_task_new(launcher_t *self, int host, char **argv, bool spawned)
     self->tasks[self->nall++] = t;
     self->nrunning++;
     if (!spawned)
-        self->nown++;
+        self->life->nown++;
     return t;
 }
 
@@ -107,7 +132,7 @@ static void s_drain(launcher_t *self, task_t *t, stream_t *s)
         close(s->fd);
         s->fd = -1;
         self->nstreams--;
-        self->scan_due = true;      /* its last holder may have been a process of the job */
+        self->life->scan_due = true;      /* its last holder may have been a process of the job */
         free(s->buf);
         s->buf = NULL;
         if (t->exited && !t->start_err && t->out.fd < 0 && t->err.fd < 0)
@@ -138,7 +163,7 @@ static int s_leftovers(launcher_t *self, proctree_proc_t **list, int *nlist)
     if (list)
         *list = NULL, *nlist = 0;
     if (!self->reaper)
-        return self->nleft = 0;
+        return self->life->nleft = 0;
     pid_t skip[self->nhosts + 1];
     int nskip = 0;
     for (int i = 0; i < self->nhosts; i++)
@@ -159,12 +184,12 @@ static int s_leftovers(launcher_t *self, proctree_proc_t **list, int *nlist)
         ps[kept++] = ps[i];
         count += !ps[i].helper;
     }
-    self->scan_due = false;
+    self->life->scan_due = false;
     if (list)
         *list = ps, *nlist = kept;
     else
         free(ps);
-    return self->nleft = count;
+    return self->life->nleft = count;
 }
 
 /*  Sends sig to every task still running, on every host, and to the job's processes
@@ -187,14 +212,14 @@ static void s_arm_grace(launcher_t *self);
  *  (spawned tasks on any host, the job's processes here) gets the grace period. */
 void run_tasks_check_done(launcher_t *self)
 {
-    if (!self->loop || self->nown > 0)
+    if (!self->loop || self->life->nown > 0)
         return;
-    if (!self->gave_up) {
-        if (self->scan_due)
+    if (!self->life->gave_up) {
+        if (self->life->scan_due)
             s_leftovers(self, NULL, NULL);
-        if (self->nleft > 0 || self->nrunning > 0)
+        if (self->life->nleft > 0 || self->nrunning > 0)
             s_arm_grace(self);          /* unless a failure armed it already */
-        if (self->nleft > 0)
+        if (self->life->nleft > 0)
             return;
     }
     if (self->nrunning > 0 || self->nstreams > 0)
@@ -212,9 +237,9 @@ void run_task_ended(launcher_t *self, task_t *t, int status)
         return;
     t->exited = true;
     t->status = status;
-    self->scan_due = true;
-    if (!t->spawned && --self->nown == 0)
-        self->own_ended_ms = gimpi_loop_now_ms();
+    self->life->scan_due = true;
+    if (!t->spawned && --self->life->nown == 0)
+        self->life->own_ended_ms = gimpi_loop_now_ms();
     if (t->started && !t->start_err && t->out.fd < 0 && t->err.fd < 0)
         run_task_catch_mark(t, "EOF");  /* else when its last stream closes */
     if (t->groupd) {
@@ -241,7 +266,7 @@ void run_task_ended(launcher_t *self, task_t *t, int status)
                     WTERMSIG(status), strsignal(WTERMSIG(status)));
     }
     if (!ok && !t->spawned && !self->hosts[t->host]->deleted)
-        run_tasks_fail(self);                 /* (pvm_delhosts ending a host's tasks is no failure) */
+        run_tasks_fail(self);   /* (pvm_delhosts ending a host's tasks is no failure) */
     run_tasks_check_done(self);
 }
 
@@ -259,7 +284,7 @@ void run_tasks_reap(launcher_t *self)
     pid_t pid;
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
         bool mine = false;
-        self->scan_due = true;          /* (also a process of the job that we adopted) */
+        self->life->scan_due = true;          /* (also a process of the job that we adopted) */
         for (int i = 0; i < self->nall && !mine; i++) {
             task_t *t = self->tasks[i];
             if (t->pid == pid && self->hosts[t->host]->local && !t->exited) {
@@ -281,8 +306,8 @@ void run_tasks_reap(launcher_t *self)
  *  those the static tasks left running when the grace period ran out after they ended. */
 static void s_say_ending(launcher_t *self)
 {
-    int n = self->nrunning + self->nleft;
-    if (self->nown > 0) {
+    int n = self->nrunning + self->life->nleft;
+    if (self->life->nown > 0) {
         fprintf(stderr, "gimpirun: terminating the %d remaining task%s\n", n, n == 1 ? "" : "s");
         return;
     }
@@ -306,10 +331,10 @@ static void s_say_ending(launcher_t *self)
         shown++;
     }
     free(left);
-    n = self->nrunning + self->nleft;
+    n = self->nrunning + self->life->nleft;
     if (shown < n)
         snprintf(names + len, sizeof names - len, " ...");
-    int64_t after = (gimpi_loop_now_ms() - self->own_ended_ms + 500) / 1000;
+    int64_t after = (gimpi_loop_now_ms() - self->life->own_ended_ms + 500) / 1000;
     fprintf(stderr, "gimpirun: %d spawned task%s still running %d s after the job's own tasks "
             "ended: ending %s (%s)\n", n, n == 1 ? "" : "s", (int)after,
             n == 1 ? "it" : "them", names);
@@ -321,33 +346,35 @@ static void s_on_grace(gimpi_loop_t *loop, int id, void *arg)
 {
     (void)id;
     launcher_t *self = arg;
-    self->grace_timer = 0;
+    self->life->grace_timer = 0;
     s_leftovers(self, NULL, NULL);
-    if (self->nrunning == 0 && self->nleft == 0) {
+    if (self->nrunning == 0 && self->life->nleft == 0) {
         run_tasks_check_done(self);
         return;
     }
-    if (self->kill_stage >= 2) {        /* SIGKILL 5 s ago: what still runs is unreachable */
-        self->gave_up = true;
+    if (self->life->kill_stage >= 2) {        /* SIGKILL 5 s ago: what still runs is unreachable */
+        self->life->gave_up = true;
         run_hosts_give_up(self);
         run_tasks_check_done(self);
         return;
     }
-    if (self->kill_stage == 0)
+    if (self->life->kill_stage == 0)
         s_say_ending(self);
-    run_tasks_signal_all(self, self->kill_stage == 0 ? SIGTERM : SIGKILL);
-    self->kill_stage++;
-    self->grace_timer = gimpi_loop_timer_add(loop, self->kill_stage < 2 ? 2000 : 5000, 0,
-                                             s_on_grace, self);
+    run_life_t *l = self->life;
+    run_tasks_signal_all(self, l->kill_stage == 0 ? SIGTERM : SIGKILL);
+    l->kill_stage++;
+    l->grace_timer = gimpi_loop_timer_add(loop, l->kill_stage < 2 ? 2000 : 5000, 0, s_on_grace,
+                                          self);
 }
 
 /*  After a failure: the others get the grace period, once. */
 static void s_arm_grace(launcher_t *self)
 {
-    if (self->loop && !self->grace_timer && self->kill_stage == 0
-        && (self->nrunning > 0 || self->nleft > 0 || self->scan_due))
-        self->grace_timer = gimpi_loop_timer_add(self->loop, (int64_t)self->grace_s * 1000, 0,
-                                                 s_on_grace, self);
+    run_life_t *l = self->life;
+    if (self->loop && !l->grace_timer && l->kill_stage == 0
+        && (self->nrunning > 0 || l->nleft > 0 || l->scan_due))
+        l->grace_timer = gimpi_loop_timer_add(self->loop, (int64_t)self->grace_s * 1000, 0,
+                                              s_on_grace, self);
 }
 
 /*  A local task wrote something (or closed its end). */

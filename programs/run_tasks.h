@@ -6,6 +6,10 @@
 
 #include "programs/run_state.h"
 
+typedef struct run_life_t run_life_t;
+
+run_life_t *run_life_new(void);
+void run_life_destroy(run_life_t **self_p);
 task_t *run_task_new(launcher_t *self, int host, char **argv, bool spawned);
 void run_task_output(launcher_t *self, task_t *t, int which, const char *line, size_t len);
 void run_task_catch_mark(task_t *t, const char *what);
