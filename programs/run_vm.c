@@ -72,14 +72,18 @@ static void s_drain(launcher_t *self)
 
 /*  groupd's program as the library finds it (base/gimpi_findprog.h): GIMPI_GROUPD_BIN,
  *  else beside gimpirun, the build tree's groupd/, the bindir, PATH.  0, or -1 with the
- *  places looked in tried and the bindir's path in buf (for another host, which may
- *  have it). */
+ *  places looked in tried and, in buf, the path another host may have it at:
+ *  GIMPI_GROUPD_BIN when set, else the bindir's. */
 static int s_groupd_bin(char *buf, size_t size, char *tried, size_t triedsize)
 {
     if (gimpi_findprog("groupd", "GIMPI_GROUPD_BIN", "groupd", GIMPI_BINDIR, buf, size, tried,
                        triedsize) == 0)
         return 0;
-    snprintf(buf, size, "%s/groupd", GIMPI_BINDIR);
+    const char *env = getenv("GIMPI_GROUPD_BIN");
+    if (env && *env)
+        snprintf(buf, size, "%s", env);
+    else
+        snprintf(buf, size, "%s/groupd", GIMPI_BINDIR);
     return -1;
 }
 
@@ -196,7 +200,7 @@ static bool s_remote_groupd_known(launcher_t *self)
 static int s_start_remote_groupd(launcher_t *self, host_t *h, char *err, size_t errsize)
 {
     char bin[PATH_MAX], ep[64], pub[16], *argv[8];
-    s_groupd_bin(bin, sizeof bin, NULL, 0);     /* here, else the bindir's: it may be there */
+    s_groupd_bin(bin, sizeof bin, NULL, 0);     /* not here: it may be there */
     s_groupd_argv(self, bin, argv, ep, sizeof ep, pub, sizeof pub);
     char **copy = calloc(8, sizeof *copy);
     for (int k = 0; copy && argv[k]; k++)
