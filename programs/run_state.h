@@ -17,14 +17,13 @@
 #include "base/gimpi_bind.h"
 #include "base/gimpi_hostset.h"
 #include "base/gimpi_key.h"
+#include "base/gimpi_vmwire.h"
 #include "impi/impi_client.h"
 #include "impi/impi_tables.h"
 #include "server/gimpi_loop.h"
-#include "base/gimpi_vmwire.h"
-
-#include <stddef.h>
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
