@@ -8,7 +8,7 @@
  */
 #include "config.h"
 #include "groupd/gd_notify.h"
-#include "task/gimpi_vmwire.h"
+#include "base/gimpi_vmwire.h"
 
 #include <stdio.h>
 #include <stdlib.h>

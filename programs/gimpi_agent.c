@@ -1,7 +1,7 @@
 /*  gimpi_agent.c — gimpi-agent, the launcher's hands on another host of a virtual machine.
  *
  *  gimpirun starts one agent per other host through ssh or srun and keeps it for the
- *  job's life; the agent talks only over its standard input and output (task/gimpi_vmwire.h),
+ *  job's life; the agent talks only over its standard input and output (base/gimpi_vmwire.h),
  *  so it opens no port.  It receives the job's key first (never on a command line) and
  *  hands it to its tasks in a memfd (GIMPI_KEY_FD).  It starts the launcher's tasks on
  *  this host (listening sockets, startup tables and go pipe, exactly as gimpirun does
@@ -14,7 +14,7 @@
  */
 #include "config.h"
 #include "programs/proctree.h"
-#include "task/gimpi_vmwire.h"
+#include "base/gimpi_vmwire.h"
 #include "base/gimpi_bind.h"
 #include "base/gimpi_hostset.h"
 #include "base/gimpi_key.h"
@@ -24,6 +24,7 @@
 #include "gimpi.h"
 
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -230,6 +231,54 @@ static void s_child(agent_t *self, char **argv, char **env, const char *wd, int 
     _exit(127);
 }
 
+/*  Reads the child's exec report from ep (and closes it): 0 when the program runs, else
+ *  -1 with the failure reported and the child reaped. */
+static int s_exec_check(agent_t *self, int id, pid_t pid, int ep, const char *wd,
+                        const char *prog)
+{
+    assert(self);
+    int e = 0;
+    ssize_t r;
+    do
+        r = read(ep, &e, sizeof e);
+    while (r < 0 && errno == EINTR);
+    close(ep);
+    if (r != (ssize_t)sizeof e)
+        return 0;
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    if (e < 0)
+        s_failed(self, id, GIMPI_ENOFILE, "cannot enter working directory %s on host %s", wd);
+    else if (e == ENOENT || e == EACCES || e == ENOEXEC || e == ENOTDIR)
+        s_failed(self, id, GIMPI_ENOFILE, "no program %s on host %s", prog);
+    else
+        s_failed(self, id, GIMPI_EOUTOFRES, "cannot start %s on host %s", prog);
+    return -1;
+}
+
+/*  Records a started task and watches its output pipes (taken on success).  0, or -1 with
+ *  the task killed and the failure reported. */
+static int s_task_add(agent_t *self, int id, pid_t pid, int go_fd, int tables_fd, int out,
+                      int err)
+{
+    assert(self);
+    atask_t *t = calloc(1, sizeof *t);
+    if (!t) {
+        kill(pid, SIGKILL);
+        s_failed(self, id, GIMPI_ENOMEM, "out of memory%s (host %s)", "");
+        return -1;
+    }
+    *t = (atask_t){ .self = self, .id = id, .pid = pid, .go_fd = go_fd, .tables_fd = tables_fd,
+                    .next = self->tasks };
+    t->out = (astream_t){ .task = t, .fd = out, .which = 1 };
+    t->err = (astream_t){ .task = t, .fd = err, .which = 2 };
+    self->tasks = t;
+    self->nlive += 3;
+    gimpi_loop_fd_add(self->loop, out, GIMPI_LOOP_READ, s_on_output, &t->out);
+    gimpi_loop_fd_add(self->loop, err, GIMPI_LOOP_READ, s_on_output, &t->err);
+    return 0;
+}
+
 /*  Handles START: a static task listens, gets a tables memfd and a go pipe, and waits for
  *  GO; a spawned task runs at once.  Replies STARTED or FAILED. */
 static void s_start(agent_t *self, vmw_msg_t *m)
@@ -310,39 +359,10 @@ static void s_start(agent_t *self, vmw_msg_t *m)
         s_failed(self, id, GIMPI_EOUTOFRES, "fork: %s (host %s)", strerror(errno));
         goto fail_pipes;
     }
-    int e = 0;
-    ssize_t r;
-    do
-        r = read(ep[0], &e, sizeof e);
-    while (r < 0 && errno == EINTR);
-    close(ep[0]);
+    int rc = s_exec_check(self, id, pid, ep[0], wd, argv[0]);
     ep[0] = -1;
-    if (r == (ssize_t)sizeof e) {
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-            ;
-        if (e < 0)
-            s_failed(self, id, GIMPI_ENOFILE, "cannot enter working directory %s on host %s",
-                     wd);
-        else if (e == ENOENT || e == EACCES || e == ENOEXEC || e == ENOTDIR)
-            s_failed(self, id, GIMPI_ENOFILE, "no program %s on host %s", argv[0]);
-        else
-            s_failed(self, id, GIMPI_EOUTOFRES, "cannot start %s on host %s", argv[0]);
+    if (rc < 0 || s_task_add(self, id, pid, go[1], tables_fd, out[0], err[0]) < 0)
         goto fail_pipes;
-    }
-    atask_t *t = calloc(1, sizeof *t);
-    if (!t) {
-        kill(pid, SIGKILL);
-        s_failed(self, id, GIMPI_ENOMEM, "out of memory%s (host %s)", "");
-        goto fail_pipes;
-    }
-    *t = (atask_t){ .self = self, .id = id, .pid = pid, .go_fd = go[1], .tables_fd = tables_fd,
-                    .next = self->tasks };
-    t->out = (astream_t){ .task = t, .fd = out[0], .which = 1 };
-    t->err = (astream_t){ .task = t, .fd = err[0], .which = 2 };
-    self->tasks = t;
-    self->nlive += 3;
-    gimpi_loop_fd_add(self->loop, out[0], GIMPI_LOOP_READ, s_on_output, &t->out);
-    gimpi_loop_fd_add(self->loop, err[0], GIMPI_LOOP_READ, s_on_output, &t->err);
     if (go[0] >= 0)
         close(go[0]);
     if (listen_fd >= 0)

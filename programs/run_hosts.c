@@ -3,14 +3,17 @@
  *
  *  The engine is ssh (GIMPI_RSH replaces the command, as PVM_RSH does for PVM) or, inside
  *  a Slurm allocation, an srun step on the chosen node.  The agent's stdin, stdout and
- *  stderr are pipes of ours: frames go both ways (task/gimpi_vmwire.h), the engine's own
+ *  stderr are pipes of ours: frames go both ways (base/gimpi_vmwire.h), the engine's own
  *  complaints (a refused key, an unknown host) arrive on stderr and are shown with the
  *  host's name.  The job's key is the first frame; it never appears on a command line.
  *  Writes to an agent are queued and sent as its pipe drains, so the loop never blocks on
- *  a slow host.  A host whose channel ends is dead: its tasks are reported lost.
+ *  a slow host.  A host whose channel ends is dead: its tasks are reported lost.  What
+ *  happens to hosts and to their tasks goes up through the launcher's events
+ *  (run_events_t): this file calls nothing above it by name.
  */
 #include "config.h"
-#include "programs/gimpirun.h"
+#include "programs/run_hosts.h"
+#include "programs/run_proc.h"
 #include "base/gimpi_key.h"
 
 #include <arpa/inet.h>
@@ -216,8 +219,7 @@ static void s_frame(launcher_t *self, host_t *h, vmw_msg_t *m)
         snprintf(h->arch, sizeof h->arch, "%s", h->info.arch[0] ? h->info.arch : m->s[2]);
         h->ncpu = m->i[3];
         h->state = HOST_UP;
-        run_vm_publish(self);
-        run_vm_progress(self);
+        self->ev->host_changed(self->ev->arg);
         break;
     case AGENT_STARTED:
         if ((t = s_task(self, h, m->i[0]))) {
@@ -225,8 +227,7 @@ static void s_frame(launcher_t *self, host_t *h, vmw_msg_t *m)
             t->port = m->i[2];
             snprintf(t->addr, sizeof t->addr, "%s", m->s[3]);
             t->started = true;
-            run_task_catch_mark(t, "BEGIN");
-            run_vm_progress(self);
+            self->ev->task_started(self->ev->arg, t);
         }
         break;
     case AGENT_FAILED:
@@ -234,17 +235,18 @@ static void s_frame(launcher_t *self, host_t *h, vmw_msg_t *m)
             t->start_err = m->i[1] < 0 ? m->i[1] : GIMPI_ECANTSTART;
             fprintf(stderr, "gimpirun: %s\n", m->s[2]);
             t->started = true;
-            run_task_ended(self, t, 127 << 8);
-            run_vm_progress(self);
+            self->ev->task_ended(self->ev->arg, t, 127 << 8);
+            self->ev->progress(self->ev->arg);
         }
         break;
     case AGENT_OUT:
         if ((t = s_task(self, h, m->i[0])))
-            run_task_output(self, t, m->i[1] == 2 ? 2 : 1, (const char *)m->b[2], m->blen[2]);
+            self->ev->task_output(self->ev->arg, t, m->i[1] == 2 ? 2 : 1, (const char *)m->b[2],
+                                  m->blen[2]);
         break;
     case AGENT_EXIT:
         if ((t = s_task(self, h, m->i[0])) && !t->exited)
-            run_task_ended(self, t, m->i[1]);
+            self->ev->task_ended(self->ev->arg, t, m->i[1]);
         break;
     default:
         fprintf(stderr, "gimpirun: host %s: unexpected %s frame from its agent\n",
@@ -290,7 +292,7 @@ static void s_on_stderr(gimpi_loop_t *loop, int fd, int events, void *arg)
         gimpi_loop_fd_del(loop, fd);
         close(fd);
         h->err_fd = -1;
-        run_check_done(h->self);
+        h->self->ev->check_done(h->self->ev->arg);
         return;
     }
     for (ssize_t i = 0; i < r; i++) {
@@ -338,11 +340,10 @@ static void s_host_dead(launcher_t *self, host_t *h, const char *why)
             if (!t->started)
                 t->start_err = GIMPI_EHOSTFAIL;
             t->started = true;
-            run_task_ended(self, t, SIGKILL);
+            self->ev->task_ended(self->ev->arg, t, SIGKILL);
         }
     }
-    run_vm_publish(self);
-    run_vm_progress(self);
+    self->ev->host_changed(self->ev->arg);
 }
 
 /*  Quotes a word for the remote shell ssh hands its command to. */
@@ -633,7 +634,7 @@ int run_hosts_reaped(launcher_t *self, pid_t pid, int status)
             h->pid = 0;
             if (h->state != HOST_DEAD)
                 s_host_dead(self, h, h->quit_sent ? NULL : "its remote-start command ended");
-            run_check_done(self);
+            self->ev->check_done(self->ev->arg);
             return 1;
         }
     }

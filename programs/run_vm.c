@@ -12,10 +12,13 @@
  *  so that its groups and LOOKUPs learn of it even when its host can no longer say so.
  */
 #include "config.h"
-#include "programs/gimpirun.h"
+#include "programs/run_vm.h"
+#include "programs/run_hosts.h"
+#include "programs/run_proc.h"
+#include "programs/run_tasks.h"
+#include "base/gimpi_findprog.h"
 #include "task/gimpi_job.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -45,6 +48,8 @@ typedef struct pending_t {
 
 /*  The manager's state. */
 typedef struct run_vm_t {
+    gimpi_groups_t *mgr;        /* our manager connection to groupd, or NULL */
+    char groupd_ep[600];        /* the endpoint every task is given */
     pending_t *pending;
     int npending;
     task_t *groupd_task;        /* -groupd HOST: the groupd started by HOST's agent */
@@ -59,23 +64,27 @@ static void s_on_requests(gimpi_loop_t *loop, int fd, int events, void *arg);
  *  came (unless the request loop is running, which takes it anyway). */
 static void s_drain(launcher_t *self)
 {
-    if (self->vm && self->mgr && !self->vm->serving)
+    if (self->vm && self->vm->mgr && !self->vm->serving)
         s_on_requests(self->loop, 0, 0, self);
 }
 
 /* ------------------------------------------------------------------ groupd */
 
-/*  groupd's program: GIMPI_GROUPD_BIN, else beside gimpirun, else the installed one. */
-static void s_groupd_bin(char *buf, size_t size)
+/*  groupd's program as the library finds it (base/gimpi_findprog.h): GIMPI_GROUPD_BIN,
+ *  else beside gimpirun, the build tree's groupd/, the bindir, PATH.  0, or -1 with the
+ *  places looked in tried and, in buf, the path another host may have it at:
+ *  GIMPI_GROUPD_BIN when set, else the bindir's. */
+static int s_groupd_bin(char *buf, size_t size, char *tried, size_t triedsize)
 {
+    if (gimpi_findprog("groupd", "GIMPI_GROUPD_BIN", "groupd", GIMPI_BINDIR, buf, size, tried,
+                       triedsize) == 0)
+        return 0;
     const char *env = getenv("GIMPI_GROUPD_BIN");
-    if (env && *env) {
+    if (env && *env)
         snprintf(buf, size, "%s", env);
-        return;
-    }
-    if (run_beside_me("groupd", buf, size) == 0 && access(buf, X_OK) == 0)
-        return;
-    snprintf(buf, size, "%s/groupd", GIMPI_BINDIR);
+    else
+        snprintf(buf, size, "%s/groupd", GIMPI_BINDIR);
+    return -1;
 }
 
 /*  The port of an endpoint "tcp://A:P", or -1. */
@@ -133,11 +142,15 @@ static void s_groupd_argv(launcher_t *self, char *bin, char **argv, char *ep, si
     argv[n] = NULL;
 }
 
-/*  Starts a groupd here, as our child.  0 with self->groupd_ep set, or -1. */
+/*  Starts a groupd here, as our child.  0 with self->vm->groupd_ep set, or -1. */
 static int s_start_local_groupd(launcher_t *self, char *err, size_t errsize)
 {
-    char bin[PATH_MAX], ep[64], pub[16], *argv[8];
-    s_groupd_bin(bin, sizeof bin);
+    char bin[PATH_MAX], ep[64], pub[16], *argv[8], tried[2048];
+    if (s_groupd_bin(bin, sizeof bin, tried, sizeof tried) < 0) {
+        snprintf(err, errsize, "no groupd program for the job: looked for %s"
+                 " (set GIMPI_GROUPD_BIN to the program)", tried);
+        return -1;
+    }
     s_groupd_argv(self, bin, argv, ep, sizeof ep, pub, sizeof pub);
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0) {
@@ -173,21 +186,21 @@ static int s_start_local_groupd(launcher_t *self, char *err, size_t errsize)
                  self->groupd_port ? " (is the port taken?)" : "");
         return -1;
     }
-    snprintf(self->groupd_ep, sizeof self->groupd_ep, "tcp://%s:%d", self->myaddr, port);
+    snprintf(self->vm->groupd_ep, sizeof self->vm->groupd_ep, "tcp://%s:%d", self->myaddr, port);
     return 0;
 }
 
 /*  True once the remote groupd printed its endpoint (or ended). */
 static bool s_remote_groupd_known(launcher_t *self)
 {
-    return self->groupd_ep[0] || !self->vm->groupd_task || self->vm->groupd_task->exited;
+    return self->vm->groupd_ep[0] || !self->vm->groupd_task || self->vm->groupd_task->exited;
 }
 
 /*  Starts the job's groupd on host h through its agent.  0 with the endpoint, or -1. */
 static int s_start_remote_groupd(launcher_t *self, host_t *h, char *err, size_t errsize)
 {
     char bin[PATH_MAX], ep[64], pub[16], *argv[8];
-    s_groupd_bin(bin, sizeof bin);
+    s_groupd_bin(bin, sizeof bin, NULL, 0);     /* not here: it may be there */
     s_groupd_argv(self, bin, argv, ep, sizeof ep, pub, sizeof pub);
     char **copy = calloc(8, sizeof *copy);
     for (int k = 0; copy && argv[k]; k++)
@@ -204,7 +217,8 @@ static int s_start_remote_groupd(launcher_t *self, host_t *h, char *err, size_t 
     size_t len;
     run_hosts_send(h, vmw_encode(&len, AGENT_START, t->id, 0, "route:127.0.0.1", "/", copy, env,
                                      0, 0));
-    if (run_hosts_wait(self, s_remote_groupd_known, GROUPD_START_MS) < 0 || !self->groupd_ep[0]) {
+    if (run_hosts_wait(self, s_remote_groupd_known, GROUPD_START_MS) < 0
+        || !self->vm->groupd_ep[0]) {
         snprintf(err, errsize, "the job's groupd did not start on host %s", h->info.name);
         return -1;
     }
@@ -214,7 +228,7 @@ static int s_start_remote_groupd(launcher_t *self, host_t *h, char *err, size_t 
 /*  The groupd's first line (its endpoint) when it runs on another host; 1 when taken. */
 int run_vm_groupd_line(launcher_t *self, task_t *t, const char *line, size_t len)
 {
-    if (!self->vm || t != self->vm->groupd_task || self->groupd_ep[0])
+    if (!self->vm || t != self->vm->groupd_task || self->vm->groupd_ep[0])
         return 0;
     char ep[600];
     snprintf(ep, sizeof ep, "%.*s", (int)len, line);
@@ -222,7 +236,7 @@ int run_vm_groupd_line(launcher_t *self, task_t *t, const char *line, size_t len
     const char *host = self->hosts[t->host]->info.ip[0] ? self->hosts[t->host]->info.ip
                                                         : self->hosts[t->host]->info.name;
     if (port > 0)
-        snprintf(self->groupd_ep, sizeof self->groupd_ep, "tcp://%s:%d", host, port);
+        snprintf(self->vm->groupd_ep, sizeof self->vm->groupd_ep, "tcp://%s:%d", host, port);
     return 1;
 }
 
@@ -231,7 +245,7 @@ int run_vm_groupd_line(launcher_t *self, task_t *t, const char *line, size_t len
 /*  Publishes the host table (the hosts that are up) in groupd. */
 int run_vm_publish(launcher_t *self)
 {
-    if (!self->mgr)
+    if (!self->vm || !self->vm->mgr)
         return 0;
     char **rows = calloc((size_t)self->nhosts + 1, sizeof *rows);
     if (!rows)
@@ -252,7 +266,7 @@ int run_vm_publish(launcher_t *self)
     for (int i = 0; i < k; i++)
         free(rows[i]);
     free(rows);
-    int rc = f ? gimpi_groups_hosts_set(self->mgr, k, f, len) : GIMPI_ENOMEM;
+    int rc = f ? gimpi_groups_hosts_set(self->vm->mgr, k, f, len) : GIMPI_ENOMEM;
     free(f);
     s_drain(self);
     return rc;
@@ -275,7 +289,7 @@ static void s_reply(launcher_t *self, int token, int status, const int32_t *resu
         f = b ? vmw_encode(&len, VM_RESULTS, b, (size_t)n * 4) : NULL;
         free(b);
     }
-    gimpi_groups_mgr_reply(self->mgr, token, status, f, len);
+    gimpi_groups_mgr_reply(self->vm->mgr, token, status, f, len);
     free(f);
     s_drain(self);
 }
@@ -389,7 +403,7 @@ static void s_spawn(launcher_t *self, int token, vmw_msg_t *m)
         t->catchout = flags & VM_SPAWN_CATCH;
         p->ref[i] = t->id;
         /* its environment: the caller's hand-over variables, ours, and its tid */
-        char **tenv = run_export_env(self, h, 64);
+        char **tenv = run_export_env(&h->info, 64);
         int k = 0;
         while (tenv && tenv[k])
             k++;
@@ -403,7 +417,8 @@ static void s_spawn(launcher_t *self, int token, vmw_msg_t *m)
         if (!tenv)
             t->start_err = GIMPI_ENOMEM;
         else if (h->local) {
-            if (run_local_start(self, t, tenv, run_wd(h, wd, sizeof wd), &code) < 0) {
+            const char *dir = run_wd(&h->info, wd, sizeof wd);
+            if (run_tasks_start_spawned(self, t, tenv, dir, &code) < 0) {
                 t->start_err = code;
                 if (code == GIMPI_ENOFILE)
                     fprintf(stderr, "gimpirun: no program %s on host %s\n", file, h->info.name);
@@ -411,13 +426,11 @@ static void s_spawn(launcher_t *self, int token, vmw_msg_t *m)
                 run_task_catch_mark(t, "BEGIN");
         } else {
             char spec[80];
-            snprintf(spec, sizeof spec, "route:%s", self->myaddr);
-            struct in_addr plain;
-            if (self->ifspec && inet_pton(AF_INET, self->ifspec, &plain) != 1)
-                snprintf(spec, sizeof spec, "if:%s", self->ifspec);
+            run_addr_spec(self->myaddr, self->ifspec, spec, sizeof spec);
             size_t len;
-            if (run_hosts_send(h, vmw_encode(&len, AGENT_START, t->id, 0, spec,
-                                             run_wd(h, wd, sizeof wd), targv, tenv, 0, 0)) < 0)
+            const char *dir = run_wd(&h->info, wd, sizeof wd);
+            if (run_hosts_send(h, vmw_encode(&len, AGENT_START, t->id, 0, spec, dir, targv, tenv,
+                                             0, 0)) < 0)
                 t->start_err = GIMPI_EHOSTFAIL;
         }
         run_free_env(tenv);             /* the child put copies in its environment */
@@ -537,20 +550,20 @@ static void s_on_requests(gimpi_loop_t *loop, int fd, int events, void *arg)
 {
     (void)loop, (void)fd, (void)events;
     launcher_t *self = arg;
-    if (!self->mgr || self->vm->serving)
+    if (!self->vm->mgr || self->vm->serving)
         return;
     self->vm->serving = true;
     for (;;) {
         int token;
         void *payload = NULL;
         size_t len = 0;
-        int rc = gimpi_groups_mgr_next(self->mgr, &token, &payload, &len);
+        int rc = gimpi_groups_mgr_next(self->vm->mgr, &token, &payload, &len);
         if (rc <= 0) {
             if (rc < 0 && self->nrunning > 0) {
                 fprintf(stderr, "gimpirun: lost the job's groupd (%s): the virtual machine's "
                         "requests can no longer be served\n", gimpi_strerror(rc));
-                gimpi_loop_fd_del(self->loop, gimpi_groups_fd(self->mgr));
-                gimpi_groups_destroy(&self->mgr);
+                gimpi_loop_fd_del(self->loop, gimpi_groups_fd(self->vm->mgr));
+                gimpi_groups_destroy(&self->vm->mgr);
             }
             free(payload);
             self->vm->serving = false;
@@ -597,7 +610,7 @@ int run_vm_start(launcher_t *self, char *err, size_t errsize)
     self->vm->groupd_out = -1;
     const char *given = getenv("GIMPI_GROUPD");
     if (given && !strncmp(given, "tcp://", 6))
-        snprintf(self->groupd_ep, sizeof self->groupd_ep, "%s", given);
+        snprintf(self->vm->groupd_ep, sizeof self->vm->groupd_ep, "%s", given);
     else {
         host_t *on = NULL;
         for (int i = 0; self->groupd_host && i < self->nhosts; i++)
@@ -613,7 +626,7 @@ int run_vm_start(launcher_t *self, char *err, size_t errsize)
         if (rc < 0)
             return -1;
     }
-    setenv("GIMPI_GROUPD", self->groupd_ep, 1);     /* our tasks, and every request here */
+    setenv("GIMPI_GROUPD", self->vm->groupd_ep, 1);     /* our tasks, and every request here */
     /* what this host's tasks spawn listens where the other hosts reach it, under this
        host's name in the virtual machine */
     setenv(GIMPI_ENV_HOST_ADDR, self->myaddr, 1);
@@ -622,16 +635,16 @@ int run_vm_start(launcher_t *self, char *err, size_t errsize)
             setenv(GIMPI_ENV_HOST, self->hosts[i]->info.name, 1);
             break;
         }
-    self->mgr = gimpi_groups_new(self->groupd_ep, NULL);
-    int rc = self->mgr ? run_vm_publish(self) : GIMPI_ENOMEM;
+    self->vm->mgr = gimpi_groups_new(self->vm->groupd_ep, NULL);
+    int rc = self->vm->mgr ? run_vm_publish(self) : GIMPI_ENOMEM;
     if (rc < 0) {
         snprintf(err, errsize, "cannot manage the virtual machine through groupd at %s: %s%s",
-                 self->groupd_ep, gimpi_strerror(rc),
+                 self->vm->groupd_ep, gimpi_strerror(rc),
                  rc == GIMPI_EEXISTS ? " (another gimpirun manages it)" : "");
-        gimpi_groups_destroy(&self->mgr);
+        gimpi_groups_destroy(&self->vm->mgr);
         return -1;
     }
-    gimpi_loop_fd_add(self->loop, gimpi_groups_fd(self->mgr), GIMPI_LOOP_READ, s_on_requests,
+    gimpi_loop_fd_add(self->loop, gimpi_groups_fd(self->vm->mgr), GIMPI_LOOP_READ, s_on_requests,
                       self);
     self->vm->timer = gimpi_loop_timer_add(self->loop, 1000, 1, s_on_tick, self);
     s_on_requests(self->loop, 0, 0, self);  /* arms the first wait */
@@ -642,14 +655,14 @@ int run_vm_start(launcher_t *self, char *err, size_t errsize)
 void run_vm_task_ended(launcher_t *self, task_t *t)
 {
     if (self->vm && t == self->vm->groupd_task) {
-        if (self->nrunning > 0 && self->groupd_ep[0])
+        if (self->nrunning > 0 && self->vm->groupd_ep[0])
             fprintf(stderr, "gimpirun: the job's groupd on %s ended\n",
                     self->hosts[t->host]->info.name);
         self->vm->groupd_task = NULL;
         return;
     }
-    if (self->mgr && t->tid > 0) {
-        gimpi_groups_task_exit(self->mgr, t->tid, t->status);
+    if (self->vm && self->vm->mgr && t->tid > 0) {
+        gimpi_groups_task_exit(self->vm->mgr, t->tid, t->status);
         s_drain(self);
     }
 }
@@ -662,15 +675,15 @@ void run_vm_fini(launcher_t *self)
     while (self->vm->pending) {
         pending_t *p = self->vm->pending;
         self->vm->pending = p->next;
-        if (self->mgr)
+        if (self->vm->mgr)
             s_reply(self, p->token, GIMPI_ESYSERR, NULL, 0);
         s_pending_free(p);
     }
     if (self->vm->timer && self->loop)
         gimpi_loop_timer_cancel(self->loop, self->vm->timer);
-    if (self->mgr && self->loop)
-        gimpi_loop_fd_del(self->loop, gimpi_groups_fd(self->mgr));
-    gimpi_groups_destroy(&self->mgr);
+    if (self->vm->mgr && self->loop)
+        gimpi_loop_fd_del(self->loop, gimpi_groups_fd(self->vm->mgr));
+    gimpi_groups_destroy(&self->vm->mgr);
     if (self->groupd_pid > 0) {
         kill(self->groupd_pid, SIGTERM);
         int status;

@@ -3,9 +3,18 @@
 # (timeout(1) passes TERM on to the program it runs, KILL would orphan it), waits for
 # them at most 30 s, then KILLs what is left, its children first (a sanitizer build's
 # exit-time leak check can hang for good), and removes $tmp.  A test may install its own
-# trap afterwards.  End with `exit $((failed > 0))`.
+# trap afterwards.  End with `exit $((failed > 0))`.  A test that keeps the output of
+# the program it checks in the file $out may ask it with has, count and okd.
 n=0 failed=0
 ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi; }
+# has TEXT: the output ($out) has a line with TEXT (fixed string)
+has() { grep -qF -- "$1" "$out"; }
+# count TEXT: how many lines of the output have TEXT
+count() { grep -cF -- "$1" "$out"; }
+# diag_out: the output as TAP diagnostics
+diag_out() { sed 's/^/# /' "$out"; }
+# okd STATUS TEXT: ok, and the output as diagnostics when it failed
+okd() { ok "$1" "$2"; [ "$1" = 0 ] || diag_out; }
 tmp=$(mktemp -d)
 # every process this test starts inherits TAP_TAG, so that `tap_mine PATTERN` counts this
 # test's processes only (other tests, and other builds' tests, may run the same programs)

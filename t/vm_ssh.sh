@@ -29,13 +29,6 @@ run() {
         timeout -k 10 90 "$RUN" "$@" >"$out" 2>&1
     rc=$?
 }
-# has TEXT: the output has a line with TEXT (fixed string)
-has() { grep -qF -- "$1" "$out"; }
-# count TEXT: how many lines have TEXT
-count() { grep -cF -- "$1" "$out"; }
-diag_out() { sed 's/^/# /' "$out"; }
-# okd STATUS TEXT: ok, and the output as diagnostics when it failed
-okd() { ok "$1" "$2"; [ "$1" = 0 ] || diag_out; }
 
 echo "1..35"
 

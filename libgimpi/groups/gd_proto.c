@@ -6,6 +6,7 @@
  *  the file holds the thin ZeroMQ send/receive helpers and the per-user default endpoint.
  */
 #include "groups/gd_proto.h"
+#include "base/gimpi_bytes.h"
 #include "base/gimpi_key.h"
 
 #include <errno.h>
@@ -310,85 +311,61 @@ const char *gd_msg_format(const gd_msg_t *msg, char *buf, size_t size)
 
 /* ------------------------------------------------------------------ group records */
 
-typedef struct {
-    uint8_t *buf;
-    size_t len, cap;
-    bool failed;
-} s_writer_t;
-
-/*  Appends bytes, growing the buffer. */
-static void s_put(s_writer_t *w, const void *data, size_t len)
-{
-    if (w->failed)
-        return;
-    if (w->len + len > w->cap) {
-        size_t cap = w->cap ? w->cap * 2 : 256;
-        while (cap < w->len + len)
-            cap *= 2;
-        uint8_t *nb = realloc(w->buf, cap);
-        if (!nb) {
-            w->failed = true;
-            return;
-        }
-        w->buf = nb;
-        w->cap = cap;
-    }
-    memcpy(w->buf + w->len, data, len);
-    w->len += len;
-}
-
 /*  Appends a big-endian Int4. */
-static void s_put_i32(s_writer_t *w, int32_t v)
+static void s_put_i32(gimpi_bytes_t *w, int32_t v)
 {
-    uint8_t b[4];
-    gd_put32(b, (uint32_t)v);
-    s_put(w, b, 4);
+    gimpi_bytes_put32(w, (uint32_t)v);
 }
 
 /*  Appends a Uint2-length-prefixed string. */
-static void s_put_str(s_writer_t *w, const char *s)
+static void s_put_str(gimpi_bytes_t *w, const char *s)
 {
     size_t len = strlen(s);
     if (len > 0xFFFF)
         len = 0xFFFF;
-    uint8_t b[2] = { (uint8_t)(len >> 8), (uint8_t)len };
-    s_put(w, b, 2);
-    s_put(w, s, len);
+    gimpi_bytes_put16(w, (uint16_t)len);
+    gimpi_bytes_put(w, s, len);
+}
+
+/*  Hands over what w wrote (and frees w): its length, with the bytes in *out, or 0 with
+ *  *out NULL when any put failed or w is NULL. */
+static size_t s_finish(gimpi_bytes_t *w, uint8_t **out)
+{
+    size_t len = 0;
+    *out = w ? gimpi_bytes_take(w, &len) : NULL;
+    gimpi_bytes_destroy(&w);
+    return len;
 }
 
 /*  Encodes a STAT record. */
 size_t gd_groupstat_encode(const gd_groupstat_t *st, uint8_t **out)
 {
-    s_writer_t w = { 0 };
-    s_put_str(&w, st->name);
+    gimpi_bytes_t *w = gimpi_bytes_new(0);
+    if (!w)
+        return s_finish(w, out);
+    s_put_str(w, st->name);
     int32_t head[] = { st->size, st->frozen, st->dead, (int32_t)(st->version >> 32),
                        (int32_t)st->version, st->bar_count, st->bar_arrived, st->frz_count,
                        st->frz_arrived, st->nmembers, st->nbar_waiters, st->nfrz_waiters };
     for (size_t i = 0; i < COUNT_OF(head); i++)
-        s_put_i32(&w, head[i]);
+        s_put_i32(w, head[i]);
     for (int i = 0; i < st->nmembers; i++) {
-        s_put_i32(&w, st->members[i].inst);
-        s_put_i32(&w, st->members[i].tid);
-        s_put_i32(&w, st->members[i].ospid);
-        s_put_str(&w, st->members[i].host);
+        s_put_i32(w, st->members[i].inst);
+        s_put_i32(w, st->members[i].tid);
+        s_put_i32(w, st->members[i].ospid);
+        s_put_str(w, st->members[i].host);
     }
     for (int i = 0; i < st->nbar_waiters; i++)
-        s_put_i32(&w, st->bar_waiters[i]);
+        s_put_i32(w, st->bar_waiters[i]);
     for (int i = 0; i < st->nfrz_waiters; i++)
-        s_put_i32(&w, st->frz_waiters[i]);
-    s_put_i32(&w, st->ndp);
+        s_put_i32(w, st->frz_waiters[i]);
+    s_put_i32(w, st->ndp);
     for (int i = 0; i < st->ndp; i++) {
-        s_put_i32(&w, st->dp[i].tid);
-        s_put_i32(&w, st->dp[i].count);
-        s_put_i32(&w, st->dp[i].ms);
+        s_put_i32(w, st->dp[i].tid);
+        s_put_i32(w, st->dp[i].count);
+        s_put_i32(w, st->dp[i].ms);
     }
-    if (w.failed) {
-        free(w.buf);
-        *out = NULL;
-        return 0;
-    }
-    *out = w.buf;
-    return w.len;
+    return s_finish(w, out);
 }
 
 typedef struct {
@@ -499,34 +476,26 @@ void gd_groupstat_clear(gd_groupstat_t *st)
 /* ------------------------------------------------------------------ task records */
 
 /*  Appends an Int4-length-prefixed text of at most GD_MAX_TEXT bytes. */
-static void s_put_text(s_writer_t *w, const char *s)
+static void s_put_text(gimpi_bytes_t *w, const char *s)
 {
     size_t len = strnlen(s, GD_MAX_TEXT);
     s_put_i32(w, (int32_t)len);
-    s_put(w, s, len);
+    gimpi_bytes_put(w, s, len);
 }
 
 /*  Encodes TASKS records. */
 size_t gd_tasks_encode(const gd_vmtask_t *tasks, int n, uint8_t **out)
 {
-    s_writer_t w = { 0 };
-    for (int k = 0; k < n; k++) {
-        s_put_i32(&w, tasks[k].tid);
-        s_put_i32(&w, tasks[k].ptid);
-        s_put_i32(&w, tasks[k].ospid);
-        s_put_i32(&w, tasks[k].flags);
-        s_put_text(&w, tasks[k].host);
-        s_put_text(&w, tasks[k].name);
+    gimpi_bytes_t *w = gimpi_bytes_new(0);
+    for (int k = 0; w && k < n; k++) {
+        s_put_i32(w, tasks[k].tid);
+        s_put_i32(w, tasks[k].ptid);
+        s_put_i32(w, tasks[k].ospid);
+        s_put_i32(w, tasks[k].flags);
+        s_put_text(w, tasks[k].host);
+        s_put_text(w, tasks[k].name);
     }
-    if (!w.failed && !w.buf)
-        w.buf = malloc(1);
-    if (w.failed || !w.buf) {
-        free(w.buf);
-        *out = NULL;
-        return 0;
-    }
-    *out = w.buf;
-    return w.len;
+    return s_finish(w, out);
 }
 
 /*  Reads an Int4-length-prefixed text (<= GD_MAX_TEXT bytes, no NUL) into dst. */

@@ -1,11 +1,13 @@
 /*  gimpi_groups_start.c — starting a groupd for a task's groupd client (groups_internal.h).
- *  A task whose ipc endpoint nobody serves runs the groupd program (found through
- *  $GIMPI_GROUPD_BIN, beside the running program, in the bindir, else on PATH) with that
+ *  A task whose ipc endpoint nobody serves runs the groupd program (found as
+ *  base/gimpi_findprog.h says: $GIMPI_GROUPD_BIN, else beside the running program, the
+ *  build tree's groupd/, the bindir, PATH; when none has it, it says where it looked) with that
  *  endpoint and an idle exit, and waits, bounded, for the endpoint line it prints once it
  *  serves; when another task started one meanwhile, it waits for that one to accept.
  */
 #include "config.h"
 #include "groups/groups_internal.h"
+#include "base/gimpi_findprog.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -39,41 +41,21 @@ int groups_ipc_alive(const char *endpoint)
     return rc == 0;
 }
 
-/*  Path of the groupd program: $GIMPI_GROUPD_BIN, beside this program, the bindir,
- *  else the bare name (PATH). */
-static const char *s_groupd_bin(char *buf, size_t size)
-{
-    const char *env = getenv("GIMPI_GROUPD_BIN");
-    if (env && *env)
-        return env;
-    char self_path[4096];
-    ssize_t n = readlink("/proc/self/exe", self_path, sizeof self_path - 1);
-    if (n > 0) {
-        self_path[n] = 0;
-        char *slash = strrchr(self_path, '/');
-        if (slash) {
-            *slash = 0;
-            snprintf(buf, size, "%s/groupd", self_path);
-            if (access(buf, X_OK) == 0)
-                return buf;
-        }
-    }
-    snprintf(buf, size, "%s/groupd", GIMPI_BINDIR);
-    if (access(buf, X_OK) == 0)
-        return buf;
-    return "groupd";
-}
-
 /*  Starts a groupd on our (ipc) endpoint and waits for its endpoint line. */
 int groups_start_groupd(gimpi_groups_t *self)
 {
-    char binbuf[4200];
-    const char *bin = s_groupd_bin(binbuf, sizeof binbuf);
+    char bin[4200], tried[2048];
+    if (gimpi_findprog("groupd", "GIMPI_GROUPD_BIN", "groupd", GIMPI_BINDIR, bin, sizeof bin,
+                       tried, sizeof tried) < 0) {
+        fprintf(stderr, "gimpi: no groupd program to serve %s: looked for %s"
+                " (set GIMPI_GROUPD_BIN to the program)\n", self->endpoint, tried);
+        return -1;
+    }
     const char *idle = getenv("GIMPI_GROUPD_IDLE");
     char idle_arg[32];
     snprintf(idle_arg, sizeof idle_arg, "--idle-exit=%ld",
              idle && *idle ? strtol(idle, NULL, 10) : (long)IDLE_EXIT_S);
-    char *argv[] = { (char *)bin, (char *)"--endpoint", self->endpoint, idle_arg, NULL };
+    char *argv[] = { bin, (char *)"--endpoint", self->endpoint, idle_arg, NULL };
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0)
         return -1;
@@ -89,10 +71,7 @@ int groups_start_groupd(gimpi_groups_t *self)
         if (null >= 0)
             dup2(null, 0);
         close_range(3, ~0U, 0);
-        if (strchr(bin, '/'))
-            execv(bin, argv);
-        else
-            execvp(bin, argv);
+        execv(bin, argv);
         _exit(127);
     }
     close(p[1]);

@@ -22,7 +22,7 @@
 #include "base/gimpi_bind.h"
 #include "base/gimpi_key.h"
 #include "task/gimpi_vm.h"
-#include "task/gimpi_vmwire.h"
+#include "base/gimpi_vmwire.h"
 #include "task/gimpi_catch.h"
 
 #include <arpa/inet.h>

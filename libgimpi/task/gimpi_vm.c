@@ -4,14 +4,14 @@
  *
  *  The virtual machine's manager (gimpirun with a host set) publishes the host table in
  *  groupd and serves the requests groupd relays to it (VMREQ): each is one frame of the
- *  VM_* rows of task/gimpi_vmwire.h, answered by a VM_RESULTS frame with one Int4 per
+ *  VM_* rows of base/gimpi_vmwire.h, answered by a VM_RESULTS frame with one Int4 per
  *  slot.  A task that no manager serves sees one host, its own, and its requests for
  *  other hosts fail with GIMPI_ENOHOST.  See doc/multihost.md.
  */
 #include "gimpi.h"
 #include "task/gimpi_job.h"
 #include "task/gimpi_vm.h"
-#include "task/gimpi_vmwire.h"
+#include "base/gimpi_vmwire.h"
 
 #include <assert.h>
 #include <errno.h>

@@ -1,30 +1,49 @@
-/*  gimpirun.h — the launcher's shared state, private to programs/gimpirun*.c and run_*.c.
+/*  run_state.h — the launcher's shared state (types only), private to gimpirun's files.
  *
  *  One gimpirun is one IMPI client and, when its job spans hosts or spawns through it, the
  *  manager of a virtual machine: it owns the host set (run_hosts.c: this host, and an
  *  agent per other host reached over ssh or srun), every task it started on any host
- *  (gimpirun.c: the static tasks of its IMPI client; run_vm.c: tasks spawned later at a
- *  task's request), their output, and their ends.  One poll() loop owns every descriptor.
+ *  (run_tasks.c: their records, output and ends; gimpirun.c starts the static tasks of its
+ *  IMPI client, run_vm.c the tasks spawned later at a task's request).  One poll() loop
+ *  owns every descriptor.  The lower files report what happens through one table of
+ *  callbacks (run_events_t) that gimpirun.c fills in, so that no file calls up by name:
+ *  run_proc.c, then run_hosts.c, run_tasks.c, run_vm.c and gimpirun.c, bottom to top.
+ *  Each file's functions are declared in its own header.
  */
-#ifndef GIMPI_GIMPIRUN_H
-#define GIMPI_GIMPIRUN_H
+#ifndef GIMPI_RUN_STATE_H
+#define GIMPI_RUN_STATE_H
 
 #include "gimpi.h"
 #include "base/gimpi_bind.h"
 #include "base/gimpi_hostset.h"
 #include "base/gimpi_key.h"
+#include "base/gimpi_vmwire.h"
 #include "impi/impi_client.h"
 #include "impi/impi_tables.h"
 #include "server/gimpi_loop.h"
-#include "task/gimpi_vmwire.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 typedef struct launcher_t launcher_t;
 typedef struct task_t task_t;
 typedef struct host_t host_t;
+
+/*  What the hosts and the tasks' life cycle report upwards: one table, filled in by
+ *  gimpirun.c and given to the launcher's state at its creation; arg is the first
+ *  argument of every call. */
+typedef struct {
+    void (*host_changed)(void *arg);                /* a host came up or is gone */
+    void (*task_started)(void *arg, task_t *t);     /* an agent started a task */
+    void (*task_output)(void *arg, task_t *t, int which, const char *line, size_t len);
+    void (*task_ended)(void *arg, task_t *t, int status);  /* an agent's task ended */
+    void (*progress)(void *arg);                    /* a waiting request may be decided */
+    void (*task_gone)(void *arg, task_t *t);        /* a task's end was counted */
+    void (*check_done)(void *arg);                  /* something the loop waits for ended */
+    void *arg;
+} run_events_t;
 
 /*  One output stream of a local task, split into lines. */
 typedef struct {
@@ -113,65 +132,21 @@ struct launcher_t {
     impi_tables_t *tables;
     gimpi_loop_t *loop;
     int sigfd;
-    int grace_timer;            /* armed after a failure, 0 = none */
-    int kill_stage;             /* 0: grace, 1: SIGTERM sent, 2: SIGKILL sent */
     int nrunning;               /* tasks not yet ended */
     int nstreams;               /* local task output pipes still open */
     bool failed;
     int tidbase;
+    struct run_life_t *life;    /* run_tasks.c's own: grace, the ends, what is left behind */
     /* the job's other tasks (proctree.h): what the static tasks left behind */
-    int nown;                   /* static tasks not yet ended */
     bool reaper;                /* we are a child subreaper: orphans below us are ours */
-    bool scan_due;              /* something ended since the last look at our processes */
-    int nleft;                  /* processes of the job below us, not in tasks[] (last look) */
-    int64_t own_ended_ms;       /* when the last static task ended */
     bool ended_leftovers;       /* they had to be ended: exit status 3 */
-    bool gave_up;               /* SIGKILL did not end everything: stop waiting */
     /* the virtual machine */
     char myaddr[64];            /* this host's address on the job's network */
     pid_t groupd_pid;           /* a groupd we started, or 0 */
-    char groupd_ep[600];        /* the endpoint every task is given */
-    gimpi_groups_t *mgr;        /* our manager connection to groupd, or NULL */
     gimpi_key_t key;            /* the job's key, sent to every agent first */
-    struct run_vm_t *vm;        /* run_vm.c's state: requests in progress */
+    struct run_vm_t *vm;        /* run_vm.c's own: groupd's endpoint, the manager, requests */
+    const run_events_t *ev;     /* where run_hosts.c and run_tasks.c report */
 };
 
-/* gimpirun.c */
-void run_child_start(pid_t launcher, int deathsig);
-int run_beside_me(const char *name, char *out, size_t size);
-task_t *run_task_new(launcher_t *self, int host, char **argv, bool spawned);
-void run_task_output(launcher_t *self, task_t *t, int which, const char *line, size_t len);
-void run_task_catch_mark(task_t *t, const char *what);
-void run_task_ended(launcher_t *self, task_t *t, int status);
-void run_fail(launcher_t *self);
-void run_check_done(launcher_t *self);
-
-/* run_hosts.c */
-int run_hosts_init(launcher_t *self);
-int run_hosts_start_agents(launcher_t *self, int first, char *err, size_t errsize);
-int run_hosts_wait(launcher_t *self, bool (*done)(launcher_t *), int timeout_ms);
-int run_hosts_send(host_t *h, uint8_t *frame);
-int run_hosts_add(launcher_t *self, const gimpi_hostinfo_t *info, char *err, size_t errsize);
-void run_hosts_quit(launcher_t *self, host_t *h);
-void run_hosts_kill(launcher_t *self, task_t *t, int sig);
-int run_hosts_pick(launcher_t *self, int flags, const char *where);
-void run_hosts_fini(launcher_t *self);
-int run_hosts_reaped(launcher_t *self, pid_t pid, int status);
-bool run_hosts_busy(launcher_t *self);
-void run_hosts_give_up(launcher_t *self);
-
-/* gimpirun.c: what run_vm.c shares */
-char **run_export_env(launcher_t *self, const host_t *h, int extra);
-void run_free_env(char **env);
-const char *run_wd(const host_t *h, char *buf, size_t size);
-int run_local_start(launcher_t *self, task_t *t, char **env, const char *wd, int *code);
-
-/* run_vm.c */
-int run_vm_start(launcher_t *self, char *err, size_t errsize);
-int run_vm_publish(launcher_t *self);
-void run_vm_progress(launcher_t *self);
-int run_vm_groupd_line(launcher_t *self, task_t *t, const char *line, size_t len);
-void run_vm_task_ended(launcher_t *self, task_t *t);
-void run_vm_fini(launcher_t *self);
-
 #endif
+

@@ -2,7 +2,8 @@
  *  protocols (launcher <-> host agent, task -> manager), all driven by the AGENT_FRAMES
  *  table (gimpi_vmwire.h).
  */
-#include "task/gimpi_vmwire.h"
+#include "base/gimpi_vmwire.h"
+#include "base/gimpi_bytes.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -46,96 +47,58 @@ const char *vmw_name(int type)
 
 /* ------------------------------------------------------------------ encoding */
 
-/*  A growing output buffer; ok turns false on any failure. */
-typedef struct {
-    uint8_t *data;
-    size_t len, cap;
-    int ok;
-} out_t;
-
-/*  Appends n bytes. */
-static void s_put(out_t *o, const void *p, size_t n)
-{
-    if (!o->ok)
-        return;
-    if (o->len + n > AGENT_MAX_FRAME + 4) {
-        o->ok = 0;
-        return;
-    }
-    if (o->len + n > o->cap) {
-        size_t cap = o->cap ? o->cap : 256;
-        while (cap < o->len + n)
-            cap *= 2;
-        uint8_t *d = realloc(o->data, cap);
-        if (!d) {
-            o->ok = 0;
-            return;
-        }
-        o->data = d;
-        o->cap = cap;
-    }
-    memcpy(o->data + o->len, p, n);
-    o->len += n;
-}
-
-/*  Appends a big-endian Uint4. */
-static void s_put32(out_t *o, uint32_t v)
-{
-    uint8_t b[4] = { (uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v };
-    s_put(o, b, 4);
-}
-
 /*  Appends a length-prefixed string. */
-static void s_put_str(out_t *o, const char *s)
+static void s_put_str(gimpi_bytes_t *o, const char *s)
 {
     size_t n = s ? strlen(s) : 0;
-    s_put32(o, (uint32_t)n);
-    s_put(o, s, n);
+    gimpi_bytes_put32(o, (uint32_t)n);
+    gimpi_bytes_put(o, s, n);
 }
 
 uint8_t *vmw_encode(size_t *len, int type, ...)
 {
     const row_t *r = s_row(type);
-    if (!r)
+    gimpi_bytes_t *o = r ? gimpi_bytes_new((size_t)AGENT_MAX_FRAME + 4) : NULL;
+    if (!o)
         return NULL;
-    out_t o = { .ok = 1 };
-    s_put32(&o, 0);                     /* the length, filled in below */
+    gimpi_bytes_put32(o, 0);            /* the length, filled in below */
     uint8_t t = (uint8_t)type;
-    s_put(&o, &t, 1);
+    gimpi_bytes_put(o, &t, 1);
     va_list ap;
     va_start(ap, type);
     for (const char *f = r->fields; *f; f++) {
         if (*f == 'i')
-            s_put32(&o, (uint32_t)va_arg(ap, int));
+            gimpi_bytes_put32(o, (uint32_t)va_arg(ap, int));
         else if (*f == 's')
-            s_put_str(&o, va_arg(ap, const char *));
+            s_put_str(o, va_arg(ap, const char *));
         else if (*f == 'b') {
             const void *p = va_arg(ap, const void *);
             size_t n = va_arg(ap, size_t);
-            s_put32(&o, (uint32_t)n);
-            s_put(&o, p, n);
+            gimpi_bytes_put32(o, (uint32_t)n);
+            gimpi_bytes_put(o, p, n);
         } else {
             char *const *v = va_arg(ap, char *const *);
             uint32_t n = 0;
             while (v && v[n])
                 n++;
-            s_put32(&o, n);
+            gimpi_bytes_put32(o, n);
             for (uint32_t k = 0; k < n; k++)
-                s_put_str(&o, v[k]);
+                s_put_str(o, v[k]);
         }
     }
     va_end(ap);
-    if (!o.ok) {
-        free(o.data);
+    size_t n;
+    uint8_t *data = gimpi_bytes_take(o, &n);
+    gimpi_bytes_destroy(&o);
+    if (!data)
         return NULL;
-    }
-    uint32_t body = (uint32_t)(o.len - 4);
-    o.data[0] = (uint8_t)(body >> 24);
-    o.data[1] = (uint8_t)(body >> 16);
-    o.data[2] = (uint8_t)(body >> 8);
-    o.data[3] = (uint8_t)body;
-    *len = o.len;
-    return o.data;
+    uint32_t body = (uint32_t)(n - 4);
+    data[0] = (uint8_t)(body >> 24);
+    data[1] = (uint8_t)(body >> 16);
+    data[2] = (uint8_t)(body >> 8);
+    data[3] = (uint8_t)body;
+    *len = n;
+    return data;
 }
 
 size_t vmw_frame_len(const uint8_t *frame)

@@ -1,0 +1,24 @@
+/*  gimpi_findprog.h — where gimpi looks for one of its own programs (groupd), the same way
+ *  for the library's auto-start and for gimpirun, and the list of places it looked when
+ *  nothing was there.
+ *
+ *  In order: the program an environment variable names, when it is set (then the only
+ *  place: an explicit choice is never second-guessed); beside the running program (as
+ *  installed, and gimpirun beside gimpi-agent); the build tree's folder of the program
+ *  beside the running program's folder (DIR/../SUB/NAME, looking through a libtool
+ *  ".libs" folder), so that anything run from a build tree finds that tree's program;
+ *  the installation's bindir; then every folder of PATH.
+ */
+#ifndef GIMPI_FINDPROG_H
+#define GIMPI_FINDPROG_H
+
+#include <stddef.h>
+
+/*  Where program name can be run from: env names the variable that overrides the search
+ *  (e.g. "GIMPI_GROUPD_BIN"), sub the program's folder in the build tree, bindir the
+ *  installation's.  0 with the path in out, or -1 with every place looked, comma-separated,
+ *  in tried (tried may be NULL). */
+int gimpi_findprog(const char *name, const char *env, const char *sub, const char *bindir,
+                   char *out, size_t size, char *tried, size_t triedsize);
+
+#endif

@@ -1,0 +1,131 @@
+/*  run_proc.c — what gimpirun's files share about the processes they start: a child's
+ *  first steps after fork, the programs beside gimpirun, and the environment, working
+ *  directory, program path and listening address a task on another host is given.  It
+ *  knows hosts only by their host-set entry and nothing of the launcher's state: every
+ *  other file of gimpirun may use it.
+ */
+#include "config.h"
+#include "programs/run_proc.h"
+#include "programs/proctree.h"
+
+#include <arpa/inet.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+/*  In a child just forked from gimpirun: default signal mask and SIGPIPE, and deathsig
+ *  when gimpirun dies (nothing it starts outlives it); exits at once when gimpirun died
+ *  before that was set. */
+void run_child_start(pid_t launcher, int deathsig)
+{
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    signal(SIGPIPE, SIG_DFL);
+    prctl(PR_SET_PDEATHSIG, deathsig);
+    if (getppid() != launcher)
+        _exit(127);
+}
+
+/*  The path of program name in gimpirun's own directory (as installed, or in the build
+ *  tree): 0, or -1 when that directory cannot be known. */
+int run_beside_me(const char *name, char *out, size_t size)
+{
+    char me[PATH_MAX - 64];
+    ssize_t n = readlink("/proc/self/exe", me, sizeof me - 1);
+    char *slash = n > 0 ? (me[n] = 0, strrchr(me, '/')) : NULL;
+    if (!slash)
+        return -1;
+    *slash = 0;
+    snprintf(out, size, "%s/%s", me, name);
+    return 0;
+}
+
+/*  The variables every remote task gets: GIMPI_* settings of ours (not the hand-over
+ *  ones, nor keys) and those PVM_EXPORT names, as PVM exports them. */
+extern char **environ;
+char **run_export_env(const gimpi_hostinfo_t *info, int extra)
+{
+    int n = 0;
+    while (environ[n])
+        n++;
+    char **env = calloc((size_t)n + (size_t)extra + 8, sizeof *env);
+    if (!env)
+        return NULL;
+    int k = 0;
+    const char *exp = getenv("PVM_EXPORT");
+    for (int i = 0; i < n; i++) {
+        const char *e = environ[i];
+        const char *eq = strchr(e, '=');
+        if (!eq)
+            continue;
+        size_t len = (size_t)(eq - e);
+        bool take = !strncmp(e, "GIMPI_", 6) && strncmp(e, "GIMPI_KEY", 9)
+                    && strncmp(e, "GIMPI_RSH=", 10) && strncmp(e, "GIMPI_HOST", 10)
+                    && strncmp(e, PROCTREE_ENV "=", sizeof PROCTREE_ENV);
+        for (const char *p = exp; p && *p && !take;) {
+            const char *c = strchr(p, ':');
+            size_t l = c ? (size_t)(c - p) : strlen(p);
+            take = l == len && !strncmp(p, e, len);
+            p = c ? c + 1 : NULL;
+        }
+        if (take)
+            env[k++] = strdup(e);
+    }
+    char buf[1200];
+    snprintf(buf, sizeof buf, "GIMPI_HOST=%s", info->name);
+    env[k++] = strdup(buf);
+    if (info->ep[0]) {
+        snprintf(buf, sizeof buf, "GIMPI_PATH=%s", info->ep);
+        env[k++] = strdup(buf);
+    }
+    return env;
+}
+
+/*  Frees an environment made by run_export_env. */
+void run_free_env(char **env)
+{
+    for (char **e = env; e && *e; e++)
+        free(*e);
+    free(env);
+}
+
+/*  The working directory of tasks on a host: wd=, else ours (as mpirun does; a directory
+ *  that does not exist there fails the start, naming it). */
+const char *run_wd(const gimpi_hostinfo_t *info, char *buf, size_t size)
+{
+    if (info->wd[0])
+        return info->wd;
+    if (!getcwd(buf, size))
+        buf[0] = 0;
+    return buf;
+}
+
+/*  An absolute program path for other hosts when it was given relative with a slash. */
+char *run_abs_prog(const char *prog)
+{
+    if (!strchr(prog, '/') || prog[0] == '/')
+        return strdup(prog);
+    char cwd[PATH_MAX], *out = malloc(PATH_MAX * 2);
+    if (out && getcwd(cwd, sizeof cwd))
+        snprintf(out, PATH_MAX * 2, "%s/%s", cwd, prog);
+    else if (out)
+        snprintf(out, PATH_MAX * 2, "%s", prog);
+    return out;
+}
+
+/*  The listening-address spec a task on another host gets ("route:ADDR", the address
+ *  that reaches this host, or "if:NAME|CIDR" with -if given as a name or a network). */
+void run_addr_spec(const char *myaddr, const char *ifspec, char *out, size_t size)
+{
+    snprintf(out, size, "route:%s", myaddr);
+    struct in_addr plain;
+    if (ifspec && inet_pton(AF_INET, ifspec, &plain) != 1)
+        snprintf(out, size, "if:%s", ifspec);
+}

@@ -1,0 +1,21 @@
+/*  run_proc.h — the process helpers gimpirun's files share (run_proc.c): a forked
+ *  child's first steps, the programs beside gimpirun, and what a task on another host is
+ *  given (environment, working directory, program path, listening address).
+ */
+#ifndef GIMPI_RUN_PROC_H
+#define GIMPI_RUN_PROC_H
+
+#include "base/gimpi_hostset.h"
+
+#include <stddef.h>
+#include <sys/types.h>
+
+void run_child_start(pid_t launcher, int deathsig);
+int run_beside_me(const char *name, char *out, size_t size);
+char **run_export_env(const gimpi_hostinfo_t *info, int extra);
+void run_free_env(char **env);
+const char *run_wd(const gimpi_hostinfo_t *info, char *buf, size_t size);
+char *run_abs_prog(const char *prog);
+void run_addr_spec(const char *myaddr, const char *ifspec, char *out, size_t size);
+
+#endif
