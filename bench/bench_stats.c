@@ -3,6 +3,7 @@
  *  doubles.
  */
 #include "bench_stats.h"
+#include "base/gimpi_tunables.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +32,7 @@ void bench_member_medians(const double *all, int n, int I, char *out, size_t siz
 /*  w plus GIMPI_BENCH_WARM (bench_stats.h). */
 int bench_warm(int w)
 {
-    const char *e = getenv("GIMPI_BENCH_WARM");
+    const char *e = gimpi_env("GIMPI_BENCH_WARM");
     int more = e ? atoi(e) : 0;
     return more > 0 && more < (1 << 28) ? w + more : w;
 }

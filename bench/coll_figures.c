@@ -12,6 +12,7 @@
 #include "gimpi.h"
 #include "gimpi_coll.h"
 #include "gimpi_ops.h"
+#include "base/gimpi_tunables.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,7 +219,7 @@ static int s_join(bench_t *b, int tidbase)
     b->g = gimpi_groups_new(NULL, NULL);
     snprintf(b->group, sizeof b->group, "gimpi-bench-%d", tidbase);
     int rc;
-    const char *tok = getenv("GIMPI_BENCH_TID_TOKEN");     /* the block's, from gimpi-bench */
+    const char *tok = gimpi_env("GIMPI_BENCH_TID_TOKEN");     /* the block's, from gimpi-bench */
     if (!b->g || (rc = tok ? gimpi_groups_set_tid_token(b->g, gimpi_msg_mytid(b->msg), tok)
                            : gimpi_groups_set_tid(b->g, gimpi_msg_mytid(b->msg))) < 0)
         return s_why(b, "no groups object, or set_tid", b->g ? rc : GIMPI_ENOMEM);

@@ -18,6 +18,7 @@
  */
 #include "gimpi.h"
 #include "bench_stats.h"
+#include "base/gimpi_tunables.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -40,11 +41,11 @@ static int s_start(daemon_t *d, const char *argv0)
     if (!mkdtemp(d->dir))
         return -1;
     snprintf(d->ep, sizeof d->ep, "ipc://%s/gd", d->dir);
-    const char *want = getenv("GD_BENCH_ENDPOINT");
+    const char *want = gimpi_env("GD_BENCH_ENDPOINT");
     if (want && *want)
         snprintf(d->ep, sizeof d->ep, "%s", want);
     char bin[4096] = "groupd";
-    const char *env = getenv("GIMPI_GROUPD_BIN");
+    const char *env = gimpi_env("GIMPI_GROUPD_BIN");
     (void)argv0;
     if (env)
         snprintf(bin, sizeof bin, "%s", env);

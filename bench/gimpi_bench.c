@@ -16,6 +16,7 @@
 #include "dp_harness.h"
 #include "gimpi.h"
 #include "task/gimpi_job.h"
+#include "base/gimpi_tunables.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,7 +172,7 @@ static void s_groupd_bin(void)
 {
     char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (getenv("GIMPI_GROUPD_BIN") || n <= 0)
+    if (gimpi_env("GIMPI_GROUPD_BIN") || n <= 0)
         return;
     self[n] = '\0';
     char *slash = strrchr(self, '/');
@@ -223,8 +224,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "gimpi-bench: %s is measured with N = 2 only\n", argv[1]);
         return 2;
     }
-    const char *pk = getenv("GIMPI_BENCH_PKTLEN");
-    const char *am = getenv("GIMPI_BENCH_ACKMARK"), *hw = getenv("GIMPI_BENCH_HIWATER");
+    const char *pk = gimpi_env("GIMPI_BENCH_PKTLEN");
+    const char *am = gimpi_env("GIMPI_BENCH_ACKMARK"), *hw = gimpi_env("GIMPI_BENCH_HIWATER");
     dp_opts_t o = { coll ? n : 2, pk ? (uint32_t)atoi(pk) : GIMPI_DEFAULT_DATALEN,
                     am ? (uint32_t)atoi(am) : GIMPI_DEFAULT_ACKMARK,
                     hw ? (uint32_t)atoi(hw) : GIMPI_DEFAULT_HIWATER, 300000, 1, 0, 0 };
@@ -232,7 +233,7 @@ int main(int argc, char **argv)
      * a block reserved here) unless GIMPI_BENCH_VIEW is set or groupd cannot be had */
     job_t job = { argv[1], -1 };
     gimpi_groups_t *g = NULL;
-    if (coll && !getenv("GIMPI_BENCH_VIEW")) {
+    if (coll && !gimpi_env("GIMPI_BENCH_VIEW")) {
         s_groupd_bin();
         g = gimpi_groups_new(NULL, NULL);
         char tok[GIMPI_GROUPS_TOKEN_LEN + 1];

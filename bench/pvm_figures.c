@@ -14,6 +14,7 @@
  */
 #include "pvm3.h"
 #include "bench_stats.h"
+#include "base/gimpi_tunables.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -314,7 +315,7 @@ static int s_launch(const char *figure, const char *n)
     snprintf(group, sizeof group, "gimpi-pvm-bench-%ld", (long)getpid());
     char *argv[] = { "gimpirun", "-np", (char *)n, self, "--task", (char *)figure, (char *)n,
                      group, NULL };
-    const char *env = getenv("GIMPI_BENCH_GIMPIRUN");
+    const char *env = gimpi_env("GIMPI_BENCH_GIMPIRUN");
     if (env && *env) {
         execv(env, argv);
         return s_fail(env, -1);

@@ -8,6 +8,7 @@
  *  it beside their real clients to see what a job agrees, or why it does not.
  */
 #include "impi/impi_client.h"
+#include "base/gimpi_tunables.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -213,7 +214,7 @@ static bool s_auth(const opts_t *o, uint32_t *mask_p, uint64_t *key_p)
         exit(2);
     }
     if (mask & (1u << IMPI_AUTH_KEY)) {
-        const char *k = o->key ? o->key : getenv("IMPI_AUTH_KEY");
+        const char *k = o->key ? o->key : gimpi_env("IMPI_AUTH_KEY");
         char *end;
         errno = 0;
         unsigned long long v = k ? strtoull(k, &end, 10) : 0;

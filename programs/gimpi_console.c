@@ -1,6 +1,6 @@
 /*  gimpi_console.c — `gimpi [-e ENDPOINT] [COMMAND [ARG...]]`: the console, PVM's `pvm`
  *  for gimpi.  It shows and steers what one groupd knows: its hosts (conf, mstat, add,
- *  delete), its tasks (ps, pstat, kill, sig, spawn) and groupd itself (halt).  With a
+ *  delete), its tasks (ps, pstat, kill, sig, spawn, config) and groupd itself (halt).  With a
  *  command on its command line it runs that one command and exits (`gimpi halt`,
  *  `gimpi ps -a`); otherwise it reads commands from stdin, with a prompt, line editing and
  *  history (libedit or GNU readline, when configure found one) when stdin is a terminal,
@@ -20,6 +20,7 @@
 #include "groups/gd_proto.h"
 #include "groups/gd_sock.h"
 #include "gimpi.h"
+#include "base/gimpi_tunables.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -651,6 +652,47 @@ static int s_pstat(console_t *self, int argc, char **argv)
     return rc;
 }
 
+/*  config [TID]: what the console, or a task of this machine, runs with: every
+ *  environment variable of gimpi with its value and source, as gimpi-stat --config.  A
+ *  task's is the environment it was started with (/proc/PID/environ). */
+static int s_config(console_t *self, int argc, char **argv)
+{
+    extern char **environ;
+    if (argc < 2) {
+        gimpi_tunables_print_config(stdout, environ, false);
+        return 0;
+    }
+    int tid = s_tid(argv[1]);
+    if (!tid) {
+        fprintf(stderr, "config: %s: not a task id\n", argv[1]);
+        return -1;
+    }
+    gimpi_t *task = s_task(self, false);
+    if (!task)
+        return -1;
+    gimpi_task_info_t info;
+    int e = gimpi_group_lookup(gimpi_groups(task), tid, &info);
+    if (e < 0) {
+        fprintf(stderr, "config: t%x: %s\n", (unsigned)tid,
+                gimpi_strerror(e == GIMPI_ENOTFOUND ? GIMPI_ENOTASK : e));
+        return -1;
+    }
+    if (strcmp(info.host, gimpi_hostname(task)) != 0) {
+        fprintf(stderr, "config: t%x runs on %s: there, gimpi-stat --config --pid %d\n",
+                (unsigned)tid, info.host, info.ospid);
+        return -1;
+    }
+    char **envp = gimpi_env_of_pid(info.ospid);
+    if (!envp) {
+        fprintf(stderr, "config: t%x (pid %d): %s\n", (unsigned)tid, info.ospid,
+                strerror(errno));
+        return -1;
+    }
+    gimpi_tunables_print_config(stdout, envp, false);
+    free(envp);
+    return 0;
+}
+
 /*  id: the console's tid. */
 static int s_id(console_t *self, int argc, char **argv)
 {
@@ -708,6 +750,8 @@ static const cmd_t s_cmds[] = {
     { "add", 2, 0, s_hostchange, "Add hosts to virtual machine",
       "add hostname ...  (hostfile lines: 'name opt=value ...'; gimpirun -H jobs only)" },
     { "conf", 1, 1, s_conf, "List virtual machine configuration", "conf" },
+    { "config", 1, 2, s_config, "Show the environment variables gimpi runs with",
+      "config [ tid ]  (a task of this host: what it was started with)" },
     { "delete", 2, 0, s_hostchange, "Delete hosts from virtual machine",
       "delete hostname ...  (gimpirun -H jobs only)" },
     { "echo", 1, 0, s_echo, "Echo arguments", "echo [ arg ... ]" },
@@ -852,7 +896,7 @@ int main(int argc, char **argv)
         default: s_usage(stderr); return 2;
         }
     }
-    const char *ep = getenv("GIMPI_GROUPD");
+    const char *ep = gimpi_env("GIMPI_GROUPD");
     char why[GIMPI_KEY_ERRLEN];
     if (ep && *ep)
         snprintf(self.ep, sizeof self.ep, "%s", ep);

@@ -4,12 +4,16 @@
  *  lists are emptied when an episode completes).  Plain text by default, JSON with --json.
  *  It asks groupd with one STAT request (the endpoint from --endpoint, $GIMPI_GROUPD or the
  *  per-user default), never registers and never starts a groupd; no answer within 5 s, or
- *  an unknown GROUP, is an error (exit 1).
+ *  an unknown GROUP, is an error (exit 1).  `gimpi-stat --config [--pid PID]` prints what
+ *  this process, or a running task of this machine, runs with: every environment variable
+ *  of gimpi's table (base/gimpi_tunables.h) with its value and source; the hidden
+ *  --tunables-md prints doc/tunables.md from the same table.
  */
 #include "config.h"
 #include "groups/gd_proto.h"
 #include "groups/gd_sock.h"
 #include "base/gimpi_key.h"
+#include "base/gimpi_tunables.h"
 #include "gimpi.h"
 
 #include <errno.h>
@@ -138,52 +142,36 @@ static int s_fingerprint(void)
 static void s_usage(FILE *out)
 {
     fprintf(out, "usage: gimpi-stat [--json] [--endpoint EP] [GROUP]\n"
+                 "       gimpi-stat --config [--json] [--pid PID]\n"
                  "       gimpi-stat --fingerprint\n");
 }
 
-/*  One STAT request, printed as text or JSON. */
-int main(int argc, char **argv)
+/*  --config: what this process (pidtext NULL) or process pidtext runs with. */
+static int s_config(const char *pidtext, bool json)
 {
-    static const struct option opts[] = {
-        { "json", no_argument, NULL, 'j' },
-        { "endpoint", required_argument, NULL, 'e' },
-        { "fingerprint", no_argument, NULL, 'f' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    bool json = false;
-    const char *ep = NULL;
-    int c;
-    while ((c = getopt_long(argc, argv, "je:fh", opts, NULL)) != -1) {
-        switch (c) {
-        case 'j': json = true; break;
-        case 'e': ep = optarg; break;
-        case 'h': s_usage(stdout); return 0;
-        case 'f': return s_fingerprint();
-        default: s_usage(stderr); return 2;
+    extern char **environ;
+    char **envp = environ, *end;
+    if (pidtext) {
+        long pid = strtol(pidtext, &end, 10);
+        if (!*pidtext || *end || pid <= 0 || pid > INT32_MAX) {
+            fprintf(stderr, "gimpi-stat: --pid %s: not a process id\n", pidtext);
+            return 1;
+        }
+        if (!(envp = gimpi_env_of_pid((int)pid))) {
+            fprintf(stderr, "gimpi-stat: the environment of process %ld: %s\n", pid,
+                    strerror(errno));
+            return 1;
         }
     }
-    if (argc - optind > 1) {
-        s_usage(stderr);
-        return 2;
-    }
-    const char *group = optind < argc ? argv[optind] : "";
-    if (optind < argc && !*group) {
-        fprintf(stderr, "gimpi-stat: %s\n", gimpi_strerror(GIMPI_ENULLGROUP));
-        return 1;
-    }
-    if (strlen(group) > GD_MAX_NAME) {
-        fprintf(stderr, "gimpi-stat: group name longer than %d bytes\n", GD_MAX_NAME);
-        return 1;
-    }
-    char buf[512];
-    if (!ep && (ep = getenv("GIMPI_GROUPD")) && !*ep)
-        ep = NULL;
-    char why[GIMPI_KEY_ERRLEN];
-    if (!ep && !(ep = gd_default_endpoint(buf, sizeof buf, why, sizeof why))) {
-        fprintf(stderr, "gimpi-stat: %s\n", why);
-        return 1;
-    }
+    gimpi_tunables_print_config(stdout, envp, json);
+    if (envp != environ)
+        free(envp);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/*  One STAT request to groupd at ep, printed as text or JSON.  The exit status. */
+static int s_stat(const char *ep, const char *group, bool json)
+{
     void *zctx = zmq_ctx_new();
     if (!zctx) {
         fprintf(stderr, "gimpi-stat: %s\n", zmq_strerror(errno));
@@ -256,4 +244,62 @@ out:
     gd_sock_destroy(&s, &monitor);
     zmq_ctx_term(zctx);
     return rc;
+}
+
+/*  The options; then one STAT request, printed as text or JSON, or another mode. */
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "json", no_argument, NULL, 'j' },
+        { "endpoint", required_argument, NULL, 'e' },
+        { "fingerprint", no_argument, NULL, 'f' },
+        { "config", no_argument, NULL, 'c' },
+        { "pid", required_argument, NULL, 'p' },
+        { "tunables-md", no_argument, NULL, 'm' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    bool json = false, config = false;
+    const char *ep = NULL, *pid = NULL;
+    int c;
+    while ((c = getopt_long(argc, argv, "je:fh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'j': json = true; break;
+        case 'e': ep = optarg; break;
+        case 'c': config = true; break;
+        case 'p': pid = optarg; break;
+        case 'h': s_usage(stdout); return 0;
+        case 'f': return s_fingerprint();
+        case 'm': gimpi_tunables_print_md(stdout); return fflush(stdout) == 0 ? 0 : 1;
+        default: s_usage(stderr); return 2;
+        }
+    }
+    if ((pid && !config) || (config && (ep || optind < argc))) {
+        s_usage(stderr);
+        return 2;
+    }
+    if (config)
+        return s_config(pid, json);
+    if (argc - optind > 1) {
+        s_usage(stderr);
+        return 2;
+    }
+    const char *group = optind < argc ? argv[optind] : "";
+    if (optind < argc && !*group) {
+        fprintf(stderr, "gimpi-stat: %s\n", gimpi_strerror(GIMPI_ENULLGROUP));
+        return 1;
+    }
+    if (strlen(group) > GD_MAX_NAME) {
+        fprintf(stderr, "gimpi-stat: group name longer than %d bytes\n", GD_MAX_NAME);
+        return 1;
+    }
+    char buf[512];
+    if (!ep && (ep = gimpi_env("GIMPI_GROUPD")) && !*ep)
+        ep = NULL;
+    char why[GIMPI_KEY_ERRLEN];
+    if (!ep && !(ep = gd_default_endpoint(buf, sizeof buf, why, sizeof why))) {
+        fprintf(stderr, "gimpi-stat: %s\n", why);
+        return 1;
+    }
+    return s_stat(ep, group, json);
 }

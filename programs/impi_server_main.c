@@ -12,6 +12,7 @@
  */
 #include "server/impi_server.h"
 #include "base/gimpi_key.h"
+#include "base/gimpi_tunables.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -175,12 +176,12 @@ int main(int argc, char **argv)
 
     uint32_t mask = 0;
     uint64_t key = 0;
-    const char *keytext = getenv("IMPI_AUTH_KEY");
+    const char *keytext = gimpi_env("IMPI_AUTH_KEY");
     if (auth) {
         if (s_parse_auth(auth, &mask) < 0)
             return s_usage("-auth takes a comma-separated list of: none, key");
     } else {
-        if (getenv("IMPI_AUTH_NONE"))
+        if (gimpi_env("IMPI_AUTH_NONE"))
             mask |= IMPI_SERVER_AUTH_NONE;
         if (keytext && *keytext)
             mask |= IMPI_SERVER_AUTH_KEY;

@@ -6,6 +6,7 @@
  */
 #include "config.h"
 #include "programs/proctree.h"
+#include "base/gimpi_tunables.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -17,7 +18,6 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#define ENV_MAX_BYTES (4 << 20)     /* a process environment read at most this far */
 #define TAGGER_NAME "gimpi-tagger"  /* gimpi_spawn names its output taggers so */
 
 /*  Makes us a child subreaper. */
@@ -140,41 +140,21 @@ done:
 /*  Reads pid's environment and finds the mark and GIMPI_TID: 1 when marked for me. */
 static int s_environ(pid_t pid, pid_t me, int *tid)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    char **envp = gimpi_env_of_pid((int)pid);
+    if (!envp)
         return 0;
-    size_t len = 0, cap = 16384;
-    char *buf = malloc(cap + 1);
-    ssize_t r = 0;
-    while (buf && (r = read(fd, buf + len, cap - len)) > 0) {
-        len += (size_t)r;
-        if (len == cap && cap < ENV_MAX_BYTES) {
-            char *m = realloc(buf, cap * 2 + 1);
-            if (!m)
-                break;
-            buf = m;
-            cap *= 2;
-        } else if (len == cap)
-            break;
-    }
-    close(fd);
-    if (!buf)
-        return 0;
-    buf[len] = 0;
-    char want[48];
-    int wlen = snprintf(want, sizeof want, "%s=%d", PROCTREE_ENV, (int)me);
+    char mine[24];
+    snprintf(mine, sizeof mine, "%d", (int)me);
     int marked = 0;
     *tid = 0;
-    for (size_t i = 0; i < len; i += strlen(buf + i) + 1) {
-        const char *v = buf + i;
-        if (!strncmp(v, want, (size_t)wlen) && v[wlen] == 0)
+    for (char **e = envp; *e; e++) {
+        const char *v;
+        if ((v = gimpi_env_entry(*e, PROCTREE_ENV)) && !strcmp(v, mine))
             marked = 1;
-        else if (!strncmp(v, "GIMPI_TID=", 10))
-            *tid = atoi(v + 10);
+        else if ((v = gimpi_env_entry(*e, "GIMPI_TID")))
+            *tid = atoi(v);
     }
-    free(buf);
+    free(envp);
     return marked;
 }
 

@@ -1,13 +1,13 @@
 #!/bin/bash
 # t/console.sh — the console, gimpi(1), against a groupd of its own and real tasks started
 # from the shell (t/vm_task wait): conf shows this host; ps -a lists the tasks with their
-# tids and command and not the console (ps -x does); pstat; kill ends one (the process
-# ends, ps no longer lists it); spawn starts a task that ps lists; bad commands, bad tids
-# and bad arguments fail with a message and a non-zero exit; add without a virtual
-# machine says what is needed; commands piped on stdin, and the interactive prompt on a
-# pty; halt ends every task and groupd (the processes are gone), after which the console
-# says there is no groupd.  Synchronised on the tasks' "ready" lines and on process ends,
-# every wait bounded.
+# tids and command and not the console (ps -x does); pstat; config shows the console's
+# environment variables and a task's; kill ends one (the process ends, ps no longer lists
+# it); spawn starts a task that ps lists; bad commands, bad tids and bad arguments fail
+# with a message and a non-zero exit; add without a virtual machine says what is needed;
+# commands piped on stdin, and the interactive prompt on a pty; halt ends every task and
+# groupd (the processes are gone), after which the console says there is no groupd.
+# Synchronised on the tasks' "ready" lines and on process ends, every wait bounded.
 set -u
 top_builddir=${top_builddir:-.}
 . "${top_srcdir:-.}/t/tap.sh"
@@ -15,7 +15,7 @@ G="$top_builddir/programs/gimpi"
 # a copy of t/vm_task under a name of its own (other tests may end every "vm_task")
 TASK="$tmp/console_task"
 cp "$top_builddir/t/vm_task" "$TASK"
-echo "1..27"
+echo "1..30"
 export GIMPI_GROUPD="ipc://$tmp/gd"
 unset GIMPI_GROUPD_IDLE
 
@@ -100,6 +100,15 @@ ok $? "mstat: ok and No such host"
 ok $? "id: the console's tid"
 "$G" version | grep -Eq '^[0-9]+\.[0-9]+\.[0-9]+$'
 ok $? "version"
+
+# config: the console's own variables, and a task's of this host
+GIMPI_LINK_TIMEOUT=17 "$G" config | grep -Eq '^GIMPI_LINK_TIMEOUT +environment +17 s$'
+ok $? "config: the console's environment"
+"$G" config "t$btid" | grep -Eq "^GIMPI_GROUPD +environment +ipc://$tmp/gd\$"
+ok $? "config t$btid: what the task was started with"
+out=$("$G" config t7ffffff 2>&1); rc=$?
+[ $rc != 0 ] && [ "$out" = "config: t7ffffff: No such task" ]
+ok $? "config of an unknown tid: message, exit $rc"
 
 # kill: the task ends and leaves ps
 "$G" kill "t$atid"; rc=$?

@@ -4,6 +4,7 @@
  */
 #include "base/gimpi_bind.h"
 #include "base/gimpi_key.h"
+#include "base/gimpi_tunables.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -91,7 +92,7 @@ static int s_claim(const char *dir, int c)
  *  do not know. */
 static int s_mode(void)
 {
-    const char *how = getenv(GIMPI_ENV_BIND);
+    const char *how = gimpi_env(GIMPI_ENV_BIND);
     if (!how || !*how || strcmp(how, "core") == 0)
         return 1;
     return strcmp(how, "none") == 0 ? 0 : -1;
@@ -103,7 +104,7 @@ int gimpi_bind_check_env(char *err, size_t errsize)
     if (s_mode() >= 0)
         return 0;
     snprintf(err, errsize, "%s=\"%.64s\": say \"core\" (a core per task, the default) or "
-             "\"none\"", GIMPI_ENV_BIND, getenv(GIMPI_ENV_BIND));
+             "\"none\"", GIMPI_ENV_BIND, gimpi_env(GIMPI_ENV_BIND));
     return -1;
 }
 
@@ -190,7 +191,7 @@ int gimpi_bind_child(const gimpi_bind_t *self, int i)
 /*  Reads GIMPI_BOUND: 0 with its fields, or -1 when unset or malformed. */
 static int s_bound(int *cpu, int *fd, int *ncpus, cpu_set_t *set)
 {
-    const char *v = getenv(GIMPI_ENV_BOUND);
+    const char *v = gimpi_env(GIMPI_ENV_BOUND);
     char list[260];
     if (!v || sscanf(v, "%d,%d,%d,%259s", cpu, fd, ncpus, list) != 4 || *cpu < 0
         || *cpu >= CPU_SETSIZE || *ncpus < 1 || s_set_parse(list, set) != *ncpus)

@@ -8,6 +8,7 @@
  */
 #include "base/gimpi_key.h"
 #include "base/gimpi_err.h"
+#include "base/gimpi_tunables.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -272,7 +273,7 @@ int gimpi_key_default(gimpi_key_t *key, char *from, size_t fromsize, char *err, 
         from = dummy;
         fromsize = sizeof dummy;
     }
-    const char *fdtext = getenv(GIMPI_ENV_KEY_FD);
+    const char *fdtext = gimpi_env(GIMPI_ENV_KEY_FD);
     if (fdtext && *fdtext) {
         char *end = NULL;
         long fd = strtol(fdtext, &end, 10);
@@ -291,7 +292,7 @@ int gimpi_key_default(gimpi_key_t *key, char *from, size_t fromsize, char *err, 
         s_keep_in_memfd(key);
         return 0;
     }
-    const char *file = getenv(GIMPI_ENV_KEY_FILE);
+    const char *file = gimpi_env(GIMPI_ENV_KEY_FILE);
     if (file && *file) {
         snprintf(from, fromsize, "%s", file);
         return gimpi_key_load(key, file, err, errsize);

@@ -14,6 +14,7 @@
 #include "base/gimpi_key.h"
 #include "base/gimpi_clock.h"
 #include "base/gimpi_err.h"
+#include "base/gimpi_tunables.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -273,7 +274,7 @@ impi_client_t *impi_client_new(const char *server, int timeout_ms)
     }
     if (timeout_ms <= 0) {
         timeout_ms = IMPI_CLIENT_DEFAULT_TIMEOUT_MS;
-        const char *env = getenv("GIMPI_STARTUP_TIMEOUT");
+        const char *env = gimpi_env("GIMPI_STARTUP_TIMEOUT");
         if (env && *env) {
             char *end;
             double s = strtod(env, &end);
@@ -325,9 +326,9 @@ int impi_client_auth_from_env(uint32_t *mask, uint64_t *key, char *err, size_t e
 {
     *mask = 0;
     *key = 0;
-    if (getenv("IMPI_AUTH_NONE"))
+    if (gimpi_env("IMPI_AUTH_NONE"))
         *mask |= 1u << IMPI_AUTH_NONE;
-    const char *k = getenv("IMPI_AUTH_KEY");
+    const char *k = gimpi_env("IMPI_AUTH_KEY");
     if (k) {
         char *end;
         errno = 0;
