@@ -88,6 +88,51 @@ static void s_quick_look(gimpi_msg_t *self, struct pollfd *pfd, const int *map, 
         pthread_cond_broadcast(&self->cv);
 }
 
+/*  Handles the bytes left in a staging buffer (msg_read stopped early after a completed
+ *  receive): poll() would not report them.  1 when some are still there. */
+static int s_read_staged(gimpi_msg_t *self)
+{
+    int staged = 0;
+    for (int h = 0; h < self->nhosts; h++) {
+        conn_t *c = &self->conns[h];
+        if (c->state == C_OPEN && c->st_off < c->st_len) {
+            msg_read(self, h);
+            staged |= c->state == C_OPEN && c->st_off < c->st_len;
+        }
+    }
+    return staged;
+}
+
+/*  Handles what poll() reported on the np descriptors of pfd (map: a connection's index,
+ *  -1 the eventfd, -2 a dynamic host's socket); the shared-memory links were served
+ *  before. */
+static void s_dispatch(gimpi_msg_t *self, const struct pollfd *pfd, const int *map, int np)
+{
+    for (int i = 0; i < np; i++) {
+        if (!pfd[i].revents)
+            continue;
+        int h = map[i];
+        if (h == -1) {
+            uint64_t v;
+            ssize_t n = read(self->prog.evfd, &v, sizeof v);
+            (void)n;
+            continue;
+        }
+        if (h == -2) {
+            msg_dyn_event(self, pfd[i].fd, pfd[i].revents);
+            continue;
+        }
+        if (self->conns[h].fd != pfd[i].fd || self->conns[h].state != C_OPEN
+            || s_shm_on(self, h))
+            continue;                   /* closed meanwhile, or read above */
+        if (pfd[i].revents & (POLLOUT | POLLERR | POLLHUP))
+            if (msg_flush(self, h) < 0)
+                continue;
+        if (pfd[i].revents & (POLLIN | POLLERR | POLLHUP))
+            msg_read(self, h);
+    }
+}
+
 /*  One round of progress: polls the connections (timeout_ms; 0 = just look, the lock is
  *  then kept), then writes and reads what they are ready for.  A blocking poll also
  *  watches the eventfd (kicks) and the dynamic-host sockets (a quick look only every
@@ -99,17 +144,7 @@ void msg_drive(gimpi_msg_t *self, int timeout_ms, int app)
 {
     if (self->match.nowed)
         msg_credit_release(self);       /* a receive, a probe or a take may want them now */
-    /* bytes left in a staging buffer (msg_read stopped early) are handled first; poll()
-     * would not report them */
-    int staged = 0;
-    for (int h = 0; h < self->nhosts; h++) {
-        conn_t *c = &self->conns[h];
-        if (c->state == C_OPEN && c->st_off < c->st_len) {
-            msg_read(self, h);
-            staged |= c->state == C_OPEN && c->st_off < c->st_len;
-        }
-    }
-    if (staged)
+    if (s_read_staged(self))
         timeout_ms = 0;
     int dyn = self->dyn.npend || self->nhosts > self->nstatic_hosts;
     if (dyn)
@@ -189,29 +224,7 @@ void msg_drive(gimpi_msg_t *self, int timeout_ms, int app)
         return;
     if (rc <= 0)
         goto done;
-    for (int i = 0; i < np; i++) {
-        if (!pfd[i].revents)
-            continue;
-        int h = map[i];
-        if (h == -1) {
-            uint64_t v;
-            ssize_t n = read(self->prog.evfd, &v, sizeof v);
-            (void)n;
-            continue;
-        }
-        if (h == -2) {
-            msg_dyn_event(self, pfd[i].fd, pfd[i].revents);
-            continue;
-        }
-        if (self->conns[h].fd != pfd[i].fd || self->conns[h].state != C_OPEN
-            || s_shm_on(self, h))
-            continue;                   /* closed meanwhile, or read above */
-        if (pfd[i].revents & (POLLOUT | POLLERR | POLLHUP))
-            if (msg_flush(self, h) < 0)
-                continue;
-        if (pfd[i].revents & (POLLIN | POLLERR | POLLHUP))
-            msg_read(self, h);
-    }
+    s_dispatch(self, pfd, map, np);
 done:
     if (self->prog.app_polling)
         msg_kick(self);
