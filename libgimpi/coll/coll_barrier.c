@@ -5,6 +5,7 @@
  *  ones.
  */
 #include "coll/coll_internal.h"
+#include "net/msg_fwd_hooks.h"     /* the send entries without the send hook */
 
 #include <assert.h>
 
@@ -244,16 +245,19 @@ int gimpi_coll_bcast(gimpi_coll_t *self, const gimpi_view_t *view, uint64_t cid,
     else if (len >= self->tree_min && n >= self->tree_recv && n > 1)
         rc = gimpi_msg_fwd_bcast(self->msg, cid, tag, buf, len, m, n);
     else if (len <= BCAST_SEND_MAX) {
+        gimpi_msg__before_send(self->msg);      /* the send hook once for the bcast */
         for (int i = 0; i < n; i++)
-            if (gimpi_msg_send_cid(self->msg, cid, m[i], tag, buf, len) < 0)
+            if (gimpi_msg__send_cid(self->msg, cid, m[i], tag, buf, len) < 0)
                 rc = GIMPI_ESYSERR;
     } else {
         gimpi_msg_req_t *rbuf[STACK_INTS];
         gimpi_msg_req_t **req = n <= STACK_INTS ? rbuf : calloc((size_t)n, sizeof *req);
         if (!req)
             rc = GIMPI_ENOMEM;
+        else
+            gimpi_msg__before_send(self->msg);
         for (int i = 0; req && i < n; i++)
-            if (gimpi_msg_isend_cid(self->msg, cid, m[i], tag, buf, len, 0, &req[i]) < 0) {
+            if (gimpi_msg__isend_cid(self->msg, cid, m[i], tag, buf, len, 0, &req[i]) < 0) {
                 req[i] = NULL;
                 rc = GIMPI_ESYSERR;
             }

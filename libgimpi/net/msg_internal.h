@@ -71,6 +71,7 @@
                                        (but there is more than one) */
 #define HOT_BACKOFF 64              /* waits without that once one outlasted it (others
                                        want the cores) */
+#define MSG_NO_REQ (1 << 30)        /* msg_isend: no request for a send written at once */
 #define REQ_SPARES 16               /* freed requests kept for reuse */
 #define BUFFER_AFTER_US 1000        /* a standard long send copies its data after this */
 #define IDLE_TAKEOVER_MS 2          /* app out of the library this long: thread polls */
@@ -115,6 +116,14 @@
                                        limit; GIMPI_MAX_DYN_CONNS raises it */
 #define REFUSED_LOG_PER_S 5         /* stderr lines about refused callers per second; the
                                        rest are counted in one summary line */
+
+/*  A hook the context runs (gimpi_msg.h's send, liveness and blocked hooks): fn is kept
+ *  as the generic function type and called as its kind's (gimpi_msg_hook_fn or
+ *  gimpi_msg_alive_fn). */
+typedef struct {
+    void (*fn)(void);
+    void *arg;
+} msg_hook_t;
 
 /* ------------------------------------------------------------------ requests */
 
@@ -369,13 +378,11 @@ struct gimpi_msg_t {
         int64_t born_us;            /* creation (the grace for learning our tid) */
     } dyn;
     struct {                        /* what runs beside the engine */
-        gimpi_msg_hook_fn before_send;  /* run by every send entry, before the lock */
-        void *before_send_arg;
-        gimpi_msg_alive_fn alive;   /* liveness of peers a blocked call waits for */
-        void *alive_arg;
+        msg_hook_t send;            /* gimpi_msg_hook_fn: once per send call, before the lock */
+        msg_hook_t alive;           /* gimpi_msg_alive_fn: liveness of peers a blocked call
+                                       waits for */
         int liveness_ms;            /* LIVENESS_MS_DEFAULT or GIMPI_LIVENESS_MS */
-        gimpi_msg_hook_fn blocked;  /* run once by a call blocked note_ms */
-        void *blocked_arg;
+        msg_hook_t blocked;         /* gimpi_msg_hook_fn: run once by a call blocked note_ms */
         int note_ms;                /* NOTE_MS_DEFAULT or GIMPI_NOTE_MS */
         int alive_rr;               /* where the next round of questions starts */
         const gimpi_msg_fwd_hooks_t *fwd_hooks;     /* forwarding (msg_fwd_hooks.h) */
@@ -666,11 +673,10 @@ void msg_dyn_abandon(gimpi_msg_t *self);
 
 /*  0 when tag is a legal send tag (or, with wild, GIMPI_ANY). */
 int msg_check_tag(gimpi_msg_t *self, int tag, int wild);
-/*  A standard send written at once (msg_send_now), needing no request: 1 sent, 0 not
- *  possible now (msg_isend it), or an error. */
-int msg_send_eager(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf,
-                   size_t len);
-/*  Starts a send. */
+/*  Starts a send: the engine's one send entry.  Checks the arguments once; a standard
+ *  send's only packet is written at once when it can be (msg_send_now, tried once), else
+ *  the request is queued.  With MSG_NO_REQ in flags a send written at once makes no
+ *  request (*out = NULL); otherwise *out is the request, done or not. */
 int msg_isend(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf, size_t len,
               int flags, gimpi_msg_req_t **out);
 /*  Posts a receive (alloc: memory made at match). */

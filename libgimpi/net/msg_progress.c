@@ -271,8 +271,8 @@ static void s_ask_alive(gimpi_msg_t *self)
         return;
     for (int i = 0; i < n; i++)
         tids[i] = set[i] < self->nstatic ? self->tidbase + set[i] + 1 : self->peers[set[i]].tid;
-    gimpi_msg_alive_fn fn = self->hooks.alive;
-    void *arg = self->hooks.alive_arg;
+    gimpi_msg_alive_fn fn = (gimpi_msg_alive_fn)self->hooks.alive.fn;
+    void *arg = self->hooks.alive.arg;
     int gone[LIVENESS_MAX], ngone = 0;
     pthread_mutex_unlock(&self->mu);   /* (peers are only appended: indices hold) */
     for (int i = 0; i < n; i++)
@@ -334,7 +334,7 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
     uint64_t moved = self->prog.moved;
     int64_t live_us = (int64_t)self->hooks.liveness_ms * 1000;
     int64_t next_ask = start + live_us;
-    int64_t note_at = self->hooks.blocked && self->hooks.note_ms > 0
+    int64_t note_at = self->hooks.blocked.fn && self->hooks.note_ms > 0
                     ? start + (int64_t)self->hooks.note_ms * 1000 : 0;
     unsigned looks = 0;
     int64_t now = start;
@@ -355,14 +355,14 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
         }
         if (note_at && now >= note_at) {
             note_at = 0;
-            gimpi_msg_hook_fn fn = self->hooks.blocked;
-            void *harg = self->hooks.blocked_arg;
+            gimpi_msg_hook_fn fn = (gimpi_msg_hook_fn)self->hooks.blocked.fn;
+            void *harg = self->hooks.blocked.arg;
             pthread_mutex_unlock(&self->mu);
             fn(harg);
             pthread_mutex_lock(&self->mu);
             continue;
         }
-        if (self->hooks.alive && live_us > 0 && now >= next_ask) {
+        if (self->hooks.alive.fn && live_us > 0 && now >= next_ask) {
             next_ask = now + live_us;
             s_ask_alive(self);
             continue;
@@ -377,7 +377,7 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
         int t = 0;
         if (now >= spin_until) {
             int64_t left = deadline ? (deadline - now + 999) / 1000 : 1000;
-            if (self->hooks.alive && live_us > 0 && (next_ask - now + 999) / 1000 < left)
+            if (self->hooks.alive.fn && live_us > 0 && (next_ask - now + 999) / 1000 < left)
                 left = (next_ask - now + 999) / 1000;
             if (note_at && (note_at - now + 999) / 1000 < left)
                 left = (note_at - now + 999) / 1000;
