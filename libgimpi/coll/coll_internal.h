@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #define STAR_MAX 64                 /* barrier: star up to this many members */
 #define CHUNK (128 * 1024)          /* reduce pipeline unit (one eager packet at the default length) */
 #define WIN 8                       /* chunks received ahead per child */
@@ -189,17 +188,49 @@ static inline int coll_rekind(int tag, int k)
 void coll_on_blocked(void *arg);
 /*  Unmaps a view's segment and frees its link. */
 void coll_link_destroy(shm_link_t **link_p);
-/*  A group's bookkeeping entry (lock held): coll_find finds it, coll_entry adds it. */
-seq_t *coll_find(gimpi_coll_t *self, const char *name);
-seq_t *coll_entry(gimpi_coll_t *self, const char *name);
+/*  Adds a group's entry (coll_entry when it has none; lock held): NULL without memory. */
+seq_t *coll_entry_add(gimpi_coll_t *self, const char *name);
+
+/*  The bookkeeping entry of a group, or NULL (lock held; inline: every operation looks). */
+static inline seq_t *coll_find(gimpi_coll_t *self, const char *name)
+{
+    seq_t *s = self->seqs;
+    while (s && strcmp(s->name, name) != 0)
+        s = s->next;
+    return s;
+}
+
+/*  coll_find, adding the group's entry when it has none (NULL: no memory). */
+static inline seq_t *coll_entry(gimpi_coll_t *self, const char *name)
+{
+    seq_t *s = coll_find(self, name);
+    return s ? s : coll_entry_add(self, name);
+}
+
 /*  Tags of a view's operations (coll_tag: advance or not; coll_next_tag: advance). */
 int coll_tag(gimpi_coll_t *self, const gimpi_view_t *view, int k, int advance);
 int coll_next_tag(gimpi_coll_t *self, const gimpi_view_t *view, int k);
 /*  The members in instance order, and the checks every member's call makes. */
 int coll_members(const gimpi_view_t *view, int *m, int *pos);
 int coll_check_view(const gimpi_view_t *view, int need_full);
-/*  A view's members from a kept view or compacted (coll_ints_free them unless kept). */
-int *coll_view_members(const gimpi_view_t *view, const cview_t *cv, int *mbuf, int *n, int *pos);
+
+/*  The members of a view and the caller's place: a kept view's own list when cv knows it,
+ *  else compacted into mbuf (STACK_INTS) or the heap, ninst + 1 ints, zeroed past the
+ *  members; NULL without memory.  Give back with coll_ints_free unless cv knew them. */
+static inline int *coll_view_members(const gimpi_view_t *view, const cview_t *cv, int *mbuf,
+                                      int *n, int *pos)
+{
+    if (cv && cv->multi >= 0) {
+        *n = cv->n;
+        *pos = cv->pos;
+        return (int *)cv->m;
+    }
+    int *m = coll_ints(mbuf, (size_t)view->ninst + 1, 1);
+    if (m)
+        *n = coll_members(view, m, pos);
+    return m;
+}
+
 /*  The kept scratch buffer of reduce. */
 uint8_t *coll_scratch_get(gimpi_coll_t *self, size_t size);
 void coll_scratch_put(gimpi_coll_t *self, uint8_t *p);

@@ -141,23 +141,11 @@ static uint32_t s_hash(const char *s)
     return h;
 }
 
-/*  The bookkeeping entry of a group, or NULL (lock held). */
-seq_t *coll_find(gimpi_coll_t *self, const char *name)
+/*  Adds a group's entry (it has none; lock held): NULL without memory. */
+seq_t *coll_entry_add(gimpi_coll_t *self, const char *name)
 {
-    seq_t *s = self->seqs;
-    while (s && strcmp(s->name, name) != 0)
-        s = s->next;
-    return s;
-}
-
-/*  coll_find, adding the group's entry when it has none (NULL: no memory). */
-seq_t *coll_entry(gimpi_coll_t *self, const char *name)
-{
-    seq_t *s = coll_find(self, name);
-    if (s)
-        return s;
     size_t len = strlen(name);
-    s = calloc(1, sizeof *s + len + 1);
+    seq_t *s = calloc(1, sizeof *s + len + 1);
     if (!s)
         return NULL;
     memcpy(s->name, name, len + 1);
@@ -208,22 +196,6 @@ int coll_members(const gimpi_view_t *view, int *m, int *pos)
             m[n++] = view->tids[i];
         }
     return n;
-}
-
-/*  The members of a view and the caller's place: a kept view's own list when cv knows it,
- *  else compacted into mbuf (STACK_INTS) or the heap, ninst + 1 ints, zeroed past the
- *  members; NULL without memory.  Give back with coll_ints_free unless cv knew them. */
-int *coll_view_members(const gimpi_view_t *view, const cview_t *cv, int *mbuf, int *n, int *pos)
-{
-    if (cv && cv->multi >= 0) {
-        *n = cv->n;
-        *pos = cv->pos;
-        return (int *)cv->m;
-    }
-    int *m = coll_ints(mbuf, (size_t)view->ninst + 1, 1);
-    if (m)
-        *n = coll_members(view, m, pos);
-    return m;
 }
 
 /*  Checks common to the collectives every member calls: a usable view with the caller in
