@@ -224,22 +224,17 @@ int gimpi_msg_send(gimpi_msg_t *self, int tid, int tag, const void *buf, size_t 
     return gimpi_msg_send_cid(self, GIMPI_CID_P2P, tid, tag, buf, len);
 }
 
-/*  Standard send with a context id: returns once buf may be reused. */
-int gimpi_msg_send_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf,
-                       size_t len)
-{
-    assert(self);
-    gimpi_msg__before_send(self);
-    return gimpi_msg__send_cid(self, cid, tid, tag, buf, len);
-}
-
-/*  gimpi_msg_send_cid without the send hook (msg_fwd_hooks.h): written at once when it
- *  can be, without a request; else a long one waits a while for its receiver, and what is
- *  not done then is copied and left to finish. */
-int gimpi_msg__send_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf,
-                        size_t len)
+/*  The standard send of gimpi_msg_send_cid and gimpi_msg__send_cid (hook: run the send
+ *  hook first): written at once when it can be, without a request; else a long one waits
+ *  a while for its receiver, and what is not done then is copied and left to finish.
+ *  Inlined into both, so that the call a program makes costs no call more. */
+static inline __attribute__((always_inline)) int s_send_cid(gimpi_msg_t *self, int hook,
+                                                           uint64_t cid, int tid, int tag,
+                                                           const void *buf, size_t len)
 {
     gimpi_msg_req_t *r;
+    if (hook)
+        gimpi_msg__before_send(self);
     msg_enter(self);
     int rc = msg_isend(self, cid, tid, tag, buf, len, MSG_NO_REQ, &r);
     if (rc || !r) {                     /* an error, or written at once */
@@ -256,6 +251,21 @@ int gimpi_msg__send_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const
         s_detach(self, r);
     msg_leave(self);
     return rc;
+}
+
+/*  Standard send with a context id: returns once buf may be reused. */
+int gimpi_msg_send_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf,
+                       size_t len)
+{
+    assert(self);
+    return s_send_cid(self, 1, cid, tid, tag, buf, len);
+}
+
+/*  gimpi_msg_send_cid without the send hook (msg_fwd_hooks.h). */
+int gimpi_msg__send_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf,
+                        size_t len)
+{
+    return s_send_cid(self, 0, cid, tid, tag, buf, len);
 }
 
 /*  Synchronous send. */
@@ -553,23 +563,34 @@ int gimpi_msg_take_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int ti
 
 /* ------------------------------------------------------------------ requests */
 
+/*  The non-blocking send of gimpi_msg_isend_cid and gimpi_msg__isend_cid (hook: run the
+ *  send hook first), inlined into both. */
+static inline __attribute__((always_inline)) int s_isend_cid(gimpi_msg_t *self, int hook,
+                                                            uint64_t cid, int tid, int tag,
+                                                            const void *buf, size_t len,
+                                                            int flags, gimpi_msg_req_t **req)
+{
+    if (hook)
+        gimpi_msg__before_send(self);
+    msg_enter(self);
+    int rc = msg_isend(self, cid, tid, tag, buf, len, flags & ~MSG_NO_REQ, req);
+    msg_leave(self);
+    return rc;
+}
+
 /*  Non-blocking send with a context id. */
 int gimpi_msg_isend_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf,
                         size_t len, int flags, gimpi_msg_req_t **req)
 {
     assert(self);
-    gimpi_msg__before_send(self);
-    return gimpi_msg__isend_cid(self, cid, tid, tag, buf, len, flags, req);
+    return s_isend_cid(self, 1, cid, tid, tag, buf, len, flags, req);
 }
 
 /*  gimpi_msg_isend_cid without the send hook (msg_fwd_hooks.h). */
 int gimpi_msg__isend_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf,
                          size_t len, int flags, gimpi_msg_req_t **req)
 {
-    msg_enter(self);
-    int rc = msg_isend(self, cid, tid, tag, buf, len, flags & ~MSG_NO_REQ, req);
-    msg_leave(self);
-    return rc;
+    return s_isend_cid(self, 0, cid, tid, tag, buf, len, flags, req);
 }
 
 /*  Non-blocking send. */

@@ -59,14 +59,13 @@ int msg_isend(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf
     int p = s_send_peer(self, tid, tag, buf, len);
     if (p < 0)
         return p;
-    int now = p != self->rank && !(flags & GIMPI_MSG_SYNC);    /* may go out in the call */
-    if (now && (flags & MSG_NO_REQ)) {
+    int tried = flags == MSG_NO_REQ && p != self->rank;     /* standard, needs no request */
+    if (tried) {
         *out = NULL;
         if (msg_send_now(self, p, self->match.next_id, cid, tag, buf, len) > 0) {
             self->match.next_id++;
-            return 0;                   /* written: no request */
-        }
-        now = 0;                        /* not now (or broken: msg_flush reports it) */
+            return 0;                   /* written */
+        }                               /* not now (or broken: msg_flush reports it) */
     }
     gimpi_msg_req_t *r = msg_req_new(self);
     if (!r)
@@ -108,7 +107,7 @@ int msg_isend(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf
         return 0;
     }
     *out = r;
-    if (now && msg_send_now(self, p, r->id, cid, tag, buf, len) > 0) {
+    if (!tried && !r->sync && msg_send_now(self, p, r->id, cid, tag, buf, len) > 0) {
         r->state = S_STD;               /* out already */
         r->off = len;
         msg_complete(self, r, 0);
