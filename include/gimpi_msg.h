@@ -147,7 +147,9 @@ typedef int (*gimpi_msg_resolve_fn)(void *arg, int tid, uint8_t addr[16], int *p
 GIMPI_EXPORT void gimpi_msg_set_resolver(gimpi_msg_t *self, gimpi_msg_resolve_fn fn, void *arg);
 
 /*  A hook every send call (standard, synchronous, non-blocking, and the large-bcast
- *  forwarding) runs first, in the calling thread, without the context's lock.  The task
+ *  forwarding) runs first, once per call however many copies it sends (gimpi_coll_bcast
+ *  and the forwarding run it once, not per receiver or chunk), in the calling thread,
+ *  without the context's lock.  The task
  *  uses it to make groupd take this task's deferred leaves before anybody can hear from
  *  it (gimpi_groups_flush). */
 typedef void (*gimpi_msg_hook_fn)(void *arg);

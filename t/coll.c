@@ -1,4 +1,4 @@
-/*  t/coll.c — group operations over views (libgimpi/coll/gimpi_coll.c) with real tasks over
+/*  t/coll.c — group operations over views (libgimpi/coll/) with real tasks over
  *  loopback TCP (t/dp_harness.c), 2 to 16 of them: barrier, bcast (small, large through
  *  the forwarding tree, 0 bytes, 64 MiB, from a non-member), reduce over every datatype and
  *  predefined op against a serial computation, the documented bracketing of a

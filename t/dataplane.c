@@ -6,6 +6,8 @@
  *  messages to oneself, receives with allocation (gimpi_msg_take_cid), and bad arguments.  Faults have their own file (t/dataplane_fault.c).
  */
 #include "dp_harness.h"
+#include "gimpi_coll.h"
+#include "net/gimpi_msg_fwd.h"
 #include "gtap.h"
 #include "testlib.h"
 
@@ -600,6 +602,51 @@ static int s_hook_body(const impi_tables_t *t, int rank, int lfd, void *arg)
     return dp_close(&ctx) ? 1 : 0;
 }
 
+/*  The send hook runs once per call of the program, however many copies the call sends:
+ *  a forwarded broadcast (stubs and chunks down the tree) and the collectives' bcast
+ *  (a standard send or a request to each receiver). */
+static int s_hook_copies_body(const impi_tables_t *t, int rank, int lfd, void *arg)
+{
+    (void)arg;
+    gimpi_msg_t *ctx = dp_open(t, rank, lfd, TMO);
+    if (!ctx)
+        return 1;
+    int n = t->nprocs, tids[16];
+    for (int i = 0; i < n; i++)
+        tids[i] = gimpi_msg_tid(ctx, i);
+    size_t sizes[3] = { 1u << 20, 8, 4096 };   /* fwd_bcast, then coll bcast twice */
+    uint8_t *buf = malloc(sizes[0]);
+    gimpi_coll_t *coll = gimpi_coll_new(ctx);
+    gimpi_view_t *view = gimpi_view_new("hook", 1, tids, n, tids[rank]);
+    if (!buf || !coll || !view)
+        return 1;
+    if (rank == 0) {
+        int calls = 0;
+        memset(buf, 0x5a, sizes[0]);
+        gimpi_msg_set_send_hook(ctx, s_count_hook, &calls);
+        CALL(gimpi_msg_fwd_bcast(ctx, GIMPI_CID_P2P, 7, buf, sizes[0], tids + 1, n - 1));
+        CHECK(calls == 1, "forwarded broadcast: the hook ran once (%d)", calls);
+        CALL(gimpi_coll_bcast(coll, view, GIMPI_CID_P2P, 8, buf, sizes[1]));
+        CHECK(calls == 2, "small bcast: once (%d)", calls);
+        CALL(gimpi_coll_bcast(coll, view, GIMPI_CID_P2P, 9, buf, sizes[2]));
+        CHECK(calls == 3, "bcast by requests: once (%d)", calls);
+    } else {
+        for (int k = 0; k < 3; k++) {
+            gimpi_msg_req_t *q;
+            gimpi_status_t st;
+            memset(buf, 0, sizes[k]);
+            CALL(gimpi_msg_irecv_cid(ctx, GIMPI_CID_P2P, tids[0], 7 + k, buf, sizes[k], &q));
+            CALL(gimpi_msg_wait(ctx, &q, &st));
+            CHECK(st.len == sizes[k] && buf[0] == 0x5a && buf[sizes[k] - 1] == 0x5a,
+                  "message %d arrived whole", k);
+        }
+    }
+    gimpi_view_destroy(&view);
+    gimpi_coll_destroy(&coll);
+    free(buf);
+    return dp_close(&ctx) ? 1 : 0;
+}
+
 /*  More tasks than cores passing a token round a ring many times: blocked tasks must
  *  sleep in the kernel (a short spin only), or this crawls. */
 static int s_ring_body(const impi_tables_t *t, int rank, int lfd, void *arg)
@@ -745,6 +792,8 @@ int main(void)
           s_mt_body, NULL);
     s_job("synchronous sends", 2, 1024, 10, 20, s_sync_body, NULL);
     s_job("the send hook runs before every send call", 2, 1024, 10, 20, s_hook_body, NULL);
+    s_job("the send hook runs once per call, not per copy", 4, 65536, 10, 20,
+          s_hook_copies_body, NULL);
     s_job("context timeout: silent peer, withdrawn receive, kept request", 2, 1024, 10, 20,
           s_timeout_body, NULL);
     int pipefd[2];

@@ -19,7 +19,7 @@ job() {
     if [ $rc = 0 ] && [ "$got" = "$want" ]; then ok 0 "$name"; else
         ok 1 "$name (exit $rc, $got of $want ok lines)"; sed 's/^/# /' "$tmp/out" "$tmp/err" | head -30; fi
 }
-echo "1..20"
+echo "1..24"
 job "4 tasks: ring, all-to-all (Default/Raw/InPlace), mcast, nrecv/trecv/probe, psend/precv" 4 -np 4 "$TASK" basic
 job "2 tasks: the same" 2 -np 2 "$TASK" basic
 job "3 tasks send 64 MiB to every other before any receive" 3 -np 3 "$TASK" big 64
@@ -28,6 +28,18 @@ job "4 tasks: join, barrier, freeze; messages to the tids pvm_gettid gives come 
 job "3 tasks: bodies left on the data plane until unpacked (newest first, decoded, freed unread, in halves, resent after a whole unpack), bcasts (Default, InPlace)" 3 -np 3 "$TASK" lazy
 job "2 tasks, 1 KiB packets: the same" 2 -datalen 1024 -np 2 "$TASK" lazy
 job "18 tasks: the same, the long bcasts through the forwarding tree (17 receivers)" 18 -np 18 "$TASK" lazy
+# GIMPI_PVM_INLINE is one rule for pvm_send and pvm_bcast: a 100-byte body goes in the
+# header's message by default, and after it, as a body message of its own (pvm_send's on
+# context 4, pvm_bcast's on context 5), when the limit is below 100 (GIMPI_DEBUG shows
+# the packets)
+export GIMPI_DEBUG=1
+job "3 tasks: 100 bytes by pvm_send and pvm_bcast, packed and in place" 3 -np 3 "$TASK" inline
+! grep -q " cid=[45] " "$tmp/err"; ok $? "... each in one message (no body message)"
+export GIMPI_PVM_INLINE=50
+job "the same with GIMPI_PVM_INLINE=50" 3 -np 3 "$TASK" inline
+grep -q " cid=4 " "$tmp/err" && grep -q " cid=5 " "$tmp/err"
+ok $? "... pvm_send and pvm_bcast both send the body apart"
+unset GIMPI_DEBUG GIMPI_PVM_INLINE
 job "tasks leave early, with and without pvm_exit; the others go on" 4 -np 4 "$TASK" leave
 grep -q "t3 pvm_exit returned" "$tmp/out"; ok $? "pvm_exit returned while the other tasks still worked"
 grep -q "t1 saw t4 leave" "$tmp/out" && grep -q "t1 saw t3 leave" "$tmp/out"

@@ -19,6 +19,10 @@
  *             tag (two long PvmDataDefault ones; PvmDataInPlace long from one segment,
  *             short, and from two segments, changed after packing), checked whole and as
  *             at bcast time everywhere
+ *    inline   every task joins "inl"; instance 0 sends 100 bytes to each other member with
+ *             pvm_send, then bcasts 100 bytes, packed (PvmDataDefault) and in place: all
+ *             arrive whole (t/gimpirun_pvm.sh runs it under GIMPI_PVM_INLINE and
+ *             GIMPI_DEBUG to see which contexts the bodies took)
  *  Every task prints "t<tid> <mode> ok" on success (and a few progress lines); on a
  *  failure "t<tid> FAIL ..." and exit status 1.
  */
@@ -411,6 +415,35 @@ static void s_lazy(int *tids, int n, int k)
     free(iv);
 }
 
+/*  Short messages by pvm_send and pvm_bcast, packed and in place, over a group: the same
+ *  bytes arrive whichever way GIMPI_PVM_INLINE makes them travel. */
+static void s_inline(int n)
+{
+    int inst = pvm_joingroup("inl");
+    CHECK(inst >= 0 && pvm_barrier("inl", n) == 0, "join and meet");
+    int root = pvm_gettid("inl", 0);
+    unsigned char buf[100];
+    for (int m = 0; m < 4; m++) {       /* send Default, send InPlace, bcast both */
+        int enc = m % 2 ? PvmDataInPlace : PvmDataDefault, tag = 80 + m;
+        if (inst == 0) {
+            for (int j = 0; j < 100; j++)
+                buf[j] = (unsigned char)(m * 7 + j);
+            CHECK(pvm_initsend(enc) > 0 && pvm_pkbyte((char *)buf, 100, 1) == 0, "pack %d", m);
+            for (int i = 1; m < 2 && i < n; i++)
+                CHECK(pvm_send(pvm_gettid("inl", i), tag) == 0, "send %d to %d", m, i);
+            CHECK(m < 2 || pvm_bcast("inl", tag) == 0, "bcast %d", m);
+        } else {
+            memset(buf, 0, sizeof buf);
+            int b = pvm_recv(root, tag), bytes, t, src;
+            CHECK(b > 0 && pvm_bufinfo(b, &bytes, &t, &src) == 0 && bytes == 100
+                  && pvm_upkbyte((char *)buf, 100, 1) == 0, "message %d arrived", m);
+            for (int j = 0; j < 100; j++)
+                CHECK(buf[j] == (unsigned char)(m * 7 + j), "message %d byte %d", m, j);
+        }
+    }
+    CHECK(pvm_barrier("inl", n) == 0 && pvm_lvgroup("inl") == 0, "meet and leave");
+}
+
 /*  Waits (bounded) until process pid has gone. */
 static int s_wait_gone(int pid)
 {
@@ -528,6 +561,8 @@ int main(int argc, char **argv)
     } else if (strcmp(mode, "lazy") == 0) {
         CHECK(n >= 2, "lazy: at least 2 tasks");
         s_lazy(tids, n, k);
+    } else if (strcmp(mode, "inline") == 0) {
+        s_inline(n);
     } else if (strcmp(mode, "leave") == 0) {
         s_leave(tids, n, k);
     } else if (strcmp(mode, "junk") == 0) {       /* t/job_msg pvmjunk is the sender */

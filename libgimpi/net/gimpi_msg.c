@@ -50,24 +50,28 @@ int gimpi_msg_rank(gimpi_msg_t *self, int tid)
     return tid > 0 && r >= 0 && r < self->nstatic ? (int)r : GIMPI_EBADPARAM;
 }
 
+/*  Installs one of the context's hooks: fn (of its kind's type) and arg together under
+ *  the lock, so that a thread that reads both sees a pair. */
+static void s_set_hook(gimpi_msg_t *self, msg_hook_t *hook, void (*fn)(void), void *arg)
+{
+    pthread_mutex_lock(&self->mu);
+    hook->fn = fn;
+    hook->arg = arg;
+    pthread_mutex_unlock(&self->mu);
+}
+
 /*  Installs the hook every send entry runs first (gimpi_msg.h). */
 void gimpi_msg_set_send_hook(gimpi_msg_t *self, gimpi_msg_hook_fn fn, void *arg)
 {
     assert(self);
-    pthread_mutex_lock(&self->mu);
-    self->hooks.before_send = fn;
-    self->hooks.before_send_arg = arg;
-    pthread_mutex_unlock(&self->mu);
+    s_set_hook(self, &self->hooks.send, (void (*)(void))fn, arg);
 }
 
 /*  Installs the liveness hook (gimpi_msg.h). */
 void gimpi_msg_set_alive_hook(gimpi_msg_t *self, gimpi_msg_alive_fn fn, void *arg)
 {
     assert(self);
-    pthread_mutex_lock(&self->mu);
-    self->hooks.alive = fn;
-    self->hooks.alive_arg = arg;
-    pthread_mutex_unlock(&self->mu);
+    s_set_hook(self, &self->hooks.alive, (void (*)(void))fn, arg);
 }
 
 /*  Asks the liveness hook about tid now (gimpi_msg.h). */
@@ -76,8 +80,8 @@ int gimpi_msg_check_peer(gimpi_msg_t *self, int tid)
     assert(self);
     msg_enter(self);
     int p = msg_find_tid(self, tid);
-    gimpi_msg_alive_fn fn = self->hooks.alive;
-    void *arg = self->hooks.alive_arg;
+    gimpi_msg_alive_fn fn = (gimpi_msg_alive_fn)self->hooks.alive.fn;
+    void *arg = self->hooks.alive.arg;
     if (p < 0 || p == self->rank || !fn) {
         msg_leave(self);
         return -1;
@@ -101,10 +105,7 @@ int gimpi_msg_check_peer(gimpi_msg_t *self, int tid)
 void gimpi_msg_set_blocked_hook(gimpi_msg_t *self, gimpi_msg_hook_fn fn, void *arg)
 {
     assert(self);
-    pthread_mutex_lock(&self->mu);
-    self->hooks.blocked = fn;
-    self->hooks.blocked_arg = arg;
-    pthread_mutex_unlock(&self->mu);
+    s_set_hook(self, &self->hooks.blocked, (void (*)(void))fn, arg);
 }
 
 /*  Sets the stamp of our packets to kin (gimpi_msg.h). */
@@ -124,8 +125,8 @@ uint64_t gimpi_msg_stamp_in(gimpi_msg_t *self)
 /*  Runs the send hook, if any (without the lock; internal callers too). */
 void gimpi_msg__before_send(gimpi_msg_t *self)
 {
-    if (self->hooks.before_send)
-        self->hooks.before_send(self->hooks.before_send_arg);
+    if (self->hooks.send.fn)
+        ((gimpi_msg_hook_fn)self->hooks.send.fn)(self->hooks.send.arg);
 }
 
 /*  Other known tasks not gone. */
@@ -223,21 +224,20 @@ int gimpi_msg_send(gimpi_msg_t *self, int tid, int tag, const void *buf, size_t 
     return gimpi_msg_send_cid(self, GIMPI_CID_P2P, tid, tag, buf, len);
 }
 
-/*  Standard send with a context id: returns once buf may be reused. */
-int gimpi_msg_send_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf,
-                       size_t len)
+/*  The standard send of gimpi_msg_send_cid and gimpi_msg__send_cid (hook: run the send
+ *  hook first): written at once when it can be, without a request; else a long one waits
+ *  a while for its receiver, and what is not done then is copied and left to finish.
+ *  Inlined into both, so that the call a program makes costs no call more. */
+static inline __attribute__((always_inline)) int s_send_cid(gimpi_msg_t *self, int hook,
+                                                           uint64_t cid, int tid, int tag,
+                                                           const void *buf, size_t len)
 {
-    assert(self);
     gimpi_msg_req_t *r;
-    gimpi_msg__before_send(self);
+    if (hook)
+        gimpi_msg__before_send(self);
     msg_enter(self);
-    int rc = msg_send_eager(self, cid, tid, tag, buf, len);
-    if (rc) {                           /* written at once (1), or an error */
-        msg_leave(self);
-        return rc < 0 ? rc : 0;
-    }
-    rc = msg_isend(self, cid, tid, tag, buf, len, 0, &r);
-    if (rc) {
+    int rc = msg_isend(self, cid, tid, tag, buf, len, MSG_NO_REQ, &r);
+    if (rc || !r) {                     /* an error, or written at once */
         msg_leave(self);
         return rc;
     }
@@ -251,6 +251,21 @@ int gimpi_msg_send_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const 
         s_detach(self, r);
     msg_leave(self);
     return rc;
+}
+
+/*  Standard send with a context id: returns once buf may be reused. */
+int gimpi_msg_send_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf,
+                       size_t len)
+{
+    assert(self);
+    return s_send_cid(self, 1, cid, tid, tag, buf, len);
+}
+
+/*  gimpi_msg_send_cid without the send hook (msg_fwd_hooks.h). */
+int gimpi_msg__send_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf,
+                        size_t len)
+{
+    return s_send_cid(self, 0, cid, tid, tag, buf, len);
 }
 
 /*  Synchronous send. */
@@ -548,16 +563,34 @@ int gimpi_msg_take_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int ti
 
 /* ------------------------------------------------------------------ requests */
 
+/*  The non-blocking send of gimpi_msg_isend_cid and gimpi_msg__isend_cid (hook: run the
+ *  send hook first), inlined into both. */
+static inline __attribute__((always_inline)) int s_isend_cid(gimpi_msg_t *self, int hook,
+                                                            uint64_t cid, int tid, int tag,
+                                                            const void *buf, size_t len,
+                                                            int flags, gimpi_msg_req_t **req)
+{
+    if (hook)
+        gimpi_msg__before_send(self);
+    msg_enter(self);
+    int rc = msg_isend(self, cid, tid, tag, buf, len, flags & ~MSG_NO_REQ, req);
+    msg_leave(self);
+    return rc;
+}
+
 /*  Non-blocking send with a context id. */
 int gimpi_msg_isend_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf,
                         size_t len, int flags, gimpi_msg_req_t **req)
 {
     assert(self);
-    gimpi_msg__before_send(self);
-    msg_enter(self);
-    int rc = msg_isend(self, cid, tid, tag, buf, len, flags, req);
-    msg_leave(self);
-    return rc;
+    return s_isend_cid(self, 1, cid, tid, tag, buf, len, flags, req);
+}
+
+/*  gimpi_msg_isend_cid without the send hook (msg_fwd_hooks.h). */
+int gimpi_msg__isend_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf,
+                         size_t len, int flags, gimpi_msg_req_t **req)
+{
+    return s_isend_cid(self, 0, cid, tid, tag, buf, len, flags, req);
 }
 
 /*  Non-blocking send. */

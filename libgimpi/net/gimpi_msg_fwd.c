@@ -141,7 +141,7 @@ static int s_send_chunks(gimpi_msg_t *msg, int tid, uint8_t *all, size_t nc, siz
     int rc = 0;
     for (size_t c = 0; c < nc && rc == 0; c++) {
         size_t off = c * chunk, clen = len - off < chunk ? len - off : chunk;
-        rc = gimpi_msg_send_cid(msg, GIMPI_CID_FWD, tid, 0, all + c * stride, hdr + clen);
+        rc = gimpi_msg__send_cid(msg, GIMPI_CID_FWD, tid, 0, all + c * stride, hdr + clen);
     }
     return rc;
 }
@@ -167,7 +167,7 @@ int gimpi_msg_fwd_bcast(gimpi_msg_t *msg, uint64_t cid, int tag, const void *buf
                         const int *tids, int n)
 {
     assert(msg && tids && n > 0);
-    gimpi_msg__before_send(msg);
+    gimpi_msg__before_send(msg);        /* once: the copies below do not run it again */
     size_t chunk = s_chunk(gimpi_msg__pktlen(msg), n);
     int kids[32];
     int nk = s_children(0, n + 1, kids);
@@ -175,7 +175,7 @@ int gimpi_msg_fwd_bcast(gimpi_msg_t *msg, uint64_t cid, int tag, const void *buf
     if (!chunk || nc == 0) {            /* packets too small: straight to everybody */
         int rc = 0;
         for (int i = 0; i < n; i++) {
-            int r = gimpi_msg_send_cid(msg, cid, tids[i], tag, buf, len);
+            int r = gimpi_msg__send_cid(msg, cid, tids[i], tag, buf, len);
             rc = rc ? rc : (r < 0 ? GIMPI_ESYSERR : 0);
         }
         return rc;
@@ -199,7 +199,7 @@ int gimpi_msg_fwd_bcast(gimpi_msg_t *msg, uint64_t cid, int tag, const void *buf
     s_put_header(stub, me, opid, cid, tag, tids, n, len, 0, F_STUB, chunk);
     size_t nr = 0;
     for (int i = 0; i < n; i++)         /* placeholders, in each pair's order */
-        if (gimpi_msg_isend_cid(msg, GIMPI_CID_FWD, tids[i], 0, stub, hdr, 0, &req[nr]) == 0)
+        if (gimpi_msg__isend_cid(msg, GIMPI_CID_FWD, tids[i], 0, stub, hdr, 0, &req[nr]) == 0)
             nr++;
     const uint8_t *src = buf;
     for (size_t c = 0; c < nc; c++) {
@@ -208,8 +208,8 @@ int gimpi_msg_fwd_bcast(gimpi_msg_t *msg, uint64_t cid, int tag, const void *buf
         s_put_header(p, me, opid, cid, tag, tids, n, len, off, 0, chunk);
         memcpy(p + hdr, src + off, clen);
         for (int k = 0; k < nk; k++)
-            if (gimpi_msg_isend_cid(msg, GIMPI_CID_FWD, tids[kids[k] - 1], 0, p, hdr + clen, 0,
-                                    &req[nr]) == 0)
+            if (gimpi_msg__isend_cid(msg, GIMPI_CID_FWD, tids[kids[k] - 1], 0, p, hdr + clen,
+                                     0, &req[nr]) == 0)
                 nr++;
     }
     for (size_t i = 0; i < nr; i++)

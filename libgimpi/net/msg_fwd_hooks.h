@@ -6,7 +6,9 @@
  *  The engine reaches it only through the hooks table gimpi_msg_fwd_hooks, which the
  *  context's constructor (msg_new.c) stores in the context: a complete message on
  *  GIMPI_CID_FWD is handed to hooks->arrived, a task's departure to hooks->gone.  So the
- *  object files form no cycle (the order is in msg_internal.h).
+ *  object files form no cycle (the order is in msg_internal.h).  The send entries without
+ *  the send hook serve the forwarding broadcaster and the collectives' bcast, which run
+ *  the hook once per call and then send a copy to each receiver.
  */
 #ifndef GIMPI_MSG_FWD_HOOKS_H
 #define GIMPI_MSG_FWD_HOOKS_H
@@ -58,6 +60,12 @@ void gimpi_msg__fail(gimpi_msg_t *msg, void *ph);
 size_t gimpi_msg__pktlen(gimpi_msg_t *msg);
 /*  Runs the context's send hook (gimpi_msg_set_send_hook), if any; without the lock. */
 void gimpi_msg__before_send(gimpi_msg_t *msg);
+/*  gimpi_msg_send_cid and gimpi_msg_isend_cid without the send hook, for a call that ran
+ *  it once already (the hook runs once per call of the program, not per copy). */
+int gimpi_msg__send_cid(gimpi_msg_t *msg, uint64_t cid, int tid, int tag, const void *buf,
+                        size_t len);
+int gimpi_msg__isend_cid(gimpi_msg_t *msg, uint64_t cid, int tid, int tag, const void *buf,
+                         size_t len, int flags, gimpi_msg_req_t **req);
 
 #pragma GCC visibility pop
 

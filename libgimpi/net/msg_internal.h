@@ -10,9 +10,11 @@
  *      gimpi_ring.c     a one-way byte ring in shared memory, passing its memory file
  *      msg_shm.c        the shared-memory link under a local connection: transport
  *                       records, the byte stream through two rings, doorbells
- *      msg_conn.c       the per-connection packet state machine: completion of requests,
- *                       failures, the send side (eager, rendezvous, SYNCACK, PROTOACK
- *                       credit, CANCEL, FINI) and the receive side
+ *      msg_conn.c       the per-connection packet state machine, send side: completion
+ *                       of requests, failures, PROTOACK credit, sending (eager,
+ *                       rendezvous, SYNCACK, CANCEL, FINI)
+ *      msg_recv.c       the per-connection packet state machine, receive side: reading,
+ *                       matching first packets, continuations, control packets
  *      msg_dynhost.c    dynamic hosts: the introduction codec, dialling, accepting and
  *                       resolving tasks outside the static tables
  *      msg_match.c      matching and the queues: posted receives, unexpected messages,
@@ -69,6 +71,7 @@
                                        (but there is more than one) */
 #define HOT_BACKOFF 64              /* waits without that once one outlasted it (others
                                        want the cores) */
+#define MSG_NO_REQ (1 << 30)        /* msg_isend: no request for a send written at once */
 #define REQ_SPARES 16               /* freed requests kept for reuse */
 #define BUFFER_AFTER_US 1000        /* a standard long send copies its data after this */
 #define IDLE_TAKEOVER_MS 2          /* app out of the library this long: thread polls */
@@ -113,6 +116,14 @@
                                        limit; GIMPI_MAX_DYN_CONNS raises it */
 #define REFUSED_LOG_PER_S 5         /* stderr lines about refused callers per second; the
                                        rest are counted in one summary line */
+
+/*  A hook the context runs (gimpi_msg.h's send, liveness and blocked hooks): fn is kept
+ *  as the generic function type and called as its kind's (gimpi_msg_hook_fn or
+ *  gimpi_msg_alive_fn). */
+typedef struct {
+    void (*fn)(void);
+    void *arg;
+} msg_hook_t;
 
 /* ------------------------------------------------------------------ requests */
 
@@ -367,13 +378,11 @@ struct gimpi_msg_t {
         int64_t born_us;            /* creation (the grace for learning our tid) */
     } dyn;
     struct {                        /* what runs beside the engine */
-        gimpi_msg_hook_fn before_send;  /* run by every send entry, before the lock */
-        void *before_send_arg;
-        gimpi_msg_alive_fn alive;   /* liveness of peers a blocked call waits for */
-        void *alive_arg;
+        msg_hook_t send;            /* gimpi_msg_hook_fn: once per send call, before the lock */
+        msg_hook_t alive;           /* gimpi_msg_alive_fn: liveness of peers a blocked call
+                                       waits for */
         int liveness_ms;            /* LIVENESS_MS_DEFAULT or GIMPI_LIVENESS_MS */
-        gimpi_msg_hook_fn blocked;  /* run once by a call blocked note_ms */
-        void *blocked_arg;
+        msg_hook_t blocked;         /* gimpi_msg_hook_fn: run once by a call blocked note_ms */
         int note_ms;                /* NOTE_MS_DEFAULT or GIMPI_NOTE_MS */
         int alive_rr;               /* where the next round of questions starts */
         const gimpi_msg_fwd_hooks_t *fwd_hooks;     /* forwarding (msg_fwd_hooks.h) */
@@ -586,6 +595,8 @@ void msg_req_free(gimpi_msg_t *self, gimpi_msg_req_t *r);
 void msg_req_spares_free(gimpi_msg_t *self);
 /*  Marks a request complete (unlinking it); detached ones are freed at once. */
 void msg_complete(gimpi_msg_t *self, gimpi_msg_req_t *r, int err);
+/*  Completes a send whose protocol is done and which waits for no cancel reply. */
+void msg_send_check(gimpi_msg_t *self, gimpi_msg_req_t *r);
 /*  Gives an allocating receive memory for a message of msglen bytes (once). */
 void msg_alloc_rbuf(gimpi_msg_req_t *r, uint64_t msglen);
 /*  A short unexpected message has been taken: its sender learns it. */
@@ -606,30 +617,38 @@ void msg_credit_release(gimpi_msg_t *self);
 void msg_peer_lost(gimpi_msg_t *self, int p);
 /*  Closes connection h and forgets its half-done packets. */
 void msg_conn_close(gimpi_msg_t *self, int h);
+/*  Breaks connection h: records and prints why, closes it, fails its operations. */
+void msg_fault(gimpi_msg_t *self, int h, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/*  Closes connection h once PK_FINI went both ways (doc/impi-protocol.md §4.9). */
+void msg_check_fini(gimpi_msg_t *self, int h);
 /*  Queues a counted control packet to peer p and pushes it out. */
 void msg_queue_ctl(gimpi_msg_t *self, int p, uint32_t type, uint64_t srqid, uint64_t drqid,
                    int tag, uint64_t cid);
-/*  Queues PK_FINI on connection h and pushes it out; 0 or -1 (no memory). */
-int msg_queue_fini(gimpi_msg_t *self, int h);
 /*  A standard send's only packet to peer p written at once, without a request, when
  *  nothing is queued before it on a shared-memory link: 1 written, 0 not now, -1 broken. */
 int msg_send_now(gimpi_msg_t *self, int p, uint64_t srqid, uint64_t cid, int tag,
                  const void *buf, size_t len);
+/*  Writes what connection h may send now; -1 when the connection broke. */
+int msg_flush(gimpi_msg_t *self, int h);
+/*  GIMPI_DEBUG: how connection h was made. */
+void msg_debug_conn(gimpi_msg_t *self, int h);
+/*  Connection h has just opened: on a local socket (a peer of our user), starts the
+ *  shared-memory link.  0, or -1 when the connection failed (recorded, closed). */
+int msg_conn_opened(gimpi_msg_t *self, int h);
+
+/* ------------------------------------------------------------------ msg_recv.c */
+
+/*  Reads and handles what connection h has; -1 when it broke or closed. */
+int msg_read(gimpi_msg_t *self, int h);
+/*  Queues PK_FINI on connection h and pushes it out; 0 or -1 (no memory). */
+int msg_queue_fini(gimpi_msg_t *self, int h);
 /*  A blocking receive from peer p straight from its ring, when the next packet there
  *  (looked for up to looks times) is a whole eager DATA packet it matches and no receive
  *  is posted nor message unexpected (the caller's part): 1 taken, GIMPI_EOVERFLOW taken
  *  but cut to size, 0 not so (take the full path; nothing was consumed). */
 int msg_recv_now(gimpi_msg_t *self, int p, uint64_t cid, int tag, void *buf, size_t size,
                  gimpi_status_t *st, int looks);
-/*  Writes what connection h may send now; -1 when the connection broke. */
-int msg_flush(gimpi_msg_t *self, int h);
-/*  Reads and handles what connection h has; -1 when it broke or closed. */
-int msg_read(gimpi_msg_t *self, int h);
-/*  GIMPI_DEBUG: how connection h was made. */
-void msg_debug_conn(gimpi_msg_t *self, int h);
-/*  Connection h has just opened: on a local socket (a peer of our user), starts the
- *  shared-memory link.  0, or -1 when the connection failed (recorded, closed). */
-int msg_conn_opened(gimpi_msg_t *self, int h);
 
 /* ------------------------------------------------------------------ msg_dynhost.c */
 
@@ -654,11 +673,10 @@ void msg_dyn_abandon(gimpi_msg_t *self);
 
 /*  0 when tag is a legal send tag (or, with wild, GIMPI_ANY). */
 int msg_check_tag(gimpi_msg_t *self, int tag, int wild);
-/*  A standard send written at once (msg_send_now), needing no request: 1 sent, 0 not
- *  possible now (msg_isend it), or an error. */
-int msg_send_eager(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf,
-                   size_t len);
-/*  Starts a send. */
+/*  Starts a send: the engine's one send entry.  Checks the arguments once; a standard
+ *  send's only packet is written at once when it can be (msg_send_now, tried once), else
+ *  the request is queued.  With MSG_NO_REQ in flags a send written at once makes no
+ *  request (*out = NULL); otherwise *out is the request, done or not. */
 int msg_isend(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf, size_t len,
               int flags, gimpi_msg_req_t **out);
 /*  Posts a receive (alloc: memory made at match). */

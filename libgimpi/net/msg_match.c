@@ -48,20 +48,9 @@ static int s_send_peer(gimpi_msg_t *self, int tid, int tag, const void *buf, siz
     return p;
 }
 
-/*  A standard send written at once (msg_internal.h). */
-int msg_send_eager(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf,
-                   size_t len)
-{
-    int p = s_send_peer(self, tid, tag, buf, len);
-    if (p < 0)
-        return p;
-    if (p == self->rank || msg_send_now(self, p, self->match.next_id, cid, tag, buf, len) <= 0)
-        return 0;                       /* (broken: msg_isend reports it) */
-    self->match.next_id++;
-    return 1;
-}
-
-/*  Starts a send (lock held). */
+/*  Starts a send (lock held): the one send entry of the engine (msg_internal.h).  The
+ *  arguments are checked once; a standard send's only packet is written at once when it
+ *  can be (msg_send_now, tried once), else the request is queued. */
 int msg_isend(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf,
               size_t len, int flags, gimpi_msg_req_t **out)
 {
@@ -70,6 +59,14 @@ int msg_isend(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf
     int p = s_send_peer(self, tid, tag, buf, len);
     if (p < 0)
         return p;
+    int tried = flags == MSG_NO_REQ && p != self->rank;     /* standard, needs no request */
+    if (tried) {
+        *out = NULL;
+        if (msg_send_now(self, p, self->match.next_id, cid, tag, buf, len) > 0) {
+            self->match.next_id++;
+            return 0;                   /* written */
+        }                               /* not now (or broken: msg_flush reports it) */
+    }
     gimpi_msg_req_t *r = msg_req_new(self);
     if (!r)
         return GIMPI_ENOMEM;
@@ -110,7 +107,7 @@ int msg_isend(gimpi_msg_t *self, uint64_t cid, int tid, int tag, const void *buf
         return 0;
     }
     *out = r;
-    if (!r->sync && msg_send_now(self, p, r->id, cid, tag, buf, len) > 0) {
+    if (!tried && !r->sync && msg_send_now(self, p, r->id, cid, tag, buf, len) > 0) {
         r->state = S_STD;               /* out already */
         r->off = len;
         msg_complete(self, r, 0);

@@ -88,6 +88,51 @@ static void s_quick_look(gimpi_msg_t *self, struct pollfd *pfd, const int *map, 
         pthread_cond_broadcast(&self->cv);
 }
 
+/*  Handles the bytes left in a staging buffer (msg_read stopped early after a completed
+ *  receive): poll() would not report them.  1 when some are still there. */
+static int s_read_staged(gimpi_msg_t *self)
+{
+    int staged = 0;
+    for (int h = 0; h < self->nhosts; h++) {
+        conn_t *c = &self->conns[h];
+        if (c->state == C_OPEN && c->st_off < c->st_len) {
+            msg_read(self, h);
+            staged |= c->state == C_OPEN && c->st_off < c->st_len;
+        }
+    }
+    return staged;
+}
+
+/*  Handles what poll() reported on the np descriptors of pfd (map: a connection's index,
+ *  -1 the eventfd, -2 a dynamic host's socket); the shared-memory links were served
+ *  before. */
+static void s_dispatch(gimpi_msg_t *self, const struct pollfd *pfd, const int *map, int np)
+{
+    for (int i = 0; i < np; i++) {
+        if (!pfd[i].revents)
+            continue;
+        int h = map[i];
+        if (h == -1) {
+            uint64_t v;
+            ssize_t n = read(self->prog.evfd, &v, sizeof v);
+            (void)n;
+            continue;
+        }
+        if (h == -2) {
+            msg_dyn_event(self, pfd[i].fd, pfd[i].revents);
+            continue;
+        }
+        if (self->conns[h].fd != pfd[i].fd || self->conns[h].state != C_OPEN
+            || s_shm_on(self, h))
+            continue;                   /* closed meanwhile, or read above */
+        if (pfd[i].revents & (POLLOUT | POLLERR | POLLHUP))
+            if (msg_flush(self, h) < 0)
+                continue;
+        if (pfd[i].revents & (POLLIN | POLLERR | POLLHUP))
+            msg_read(self, h);
+    }
+}
+
 /*  One round of progress: polls the connections (timeout_ms; 0 = just look, the lock is
  *  then kept), then writes and reads what they are ready for.  A blocking poll also
  *  watches the eventfd (kicks) and the dynamic-host sockets (a quick look only every
@@ -99,17 +144,7 @@ void msg_drive(gimpi_msg_t *self, int timeout_ms, int app)
 {
     if (self->match.nowed)
         msg_credit_release(self);       /* a receive, a probe or a take may want them now */
-    /* bytes left in a staging buffer (msg_read stopped early) are handled first; poll()
-     * would not report them */
-    int staged = 0;
-    for (int h = 0; h < self->nhosts; h++) {
-        conn_t *c = &self->conns[h];
-        if (c->state == C_OPEN && c->st_off < c->st_len) {
-            msg_read(self, h);
-            staged |= c->state == C_OPEN && c->st_off < c->st_len;
-        }
-    }
-    if (staged)
+    if (s_read_staged(self))
         timeout_ms = 0;
     int dyn = self->dyn.npend || self->nhosts > self->nstatic_hosts;
     if (dyn)
@@ -189,29 +224,7 @@ void msg_drive(gimpi_msg_t *self, int timeout_ms, int app)
         return;
     if (rc <= 0)
         goto done;
-    for (int i = 0; i < np; i++) {
-        if (!pfd[i].revents)
-            continue;
-        int h = map[i];
-        if (h == -1) {
-            uint64_t v;
-            ssize_t n = read(self->prog.evfd, &v, sizeof v);
-            (void)n;
-            continue;
-        }
-        if (h == -2) {
-            msg_dyn_event(self, pfd[i].fd, pfd[i].revents);
-            continue;
-        }
-        if (self->conns[h].fd != pfd[i].fd || self->conns[h].state != C_OPEN
-            || s_shm_on(self, h))
-            continue;                   /* closed meanwhile, or read above */
-        if (pfd[i].revents & (POLLOUT | POLLERR | POLLHUP))
-            if (msg_flush(self, h) < 0)
-                continue;
-        if (pfd[i].revents & (POLLIN | POLLERR | POLLHUP))
-            msg_read(self, h);
-    }
+    s_dispatch(self, pfd, map, np);
 done:
     if (self->prog.app_polling)
         msg_kick(self);
@@ -258,8 +271,8 @@ static void s_ask_alive(gimpi_msg_t *self)
         return;
     for (int i = 0; i < n; i++)
         tids[i] = set[i] < self->nstatic ? self->tidbase + set[i] + 1 : self->peers[set[i]].tid;
-    gimpi_msg_alive_fn fn = self->hooks.alive;
-    void *arg = self->hooks.alive_arg;
+    gimpi_msg_alive_fn fn = (gimpi_msg_alive_fn)self->hooks.alive.fn;
+    void *arg = self->hooks.alive.arg;
     int gone[LIVENESS_MAX], ngone = 0;
     pthread_mutex_unlock(&self->mu);   /* (peers are only appended: indices hold) */
     for (int i = 0; i < n; i++)
@@ -321,7 +334,7 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
     uint64_t moved = self->prog.moved;
     int64_t live_us = (int64_t)self->hooks.liveness_ms * 1000;
     int64_t next_ask = start + live_us;
-    int64_t note_at = self->hooks.blocked && self->hooks.note_ms > 0
+    int64_t note_at = self->hooks.blocked.fn && self->hooks.note_ms > 0
                     ? start + (int64_t)self->hooks.note_ms * 1000 : 0;
     unsigned looks = 0;
     int64_t now = start;
@@ -342,14 +355,14 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
         }
         if (note_at && now >= note_at) {
             note_at = 0;
-            gimpi_msg_hook_fn fn = self->hooks.blocked;
-            void *harg = self->hooks.blocked_arg;
+            gimpi_msg_hook_fn fn = (gimpi_msg_hook_fn)self->hooks.blocked.fn;
+            void *harg = self->hooks.blocked.arg;
             pthread_mutex_unlock(&self->mu);
             fn(harg);
             pthread_mutex_lock(&self->mu);
             continue;
         }
-        if (self->hooks.alive && live_us > 0 && now >= next_ask) {
+        if (self->hooks.alive.fn && live_us > 0 && now >= next_ask) {
             next_ask = now + live_us;
             s_ask_alive(self);
             continue;
@@ -364,7 +377,7 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
         int t = 0;
         if (now >= spin_until) {
             int64_t left = deadline ? (deadline - now + 999) / 1000 : 1000;
-            if (self->hooks.alive && live_us > 0 && (next_ask - now + 999) / 1000 < left)
+            if (self->hooks.alive.fn && live_us > 0 && (next_ask - now + 999) / 1000 < left)
                 left = (next_ask - now + 999) / 1000;
             if (note_at && (note_at - now + 999) / 1000 < left)
                 left = (note_at - now + 999) / 1000;

@@ -354,24 +354,65 @@ int pvm_ctx_set_rbuf(pvm_ctx_t *self, int bufid)
     return old;
 }
 
-/*  Sends a buffer's bytes. */
-int pvm_ctx_send(pvm_ctx_t *self, int bufid, int dst, int tag, int ctxid)
+/*  A buffer's bytes as the transport takes them (the layer's one rule, for send and
+ *  bcast): the buffer's own block with PVM_BUF_HEADROOM bytes of room in front for the
+ *  transport's header (frame), or the caller's memory itself for one PvmDataInPlace
+ *  segment (frame NULL); and the encoding on the wire. */
+typedef struct {
+    int enc;
+    uint8_t *frame;
+    const uint8_t *bytes;
+    size_t len;
+} wire_t;
+
+/*  Fills w for buffer bufid after the checks (bad: the caller's parameters are wrong) and
+ *  the enrolment.  0 or a GIMPI_E* code. */
+static int s_wire(pvm_ctx_t *self, int bufid, int bad, wire_t *w)
 {
-    assert(self);
     pvm_buf_t *buf = pvm_ctx_buf(self, bufid);
     if (!buf)
         return GIMPI_ENOSUCHBUF;
-    if (dst <= 0 || tag < 0)
+    if (bad)
         return GIMPI_EBADPARAM;
     int rc = pvm_ctx_enrol(self);
     if (rc < 0)
         return rc;
-    size_t len = 0;
-    const uint8_t *bytes = pvm_buf_send_bytes(buf, &len);     /* send copies if it must */
-    if (!bytes)                 /* unpacked straight into the caller's memory, or ENOMEM */
+    w->len = 0;
+    w->frame = NULL;
+    if (pvm_buf_encoding(buf) == PVM_BUF_INPLACE)   /* one segment: the caller's memory */
+        w->bytes = pvm_buf_send_bytes(buf, &w->len);
+    else if ((w->frame = pvm_buf_frame(buf, &w->len)) != NULL)     /* room in front */
+        w->bytes = w->frame + PVM_BUF_HEADROOM;
+    else
+        w->bytes = NULL;
+    if (!w->bytes)              /* unpacked straight into the caller's memory, or ENOMEM */
         return GIMPI_ENODATA;
-    int enc = pvm_buf_encoding(buf) == PVM_BUF_DEFAULT ? PVM_BUF_DEFAULT : PVM_BUF_RAW;
-    return self->ops->send(self->impl, dst, tag, ctxid, enc, bytes, len);
+    w->enc = pvm_buf_encoding(buf) == PVM_BUF_DEFAULT ? PVM_BUF_DEFAULT : PVM_BUF_RAW;
+    return 0;
+}
+
+/*  Sends a buffer's bytes. */
+int pvm_ctx_send(pvm_ctx_t *self, int bufid, int dst, int tag, int ctxid)
+{
+    assert(self);
+    wire_t w;
+    int rc = s_wire(self, bufid, dst <= 0 || tag < 0, &w);
+    if (rc < 0)
+        return rc;
+    return self->ops->send(self->impl, dst, tag, ctxid, w.enc, w.frame, w.bytes, w.len);
+}
+
+/*  Sends a buffer's bytes to a group's members (pvm_ctx.h). */
+int pvm_ctx_bcast(pvm_ctx_t *self, int bufid, const char *group, int tag, int ctxid)
+{
+    assert(self);
+    wire_t w;
+    int rc = s_wire(self, bufid, tag < 0, &w);     /* enrolled: the transport is there */
+    if (rc < 0)
+        return rc;
+    if (!self->ops->bcast)
+        return GIMPI_ESYSERR;
+    return self->ops->bcast(self->impl, group, tag, ctxid, w.enc, w.frame, w.bytes, w.len);
 }
 
 /*  Does queued message bufid match? */

@@ -57,8 +57,11 @@ typedef struct {
     /*  The spawner's tid, or GIMPI_ENOPARENT for a task started from the shell. */
     int (*parent)(void *impl);
     /*  Queues one message for dst; returns 0 once the bytes are buffered (the caller may
-     *  reuse them at once), whatever their size. */
-    int (*send)(void *impl, int dst, int tag, int ctxid, int encoding,
+     *  reuse them at once), whatever their size.  bytes are the len bytes of the message;
+     *  frame, when not NULL, is bytes - PVM_BUF_HEADROOM, room the transport may overwrite
+     *  (its header: pvm_buf_frame).  frame is NULL when bytes are the caller's own memory
+     *  (one PvmDataInPlace segment), which the transport must leave alone. */
+    int (*send)(void *impl, int dst, int tag, int ctxid, int encoding, uint8_t *frame,
                 const void *bytes, size_t len);
     /*  The next arrived message, waiting up to timeout_ms (0: poll, -1: no limit).
      *  Returns 1 with *msg filled, 0 when nothing arrived in time, or < 0 (e.g.
@@ -88,11 +91,9 @@ typedef struct {
     /*  Optional (may be NULL): the task's data-plane collectives (gimpi_coll.h) for
      *  pvm_barrier, pvm_reduce, pvm_gather, pvm_scatter; NULL: none (PvmSysErr). */
     gimpi_coll_t *(*coll)(void *impl);
-    /*  Optional (may be NULL): pvm_bcast: one message, as `send` would send it, to every
-     *  current member of group but the caller (who need not be one).  bytes are the len
-     *  bytes of the message; frame, when not NULL, is bytes - PVM_BUF_HEADROOM, room the
-     *  transport may overwrite (its header: pvm_buf_frame).  frame is NULL when bytes are
-     *  the caller's own memory (one PvmDataInPlace segment), sent without a copy. */
+    /*  Optional (may be NULL): pvm_bcast: one message, as `send` would send it (bytes and
+     *  frame as there), to every current member of group but the caller (who need not be
+     *  one). */
     int (*bcast)(void *impl, const char *group, int tag, int ctxid, int encoding,
                  uint8_t *frame, const uint8_t *bytes, size_t len);
     /*  Optional (may be NULL; then messages never carry a body token): takes the body of
@@ -195,6 +196,10 @@ int pvm_ctx_set_rbuf(pvm_ctx_t *self, int bufid);
 /*  Sends the bytes of buffer bufid to dst (tid > 0) with tag and context id; the buffer
  *  is unchanged.  0 or a GIMPI_E* code; enrols first. */
 int pvm_ctx_send(pvm_ctx_t *self, int bufid, int dst, int tag, int ctxid);
+/*  Sends the bytes of buffer bufid as one message to every current member of group but
+ *  the caller (the transport's bcast, GIMPI_ESYSERR without one), as pvm_ctx_send would
+ *  send them to each.  0 or a GIMPI_E* code; enrols first. */
+int pvm_ctx_bcast(pvm_ctx_t *self, int bufid, const char *group, int tag, int ctxid);
 /*  Takes the first queued or arriving message from src (-1: any) with tag (-1: any) in
  *  context ctxid, waiting up to timeout_ms (0: poll, -1: no limit).  Returns its buffer
  *  id (> 0, out of the queue, not made active), 0 on timeout, or < 0. */

@@ -151,25 +151,11 @@ int pvm_bcast(char *group, int msgtag)
     int rc = s_env(&e);
     if (rc < 0)
         return s_result(rc);
-    if (!e.ops->bcast)
-        return s_result(PvmSysErr);
-    pvm_buf_t *buf = pvm_ctx_buf(e.ctx, pvm_ctx_sbuf(e.ctx));
-    if (!buf)
+    int sbuf = pvm_ctx_sbuf(e.ctx);
+    if (!sbuf)
         return s_result(PvmNoBuf);
-    size_t len = 0;
-    uint8_t *frame = NULL;
-    const uint8_t *bytes;
-    if (pvm_buf_encoding(buf) == PVM_BUF_INPLACE)   /* one segment: the caller's memory */
-        bytes = pvm_buf_send_bytes(buf, &len);
-    else if ((frame = pvm_buf_frame(buf, &len)) != NULL)    /* header room in front */
-        bytes = frame + PVM_BUF_HEADROOM;
-    else
-        bytes = NULL;
-    if (!bytes)                 /* unpacked straight into the caller's memory, or ENOMEM */
-        return s_result(PvmNoData);
-    int enc = pvm_buf_encoding(buf) == PVM_BUF_DEFAULT ? PVM_BUF_DEFAULT : PVM_BUF_RAW;
-    return s_result_in(e.ops->bcast(e.impl, group, msgtag, PvmBaseContext, enc, frame, bytes,
-                                    len), PVM_CAUSE_BOTH);
+    return s_result_in(pvm_ctx_bcast(e.ctx, sbuf, group, msgtag, PvmBaseContext),
+                       PVM_CAUSE_BOTH);
 }
 
 /*  Enters a collective that prints its errors (reduce, gather, scatter): 0 with *e set, or

@@ -14,15 +14,17 @@
  *  message on GIMPI_CID_PVM with the PVM tag, starting with a 16-byte header
  *      byte 0 'P', byte 1 version 1, byte 2 encoding (0 default/XDR, 1 raw), byte 3 flags,
  *      bytes 4-7 PVM context id (big endian, signed), bytes 8-15 body length (big endian)
- *  followed by the body when it is at most INLINE_MAX bytes (one copy of a small message
- *  is cheaper than a second packet).  A longer body travels as a separate message on
+ *  followed by the body when it is at most INLINE_MAX bytes (GIMPI_PVM_INLINE when set;
+ *  one message of header and body is cheaper than a second packet), the header written
+ *  into the room every PVM buffer keeps in front of its bytes (no copy; the caller's own
+ *  memory of a PvmDataInPlace buffer is copied behind a header instead).  pvm_send and
+ *  pvm_bcast follow this one rule (s_inline).  A longer body travels as a separate message on
  *  GIMPI_CID_PVM_BODY, same tag, straight from the PVM buffer (flag BODY_FOLLOWS); the
  *  receiver takes it from the same sender right after the header, so bodies pair with
  *  headers by the data plane's per-sender order.  Sends are standard sends: they return
  *  once the data is out or copied by the data plane, whatever the size.
  *
- *  pvm_bcast sends a body of at most INLINE_MAX bytes inline, in one data-plane bcast of
- *  header + body (the header written into the PVM buffer's headroom: no copy).  A longer
+ *  pvm_bcast sends an inline message as one data-plane bcast.  A longer
  *  body travels as its own bcast on GIMPI_CID_PVM_BCAST (flags BODY_FOLLOWS | BCAST_BODY),
  *  tagged with a per-sender bcast sequence number that a 24-byte header (the 16 bytes,
  *  then the sequence as 8 big-endian bytes) names: so the header is small and taken at
@@ -158,11 +160,35 @@ static gimpi_t *s_task(void *impl)
     return ((impi_tp_t *)impl)->task;
 }
 
-/*  vtable: a standard send of header (+ body inline, or body as a second message).  A
- *  destination that has left the job (finished or died) silently drops the message, as
- *  PVM's daemons do. */
-static int s_send(void *impl, int dst, int tag, int ctxid, int encoding, const void *bytes,
-                  size_t len)
+/*  The one message of header and inline body (len <= inline_max, the caller's test): the
+ *  header goes into the room in front of the bytes when there is a frame (no copy), else
+ *  header and body are copied into small (size bytes) when they fit, or a new block; free
+ *  it with s_inline_free.  NULL on ENOMEM. */
+static uint8_t *s_inline(int encoding, int ctxid, uint8_t *frame, const void *bytes, size_t len,
+                         uint8_t *small, size_t size)
+{
+    uint8_t *b = frame ? frame + PVM_BUF_HEADROOM - HDR_SIZE
+                       : HDR_SIZE + len <= size ? small : malloc(HDR_SIZE + len);
+    if (!b)
+        return NULL;
+    if (!frame && len)
+        memcpy(b + HDR_SIZE, bytes, len);
+    s_put_header(b, encoding, 0, ctxid, len);
+    return b;
+}
+
+/*  Gives back what s_inline took. */
+static void s_inline_free(uint8_t *b, const uint8_t *frame, const uint8_t *small)
+{
+    if (!frame && b != small)
+        free(b);
+}
+
+/*  vtable: a standard send of header + body inline (s_inline), or of the header, then the
+ *  body as a second message.  A destination that has left the job (finished or died)
+ *  silently drops the message, as PVM's daemons do. */
+static int s_send(void *impl, int dst, int tag, int ctxid, int encoding, uint8_t *frame,
+                  const void *bytes, size_t len)
 {
     impi_tp_t *self = impl;
     if (dst <= 0)
@@ -170,15 +196,11 @@ static int s_send(void *impl, int dst, int tag, int ctxid, int encoding, const v
     int rc;
     if (len <= self->inline_max) {
         uint8_t small[HDR_SIZE + 1024];
-        uint8_t *b = len <= 1024 ? small : malloc(HDR_SIZE + len);
+        uint8_t *b = s_inline(encoding, ctxid, frame, bytes, len, small, sizeof small);
         if (!b)
             return GIMPI_ENOMEM;
-        s_put_header(b, encoding, 0, ctxid, len);
-        if (len)
-            memcpy(b + HDR_SIZE, bytes, len);
         rc = gimpi_msg_send_cid(self->msg, GIMPI_CID_PVM, dst, tag, b, HDR_SIZE + len);
-        if (b != small)
-            free(b);
+        s_inline_free(b, frame, small);
     } else {
         uint8_t h[HDR_SIZE];
         s_put_header(h, encoding, BODY_FOLLOWS, ctxid, len);
@@ -443,26 +465,22 @@ static gimpi_coll_t *s_coll(void *impl)
 
 _Static_assert(HDR_SIZE <= PVM_BUF_HEADROOM, "the PVM header fits a buffer's headroom");
 
-/*  vtable: pvm_bcast to the group's members now.  Up to INLINE_MAX bytes: header + body
- *  as one data-plane bcast on the PVM context (the header in the frame's headroom, right in
- *  front of the body; copied together when there is no frame), taken by receivers like
- *  any PVM message.  Longer: the 24-byte header, then the body straight from `bytes` on
+/*  vtable: pvm_bcast to the group's members now.  An inline message (s_inline, the rule
+ *  of s_send) goes as one data-plane bcast on the PVM context, taken by receivers like any
+ *  PVM message.  Longer: the 24-byte header, then the body straight from `bytes` on
  *  GIMPI_CID_PVM_BCAST under the next bcast number, both to the same view of the group. */
 static int s_bcast(void *impl, const char *group, int tag, int ctxid, int encoding,
                    uint8_t *frame, const uint8_t *bytes, size_t len)
 {
     impi_tp_t *self = impl;
-    if (len <= INLINE_MAX) {
-        uint8_t *b = frame ? frame + PVM_BUF_HEADROOM - HDR_SIZE : malloc(HDR_SIZE + len);
+    if (len <= self->inline_max) {
+        uint8_t small[HDR_SIZE + 1024];
+        uint8_t *b = s_inline(encoding, ctxid, frame, bytes, len, small, sizeof small);
         if (!b)
             return GIMPI_ENOMEM;
-        if (!frame && len)
-            memcpy(b + HDR_SIZE, bytes, len);
-        s_put_header(b, encoding, 0, ctxid, len);
         int rc = gimpi_coll_group_bcast(self->coll, gimpi_groups(self->task), group,
                                         GIMPI_CID_PVM, tag, b, HDR_SIZE + len);
-        if (!frame)
-            free(b);
+        s_inline_free(b, frame, small);
         return rc;
     }
     if (!group || !*group)
