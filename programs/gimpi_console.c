@@ -21,6 +21,7 @@
 #include "groups/gd_sock.h"
 #include "gimpi.h"
 #include "base/gimpi_tunables.h"
+#include "base/gimpi_clock.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -79,14 +80,6 @@ typedef struct {
 } cmd_t;
 
 /* ------------------------------------------------------------------ helpers */
-
-/*  Monotonic milliseconds. */
-static int64_t s_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /*  Sleeps ms milliseconds (the polling of halt's wait). */
 static void s_pause_ms(int ms)
@@ -469,11 +462,11 @@ static int s_halt(console_t *self, int argc, char **argv)
         return -1;
     int me = s_mytid(self);
     int bad = s_signal_all(self, me, SIGTERM);
-    int64_t start = s_now_ms();
+    int64_t start = gimpi_now_ms();
     bool killed = false;
     int left;
-    while ((left = s_others(self, me)) > 0 && s_now_ms() - start < HALT_WAIT_MS) {
-        if (!killed && s_now_ms() - start >= HALT_GRACE_MS) {
+    while ((left = s_others(self, me)) > 0 && gimpi_now_ms() - start < HALT_WAIT_MS) {
+        if (!killed && gimpi_now_ms() - start >= HALT_GRACE_MS) {
             s_signal_all(self, me, SIGKILL);
             killed = true;
         }
@@ -534,10 +527,10 @@ static int s_hostchange(console_t *self, int argc, char **argv)
  *  ps lists them, and they have called the console before it may exit. */
 static void s_wait_registered(console_t *self, const int *tids, int n)
 {
-    int64_t start = s_now_ms();
+    int64_t start = gimpi_now_ms();
     for (int i = 0; i < n; i++) {
         gimpi_task_info_t info;
-        while (tids[i] > 0 && s_now_ms() - start < SPAWN_WAIT_MS
+        while (tids[i] > 0 && gimpi_now_ms() - start < SPAWN_WAIT_MS
                && gimpi_group_lookup(gimpi_groups(self->task), tids[i], &info) == GIMPI_ENOTFOUND)
             s_pause_ms(POLL_MS);
     }

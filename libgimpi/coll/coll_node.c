@@ -6,6 +6,7 @@
  *  messages when a member has seen a newer groupd version (doc/collectives.md).
  */
 #include "coll/coll_internal.h"
+#include "base/gimpi_clock.h"
 
 #include <assert.h>
 #include <time.h>
@@ -33,9 +34,7 @@ static int s_shm_alive(void *arg, int j)
     gimpi_coll_t *c = link->coll;
     if (c->dpb.groups && !c->dpb.noted)
         coll_on_blocked(c);
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    int64_t now = gimpi_now_ms();
     if (j == (link->tids[0] == gimpi_msg_mytid(msg))) {     /* a round's first member */
         link->asking = now - link->asked_ms >= 500;
         if (link->asking)

@@ -15,6 +15,7 @@
 #include "coll/coll_shm.h"
 #include "base/gimpi_bind.h"
 #include "gimpi.h"            /* the GIMPI_E* codes */
+#include "base/gimpi_clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -445,13 +446,6 @@ void coll_shm_break(coll_shm_t *self)
         __atomic_store_n(s_broken(self), 1, __ATOMIC_SEQ_CST);
 }
 
-static int64_t s_now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /*  Wakes the sleepers of w, if any (after w moved). */
 static void s_wake(word_t *w)
 {
@@ -535,7 +529,7 @@ static int s_wait(coll_shm_t *self, word_t *w, uint32_t target, uint32_t slack)
         if (i > (unsigned)self->pauses || (i & 15) == 0) {
             if (__atomic_load_n(s_broken(self), __ATOMIC_RELAXED))
                 return GIMPI_ESYSERR;
-            int64_t now = s_now_us();
+            int64_t now = gimpi_now_us();
             if (!start) {
                 start = now;
                 spin_end = start + self->spin_us;
@@ -563,8 +557,8 @@ static int s_wait(coll_shm_t *self, word_t *w, uint32_t target, uint32_t slack)
         r = s_reached(self, w, target, slack);
         if (r)
             return r < 0 ? r : 0;
-        if (s_now_us() >= next_live) {
-            next_live = s_now_us() + LIVE_MS * 1000;
+        if (gimpi_now_us() >= next_live) {
+            next_live = gimpi_now_us() + LIVE_MS * 1000;
             rc = s_all_alive(self);
             if (rc)
                 return rc;

@@ -25,6 +25,8 @@
 #include "net/gimpi_host.h"
 #include "net/msg_dynhost.h"    /* GIMPI_INTRO_MARKER: a dynamic caller too early */
 #include "base/gimpi_ratelog.h"
+#include "base/gimpi_clock.h"
+#include "base/gimpi_err.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -35,7 +37,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -45,25 +46,6 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
-
-/*  Monotonic milliseconds. */
-static int64_t s_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/*  Writes a message into err (when given). */
-static void s_err(char *err, size_t errsize, const char *fmt, ...)
-{
-    if (!err || !errsize)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errsize, fmt, ap);
-    va_end(ap);
-}
 
 /*  Fills a sockaddr_in from a 16-byte IMPI address and a port. */
 static void s_sockaddr(struct sockaddr_in *sa, const uint8_t addr[16], int port)
@@ -86,7 +68,7 @@ static int s_port_range(int *lo, int *hi, char *err, size_t errsize)
     if (end != e && *end == '-')
         b = strtol(end + 1, &end, 10);
     if (end == e || *end || a < 1 || b < a || b > 65535) {
-        s_err(err, errsize, "%s='%s' is not a port range LO-HI within 1..65535", GIMPI_ENV_PORTS,
+        gimpi_fail(err, errsize, "%s='%s' is not a port range LO-HI within 1..65535", GIMPI_ENV_PORTS,
               e);
         return -1;
     }
@@ -105,7 +87,7 @@ int gimpi_host_listen(const uint8_t addr[16], int *port, char *err, size_t errsi
     for (int p = lo;; p++) {
         int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0) {
-            s_err(err, errsize, "socket: %s", strerror(errno));
+            gimpi_fail(err, errsize, "socket: %s", strerror(errno));
             return -1;
         }
         int one = 1;
@@ -124,10 +106,10 @@ int gimpi_host_listen(const uint8_t addr[16], int *port, char *err, size_t errsi
         if (e == EADDRINUSE && p > 0 && p < hi)
             continue;                   /* taken: the next port of the range */
         if (e == EADDRINUSE && p > 0)
-            s_err(err, errsize, "listen on %s: no free port in %s=%d-%d",
+            gimpi_fail(err, errsize, "listen on %s: no free port in %s=%d-%d",
                   impi_addr16_format(addr, a, sizeof a), GIMPI_ENV_PORTS, lo, hi);
         else
-            s_err(err, errsize, "listen on %s: %s", impi_addr16_format(addr, a, sizeof a),
+            gimpi_fail(err, errsize, "listen on %s: %s", impi_addr16_format(addr, a, sizeof a),
                   strerror(e));
         return -1;
     }
@@ -365,7 +347,7 @@ static void s_log_tick(dance_t *d, int64_t now, bool force)
 /*  Logs one refused caller (rate-limited, see dance_log_t). */
 static void s_log_refusal(dance_t *d, const char *who, const char *fmt, ...)
 {
-    int64_t now = s_now_ms();
+    int64_t now = gimpi_now_ms();
     s_log_tick(d, now, false);
     if (!gimpi_ratelog_event(&d->log, now))
         return;
@@ -411,7 +393,7 @@ static int s_start_connect(const impi_tables_t *t, int myhost, int i, dance_sock
     int fd = gimpi_host_dial(t->hosts[i].addr, t->hosts[i].port, t->hosts[myhost].addr,
                              &connecting, why, sizeof why);
     if (fd < 0) {
-        s_err(err, errsize, "host %d: %s", i, why);
+        gimpi_fail(err, errsize, "host %d: %s", i, why);
         return -1;
     }
     *s = (dance_sock_t){ .fd = fd, .peer = i, .connecting = connecting };
@@ -429,7 +411,7 @@ static int s_dial_step(dance_t *d, dance_sock_t *s)
         getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &e, &el);
         if (e) {
             char a[48];
-            s_err(d->err, d->errsize, "connect to host %d (%s:%d): %s", s->peer,
+            gimpi_fail(d->err, d->errsize, "connect to host %d (%s:%d): %s", s->peer,
                   impi_addr16_format(d->t->hosts[s->peer].addr, a, sizeof a),
                   d->t->hosts[s->peer].port, strerror(e));
             return -1;
@@ -438,7 +420,7 @@ static int s_dial_step(dance_t *d, dance_sock_t *s)
     }
     ssize_t w = send(s->fd, s->buf + s->done, 4 - s->done, MSG_NOSIGNAL);
     if (w < 0 && errno != EAGAIN && errno != EINTR) {
-        s_err(d->err, d->errsize, "sending rank to host %d: %s", s->peer, strerror(errno));
+        gimpi_fail(d->err, d->errsize, "sending rank to host %d: %s", s->peer, strerror(errno));
         return -1;
     }
     if (w > 0)
@@ -548,10 +530,10 @@ static int s_accept_one(dance_t *d, int lfd)
         }
         if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED)
             return 0;
-        s_err(d->err, d->errsize, "accept: %s", strerror(errno));
+        gimpi_fail(d->err, d->errsize, "accept: %s", strerror(errno));
         return -1;
     }
-    dance_sock_t c = { .fd = fd, .peer = -1, .since_ms = s_now_ms(),
+    dance_sock_t c = { .fd = fd, .peer = -1, .since_ms = gimpi_now_ms(),
                        .local = gimpi_host_is_local(fd) };
     struct sockaddr_in sa;
     socklen_t sl = sizeof sa;
@@ -631,7 +613,7 @@ static void s_dance_timeout(dance_t *d, int timeout_ms)
     for (int i = 0; i < d->n && off < sizeof missing - 16; i++)
         if (i != d->myhost && d->fds[i] < 0)
             off += (size_t)snprintf(missing + off, sizeof missing - off, " %d", i);
-    s_err(d->err, d->errsize,
+    gimpi_fail(d->err, d->errsize,
           "host connections: timed out after %d ms; missing hosts:%s (%ld callers refused)",
           timeout_ms, missing, (long)d->log.total);
 }
@@ -654,7 +636,7 @@ static void s_read_pass(dance_t *d)
 static int s_dance_round(dance_t *d, int listen_fd, int local_fd, struct pollfd *pfd,
                          int64_t left_ms)
 {
-    int64_t now = s_now_ms();
+    int64_t now = gimpi_now_ms();
     int64_t wait = s_expire_callers(d, now);
     if (wait > left_ms)
         wait = left_ms;
@@ -676,11 +658,11 @@ static int s_dance_round(dance_t *d, int listen_fd, int local_fd, struct pollfd 
         pfd[np++] = (struct pollfd){ .fd = s->fd, .events = s->peer >= 0 ? POLLOUT : POLLIN };
     }
     int r = poll(pfd, (nfds_t)np, (int)wait);
-    s_log_tick(d, s_now_ms(), false);
+    s_log_tick(d, gimpi_now_ms(), false);
     if (r < 0) {
         if (errno == EINTR)
             return 0;
-        s_err(d->err, d->errsize, "poll: %s", strerror(errno));
+        gimpi_fail(d->err, d->errsize, "poll: %s", strerror(errno));
         return -1;
     }
     for (int k = 0; k < d->nsocks; k++) {
@@ -712,7 +694,7 @@ int gimpi_host_dance(const impi_tables_t *t, int myhost, int listen_fd, int loca
     for (int i = 0; i < n; i++)
         fds[i] = -1;
     if (myhost < 0 || myhost >= n) {
-        s_err(err, errsize, "host rank %d out of range 0..%d", myhost, n - 1);
+        gimpi_fail(err, errsize, "host rank %d out of range 0..%d", myhost, n - 1);
         return -1;
     }
     const char *chk = getenv("GIMPI_DANCE_CHECK_CALLERS");
@@ -726,7 +708,7 @@ int gimpi_host_dance(const impi_tables_t *t, int myhost, int listen_fd, int loca
     if (!d.socks || !pfd) {
         free(d.socks);
         free(pfd);
-        s_err(err, errsize, "out of memory");
+        gimpi_fail(err, errsize, "out of memory");
         return -1;
     }
     int rc = -1;
@@ -735,7 +717,7 @@ int gimpi_host_dance(const impi_tables_t *t, int myhost, int listen_fd, int loca
             d.nsocks--;
             goto out;
         }
-    int64_t deadline = s_now_ms() + timeout_ms;
+    int64_t deadline = gimpi_now_ms() + timeout_ms;
     for (;;) {
         int calling = 0;
         for (int k = 0; k < d.nsocks; k++)
@@ -745,7 +727,7 @@ int gimpi_host_dance(const impi_tables_t *t, int myhost, int listen_fd, int loca
             rc = 0;
             break;
         }
-        int64_t left = deadline - s_now_ms();
+        int64_t left = deadline - gimpi_now_ms();
         if (left <= 0) {
             s_dance_timeout(&d, timeout_ms);
             goto out;
@@ -761,7 +743,7 @@ out:
         else if (s->fd >= 0)
             close(s->fd);
     }
-    s_log_tick(&d, s_now_ms(), true);
+    s_log_tick(&d, gimpi_now_ms(), true);
     if (rc < 0)
         for (int i = 0; i < n; i++)
             if (fds[i] >= 0) {
@@ -791,14 +773,14 @@ int gimpi_host_dial(const uint8_t addr[16], int port, const uint8_t *from, int *
     }
     fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) {
-        s_err(err, errsize, "socket: %s", strerror(errno));
+        gimpi_fail(err, errsize, "socket: %s", strerror(errno));
         return -1;
     }
     struct sockaddr_in sa;
     if (from) {
         s_sockaddr(&sa, from, 0);
         if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-            s_err(err, errsize, "bind to announced address %s: %s",
+            gimpi_fail(err, errsize, "bind to announced address %s: %s",
                   impi_addr16_format(from, a, sizeof a), strerror(errno));
             close(fd);
             return -1;
@@ -807,7 +789,7 @@ int gimpi_host_dial(const uint8_t addr[16], int port, const uint8_t *from, int *
     s_sockaddr(&sa, addr, port);
     int rc = connect(fd, (struct sockaddr *)&sa, sizeof sa);
     if (rc < 0 && errno != EINPROGRESS) {
-        s_err(err, errsize, "connect to %s:%d: %s", impi_addr16_format(addr, a, sizeof a),
+        gimpi_fail(err, errsize, "connect to %s:%d: %s", impi_addr16_format(addr, a, sizeof a),
               port, strerror(errno));
         close(fd);
         return -1;

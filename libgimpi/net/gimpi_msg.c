@@ -215,7 +215,7 @@ static int s_send_ready(gimpi_msg_t *self, void *arg)
     send_wait_t *w = arg;
     if (w->r->done)
         return 1;
-    return (w->r->state == S_QUEUED || w->r->state == S_WAITACK) && msg_now_us() >= w->buffer_at;
+    return (w->r->state == S_QUEUED || w->r->state == S_WAITACK) && gimpi_now_us() >= w->buffer_at;
 }
 
 /*  Standard send. */
@@ -242,7 +242,7 @@ static inline __attribute__((always_inline)) int s_send_cid(gimpi_msg_t *self, i
         return rc;
     }
     if (!r->done && r->is_long) {
-        send_wait_t w = { r, msg_now_us() + BUFFER_AFTER_US };
+        send_wait_t w = { r, gimpi_now_us() + BUFFER_AFTER_US };
         rc = msg_wait(self, s_send_ready, &w, 1);
     }
     if (r->done)

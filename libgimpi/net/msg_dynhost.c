@@ -156,7 +156,7 @@ const char *gimpi_intro_strstatus(uint32_t status)
  *  whatever second it is, as a context ends). */
 static void s_log_flush(gimpi_msg_t *self, int force)
 {
-    int more = gimpi_ratelog_roll(&self->dyn.log, msg_now_us() / 1000, force);
+    int more = gimpi_ratelog_roll(&self->dyn.log, gimpi_now_us() / 1000, force);
     if (more)
         fprintf(stderr, "gimpi[t%x]: ... %d more incoming connections refused in the last "
                 "second\n", (unsigned)msg_mytid(self), more);
@@ -175,7 +175,7 @@ static void s_refused(gimpi_msg_t *self, const char *fmt, ...)
 static void s_refused(gimpi_msg_t *self, const char *fmt, ...)
 {
     s_log_flush(self, 0);
-    if (!gimpi_ratelog_event(&self->dyn.log, msg_now_us() / 1000))
+    if (!gimpi_ratelog_event(&self->dyn.log, gimpi_now_us() / 1000))
         return;
     char what[240];
     va_list ap;
@@ -354,7 +354,7 @@ static void s_dial_start(gimpi_msg_t *self, int p, const uint8_t addr[16], int p
     }
     c->fd = fd;
     c->dial = inprogress ? D_CONNECT : D_HELLO;
-    c->dial_deadline = msg_now_us() + (int64_t)self->dyn.connect_ms * 1000;
+    c->dial_deadline = gimpi_now_us() + (int64_t)self->dyn.connect_ms * 1000;
     gimpi_intro_hello(c->iout);
     c->ioff = 0;
     if (self->prog.thread_polling || self->prog.app_polling)
@@ -626,7 +626,7 @@ static void s_pend_decide(gimpi_msg_t *self, int k)
         /* a task learns its tid (gimpi_msg_set_tidbase) just after it starts listening,
            and its contact may be known before: such a caller waits for the tid, or for
            the grace to end, rather than being refused in that moment */
-        if (!self->dyn.tid_final && msg_now_us() < self->dyn.born_us + TID_GRACE_US)
+        if (!self->dyn.tid_final && gimpi_now_us() < self->dyn.born_us + TID_GRACE_US)
             return;
         s_pend_refuse(self, k, &in, GIMPI_INTRO_WRONGTID);
         return;
@@ -689,7 +689,7 @@ static void s_pend_intro(gimpi_msg_t *self, int k)
         return;
     }
     pd->phase = P_AUTHED;               /* from now on bound as a set-up, not a stranger */
-    pd->deadline = msg_now_us() + (int64_t)self->dyn.connect_ms * 1000;
+    pd->deadline = gimpi_now_us() + (int64_t)self->dyn.connect_ms * 1000;
     s_pend_decide(self, k);
 }
 
@@ -759,7 +759,7 @@ static void s_accept(gimpi_msg_t *self, int lfd)
         }
         self->dyn.pend[self->dyn.npend++] = (pend_t){
             .fd = fd, .phase = P_HELLO, .serial = ++self->dyn.serial,
-            .deadline = msg_now_us() + (int64_t)self->dyn.handshake_ms * 1000 };
+            .deadline = gimpi_now_us() + (int64_t)self->dyn.handshake_ms * 1000 };
     }
 }
 
@@ -769,7 +769,7 @@ static void s_accept(gimpi_msg_t *self, int lfd)
  *  handshake timeout; authenticated ones: connect_ms). */
 void msg_dyn_deadlines(gimpi_msg_t *self)
 {
-    int64_t now = msg_now_us();
+    int64_t now = gimpi_now_us();
     s_log_flush(self, 0);
     for (int k = self->dyn.npend - 1; k >= 0; k--)    /* callers waiting for our tid: the */
         if (self->dyn.pend[k].phase == P_AUTHED             /* grace is over (set_tidbase */
@@ -1089,7 +1089,7 @@ int gimpi_msg_expect(gimpi_msg_t *self, int tid, int alive_fd)
         else {
             self->conns[self->peers[p].host].state = C_EXPECT;
             self->conns[self->peers[p].host].dial_deadline =
-                msg_now_us() + (int64_t)self->dyn.connect_ms * 1000;
+                gimpi_now_us() + (int64_t)self->dyn.connect_ms * 1000;
             self->peers[p].alive_fd = alive_fd;
             alive_fd = -1;
             if (self->prog.thread_polling || self->prog.app_polling)

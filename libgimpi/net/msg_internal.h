@@ -41,6 +41,7 @@
 #include "net/msg_dynhost.h"
 #include "net/msg_fwd_hooks.h"
 #include "net/msg_shm.h"
+#include "base/gimpi_clock.h"
 
 #include <poll.h>
 #include <pthread.h>
@@ -402,14 +403,6 @@ typedef struct {
 } probe_t;
 
 /* ------------------------------------------------------------------ tiny helpers */
-
-/*  Monotonic microseconds. */
-static inline int64_t msg_now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
 
 /*  Appends r to a list through one of its links. */
 static inline void msg_list_push(req_list_t *L, gimpi_msg_req_t *r, link_t *lk, size_t off)

@@ -48,7 +48,7 @@ static void s_settings(gimpi_msg_t *self, const impi_tables_t *t, int rank, int 
     self->prog.evfd = -1;
     self->dyn.listen_fd = listen_fd;
     self->dyn.local_fd = local_fd;
-    self->dyn.born_us = msg_now_us();
+    self->dyn.born_us = gimpi_now_us();
     self->dyn.log.per_sec = REFUSED_LOG_PER_S;
     self->rank = rank;
     self->nprocs = self->nstatic = self->cap_procs = t->nprocs;

@@ -311,7 +311,7 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
             return 0;
         }
     }
-    int64_t start = msg_now_us();
+    int64_t start = gimpi_now_us();
     int64_t spin_until = start + self->prog.spin_us;
     /* local peers that all have a core answer within the hot spin: no yielding then (a
      * yield is a system call, a round trip through shared memory is not).  A wait that
@@ -342,7 +342,7 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
         if (self->dyn.nresolve || self->dyn.nverify)
             msg_resolve_later(self);
         if ((looks++ & 7) == 0 || now >= hot_until)    /* the hot spin reads the clock less */
-            now = msg_now_us();
+            now = gimpi_now_us();
         if (self->prog.moved != moved) {     /* bytes are flowing: keep spinning */
             moved = self->prog.moved;
             spin_until = now + self->prog.spin_us;

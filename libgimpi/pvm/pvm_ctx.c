@@ -11,6 +11,7 @@
 #include "pvm/pvm_ctx.h"
 #include "gimpi.h"
 #include "pvm3.h"
+#include "base/gimpi_clock.h"
 
 #include <assert.h>
 #include <stdarg.h>
@@ -465,14 +466,6 @@ static int s_enqueue(pvm_ctx_t *self, pvm_msg_t *msg)
     return id;
 }
 
-/*  Milliseconds since an arbitrary origin. */
-static long long s_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*  Sets pvm_notify's hooks. */
 void pvm_ctx_set_notify(pvm_ctx_t *self, const pvm_ctx_notify_t *notify)
 {
@@ -532,11 +525,11 @@ static int s_wait_match(pvm_ctx_t *self, int src, int tag, int ctxid, int timeou
         *err = rc;
         return -1;
     }
-    long long deadline = timeout_ms > 0 ? s_now_ms() + timeout_ms : 0;
+    long long deadline = timeout_ms > 0 ? gimpi_now_ms() + timeout_ms : 0;
     for (;;) {
         int wait = timeout_ms;
         if (timeout_ms > 0) {
-            long long left = deadline - s_now_ms();
+            long long left = deadline - gimpi_now_ms();
             wait = left > 0 ? (int)left : 0;
         }
         int full = wait;
@@ -547,7 +540,7 @@ static int s_wait_match(pvm_ctx_t *self, int src, int tag, int ctxid, int timeou
                 return i;
             if (wait < 0 || wait > PVM_CTX_NOTIFY_SLICE_MS)
                 wait = PVM_CTX_NOTIFY_SLICE_MS;
-            t0 = s_now_ms();
+            t0 = gimpi_now_ms();
         }
         pvm_msg_t msg = { 0 };
         rc = src > 0 && self->ops->next_from
@@ -559,7 +552,7 @@ static int s_wait_match(pvm_ctx_t *self, int src, int tag, int ctxid, int timeou
         }
         if (rc == 0) {
             if (t0 && wait > 0) {
-                int rest = wait - (int)(s_now_ms() - t0);
+                int rest = wait - (int)(gimpi_now_ms() - t0);
                 rc = self->notify.poll(self->notify.arg, self, rest > 0 ? rest : 0);
                 if (rc >= 0 && (i = s_find(self, src, tag, ctxid)) >= 0)
                     return i;
