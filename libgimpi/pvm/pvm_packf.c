@@ -16,6 +16,7 @@
 
 #include <ctype.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -154,6 +155,43 @@ static int s_fail(const char *fn, int rc)
     return pvm_ctx_fail(pvm_ctx_current(), fn, rc);
 }
 
+/*  Walks a format, packing into the active send buffer (pack) or unpacking from the
+ *  active receive buffer: the one loop of pvm_packf and pvm_unpackf.  Only packing takes
+ *  `%+` (a new send buffer) and values by value; unpacking takes every argument as a
+ *  pointer.  Returns 0 or the first element call's negative code. */
+static int s_walk(const char *fmt, va_list *ap, bool pack)
+{
+    int rc = 0;
+    const char *p = fmt;
+    while (rc >= 0 && *p) {
+        if (*p++ != '%')
+            continue;
+        if (pack && *p == '+') {
+            p++;
+            rc = pvm_initsend(va_arg(*ap, int));
+            continue;
+        }
+        spec_t sp;
+        rc = s_parse(&p, ap, &sp);
+        if (rc < 0)
+            break;
+        if (sp.conv == 's') {
+            char *str = va_arg(*ap, char *);
+            rc = pack ? pvm_pkstr(str) : pvm_upkstr(str);
+            continue;
+        }
+        int dt = s_datatype(&sp);
+        if (pack && sp.count < 0 && sp.stride < 0) {
+            rc = s_pk_value(dt, ap);
+            continue;
+        }
+        void *v = va_arg(*ap, void *);
+        int n = sp.count < 0 ? 1 : sp.count, stride = sp.stride < 0 ? 1 : sp.stride;
+        rc = pack ? s_pk(dt, v, n, stride) : s_upk(dt, v, n, stride);
+    }
+    return rc;
+}
+
 /*  Packs by format into the active send buffer. */
 int pvm_packf(const char *fmt, ...)
 {
@@ -161,31 +199,7 @@ int pvm_packf(const char *fmt, ...)
         return s_fail("pvm_packf", PvmBadParam);
     va_list ap;
     va_start(ap, fmt);
-    int rc = 0;
-    const char *p = fmt;
-    while (rc >= 0 && *p) {
-        if (*p++ != '%')
-            continue;
-        if (*p == '+') {
-            p++;
-            rc = pvm_initsend(va_arg(ap, int));
-            continue;
-        }
-        spec_t sp;
-        rc = s_parse(&p, &ap, &sp);
-        if (rc < 0)
-            break;
-        if (sp.conv == 's') {
-            rc = pvm_pkstr(va_arg(ap, char *));
-            continue;
-        }
-        int dt = s_datatype(&sp);
-        if (sp.count < 0 && sp.stride < 0)
-            rc = s_pk_value(dt, &ap);
-        else
-            rc = s_pk(dt, va_arg(ap, void *), sp.count < 0 ? 1 : sp.count,
-                      sp.stride < 0 ? 1 : sp.stride);
-    }
+    int rc = s_walk(fmt, &ap, true);
     va_end(ap);
     if (rc < 0)
         return s_fail("pvm_packf", rc);
@@ -199,21 +213,7 @@ int pvm_unpackf(const char *fmt, ...)
         return s_fail("pvm_unpackf", PvmBadParam);
     va_list ap;
     va_start(ap, fmt);
-    int rc = 0;
-    const char *p = fmt;
-    while (rc >= 0 && *p) {
-        if (*p++ != '%')
-            continue;
-        spec_t sp;
-        rc = s_parse(&p, &ap, &sp);
-        if (rc < 0)
-            break;
-        if (sp.conv == 's')
-            rc = pvm_upkstr(va_arg(ap, char *));
-        else
-            rc = s_upk(s_datatype(&sp), va_arg(ap, void *), sp.count < 0 ? 1 : sp.count,
-                       sp.stride < 0 ? 1 : sp.stride);
-    }
+    int rc = s_walk(fmt, &ap, false);
     va_end(ap);
     if (rc < 0)
         return s_fail("pvm_unpackf", rc);
