@@ -24,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(rc == IMPI_ERR_VALUE && which != IMPI_AUTH_NONE && which != IMPI_AUTH_KEY);
 
     if (size >= IMPI_AUTH_REPLY_SIZE + 8) {
-        uint32_t cmask = impi_get32(data + 8), smask = impi_get32(data + 12);
+        uint32_t cmask = gimpi_be_get32(data + 8), smask = gimpi_be_get32(data + 12);
         int m = impi_auth_choose(cmask, smask);
         uint32_t common = cmask & smask & ((1u << IMPI_AUTH_NONE) | (1u << IMPI_AUTH_KEY));
         if (common == 0) {

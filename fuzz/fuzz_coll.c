@@ -19,9 +19,9 @@ static void s_check_accepted(const impi_label_info_t *info, const uint8_t *data,
     CHECK(info->elem_size > 0 && len % info->elem_size == 0);
     size_t n = len / info->elem_size;
     if (info->type == IMPI_ELEM_VERSION) {
-        CHECK(n >= 1 && impi_get64(data) == 0);
+        CHECK(n >= 1 && gimpi_be_get64(data) == 0);
         for (size_t i = 1; i < n; i++)
-            CHECK(impi_get64(data + 8 * i) > impi_get64(data + 8 * (i - 1)));
+            CHECK(gimpi_be_get64(data + 8 * i) > gimpi_be_get64(data + 8 * (i - 1)));
     } else if (info->scope == IMPI_SCOPE_CLIENT) {
         CHECK(n == 1);
     } else if (count >= 0) {
@@ -63,11 +63,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     impi_coll_t coll;
     int rc = impi_coll_decode(data, size, &coll);
     if (rc != IMPI_OK) {
-        CHECK(size < 4 || impi_get32(data) == 0);
+        CHECK(size < 4 || gimpi_be_get32(data) == 0);
         if (size < 4)
             return 0;
     } else {
-        CHECK(coll.label != IMPI_NO_LABEL && coll.label == (int32_t)impi_get32(data));
+        CHECK(coll.label != IMPI_NO_LABEL && coll.label == (int32_t)gimpi_be_get32(data));
     }
     const uint8_t *elems = data + 4;
     size_t len = size - 4;
@@ -75,7 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     long count = (long)(data[0] % 8);
 
     /* the label the input names, then every row of the table, then two that are not */
-    s_validate(impi_label_info((int32_t)impi_get32(data)), (int32_t)impi_get32(data),
+    s_validate(impi_label_info((int32_t)gimpi_be_get32(data)), (int32_t)gimpi_be_get32(data),
                elems, len, count);
     for (int i = 0; i < IMPI_LABEL_COUNT; i++) {
         const impi_label_info_t *info = impi_label_at(i);

@@ -30,7 +30,7 @@ static void s_check_split(const impi_coll_reply_t *r, int nclients, const long *
         CHECK(s->len <= r->len - off);
         CHECK(s->len == s->count * info->elem_size);
         if (info->type == IMPI_ELEM_VERSION)
-            CHECK(s->count >= 1 && impi_get64(s->data) == 0);
+            CHECK(s->count >= 1 && gimpi_be_get64(s->data) == 0);
         else if (info->scope == IMPI_SCOPE_CLIENT)
             CHECK(s->count == 1);
         else
@@ -61,11 +61,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc = impi_coll_reply_decode(data, size, &r);
     if (rc != IMPI_OK) {
         CHECK(rc == IMPI_ERR_LENGTH || rc == IMPI_ERR_LABEL);
-        CHECK(size < 8 || impi_get32(data) == 0);
+        CHECK(size < 8 || gimpi_be_get32(data) == 0);
         return 0;
     }
     CHECK(r.data == data + 8 && r.len == size - 8 && r.label != IMPI_NO_LABEL);
-    CHECK(r.mask == impi_get32(data + 4));
+    CHECK(r.mask == gimpi_be_get32(data + 4));
 
     /* the header a server would write for this reply says the same */
     uint8_t hdr[16];

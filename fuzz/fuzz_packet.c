@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < IMPI_PACKET_SIZE)
         return 0;
-    uint32_t max_data = size >= IMPI_PACKET_SIZE + 4 ? impi_get32(data + IMPI_PACKET_SIZE) : 8000;
+    uint32_t max_data = size >= IMPI_PACKET_SIZE + 4 ? gimpi_be_get32(data + IMPI_PACKET_SIZE) : 8000;
     size_t fmt_size = size >= IMPI_PACKET_SIZE + 5 ? 1 + data[IMPI_PACKET_SIZE + 4] * 2 : 512;
 
     impi_packet_t pk;

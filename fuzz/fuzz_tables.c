@@ -79,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t off = 1;
         int rc = 0;
         while (t && rc == 0 && size - off >= 4) {
-            uint32_t len = impi_get32(data + off);
+            uint32_t len = gimpi_be_get32(data + off);
             off += 4;
             if (len > size - off)
                 break;

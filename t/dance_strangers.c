@@ -289,7 +289,7 @@ static int s_call_local(const char *to, int port)
 static int s_send_rank(int fd, uint32_t rank, size_t len)
 {
     uint8_t b[4];
-    impi_put32(b, rank);
+    gimpi_be_put32(b, rank);
     return tl_send_all(fd, b, len);
 }
 

@@ -204,7 +204,7 @@ int dp_intro_hello(int fd, uint32_t version, uint8_t nonce[GIMPI_INTRO_NONCE], i
 {
     uint8_t h[GIMPI_INTRO_HELLO_SIZE], ch[GIMPI_INTRO_CHALLENGE_SIZE];
     gimpi_intro_hello(h);
-    impi_put32(h + 4, version);
+    gimpi_be_put32(h + 4, version);
     if (tl_send_all(fd, h, sizeof h) < 0
         || tl_recv_exact(fd, ch, sizeof ch, timeout_ms) != (long)sizeof ch)
         return -1;

@@ -78,8 +78,8 @@ static int s_srv_recv(int fd, int32_t *cmd, uint8_t *buf, size_t cap, uint32_t *
     uint8_t h[8];
     if (tl_recv_exact(fd, h, 8, T_MS) != 8)
         return -1;
-    *cmd = (int32_t)impi_get32(h);
-    *len = impi_get32(h + 4);
+    *cmd = (int32_t)gimpi_be_get32(h);
+    *len = gimpi_be_get32(h + 4);
     if (*len > cap)
         return -1;
     if (*len && tl_recv_exact(fd, buf, *len, T_MS) != (long)*len)
@@ -135,7 +135,7 @@ static int s_srv_auth(server_t *s, int fd, int32_t which)
     if (which == IMPI_AUTH_KEY) {
         if (tl_recv_exact(fd, buf, 8, T_MS) != 8)
             return -1;
-        s->key = impi_get64(buf);
+        s->key = gimpi_be_get64(buf);
     }
     return 0;
 }
@@ -148,14 +148,14 @@ static int s_srv_rank(int fd)
     uint8_t buf[64];
     if (s_srv_recv(fd, &cmd, buf, sizeof buf, &len) < 0 || cmd != IMPI_CMD_IMPI || len != 4)
         return -1;
-    return (int)impi_get32(buf);
+    return (int)gimpi_be_get32(buf);
 }
 
 /*  Sends the IMPI reply. */
 static int s_srv_nclients(int fd, int32_t n)
 {
     uint8_t p[4];
-    impi_put32(p, (uint32_t)n);
+    gimpi_be_put32(p, (uint32_t)n);
     return s_srv_send(fd, IMPI_CMD_IMPI, p, 4);
 }
 
@@ -194,7 +194,7 @@ static void s_srv_good(server_t *s)
             }
             ndone += cmd[r] == IMPI_CMD_DONE;
             if (cmd[r] == IMPI_CMD_COLL)
-                label = (int32_t)impi_get32(bufs[r]);
+                label = (int32_t)gimpi_be_get32(bufs[r]);
         }
         if (s->scenario == S_UNKNOWN_LABELS)
             for (int r = 0; r < n; r++)
@@ -207,7 +207,7 @@ static void s_srv_good(server_t *s)
         }
         size_t off = 0;
         for (int r = 0; r < n; r++) {
-            if (cmd[r] != IMPI_CMD_COLL || (int32_t)impi_get32(bufs[r]) != label) {
+            if (cmd[r] != IMPI_CMD_COLL || (int32_t)gimpi_be_get32(bufs[r]) != label) {
                 s_srv_fail(s, "clients not in lock-step");
                 goto out;
             }
@@ -243,7 +243,7 @@ static int s_srv_echo(int fd, int count, int32_t lie, const uint8_t *lie_data, s
             return -1;
         if (cmd == IMPI_CMD_DONE)
             return s_srv_send(fd, IMPI_CMD_DONE, NULL, 0);
-        int32_t label = (int32_t)impi_get32(buf);
+        int32_t label = (int32_t)gimpi_be_get32(buf);
         if (label == lie) {
             uint8_t h[8];
             impi_cmd_encode(h, IMPI_CMD_COLL, (uint32_t)lie_len);
@@ -313,10 +313,10 @@ static void s_srv_liar(server_t *s)
         }
         case S_MASK_LEN: {
             uint8_t lie[16];
-            impi_put32(lie, IMPI_C_NHOSTS);
-            impi_put32(lie + 4, 0x1);
-            impi_put32(lie + 8, 1);
-            impi_put32(lie + 12, 1);
+            gimpi_be_put32(lie, IMPI_C_NHOSTS);
+            gimpi_be_put32(lie + 4, 0x1);
+            gimpi_be_put32(lie + 8, 1);
+            gimpi_be_put32(lie + 12, 1);
             s_srv_echo(fd, -1, IMPI_C_NHOSTS, lie, sizeof lie);
             break;
         }
@@ -324,7 +324,7 @@ static void s_srv_liar(server_t *s)
             s_srv_recv(fd, &cmd, buf, sizeof buf, &len);
             uint8_t h[14];
             impi_cmd_encode(h, IMPI_CMD_COLL, 20);
-            impi_put32(h + 8, IMPI_C_VERSION);
+            gimpi_be_put32(h + 8, IMPI_C_VERSION);
             h[12] = h[13] = 0;
             tl_send_all(fd, h, sizeof h);
             close(fd);
@@ -341,17 +341,17 @@ static void s_srv_liar(server_t *s)
             break;
         case S_WRONG_LABEL: {
             uint8_t lie[12];
-            impi_put32(lie, IMPI_H_PORT);
-            impi_put32(lie + 4, 0x1);
-            impi_put32(lie + 8, 5000);
+            gimpi_be_put32(lie, IMPI_H_PORT);
+            gimpi_be_put32(lie + 4, 0x1);
+            gimpi_be_put32(lie + 8, 5000);
             s_srv_echo(fd, -1, IMPI_C_NHOSTS, lie, sizeof lie);
             break;
         }
         case S_LIE_NPROCS: {
             uint8_t lie[12];
-            impi_put32(lie, IMPI_C_NPROCS);
-            impi_put32(lie + 4, 0x1);
-            impi_put32(lie + 8, 5);
+            gimpi_be_put32(lie, IMPI_C_NPROCS);
+            gimpi_be_put32(lie + 4, 0x1);
+            gimpi_be_put32(lie + 8, 5);
             s_srv_echo(fd, -1, IMPI_C_NPROCS, lie, sizeof lie);
             break;
         }

@@ -52,13 +52,13 @@ static void test_wrong_key(void)
 
     int bad = st_connect(&srv);
     uint8_t m[4], reply[8];
-    impi_put32(m, 1u << IMPI_AUTH_KEY);
+    gimpi_be_put32(m, 1u << IMPI_AUTH_KEY);
     st_send_cmd(bad, IMPI_CMD_AUTH, m, 4);
     static const uint8_t key_reply[8] = { 0, 0, 0, 1, 0, 0, 0, 8 };
     ok(tl_recv_exact(bad, reply, 8, ST_TIMEOUT_MS) == 8 && memcmp(reply, key_reply, 8) == 0,
        "AUTH reply for KEY is raw {1, 8}");
     uint8_t k[8];
-    impi_put64(k, 42);
+    gimpi_be_put64(k, 42);
     tl_send_all(bad, k, 8);
     ok(tl_wait_closed(bad, ST_TIMEOUT_MS), "wrong key: connection closed");
     close(bad);
@@ -91,7 +91,7 @@ static void test_auth_refusals(void)
 
     int b = st_connect(&srv);
     uint8_t m[4];
-    impi_put32(m, 1u << IMPI_AUTH_NONE);
+    gimpi_be_put32(m, 1u << IMPI_AUTH_NONE);
     st_send_cmd(b, IMPI_CMD_AUTH, m, 4);
     ok(tl_wait_closed(b, ST_TIMEOUT_MS), "client offers only NONE to a KEY server: closed");
     close(b);
@@ -108,7 +108,7 @@ static void test_auth_refusals(void)
     ok(st_expect_err(&srv, "first command is DONE", s_line, sizeof s_line) == 0, "stderr: %s", s_line);
 
     int c = st_connect(&srv);
-    impi_put32(m, 0);
+    gimpi_be_put32(m, 0);
     st_send_cmd(c, IMPI_CMD_AUTH, m, 4);
     ok(tl_wait_closed(c, ST_TIMEOUT_MS), "client offers nothing: closed");
     close(c);
@@ -123,7 +123,7 @@ static void test_auth_refusals(void)
 
     start(&srv, "1", "none");
     int e = st_connect(&srv);
-    impi_put32(m, 1u << IMPI_AUTH_KEY);
+    gimpi_be_put32(m, 1u << IMPI_AUTH_KEY);
     st_send_cmd(e, IMPI_CMD_AUTH, m, 4);
     ok(tl_wait_closed(e, ST_TIMEOUT_MS), "client offers only KEY to a NONE server: closed");
     close(e);

@@ -36,8 +36,8 @@ static uint8_t *contribution(const job_t *job, int c, const impi_label_info_t *i
         switch (info->type) {
         case IMPI_ELEM_VERSION: break;                     /* {0,0} */
         case IMPI_ELEM_ADDR16: impi_addr16_from_ipv4(e, 0x0a000000u + (uint32_t)(c << 16) + (uint32_t)i); break;
-        case IMPI_ELEM_INT8: impi_put64(e, (uint64_t)(100000 * c + (int64_t)i)); break;
-        default: impi_put32(e, (uint32_t)v); break;
+        case IMPI_ELEM_INT8: gimpi_be_put64(e, (uint64_t)(100000 * c + (int64_t)i)); break;
+        default: gimpi_be_put32(e, (uint32_t)v); break;
         }
     }
     return b;
@@ -103,7 +103,7 @@ static int run_job(const job_t *job, const char *name)
     int fd[IMPI_MAX_CLIENTS], order[IMPI_MAX_CLIENTS];
     uint8_t auth[12], join[12];
     impi_cmd_encode(auth, IMPI_CMD_AUTH, 4);
-    impi_put32(auth + 8, 1u << IMPI_AUTH_NONE);
+    gimpi_be_put32(auth + 8, 1u << IMPI_AUTH_NONE);
     static const uint8_t none_reply[8] = { 0 };
 
     /* the byte-wise client starts first and stalls half-way through its AUTH */
@@ -122,7 +122,7 @@ static int run_job(const job_t *job, const char *name)
         tl_send_all(fd[c], auth, sizeof auth);
         authed += st_recv_bytes(fd[c], none_reply, 8);
         impi_cmd_encode(join, IMPI_CMD_IMPI, 4);
-        impi_put32(join + 8, (uint32_t)c);
+        gimpi_be_put32(join + 8, (uint32_t)c);
         tl_send_all(fd[c], join, sizeof join);
     }
     cmp_ok(authed, "==", bw >= 0 ? n - 1 : n, "%s: clients authenticated in random order%s", name,
@@ -131,7 +131,7 @@ static int run_job(const job_t *job, const char *name)
         send_frame(fd[bw], auth + 5, sizeof auth - 5, 1);
         ok(st_recv_bytes(fd[bw], none_reply, 8), "%s: byte-wise client authenticated", name);
         impi_cmd_encode(join, IMPI_CMD_IMPI, 4);
-        impi_put32(join + 8, (uint32_t)bw);
+        gimpi_be_put32(join + 8, (uint32_t)bw);
         send_frame(fd[bw], join, sizeof join, 1);
     }
     int impi = 0;
@@ -150,8 +150,8 @@ static int run_job(const job_t *job, const char *name)
             total += len[c];
         }
         uint8_t *want = malloc(8 + total);
-        impi_put32(want, (uint32_t)info->value);
-        impi_put32(want + 4, n == 32 ? 0xffffffffu : (1u << n) - 1);
+        gimpi_be_put32(want, (uint32_t)info->value);
+        gimpi_be_put32(want + 4, n == 32 ? 0xffffffffu : (1u << n) - 1);
         size_t off = 8;
         for (int c = 0; c < n; c++) {
             memcpy(want + off, data[c], len[c]);
@@ -161,7 +161,7 @@ static int run_job(const job_t *job, const char *name)
         for (int k = 0; k < n; k++) {
             int c = order[k];
             uint8_t *payload = malloc(4 + len[c]);
-            impi_put32(payload, (uint32_t)info->value);
+            gimpi_be_put32(payload, (uint32_t)info->value);
             memcpy(payload + 4, data[c], len[c]);
             send_cmd(fd[c], IMPI_CMD_COLL, payload, (uint32_t)(4 + len[c]), c == bw);
             free(payload);
@@ -200,8 +200,8 @@ static int run_job(const job_t *job, const char *name)
                 continue;
             size_t total = 0, len;
             uint8_t *want = malloc(8 + (size_t)n * job->nprocs * info->elem_size);
-            impi_put32(want, (uint32_t)info->value);
-            impi_put32(want + 4, (1u << n) - 1);
+            gimpi_be_put32(want, (uint32_t)info->value);
+            gimpi_be_put32(want + 4, (1u << n) - 1);
             for (int c = 0; c < n; c++) {
                 uint8_t *d = contribution(job, c, info, &len);
                 memcpy(want + 8 + total, d, len);

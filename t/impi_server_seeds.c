@@ -24,7 +24,7 @@ static int send_int4s(int fd[N], int32_t label, const int32_t v[N])
     int rc = 0;
     for (int c = 0; c < N; c++) {
         uint8_t b[4];
-        impi_put32(b, (uint32_t)v[c]);
+        gimpi_be_put32(b, (uint32_t)v[c]);
         rc |= st_coll(fd[c], label, b, 4);
     }
     return rc;
@@ -150,18 +150,18 @@ static void test_missing_label(void)
     if (start_three(&srv, fd) < 0)
         BAIL_OUT("clients could not join");
     uint8_t b[4];
-    impi_put32(b, 8000);
+    gimpi_be_put32(b, 8000);
     st_coll(fd[0], IMPI_C_PKTLEN, b, 4);
-    impi_put32(b, 4000);
+    gimpi_be_put32(b, 4000);
     st_coll(fd[2], IMPI_C_PKTLEN, b, 4);
-    impi_put32(b, 32767);
+    gimpi_be_put32(b, 32767);
     st_coll(fd[1], IMPI_C_TAGUB, b, 4);     /* skips PKTLEN */
     static const uint8_t reply[] = {
         0x43, 0x4F, 0x4C, 0x4C, B4(16), B4(0x1300), B4(0x5), B4(8000), B4(4000),
     };
     ok(all_receive(fd, reply, sizeof reply) == N,
        "PKTLEN without client 1: len 16, mask 0x5, 8000,4000 sent to ALL three");
-    impi_put32(b, 65535);
+    gimpi_be_put32(b, 65535);
     st_coll(fd[0], IMPI_C_TAGUB, b, 4);
     st_coll(fd[2], IMPI_C_TAGUB, b, 4);
     static const uint8_t tagub[] = {

@@ -73,8 +73,8 @@ typedef struct {
     size_t n;
 } rb_t;
 
-static void rb_u32(rb_t *r, uint32_t v) { impi_put32(r->b + r->n, v); r->n += 4; }
-static void rb_u64(rb_t *r, uint64_t v) { impi_put64(r->b + r->n, v); r->n += 8; }
+static void rb_u32(rb_t *r, uint32_t v) { gimpi_be_put32(r->b + r->n, v); r->n += 4; }
+static void rb_u64(rb_t *r, uint64_t v) { gimpi_be_put64(r->b + r->n, v); r->n += 8; }
 static void rb_addr(rb_t *r, int c, int h)
 {
     impi_addr16_from_ipv4(r->b + r->n, 0x0A000000u | (uint32_t)c << 8 | (uint32_t)h);
@@ -386,17 +386,17 @@ static void test_desc(void)
     ok(impi_desc_check(&d, err, sizeof err) == 0, "a good description passes (%s)", err);
     size_t len;
     uint8_t *p = impi_desc_payload(&d, IMPI_C_NHOSTS, &len);
-    ok(p && len == 8 && impi_get32(p) == IMPI_C_NHOSTS && impi_get32(p + 4) == 2,
+    ok(p && len == 8 && gimpi_be_get32(p) == IMPI_C_NHOSTS && gimpi_be_get32(p + 4) == 2,
        "NHOSTS payload: label + Int4 2");
     free(p);
     p = impi_desc_payload(&d, IMPI_C_VERSION, &len);
-    ok(p && len == 20 && impi_get32(p + 16) == 1, "VERSION payload: 0.0 0.1");
+    ok(p && len == 20 && gimpi_be_get32(p + 16) == 1, "VERSION payload: 0.0 0.1");
     free(p);
     p = impi_desc_payload(&d, IMPI_H_PORT, &len);
-    ok(p && len == 12 && impi_get32(p + 8) == 4001, "H_PORT payload: one Int4 per host");
+    ok(p && len == 12 && gimpi_be_get32(p + 8) == 4001, "H_PORT payload: one Int4 per host");
     free(p);
     p = impi_desc_payload(&d, IMPI_P_PID, &len);
-    ok(p && len == 28 && impi_get64(p + 20) == 102, "P_PID payload: Int8 per proc");
+    ok(p && len == 28 && gimpi_be_get64(p + 20) == 102, "P_PID payload: Int8 per proc");
     free(p);
     p = impi_desc_payload(&d, IMPI_P_IPV6, &len);
     ok(p && len == 52 && p[4 + 16 + 15] == 1, "P_IPV6 payload: 16 bytes per proc");

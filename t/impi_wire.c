@@ -87,10 +87,10 @@ static uint8_t *reply(int32_t label, uint32_t mask, const uint32_t *words, size_
 {
     *len = 8 + 4 * n;
     uint8_t *b = malloc(*len);
-    impi_put32(b, (uint32_t)label);
-    impi_put32(b + 4, mask);
+    gimpi_be_put32(b, (uint32_t)label);
+    gimpi_be_put32(b + 4, mask);
     for (size_t i = 0; i < n; i++)
-        impi_put32(b + 8 + 4 * i, words[i]);
+        gimpi_be_put32(b + 8 + 4 * i, words[i]);
     return b;
 }
 
@@ -105,29 +105,29 @@ static void test_coll_seeds(void)
     static const uint32_t nh[] = { 3, 2, 2 };
     uint8_t *b = reply(IMPI_C_NHOSTS, 0x7, nh, 3, &len);
     impi_coll_reply_header(hdr, IMPI_C_NHOSTS, 0x7, 12);
-    cmp_ok(impi_get32(hdr + 4), "==", 20, "NHOSTS reply len 20");
+    cmp_ok(gimpi_be_get32(hdr + 4), "==", 20, "NHOSTS reply len 20");
     ok(impi_coll_reply_decode(b, len, &r) == IMPI_OK && r.mask == 7, "NHOSTS reply decodes");
     ok(impi_coll_reply_split(&r, 3, NULL, s) == IMPI_OK &&
-       impi_get32(s[0].data) == 3 && impi_get32(s[2].data) == 2, "NHOSTS split 3,2,2");
+       gimpi_be_get32(s[0].data) == 3 && gimpi_be_get32(s[2].data) == 2, "NHOSTS split 3,2,2");
     free(b);
 
     static const uint32_t pk[] = { 8000, 4000 };
     b = reply(IMPI_C_PKTLEN, 0x5, pk, 2, &len);
     impi_coll_reply_header(hdr, IMPI_C_PKTLEN, 0x5, 8);
-    cmp_ok(impi_get32(hdr + 4), "==", 16, "PKTLEN without client 1: len 16");
+    cmp_ok(gimpi_be_get32(hdr + 4), "==", 16, "PKTLEN without client 1: len 16");
     ok(impi_coll_reply_decode(b, len, &r) == IMPI_OK &&
        impi_coll_reply_split(&r, 3, NULL, s) == IMPI_OK && s[1].data == NULL &&
-       impi_get32(s[2].data) == 4000, "PKTLEN mask 0x5 split");
+       gimpi_be_get32(s[2].data) == 4000, "PKTLEN mask 0x5 split");
     free(b);
 
     static const uint32_t ports[] = { 5001, 5002, 5003, 6001, 6002, 7001, 7002 };
     b = reply(IMPI_H_PORT, 0x7, ports, 7, &len);
     impi_coll_reply_header(hdr, IMPI_H_PORT, 0x7, 28);
-    cmp_ok(impi_get32(hdr + 4), "==", 36, "H_PORT reply len 36");
+    cmp_ok(gimpi_be_get32(hdr + 4), "==", 36, "H_PORT reply len 36");
     long counts[3] = { 3, 2, 2 };
     ok(impi_coll_reply_decode(b, len, &r) == IMPI_OK &&
        impi_coll_reply_split(&r, 3, counts, s) == IMPI_OK && s[1].count == 2 &&
-       impi_get32(s[1].data + 4) == 6002, "H_PORT split by host counts");
+       gimpi_be_get32(s[1].data + 4) == 6002, "H_PORT split by host counts");
     long bad[3] = { 3, 3, 2 };
     cmp_ok(impi_coll_reply_split(&r, 3, bad, s), "==", IMPI_ERR_MASK, "counts that overrun refused");
     free(b);
@@ -154,18 +154,18 @@ static void test_coll_seeds(void)
 static void test_coll_validate(void)
 {
     uint8_t b[16];
-    impi_put32(b, 0);
+    gimpi_be_put32(b, 0);
     cmp_ok(impi_coll_validate(IMPI_C_NHOSTS, b, 4, -1), "==", IMPI_ERR_VALUE, "NHOSTS 0 refused");
-    impi_put32(b, 100);
+    gimpi_be_put32(b, 100);
     cmp_ok(impi_coll_validate(IMPI_C_TAGUB, b, 4, -1), "==", IMPI_ERR_VALUE, "TAGUB < 32767");
-    impi_put32(b, (uint32_t)-1);
+    gimpi_be_put32(b, (uint32_t)-1);
     cmp_ok(impi_coll_validate(IMPI_C_COLL_XSIZE, b, 4, -1), "==", IMPI_OK, "XSIZE -1 ok");
     cmp_ok(impi_coll_validate(IMPI_C_NHOSTS, b, 3, -1), "==", IMPI_ERR_LENGTH, "odd length");
     cmp_ok(impi_coll_validate(IMPI_C_NHOSTS, b, 8, -1), "==", IMPI_ERR_LENGTH, "two per-client");
-    impi_put64(b, 1);
+    gimpi_be_put64(b, 1);
     cmp_ok(impi_coll_validate(IMPI_C_VERSION, b, 8, -1), "==", IMPI_ERR_VERSION, "no 0.0");
-    impi_put64(b, 0);
-    impi_put64(b + 8, 0);
+    gimpi_be_put64(b, 0);
+    gimpi_be_put64(b + 8, 0);
     cmp_ok(impi_coll_validate(IMPI_C_VERSION, b, 16, -1), "==", IMPI_ERR_VERSION, "not ascending");
     cmp_ok(impi_coll_validate(0x7777, b, 3, -1), "==", IMPI_OK, "unknown label passes");
     cmp_ok(impi_coll_validate(IMPI_H_PORT, b, 8, 1), "==", IMPI_ERR_LENGTH, "host count mismatch");
@@ -182,11 +182,11 @@ static void test_packet(void)
     impi_addr16_from_ipv4(p.src.hostid, 0x7f000001);
     uint8_t b[128];
     impi_packet_encode(b, &p);
-    ok(impi_get32(b) == 1 && impi_get32(b + 4) == 100 && b[20] == 0x7f, "type, len, src host");
-    ok(impi_get64(b + 24) == 11 && impi_get64(b + 48) == 12, "src/dest pid at 24/48");
-    ok(impi_get64(b + 56) == 7 && impi_get64(b + 64) == 9 && impi_get64(b + 72) == 1000,
+    ok(gimpi_be_get32(b) == 1 && gimpi_be_get32(b + 4) == 100 && b[20] == 0x7f, "type, len, src host");
+    ok(gimpi_be_get64(b + 24) == 11 && gimpi_be_get64(b + 48) == 12, "src/dest pid at 24/48");
+    ok(gimpi_be_get64(b + 56) == 7 && gimpi_be_get64(b + 64) == 9 && gimpi_be_get64(b + 72) == 1000,
        "srqid/drqid/msglen at 56/64/72");
-    ok((int32_t)impi_get32(b + 84) == -5 && impi_get64(b + 88) == 1 && impi_get64(b + 96) == 42,
+    ok((int32_t)gimpi_be_get32(b + 84) == -5 && gimpi_be_get64(b + 88) == 1 && gimpi_be_get64(b + 96) == 42,
        "tag/cid/seqnum at 84/88/96");
     impi_packet_t q;
     ok(impi_packet_decode(b, 4096, &q) == IMPI_OK && memcmp(&p, &q, sizeof p) == 0,

@@ -150,7 +150,7 @@ int st_coll(int fd, int32_t label, const void *data, uint32_t len)
     uint8_t *buf = malloc(4 + (size_t)len);
     if (!buf)
         return -1;
-    impi_put32(buf, (uint32_t)label);
+    gimpi_be_put32(buf, (uint32_t)label);
     if (len)
         memcpy(buf + 4, data, len);
     int rc = st_send_cmd(fd, IMPI_CMD_COLL, buf, 4 + len);

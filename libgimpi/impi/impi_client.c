@@ -222,7 +222,7 @@ done:
     if (self->trace) {
         if (cmd->cmd == IMPI_CMD_COLL && cmd->len >= 8)
             fprintf(self->trace, "<- COLL len=%" PRIu32 " %s mask=0x%" PRIx32 "\n", cmd->len,
-                    impi_label_name((int32_t)impi_get32(*payload)), impi_get32(*payload + 4));
+                    impi_label_name((int32_t)gimpi_be_get32(*payload)), gimpi_be_get32(*payload + 4));
         else
             impi_cmd_print(self->trace, "<- ", cmd, *payload, cmd->len);
     }
@@ -428,7 +428,7 @@ static int s_connect(impi_client_t *self, char *err, size_t errsize)
 static int s_auth(impi_client_t *self, uint32_t mask, uint64_t key, char *err, size_t errsize)
 {
     uint8_t p[4];
-    impi_put32(p, mask);
+    gimpi_be_put32(p, mask);
     int rc = s_send_cmd(self, IMPI_CMD_AUTH, p, 4, "AUTH", err, errsize);
     if (rc)
         return rc;
@@ -453,7 +453,7 @@ static int s_auth(impi_client_t *self, uint32_t mask, uint64_t key, char *err, s
                       which == IMPI_AUTH_KEY ? "KEY" : "NONE", mask);
     if (which == IMPI_AUTH_KEY) {
         uint8_t k[IMPI_AUTH_KEY_SIZE];
-        impi_put64(k, key);
+        gimpi_be_put64(k, key);
         if (self->trace)
             fprintf(self->trace, "-> AUTH key (8 raw bytes)\n");
         rc = s_send_all(self, k, sizeof k, "the AUTH key", err, errsize);
@@ -491,7 +491,7 @@ int impi_client_join(impi_client_t *self, int rank, char *err, size_t errsize)
     if (rc)
         return s_failed(self, rc);
     uint8_t p[4];
-    impi_put32(p, (uint32_t)rank);
+    gimpi_be_put32(p, (uint32_t)rank);
     rc = s_send_cmd(self, IMPI_CMD_IMPI, p, 4, "IMPI", err, errsize);
     if (rc)
         return s_failed(self, rc);
@@ -506,7 +506,7 @@ int impi_client_join(impi_client_t *self, int rank, char *err, size_t errsize)
                     "another client failed)", self->server, rank);
     if (rc)
         return s_failed(self, rc);
-    int32_t n = (int32_t)impi_get32(payload);
+    int32_t n = (int32_t)gimpi_be_get32(payload);
     free(payload);
     if (n < 1 || n > IMPI_MAX_CLIENTS)
         return s_failed(self, s_fail(err, errsize, IMPI_CLIENT_ERR_PROTOCOL, "server announced "

@@ -135,29 +135,29 @@ uint8_t *impi_desc_payload(const impi_desc_t *desc, int32_t label, size_t *len)
     uint8_t *buf = calloc(1, size);
     if (!buf)
         return NULL;
-    impi_put32(buf, (uint32_t)label);
+    gimpi_be_put32(buf, (uint32_t)label);
     uint8_t *p = buf + 4;
     for (size_t i = 0; i < n; i++, p += info->elem_size) {
         const impi_desc_host_t *h = info->scope == IMPI_SCOPE_HOST ? &desc->hosts[i] : NULL;
         const impi_proc_t *pr = info->scope == IMPI_SCOPE_PROC ? &desc->procs[i] : NULL;
         switch (label) {
         case IMPI_C_VERSION:
-            impi_put32(p, desc->versions[i][0]);
-            impi_put32(p + 4, desc->versions[i][1]);
+            gimpi_be_put32(p, desc->versions[i][0]);
+            gimpi_be_put32(p + 4, desc->versions[i][1]);
             break;
-        case IMPI_C_NHOSTS: impi_put32(p, (uint32_t)desc->nhosts); break;
-        case IMPI_C_NPROCS: impi_put32(p, (uint32_t)desc->nprocs); break;
-        case IMPI_C_DATALEN: impi_put32(p, desc->datalen); break;
-        case IMPI_C_TAGUB: impi_put32(p, (uint32_t)desc->tagub); break;
-        case IMPI_C_COLL_XSIZE: impi_put32(p, (uint32_t)desc->xsize); break;
-        case IMPI_C_COLL_MAXLINEAR: impi_put32(p, (uint32_t)desc->maxlinear); break;
+        case IMPI_C_NHOSTS: gimpi_be_put32(p, (uint32_t)desc->nhosts); break;
+        case IMPI_C_NPROCS: gimpi_be_put32(p, (uint32_t)desc->nprocs); break;
+        case IMPI_C_DATALEN: gimpi_be_put32(p, desc->datalen); break;
+        case IMPI_C_TAGUB: gimpi_be_put32(p, (uint32_t)desc->tagub); break;
+        case IMPI_C_COLL_XSIZE: gimpi_be_put32(p, (uint32_t)desc->xsize); break;
+        case IMPI_C_COLL_MAXLINEAR: gimpi_be_put32(p, (uint32_t)desc->maxlinear); break;
         case IMPI_H_IPV6: memcpy(p, h->addr, 16); break;
-        case IMPI_H_PORT: impi_put32(p, (uint32_t)h->port); break;
-        case IMPI_H_NPROCS: impi_put32(p, (uint32_t)h->nprocs); break;
-        case IMPI_H_ACKMARK: impi_put32(p, h->ackmark); break;
-        case IMPI_H_HIWATER: impi_put32(p, h->hiwater); break;
+        case IMPI_H_PORT: gimpi_be_put32(p, (uint32_t)h->port); break;
+        case IMPI_H_NPROCS: gimpi_be_put32(p, (uint32_t)h->nprocs); break;
+        case IMPI_H_ACKMARK: gimpi_be_put32(p, h->ackmark); break;
+        case IMPI_H_HIWATER: gimpi_be_put32(p, h->hiwater); break;
         case IMPI_P_IPV6: memcpy(p, pr->hostid, 16); break;
-        case IMPI_P_PID: impi_put64(p, (uint64_t)pr->pid); break;
+        case IMPI_P_PID: gimpi_be_put64(p, (uint64_t)pr->pid); break;
         default: break;
         }
     }
@@ -224,8 +224,8 @@ static int s_apply(impi_tables_t *self, const impi_label_info_t *info, int c,
                                   " are supported", info->name, c, s->count, MAX_VERSIONS);
             ci->nversions = (int)s->count;
             for (size_t i = 0; i < s->count; i++) {
-                ci->versions[i][0] = impi_get32(s->data + 8 * i);
-                ci->versions[i][1] = impi_get32(s->data + 8 * i + 4);
+                ci->versions[i][0] = gimpi_be_get32(s->data + 8 * i);
+                ci->versions[i][1] = gimpi_be_get32(s->data + 8 * i + 4);
             }
             return 0;
         }
@@ -591,8 +591,8 @@ int impi_tables_save(const impi_tables_t *self, int fd)
     uint32_t n = 0;
     for (int i = 0; i < IMPI_LABEL_COUNT; i++)
         n += priv->raw[i] != NULL;
-    impi_put32(head + 8, (uint32_t)self->nclients);
-    impi_put32(head + 12, n);
+    gimpi_be_put32(head + 8, (uint32_t)self->nclients);
+    gimpi_be_put32(head + 12, n);
     uint64_t h = s_fnv(FNV_SEED, head, sizeof head);
     if (gimpi_write_all(fd, head, sizeof head) < 0)
         return -1;
@@ -600,14 +600,14 @@ int impi_tables_save(const impi_tables_t *self, int fd)
         if (!priv->raw[i])
             continue;
         uint8_t len[4];
-        impi_put32(len, (uint32_t)priv->rawlen[i]);
+        gimpi_be_put32(len, (uint32_t)priv->rawlen[i]);
         h = s_fnv(s_fnv(h, len, 4), priv->raw[i], priv->rawlen[i]);
         if (gimpi_write_all(fd, len, 4) < 0
             || gimpi_write_all(fd, priv->raw[i], priv->rawlen[i]) < 0)
             return -1;
     }
     uint8_t sum[8];
-    impi_put64(sum, h);
+    gimpi_be_put64(sum, h);
     return gimpi_write_all(fd, sum, 8);
 }
 
@@ -651,7 +651,7 @@ impi_tables_t *impi_tables_load(int fd, int myclient, char *err, size_t errsize)
         gimpi_fail(err, errsize, "saved tables: bad magic (not a gimpi tables file)");
         return NULL;
     }
-    uint32_t nclients = impi_get32(head + 8), n = impi_get32(head + 12);
+    uint32_t nclients = gimpi_be_get32(head + 8), n = gimpi_be_get32(head + 12);
     uint64_t h = s_fnv(FNV_SEED, head, 16);
     free(head);
     if (nclients < 1 || nclients > IMPI_MAX_CLIENTS || n > IMPI_LABEL_COUNT) {
@@ -673,7 +673,7 @@ impi_tables_t *impi_tables_load(int fd, int myclient, char *err, size_t errsize)
             gimpi_fail(err, errsize, "saved tables: truncated at reply %" PRIu32, i);
             goto fail;
         }
-        rawlen[i] = impi_get32(len);
+        rawlen[i] = gimpi_be_get32(len);
         h = s_fnv(h, len, 4);
         free(len);
         if (rawlen[i] < 8 || rawlen[i] > IMPI_MAX_REPLY_PAYLOAD) {
@@ -694,7 +694,7 @@ impi_tables_t *impi_tables_load(int fd, int myclient, char *err, size_t errsize)
         gimpi_fail(err, errsize, "saved tables: truncated checksum");
         goto fail;
     }
-    uint64_t want = impi_get64(sum);
+    uint64_t want = gimpi_be_get64(sum);
     free(sum);
     if (want != h) {
         gimpi_fail(err, errsize, "saved tables: checksum mismatch (file garbled)");

@@ -106,15 +106,15 @@ const char *impi_packet_name(uint32_t type)
 /*  Writes the 8-byte command header. */
 void impi_cmd_encode(uint8_t out[IMPI_CMD_HDR_SIZE], int32_t cmd, uint32_t len)
 {
-    impi_put32(out, (uint32_t)cmd);
-    impi_put32(out + 4, len);
+    gimpi_be_put32(out, (uint32_t)cmd);
+    gimpi_be_put32(out + 4, len);
 }
 
 /*  Decodes and validates a command header against the command's own length rule. */
 int impi_cmd_decode(const uint8_t in[IMPI_CMD_HDR_SIZE], uint64_t max_payload, impi_cmd_t *cmd)
 {
-    cmd->cmd = (int32_t)impi_get32(in);
-    cmd->len = impi_get32(in + 4);
+    cmd->cmd = (int32_t)gimpi_be_get32(in);
+    cmd->len = gimpi_be_get32(in + 4);
     if (!impi_cmd_name(cmd->cmd))
         return IMPI_ERR_COMMAND;
     if (cmd->len > max_payload)
@@ -135,15 +135,15 @@ int impi_cmd_decode(const uint8_t in[IMPI_CMD_HDR_SIZE], uint64_t max_payload, i
 /*  Writes the raw 8-byte AUTH reply. */
 void impi_auth_reply_encode(uint8_t out[IMPI_AUTH_REPLY_SIZE], int32_t which, int32_t len)
 {
-    impi_put32(out, (uint32_t)which);
-    impi_put32(out + 4, (uint32_t)len);
+    gimpi_be_put32(out, (uint32_t)which);
+    gimpi_be_put32(out + 4, (uint32_t)len);
 }
 
 /*  Decodes the raw AUTH reply; only NONE and KEY are known methods. */
 int impi_auth_reply_decode(const uint8_t in[IMPI_AUTH_REPLY_SIZE], int32_t *which, int32_t *len)
 {
-    *which = (int32_t)impi_get32(in);
-    *len = (int32_t)impi_get32(in + 4);
+    *which = (int32_t)gimpi_be_get32(in);
+    *len = (int32_t)gimpi_be_get32(in + 4);
     if (*which != IMPI_AUTH_NONE && *which != IMPI_AUTH_KEY)
         return IMPI_ERR_VALUE;
     return IMPI_OK;
@@ -163,13 +163,13 @@ int impi_auth_choose(uint32_t client_mask, uint32_t server_mask)
 /*  The raw key bytes. */
 void impi_auth_key_encode(uint8_t out[IMPI_AUTH_KEY_SIZE], uint64_t key)
 {
-    impi_put64(out, key);
+    gimpi_be_put64(out, key);
 }
 
 /*  Reads the raw key bytes. */
 uint64_t impi_auth_key_decode(const uint8_t in[IMPI_AUTH_KEY_SIZE])
 {
-    return impi_get64(in);
+    return gimpi_be_get64(in);
 }
 
 /* ------------------------------------------------------------------ Int4 commands */
@@ -178,13 +178,13 @@ uint64_t impi_auth_key_decode(const uint8_t in[IMPI_AUTH_KEY_SIZE])
 void impi_cmd_int4_encode(uint8_t out[IMPI_CMD_INT4_SIZE], int32_t cmd, int32_t value)
 {
     impi_cmd_encode(out, cmd, 4);
-    impi_put32(out + IMPI_CMD_HDR_SIZE, (uint32_t)value);
+    gimpi_be_put32(out + IMPI_CMD_HDR_SIZE, (uint32_t)value);
 }
 
 /*  The Int4 after the header. */
 int32_t impi_cmd_int4_decode(const uint8_t payload[4])
 {
-    return (int32_t)impi_get32(payload);
+    return (int32_t)gimpi_be_get32(payload);
 }
 
 /* ------------------------------------------------------------------ IMPI_Proc */
@@ -193,14 +193,14 @@ int32_t impi_cmd_int4_decode(const uint8_t payload[4])
 void impi_proc_encode(uint8_t out[IMPI_PROC_SIZE], const impi_proc_t *proc)
 {
     memcpy(out, proc->hostid, 16);
-    impi_put64(out + 16, (uint64_t)proc->pid);
+    gimpi_be_put64(out + 16, (uint64_t)proc->pid);
 }
 
 /*  Reads a 24-byte IMPI_Proc. */
 void impi_proc_decode(const uint8_t in[IMPI_PROC_SIZE], impi_proc_t *proc)
 {
     memcpy(proc->hostid, in, 16);
-    proc->pid = (int64_t)impi_get64(in + 16);
+    proc->pid = (int64_t)gimpi_be_get64(in + 16);
 }
 
 /*  Procs are the same when all 24 bytes are. */
@@ -213,13 +213,13 @@ bool impi_proc_equal(const impi_proc_t *a, const impi_proc_t *b)
 void impi_addr16_from_ipv4(uint8_t out[16], uint32_t ipv4)
 {
     memset(out, 0, 12);
-    impi_put32(out + 12, ipv4);
+    gimpi_be_put32(out + 12, ipv4);
 }
 
 /*  The IPv4 address in the last 4 bytes. */
 uint32_t impi_addr16_ipv4(const uint8_t addr[16])
 {
-    return impi_get32(addr + 12);
+    return gimpi_be_get32(addr + 12);
 }
 
 /*  Dotted quad for the compatible and mapped forms, else 32 hex digits. */
@@ -246,7 +246,7 @@ int impi_coll_decode(const uint8_t *payload, size_t len, impi_coll_t *coll)
 {
     if (len < 4)
         return IMPI_ERR_LENGTH;
-    coll->label = (int32_t)impi_get32(payload);
+    coll->label = (int32_t)gimpi_be_get32(payload);
     coll->data = payload + 4;
     coll->len = len - 4;
     return coll->label == IMPI_NO_LABEL ? IMPI_ERR_LABEL : IMPI_OK;
@@ -257,9 +257,9 @@ int64_t impi_elem_int(const impi_label_info_t *info, const uint8_t *data, size_t
 {
     const uint8_t *p = data + i * info->elem_size;
     switch (info->type) {
-    case IMPI_ELEM_INT4: return (int32_t)impi_get32(p);
-    case IMPI_ELEM_UINT4: return impi_get32(p);
-    case IMPI_ELEM_INT8: return (int64_t)impi_get64(p);
+    case IMPI_ELEM_INT4: return (int32_t)gimpi_be_get32(p);
+    case IMPI_ELEM_UINT4: return gimpi_be_get32(p);
+    case IMPI_ELEM_INT8: return (int64_t)gimpi_be_get64(p);
     default: return 0;
     }
 }
@@ -267,10 +267,10 @@ int64_t impi_elem_int(const impi_label_info_t *info, const uint8_t *data, size_t
 /*  A version list: >= 1 entries, first {0,0}, strictly ascending. */
 static int s_validate_versions(const uint8_t *data, size_t n)
 {
-    if (n == 0 || impi_get64(data) != 0)
+    if (n == 0 || gimpi_be_get64(data) != 0)
         return IMPI_ERR_VERSION;
     for (size_t i = 1; i < n; i++)
-        if (impi_get64(data + 8 * i) <= impi_get64(data + 8 * (i - 1)))
+        if (gimpi_be_get64(data + 8 * i) <= gimpi_be_get64(data + 8 * (i - 1)))
             return IMPI_ERR_VERSION;
     return IMPI_OK;
 }
@@ -305,8 +305,8 @@ int impi_coll_reply_decode(const uint8_t *payload, size_t len, impi_coll_reply_t
 {
     if (len < 8)
         return IMPI_ERR_LENGTH;
-    reply->label = (int32_t)impi_get32(payload);
-    reply->mask = impi_get32(payload + 4);
+    reply->label = (int32_t)gimpi_be_get32(payload);
+    reply->mask = gimpi_be_get32(payload + 4);
     reply->data = payload + 8;
     reply->len = len - 8;
     return reply->label == IMPI_NO_LABEL ? IMPI_ERR_LABEL : IMPI_OK;
@@ -316,8 +316,8 @@ int impi_coll_reply_decode(const uint8_t *payload, size_t len, impi_coll_reply_t
 void impi_coll_reply_header(uint8_t out[16], int32_t label, uint32_t mask, uint32_t data_len)
 {
     impi_cmd_encode(out, IMPI_CMD_COLL, 8 + data_len);
-    impi_put32(out + 8, (uint32_t)label);
-    impi_put32(out + 12, mask);
+    gimpi_be_put32(out + 8, (uint32_t)label);
+    gimpi_be_put32(out + 12, mask);
 }
 
 /*  Splits a reply into the contributing clients' slices. */
@@ -337,10 +337,10 @@ int impi_coll_reply_split(const impi_coll_reply_t *reply, int nclients,
         size_t n;
         if (info->type == IMPI_ELEM_VERSION) {
             /* this client's list runs to the next {0,0} or the end */
-            if (reply->len - off < 8 || impi_get64(reply->data + off) != 0)
+            if (reply->len - off < 8 || gimpi_be_get64(reply->data + off) != 0)
                 return IMPI_ERR_MASK;
             n = 1;
-            while (off + 8 * (n + 1) <= reply->len && impi_get64(reply->data + off + 8 * n) != 0)
+            while (off + 8 * (n + 1) <= reply->len && gimpi_be_get64(reply->data + off + 8 * n) != 0)
                 n++;
         } else if (info->scope == IMPI_SCOPE_CLIENT) {
             n = 1;
@@ -365,7 +365,7 @@ const char *impi_elem_format(const impi_label_info_t *info, const uint8_t *elem,
 {
     switch (info->type) {
     case IMPI_ELEM_VERSION:
-        snprintf(buf, size, "%" PRIu32 ".%" PRIu32, impi_get32(elem), impi_get32(elem + 4));
+        snprintf(buf, size, "%" PRIu32 ".%" PRIu32, gimpi_be_get32(elem), gimpi_be_get32(elem + 4));
         return buf;
     case IMPI_ELEM_ADDR16:
         return impi_addr16_format(elem, buf, size);
@@ -380,39 +380,39 @@ const char *impi_elem_format(const impi_label_info_t *info, const uint8_t *elem,
 /*  Writes the 128-byte header, field by field, big-endian. */
 void impi_packet_encode(uint8_t out[IMPI_PACKET_SIZE], const impi_packet_t *pk)
 {
-    impi_put32(out + 0, pk->type);
-    impi_put32(out + 4, pk->len);
+    gimpi_be_put32(out + 0, pk->type);
+    gimpi_be_put32(out + 4, pk->len);
     impi_proc_encode(out + 8, &pk->src);
     impi_proc_encode(out + 32, &pk->dest);
-    impi_put64(out + 56, pk->srqid);
-    impi_put64(out + 64, pk->drqid);
-    impi_put64(out + 72, pk->msglen);
-    impi_put32(out + 80, (uint32_t)pk->lsrank);
-    impi_put32(out + 84, (uint32_t)pk->tag);
-    impi_put64(out + 88, pk->cid);
-    impi_put64(out + 96, pk->seqnum);
-    impi_put64(out + 104, (uint64_t)pk->count);
-    impi_put64(out + 112, pk->dtype);
-    impi_put64(out + 120, pk->reserved);
+    gimpi_be_put64(out + 56, pk->srqid);
+    gimpi_be_put64(out + 64, pk->drqid);
+    gimpi_be_put64(out + 72, pk->msglen);
+    gimpi_be_put32(out + 80, (uint32_t)pk->lsrank);
+    gimpi_be_put32(out + 84, (uint32_t)pk->tag);
+    gimpi_be_put64(out + 88, pk->cid);
+    gimpi_be_put64(out + 96, pk->seqnum);
+    gimpi_be_put64(out + 104, (uint64_t)pk->count);
+    gimpi_be_put64(out + 112, pk->dtype);
+    gimpi_be_put64(out + 120, pk->reserved);
 }
 
 /*  Reads and checks the 128-byte header. */
 int impi_packet_decode(const uint8_t in[IMPI_PACKET_SIZE], uint32_t max_data, impi_packet_t *pk)
 {
-    pk->type = impi_get32(in + 0);
-    pk->len = impi_get32(in + 4);
+    pk->type = gimpi_be_get32(in + 0);
+    pk->len = gimpi_be_get32(in + 4);
     impi_proc_decode(in + 8, &pk->src);
     impi_proc_decode(in + 32, &pk->dest);
-    pk->srqid = impi_get64(in + 56);
-    pk->drqid = impi_get64(in + 64);
-    pk->msglen = impi_get64(in + 72);
-    pk->lsrank = (int32_t)impi_get32(in + 80);
-    pk->tag = (int32_t)impi_get32(in + 84);
-    pk->cid = impi_get64(in + 88);
-    pk->seqnum = impi_get64(in + 96);
-    pk->count = (int64_t)impi_get64(in + 104);
-    pk->dtype = impi_get64(in + 112);
-    pk->reserved = impi_get64(in + 120);
+    pk->srqid = gimpi_be_get64(in + 56);
+    pk->drqid = gimpi_be_get64(in + 64);
+    pk->msglen = gimpi_be_get64(in + 72);
+    pk->lsrank = (int32_t)gimpi_be_get32(in + 80);
+    pk->tag = (int32_t)gimpi_be_get32(in + 84);
+    pk->cid = gimpi_be_get64(in + 88);
+    pk->seqnum = gimpi_be_get64(in + 96);
+    pk->count = (int64_t)gimpi_be_get64(in + 104);
+    pk->dtype = gimpi_be_get64(in + 112);
+    pk->reserved = gimpi_be_get64(in + 120);
     const impi_packet_info_t *info = impi_packet_info(pk->type);
     if (!info)
         return IMPI_ERR_PACKET;
@@ -465,7 +465,7 @@ void impi_cmd_print(FILE *out, const char *prefix, const impi_cmd_t *cmd,
                 fprintf(out, " ... (%zu elements)", n);
         }
     } else if ((cmd->cmd == IMPI_CMD_AUTH || cmd->cmd == IMPI_CMD_IMPI) && len >= 4) {
-        fprintf(out, " %" PRId32, (int32_t)impi_get32(payload));
+        fprintf(out, " %" PRId32, (int32_t)gimpi_be_get32(payload));
     }
     fputc('\n', out);
 }

@@ -12,6 +12,8 @@
 #ifndef GIMPI_IMPI_WIRE_H
 #define GIMPI_IMPI_WIRE_H
 
+#include "base/gimpi_be.h"   /* the fields' byte order: gimpi_be_put32 and kin */
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -138,27 +140,6 @@ typedef enum {
 
 /*  Text for an impi_err_t. */
 const char *impi_strerror(int err);
-
-/* ------------------------------------------------------------------ big-endian helpers */
-
-static inline void impi_put32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);  p[3] = (uint8_t)v;
-}
-static inline uint32_t impi_get32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-static inline void impi_put64(uint8_t *p, uint64_t v)
-{
-    impi_put32(p, (uint32_t)(v >> 32));
-    impi_put32(p + 4, (uint32_t)v);
-}
-static inline uint64_t impi_get64(const uint8_t *p)
-{
-    return (uint64_t)impi_get32(p) << 32 | impi_get32(p + 4);
-}
 
 /* ------------------------------------------------------------------ table lookups */
 

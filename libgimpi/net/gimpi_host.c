@@ -397,7 +397,7 @@ static int s_start_connect(const impi_tables_t *t, int myhost, int i, dance_sock
         return -1;
     }
     *s = (dance_sock_t){ .fd = fd, .peer = i, .connecting = connecting };
-    impi_put32(s->buf, (uint32_t)myhost);
+    gimpi_be_put32(s->buf, (uint32_t)myhost);
     return 0;
 }
 
@@ -457,7 +457,7 @@ static void s_read_rank_step(dance_t *d, dance_sock_t *s)
         s_refuse(d, s, "hung up after %zu of the 4 bytes of its rank", s->done);
         return;
     }
-    uint32_t who = impi_get32(s->buf);
+    uint32_t who = gimpi_be_get32(s->buf);
     if (who == GIMPI_INTRO_MARKER) {
         close(s->fd);
         s->fd = -1;

@@ -112,18 +112,18 @@ static void s_put_header(uint8_t *p, int root, uint64_t opid, uint64_t cid, int 
                          const int *tids, int n, size_t total, size_t off, uint32_t flags,
                          size_t chunk)
 {
-    impi_put32(p, FWD_MAGIC);
-    impi_put32(p + 4, (uint32_t)root);
-    impi_put64(p + 8, opid);
-    impi_put64(p + 16, cid);
-    impi_put32(p + 24, (uint32_t)tag);
-    impi_put32(p + 28, (uint32_t)n);
-    impi_put64(p + 32, total);
-    impi_put64(p + 40, off);
-    impi_put32(p + 48, flags);
-    impi_put32(p + 52, (uint32_t)chunk);
+    gimpi_be_put32(p, FWD_MAGIC);
+    gimpi_be_put32(p + 4, (uint32_t)root);
+    gimpi_be_put64(p + 8, opid);
+    gimpi_be_put64(p + 16, cid);
+    gimpi_be_put32(p + 24, (uint32_t)tag);
+    gimpi_be_put32(p + 28, (uint32_t)n);
+    gimpi_be_put64(p + 32, total);
+    gimpi_be_put64(p + 40, off);
+    gimpi_be_put32(p + 48, flags);
+    gimpi_be_put32(p + 52, (uint32_t)chunk);
     for (int i = 0; i < n; i++)
-        impi_put32(p + FWD_HDR + 4 * (size_t)i, (uint32_t)tids[i]);
+        gimpi_be_put32(p + FWD_HDR + 4 * (size_t)i, (uint32_t)tids[i]);
 }
 
 /*  The acknowledgement tag of an operation. */
@@ -152,7 +152,7 @@ static void s_resend(gimpi_msg_t *msg, const int *tids, int n, int top, char *ac
                      size_t chunk)
 {
     for (size_t c = 0; c < nc; c++)
-        impi_put32(all + c * stride + 48, F_DIRECT);
+        gimpi_be_put32(all + c * stride + 48, F_DIRECT);
     int lo, hi;
     s_range(top, n + 1, &lo, &hi);
     for (int q = lo; q < hi; q++)
@@ -355,16 +355,16 @@ static void s_arrived(gimpi_msg_t *msg, gimpi_fwd_t **state, int src, uint8_t *d
     if (!*state)
         *state = calloc(1, sizeof **state);
     gimpi_fwd_t *s = *state;
-    if (!s || len < FWD_HDR || impi_get32(data) != FWD_MAGIC) {
+    if (!s || len < FWD_HDR || gimpi_be_get32(data) != FWD_MAGIC) {
         free(data);
         return;
     }
-    int root = (int)impi_get32(data + 4);
-    uint64_t opid = impi_get64(data + 8), cid = impi_get64(data + 16);
-    int tag = (int)impi_get32(data + 24);
-    uint32_t n = impi_get32(data + 28), flags = impi_get32(data + 48);
-    uint64_t total = impi_get64(data + 32), off = impi_get64(data + 40);
-    size_t chunk = impi_get32(data + 52);
+    int root = (int)gimpi_be_get32(data + 4);
+    uint64_t opid = gimpi_be_get64(data + 8), cid = gimpi_be_get64(data + 16);
+    int tag = (int)gimpi_be_get32(data + 24);
+    uint32_t n = gimpi_be_get32(data + 28), flags = gimpi_be_get32(data + 48);
+    uint64_t total = gimpi_be_get64(data + 32), off = gimpi_be_get64(data + 40);
+    size_t chunk = gimpi_be_get32(data + 52);
     size_t hdr = FWD_HDR + 4 * (size_t)n;
     if (n == 0 || n > (1u << 20) || len < hdr || chunk == 0 || off % chunk ||
         off + (len - hdr) > total || s_is_tomb(s, root, opid)) {
@@ -392,11 +392,11 @@ static void s_arrived(gimpi_msg_t *msg, gimpi_fwd_t **state, int src, uint8_t *d
     if (!(flags & F_DIRECT)) {
         int me = gimpi_msg_mytid(msg), pos = -1, kids[32];
         for (uint32_t i = 0; i < n && pos < 0; i++)
-            if ((int)impi_get32(data + FWD_HDR + 4 * (size_t)i) == me)
+            if ((int)gimpi_be_get32(data + FWD_HDR + 4 * (size_t)i) == me)
                 pos = (int)i + 1;
         int nk = pos > 0 ? s_children(pos, (int)n + 1, kids) : 0;
         for (int k = 0; k < nk; k++) {
-            int child = (int)impi_get32(data + FWD_HDR + 4 * (size_t)(kids[k] - 1));
+            int child = (int)gimpi_be_get32(data + FWD_HDR + 4 * (size_t)(kids[k] - 1));
             uint8_t *out = data;
             if (k < nk - 1) {
                 out = malloc(len);

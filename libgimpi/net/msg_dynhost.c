@@ -38,16 +38,16 @@ enum { AT_PROC = 28, AT_ADDR = 52, AT_PORT = 68, AT_NONCE = 72 };
 /*  Writes an introduction or answer record. */
 void gimpi_intro_encode(uint8_t out[GIMPI_INTRO_SIZE], const gimpi_intro_t *in)
 {
-    impi_put32(out, GIMPI_INTRO_MARKER);
-    impi_put32(out + 4, in->word);
-    impi_put32(out + 8, (uint32_t)in->tid);
-    impi_put32(out + 12, (uint32_t)in->target);
-    impi_put32(out + 16, in->pktlen);
-    impi_put32(out + 20, in->ackmark);
-    impi_put32(out + 24, in->hiwater);
+    gimpi_be_put32(out, GIMPI_INTRO_MARKER);
+    gimpi_be_put32(out + 4, in->word);
+    gimpi_be_put32(out + 8, (uint32_t)in->tid);
+    gimpi_be_put32(out + 12, (uint32_t)in->target);
+    gimpi_be_put32(out + 16, in->pktlen);
+    gimpi_be_put32(out + 20, in->ackmark);
+    gimpi_be_put32(out + 24, in->hiwater);
     impi_proc_encode(out + AT_PROC, &in->proc);
     memcpy(out + AT_ADDR, in->addr, 16);
-    impi_put32(out + AT_PORT, (uint32_t)in->port);
+    gimpi_be_put32(out + AT_PORT, (uint32_t)in->port);
     memcpy(out + AT_NONCE, in->nonce, GIMPI_INTRO_NONCE);
     memcpy(out + GIMPI_INTRO_MAC_AT, in->mac, GIMPI_KEY_MACLEN);
 }
@@ -55,17 +55,17 @@ void gimpi_intro_encode(uint8_t out[GIMPI_INTRO_SIZE], const gimpi_intro_t *in)
 /*  Reads an introduction or answer record. */
 int gimpi_intro_decode(const uint8_t in[GIMPI_INTRO_SIZE], gimpi_intro_t *out)
 {
-    if (impi_get32(in) != GIMPI_INTRO_MARKER)
+    if (gimpi_be_get32(in) != GIMPI_INTRO_MARKER)
         return -1;
-    out->word = impi_get32(in + 4);
-    out->tid = (int)impi_get32(in + 8);
-    out->target = (int)impi_get32(in + 12);
-    out->pktlen = impi_get32(in + 16);
-    out->ackmark = impi_get32(in + 20);
-    out->hiwater = impi_get32(in + 24);
+    out->word = gimpi_be_get32(in + 4);
+    out->tid = (int)gimpi_be_get32(in + 8);
+    out->target = (int)gimpi_be_get32(in + 12);
+    out->pktlen = gimpi_be_get32(in + 16);
+    out->ackmark = gimpi_be_get32(in + 20);
+    out->hiwater = gimpi_be_get32(in + 24);
     impi_proc_decode(in + AT_PROC, &out->proc);
     memcpy(out->addr, in + AT_ADDR, 16);
-    out->port = (int)impi_get32(in + AT_PORT);
+    out->port = (int)gimpi_be_get32(in + AT_PORT);
     memcpy(out->nonce, in + AT_NONCE, GIMPI_INTRO_NONCE);
     memcpy(out->mac, in + GIMPI_INTRO_MAC_AT, GIMPI_KEY_MACLEN);
     return 0;
@@ -74,23 +74,23 @@ int gimpi_intro_decode(const uint8_t in[GIMPI_INTRO_SIZE], gimpi_intro_t *out)
 /*  The HELLO. */
 void gimpi_intro_hello(uint8_t out[GIMPI_INTRO_HELLO_SIZE])
 {
-    impi_put32(out, GIMPI_INTRO_MARKER);
-    impi_put32(out + 4, GIMPI_INTRO_VERSION);
+    gimpi_be_put32(out, GIMPI_INTRO_MARKER);
+    gimpi_be_put32(out + 4, GIMPI_INTRO_VERSION);
 }
 
 /*  A CHALLENGE. */
 void gimpi_intro_challenge(uint8_t out[GIMPI_INTRO_CHALLENGE_SIZE], uint32_t status,
                            const uint8_t nonce[GIMPI_INTRO_NONCE])
 {
-    impi_put32(out, GIMPI_INTRO_MARKER);
-    impi_put32(out + 4, status);
+    gimpi_be_put32(out, GIMPI_INTRO_MARKER);
+    gimpi_be_put32(out + 4, status);
     memcpy(out + 8, nonce, GIMPI_INTRO_NONCE);
 }
 
 /*  The word of a HELLO or CHALLENGE, or -1 when it is not one. */
 int64_t gimpi_intro_head(const uint8_t in[8])
 {
-    return impi_get32(in) == GIMPI_INTRO_MARKER ? (int64_t)impi_get32(in + 4) : -1;
+    return gimpi_be_get32(in) == GIMPI_INTRO_MARKER ? (int64_t)gimpi_be_get32(in + 4) : -1;
 }
 
 /*  Makes (check false) or checks the MAC at rec + GIMPI_INTRO_MAC_AT under context ctx,
@@ -720,9 +720,9 @@ static void s_pend_event(gimpi_msg_t *self, int k)
         return;
     size_t before = pd->got;
     pd->got += (size_t)got;
-    if (before < 4 && pd->got >= 4 && impi_get32(pd->buf) != GIMPI_INTRO_MARKER) {
+    if (before < 4 && pd->got >= 4 && gimpi_be_get32(pd->buf) != GIMPI_INTRO_MARKER) {
         s_pend_drop(self, k, "not a gimpi introduction (first word 0x%08x)",
-                    (unsigned)impi_get32(pd->buf));
+                    (unsigned)gimpi_be_get32(pd->buf));
         return;
     }
     if (pd->got < want)

@@ -238,13 +238,13 @@ static void s_encode(int datatype, const uint8_t *src, uint8_t *dst)
         dst[0] = (uint8_t)(v >> 8); dst[1] = (uint8_t)v; break;
     }
     case GIMPI_INT: case GIMPI_UINT: case GIMPI_FLOAT: {
-        uint32_t v; memcpy(&v, src, 4); impi_put32(dst, v); break;
+        uint32_t v; memcpy(&v, src, 4); gimpi_be_put32(dst, v); break;
     }
     case GIMPI_LONG: case GIMPI_ULONG: {
-        unsigned long v; memcpy(&v, src, sizeof v); impi_put64(dst, (uint64_t)v); break;
+        unsigned long v; memcpy(&v, src, sizeof v); gimpi_be_put64(dst, (uint64_t)v); break;
     }
     case GIMPI_DOUBLE: {
-        uint64_t v; memcpy(&v, src, 8); impi_put64(dst, v); break;
+        uint64_t v; memcpy(&v, src, 8); gimpi_be_put64(dst, v); break;
     }
     case GIMPI_CPLX:
         s_encode(GIMPI_FLOAT, src, dst);
@@ -267,13 +267,13 @@ static void s_decode(int datatype, const uint8_t *src, uint8_t *dst)
         memcpy(dst, &v, sizeof v); break;
     }
     case GIMPI_INT: case GIMPI_UINT: case GIMPI_FLOAT: {
-        uint32_t v = impi_get32(src); memcpy(dst, &v, 4); break;
+        uint32_t v = gimpi_be_get32(src); memcpy(dst, &v, 4); break;
     }
     case GIMPI_LONG: case GIMPI_ULONG: {
-        unsigned long v = (unsigned long)impi_get64(src); memcpy(dst, &v, sizeof v); break;
+        unsigned long v = (unsigned long)gimpi_be_get64(src); memcpy(dst, &v, sizeof v); break;
     }
     case GIMPI_DOUBLE: {
-        uint64_t v = impi_get64(src); memcpy(dst, &v, 8); break;
+        uint64_t v = gimpi_be_get64(src); memcpy(dst, &v, 8); break;
     }
     case GIMPI_CPLX:
         s_decode(GIMPI_FLOAT, src, dst);
@@ -487,7 +487,7 @@ int pvm_buf_pack_str(pvm_buf_t *self, const char *s)
     uint8_t *dst = s_grow(self, 4 + n);
     if (!dst)
         return GIMPI_ENOMEM;
-    impi_put32(dst, (uint32_t)n);
+    gimpi_be_put32(dst, (uint32_t)n);
     memcpy(dst + 4, s, n);
     return 0;
 }
@@ -503,7 +503,7 @@ int pvm_buf_unpack_str(pvm_buf_t *self, char *s, size_t max)
     int rc = s_ready(self);
     if (rc < 0)
         return rc;
-    uint32_t n = impi_get32(self->data + self->rpos);
+    uint32_t n = gimpi_be_get32(self->data + self->rpos);
     if (n == 0 || n > self->len - self->rpos - 4)
         return GIMPI_ENODATA;
     const char *src = (const char *)self->data + self->rpos + 4;

@@ -375,7 +375,7 @@ static int s_next_from(void *impl, int timeout_ms, int watch, pvm_msg_t *msg)
         int btag = st.tag;
         if (flags & BCAST_BODY) {           /* the body's tag: the sender's bcast number */
             cid = GIMPI_CID_PVM_BCAST;
-            btag = (int)(impi_get64(b + HDR_SIZE) & 0x7fffffff);
+            btag = (int)(gimpi_be_get64(b + HDR_SIZE) & 0x7fffffff);
         }
         free(b);
         if (bodylen > SIZE_MAX)
@@ -492,7 +492,7 @@ static int s_bcast(void *impl, const char *group, int tag, int ctxid, int encodi
     uint32_t seq = self->bcast_seq++ & 0x7fffffff;
     uint8_t h[BCAST_HDR_SIZE];
     s_put_header(h, encoding, BODY_FOLLOWS | BCAST_BODY, ctxid, len);
-    impi_put64(h + HDR_SIZE, seq);
+    gimpi_be_put64(h + HDR_SIZE, seq);
     rc = gimpi_coll_bcast(self->coll, v, GIMPI_CID_PVM, tag, h, sizeof h);
     if (rc == 0)
         rc = gimpi_coll_bcast(self->coll, v, GIMPI_CID_PVM_BCAST, (int)seq, bytes, len);

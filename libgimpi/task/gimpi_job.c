@@ -70,7 +70,7 @@ impi_tables_t *gimpi_job_local_startup(const impi_desc_t *desc, char *err, size_
             return NULL;
         }
         memcpy(reply, payload, 4);
-        impi_put32(reply + 4, 0x1);
+        gimpi_be_put32(reply + 4, 0x1);
         memcpy(reply + 8, payload + 4, len - 4);
         int rc = impi_tables_add_reply(tables, reply, len + 4, err, errsize);
         free(reply);
