@@ -78,7 +78,10 @@ int main(void)
         CALL(gimpi_barrier(t, grp, -1));
     }
     gimpi_groups_counters(g, &local1, &remote1);
-    CHECK(remote1 == remote0 && local1 >= local0 + 30,
+    /* through groupd each would cost a request; on the data plane, only a barrier that
+       waits long asks groupd something (it notes itself for gimpi-stat, and asks every
+       500 ms whether the members live), which a loaded machine makes happen */
+    CHECK(remote1 - remote0 < 30 && local1 >= local0 + 30,
           "the next 30 barriers met on the data plane (groupd round trips %llu -> %llu)",
           (unsigned long long)remote0, (unsigned long long)remote1);
     for (int i = 0; i < 3; i++)                 /* count 1: groupd, each passes alone */
@@ -150,6 +153,10 @@ int main(void)
         CALL(gimpi_coll_group_reduce(c, g, grp, GIMPI_OP_SUM, NULL, &x, 1, GIMPI_INT, 5, 0));
         CHECK(inst != 0 || x == n, "reduce before the leave: %d", x);
     }
+    /* the leave waits until every member has ended those reduces: one that started its
+       last one after groupd had told it of the leave would leave the leaver out */
+    if (leave)
+        CALL(gimpi_coll_group_barrier(c, g, grp, -1));
     gimpi_status_t st8;
     int y8 = 0;
     if (leave && inst == n - 1) {
