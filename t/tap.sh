@@ -17,6 +17,16 @@ tap_mine() {
     done
     echo $k
 }
+# tap_gone PATTERN [SECONDS]: waits until no process of this test matches PATTERN (ended
+# processes are reaped by init, on no schedule of ours), at most SECONDS (default 30);
+# prints how many are left
+tap_gone() {
+    local left end=$(($(date +%s) + ${2:-30}))
+    while left=$(tap_mine "$1"); [ "$left" != 0 ] && [ "$(date +%s)" -lt $end ]; do
+        sleep 0.05
+    done
+    echo "$left"
+}
 # stops the background jobs: TERM, at most 30 s to go, then KILL (children first)
 tap_stop_jobs() {
     local pids p alive
