@@ -125,12 +125,17 @@ static gimpi_msg_t *s_solo(int lfd, int port, int tid, const uint8_t *key, reg_t
 
 /* ------------------------------------------------------------------ the job */
 
-/*  The victim: answers the friend's tag-1 ints with their double (tag 2) until tag 3. */
-static int s_victim(reg_t *reg)
+/*  The victim: says on ready_fd when it is set up (its engine listens before s_solo has
+ *  given it its key and verifier: a caller must wait for that), then answers the friend's
+ *  tag-1 ints with their double (tag 2) until tag 3. */
+static int s_victim(reg_t *reg, int ready_fd)
 {
     gimpi_msg_t *m = s_solo(reg->vlfd, reg->vport, VICTIM, dp_key(), reg);
     if (!m)
         return 1;
+    if (write(ready_fd, "r", 1) != 1)
+        return 1;
+    close(ready_fd);
     for (;;) {
         int v;
         gimpi_status_t st;
@@ -412,8 +417,8 @@ int main(int argc, char **argv)
         BAIL_OUT("listen: %s", err);
     char vlog[] = "/tmp/dyn_auth.XXXXXX";
     int logfd = mkstemp(vlog);
-    int stop[2];
-    if (logfd < 0 || pipe2(stop, O_CLOEXEC) < 0)
+    int stop[2], ready[2];
+    if (logfd < 0 || pipe2(stop, O_CLOEXEC) < 0 || pipe2(ready, O_CLOEXEC) < 0)
         BAIL_OUT("mkstemp/pipe");
     fflush(stdout);
     pid_t victim = fork();
@@ -421,14 +426,21 @@ int main(int argc, char **argv)
         close(reg.flfd);
         close(stop[0]);
         close(stop[1]);
+        close(ready[0]);
         dup2(logfd, 2);
         setenv("GIMPI_HANDSHAKE_TIMEOUT", "2", 1);
         setenv("GIMPI_MAX_DYN_CONNS", "2", 1);
         setenv("GIMPI_HANDSHAKE_MAX", "32", 1);
         alarm(120);
-        _exit(s_victim(&reg));
+        _exit(s_victim(&reg, ready[1]));
     }
     close(reg.vlfd);
+    close(ready[1]);
+    char c;
+    struct pollfd p = { ready[0], POLLIN, 0 };
+    if (poll(&p, 1, TMO) != 1 || read(ready[0], &c, 1) != 1)
+        diag("the victim did not say it was set up");    /* the points below fail */
+    close(ready[0]);
     pid_t friend = fork();
     if (friend == 0) {
         close(stop[1]);
