@@ -106,3 +106,4 @@ ok $? "GIMPI_CATCHOUT_WAIT bounds pvm_exit's wait for a child that never ends (e
 
 left=$(tap_gone "$(basename "$TASK") child")
 [ "$left" = 0 ]; ok $? "no child left running ($left)"
+exit $((failed > 0))

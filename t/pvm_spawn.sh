@@ -70,3 +70,4 @@ check $? "without groupd pvm_spawn fails with PvmSysErr and PVM's message" "$tmp
 
 left=$(tap_gone "$(basename "$TASK") (child|die|killme|nested|grandchild)")
 [ "$left" = 0 ]; ok $? "no child left running ($left)"
+exit $((failed > 0))

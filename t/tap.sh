@@ -5,7 +5,8 @@
 # exit-time leak check can hang for good), and removes $tmp.  A test may install its own
 # trap afterwards.  End with `exit $((failed > 0))`.
 n=0 failed=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi; }
+# (returns 1 for "not ok", so that `ok $? "..." || show-why` shows why)
+ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); return 1; fi; }
 tmp=$(mktemp -d)
 # every process this test starts inherits TAP_TAG, so that `tap_mine PATTERN` counts this
 # test's processes only (other tests, and other builds' tests, may run the same programs)
