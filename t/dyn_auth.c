@@ -125,12 +125,17 @@ static gimpi_msg_t *s_solo(int lfd, int port, int tid, const uint8_t *key, reg_t
 
 /* ------------------------------------------------------------------ the job */
 
-/*  The victim: answers the friend's tag-1 ints with their double (tag 2) until tag 3. */
-static int s_victim(reg_t *reg)
+/*  The victim: says on ready_fd when it is set up (its engine listens before s_solo has
+ *  given it its key and verifier: a caller must wait for that), then answers the friend's
+ *  tag-1 ints with their double (tag 2) until tag 3. */
+static int s_victim(reg_t *reg, int ready_fd)
 {
     gimpi_msg_t *m = s_solo(reg->vlfd, reg->vport, VICTIM, dp_key(), reg);
     if (!m)
         return 1;
+    if (write(ready_fd, "r", 1) != 1)
+        return 1;
+    close(ready_fd);
     for (;;) {
         int v;
         gimpi_status_t st;
@@ -388,6 +393,162 @@ static int s_holder(int vport, int tid, int cport, uint8_t *rec, int *fd_out)
     return st;
 }
 
+/*  The job the tests run beside: the victim and the friend, the victim's log. */
+typedef struct {
+    reg_t reg;
+    pid_t victim, friend;
+    int logfd;
+    int stop_w;                     /* closed: the friend stops */
+    char vlog[32];
+} job_t;
+
+/*  Starts the victim (its stderr to a log), waits until it is set up, then starts the
+ *  friend. */
+static void s_start_job(job_t *j)
+{
+    reg_t *reg = &j->reg;
+    char err[128];
+    reg->vlfd = gimpi_job_listen(s_vaddr_text, &reg->vport, err, sizeof err);
+    reg->flfd = gimpi_job_listen(s_vaddr_text, &reg->fport, err, sizeof err);
+    if (reg->vlfd < 0 || reg->flfd < 0)
+        BAIL_OUT("listen: %s", err);
+    snprintf(j->vlog, sizeof j->vlog, "/tmp/dyn_auth.XXXXXX");
+    j->logfd = mkstemp(j->vlog);
+    int stop[2], ready[2];
+    if (j->logfd < 0 || pipe2(stop, O_CLOEXEC) < 0 || pipe2(ready, O_CLOEXEC) < 0)
+        BAIL_OUT("mkstemp/pipe");
+    fflush(stdout);
+    j->victim = fork();
+    if (j->victim == 0) {
+        close(reg->flfd);
+        close(stop[0]);
+        close(stop[1]);
+        close(ready[0]);
+        dup2(j->logfd, 2);
+        setenv("GIMPI_HANDSHAKE_TIMEOUT", "2", 1);
+        setenv("GIMPI_MAX_DYN_CONNS", "2", 1);
+        setenv("GIMPI_HANDSHAKE_MAX", "32", 1);
+        alarm(120);
+        _exit(s_victim(reg, ready[1]));
+    }
+    close(reg->vlfd);
+    close(ready[1]);
+    char c;
+    struct pollfd p = { ready[0], POLLIN, 0 };
+    if (poll(&p, 1, TMO) != 1 || read(ready[0], &c, 1) != 1)
+        diag("the victim did not say it was set up");    /* the points below fail */
+    close(ready[0]);
+    j->friend = fork();
+    if (j->friend == 0) {
+        close(stop[1]);
+        alarm(120);
+        _exit(s_friend(reg, stop[0]));
+    }
+    close(reg->flfd);
+    close(stop[0]);
+    j->stop_w = stop[1];
+}
+
+/*  Forged introductions: no MAC, another key, unregistered claims, a replay, a task
+ *  with another key. */
+static void s_test_forged(job_t *j)
+{
+    ok(s_run_stranger("nomac", &j->reg, NULL, NULL, NULL) == 0,
+       "an introduction without a MAC is refused: the keys differ");
+    ok(s_run_stranger("wrongkey", &j->reg, NULL, NULL, NULL) == 0,
+       "an introduction under another key is refused: the keys differ");
+    uint8_t rec[GIMPI_INTRO_SIZE];
+    int st = s_holder(j->reg.vport, UNKNOWN, FAKE_PORT, rec, NULL);
+    ok(st == GIMPI_INTRO_NOTREG, "a key holder claiming a tid the registry lacks is refused (%d)",
+       st);
+    st = s_holder(j->reg.vport, FRIEND, FAKE_PORT, NULL, NULL);
+    ok(st == GIMPI_INTRO_NOTREG,
+       "a key holder claiming a registered tid at another contact is refused (%d)", st);
+    char hex[2 * GIMPI_INTRO_SIZE + 1];
+    for (int i = 0; i < GIMPI_INTRO_SIZE; i++)
+        snprintf(hex + 2 * i, 3, "%02x", rec[i]);
+    ok(s_run_stranger("replay", &j->reg, hex, NULL, NULL) == 0,
+       "a replayed introduction (a valid MAC for an earlier challenge) is refused");
+    ok(s_run_stranger("task", &j->reg, NULL, NULL, NULL) == 0,
+       "a task with another key fails with an error that says the keys differ");
+}
+
+/*  500 strangers: all refused, the victim's memory bounded, its log lines rate-limited. */
+static void s_test_flood(job_t *j)
+{
+    long rss0 = s_status(j->victim, "VmRSS");
+    off_t log0 = lseek(j->logfd, 0, SEEK_END);
+    int64_t t0 = tl_now_ms();
+    ok(s_run_stranger("flood", &j->reg, NULL, NULL, NULL) == 0, "%d strangers all refused",
+       STRANGERS);
+    int64_t secs = (tl_now_ms() - t0) / 1000 + 2;
+    long rss1 = s_status(j->victim, "VmRSS");
+    /* under valgrind (its preload library names it) memory is valgrind's: a wider bound */
+    const char *pre = getenv("LD_PRELOAD");
+    long bound = pre && strstr(pre, "vgpreload") ? 32768 : RSS_BOUND_KB;
+    ok(rss0 > 0 && rss1 - rss0 < bound, "victim VmRSS %ld kB -> %ld kB (bound +%ld kB)",
+       rss0, rss1, bound);
+    char *buf = calloc(1, 1 << 20);
+    ssize_t got = pread(j->logfd, buf, (1 << 20) - 1, log0);
+    int lines = 0;
+    for (ssize_t i = 0; i < got; i++)
+        lines += buf[i] == '\n';
+    free(buf);
+    ok(lines <= secs * 6 + 2, "refusals logged rate-limited: %d lines in about %lld s", lines,
+       (long long)secs);
+}
+
+/*  900 idle connections: the victim keeps at most the cap of them, and times the rest out. */
+static void s_test_idle(job_t *j)
+{
+    int fd0 = s_nfds(j->victim);
+    char line[256];
+    tl_child_t idle;
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    if (rl.rlim_cur < IDLE + 64) {
+        rl.rlim_cur = rl.rlim_max > IDLE + 64 ? IDLE + 64 : rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    int rc = s_run_stranger("idle", &j->reg, NULL, line, &idle);
+    int fd1 = s_nfds(j->victim);
+    ok(rc == 0 && !strncmp(line, "capped", 6) && fd1 <= fd0 + HANDSHAKE_CAP + FD_SLACK,
+       "%d idle connections: the victim holds %d descriptors (%d before, cap %d) (%s)", IDLE,
+       fd1, fd0, HANDSHAKE_CAP, line);
+    rc = tl_read_line(idle.out, line, sizeof line, TMO);
+    int wst = tl_wait(&idle, TMO);
+    tl_child_close(&idle);
+    ok(rc >= 0 && !strncmp(line, "timed out", 9) && wst == 0,
+       "the rest of them are timed out (%s)", rc >= 0 ? line : "no line");
+}
+
+/*  The cap of introduced connections: the friend's is one, SECOND takes the other. */
+static void s_test_dyn_cap(job_t *j)
+{
+    int keep = -1;
+    int st = s_holder(j->reg.vport, SECOND, FAKE_PORT, NULL, &keep);
+    ok(st == GIMPI_INTRO_OK, "a registered key holder gets in (%d)", st);
+    st = s_holder(j->reg.vport, THIRD, FAKE_PORT, NULL, NULL);
+    ok(st == GIMPI_INTRO_TOOMANY, "one more than GIMPI_MAX_DYN_CONNS is refused (%d)", st);
+    if (keep >= 0)
+        close(keep);
+}
+
+/*  The job meanwhile: the friend's rounds all right, the victim finished cleanly. */
+static void s_test_job(job_t *j)
+{
+    close(j->stop_w);
+    int fst = -1, vst = -1;
+    waitpid(j->friend, &fst, 0);
+    waitpid(j->victim, &vst, 0);
+    ok(WIFEXITED(fst) && WEXITSTATUS(fst) == 0,
+       "the friend's messages all flowed correctly (status 0x%x)", fst);
+    ok(WIFEXITED(vst) && WEXITSTATUS(vst) == 0, "the victim finished cleanly (status 0x%x)",
+       vst);
+    unlink(j->vlog);
+    close(j->logfd);
+}
+
 int main(int argc, char **argv)
 {
     const char *va = getenv("DYN_AUTH_ADDR");
@@ -404,122 +565,12 @@ int main(int argc, char **argv)
         BAIL_OUT("sodium_init");
     if (geteuid() != 0)
         diag("not root: strangers run as this user, not as nobody");
-    reg_t reg;
-    char err[128];
-    reg.vlfd = gimpi_job_listen(s_vaddr_text, &reg.vport, err, sizeof err);
-    reg.flfd = gimpi_job_listen(s_vaddr_text, &reg.fport, err, sizeof err);
-    if (reg.vlfd < 0 || reg.flfd < 0)
-        BAIL_OUT("listen: %s", err);
-    char vlog[] = "/tmp/dyn_auth.XXXXXX";
-    int logfd = mkstemp(vlog);
-    int stop[2];
-    if (logfd < 0 || pipe2(stop, O_CLOEXEC) < 0)
-        BAIL_OUT("mkstemp/pipe");
-    fflush(stdout);
-    pid_t victim = fork();
-    if (victim == 0) {
-        close(reg.flfd);
-        close(stop[0]);
-        close(stop[1]);
-        dup2(logfd, 2);
-        setenv("GIMPI_HANDSHAKE_TIMEOUT", "2", 1);
-        setenv("GIMPI_MAX_DYN_CONNS", "2", 1);
-        setenv("GIMPI_HANDSHAKE_MAX", "32", 1);
-        alarm(120);
-        _exit(s_victim(&reg));
-    }
-    close(reg.vlfd);
-    pid_t friend = fork();
-    if (friend == 0) {
-        close(stop[1]);
-        alarm(120);
-        _exit(s_friend(&reg, stop[0]));
-    }
-    close(reg.flfd);
-    close(stop[0]);
-
-    /* forged introductions */
-    ok(s_run_stranger("nomac", &reg, NULL, NULL, NULL) == 0,
-       "an introduction without a MAC is refused: the keys differ");
-    ok(s_run_stranger("wrongkey", &reg, NULL, NULL, NULL) == 0,
-       "an introduction under another key is refused: the keys differ");
-    uint8_t rec[GIMPI_INTRO_SIZE];
-    int st = s_holder(reg.vport, UNKNOWN, FAKE_PORT, rec, NULL);
-    ok(st == GIMPI_INTRO_NOTREG, "a key holder claiming a tid the registry lacks is refused (%d)",
-       st);
-    st = s_holder(reg.vport, FRIEND, FAKE_PORT, NULL, NULL);
-    ok(st == GIMPI_INTRO_NOTREG,
-       "a key holder claiming a registered tid at another contact is refused (%d)", st);
-    char hex[2 * GIMPI_INTRO_SIZE + 1];
-    for (int i = 0; i < GIMPI_INTRO_SIZE; i++)
-        snprintf(hex + 2 * i, 3, "%02x", rec[i]);
-    ok(s_run_stranger("replay", &reg, hex, NULL, NULL) == 0,
-       "a replayed introduction (a valid MAC for an earlier challenge) is refused");
-    ok(s_run_stranger("task", &reg, NULL, NULL, NULL) == 0,
-       "a task with another key fails with an error that says the keys differ");
-
-    /* 500 strangers: memory and log lines */
-    long rss0 = s_status(victim, "VmRSS");
-    off_t log0 = lseek(logfd, 0, SEEK_END);
-    int64_t t0 = tl_now_ms();
-    ok(s_run_stranger("flood", &reg, NULL, NULL, NULL) == 0, "%d strangers all refused",
-       STRANGERS);
-    int64_t secs = (tl_now_ms() - t0) / 1000 + 2;
-    long rss1 = s_status(victim, "VmRSS");
-    /* under valgrind (its preload library names it) memory is valgrind's: a wider bound */
-    const char *pre = getenv("LD_PRELOAD");
-    long bound = pre && strstr(pre, "vgpreload") ? 32768 : RSS_BOUND_KB;
-    ok(rss0 > 0 && rss1 - rss0 < bound, "victim VmRSS %ld kB -> %ld kB (bound +%ld kB)",
-       rss0, rss1, bound);
-    char *buf = calloc(1, 1 << 20);
-    ssize_t got = pread(logfd, buf, (1 << 20) - 1, log0);
-    int lines = 0;
-    for (ssize_t i = 0; i < got; i++)
-        lines += buf[i] == '\n';
-    free(buf);
-    ok(lines <= secs * 6 + 2, "refusals logged rate-limited: %d lines in about %lld s", lines,
-       (long long)secs);
-
-    /* 900 idle connections */
-    int fd0 = s_nfds(victim);
-    char line[256];
-    tl_child_t idle;
-    struct rlimit rl;
-    getrlimit(RLIMIT_NOFILE, &rl);
-    if (rl.rlim_cur < IDLE + 64) {
-        rl.rlim_cur = rl.rlim_max > IDLE + 64 ? IDLE + 64 : rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-    }
-    int rc = s_run_stranger("idle", &reg, NULL, line, &idle);
-    int fd1 = s_nfds(victim);
-    ok(rc == 0 && !strncmp(line, "capped", 6) && fd1 <= fd0 + HANDSHAKE_CAP + FD_SLACK,
-       "%d idle connections: the victim holds %d descriptors (%d before, cap %d) (%s)", IDLE,
-       fd1, fd0, HANDSHAKE_CAP, line);
-    rc = tl_read_line(idle.out, line, sizeof line, TMO);
-    int wst = tl_wait(&idle, TMO);
-    tl_child_close(&idle);
-    ok(rc >= 0 && !strncmp(line, "timed out", 9) && wst == 0,
-       "the rest of them are timed out (%s)", rc >= 0 ? line : "no line");
-
-    /* the cap of introduced connections: the friend's is one, SECOND takes the other */
-    int keep = -1;
-    st = s_holder(reg.vport, SECOND, FAKE_PORT, NULL, &keep);
-    ok(st == GIMPI_INTRO_OK, "a registered key holder gets in (%d)", st);
-    st = s_holder(reg.vport, THIRD, FAKE_PORT, NULL, NULL);
-    ok(st == GIMPI_INTRO_TOOMANY, "one more than GIMPI_MAX_DYN_CONNS is refused (%d)", st);
-    if (keep >= 0)
-        close(keep);
-
-    /* the job meanwhile */
-    close(stop[1]);
-    int fst = -1, vst = -1;
-    waitpid(friend, &fst, 0);
-    waitpid(victim, &vst, 0);
-    ok(WIFEXITED(fst) && WEXITSTATUS(fst) == 0,
-       "the friend's messages all flowed correctly (status 0x%x)", fst);
-    ok(WIFEXITED(vst) && WEXITSTATUS(vst) == 0, "the victim finished cleanly (status 0x%x)",
-       vst);
-    unlink(vlog);
-    close(logfd);
+    job_t j;
+    s_start_job(&j);
+    s_test_forged(&j);
+    s_test_flood(&j);
+    s_test_idle(&j);
+    s_test_dyn_cap(&j);
+    s_test_job(&j);
     done_testing();
 }

@@ -5,7 +5,8 @@
  *  ways; both calling each other at once; an outsider talking to every task of a static
  *  job; garbage, short and misdirected introductions (dropped, the listener keeps
  *  serving); unknown, unreachable, killed and finished peers (errors, never hangs); an
- *  expected peer that dies before calling.  Every process is bounded by a deadline.
+ *  expected peer that dies before calling.  The processes of a scenario call each other
+ *  once every one is set up (s_ready, a pipe); every process is bounded by a deadline.
  */
 #include "dp_harness.h"
 #include "net/gimpi_host.h"
@@ -45,6 +46,8 @@ typedef struct {
     int slow_ms;                /* the resolver sleeps this long first (a late registration) */
     int pipes[2][2];            /* expect scenario: alive pipes of tid[1] and tid[2];
                                    late-tid scenario: pipes[0] says "called" */
+    int nready;                 /* processes that call s_ready (0: all of s_run's) */
+    int ready[2], go[2];        /* s_ready's pipes: "set up" to s_run, "go" back */
 } reg_t;
 
 /*  Resolver over a reg_t: ENOTASK for tids it does not list. */
@@ -87,6 +90,42 @@ static gimpi_msg_t *s_solo(int lfd, int llfd, int port, int tid, reg_t *reg)
     return m;
 }
 
+/*  Says this process is set up and waits until every process of the scenario is: the
+ *  registry names every listener from the start, and a task's engine listens before
+ *  s_solo has given it its key, so a call that came earlier would be refused (no key).
+ *  0, or -1 when s_run did not say go within TMO. */
+static int s_ready(reg_t *reg)
+{
+    char c = 'r';
+    if (write(reg->ready[1], &c, 1) != 1)
+        return -1;
+    struct pollfd p = { reg->go[0], POLLIN, 0 };
+    return poll(&p, 1, TMO) == 1 && read(reg->go[0], &c, 1) == 1 ? 0 : -1;
+}
+
+/*  s_run's side of s_ready: waits (at most TMO) until n processes are set up, or the
+ *  ones left have ended, then lets them all go. */
+static void s_release(reg_t *reg, int n)
+{
+    int got = 0;
+    int64_t deadline = tl_now_ms() + TMO;
+    while (got < n) {
+        int left = (int)(deadline - tl_now_ms());
+        struct pollfd p = { reg->ready[0], POLLIN, 0 };
+        char b[MAXT];
+        if (left <= 0 || poll(&p, 1, left) != 1)
+            break;
+        ssize_t r = read(reg->ready[0], b, (size_t)(n - got));
+        if (r <= 0)
+            break;                      /* every process has ended */
+        got += (int)r;
+    }
+    char go[MAXT];
+    memset(go, 'g', sizeof go);
+    if (write(reg->go[1], go, (size_t)n) != n)
+        diag("could not say go");
+}
+
 /*  Fills a registry of n tasks with tids base, 2*base, ... and fresh listeners. */
 static void s_reg_init(reg_t *reg, int n, int base)
 {
@@ -94,6 +133,7 @@ static void s_reg_init(reg_t *reg, int n, int base)
     reg->n = n;
     for (int k = 0; k < 2; k++)
         reg->pipes[k][0] = reg->pipes[k][1] = -1;
+    reg->ready[0] = reg->ready[1] = reg->go[0] = reg->go[1] = -1;
     for (int i = 0; i < n; i++) {
         char err[128];
         reg->tid[i] = base * (i + 1);
@@ -111,9 +151,13 @@ typedef int (*body_t)(reg_t *reg, int me);
 static int s_run(reg_t *reg, int n, body_t body, int *codes)
 {
     pid_t pid[MAXT];
+    if (pipe(reg->ready) < 0 || pipe(reg->go) < 0)
+        BAIL_OUT("pipe");
     for (int i = 0; i < n; i++) {
         pid[i] = fork();
         if (pid[i] == 0) {
+            close(reg->ready[0]);
+            close(reg->go[1]);
             for (int k = 0; k < reg->n; k++)
                 if (k != i) {
                     close(reg->lfd[k]);
@@ -124,6 +168,11 @@ static int s_run(reg_t *reg, int n, body_t body, int *codes)
             _exit(body(reg, i));
         }
     }
+    close(reg->ready[1]);
+    close(reg->go[0]);
+    s_release(reg, reg->nready ? reg->nready : n);
+    close(reg->ready[0]);
+    close(reg->go[1]);
     for (int k = 0; k < reg->n; k++) {
         close(reg->lfd[k]);
         if (reg->llfd[k] >= 0)
@@ -161,6 +210,7 @@ static int s_pair_body(reg_t *reg, int me)
 {
     gimpi_msg_t *m = s_solo(reg->lfd[me], reg->llfd[me], reg->port[me], reg->tid[me], reg);
     CHECK(m, "solo");
+    CHECK(s_ready(reg) == 0, "ready");
     int other = reg->tid[1 - me];
     size_t big = 3u << 20;
     uint8_t *buf = malloc(big);
@@ -199,6 +249,7 @@ static int s_late_tid_body(reg_t *reg, int me)
     gimpi_msg_t *m = s_solo(reg->lfd[me], reg->llfd[me], reg->port[me],
                             me == 0 ? 0 : reg->tid[me], reg);
     CHECK(m, "solo");
+    CHECK(s_ready(reg) == 0, "ready");  /* task 0 has its key, not yet its tid */
     int other = reg->tid[1 - me], v = 0;
     gimpi_status_t st;
     if (me == 1) {
@@ -234,6 +285,7 @@ static int s_all_body(reg_t *reg, int me)
 {
     gimpi_msg_t *m = s_solo(reg->lfd[me], reg->llfd[me], reg->port[me], reg->tid[me], reg);
     CHECK(m, "solo");
+    CHECK(s_ready(reg) == 0, "ready");
     for (int round = 0; round < 5; round++)
         for (int i = 0; i < reg->n; i++)
             if (i != me) {
@@ -260,6 +312,7 @@ static int s_garbage_body(reg_t *reg, int me)
     if (me == 0) {
         gimpi_msg_t *m = s_solo(reg->lfd[0], reg->llfd[0], reg->port[0], reg->tid[0], reg);
         CHECK(m, "solo");
+        CHECK(s_ready(reg) == 0, "ready");
         char b[8];
         gimpi_status_t st;
         CALL(gimpi_msg_recv(m, GIMPI_ANY, 1, b, sizeof b, &st));
@@ -271,7 +324,9 @@ static int s_garbage_body(reg_t *reg, int me)
     }
     /* a rank-style 4-byte caller, a short hello, an introduction (with the key) for
      * another tid and a wrong version: each is dropped, the third answered "not the task
-     * asked for" (under the callee's MAC), the last challenged with "unknown version" */
+     * asked for" (under the callee's MAC), the last challenged with "unknown version";
+     * once task 0 has its key and tid */
+    CHECK(s_ready(reg) == 0, "ready");
     int fd = tl_connect("127.0.0.1", reg->port[0]);
     CHECK(fd >= 0 && tl_send_all(fd, "\0\0\0\1GARBAGE!", 12) == 0, "connect 1");
     CHECK(tl_wait_closed(fd, TMO) == 1, "rank-style caller dropped");
@@ -320,6 +375,7 @@ static int s_fail_body(reg_t *reg, int me)
 {
     gimpi_msg_t *m = s_solo(reg->lfd[me], reg->llfd[me], reg->port[me], reg->tid[me], reg);
     CHECK(m, "solo");
+    CHECK(s_ready(reg) == 0, "ready");
     size_t big = 16u << 20;
     uint8_t *buf = calloc(1, big);
     CHECK(buf, "malloc");
@@ -381,6 +437,7 @@ static int s_expect_body(reg_t *reg, int me)
         return 0;                       /* dies before calling */
     gimpi_msg_t *m = s_solo(reg->lfd[me], reg->llfd[me], reg->port[me], reg->tid[me], NULL);
     CHECK(m, "solo");
+    CHECK(s_ready(reg) == 0, "ready");
     gimpi_status_t st;
     char b[16] = { 0 };
     if (me == 0) {
@@ -413,7 +470,8 @@ static int s_expect_body(reg_t *reg, int me)
 }
 
 /*  A static job of 2 (tids 1, 2): rank 0 starts an outsider (tid 900, a one-task job of
- *  its own) that talks to both; each answers it, then the job talks inside as usual. */
+ *  its own) that talks to both, once rank 1 has said it is set up; each answers it, then
+ *  the job talks inside as usual. */
 static int s_static_body(const impi_tables_t *t, int rank, int lfd, void *arg)
 {
     (void)arg;
@@ -421,7 +479,12 @@ static int s_static_body(const impi_tables_t *t, int rank, int lfd, void *arg)
     pid_t out = -1;
     gimpi_msg_t *m = dp_open(t, rank, lfd, TMO);
     CHECK(m, "open");
+    int v;
+    gimpi_status_t st;
+    if (rank == 1)                      /* it has its key: the outsider may call it now */
+        CALL(gimpi_msg_send(m, gimpi_msg_tid(m, 0), 6, &rank, sizeof rank));
     if (rank == 0) {
+        CALL(gimpi_msg_recv(m, gimpi_msg_tid(m, 1), 6, &v, sizeof v, &st));
         /* the outsider is a fresh process (exec): a fork of this threaded task could
          * inherit a lock held by its progress thread */
         char a[4][32];
@@ -437,8 +500,6 @@ static int s_static_body(const impi_tables_t *t, int rank, int lfd, void *arg)
         }
         CHECK(out > 0, "fork");
     }
-    int v;
-    gimpi_status_t st;
     CALL(gimpi_msg_recv(m, GIMPI_ANY, 7, &v, sizeof v, &st));
     CHECK(st.source == 900 && v == rank + 1, "from %d: %d", st.source, v);
     v *= 10;
@@ -535,6 +596,7 @@ int main(int argc, char **argv)
        "unknown, unreachable, killed and finished peers: errors, no hang (%d %d %d)",
        codes[0], codes[1], codes[2]);
     s_reg_init(&reg, 3, 700);
+    reg.nready = 2;                     /* tid[2] dies before setting up */
     for (int k = 0; k < 2; k++)
         if (pipe(reg.pipes[k]) < 0)
             BAIL_OUT("pipe");

@@ -185,20 +185,24 @@ static void s_test_unreg_rate(void)
     gdt_cleanup(&d);
 }
 
-int main(void)
-{
-    plan(NO_PLAN);
-    alarm(600);         /* a hang is a failure, not a stuck suite */
+/*  What the tests of one groupd share: the daemon, a ZeroMQ context, a registered task's
+ *  DEALER (its tid), the group "grp" and a SUB on the event endpoint. */
+typedef struct {
     gdt_daemon_t d;
-    if (gdt_start(&d, getenv("GDT_EXTRA")) < 0)
-        BAIL_OUT("groupd did not start");
-    pass("groupd printed its endpoint %s", d.endpoint);
+    void *zctx;
+    void *s;
+    int tid;
+    gd_frame_t g;
+    void *sub;
+} fix_t;
 
-    /* a second groupd on the same endpoint refuses */
+/*  A second groupd on the same endpoint refuses, saying why. */
+static void s_test_second(fix_t *fx)
+{
     tl_child_t second;
     char bin[4096];
     snprintf(bin, sizeof bin, "%s", tl_prog("groupd/groupd"));
-    char *argv[] = { bin, (char *)"--foreground", (char *)"--endpoint", d.endpoint, NULL };
+    char *argv[] = { bin, (char *)"--foreground", (char *)"--endpoint", fx->d.endpoint, NULL };
     ok(tl_spawn(argv, &second) == 0, "second groupd spawned");
     int st = tl_wait(&second, 20000);
     ok(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) != 0, "second groupd exits non-zero");
@@ -206,20 +210,28 @@ int main(void)
     tl_read_all(second.err, err, sizeof err, 5000);
     ok(strstr(err, "already serving") != NULL, "with a clear message: %s", err);
     tl_child_close(&second);
+}
 
-    void *zctx = zmq_ctx_new();
-    void *s = gdt_dealer_in(zctx, d.endpoint);
+/*  PING, a join before REGISTER, REGISTER twice: fx->s becomes a registered task. */
+static void s_test_register(fix_t *fx)
+{
+    fx->s = gdt_dealer_in(fx->zctx, fx->d.endpoint);
     uint8_t kind = 0;
-    cmp_ok(s_call(s, GD_PING, GD_VERSION, NULL, 0, &kind, NULL), "==", 0, "PING answered");
+    cmp_ok(s_call(fx->s, GD_PING, GD_VERSION, NULL, 0, &kind, NULL), "==", 0, "PING answered");
     cmp_ok(kind, "==", GD_PING | GD_REPLY_FLAG, "reply kind");
-    gd_frame_t g = { (const uint8_t *)"grp", 3 };
-    cmp_ok(s_call(s, GD_JOIN, GD_VERSION, &g, 1, NULL, NULL), "==", GIMPI_ENOTASK,
+    cmp_ok(s_call(fx->s, GD_JOIN, GD_VERSION, &fx->g, 1, NULL, NULL), "==", GIMPI_ENOTASK,
            "join before REGISTER: NoTask");
-    int tid = s_register(s);
-    cmp_ok(tid, ">", 0, "registered, tid 0x%x", (unsigned)tid);
-    cmp_ok(s_register(s), "==", tid, "registering again gives the same tid");
+    fx->tid = s_register(fx->s);
+    cmp_ok(fx->tid, ">", 0, "registered, tid 0x%x", (unsigned)fx->tid);
+    cmp_ok(s_register(fx->s), "==", fx->tid, "registering again gives the same tid");
+}
 
-    /* bad requests */
+/*  Requests that do not decode as one (unknown command, wrong version, missing, extra,
+ *  oversize, NUL-carrying, short and empty frames) get error replies. */
+static void s_test_bad_requests(fix_t *fx)
+{
+    void *s = fx->s;
+    uint8_t kind = 0;
     cmp_ok(s_call(s, 0x7E, GD_VERSION, NULL, 0, &kind, NULL), "==", GIMPI_ENOTIMPL,
            "unknown command: NotImpl");
     cmp_ok(kind, "==", 0x7E | GD_REPLY_FLAG, "echoing its code");
@@ -227,7 +239,7 @@ int main(void)
            "wrong version: BadVersion");
     cmp_ok(s_call(s, GD_JOIN, GD_VERSION, NULL, 0, NULL, NULL), "==", GIMPI_EBADMSG,
            "short (missing frame): BadMsg");
-    gd_frame_t two[2] = { g, g };
+    gd_frame_t two[2] = { fx->g, fx->g };
     cmp_ok(s_call(s, GD_JOIN, GD_VERSION, two, 2, NULL, NULL), "==", GIMPI_EBADMSG,
            "extra frame: BadMsg");
     char *big = malloc(GD_MAX_NAME + 100);
@@ -239,131 +251,161 @@ int main(void)
     gd_frame_t nul = { (const uint8_t *)"a\0b", 3 };
     cmp_ok(s_call(s, GD_JOIN, GD_VERSION, &nul, 1, NULL, NULL), "==", GIMPI_EBADMSG,
            "NUL in a name: BadMsg");
-    gd_frame_t shortint[2] = { g, { (const uint8_t *)"ab", 2 } };
+    gd_frame_t shortint[2] = { fx->g, { (const uint8_t *)"ab", 2 } };
     cmp_ok(s_call(s, GD_GETTID, GD_VERSION, shortint, 2, NULL, NULL), "==", GIMPI_EBADMSG,
            "2-byte Int4: BadMsg");
     gd_frame_t empty = { (const uint8_t *)"", 0 };
     cmp_ok(s_call(s, GD_JOIN, GD_VERSION, &empty, 1, NULL, NULL), "==", GIMPI_ENULLGROUP,
            "empty name: NullGroup");
-    {
-        gd_frame_t junk = { (const uint8_t *)"garbage!!", 9 };
-        gd_multipart_t mp;
-        int rc = gdt_exchange(s, &junk, 1, &mp, 20000);
-        ok(rc == 0 && mp.nparts == 3 && mp.frames[0].data[3] == GD_BAD_KIND
-           && (int32_t)gd_get32(mp.frames[1].data) == GIMPI_EBADMSG, "garbage header: BadMsg");
-        if (rc == 0)
-            gd_multipart_close(&mp);
-    }
-    {
-        /* 200 frames: read, dropped beyond the bound, answered */
-        uint8_t hdr[GD_HDR_SIZE];
-        gd_header_encode(hdr, GD_PING, 1);
-        gd_frame_t many[200];
-        many[0] = (gd_frame_t){ hdr, sizeof hdr };
-        for (int k = 1; k < 200; k++)
-            many[k] = (gd_frame_t){ (const uint8_t *)"z", 1 };
-        gd_multipart_t mp;
-        int rc = gdt_exchange(s, many, 200, &mp, 20000);
-        ok(rc == 0 && mp.nparts == 3 && (int32_t)gd_get32(mp.frames[1].data) == GIMPI_EBADMSG,
-           "200-frame request: BadMsg");
-        if (rc == 0)
-            gd_multipart_close(&mp);
-    }
-    cmp_ok(s_call(s, GD_PING, GD_VERSION, NULL, 0, NULL, NULL), "==", 0, "still serving");
+}
 
-    /* events: subscribe, MARK, then a join with versions */
+/*  A garbage header and a 200-frame request get BadMsg, and groupd keeps serving. */
+static void s_test_garbage(fix_t *fx)
+{
+    gd_frame_t junk = { (const uint8_t *)"garbage!!", 9 };
+    gd_multipart_t mp;
+    int rc = gdt_exchange(fx->s, &junk, 1, &mp, 20000);
+    ok(rc == 0 && mp.nparts == 3 && mp.frames[0].data[3] == GD_BAD_KIND
+       && (int32_t)gd_get32(mp.frames[1].data) == GIMPI_EBADMSG, "garbage header: BadMsg");
+    if (rc == 0)
+        gd_multipart_close(&mp);
+    /* 200 frames: read, dropped beyond the bound, answered */
+    uint8_t hdr[GD_HDR_SIZE];
+    gd_header_encode(hdr, GD_PING, 1);
+    gd_frame_t many[200];
+    many[0] = (gd_frame_t){ hdr, sizeof hdr };
+    for (int k = 1; k < 200; k++)
+        many[k] = (gd_frame_t){ (const uint8_t *)"z", 1 };
+    rc = gdt_exchange(fx->s, many, 200, &mp, 20000);
+    ok(rc == 0 && mp.nparts == 3 && (int32_t)gd_get32(mp.frames[1].data) == GIMPI_EBADMSG,
+       "200-frame request: BadMsg");
+    if (rc == 0)
+        gd_multipart_close(&mp);
+    cmp_ok(s_call(fx->s, GD_PING, GD_VERSION, NULL, 0, NULL, NULL), "==", 0, "still serving");
+}
+
+/*  The next event on fx->sub (at most 20 s): 1 with it in ev (kind 0 when it does not
+ *  decode), or 0 when none came. */
+static int s_next_event(fix_t *fx, gd_msg_t *ev)
+{
+    zmq_pollitem_t item = { fx->sub, 0, ZMQ_POLLIN, 0 };
+    gd_multipart_t mp;
+    if (zmq_poll(&item, 1, 20000) != 1 || gd_multipart_recv(fx->sub, &mp, 0) < 0)
+        return 0;
+    if (gd_event_decode(mp.frames, mp.nparts, ev) != GD_OK)
+        memset(ev, 0, sizeof *ev);
+    gd_multipart_close(&mp);
+    return 1;
+}
+
+/*  Events: a SUB gets a MARK once its subscription is live, then the EV_JOIN of a join,
+ *  with the reply's version. */
+static void s_test_events(fix_t *fx)
+{
     char pub[700];
-    snprintf(pub, sizeof pub, "%s.pub", d.endpoint);
+    snprintf(pub, sizeof pub, "%s.pub", fx->d.endpoint);
     gd_sock_opts_t so;
     gd_sock_opts_init(&so, GD_SOCK_TASK_SUB, pub);
-    void *sub = gd_sock_new(zctx, &so, NULL, NULL, 0);
-    ok(sub && gd_sock_subscribe(sub, "Ggrp", 4) == 0, "a task's SUB on the event endpoint");
-    zmq_pollitem_t item = { sub, 0, ZMQ_POLLIN, 0 };
-    gd_multipart_t mp;
+    fx->sub = gd_sock_new(fx->zctx, &so, NULL, NULL, 0);
+    ok(fx->sub && gd_sock_subscribe(fx->sub, "Ggrp", 4) == 0,
+       "a task's SUB on the event endpoint");
     gd_msg_t ev;
-    int got = zmq_poll(&item, 1, 20000) == 1 && gd_multipart_recv(sub, &mp, 0) == 0;
-    ok(got && gd_event_decode(mp.frames, mp.nparts, &ev) == GD_OK && ev.kind == GD_EV_MARK,
+    ok(s_next_event(fx, &ev) && ev.kind == GD_EV_MARK,
        "a MARK arrives once the subscription is live");
-    if (got)
-        gd_multipart_close(&mp);
     uint64_t v = 0;
-    cmp_ok(s_call(s, GD_JOIN, GD_VERSION, &g, 1, NULL, &v), "==", 0, "join 'grp' -> 0");
-    got = zmq_poll(&item, 1, 20000) == 1 && gd_multipart_recv(sub, &mp, 0) == 0;
-    ok(got && gd_event_decode(mp.frames, mp.nparts, &ev) == GD_OK && ev.kind == GD_EV_JOIN
-       && ev.values[0].q == 0 && ev.values[1].q == v && ev.values[3].i == tid,
+    cmp_ok(s_call(fx->s, GD_JOIN, GD_VERSION, &fx->g, 1, NULL, &v), "==", 0, "join 'grp' -> 0");
+    ok(s_next_event(fx, &ev) && ev.kind == GD_EV_JOIN && ev.values[0].q == 0
+       && ev.values[1].q == v && ev.values[3].i == fx->tid,
        "EV_JOIN published: created (prev 0), version as in the reply, our tid");
-    if (got)
+}
+
+/*  STAT lists the group and its member. */
+static void s_test_stat(fix_t *fx)
+{
+    uint8_t hdr[GD_HDR_SIZE];
+    gd_header_encode(hdr, GD_STAT, 5);
+    gd_frame_t f[2] = { { hdr, sizeof hdr }, { (const uint8_t *)"", 0 } };
+    gd_multipart_t mp;
+    int rc = gdt_exchange(fx->s, f, 2, &mp, 20000);
+    gd_groupstat_t gs;
+    ok(rc == 0 && mp.nparts == 4 && gd_groupstat_decode(mp.frames[3].data, mp.frames[3].len,
+                                                        &gs) == GD_OK
+       && !strcmp(gs.name, "grp") && gs.size == 1 && gs.members[0].tid == fx->tid,
+       "STAT lists the group");
+    if (rc == 0) {
+        gd_groupstat_clear(&gs);
         gd_multipart_close(&mp);
-
-    /* STAT */
-    {
-        uint8_t hdr[GD_HDR_SIZE];
-        gd_header_encode(hdr, GD_STAT, 5);
-        gd_frame_t f[2] = { { hdr, sizeof hdr }, empty };
-        int rc = gdt_exchange(s, f, 2, &mp, 20000);
-        gd_groupstat_t gs;
-        ok(rc == 0 && mp.nparts == 4 && gd_groupstat_decode(mp.frames[3].data, mp.frames[3].len,
-                                                            &gs) == GD_OK
-           && !strcmp(gs.name, "grp") && gs.size == 1 && gs.members[0].tid == tid,
-           "STAT lists the group");
-        if (rc == 0) {
-            gd_groupstat_clear(&gs);
-            gd_multipart_close(&mp);
-        }
     }
+}
 
-    /* a second task's connection closes: it leaves */
-    void *s2 = gdt_dealer_in(zctx, d.endpoint);
+/*  A second task's connection closes: it leaves, and EV_EXIT says so. */
+static void s_test_exit_event(fix_t *fx)
+{
+    void *s2 = gdt_dealer_in(fx->zctx, fx->d.endpoint);
     int tid2 = s_register(s2);
-    cmp_ok(s_call(s2, GD_JOIN, GD_VERSION, &g, 1, NULL, NULL), "==", 1, "task 2 joins as 1");
+    cmp_ok(s_call(s2, GD_JOIN, GD_VERSION, &fx->g, 1, NULL, NULL), "==", 1, "task 2 joins as 1");
     gd_sock_destroy(&s2, NULL);
     int64_t t0 = tl_now_ms();
-    got = 0;
-    while (tl_now_ms() - t0 < 20000) {
-        if (zmq_poll(&item, 1, 20000) != 1 || gd_multipart_recv(sub, &mp, 0) < 0)
-            break;
-        if (gd_event_decode(mp.frames, mp.nparts, &ev) == GD_OK && ev.kind == GD_EV_EXIT
-            && ev.values[3].i == tid2)
-            got = 1;
-        gd_multipart_close(&mp);
-        if (got)
-            break;
-    }
+    int got = 0;
+    gd_msg_t ev;
+    while (!got && tl_now_ms() - t0 < 20000 && s_next_event(fx, &ev))
+        got = ev.kind == GD_EV_EXIT && ev.values[3].i == tid2;
     ok(got, "EV_EXIT published when task 2's connection closed");
     cmp_ok(tl_now_ms() - t0, "<", 1000, "within 1 s (%lld ms)", (long long)(tl_now_ms() - t0));
+}
 
-    /* fd recycling: short-lived connections come and go while tasks register on the
-       freed fd numbers; a late end-of-connection must never remove the new task */
+/*  fd recycling: short-lived connections come and go while tasks register on the freed
+ *  fd numbers; a late end-of-connection must never remove the new task. */
+static void s_test_fd_recycling(fix_t *fx)
+{
     enum { NKEEP = 200 };
     void *keep[NKEEP];
     int joined = 0;
     gd_frame_t cg = { (const uint8_t *)"fdchurn", 7 };
     for (int k = 0; k < NKEEP; k++) {
-        void *brief = gdt_dealer_in(zctx, d.endpoint);
+        void *brief = gdt_dealer_in(fx->zctx, fx->d.endpoint);
         s_call(brief, GD_PING, GD_VERSION, NULL, 0, NULL, NULL);
         gd_sock_destroy(&brief, NULL);
-        keep[k] = gdt_dealer_in(zctx, d.endpoint);
-        if (s_register(keep[k]) > 0 && s_call(keep[k], GD_JOIN, GD_VERSION, &cg, 1, NULL, NULL) >= 0)
+        keep[k] = gdt_dealer_in(fx->zctx, fx->d.endpoint);
+        if (s_register(keep[k]) > 0
+            && s_call(keep[k], GD_JOIN, GD_VERSION, &cg, 1, NULL, NULL) >= 0)
             joined++;
     }
     cmp_ok(joined, "==", NKEEP, "%d tasks registered on recycled fds and joined", NKEEP);
-    gd_frame_t gsz = cg;
-    cmp_ok(s_call(s, GD_GSIZE, GD_VERSION, &gsz, 1, NULL, NULL), "==", NKEEP,
+    cmp_ok(s_call(fx->s, GD_GSIZE, GD_VERSION, &cg, 1, NULL, NULL), "==", NKEEP,
            "none of them was taken for a closed connection");
     for (int k = 0; k < NKEEP; k++)
         gd_sock_destroy(&keep[k], NULL);
     int64_t t1 = tl_now_ms();
     int left = NKEEP;
     while (left > 0 && tl_now_ms() - t1 < 20000)
-        left = s_call(s, GD_GSIZE, GD_VERSION, &gsz, 1, NULL, NULL);
+        left = s_call(fx->s, GD_GSIZE, GD_VERSION, &cg, 1, NULL, NULL);
     cmp_ok(left, "==", GIMPI_ENOGROUP, "all removed when their connections closed");
+}
 
-    gd_sock_destroy(&sub, NULL);
-    gd_sock_destroy(&s, NULL);
-    zmq_ctx_term(zctx);
-    st = gdt_stop(&d);
+int main(void)
+{
+    plan(NO_PLAN);
+    alarm(600);         /* a hang is a failure, not a stuck suite */
+    fix_t fx = { .g = { (const uint8_t *)"grp", 3 } };
+    if (gdt_start(&fx.d, getenv("GDT_EXTRA")) < 0)
+        BAIL_OUT("groupd did not start");
+    pass("groupd printed its endpoint %s", fx.d.endpoint);
+    s_test_second(&fx);
+    fx.zctx = zmq_ctx_new();
+    s_test_register(&fx);
+    s_test_bad_requests(&fx);
+    s_test_garbage(&fx);
+    s_test_events(&fx);
+    s_test_stat(&fx);
+    s_test_exit_event(&fx);
+    s_test_fd_recycling(&fx);
+    gd_sock_destroy(&fx.sub, NULL);
+    gd_sock_destroy(&fx.s, NULL);
+    zmq_ctx_term(fx.zctx);
+    int st = gdt_stop(&fx.d);
     ok(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "SIGTERM: exit 0");
-    gdt_cleanup(&d);
+    gdt_cleanup(&fx.d);
     s_test_unreg_rate();
     s_test_cpu();
     s_test_fresh_dir();

@@ -182,8 +182,9 @@ static void test_lists(void)
     s_bad_list(big, "longer than 255", "a 256-character name");
 }
 
-/*  Hostfiles. */
-static void test_files(void)
+/*  A hostfile with every kind of line: hosts, slots, options, '*' defaults, '&' hosts,
+ *  comments; returns the set for the next tests. */
+static gimpi_hostset_t *test_file_lines(void)
 {
     char err[GIMPI_HOSTSET_ERRLEN] = "";
     int rc;
@@ -228,7 +229,14 @@ static void test_files(void)
        "ip= and arch= kept; bx= and id= accepted");
     ok(gimpi_hostset_find(hs, "over") == 8, "'$host' (PVM's overloading) is an ordinary host");
 
-    /* pvm_addhosts: one line at a time */
+    return hs;
+}
+
+/*  pvm_addhosts: one line at a time into the set of test_file_lines. */
+static void test_file_add_line(gimpi_hostset_t *hs)
+{
+    char err[GIMPI_HOSTSET_ERRLEN] = "";
+    const gimpi_hostinfo_t *h;
     cmp_ok(gimpi_hostset_add_line(hs, "igor.firewall.com", err, sizeof err), "==", 1,
            "add_line of a '&' host starts it");
     h = gimpi_hostset_get(hs, 5);
@@ -255,16 +263,25 @@ static void test_files(void)
     cmp_ok(gimpi_hostset_add_line(hs, "&fred", err, sizeof err), "==", -1, "'&' for a started host");
     cmp_ok(gimpi_hostset_get(hs, 1)->slots, "==", 6, "refused lines change nothing");
     cmp_ok(gimpi_hostset_add_line(hs, NULL, err, sizeof err), "==", -1, "add_line(NULL): -1");
+}
 
-    /* remove */
+/*  Removing a host, then the set goes. */
+static void test_file_remove(gimpi_hostset_t *hs)
+{
     int n = gimpi_hostset_size(hs);
     cmp_ok(gimpi_hostset_remove(hs, 0), "==", 0, "remove host 0");
     ok(gimpi_hostset_size(hs) == n - 1 && gimpi_hostset_find(hs, "fred") == 0, "the rest move down");
     cmp_ok(gimpi_hostset_remove(hs, n - 1), "==", -1, "remove out of range: -1");
     cmp_ok(gimpi_hostset_remove(hs, -1), "==", -1, "remove(-1): -1");
     gimpi_hostset_destroy(&hs);
+}
 
-    hs = s_load("", &rc, err, sizeof err);
+/*  An empty hostfile, duplicate lines, a missing file, a directory. */
+static void test_file_misc(void)
+{
+    char err[GIMPI_HOSTSET_ERRLEN] = "";
+    int rc;
+    gimpi_hostset_t *hs = s_load("", &rc, err, sizeof err);
     cmp_ok(rc, "==", 0, "an empty hostfile: 0 hosts");
     gimpi_hostset_destroy(&hs);
     hs = s_load("a\na slots=2\n&b\n&b\n", &rc, err, sizeof err);
@@ -279,7 +296,11 @@ static void test_files(void)
     ok(rc == -1 && strstr(err, "/"), "a directory is refused (%s)", err);
     ok(gimpi_hostset_add_file(hs, NULL, err, sizeof err) == -1, "add_file(NULL): -1");
     gimpi_hostset_destroy(&hs);
+}
 
+/*  Bad lines are refused, naming the line and what is wrong. */
+static void test_file_bad(void)
+{
     s_bad_file("a\nb\nc frob=1\n", 3, "frob=1", "an unknown option, with its line");
     s_bad_file("a\nb lo\n", 2, "'lo'", "a word that is not KEY=VALUE");
     s_bad_file("a wd=\n", 1, "no value", "an empty value");
@@ -305,31 +326,44 @@ static void test_files(void)
     s_bad_file("a\na\n&a\n", 3, "already", "'&' after the host was started");
     s_bad_file("a wd=/x\na wd=/y\n", 2, "wd=/y", "conflicting options on two lines");
     s_bad_file("a slots=4000\na slots=97\n", 2, "more than 4096", "merged slots beyond the limit");
-    {
-        char *text = malloc(GIMPI_HOSTSET_MAX_LINE + 100);
-        memset(text, 'x', GIMPI_HOSTSET_MAX_LINE + 10);
-        memcpy(text, "ok\nb ep=", 8);
-        strcpy(text + GIMPI_HOSTSET_MAX_LINE + 10, "\nc\n");
-        s_bad_file(text, 2, "longer than", "an overlong line");
-        memset(text, 'y', 300);
-        text[300] = '\n';
-        text[301] = '\0';
-        s_bad_file(text, 1, "longer than 255", "an overlong host name");
-        memcpy(text, "a dx=", 5);
-        memset(text + 5, 'p', 1030);
-        text[1035] = '\0';
-        s_bad_file(text, 1, "dx=", "an overlong path");
-        free(text);
-    }
-    {
-        /* 4097 hosts: one too many */
-        size_t size = 4097 * 8 + 1;
-        char *text = malloc(size), *p = text;
-        for (int i = 0; i < 4097; i++)
-            p += sprintf(p, "h%d\n", i);
-        s_bad_file(text, 4097, "more than 4096 hosts", "more hosts than the limit");
-        free(text);
-    }
+}
+
+/*  Overlong lines, names and paths; one host more than the limit. */
+static void test_file_limits(void)
+{
+    char *text = malloc(GIMPI_HOSTSET_MAX_LINE + 100);
+    memset(text, 'x', GIMPI_HOSTSET_MAX_LINE + 10);
+    memcpy(text, "ok\nb ep=", 8);
+    strcpy(text + GIMPI_HOSTSET_MAX_LINE + 10, "\nc\n");
+    s_bad_file(text, 2, "longer than", "an overlong line");
+    memset(text, 'y', 300);
+    text[300] = '\n';
+    text[301] = '\0';
+    s_bad_file(text, 1, "longer than 255", "an overlong host name");
+    memcpy(text, "a dx=", 5);
+    memset(text + 5, 'p', 1030);
+    text[1035] = '\0';
+    s_bad_file(text, 1, "dx=", "an overlong path");
+    free(text);
+    /* 4097 hosts: one too many */
+    size_t size = 4097 * 8 + 1;
+    text = malloc(size);
+    char *p = text;
+    for (int i = 0; i < 4097; i++)
+        p += sprintf(p, "h%d\n", i);
+    s_bad_file(text, 4097, "more than 4096 hosts", "more hosts than the limit");
+    free(text);
+}
+
+/*  Hostfiles (PVM's format, with gimpi's slots= and arch=). */
+static void test_files(void)
+{
+    gimpi_hostset_t *hs = test_file_lines();
+    test_file_add_line(hs);
+    test_file_remove(hs);
+    test_file_misc();
+    test_file_bad();
+    test_file_limits();
 }
 
 /*  Slurm allocations. */

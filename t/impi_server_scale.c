@@ -91,7 +91,161 @@ static int check_reply(int fd, const uint8_t *want, size_t len)
     return same;
 }
 
-/*  A whole job; returns the server's exit status (or -1), reports details as TAP. */
+/*  One run of a job: the job, its name in the points, the clients' sockets. */
+typedef struct {
+    const job_t *job;
+    const char *name;
+    int n, bw;
+    int fd[IMPI_MAX_CLIENTS];
+    int order[IMPI_MAX_CLIENTS];
+} run_t;
+
+/*  AUTH and IMPI of every client in random order, the byte-wise one (if any) stuck
+ *  half-way through its AUTH meanwhile; the IMPI reply to all. */
+static void s_startup(run_t *r, st_server_t *srv)
+{
+    int n = r->n, bw = r->bw;
+    uint8_t auth[12], join[12];
+    impi_cmd_encode(auth, IMPI_CMD_AUTH, 4);
+    gimpi_be_put32(auth + 8, 1u << IMPI_AUTH_NONE);
+    static const uint8_t none_reply[8] = { 0 };
+    if (bw >= 0) {
+        r->fd[bw] = st_connect(srv);
+        send_frame(r->fd[bw], auth, 5, 1);
+    }
+    shuffle(r->order, n);
+    int authed = 0;
+    for (int k = 0; k < n; k++) {
+        int c = r->order[k];
+        if (c == bw)
+            continue;
+        r->fd[c] = st_connect(srv);
+        tl_send_all(r->fd[c], auth, sizeof auth);
+        authed += st_recv_bytes(r->fd[c], none_reply, 8);
+        impi_cmd_encode(join, IMPI_CMD_IMPI, 4);
+        gimpi_be_put32(join + 8, (uint32_t)c);
+        tl_send_all(r->fd[c], join, sizeof join);
+    }
+    cmp_ok(authed, "==", bw >= 0 ? n - 1 : n, "%s: clients authenticated in random order%s",
+           r->name, bw >= 0 ? " while one is stuck mid-frame" : "");
+    if (bw >= 0) {
+        send_frame(r->fd[bw], auth + 5, sizeof auth - 5, 1);
+        ok(st_recv_bytes(r->fd[bw], none_reply, 8), "%s: byte-wise client authenticated",
+           r->name);
+        impi_cmd_encode(join, IMPI_CMD_IMPI, 4);
+        gimpi_be_put32(join + 8, (uint32_t)bw);
+        send_frame(r->fd[bw], join, sizeof join, 1);
+    }
+    int impi = 0;
+    for (int c = 0; c < n; c++)
+        impi += st_recv_impi(r->fd[c]) == n;
+    cmp_ok(impi, "==", n, "%s: IMPI reply %d to all", r->name, n);
+}
+
+/*  The label at table row `row`: every client sends its part in random order, and the
+ *  replies are read in random order (the slow reader's per-proc ones later).  1 when
+ *  every reply read was the concatenation, byte for byte. */
+static int s_label(run_t *r, int row)
+{
+    const job_t *job = r->job;
+    int n = r->n;
+    const impi_label_info_t *info = impi_label_at(row);
+    uint8_t *data[IMPI_MAX_CLIENTS];
+    size_t len[IMPI_MAX_CLIENTS], total = 0;
+    for (int c = 0; c < n; c++) {
+        data[c] = contribution(job, c, info, &len[c]);
+        total += len[c];
+    }
+    uint8_t *want = malloc(8 + total);
+    gimpi_be_put32(want, (uint32_t)info->value);
+    gimpi_be_put32(want + 4, n == 32 ? 0xffffffffu : (1u << n) - 1);
+    size_t off = 8;
+    for (int c = 0; c < n; c++) {
+        memcpy(want + off, data[c], len[c]);
+        off += len[c];
+    }
+    shuffle(r->order, n);
+    for (int k = 0; k < n; k++) {
+        int c = r->order[k];
+        uint8_t *payload = malloc(4 + len[c]);
+        gimpi_be_put32(payload, (uint32_t)info->value);
+        memcpy(payload + 4, data[c], len[c]);
+        send_cmd(r->fd[c], IMPI_CMD_COLL, payload, (uint32_t)(4 + len[c]), c == r->bw);
+        free(payload);
+    }
+    int good = 0;
+    bool late = info->scope == IMPI_SCOPE_PROC && job->slow_reader >= 0;
+    shuffle(r->order, n);
+    for (int k = 0; k < n; k++) {
+        int c = r->order[k];
+        if (late && c == job->slow_reader)
+            continue;
+        good += check_reply(r->fd[c], want, 8 + total);
+    }
+    if (late && info->value == IMPI_P_PID) {
+        /* the slow reader now takes both per-proc replies, queued for it meanwhile */
+        pass("%s: others got the per-proc replies while client %d read nothing", r->name,
+             job->slow_reader);
+        good += 1;
+    }
+    free(want);
+    for (int c = 0; c < n; c++)
+        free(data[c]);
+    if (good == (late && info->value != IMPI_P_PID ? n - 1 : n))
+        return 1;
+    diag("%s: label %s: %d good replies", r->name, info->name, good);
+    return 0;
+}
+
+/*  The slow reader's two per-proc replies, in ascending label order, intact. */
+static void s_slow_reader(run_t *r)
+{
+    const job_t *job = r->job;
+    int n = r->n, good = 0;
+    for (int row = 0; row < IMPI_LABEL_COUNT; row++) {
+        const impi_label_info_t *info = impi_label_at(row);
+        if (info->scope != IMPI_SCOPE_PROC)
+            continue;
+        size_t total = 0, len;
+        uint8_t *want = malloc(8 + (size_t)n * job->nprocs * info->elem_size);
+        gimpi_be_put32(want, (uint32_t)info->value);
+        gimpi_be_put32(want + 4, (1u << n) - 1);
+        for (int c = 0; c < n; c++) {
+            uint8_t *d = contribution(job, c, info, &len);
+            memcpy(want + 8 + total, d, len);
+            total += len;
+            free(d);
+        }
+        good += check_reply(r->fd[job->slow_reader], want, 8 + total);
+        free(want);
+    }
+    cmp_ok(good, "==", 2, "%s: the slow reader gets both per-proc replies intact", r->name);
+}
+
+/*  DONE to all, then FINI: every client closed. */
+static void s_finish(run_t *r)
+{
+    int n = r->n;
+    shuffle(r->order, n);
+    for (int k = 0; k < n; k++)
+        send_cmd(r->fd[r->order[k]], IMPI_CMD_DONE, NULL, 0, r->order[k] == r->bw);
+    int done = 0;
+    for (int c = 0; c < n; c++)
+        done += st_recv_done(r->fd[c]) == 0;
+    cmp_ok(done, "==", n, "%s: DONE to all", r->name);
+    shuffle(r->order, n);
+    int closed = 0;
+    for (int k = 0; k < n; k++) {
+        int c = r->order[k];
+        send_cmd(r->fd[c], IMPI_CMD_FINI, NULL, 0, c == r->bw);
+        closed += tl_wait_closed(r->fd[c], ST_TIMEOUT_MS);
+        close(r->fd[c]);
+    }
+    cmp_ok(closed, "==", n, "%s: every client closed after FINI", r->name);
+}
+
+/*  A whole job (startup, every label, the end) against a fresh impi-server; returns the
+ *  server's exit status (or -1), reports details as TAP. */
 static int run_job(const job_t *job, const char *name)
 {
     char nbuf[16];
@@ -99,137 +253,16 @@ static int run_job(const job_t *job, const char *name)
     st_server_t srv;
     if (st_start(&srv, "-server", nbuf, "-auth", "none", (char *)NULL) < 0)
         BAIL_OUT("cannot start impi-server");
-    int n = job->n;
-    int fd[IMPI_MAX_CLIENTS], order[IMPI_MAX_CLIENTS];
-    uint8_t auth[12], join[12];
-    impi_cmd_encode(auth, IMPI_CMD_AUTH, 4);
-    gimpi_be_put32(auth + 8, 1u << IMPI_AUTH_NONE);
-    static const uint8_t none_reply[8] = { 0 };
-
-    /* the byte-wise client starts first and stalls half-way through its AUTH */
-    int bw = job->bytewise;
-    if (bw >= 0) {
-        fd[bw] = st_connect(&srv);
-        send_frame(fd[bw], auth, 5, 1);
-    }
-    shuffle(order, n);
-    int authed = 0;
-    for (int k = 0; k < n; k++) {
-        int c = order[k];
-        if (c == bw)
-            continue;
-        fd[c] = st_connect(&srv);
-        tl_send_all(fd[c], auth, sizeof auth);
-        authed += st_recv_bytes(fd[c], none_reply, 8);
-        impi_cmd_encode(join, IMPI_CMD_IMPI, 4);
-        gimpi_be_put32(join + 8, (uint32_t)c);
-        tl_send_all(fd[c], join, sizeof join);
-    }
-    cmp_ok(authed, "==", bw >= 0 ? n - 1 : n, "%s: clients authenticated in random order%s", name,
-           bw >= 0 ? " while one is stuck mid-frame" : "");
-    if (bw >= 0) {
-        send_frame(fd[bw], auth + 5, sizeof auth - 5, 1);
-        ok(st_recv_bytes(fd[bw], none_reply, 8), "%s: byte-wise client authenticated", name);
-        impi_cmd_encode(join, IMPI_CMD_IMPI, 4);
-        gimpi_be_put32(join + 8, (uint32_t)bw);
-        send_frame(fd[bw], join, sizeof join, 1);
-    }
-    int impi = 0;
-    for (int c = 0; c < n; c++)
-        impi += st_recv_impi(fd[c]) == n;
-    cmp_ok(impi, "==", n, "%s: IMPI reply %d to all", name, n);
-
-    /* every label of the table, in order */
+    run_t r = { .job = job, .name = name, .n = job->n, .bw = job->bytewise };
+    s_startup(&r, &srv);
     int labels_ok = 0;
-    for (int row = 0; row < IMPI_LABEL_COUNT; row++) {
-        const impi_label_info_t *info = impi_label_at(row);
-        uint8_t *data[IMPI_MAX_CLIENTS];
-        size_t len[IMPI_MAX_CLIENTS], total = 0;
-        for (int c = 0; c < n; c++) {
-            data[c] = contribution(job, c, info, &len[c]);
-            total += len[c];
-        }
-        uint8_t *want = malloc(8 + total);
-        gimpi_be_put32(want, (uint32_t)info->value);
-        gimpi_be_put32(want + 4, n == 32 ? 0xffffffffu : (1u << n) - 1);
-        size_t off = 8;
-        for (int c = 0; c < n; c++) {
-            memcpy(want + off, data[c], len[c]);
-            off += len[c];
-        }
-        shuffle(order, n);
-        for (int k = 0; k < n; k++) {
-            int c = order[k];
-            uint8_t *payload = malloc(4 + len[c]);
-            gimpi_be_put32(payload, (uint32_t)info->value);
-            memcpy(payload + 4, data[c], len[c]);
-            send_cmd(fd[c], IMPI_CMD_COLL, payload, (uint32_t)(4 + len[c]), c == bw);
-            free(payload);
-        }
-        int good = 0;
-        bool late = info->scope == IMPI_SCOPE_PROC && job->slow_reader >= 0;
-        shuffle(order, n);
-        for (int k = 0; k < n; k++) {
-            int c = order[k];
-            if (late && c == job->slow_reader)
-                continue;
-            good += check_reply(fd[c], want, 8 + total);
-        }
-        if (late && info->value == IMPI_P_PID) {
-            /* the slow reader now takes both per-proc replies, queued for it meanwhile */
-            pass("%s: others got the per-proc replies while client %d read nothing", name,
-                 job->slow_reader);
-            good += 1;
-        }
-        if (good == (late && info->value != IMPI_P_PID ? n - 1 : n))
-            labels_ok++;
-        else
-            diag("%s: label %s: %d good replies", name, info->name, good);
-        free(want);
-        for (int c = 0; c < n; c++)
-            free(data[c]);
-    }
+    for (int row = 0; row < IMPI_LABEL_COUNT; row++)
+        labels_ok += s_label(&r, row);
     cmp_ok(labels_ok, "==", IMPI_LABEL_COUNT, "%s: all %d labels answered byte for byte", name,
            IMPI_LABEL_COUNT);
-    if (job->slow_reader >= 0) {
-        /* the two per-proc replies, in ascending label order */
-        int good = 0;
-        for (int row = 0; row < IMPI_LABEL_COUNT; row++) {
-            const impi_label_info_t *info = impi_label_at(row);
-            if (info->scope != IMPI_SCOPE_PROC)
-                continue;
-            size_t total = 0, len;
-            uint8_t *want = malloc(8 + (size_t)n * job->nprocs * info->elem_size);
-            gimpi_be_put32(want, (uint32_t)info->value);
-            gimpi_be_put32(want + 4, (1u << n) - 1);
-            for (int c = 0; c < n; c++) {
-                uint8_t *d = contribution(job, c, info, &len);
-                memcpy(want + 8 + total, d, len);
-                total += len;
-                free(d);
-            }
-            good += check_reply(fd[job->slow_reader], want, 8 + total);
-            free(want);
-        }
-        cmp_ok(good, "==", 2, "%s: the slow reader gets both per-proc replies intact", name);
-    }
-
-    shuffle(order, n);
-    for (int k = 0; k < n; k++)
-        send_cmd(fd[order[k]], IMPI_CMD_DONE, NULL, 0, order[k] == bw);
-    int done = 0;
-    for (int c = 0; c < n; c++)
-        done += st_recv_done(fd[c]) == 0;
-    cmp_ok(done, "==", n, "%s: DONE to all", name);
-    shuffle(order, n);
-    int closed = 0;
-    for (int k = 0; k < n; k++) {
-        int c = order[k];
-        send_cmd(fd[c], IMPI_CMD_FINI, NULL, 0, c == bw);
-        closed += tl_wait_closed(fd[c], ST_TIMEOUT_MS);
-        close(fd[c]);
-    }
-    cmp_ok(closed, "==", n, "%s: every client closed after FINI", name);
+    if (job->slow_reader >= 0)
+        s_slow_reader(&r);
+    s_finish(&r);
     return st_finish(&srv);
 }
 

@@ -104,6 +104,6 @@ ms=$(( ($(date +%s%N) - start) / 1000000 ))
     && grep -q "the output of 1 child task(s) had not ended after 1 s" "$tmp/bound.err"
 ok $? "GIMPI_CATCHOUT_WAIT bounds pvm_exit's wait for a child that never ends (exit $rc, $ms ms)"
 
-sleep 0.5
-left=$(tap_mine "$(basename "$TASK") child")
+left=$(tap_gone "$(basename "$TASK") child")
 [ "$left" = 0 ]; ok $? "no child left running ($left)"
+exit $((failed > 0))

@@ -68,6 +68,6 @@ GIMPI_GROUPD="ipc://$tmp/nobody" GIMPI_GROUPD_BIN=/bin/false timeout 60 "$TASK" 
 grep -q "spawned -14 of 1" "$tmp/i" && grep -q "pvm_spawn(): Can't contact local daemon" "$tmp/i.err"
 check $? "without groupd pvm_spawn fails with PvmSysErr and PVM's message" "$tmp/i" "$tmp/i.err"
 
-sleep 0.5
-left=$(tap_mine "$(basename "$TASK") (child|die|killme|nested|grandchild)")
+left=$(tap_gone "$(basename "$TASK") (child|die|killme|nested|grandchild)")
 [ "$left" = 0 ]; ok $? "no child left running ($left)"
+exit $((failed > 0))

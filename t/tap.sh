@@ -6,7 +6,8 @@
 # trap afterwards.  End with `exit $((failed > 0))`.  A test that keeps the output of
 # the program it checks in the file $out may ask it with has, count and okd.
 n=0 failed=0
-ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); fi; }
+# (returns 1 for "not ok", so that `ok $? "..." || show-why` shows why)
+ok() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; failed=$((failed + 1)); return 1; fi; }
 # has TEXT: the output ($out) has a line with TEXT (fixed string)
 has() { grep -qF -- "$1" "$out"; }
 # count TEXT: how many lines of the output have TEXT
@@ -25,6 +26,16 @@ tap_mine() {
         tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qxF "TAP_TAG=$tmp" && k=$((k + 1))
     done
     echo $k
+}
+# tap_gone PATTERN [SECONDS]: waits until no process of this test matches PATTERN (ended
+# processes are reaped by init, on no schedule of ours), at most SECONDS (default 30);
+# prints how many are left
+tap_gone() {
+    local left end=$(($(date +%s) + ${2:-30}))
+    while left=$(tap_mine "$1"); [ "$left" != 0 ] && [ "$(date +%s)" -lt $end ]; do
+        sleep 0.05
+    done
+    echo "$left"
 }
 # stops the background jobs: TERM, at most 30 s to go, then KILL (children first)
 tap_stop_jobs() {

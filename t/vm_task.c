@@ -119,6 +119,244 @@ static int s_spawn(int n, int flag, char *where)
     return 0;
 }
 
+/*  config: the hosts of the virtual machine. */
+static int s_config(int argc, char **argv, int me)
+{
+    (void)argc, (void)argv, (void)me;
+    int n, na;
+    struct pvmhostinfo *h;
+    int rc = pvm_config(&n, &na, &h);
+    printf("hosts %d narch %d\n", n, na);
+    for (int i = 0; rc == 0 && i < n; i++)
+        printf("host %s %s %d\n", h[i].hi_name, h[i].hi_arch, h[i].hi_speed);
+    return rc;
+}
+
+/*  tasks: every task of the virtual machine, this one among them, and its host's. */
+static int s_tasks(int argc, char **argv, int me)
+{
+    (void)argc, (void)argv;
+    int n;
+    struct pvmtaskinfo *t;
+    int rc = pvm_tasks(0, &n, &t);
+    printf("tasks %d\n", n);
+    int dtid = pvm_tidtohost(me);
+    for (int i = 0; rc == 0 && i < n; i++)
+        if (t[i].ti_tid == me && t[i].ti_pid == (int)getpid() && t[i].ti_host == dtid
+            && !strcmp(t[i].ti_a_out, "vm_task"))
+            printf("mine OK\n");
+    int nh;
+    rc = pvm_tasks(dtid, &nh, &t);
+    printf("on my host %s\n", nh >= 1 && nh <= n ? "OK" : "wrong");
+    return rc;
+}
+
+/*  spawn N [WHERE]. */
+static int s_cmd_spawn(int argc, char **argv, int me)
+{
+    (void)me;
+    return s_spawn(atoi(argv[2]), argc > 3 ? PvmTaskHost : PvmTaskDefault,
+                   argc > 3 ? argv[3] : NULL);
+}
+
+/*  spawntime N: how long spawning N and hearing from each took. */
+static int s_spawntime(int argc, char **argv, int me)
+{
+    (void)argc, (void)me;
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    int rc = s_spawn(atoi(argv[2]), PvmTaskDefault, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    printf("spawn_us=%ld\n", (long)((b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000));
+    return rc;
+}
+
+/*  spawnarch N ARCH. */
+static int s_spawnarch(int argc, char **argv, int me)
+{
+    (void)argc, (void)me;
+    return s_spawn(atoi(argv[2]), PvmTaskArch, argv[3]);
+}
+
+/*  worker: its host and tid to its parent. */
+static int s_worker(int argc, char **argv, int me)
+{
+    (void)argc, (void)argv;
+    pvm_initsend(PvmDataDefault);
+    pvm_pkstr((char *)s_host());
+    pvm_pkint(&me, 1, 1);
+    return pvm_send(pvm_parent(), 77);
+}
+
+/*  addhosts H... and delhosts H...: the count and each host's code. */
+static int s_hosts(int argc, char **argv, int me)
+{
+    (void)me;
+    const char *what = argv[1];
+    int n = argc - 2;
+    int *infos = calloc((size_t)n + 1, sizeof *infos);
+    int k = what[0] == 'a' ? pvm_addhosts(argv + 2, n, infos)
+                           : pvm_delhosts(argv + 2, n, infos);
+    printf("%s %d\n", what[0] == 'a' ? "added" : "deleted", k);
+    for (int i = 0; i < n; i++)
+        printf("info %s %s\n", argv[2 + i], infos[i] > 0 ? "dtid" : infos[i] == 0 ? "0"
+                                            : "err");
+    for (int i = 0; i < n; i++)
+        if (infos[i] < 0)
+            printf("code %s %d\n", argv[2 + i], infos[i]);
+    free(infos);
+    return 0;
+}
+
+/*  mstat H. */
+static int s_mstat(int argc, char **argv, int me)
+{
+    (void)argc, (void)me;
+    printf("mstat %s %d\n", argv[2], pvm_mstat(argv[2]));
+    return 0;
+}
+
+/*  group N: barrier, bcast, reduce and barrier in group "vm". */
+static int s_group(int argc, char **argv, int me)
+{
+    (void)argc, (void)me;
+    int n = atoi(argv[2]);
+    int inst = pvm_joingroup("vm");
+    int rc = pvm_barrier("vm", n);
+    int v = inst + 1, data = 0;
+    if (rc == 0 && inst == 0) {
+        pvm_initsend(PvmDataDefault);
+        pvm_pkint(&n, 1, 1);
+        rc = pvm_bcast("vm", 5);
+    } else if (rc == 0) {
+        rc = pvm_recv(-1, 5) > 0 ? pvm_upkint(&data, 1, 1) : -1;
+        rc = rc == 0 && data == n ? 0 : -1;
+    }
+    if (rc == 0)
+        rc = pvm_reduce(PvmSum, &v, 1, PVM_INT, 6, "vm", 0);
+    if (rc == 0 && inst == 0 && v != n * (n + 1) / 2)
+        rc = -1;
+    if (rc == 0)
+        rc = pvm_barrier("vm", n);
+    printf("group %s %d\n", rc == 0 ? "ok" : "failed", inst);
+    pvm_lvgroup("vm");
+    return rc;
+}
+
+/*  hold N [H]: a barrier, then the task on H waits to be killed, the others enter the
+ *  next barrier. */
+static int s_hold(int argc, char **argv, int me)
+{
+    (void)me;
+    int n = atoi(argv[2]);
+    pvm_joingroup("hold");
+    int rc = pvm_barrier("hold", n);
+    printf("held %d\n", rc);
+    if (argc > 3 && !strcmp(s_host(), argv[3]))
+        pause();
+    rc = pvm_barrier("hold", n);
+    printf("barrier %s\n", rc < 0 ? "error" : "ok");
+    return 0;
+}
+
+/*  grow H: add H, a worker there, delete H. */
+static int s_grow(int argc, char **argv, int me)
+{
+    (void)argc, (void)me;
+    int info, n;
+    struct pvmhostinfo *h;
+    printf("added %d\n", pvm_addhosts(argv + 2, 1, &info));
+    pvm_config(&n, NULL, &h);
+    printf("hosts %d\n", n);
+    int rc = s_spawn(1, PvmTaskHost, argv[2]);
+    printf("deleted %d\n", pvm_delhosts(argv + 2, 1, &info));
+    pvm_config(&n, NULL, &h);
+    printf("hosts %d\n", n);
+    printf("mstat %d\n", pvm_mstat(argv[2]));
+    return rc;
+}
+
+/*  remotekill H: a sleeper on H, killed once it answered, gone within 10 s. */
+static int s_remotekill(int argc, char **argv, int me)
+{
+    (void)argc, (void)me;
+    int tid = 0;
+    char *args[] = { "sleeper", NULL };
+    if (pvm_spawn("vm_task", args, PvmTaskHost, argv[2], 1, &tid) == 1
+        && pvm_trecv(tid, 78, &(struct timeval){ 30, 0 }) > 0) {
+        printf("kill %d\n", pvm_kill(tid));
+        for (int i = 0; i < 100; i++) {
+            if (pvm_pstat(tid) == PvmNoTask) {
+                printf("gone\n");
+                break;
+            }
+            usleep(100000);
+        }
+    } else
+        printf("spawn failed %d\n", tid);
+    return 0;
+}
+
+/*  sleeper: tells its parent, then waits to be killed. */
+static int s_sleeper(int argc, char **argv, int me)
+{
+    (void)argc, (void)argv, (void)me;
+    pvm_initsend(PvmDataDefault);
+    pvm_send(pvm_parent(), 78);
+    pause();
+    return 0;
+}
+
+/*  pwd: the working directory. */
+static int s_pwd(int argc, char **argv, int me)
+{
+    (void)argc, (void)argv, (void)me;
+    char d[4096];
+    printf("pwd %s\n", getcwd(d, sizeof d) ? d : "?");
+    return 0;
+}
+
+/*  notify H. */
+static int s_cmd_notify(int argc, char **argv, int me)
+{
+    (void)argc, (void)me;
+    return s_notify(argv[2]);
+}
+
+/*  kill TID. */
+static int s_kill(int argc, char **argv, int me)
+{
+    (void)argc, (void)me;
+    printf("kill %d\n", pvm_kill((int)strtol(argv[2], NULL, 0)));
+    return 0;
+}
+
+/*  wait: says it is ready, then waits to be killed. */
+static int s_wait(int argc, char **argv, int me)
+{
+    (void)argc, (void)argv;
+    printf("ready t%x\n", me);
+    pause();
+    return 0;
+}
+
+/*  The commands: a name, the argc it needs at least, the function. */
+static const struct {
+    const char *name;
+    int argc;
+    int (*fn)(int argc, char **argv, int me);
+} s_commands[] = {
+    { "config", 1, s_config },      { "tasks", 2, s_tasks },
+    { "spawn", 3, s_cmd_spawn },    { "spawntime", 3, s_spawntime },
+    { "spawnarch", 4, s_spawnarch }, { "worker", 2, s_worker },
+    { "addhosts", 2, s_hosts },     { "delhosts", 2, s_hosts },
+    { "mstat", 3, s_mstat },        { "group", 3, s_group },
+    { "hold", 3, s_hold },          { "grow", 3, s_grow },
+    { "remotekill", 3, s_remotekill }, { "sleeper", 2, s_sleeper },
+    { "pwd", 2, s_pwd },            { "notify", 3, s_cmd_notify },
+    { "kill", 3, s_kill },          { "wait", 2, s_wait },
+};
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -126,133 +364,14 @@ int main(int argc, char **argv)
     int me = pvm_mytid();
     if (me < 0)
         return 2;
-    int rc = 0;
-    if (!strcmp(what, "config")) {
-        int n, na;
-        struct pvmhostinfo *h;
-        rc = pvm_config(&n, &na, &h);
-        printf("hosts %d narch %d\n", n, na);
-        for (int i = 0; rc == 0 && i < n; i++)
-            printf("host %s %s %d\n", h[i].hi_name, h[i].hi_arch, h[i].hi_speed);
-    } else if (!strcmp(what, "tasks")) {
-        int n;
-        struct pvmtaskinfo *t;
-        rc = pvm_tasks(0, &n, &t);
-        printf("tasks %d\n", n);
-        int dtid = pvm_tidtohost(me);
-        for (int i = 0; rc == 0 && i < n; i++)
-            if (t[i].ti_tid == me && t[i].ti_pid == (int)getpid() && t[i].ti_host == dtid
-                && !strcmp(t[i].ti_a_out, "vm_task"))
-                printf("mine OK\n");
-        int nh;
-        rc = pvm_tasks(dtid, &nh, &t);
-        printf("on my host %s\n", nh >= 1 && nh <= n ? "OK" : "wrong");
-    } else if (!strcmp(what, "spawn") && argc > 2)
-        rc = s_spawn(atoi(argv[2]), argc > 3 ? PvmTaskHost : PvmTaskDefault,
-                     argc > 3 ? argv[3] : NULL);
-    else if (!strcmp(what, "spawntime") && argc > 2) {
-        struct timespec a, b;
-        clock_gettime(CLOCK_MONOTONIC, &a);
-        rc = s_spawn(atoi(argv[2]), PvmTaskDefault, NULL);
-        clock_gettime(CLOCK_MONOTONIC, &b);
-        printf("spawn_us=%ld\n", (long)((b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000));
-    } else if (!strcmp(what, "spawnarch") && argc > 3)
-        rc = s_spawn(atoi(argv[2]), PvmTaskArch, argv[3]);
-    else if (!strcmp(what, "worker")) {
-        pvm_initsend(PvmDataDefault);
-        pvm_pkstr((char *)s_host());
-        pvm_pkint(&me, 1, 1);
-        rc = pvm_send(pvm_parent(), 77);
-    } else if (!strcmp(what, "addhosts") || !strcmp(what, "delhosts")) {
-        int n = argc - 2;
-        int *infos = calloc((size_t)n + 1, sizeof *infos);
-        int k = what[0] == 'a' ? pvm_addhosts(argv + 2, n, infos)
-                               : pvm_delhosts(argv + 2, n, infos);
-        printf("%s %d\n", what[0] == 'a' ? "added" : "deleted", k);
-        for (int i = 0; i < n; i++)
-            printf("info %s %s\n", argv[2 + i], infos[i] > 0 ? "dtid" : infos[i] == 0 ? "0"
-                                                : "err");
-        for (int i = 0; i < n; i++)
-            if (infos[i] < 0)
-                printf("code %s %d\n", argv[2 + i], infos[i]);
-        free(infos);
-    } else if (!strcmp(what, "mstat") && argc > 2)
-        printf("mstat %s %d\n", argv[2], pvm_mstat(argv[2]));
-    else if (!strcmp(what, "group") && argc > 2) {
-        int n = atoi(argv[2]);
-        int inst = pvm_joingroup("vm");
-        rc = pvm_barrier("vm", n);
-        int v = inst + 1, data = 0;
-        if (rc == 0 && inst == 0) {
-            pvm_initsend(PvmDataDefault);
-            pvm_pkint(&n, 1, 1);
-            rc = pvm_bcast("vm", 5);
-        } else if (rc == 0) {
-            rc = pvm_recv(-1, 5) > 0 ? pvm_upkint(&data, 1, 1) : -1;
-            rc = rc == 0 && data == n ? 0 : -1;
+    int rc = 2, known = 0;
+    for (size_t i = 0; !known && i < sizeof s_commands / sizeof s_commands[0]; i++)
+        if (!strcmp(what, s_commands[i].name) && argc >= s_commands[i].argc) {
+            known = 1;
+            rc = s_commands[i].fn(argc, argv, me);
         }
-        if (rc == 0)
-            rc = pvm_reduce(PvmSum, &v, 1, PVM_INT, 6, "vm", 0);
-        if (rc == 0 && inst == 0 && v != n * (n + 1) / 2)
-            rc = -1;
-        if (rc == 0)
-            rc = pvm_barrier("vm", n);
-        printf("group %s %d\n", rc == 0 ? "ok" : "failed", inst);
-        pvm_lvgroup("vm");
-    } else if (!strcmp(what, "hold") && argc > 2) {
-        int n = atoi(argv[2]);
-        pvm_joingroup("hold");
-        rc = pvm_barrier("hold", n);
-        printf("held %d\n", rc);
-        if (argc > 3 && !strcmp(s_host(), argv[3]))
-            pause();
-        rc = pvm_barrier("hold", n);
-        printf("barrier %s\n", rc < 0 ? "error" : "ok");
-        rc = 0;
-    } else if (!strcmp(what, "grow") && argc > 2) {
-        int info, n;
-        struct pvmhostinfo *h;
-        printf("added %d\n", pvm_addhosts(argv + 2, 1, &info));
-        pvm_config(&n, NULL, &h);
-        printf("hosts %d\n", n);
-        rc = s_spawn(1, PvmTaskHost, argv[2]);
-        printf("deleted %d\n", pvm_delhosts(argv + 2, 1, &info));
-        pvm_config(&n, NULL, &h);
-        printf("hosts %d\n", n);
-        printf("mstat %d\n", pvm_mstat(argv[2]));
-    } else if (!strcmp(what, "remotekill") && argc > 2) {
-        int tid = 0;
-        char *args[] = { "sleeper", NULL };
-        if (pvm_spawn("vm_task", args, PvmTaskHost, argv[2], 1, &tid) == 1
-            && pvm_trecv(tid, 78, &(struct timeval){ 30, 0 }) > 0) {
-            printf("kill %d\n", pvm_kill(tid));
-            for (int i = 0; i < 100; i++) {
-                if (pvm_pstat(tid) == PvmNoTask) {
-                    printf("gone\n");
-                    break;
-                }
-                usleep(100000);
-            }
-        } else
-            printf("spawn failed %d\n", tid);
-    } else if (!strcmp(what, "sleeper")) {
-        pvm_initsend(PvmDataDefault);
-        pvm_send(pvm_parent(), 78);
-        pause();
-    } else if (!strcmp(what, "pwd")) {
-        char d[4096];
-        printf("pwd %s\n", getcwd(d, sizeof d) ? d : "?");
-    } else if (!strcmp(what, "notify") && argc > 2)
-        rc = s_notify(argv[2]);
-    else if (!strcmp(what, "kill") && argc > 2)
-        printf("kill %d\n", pvm_kill((int)strtol(argv[2], NULL, 0)));
-    else if (!strcmp(what, "wait")) {
-        printf("ready t%x\n", me);
-        pause();
-    } else {
+    if (!known)
         fprintf(stderr, "vm_task: unknown command %s\n", what);
-        rc = 2;
-    }
     pvm_exit();
     return rc < 0 ? 1 : rc;
 }

@@ -38,6 +38,8 @@ struct gimpi_catch_t {
     int flags;                  /* GIMPI_CATCHOUT_* */
     open_t *open;
     int nopen, capopen;
+    uint32_t syncs;             /* CATCH_SYNC markers numbered so far */
+    uint32_t synced;            /* the highest one the thread has read */
 };
 
 /*  The descriptor GIMPI_CATCHOUT_FD names when it is a SEQPACKET socket, else -1; the
@@ -165,6 +167,14 @@ static void s_data(gimpi_catch_t *self, open_t *o, const char *data, size_t len)
 static void s_record(gimpi_catch_t *self, int32_t tid, int32_t kind, const char *data,
                      size_t len)
 {
+    if (kind == CATCH_SYNC && tid == 0 && len == 4) {
+        uint32_t seq;                   /* markers may arrive out of their order */
+        memcpy(&seq, data, 4);
+        if ((int32_t)(seq - self->synced) > 0)
+            self->synced = seq;
+        pthread_cond_broadcast(&self->cv);
+        return;
+    }
     if (!self->to || tid <= 0)
         return;                         /* catching is off: dropped, as PVM drops them */
     bool tids = !(self->flags & GIMPI_CATCHOUT_NOTIDS);
@@ -255,6 +265,45 @@ int gimpi_catch_fd(gimpi_catch_t *self)
     return fd;
 }
 
+/*  The CLOCK_REALTIME time timeout_ms (>= 0) from now, for pthread_cond_timedwait. */
+static struct timespec s_deadline(int timeout_ms)
+{
+    struct timespec end;
+    clock_gettime(CLOCK_REALTIME, &end);
+    end.tv_sec += timeout_ms / 1000;
+    end.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (end.tv_nsec >= 1000000000L) {
+        end.tv_sec++;
+        end.tv_nsec -= 1000000000L;
+    }
+    return end;
+}
+
+/*  Sends a numbered CATCH_SYNC on this task's own socket and waits, bounded, until the
+ *  thread has read it: the socket keeps its records in the order they were sent, so every
+ *  record sent before (a spawn's BEGIN, by its middle process) has been handled then. */
+int gimpi_catch_sync(gimpi_catch_t *self, int fd, int timeout_ms)
+{
+    if (!self || fd < 0)
+        return 0;
+    pthread_mutex_lock(&self->mu);
+    bool own = self->running && self->to && fd == self->wfd;
+    uint32_t seq = ++self->syncs;
+    pthread_mutex_unlock(&self->mu);
+    if (!own)
+        return 0;                       /* an ancestor's collector, or catching is off */
+    if (gimpi_catch_send(fd, 0, CATCH_SYNC, &seq, sizeof seq) < 0)
+        return GIMPI_ESYSERR;
+    struct timespec end = s_deadline(timeout_ms);
+    pthread_mutex_lock(&self->mu);
+    int rc = 0;
+    while (rc == 0 && (int32_t)(seq - self->synced) > 0)
+        rc = pthread_cond_timedwait(&self->cv, &self->mu, &end);
+    bool seen = (int32_t)(seq - self->synced) <= 0;
+    pthread_mutex_unlock(&self->mu);
+    return seen ? 0 : GIMPI_ESYSERR;
+}
+
 /*  Open caught tasks. */
 int gimpi_catch_open(gimpi_catch_t *self)
 {
@@ -271,14 +320,7 @@ int gimpi_catch_wait(gimpi_catch_t *self, int timeout_ms)
 {
     if (!self)
         return 0;
-    struct timespec end;
-    clock_gettime(CLOCK_REALTIME, &end);
-    end.tv_sec += timeout_ms / 1000;
-    end.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (end.tv_nsec >= 1000000000L) {
-        end.tv_sec++;
-        end.tv_nsec -= 1000000000L;
-    }
+    struct timespec end = s_deadline(timeout_ms);
     pthread_mutex_lock(&self->mu);
     while (self->to && self->nopen > 0) {
         if (timeout_ms < 0)

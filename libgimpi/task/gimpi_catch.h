@@ -12,7 +12,10 @@
  *  middle process sends CATCH_BEGIN before the spawn call returns, the copier CATCH_DATA
  *  and, when the pipe ends, CATCH_EOF.  A thread of the catching task reads the records,
  *  joins each task's bytes into lines and writes them to the FILE in PVM's format
- *  ("[t<hex tid>] BEGIN", "[t<hex tid>] <line>", "[t<hex tid>] EOF").  See doc/spawn.md.
+ *  ("[t<hex tid>] BEGIN", "[t<hex tid>] <line>", "[t<hex tid>] EOF").  A spawn that
+ *  catches into this task's own collector then sends CATCH_SYNC and waits until the
+ *  thread has read it: every BEGIN sent before is written and its task counted open when
+ *  the spawn returns, as PVM writes BEGIN inside pvm_spawn.  See doc/spawn.md.
  */
 #ifndef GIMPI_CATCH_H
 #define GIMPI_CATCH_H
@@ -28,6 +31,7 @@ enum {
     CATCH_BEGIN = 1,            /* a task started (sent by the spawn) */
     CATCH_DATA = 2,             /* bytes the task wrote */
     CATCH_EOF = 3,              /* its output ended */
+    CATCH_SYNC = 4,             /* tid 0, a uint32 number: gimpi_catch_sync's marker */
     CATCH_HDR = 8,              /* int32 tid, int32 kind */
     CATCH_CHUNK = 4096,         /* data bytes per record at most */
 };
@@ -47,6 +51,11 @@ int gimpi_catch_set(gimpi_catch_t *self, FILE *to, int flags);
 /*  The descriptor a spawn hands its children (this task's collector, or the one it
  *  inherited), or -1 when their output is not caught. */
 int gimpi_catch_fd(gimpi_catch_t *self);
+
+/*  When fd is this task's own collector and output is caught: waits until the thread
+ *  has handled every record sent to it before the call (the BEGIN records of a spawn),
+ *  at most timeout_ms.  0, or GIMPI_ESYSERR when the marker was not seen in time. */
+int gimpi_catch_sync(gimpi_catch_t *self, int fd, int timeout_ms);
 
 /*  Caught tasks whose output has not ended. */
 int gimpi_catch_open(gimpi_catch_t *self);

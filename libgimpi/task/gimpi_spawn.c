@@ -44,6 +44,7 @@
 extern char **environ;
 
 #define SPAWN_MAX 100000        /* children per call */
+#define CATCH_SYNC_MS 10000     /* bound of the wait for our collector's BEGIN lines */
 
 /*  1 when path names an executable regular file. */
 static int s_executable(const char *path)
@@ -489,6 +490,9 @@ int gimpi_spawn(gimpi_t *self, const char *file, char *const argv[], int flags, 
         tids[i] = tid;
         started++;
     }
+    /* caught here: the BEGIN lines are written, the children counted, before we return */
+    if (started > 0)
+        gimpi_catch_sync(gimpi_task_catch(self), catchfd, CATCH_SYNC_MS);
     if (devnull >= 0)
         close(devnull);
     s_plan_free(&pl);
