@@ -746,10 +746,11 @@ static void s_sync(gimpi_groups_t *self, const char *group, uint64_t version)
 
 static void s_refresh(gimpi_groups_t *self, const char *group, centry_t *e);
 
-/*  After a barrier's release: a member's entry of the group, watched since its join, is
- *  made current now (waiting, bounded, for the subscription's MARK, then one snapshot),
- *  so that the queries after the barrier are answered at once, not by round trips that
- *  let the members' later changes overtake them. */
+/*  After a barrier's release: a member's entry of the group, watched since the barrier
+ *  began (gimpi_group_barrier) or since an earlier query, is made current now (waiting,
+ *  bounded, for the subscription's MARK, then one snapshot), so that the queries after
+ *  the barrier are answered at once, not by round trips that let the members' later
+ *  changes overtake them. */
 static void s_settle(gimpi_groups_t *self, const char *group)
 {
     centry_t *e = gd_hash_get(self->cache, group, strlen(group));
@@ -962,10 +963,6 @@ int gimpi_group_join(gimpi_groups_t *self, const char *group)
     if (rc)
         return rc;
     rc = s_group_call(self, GD_JOIN, group, 0, REQUEST_TIMEOUT_MS, true);
-    size_t len = strlen(group);
-    if (rc >= 0 && !gd_hash_get(self->cache, group, len))
-        s_watch(self, group, len);      /* a member asks about its group: be ready by the
-                                           first barrier (s_settle) */
     if ((rc >= 0 || rc == GIMPI_EDUPGROUP)
         && !gd_hash_get(self->mine, group, strlen(group))
         && gd_hash_put(self->mine, group, strlen(group), self) < 0)
@@ -1065,11 +1062,18 @@ int gimpi_group_gsize(gimpi_groups_t *self, const char *group)
     return e->exists ? e->size : GIMPI_ENOGROUP;
 }
 
-/*  pvm_barrier: arbitrated by groupd; waits as long as groupd lives. */
+/*  pvm_barrier: arbitrated by groupd; waits as long as groupd lives.  A member's first
+ *  barrier on a group starts watching it (not its join: a task that joins and leaves
+ *  without asking would read every other member's changes for nothing). */
 int gimpi_group_barrier(gimpi_groups_t *self, const char *group, int count)
 {
     int rc = s_enter(self, group);
-    return rc ? rc : s_group_call(self, GD_BARRIER, group, count, -1, true);
+    if (rc)
+        return rc;
+    size_t len = strlen(group);
+    if (!gd_hash_get(self->cache, group, len) && gd_hash_get(self->mine, group, len))
+        s_watch(self, group, len);      /* a member: ready by the release (s_settle) */
+    return s_group_call(self, GD_BARRIER, group, count, -1, true);
 }
 
 /*  pvm_freezegroup: returns the frozen size. */
