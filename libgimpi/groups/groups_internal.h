@@ -93,7 +93,9 @@ struct gimpi_groups_t {
     int64_t last_monitor_ns;    /* when the monitor was last looked at (requests) */
     uint64_t n_local, n_remote;
     int64_t spin_ns;            /* a request's wait spins this long first (0: never) */
-    int64_t lat_ns;             /* moving average of the replies' latency */
+    int64_t lat_ns;             /* moving average of the replies' latency (spinning) */
+    int64_t lat_block_ns;       /* the same, waits that blocked at once (0: none yet) */
+    uint32_t nwaits;            /* requests waited for (every 16th tries the other way) */
     gd_hash_t *mine;            /* the groups this task is in (value: self, unused) */
     bool sync_leave;            /* GIMPI_GROUPS_SYNC_LEAVE: every leave waits for its reply */
     int ndeferred;              /* deferred leaves whose replies are still to come */
