@@ -479,12 +479,70 @@ static void s_handle_vm(groupd_t *self, const gd_waiter_t *w, const gd_msg_t *ms
                      NULL, 0);
 }
 
+/*  RESERVE: a block of tids for the connection, with its token. */
+static void s_handle_reserve(groupd_t *self, const uint8_t *key, size_t keylen,
+                             const gd_msg_t *msg, int srcfd)
+{
+    uint8_t token[GD_TOKEN_SIZE];
+    gd_conn_t *c = s_conn(self, srcfd);
+    int32_t status = gd_registry_reserve(self->reg, (const char *)msg->values[0].data,
+                                         msg->values[0].len, msg->values[1].i, c ? c->id : 0,
+                                         token);
+    if (status == GIMPI_EOUTOFRES)
+        s_log_refusal(self, &self->quota_log, "RESERVE of %d tids refused: over the "
+                      "quota of the connection (fd %d) or out of tids",
+                      (int)msg->values[1].i, srcfd);
+    gd_frame_t tf = { token, sizeof token };
+    s_send_reply(self, key, keylen, msg->kind | GD_REPLY_FLAG, msg->reqid, status, 0, &tf,
+                 status >= 0);
+    gimpi_key_wipe(token, sizeof token);
+}
+
+/*  The group commands (join, leave, the queries, barriers, freeze) of task tid: the
+ *  registry's answer and the group's version, sent at once, unless a barrier or freeze
+ *  waits (GD_PENDING, which only they return: a join's instance 1 has the same value;
+ *  the registry answers w later). */
+static void s_handle_group(groupd_t *self, gd_waiter_t *w, const gd_msg_t *msg, int32_t tid,
+                           const char *name, int32_t arg)
+{
+    uint64_t version = 0;
+    int32_t status;
+    switch (msg->kind) {
+    case GD_JOIN:
+        status = gd_registry_join(self->reg, tid, name, &version);
+        break;
+    case GD_LEAVE:
+        status = gd_registry_leave(self->reg, tid, name, &version);
+        break;
+    case GD_GETTID:
+        status = gd_registry_gettid(self->reg, name, arg, &version);
+        break;
+    case GD_GETINST:
+        status = gd_registry_getinst(self->reg, name, arg, &version);
+        break;
+    case GD_GSIZE:
+        status = gd_registry_gsize(self->reg, name, &version);
+        break;
+    case GD_BARRIER_NOTE:
+        status = gd_registry_barrier_note(self->reg, tid, name, arg);
+        break;
+    case GD_BARRIER:
+    default:                            /* GD_FREEZE */
+        status = msg->kind == GD_BARRIER
+               ? gd_registry_barrier(self->reg, tid, name, arg, w, &version)
+               : gd_registry_freeze(self->reg, tid, name, arg, w, &version);
+        if (status == GD_PENDING)
+            return;
+    }
+    s_send_reply(self, w->key, w->keylen, msg->kind | GD_REPLY_FLAG, msg->reqid, status,
+                 version, NULL, 0);
+}
+
 /*  Handles one decoded request. */
 static void s_handle(groupd_t *self, const uint8_t *key, size_t keylen, const gd_msg_t *msg,
                      int srcfd)
 {
     uint8_t kind = msg->kind | GD_REPLY_FLAG;
-    uint64_t version = 0;
     int32_t status = 0;
     int32_t tid = gd_registry_tid_of(self->reg, key, keylen);
     char *name = NULL;
@@ -527,21 +585,9 @@ static void s_handle(groupd_t *self, const uint8_t *key, size_t keylen, const gd
     case GD_REGISTER_TID:
         s_handle_register(self, key, keylen, msg, srcfd);
         break;
-    case GD_RESERVE: {
-        uint8_t token[GD_TOKEN_SIZE];
-        gd_conn_t *c = s_conn(self, srcfd);
-        status = gd_registry_reserve(self->reg, (const char *)msg->values[0].data,
-                                     msg->values[0].len, msg->values[1].i, c ? c->id : 0,
-                                     token);
-        if (status == GIMPI_EOUTOFRES)
-            s_log_refusal(self, &self->quota_log, "RESERVE of %d tids refused: over the "
-                          "quota of the connection (fd %d) or out of tids",
-                          (int)msg->values[1].i, srcfd);
-        gd_frame_t tf = { token, sizeof token };
-        s_send_reply(self, key, keylen, kind, msg->reqid, status, 0, &tf, status >= 0);
-        gimpi_key_wipe(token, sizeof token);
+    case GD_RESERVE:
+        s_handle_reserve(self, key, keylen, msg, srcfd);
         break;
-    }
     case GD_LOOKUP:
         s_handle_lookup(self, key, keylen, msg);
         break;
@@ -551,36 +597,14 @@ static void s_handle(groupd_t *self, const uint8_t *key, size_t keylen, const gd
         s_send_reply(self, key, keylen, kind, msg->reqid, status, 0, NULL, 0);
         break;
     case GD_JOIN:
-        status = gd_registry_join(self->reg, tid, name, &version);
-        s_send_reply(self, key, keylen, kind, msg->reqid, status, version, NULL, 0);
-        break;
     case GD_LEAVE:
-        status = gd_registry_leave(self->reg, tid, name, &version);
-        s_send_reply(self, key, keylen, kind, msg->reqid, status, version, NULL, 0);
-        break;
     case GD_GETTID:
-        status = gd_registry_gettid(self->reg, name, arg, &version);
-        s_send_reply(self, key, keylen, kind, msg->reqid, status, version, NULL, 0);
-        break;
     case GD_GETINST:
-        status = gd_registry_getinst(self->reg, name, arg, &version);
-        s_send_reply(self, key, keylen, kind, msg->reqid, status, version, NULL, 0);
-        break;
     case GD_GSIZE:
-        status = gd_registry_gsize(self->reg, name, &version);
-        s_send_reply(self, key, keylen, kind, msg->reqid, status, version, NULL, 0);
-        break;
     case GD_BARRIER_NOTE:
-        status = gd_registry_barrier_note(self->reg, tid, name, arg);
-        s_send_reply(self, key, keylen, kind, msg->reqid, status, 0, NULL, 0);
-        break;
     case GD_BARRIER:
     case GD_FREEZE:
-        status = msg->kind == GD_BARRIER
-               ? gd_registry_barrier(self->reg, tid, name, arg, &w, &version)
-               : gd_registry_freeze(self->reg, tid, name, arg, &w, &version);
-        if (status != GD_PENDING)
-            s_send_reply(self, key, keylen, kind, msg->reqid, status, version, NULL, 0);
+        s_handle_group(self, &w, msg, tid, name, arg);
         break;
     case GD_SNAPSHOT:
         s_handle_snapshot(self, key, keylen, msg, name);

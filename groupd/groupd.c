@@ -494,11 +494,11 @@ static int s_port_endpoint(groupd_t *self, int port, const char *bind_addr, cons
 #define GROUPD_DEFAULT_CPU (-2)
 #endif
 
-/*  Parses the command line, sets up, serves until a signal. */
-int main(int argc, char **argv)
+/*  Parses the command line into self, lim, *ep (--endpoint or --port's, else NULL) and
+ *  *keyfile.  -1 to go on, else the exit status (0 after --help, 2 for a bad option). */
+static int s_options(groupd_t *self, int argc, char **argv, gd_registry_limits_t *lim,
+                     const char **ep, const char **keyfile)
 {
-    groupd_t self = { .lock_fd = -1, .sig_fd = -1, .heartbeat_ms = GD_SOCK_GROUPD_HEARTBEAT_MS,
-                      .cpu = GROUPD_DEFAULT_CPU };
     static const struct option opts[] = {
         { "endpoint", required_argument, NULL, 'e' },
         { "foreground", no_argument, NULL, 'f' },
@@ -518,43 +518,42 @@ int main(int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    const char *ep = NULL, *keyfile = NULL, *bind_addr = NULL;
+    const char *bind_addr = NULL;
     int port = 0;
-    gd_registry_limits_t lim = { 0 };
     long v;
     int c;
     while ((c = getopt_long(argc, argv, "e:fvH:I:c:h", opts, NULL)) != -1) {
         switch (c) {
-        case 'k': keyfile = optarg; break;
+        case 'k': *keyfile = optarg; break;
         case 'M':
             if (!s_num(optarg, GD_MAX_NAME + 1024, INT32_MAX, "max-msg-size", &v))
                 return 2;
-            self.maxmsgsize = v;
+            self->maxmsgsize = v;
             break;
         case 'T':
             if (!s_num(optarg, 1, INT32_MAX, "max-tasks", &v))
                 return 2;
-            lim.max_tasks = (int)v;
+            lim->max_tasks = (int)v;
             break;
         case 'G':
             if (!s_num(optarg, 1, INT32_MAX, "max-groups", &v))
                 return 2;
-            lim.max_groups = (int)v;
+            lim->max_groups = (int)v;
             break;
         case 'R':
             if (!s_num(optarg, 1, INT32_MAX, "max-reserve", &v))
                 return 2;
-            lim.reserve_quota = (int)v;
+            lim->reserve_quota = (int)v;
             break;
         case 'U':
             if (!s_num(optarg, 1, UINT32_MAX - 1, "max-unregistered", &v))
                 return 2;
-            self.max_unreg = (uint32_t)v;
+            self->max_unreg = (uint32_t)v;
             break;
         case 'P':
             if (!s_num(optarg, 1, 65535, "pub-port", &v))
                 return 2;
-            self.pub_port = (int)v;
+            self->pub_port = (int)v;
             break;
         case 'p':
             if (!s_num(optarg, 1, 65534, "port", &v))
@@ -562,9 +561,9 @@ int main(int argc, char **argv)
             port = (int)v;
             break;
         case 'b': bind_addr = optarg; break;
-        case 'e': ep = optarg; break;
-        case 'f': self.foreground = true; break;
-        case 'v': self.verbose = true; break;
+        case 'e': *ep = optarg; break;
+        case 'f': self->foreground = true; break;
+        case 'v': self->verbose = true; break;
         case 'H': {
             char *end;
             long v = strtol(optarg, &end, 10);
@@ -572,7 +571,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "groupd: bad --heartbeat '%s'\n", optarg);
                 return 2;
             }
-            self.heartbeat_ms = (int)v;
+            self->heartbeat_ms = (int)v;
             break;
         }
         case 'I': {
@@ -582,7 +581,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "groupd: bad --idle-exit '%s'\n", optarg);
                 return 2;
             }
-            self.idle_exit_ms = (int)v * 1000;
+            self->idle_exit_ms = (int)v * 1000;
             break;
         }
         case 'c': {
@@ -594,7 +593,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "groupd: bad --cpu '%s'\n", optarg);
                 return 2;
             }
-            self.cpu = (int)v;
+            self->cpu = (int)v;
             break;
         }
         case 'h': s_usage(stdout); return 0;
@@ -605,8 +604,19 @@ int main(int argc, char **argv)
         s_usage(stderr);
         return 2;
     }
-    if (s_port_endpoint(&self, port, bind_addr, &ep) < 0)
-        return 2;
+    return s_port_endpoint(self, port, bind_addr, ep) < 0 ? 2 : -1;
+}
+
+/*  Parses the command line, sets up, serves until a signal. */
+int main(int argc, char **argv)
+{
+    groupd_t self = { .lock_fd = -1, .sig_fd = -1, .heartbeat_ms = GD_SOCK_GROUPD_HEARTBEAT_MS,
+                      .cpu = GROUPD_DEFAULT_CPU };
+    const char *ep = NULL, *keyfile = NULL;
+    gd_registry_limits_t lim = { 0 };
+    int status = s_options(&self, argc, argv, &lim, &ep, &keyfile);
+    if (status >= 0)
+        return status;
     if (!ep && (ep = getenv("GIMPI_GROUPD")) && !*ep)
         ep = NULL;
     char why[GIMPI_KEY_ERRLEN];

@@ -1,16 +1,9 @@
-/*  gimpi_groups.c — the task side of the group-control plane (see include/gimpi_group.h).
+/*  gimpi_groups.c — the task side of the group-control plane (see include/gimpi_group.h):
+ *  the client object, connecting and registering, and requests and their replies.
  *
- *  One gimpi_groups_t owns a DEALER socket (requests to groupd's ROUTER), a socket monitor
- *  on it (the connection's end means groupd is gone: every later call is GIMPI_ESYSERR),
- *  and, from the first query of a group, a SUB socket on groupd's event stream feeding a
- *  membership cache.  A cache entry becomes current in three steps: subscribe; wait for
- *  any event on the group's topic (groupd publishes a MARK when the subscription reaches
- *  it, which proves the subscription is live); fetch a SNAPSHOT.  From then on events are
- *  applied in version order (each carries the group's previous version; a gap sends the
- *  entry back to the snapshot step).  Own joins, leaves and barrier releases carry the
- *  group's version: the caller waits until its cache has caught up with it, which is what
- *  makes the consistency promise hold.  The SUB socket is read only between requests, so
- *  no event can slip between a snapshot and the events after it.
+ *  One gimpi_groups_t owns a DEALER socket (requests to groupd's ROUTER) with a socket
+ *  monitor on it, and, from the first group it watches, a SUB socket on groupd's event
+ *  stream feeding a membership cache (gimpi_groups_events.c, gimpi_groups_cache.c).
  *
  *  Deferred leaves: the object knows which groups its task is in (its own successful
  *  joins), so a leave of such a group cannot fail while groupd lives.  It is sent and the
@@ -83,16 +76,11 @@ gimpi_groups_t *gimpi_groups_new(const char *endpoint, void *zmq_context)
     return self;
 }
 
-/*  Frees one cache entry (hash visitor). */
-static void s_free_entry_cb(const void *k, size_t l, void *v, void *a)
+/*  Closes the DEALER socket and its monitor. */
+static void s_close_dealer(gimpi_groups_t *self)
 {
-    (void)k, (void)l, (void)a;
-    centry_t *e = v;
-    free(e->slots);
-    free(e);
+    gd_sock_destroy(&self->dealer, &self->monitor);
 }
-
-static void s_close_dealer(gimpi_groups_t *self);
 
 /*  Unregisters, closes, frees. */
 void gimpi_groups_destroy(gimpi_groups_t **self_p)
@@ -103,16 +91,8 @@ void gimpi_groups_destroy(gimpi_groups_t **self_p)
         return;
     if (self->state == 1 && self->tid > 0)
         groups_request(self, GD_UNREGISTER, NULL, 0, 2000, NULL, NULL);
-    if (self->cache) {
-        gd_hash_foreach(self->cache, s_free_entry_cb, NULL);
-        gd_hash_destroy(&self->cache);
-    }
+    groups_events_free(self);
     gd_hash_destroy(&self->mine);
-    while (self->held) {
-        held_t *h = self->held;
-        self->held = h->next;
-        free(h);
-    }
     for (int i = 0; i < self->ndeferred; i++)
         free(self->deferred[i].group);
     gd_multipart_close(&self->vm_mp);
@@ -198,12 +178,6 @@ static int s_load_key(gimpi_groups_t *self)
     }
     self->have_key = true;
     return 0;
-}
-
-/*  Closes the DEALER socket and its monitor. */
-static void s_close_dealer(gimpi_groups_t *self)
-{
-    gd_sock_destroy(&self->dealer, &self->monitor);
 }
 
 /*  Connects and says HELLO (starting a groupd when none serves our ipc endpoint).  0, or
@@ -307,64 +281,16 @@ int groups_ready(gimpi_groups_t *self)
 
 /* ------------------------------------------------------------------ requests */
 
-/*  groupd refused our handshake: the object is dead, and one line says why. */
-static void s_refused(gimpi_groups_t *self, const char *why)
-{
-    self->state = -1;
-    if (self->refused)
-        return;
-    self->refused = true;
-    if (self->have_key)
-        fprintf(stderr, "gimpi: groupd at %s refused us: %s (ours: %s)\n", self->endpoint, why,
-                self->keydesc);
-    else
-        fprintf(stderr, "gimpi: groupd at %s refused us: %s (we are uid %u)\n", self->endpoint,
-                why, (unsigned)geteuid());
-}
-
-/*  1 when the monitor reports the connection to groupd closed (the object is then dead).
- *  ZMQ_EVENTS first: a plain non-blocking receive may be throttled and miss a queued event. */
-int groups_check_monitor(gimpi_groups_t *self)
-{
-    for (;;) {
-        int ev = 0;
-        size_t el = sizeof ev;
-        if (zmq_getsockopt(self->monitor, ZMQ_EVENTS, &ev, &el) < 0 || !(ev & ZMQ_POLLIN))
-            return self->state < 0;
-        gd_multipart_t mp;
-        if (gd_multipart_recv(self->monitor, &mp, ZMQ_DONTWAIT) < 0)
-            return self->state < 0;
-        if (mp.nparts >= 1 && mp.frames[0].len >= 6) {
-            uint16_t event = (uint16_t)(mp.frames[0].data[0] | mp.frames[0].data[1] << 8);
-            uint32_t value;
-            memcpy(&value, mp.frames[0].data + 2, 4);
-            const char *why = gd_sock_refusal(event, (int)value, self->handshaken,
-                                              self->have_key);
-            if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
-                self->handshaken = true;
-            if (why && event != ZMQ_EVENT_DISCONNECTED)
-                s_refused(self, why);
-            if (event == ZMQ_EVENT_DISCONNECTED) {
-                if (why && self->have_key)
-                    s_refused(self, why);
-                self->state = -1;
-            }
-        }
-        gd_multipart_close(&mp);
-    }
-}
-
 /*  Waits until the DEALER has a message (1), the deadline passed or groupd is gone (-1),
  *  or nothing yet (0, e.g. a signal).  Cheaper than zmq_poll on both sockets, which costs
  *  about ten system calls per reply: ZMQ_EVENTS once (it also takes any activation that a
  *  send consumed), then one poll(2) on the two notification fds.  The monitor fd is
  *  reliable on its own: nothing but groups_check_monitor touches that socket, and it reads it
  *  empty, so every later monitor message signals the fd anew.
- *  When replies have lately come within spin_ns (a lightly loaded groupd), the thread
- *  first waits awake for up to spin_ns: a reply then costs no wake-up of this thread,
- *  which on an idle (halted) CPU is the dearest step of the round trip (joinlv n = 1:
- *  +45 %).  Under load the latency average exceeds spin_ns and nobody spins. */
-static int s_wait_reply(gimpi_groups_t *self, int64_t deadline)
+ *  With spin, the thread first waits awake for up to spin_ns (s_spin_choice says when):
+ *  a reply then costs no wake-up of this thread, which on an idle (halted) CPU is the
+ *  dearest step of the round trip (joinlv n = 1: +45 %). */
+static int s_wait_reply(gimpi_groups_t *self, int64_t deadline, bool spin)
 {
     int ev = 0;
     size_t el = sizeof ev;
@@ -377,7 +303,7 @@ static int s_wait_reply(gimpi_groups_t *self, int64_t deadline)
     if (zmq_getsockopt(self->dealer, ZMQ_FD, &pf[0].fd, &fl) < 0
         || zmq_getsockopt(self->monitor, ZMQ_FD, &pf[1].fd, &fl) < 0)
         return -1;
-    if (self->spin_ns > 0 && self->lat_ns <= self->spin_ns) {
+    if (spin) {
         /* replies have been coming back within the spin: wait for this one awake
            (sched_yield lets whatever else wants this CPU run first) */
         int64_t end = groups_now_ns() + self->spin_ns;
@@ -427,27 +353,6 @@ int64_t groups_send_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t 
     return reqid;
 }
 
-static void s_sync(gimpi_groups_t *self, const char *group, uint64_t version);
-
-/*  Raises the highest groupd version this task knows of. */
-static inline void s_saw(gimpi_groups_t *self, uint64_t version)
-{
-    if (version > self->seen) {
-        self->seen = version;
-        self->gen++;
-    }
-}
-
-/*  An event of `version` applied: the task-wide mark and what it has seen rise. */
-static void s_saw_event(gimpi_groups_t *self, uint64_t version)
-{
-    if (version > self->ev_through) {
-        self->ev_through = version;
-        self->gen++;
-    }
-    s_saw(self, version);
-}
-
 /*  If mp answers a deferred leave, applies it (its group's cache catches up with the
  *  leave's version) and returns 1; else 0.  The catching up reads the SUB socket, which
  *  must not happen while a SNAPSHOT is outstanding (see the file comment); it cannot:
@@ -466,8 +371,8 @@ int groups_take_deferred(gimpi_groups_t *self, const gd_multipart_t *mp)
         self->deferred[i] = self->deferred[--self->ndeferred];
         if (gd_reply_decode(GD_LEAVE, mp->frames, mp->nparts, &reply) == GD_OK
             && reply.values[1].q && self->state == 1) {
-            s_saw(self, reply.values[1].q);
-            s_sync(self, group, reply.values[1].q);
+            groups_saw(self, reply.values[1].q);
+            groups_sync(self, group, reply.values[1].q);
         }
         free(group);
         return 1;
@@ -490,6 +395,30 @@ int groups_take_vmwait(gimpi_groups_t *self, gd_multipart_t *mp)
     return 1;
 }
 
+/*  Whether a wait spins first: when replies have lately come within spin_ns (a lightly
+ *  loaded groupd) and spinning has lately been the quicker of the two ways.  When other
+ *  processes keep the CPUs busy, each yield of the spin hands them the CPU for a slice,
+ *  while a blocked thread that is woken preempts them at once: there blocking wins
+ *  (joinlv n = 1 here: 20.5k against 13.3k pairs/s).  With explore, a request tries the
+ *  way not chosen, so that both averages stay current. */
+static bool s_spin_choice(gimpi_groups_t *self, bool explore)
+{
+    bool spin = self->lat_ns <= self->spin_ns
+             && (self->lat_block_ns == 0 || self->lat_ns <= self->lat_block_ns);
+    return self->spin_ns > 0 && spin != explore;
+}
+
+/*  Adds a reply's latency to the average of the way its wait took. */
+static void s_note_latency(gimpi_groups_t *self, bool spin, int64_t took)
+{
+    if (spin || self->spin_ns == 0)
+        self->lat_ns += (took - self->lat_ns) / 8;
+    else if (self->lat_block_ns == 0)
+        self->lat_block_ns = took;
+    else
+        self->lat_block_ns += (took - self->lat_block_ns) / 8;
+}
+
 /*  Waits for the reply to request `reqid` (timeout_ms < 0: as long as groupd lives),
  *  taking the replies of deferred leaves on the way.  Returns the reply's status or
  *  GIMPI_ESYSERR.  With mp_out the reply is kept for the caller (who closes it); its
@@ -499,8 +428,9 @@ static int s_await(gimpi_groups_t *self, uint8_t cmd, uint32_t reqid, int timeou
 {
     int64_t sent_ns = groups_now_ns();
     int64_t deadline = timeout_ms < 0 ? -1 : groups_now_ms() + timeout_ms;
+    bool spin = s_spin_choice(self, (++self->nwaits & 15) == 0);
     for (;;) {
-        int rc = s_wait_reply(self, deadline);
+        int rc = s_wait_reply(self, deadline, spin);
         if (rc < 0)
             return GIMPI_ESYSERR;
         if (rc == 0)
@@ -519,9 +449,9 @@ static int s_await(gimpi_groups_t *self, uint8_t cmd, uint32_t reqid, int timeou
             continue;
         }
         int status = reply.values[0].i;
-        s_saw(self, reply.values[1].q);
+        groups_saw(self, reply.values[1].q);
         if (cmd != GD_BARRIER && cmd != GD_FREEZE && cmd != GD_VMREQ)
-            self->lat_ns += (groups_now_ns() - sent_ns - self->lat_ns) / 8;
+            s_note_latency(self, spin, groups_now_ns() - sent_ns);
         if (reply_out)
             *reply_out = reply;
         if (mp_out)
@@ -548,11 +478,12 @@ int groups_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values, 
 
 /*  Waits until groupd has answered every deferred leave (bounded).  0, or GIMPI_ESYSERR
  *  when groupd is gone or does not answer (the object is then dead). */
-static int s_flush(gimpi_groups_t *self)
+int groups_flush_leaves(gimpi_groups_t *self)
 {
     int64_t deadline = groups_now_ms() + REQUEST_TIMEOUT_MS;
     while (self->ndeferred > 0) {
-        int rc = self->state == 1 ? s_wait_reply(self, deadline) : -1;
+        int rc = self->state == 1 ? s_wait_reply(self, deadline, s_spin_choice(self, false))
+                                  : -1;
         if (rc < 0) {
             self->state = -1;
             while (self->ndeferred > 0)
@@ -569,515 +500,15 @@ static int s_flush(gimpi_groups_t *self)
     return 0;
 }
 
-/* ------------------------------------------------------------------ the cache */
-
-/*  Puts tid at inst, growing the slot table. */
-static int s_slot_set(centry_t *e, int32_t inst, int32_t tid)
-{
-    if (inst < 0 || inst > (1 << 24))
-        return -1;
-    if (inst >= e->cap) {
-        int cap = e->cap ? e->cap : 8;
-        while (cap <= inst)
-            cap *= 2;
-        int32_t *ns = realloc(e->slots, (size_t)cap * sizeof *ns);
-        if (!ns)
-            return -1;
-        memset(ns + e->cap, 0, (size_t)(cap - e->cap) * sizeof *ns);
-        e->slots = ns;
-        e->cap = cap;
-    }
-    e->slots[inst] = tid;
-    return 0;
-}
-
-/*  Applies one event to its entry (version rules in the file comment). */
-static void s_apply(centry_t *e, const gd_msg_t *ev)
-{
-    uint64_t prev = ev->values[0].q, version = ev->values[1].q;
-    int32_t inst = ev->values[2].i, tid = ev->values[3].i, extra = ev->values[4].i;
-    if (e->state == C_SUBSCRIBING) {
-        e->state = C_MARKED;    /* anything on the topic proves the subscription */
-        return;
-    }
-    if (e->state != C_CURRENT || ev->kind == GD_EV_MARK || version <= e->version)
-        return;
-    if (prev == 0 && ev->kind == GD_EV_JOIN) {
-        if (e->slots)
-            memset(e->slots, 0, (size_t)e->cap * sizeof *e->slots);
-        e->exists = true;
-        e->dead = false;
-        e->frozen = 0;
-    } else if (prev != e->version || !e->exists) {
-        e->state = C_MARKED;    /* missed something: snapshot again */
-        return;
-    }
-    switch (ev->kind) {
-    case GD_EV_JOIN:
-        if (s_slot_set(e, inst, tid) < 0) {
-            e->state = C_MARKED;
-            return;
-        }
-        break;
-    case GD_EV_LEAVE:
-    case GD_EV_EXIT:
-        if (inst >= 0 && inst < e->cap)
-            e->slots[inst] = 0;
-        if (extra == 0)
-            e->exists = false;
-        break;
-    case GD_EV_FREEZE:
-        e->frozen = extra;
-        extra = e->size;        /* the frozen size, not the member count */
-        break;
-    case GD_EV_DEAD:
-        e->dead = true;
-        break;
-    default:
-        break;
-    }
-    e->size = extra;
-    e->version = version;
-}
-
-/*  Applies one event of a group to its entry, if the group is watched. */
-static void s_apply_to(gimpi_groups_t *self, const char *group, size_t len, const gd_msg_t *ev)
-{
-    centry_t *e = gd_hash_get(self->cache, group, len);
-    if (e) {
-        s_apply(e, ev);
-        self->gen++;
-    }
-}
-
-/*  Applies the held events that are due: every one up to version `need`, and the ones
- *  held long enough.  They go in order, so the task-wide mark stays true: an event of
- *  version v applied means every earlier one of every live topic is applied too. */
-static void s_apply_due(gimpi_groups_t *self, uint64_t need)
-{
-    int64_t now = self->held ? groups_now_ns() : 0;
-    while (self->held
-           && (self->held->ev.values[1].q <= need || now - self->held->at_ns >= self->hold_ns)) {
-        held_t *h = self->held;
-        self->held = h->next;
-        if (!self->held)
-            self->held_tail = NULL;
-        s_apply_to(self, h->group, h->len, &h->ev);
-        s_saw_event(self, h->ev.values[1].q);
-        free(h);
-    }
-}
-
-/*  Reads one event from the SUB socket (flags 0 or ZMQ_DONTWAIT) into the held ones (a
- *  MARK, which only proves a subscription, is applied at once); 1 read, 0 none. */
-static int s_read_event(gimpi_groups_t *self, int flags)
-{
-    gd_multipart_t mp;
-    if (gd_multipart_recv(self->sub, &mp, flags) < 0)
-        return 0;
-    gd_msg_t ev;
-    if (!mp.truncated && gd_event_decode(mp.frames, mp.nparts, &ev) == GD_OK) {
-        const char *group = (const char *)mp.frames[0].data + 1;
-        size_t len = mp.frames[0].len - 1;
-        held_t *h = ev.kind == GD_EV_MARK || self->hold_ns == 0 ? NULL
-                  : malloc(sizeof *h + len + 1);
-        if (!h) {
-            s_apply_due(self, UINT64_MAX);  /* keep the order: the held ones go first */
-            s_apply_to(self, group, len, &ev);
-            if (ev.kind != GD_EV_MARK)
-                s_saw_event(self, ev.values[1].q);
-        } else {
-            h->next = NULL;
-            h->at_ns = groups_now_ns();
-            h->ev = ev;
-            for (int i = 0; i < ev.nvalues; i++)
-                h->ev.values[i].data = NULL;
-            h->len = len;
-            memcpy(h->group, group, len);
-            h->group[len] = 0;
-            if (self->held_tail)
-                self->held_tail->next = h;
-            else
-                self->held = h;
-            self->held_tail = h;
-        }
-    }
-    gd_multipart_close(&mp);
-    return 1;
-}
-
-/*  Reads every event already queued and applies the due ones, up to version `need`. */
-static void s_drain_to(gimpi_groups_t *self, uint64_t need)
-{
-    if (self->sub)
-        while (s_read_event(self, ZMQ_DONTWAIT))
-            ;
-    s_apply_due(self, need);
-}
-
-/*  Reads every event queued; applies the ones due (what the task has seen, the old). */
-static void s_drain(gimpi_groups_t *self)
-{
-    s_drain_to(self, self->seen);
-}
-
-/*  Waits (bounded) until a current entry has reached `version`. */
-static void s_sync(gimpi_groups_t *self, const char *group, uint64_t version)
-{
-    centry_t *e = gd_hash_get(self->cache, group, strlen(group));
-    if (!e || !self->sub)
-        return;
-    s_drain_to(self, version);
-    int64_t deadline = groups_now_ms() + SYNC_TIMEOUT_MS;
-    while (e->state == C_CURRENT && e->version < version) {
-        long left = (long)(deadline - groups_now_ms());
-        zmq_pollitem_t items[] = {
-            { self->sub, 0, ZMQ_POLLIN, 0 },
-            { self->monitor, 0, ZMQ_POLLIN, 0 },
-        };
-        if (left <= 0 || zmq_poll(items, 2, left) <= 0 || groups_check_monitor(self)) {
-            e->state = C_MARKED;        /* not caught up: ask groupd next time */
-            self->gen++;
-            return;
-        }
-        s_drain_to(self, version);
-    }
-}
-
-static void s_refresh(gimpi_groups_t *self, const char *group, centry_t *e);
-
-/*  After a barrier's release: a member's entry of the group, watched since its join, is
- *  made current now (waiting, bounded, for the subscription's MARK, then one snapshot),
- *  so that the queries after the barrier are answered at once, not by round trips that
- *  let the members' later changes overtake them. */
-static void s_settle(gimpi_groups_t *self, const char *group)
-{
-    centry_t *e = gd_hash_get(self->cache, group, strlen(group));
-    if (!e || !self->sub || e->state == C_CURRENT)
-        return;
-    int64_t deadline = groups_now_ms() + SYNC_TIMEOUT_MS;
-    s_drain(self);
-    while (e->state == C_SUBSCRIBING) {
-        long left = (long)(deadline - groups_now_ms());
-        zmq_pollitem_t items[] = {
-            { self->sub, 0, ZMQ_POLLIN, 0 },
-            { self->monitor, 0, ZMQ_POLLIN, 0 },
-        };
-        if (left <= 0 || zmq_poll(items, 2, left) <= 0 || groups_check_monitor(self))
-            return;                     /* queries ask groupd until the MARK comes */
-        s_drain(self);
-    }
-    if (e->state == C_MARKED)
-        s_refresh(self, group, e);
-}
-
-/*  Fetches a snapshot into a MARKED entry. */
-static void s_refresh(gimpi_groups_t *self, const char *group, centry_t *e)
-{
-    self->gen++;                        /* (whatever comes of it) */
-    gd_multipart_t mp;
-    gd_msg_t reply;
-    gd_value_t v = { .data = (const uint8_t *)group, .len = strlen(group) };
-    int rc = groups_request(self, GD_SNAPSHOT, &v, 1, REQUEST_TIMEOUT_MS, &mp, &reply);
-    if (rc == GIMPI_ENOGROUP) {
-        gd_multipart_close(&mp);
-        e->exists = false;
-        e->size = 0;
-        e->version = e->sync = reply.values[1].q;     /* (the daemon counter) */
-        e->state = C_CURRENT;
-        return;
-    }
-    if (rc < 0) {
-        gd_multipart_close(&mp);
-        return;
-    }
-    const gd_value_t *b = &reply.values[2];
-    if (b->len < GD_SNAP_HEAD || (b->len - GD_SNAP_HEAD) % 8 != 0) {
-        gd_multipart_close(&mp);
-        return;
-    }
-    if (e->slots)
-        memset(e->slots, 0, (size_t)e->cap * sizeof *e->slots);
-    e->frozen = (int32_t)gd_get32(b->data);
-    e->dead = gd_get32(b->data + 4) != 0;
-    e->sync = gd_get64(b->data + 8);
-    for (size_t off = GD_SNAP_HEAD; off < b->len; off += 8)
-        if (s_slot_set(e, (int32_t)gd_get32(b->data + off),
-                       (int32_t)gd_get32(b->data + off + 4)) < 0) {
-            gd_multipart_close(&mp);
-            return;
-        }
-    e->exists = true;
-    e->size = rc;
-    e->version = reply.values[1].q;
-    e->state = C_CURRENT;
-    gd_multipart_close(&mp);
-}
-
-/*  Starts watching a group: opens the SUB socket on groupd's event endpoint when this is
- *  the first group watched, adds the group's cache entry (SUBSCRIBING) and subscribes to
- *  its topic.  0, or -1 (no entry: a later query tries again).  A subscription that
- *  cannot be made leaves the entry SUBSCRIBING: queries of the group then ask groupd. */
-static int s_watch(gimpi_groups_t *self, const char *group, size_t len)
-{
-    if (!self->sub) {
-        gd_sock_opts_t o;
-        gd_sock_opts_init(&o, GD_SOCK_TASK_SUB, self->pub_endpoint);
-        if (gd_sock_secure(&o, self->have_key ? &self->key : NULL, NULL, 0) < 0)
-            return -1;
-        self->sub = gd_sock_new(self->zctx, &o, NULL, NULL, 0);
-        gimpi_key_wipe(&o.security, sizeof o.security);
-        if (!self->sub)
-            return -1;
-    }
-    centry_t *e = calloc(1, sizeof *e);
-    if (!e)
-        return -1;
-    if (gd_hash_put(self->cache, group, len, e) < 0) {
-        free(e);
-        return -1;
-    }
-    self->gen++;
-    uint8_t *topic = malloc(len + 1);
-    if (topic) {
-        topic[0] = 'G';
-        memcpy(topic + 1, group, len);
-        gd_sock_subscribe(self->sub, topic, len + 1);
-        free(topic);
-    }
-    return 0;
-}
-
-/*  1 when a message brought a stamp newer than what the entry is known complete through:
- *  its sender may have seen a change the entry lacks (the causal promise, §6). */
-static int s_behind(gimpi_groups_t *self, const centry_t *e)
-{
-    if (self->stamp_fn)
-        s_saw(self, self->stamp_fn(self->stamp_arg));
-    uint64_t have = e->sync > self->ev_through ? e->sync : self->ev_through;
-    return have < self->seen;
-}
-
-/*  The current cache entry of a group at the time now (the caller's clock reading), or
- *  NULL (then the caller asks groupd).  The first query of a group starts watching it
- *  (s_watch). */
-static centry_t *s_cached_at(gimpi_groups_t *self, const char *group, int64_t now)
-{
-    if (now - self->last_check_ns >= CHECK_INTERVAL_NS) {
-        s_drain(self);
-        self->last_check_ns = now;
-    }
-    size_t len = strlen(group);
-    centry_t *e = gd_hash_get(self->cache, group, len);
-    if (!e) {
-        s_watch(self, group, len);
-        return NULL;
-    }
-    if (e->state == C_MARKED)
-        s_refresh(self, group, e);
-    if (e->state == C_CURRENT && s_behind(self, e)) {
-        s_drain(self);                  /* the events may be here already */
-        if (s_behind(self, e)) {
-            self->n_stale++;
-            uint64_t need = self->seen;
-            e->state = C_MARKED;
-            s_refresh(self, group, e);
-            if (e->state == C_CURRENT && e->sync < need) {
-                e->sync = need;         /* a stamp from beyond this groupd: believe it once */
-                self->gen++;
-            }
-        }
-    }
-    return e->state == C_CURRENT ? e : NULL;
-}
-
-/*  s_cached_at now. */
-static centry_t *s_cached(gimpi_groups_t *self, const char *group)
-{
-    return s_cached_at(self, group, groups_now_ns());
-}
-
-/* ------------------------------------------------------------------ the calls */
-
-/*  Common entry: checks the name, connects; *now_ns gets the time it read.  0 or an
- *  error. */
-static int s_enter_at(gimpi_groups_t *self, const char *group, int64_t *now_ns)
-{
-    assert(self);
-    if (!group || !*group)
-        return GIMPI_ENULLGROUP;
-    if (strlen(group) > GD_MAX_NAME)
-        return GIMPI_EBADPARAM;
-    int rc = groups_ready(self);
-    if (rc)
-        return rc;
-    int64_t now = *now_ns = groups_now_ns();
-    if (now - self->last_monitor_ns >= CHECK_INTERVAL_NS) {
-        if (groups_check_monitor(self))
-            return GIMPI_ESYSERR;
-        self->last_monitor_ns = now;
-    }
-    return 0;
-}
-
-/*  s_enter_at, the time not wanted. */
-static int s_enter(gimpi_groups_t *self, const char *group)
-{
-    int64_t now;
-    return s_enter_at(self, group, &now);
-}
-
-/*  A request carrying the group name and an optional Int4; syncs the cache afterwards. */
-static int s_group_call(gimpi_groups_t *self, uint8_t cmd, const char *group, int32_t arg,
-                        int timeout_ms, bool sync)
-{
-    gd_value_t v[2] = { { .data = (const uint8_t *)group, .len = strlen(group) },
-                        { .i = arg } };
-    int nv = *gd_command_info(cmd)->request == 'n' && gd_command_info(cmd)->request[1] ? 2 : 1;
-    gd_multipart_t mp;
-    gd_msg_t reply;
-    int rc = groups_request(self, cmd, v, nv, timeout_ms, &mp, &reply);
-    uint64_t version = reply.values[1].q;
-    gd_multipart_close(&mp);
-    if (sync && version && self->state == 1) {
-        if (cmd == GD_BARRIER && rc == 0)
-            s_settle(self, group);
-        s_sync(self, group, version);
-    }
-    return rc;
-}
-
-/*  This task's tid. */
-int gimpi_group_mytid(gimpi_groups_t *self)
-{
-    assert(self);
-    int rc = groups_ready(self);
-    return rc ? rc : self->tid;
-}
-
-/*  pvm_joingroup. */
-int gimpi_group_join(gimpi_groups_t *self, const char *group)
-{
-    int rc = s_enter(self, group);
-    if (rc)
-        return rc;
-    rc = s_group_call(self, GD_JOIN, group, 0, REQUEST_TIMEOUT_MS, true);
-    size_t len = strlen(group);
-    if (rc >= 0 && !gd_hash_get(self->cache, group, len))
-        s_watch(self, group, len);      /* a member asks about its group: be ready by the
-                                           first barrier (s_settle) */
-    if ((rc >= 0 || rc == GIMPI_EDUPGROUP)
-        && !gd_hash_get(self->mine, group, strlen(group))
-        && gd_hash_put(self->mine, group, strlen(group), self) < 0)
-        self->sync_leave = true;        /* out of memory: no longer sure; ask groupd */
-    return rc;
-}
-
-/*  pvm_lvgroup: deferred (see the file comment) when this task is known to be a member. */
-int gimpi_group_leave(gimpi_groups_t *self, const char *group)
-{
-    int rc = s_enter(self, group);
-    if (rc)
-        return rc;
-    size_t len = strlen(group);
-    bool defer = !self->sync_leave && gd_hash_get(self->mine, group, len) != NULL;
-    char *copy = NULL;
-    if (defer && self->ndeferred == MAX_DEFERRED && (rc = s_flush(self)) != 0)
-        return rc;
-    if (!defer || !(copy = strdup(group))) {
-        rc = s_group_call(self, GD_LEAVE, group, 0, REQUEST_TIMEOUT_MS, true);
-        if (rc == 0 || rc == GIMPI_ENOTINGROUP || rc == GIMPI_ENOGROUP)
-            gd_hash_del(self->mine, group, len);
-        return rc;
-    }
-    gd_value_t v = { .data = (const uint8_t *)group, .len = len };
-    int64_t reqid = groups_send_request(self, GD_LEAVE, &v, 1);
-    if (reqid < 0) {
-        free(copy);
-        return (int)reqid;
-    }
-    self->deferred[self->ndeferred].reqid = (uint32_t)reqid;
-    self->deferred[self->ndeferred++].group = copy;
-    gd_hash_del(self->mine, group, len);
-    return 0;
-}
-
 /*  Waits until groupd has every leave this task made (gimpi_group.h). */
 int gimpi_groups_flush(gimpi_groups_t *self)
 {
     if (!self || self->ndeferred == 0)
         return 0;
-    return s_flush(self);
+    return groups_flush_leaves(self);
 }
 
-/*  pvm_gettid: from the cache when current. */
-int gimpi_group_gettid(gimpi_groups_t *self, const char *group, int inst)
-{
-    int rc = s_enter(self, group);
-    if (!rc && self->ndeferred)
-        rc = s_flush(self);
-    if (rc)
-        return rc;
-    centry_t *e = s_cached(self, group);
-    if (!e)
-        return s_group_call(self, GD_GETTID, group, inst, REQUEST_TIMEOUT_MS, false);
-    self->n_local++;
-    if (!e->exists)
-        return GIMPI_ENOGROUP;
-    if (inst < 0 || inst >= e->cap || !e->slots[inst])
-        return GIMPI_ENOINST;
-    return e->slots[inst];
-}
-
-/*  pvm_getinst: from the cache when current. */
-int gimpi_group_getinst(gimpi_groups_t *self, const char *group, int tid)
-{
-    int rc = s_enter(self, group);
-    if (!rc && self->ndeferred)
-        rc = s_flush(self);
-    if (rc)
-        return rc;
-    centry_t *e = s_cached(self, group);
-    if (!e)
-        return s_group_call(self, GD_GETINST, group, tid, REQUEST_TIMEOUT_MS, false);
-    self->n_local++;
-    if (!e->exists)
-        return GIMPI_ENOGROUP;
-    if (tid > 0)
-        for (int i = 0; i < e->cap; i++)
-            if (e->slots[i] == tid)
-                return i;
-    return GIMPI_ENOTINGROUP;
-}
-
-/*  pvm_gsize: from the cache when current. */
-int gimpi_group_gsize(gimpi_groups_t *self, const char *group)
-{
-    int rc = s_enter(self, group);
-    if (!rc && self->ndeferred)
-        rc = s_flush(self);
-    if (rc)
-        return rc;
-    centry_t *e = s_cached(self, group);
-    if (!e)
-        return s_group_call(self, GD_GSIZE, group, 0, REQUEST_TIMEOUT_MS, false);
-    self->n_local++;
-    return e->exists ? e->size : GIMPI_ENOGROUP;
-}
-
-/*  pvm_barrier: arbitrated by groupd; waits as long as groupd lives. */
-int gimpi_group_barrier(gimpi_groups_t *self, const char *group, int count)
-{
-    int rc = s_enter(self, group);
-    return rc ? rc : s_group_call(self, GD_BARRIER, group, count, -1, true);
-}
-
-/*  pvm_freezegroup: returns the frozen size. */
-int gimpi_group_freeze(gimpi_groups_t *self, const char *group, int size)
-{
-    int rc = s_enter(self, group);
-    return rc ? rc : s_group_call(self, GD_FREEZE, group, size, -1, true);
-}
+/* ------------------------------------------------------------------ tids and lookups */
 
 /*  RESERVE: a block of n fresh tids (same base for the same non-empty key), whose token
  *  the object keeps (its own registration in the block presents it). */
@@ -1187,118 +618,6 @@ int gimpi_groups_lookup_only(gimpi_groups_t *self, int tid, gimpi_task_info_t *i
     assert(info);
     int rc = groups_connect(self);
     return rc ? rc : s_lookup(self, tid, info);
-}
-
-/* ------------------------------------------------------------------ snapshots */
-
-/*  The membership of a group for the collectives (with the tids when tids is 1): from the
- *  cache when it is current, else one SNAPSHOT round trip (not cached).  Returns the
- *  member count, or an error. */
-static int s_snapshot(gimpi_groups_t *self, const char *group, gimpi_group_snap_t *snap,
-                      int tids)
-{
-    assert(snap);
-    memset(snap, 0, sizeof *snap);
-    int64_t now;
-    int rc = s_enter_at(self, group, &now);
-    if (!rc && self->ndeferred)
-        rc = s_flush(self);
-    if (rc)
-        return rc;
-    centry_t tmp = { 0 };
-    centry_t *e = s_cached_at(self, group, now);
-    if (e)
-        self->n_local++;
-    else {
-        e = &tmp;
-        e->state = C_MARKED;
-        s_refresh(self, group, e);
-        if (e->state != C_CURRENT) {
-            free(tmp.slots);
-            return GIMPI_ESYSERR;
-        }
-    }
-    if (!e->exists) {
-        free(tmp.slots);
-        return GIMPI_ENOGROUP;
-    }
-    int ninst = 0, n = 0;
-    for (int i = 0; i < e->cap; i++)
-        if (e->slots[i] > 0) {
-            ninst = i + 1;
-            n++;
-        }
-    if (tids) {
-        snap->tids = malloc((size_t)(ninst ? ninst : 1) * sizeof *snap->tids);
-        if (!snap->tids) {
-            free(tmp.slots);
-            return GIMPI_ENOMEM;
-        }
-        for (int i = 0; i < ninst; i++)
-            snap->tids[i] = e->slots[i] > 0 ? e->slots[i] : 0;
-    }
-    snap->ninst = ninst;
-    snap->version = e->version;
-    snap->frozen = e->frozen;
-    snap->dead = e->dead;
-    snap->gen = e == &tmp ? 0 : self->gen;
-    free(tmp.slots);
-    return n;
-}
-
-/*  The membership of a group with its tids (gimpi_group.h). */
-int gimpi_group_snapshot(gimpi_groups_t *self, const char *group, gimpi_group_snap_t *snap)
-{
-    return s_snapshot(self, group, snap, 1);
-}
-
-/*  The group's state without its tids (gimpi_group.h). */
-int gimpi_group_state(gimpi_groups_t *self, const char *group, gimpi_group_snap_t *snap)
-{
-    return s_snapshot(self, group, snap, 0);
-}
-
-/*  Whether the answer of generation gen stands (gimpi_group.h).  What the slow path would
- *  do first is each a reason to take it: sockets due (events or the monitor), a deferred
- *  leave, a newer stamp; the rest of its answer rests on the generation. */
-int gimpi_group_unchanged(gimpi_groups_t *self, uint64_t gen)
-{
-    assert(self);
-    if (!gen || gen != self->gen || self->state != 1 || self->ndeferred)
-        return 0;
-    int64_t now = groups_now_ns();
-    if (now - self->last_check_ns >= CHECK_INTERVAL_NS
-        || now - self->last_monitor_ns >= CHECK_INTERVAL_NS)
-        return 0;
-    if (self->stamp_fn && self->stamp_fn(self->stamp_arg) > self->seen)
-        return 0;
-    self->n_local++;
-    return 1;
-}
-
-/*  Where the stamps of arriving messages come from (gimpi_group.h). */
-void gimpi_groups_set_stamp_source(gimpi_groups_t *self, gimpi_groups_stamp_fn fn, void *arg)
-{
-    assert(self);
-    self->stamp_fn = fn;
-    self->stamp_arg = arg;
-}
-
-/*  The highest groupd version this task has seen (gimpi_group.h). */
-uint64_t gimpi_groups_seen(gimpi_groups_t *self)
-{
-    if (!self)
-        return 0;
-    if (self->stamp_fn)
-        s_saw(self, self->stamp_fn(self->stamp_arg));
-    return self->seen;
-}
-
-/*  Cached answers refused as older than a stamp (gimpi_group.h). */
-uint64_t gimpi_groups_stale(gimpi_groups_t *self)
-{
-    assert(self);
-    return self->n_stale;
 }
 
 /*  Why the object's calls fail, in words, into buf: groupd refused this task, is gone, or

@@ -5,8 +5,11 @@
  *
  *  The client's files (each calls only the ones before it; t/layers.sh checks):
  *      gimpi_groups_start.c  starting a groupd on an ipc endpoint that nobody serves
- *      gimpi_groups.c        the object, connecting and registering, requests and replies,
- *                            the membership cache and the group calls (gimpi_group.h)
+ *      gimpi_groups_events.c the events that keep the cache current, the socket monitor
+ *      gimpi_groups.c        the object, connecting and registering, requests and replies
+ *                            (and the deferred leaves), tids and lookups
+ *      gimpi_groups_cache.c  the cache made current, the group calls (gimpi_group.h) and
+ *                            the snapshots of the collectives
  *      gimpi_groups_vm.c     the virtual machine's calls: host table, task registry, the
  *                            manager's requests and replies, the console's HALT
  *      gimpi_groups_notify.c watching tasks' ends and host table changes (pvm_notify)
@@ -90,7 +93,9 @@ struct gimpi_groups_t {
     int64_t last_monitor_ns;    /* when the monitor was last looked at (requests) */
     uint64_t n_local, n_remote;
     int64_t spin_ns;            /* a request's wait spins this long first (0: never) */
-    int64_t lat_ns;             /* moving average of the replies' latency */
+    int64_t lat_ns;             /* moving average of the replies' latency (spinning) */
+    int64_t lat_block_ns;       /* the same, waits that blocked at once (0: none yet) */
+    uint32_t nwaits;            /* requests waited for (every 16th tries the other way) */
     gd_hash_t *mine;            /* the groups this task is in (value: self, unused) */
     bool sync_leave;            /* GIMPI_GROUPS_SYNC_LEAVE: every leave waits for its reply */
     int ndeferred;              /* deferred leaves whose replies are still to come */
@@ -139,6 +144,38 @@ static inline int64_t groups_now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/*  Raises the highest groupd version this task knows of (and the cache's generation). */
+static inline void groups_saw(gimpi_groups_t *self, uint64_t version)
+{
+    if (version > self->seen) {
+        self->seen = version;
+        self->gen++;
+    }
+}
+
+/* gimpi_groups_events.c */
+
+/*  1 when the monitor reports the connection to groupd closed (the object is then dead). */
+int groups_check_monitor(gimpi_groups_t *self);
+
+/*  Puts tid at inst of an entry, growing its slot table.  0 or -1. */
+int groups_slot_set(centry_t *e, int32_t inst, int32_t tid);
+
+/*  Reads every event queued; applies the ones due (up to what the task has seen, and the
+ *  ones held long enough). */
+void groups_drain(gimpi_groups_t *self);
+
+/*  Waits (bounded) until a current entry of group has reached `version` (else marks it
+ *  for a snapshot). */
+void groups_sync(gimpi_groups_t *self, const char *group, uint64_t version);
+
+/*  Starts watching a group: the SUB socket when first needed, a SUBSCRIBING entry, the
+ *  subscription.  0, or -1 (no entry: a later query tries again). */
+int groups_watch(gimpi_groups_t *self, const char *group, size_t len);
+
+/*  Frees the cache's entries and table and the events held back. */
+void groups_events_free(gimpi_groups_t *self);
+
 /* gimpi_groups.c */
 
 /*  Connects and says HELLO (starting a groupd when none serves our ipc endpoint).  0, or
@@ -149,9 +186,6 @@ int groups_connect(gimpi_groups_t *self);
  *  (and the object is dead). */
 int groups_ready(gimpi_groups_t *self);
 
-/*  1 when the monitor reports the connection to groupd closed (the object is then dead). */
-int groups_check_monitor(gimpi_groups_t *self);
-
 /*  Sends a request without waiting.  Returns its request id (> 0) or an error. */
 int64_t groups_send_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values,
                             int nvalues);
@@ -161,6 +195,10 @@ int64_t groups_send_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t 
  *  who closes it. */
 int groups_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values, int nvalues,
                    int timeout_ms, gd_multipart_t *mp_out, gd_msg_t *reply_out);
+
+/*  Waits until groupd has answered every deferred leave (bounded).  0, or GIMPI_ESYSERR
+ *  (and the object is dead). */
+int groups_flush_leaves(gimpi_groups_t *self);
 
 /*  If mp answers a deferred leave, applies it and returns 1; else 0. */
 int groups_take_deferred(gimpi_groups_t *self, const gd_multipart_t *mp);
