@@ -149,8 +149,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (size <= 0 || len != GD_SNAP_HEAD + (size_t)size * 8)
                 abort();                        /* empty groups are deleted */
             for (size_t off = GD_SNAP_HEAD; off < len; off += 8) {
-                int32_t inst = (int32_t)gd_get32(blob + off);
-                int32_t tid = (int32_t)gd_get32(blob + off + 4);
+                int32_t inst = (int32_t)gimpi_be_get32(blob + off);
+                int32_t tid = (int32_t)gimpi_be_get32(blob + off + 4);
                 if (gd_registry_gettid(r, s_names[k], inst, &v) != tid
                     || gd_registry_getinst(r, s_names[k], tid, &v) != inst)
                     abort();

@@ -34,7 +34,7 @@ static void s_publish(groupd_t *self, const uint8_t *topic, size_t tlen, uint8_t
 static void s_task_topic(uint8_t topic[5], int32_t tid)
 {
     topic[0] = 'T';
-    gd_put32(topic + 1, (uint32_t)tid);
+    gimpi_be_put32(topic + 1, (uint32_t)tid);
 }
 
 /*  Publishes that task tid has ended. */
@@ -108,6 +108,6 @@ bool gd_notify_subscribed(groupd_t *self, const uint8_t *topic, size_t len)
 {
     if (!(len == 5 && topic[0] == 'T') && !(len == 1 && topic[0] == 'H'))
         return false;
-    s_publish(self, topic, len, GD_EV_MARK, -1, len == 5 ? (int32_t)gd_get32(topic + 1) : 0, 0);
+    s_publish(self, topic, len, GD_EV_MARK, -1, len == 5 ? (int32_t)gimpi_be_get32(topic + 1) : 0, 0);
     return true;
 }

@@ -9,6 +9,7 @@
 #include "base/gd_hash.h"
 #include "base/gimpi_key.h"
 #include "gimpi.h"
+#include "base/gimpi_clock.h"
 
 #include <assert.h>
 #include <sodium.h>
@@ -624,14 +625,14 @@ int gd_registry_snapshot(gd_registry_t *self, const char *name, uint64_t *versio
     uint8_t *b = malloc(n);
     if (!b)
         return GIMPI_ENOMEM;
-    gd_put32(b, (uint32_t)g->frozen);
-    gd_put32(b + 4, g->dead);
-    gd_put64(b + 8, self->seq);         /* the snapshot is complete through this */
+    gimpi_be_put32(b, (uint32_t)g->frozen);
+    gimpi_be_put32(b + 4, g->dead);
+    gimpi_be_put64(b + 8, self->seq);         /* the snapshot is complete through this */
     size_t off = GD_SNAP_HEAD;
     for (int i = 0; i < g->cap; i++)
         if (g->slots[i]) {
-            gd_put32(b + off, (uint32_t)i);
-            gd_put32(b + off + 4, (uint32_t)g->slots[i]);
+            gimpi_be_put32(b + off, (uint32_t)i);
+            gimpi_be_put32(b + off + 4, (uint32_t)g->slots[i]);
             off += 8;
         }
     *blob = b;
@@ -678,7 +679,7 @@ static size_t s_stat_one(gd_registry_t *self, group_t *g, uint8_t **out)
         free(st.members);
         return 0;
     }
-    int64_t now = gd_registry_now_ms();
+    int64_t now = gimpi_now_ms();
     for (int k = 0; k < g->ndpw; k++)
         st.dp[k] = (gd_dpwait_t){ g->dpw[k].tid, g->dpw[k].count,
                                   (int32_t)(now - g->dpw[k].since_ms) };
@@ -939,14 +940,6 @@ int gd_registry_task_exit(gd_registry_t *self, int32_t tid)
     return 0;
 }
 
-/*  Monotonic milliseconds (how long data-plane barriers have waited). */
-int64_t gd_registry_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*  BARRIER_NOTE: a member says it waits in a barrier on the data plane (count > 0), or no
  *  longer does (0).  Only for gimpi-stat: nothing waits on it here. */
 int gd_registry_barrier_note(gd_registry_t *self, int32_t tid, const char *name, int32_t count)
@@ -977,7 +970,7 @@ int gd_registry_barrier_note(gd_registry_t *self, int32_t tid, const char *name,
     }
     g->dpw[g->ndpw].tid = tid;
     g->dpw[g->ndpw].count = count;
-    g->dpw[g->ndpw++].since_ms = gd_registry_now_ms();
+    g->dpw[g->ndpw++].since_ms = gimpi_now_ms();
     return 0;
 }
 

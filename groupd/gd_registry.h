@@ -146,8 +146,6 @@ int gd_registry_task_exit(gd_registry_t *self, int32_t tid);
  *  (count > 0) or no longer does (0); shown by STAT.  0, GIMPI_ENOGROUP, GIMPI_ENOTINGROUP,
  *  GIMPI_EBADPARAM (count < 0) or GIMPI_ENOMEM.  Leaving the group forgets it. */
 int gd_registry_barrier_note(gd_registry_t *self, int32_t tid, const char *group, int32_t count);
-/*  Monotonic milliseconds. */
-int64_t gd_registry_now_ms(void);
 /*  TASKINFO: parent tid (>= 0, 0: none; else GIMPI_EBADPARAM) and program name (cut to
  *  GD_MAX_TEXT bytes) of a registered task.  0 or GIMPI_ENOTASK. */
 int gd_registry_taskinfo(gd_registry_t *self, int32_t tid, int32_t ptid, const char *name,

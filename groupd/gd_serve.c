@@ -7,6 +7,7 @@
 #include "groupd/gd_notify.h"
 #include "base/gimpi_key.h"
 #include "gimpi.h"
+#include "base/gimpi_clock.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -23,7 +24,7 @@ static void s_log_refusal(groupd_t *self, gd_ratelog_t *rl, const char *fmt, ...
     __attribute__((format(printf, 3, 4)));
 static void s_log_refusal(groupd_t *self, gd_ratelog_t *rl, const char *fmt, ...)
 {
-    if (!self->log || !gd_ratelog_ok(rl, gd_serve_now_ms(), self->log, "groupd"))
+    if (!self->log || !gd_ratelog_ok(rl, gimpi_now_ms(), self->log, "groupd"))
         return;
     va_list ap;
     va_start(ap, fmt);
@@ -38,7 +39,7 @@ static void s_log_refusal(groupd_t *self, gd_ratelog_t *rl, const char *fmt, ...
 int gd_serve_flush_logs(groupd_t *self)
 {
     assert(self);
-    int64_t now = gd_serve_now_ms();
+    int64_t now = gimpi_now_ms();
     gd_ratelog_t *logs[4] = { &self->bad_log, &self->quota_log, &self->hs_log,
                               self->zap ? gd_zap_log(self->zap) : NULL };
     int due = -1;
@@ -69,8 +70,8 @@ static void s_send_reply(groupd_t *self, const uint8_t *key, size_t keylen, uint
 {
     uint8_t hdr[GD_HDR_SIZE], st[4], ver[8];
     gd_header_encode(hdr, kind, reqid);
-    gd_put32(st, (uint32_t)status);
-    gd_put64(ver, version);
+    gimpi_be_put32(st, (uint32_t)status);
+    gimpi_be_put64(ver, version);
     gd_frame_t frames[3 + 64];
     gd_frame_t route = { key, keylen };
     frames[0] = (gd_frame_t){ hdr, sizeof hdr };
@@ -102,7 +103,7 @@ static void s_sink_vm_reply(void *arg, const gd_waiter_t *w, int32_t status, int
     groupd_t *self = arg;
     static const uint8_t none[1];
     uint8_t tok[4];
-    gd_put32(tok, (uint32_t)token);
+    gimpi_be_put32(tok, (uint32_t)token);
     gd_frame_t extra[2] = { { tok, 4 }, { data ? data : none, data ? len : 0 } };
     bool wait = w->cmd == GD_VMWAIT;
     s_send_reply(self, w->key, w->keylen, w->cmd | GD_REPLY_FLAG, w->reqid, status, 0,
@@ -256,8 +257,8 @@ static void s_handle_lookup(groupd_t *self, const uint8_t *key, size_t keylen, c
     gd_taskinfo_t info;
     int32_t status = gd_registry_lookup(self->reg, msg->values[0].i, &info);
     uint8_t port[4], pid[4];
-    gd_put32(port, (uint32_t)info.port);
-    gd_put32(pid, (uint32_t)info.ospid);
+    gimpi_be_put32(port, (uint32_t)info.port);
+    gimpi_be_put32(pid, (uint32_t)info.ospid);
     gd_frame_t f[5] = { { info.proc, 24 }, { info.addr, 16 }, { port, 4 }, { pid, 4 },
                         { (const uint8_t *)info.host, strlen(info.host) } };
     s_send_reply(self, key, keylen, msg->kind | GD_REPLY_FLAG, msg->reqid, status, 0, f,
@@ -319,8 +320,8 @@ static void s_send_owned_reply(groupd_t *self, const uint8_t *key, size_t keylen
 {
     uint8_t hdr[GD_HDR_SIZE], st[4], ver[8];
     gd_header_encode(hdr, msg->kind | GD_REPLY_FLAG, msg->reqid);
-    gd_put32(st, (uint32_t)status);
-    gd_put64(ver, version);
+    gimpi_be_put32(st, (uint32_t)status);
+    gimpi_be_put64(ver, version);
     gd_frame_t head[3] = { { hdr, sizeof hdr }, { st, 4 }, { ver, 8 } };
     gd_frame_t route = { key, keylen };
     int k = 0;
@@ -669,7 +670,7 @@ static bool s_quota_ok(groupd_t *self, const uint8_t *key, size_t keylen, int sr
     gd_conn_t *c = s_conn(self, srcfd);
     if (!c || gd_vm_is_manager(self->vm, key, keylen, c->id))
         return true;                    /* (the manager never registers) */
-    int64_t now = gd_serve_now_ms();
+    int64_t now = gimpi_now_ms();
     if (now - c->unreg_since_ms >= 1000) {
         c->unreg_since_ms = now;
         c->unreg_requests = 0;
@@ -714,7 +715,7 @@ void gd_serve_request(groupd_t *self, const gd_frame_t *frames, int nframes, boo
     }
     s_handle(self, id->data, id->len, &msg, srcfd);
     if (self->idle_exit_ms)
-        self->last_busy_ms = gd_serve_now_ms();    /* any request restarts the idle period */
+        self->last_busy_ms = gimpi_now_ms();    /* any request restarts the idle period */
 }
 
 /*  Reads one request from the ROUTER and answers it; false when there was none. */
@@ -871,13 +872,5 @@ void gd_serve_fini(groupd_t *self)
     if (self->marks)
         gd_hash_foreach(self->marks, s_free_value_cb, NULL);
     gd_hash_destroy(&self->marks);
-}
-
-/*  Monotonic milliseconds. */
-int64_t gd_serve_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 

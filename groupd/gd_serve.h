@@ -87,8 +87,6 @@ int gd_serve_init(groupd_t *self, FILE *log, const gd_registry_limits_t *limits)
 /*  Frees what gd_serve_init made (the sockets are the caller's). */
 void gd_serve_fini(groupd_t *self);
 
-/*  Monotonic milliseconds. */
-int64_t gd_serve_now_ms(void);
 
 /*  Handles one request: frames[0] is the routing id, the rest the request; srcfd its
  *  connection (-1 unknown); truncated: it had more frames than were kept. */

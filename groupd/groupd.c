@@ -26,6 +26,8 @@
 #include "base/gd_hash.h"
 #include "base/gimpi_key.h"
 #include "gimpi.h"
+#include "base/gimpi_clock.h"
+#include "base/gimpi_tunables.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -307,10 +309,10 @@ static long s_idle_timeout(groupd_t *self)
     if (self->idle_exit_ms <= 0)
         return -1;
     if (gd_registry_ntasks(self->reg) > 0 || gd_vm_has_manager(self->vm)) {
-        self->last_busy_ms = gd_serve_now_ms();
+        self->last_busy_ms = gimpi_now_ms();
         return -1;
     }
-    int64_t left = self->last_busy_ms + self->idle_exit_ms - gd_serve_now_ms();
+    int64_t left = self->last_busy_ms + self->idle_exit_ms - gimpi_now_ms();
     return left > 0 ? (long)left : 0;
 }
 
@@ -345,7 +347,7 @@ static int s_serve(groupd_t *self)
         || zmq_getsockopt(gd_zap_socket(self->zap), ZMQ_FD, &pf[4].fd, &fl) < 0)
         return -1;
     bool monitor_due = true, zap_due = true;
-    self->last_busy_ms = gd_serve_now_ms();
+    self->last_busy_ms = gimpi_now_ms();
     for (;;) {
         if (zap_due)
             gd_zap_serve(self->zap);
@@ -395,7 +397,7 @@ static int s_serve(groupd_t *self)
         if (np == 0)
             continue;           /* idle period over: s_idle_timeout says so next round */
         if (gd_registry_ntasks(self->reg) > 0 || gd_vm_has_manager(self->vm))
-            self->last_busy_ms = gd_serve_now_ms();     /* busy until now (a task may leave later) */
+            self->last_busy_ms = gimpi_now_ms();     /* busy until now (a task may leave later) */
         if (pf[3].revents) {
             if (self->verbose)
                 fprintf(stderr, "groupd: signal, exiting\n");
@@ -617,7 +619,7 @@ int main(int argc, char **argv)
     int status = s_options(&self, argc, argv, &lim, &ep, &keyfile);
     if (status >= 0)
         return status;
-    if (!ep && (ep = getenv("GIMPI_GROUPD")) && !*ep)
+    if (!ep && (ep = gimpi_env("GIMPI_GROUPD")) && !*ep)
         ep = NULL;
     char why[GIMPI_KEY_ERRLEN];
     if (!ep && !(ep = gd_default_endpoint(self.endpoint, sizeof self.endpoint, why, sizeof why))) {

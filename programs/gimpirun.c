@@ -34,6 +34,7 @@
 #include "net/gimpi_host.h"
 #include "task/gimpi_job.h"
 #include "impi/impi_client.h"
+#include "base/gimpi_tunables.h"
 
 #include <arpa/inet.h>
 #include <assert.h>
@@ -190,7 +191,7 @@ static void s_parse_end(launcher_t *self, bool hosts_given, int nprogs, int np_g
         exit(2);
     }
     /* inside a Slurm allocation and without host flags, the allocation is the host set */
-    const char *use = getenv("GIMPI_SLURM");
+    const char *use = gimpi_env("GIMPI_SLURM");
     if (!hosts_given && self->client_rank < 0 && !(use && !strcmp(use, "0"))) {
         int n = gimpi_hostset_add_slurm(self->hostset, NULL, NULL, err, sizeof err);
         if (n < 0) {

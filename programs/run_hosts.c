@@ -15,6 +15,7 @@
 #include "programs/run_hosts.h"
 #include "programs/run_proc.h"
 #include "base/gimpi_key.h"
+#include "base/gimpi_tunables.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -406,7 +407,7 @@ static int s_engine_argv(launcher_t *self, host_t *h, char **argv, char *words, 
         argv[n] = NULL;
         return 0;
     }
-    const char *rsh = getenv("GIMPI_RSH");
+    const char *rsh = gimpi_env("GIMPI_RSH");
     snprintf(words, wsize, "%s", rsh && *rsh ? rsh : s_default_rsh);
     for (char *w = strtok(words, " \t"); w; w = strtok(NULL, " \t"))
         if (n < RSH_MAX_ARGS - 6)

@@ -7,6 +7,7 @@
 #include "config.h"
 #include "programs/run_proc.h"
 #include "programs/proctree.h"
+#include "base/gimpi_tunables.h"
 
 #include <arpa/inet.h>
 #include <limits.h>
@@ -59,7 +60,7 @@ char **run_export_env(const gimpi_hostinfo_t *info, int extra)
     if (!env)
         return NULL;
     int k = 0;
-    const char *exp = getenv("PVM_EXPORT");
+    const char *exp = gimpi_env("PVM_EXPORT");
     for (int i = 0; i < n; i++) {
         const char *e = environ[i];
         const char *eq = strchr(e, '=');

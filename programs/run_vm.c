@@ -18,6 +18,7 @@
 #include "programs/run_tasks.h"
 #include "base/gimpi_findprog.h"
 #include "task/gimpi_job.h"
+#include "base/gimpi_tunables.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -79,7 +80,7 @@ static int s_groupd_bin(char *buf, size_t size, char *tried, size_t triedsize)
     if (gimpi_findprog("groupd", "GIMPI_GROUPD_BIN", "groupd", GIMPI_BINDIR, buf, size, tried,
                        triedsize) == 0)
         return 0;
-    const char *env = getenv("GIMPI_GROUPD_BIN");
+    const char *env = gimpi_env("GIMPI_GROUPD_BIN");
     if (env && *env)
         snprintf(buf, size, "%s", env);
     else
@@ -608,7 +609,7 @@ int run_vm_start(launcher_t *self, char *err, size_t errsize)
         return -1;
     }
     self->vm->groupd_out = -1;
-    const char *given = getenv("GIMPI_GROUPD");
+    const char *given = gimpi_env("GIMPI_GROUPD");
     if (given && !strncmp(given, "tcp://", 6))
         snprintf(self->vm->groupd_ep, sizeof self->vm->groupd_ep, "%s", given);
     else {

@@ -122,14 +122,14 @@ static void test_reply_event(void)
 {
     uint8_t hdr[GD_HDR_SIZE], st[4], ver[8];
     gd_header_encode(hdr, GD_HELLO | GD_REPLY_FLAG, 3);
-    gd_put32(st, 0);
-    gd_put64(ver, 12);
+    gimpi_be_put32(st, 0);
+    gimpi_be_put64(ver, 12);
     gd_frame_t f[4] = { { hdr, 8 }, { st, 4 }, { ver, 8 }, { (const uint8_t *)"ipc://x", 7 } };
     gd_msg_t msg;
     cmp_ok(gd_reply_decode(GD_HELLO, f, 4, &msg), "==", GD_OK, "HELLO reply decodes");
     ok(msg.nvalues == 3 && msg.values[1].q == 12 && msg.values[2].len == 7, "status, version, text");
     cmp_ok(gd_reply_decode(GD_HELLO, f, 3, &msg), "==", GD_ERR_FRAMES, "HELLO reply without text");
-    gd_put32(st, (uint32_t)-17);
+    gimpi_be_put32(st, (uint32_t)-17);
     cmp_ok(gd_reply_decode(GD_HELLO, f, 3, &msg), "==", GD_OK, "error reply carries no extras");
     char buf[200];
     is(gd_msg_format(&msg, buf, sizeof buf), "reply HELLO #3 -17 v12", "reply printed");
@@ -137,11 +137,11 @@ static void test_reply_event(void)
 
     uint8_t eh[GD_HDR_SIZE], q1[8], q2[8], i1[4], i2[4], i3[4];
     gd_header_encode(eh, GD_EV_JOIN, 0);
-    gd_put64(q1, 0);
-    gd_put64(q2, 5);
-    gd_put32(i1, 2);
-    gd_put32(i2, 0x40001);
-    gd_put32(i3, 3);
+    gimpi_be_put64(q1, 0);
+    gimpi_be_put64(q2, 5);
+    gimpi_be_put32(i1, 2);
+    gimpi_be_put32(i2, 0x40001);
+    gimpi_be_put32(i3, 3);
     gd_frame_t ev[7] = { { (const uint8_t *)"Gg", 2 }, { eh, 8 }, { q1, 8 }, { q2, 8 },
                          { i1, 4 }, { i2, 4 }, { i3, 4 } };
     cmp_ok(gd_event_decode(ev, 7, &msg), "==", GD_OK, "event decodes");
@@ -174,7 +174,7 @@ static void test_groupstat(void)
         if (gd_groupstat_decode(buf, cut, &back) == GD_OK)
             all_refused = 0;
     ok(all_refused, "every truncation refused");
-    gd_put32(buf + 2 + 3 + 9 * 4, 0x7FFFFFFF);      /* nmembers */
+    gimpi_be_put32(buf + 2 + 3 + 9 * 4, 0x7FFFFFFF);      /* nmembers */
     cmp_ok(gd_groupstat_decode(buf, len, &back), "==", GD_ERR_SIZE, "lying count refused");
     free(buf);
 }
@@ -202,11 +202,11 @@ static void test_tasks(void)
             all_refused = 0;
     ok(all_refused, "every truncation inside a record refused");
     ok(out == NULL && n == 0, "leaving nothing allocated");
-    gd_put32(buf + 16, 0x7FFFFFF0);             /* the first host's length */
+    gimpi_be_put32(buf + 16, 0x7FFFFFF0);             /* the first host's length */
     cmp_ok(gd_tasks_decode(buf, len, &out, &n), "==", GD_ERR_SIZE, "a lying length refused");
-    gd_put32(buf + 16, 256);
+    gimpi_be_put32(buf + 16, 256);
     cmp_ok(gd_tasks_decode(buf, len, &out, &n), "==", GD_ERR_SIZE, "a text over 255 refused");
-    gd_put32(buf + 16, 5);
+    gimpi_be_put32(buf + 16, 5);
     buf[20] = 0;
     cmp_ok(gd_tasks_decode(buf, len, &out, &n), "==", GD_ERR_TEXT, "a NUL in a text refused");
     free(buf);

@@ -36,11 +36,11 @@ static int s_call(void *sock, uint8_t cmd, uint8_t version, const gd_frame_t *ar
         return 1000;
     int status = 1000;
     if (mp.nparts >= 3 && mp.frames[1].len == 4) {
-        status = (int32_t)gd_get32(mp.frames[1].data);
+        status = (int32_t)gimpi_be_get32(mp.frames[1].data);
         if (kind)
             *kind = mp.frames[0].len == GD_HDR_SIZE ? mp.frames[0].data[3] : 0;
         if (ver && mp.frames[2].len == 8)
-            *ver = gd_get64(mp.frames[2].data);
+            *ver = gimpi_be_get64(mp.frames[2].data);
     }
     gd_multipart_close(&mp);
     return status;
@@ -51,8 +51,8 @@ static int s_register(void *s)
 {
     static const uint8_t proc[24] = { 0 }, addr[16] = { 0 };
     uint8_t port[4], pid[4];
-    gd_put32(port, 0);
-    gd_put32(pid, (uint32_t)getpid());
+    gimpi_be_put32(port, 0);
+    gimpi_be_put32(pid, (uint32_t)getpid());
     gd_frame_t a[5] = { { proc, 24 }, { addr, 16 }, { port, 4 }, { pid, 4 },
                         { (const uint8_t *)"h", 1 } };
     return s_call(s, GD_REGISTER, GD_VERSION, a, 5, NULL, NULL);
@@ -266,7 +266,7 @@ static void s_test_garbage(fix_t *fx)
     gd_multipart_t mp;
     int rc = gdt_exchange(fx->s, &junk, 1, &mp, 20000);
     ok(rc == 0 && mp.nparts == 3 && mp.frames[0].data[3] == GD_BAD_KIND
-       && (int32_t)gd_get32(mp.frames[1].data) == GIMPI_EBADMSG, "garbage header: BadMsg");
+       && (int32_t)gimpi_be_get32(mp.frames[1].data) == GIMPI_EBADMSG, "garbage header: BadMsg");
     if (rc == 0)
         gd_multipart_close(&mp);
     /* 200 frames: read, dropped beyond the bound, answered */
@@ -277,7 +277,7 @@ static void s_test_garbage(fix_t *fx)
     for (int k = 1; k < 200; k++)
         many[k] = (gd_frame_t){ (const uint8_t *)"z", 1 };
     rc = gdt_exchange(fx->s, many, 200, &mp, 20000);
-    ok(rc == 0 && mp.nparts == 3 && (int32_t)gd_get32(mp.frames[1].data) == GIMPI_EBADMSG,
+    ok(rc == 0 && mp.nparts == 3 && (int32_t)gimpi_be_get32(mp.frames[1].data) == GIMPI_EBADMSG,
        "200-frame request: BadMsg");
     if (rc == 0)
         gd_multipart_close(&mp);

@@ -55,7 +55,7 @@ static int s_raw(const char *ep, uint8_t cmd, const gd_frame_t *body, int nbody)
     int status = 99;
     if (gdt_exchange(s, f, 1 + nbody, &mp, 20000) == 0) {
         if (mp.nparts >= 2 && mp.frames[1].len == 4)
-            status = (int32_t)gd_get32(mp.frames[1].data);
+            status = (int32_t)gimpi_be_get32(mp.frames[1].data);
         gd_multipart_close(&mp);
     }
     gdt_dealer_close(s, zctx);
@@ -88,13 +88,13 @@ static void test_blocks(const char *ep)
     longkey[sizeof longkey - 1] = 0;
     cmp_ok(gimpi_groups_reserve(r2, longkey, 1), "==", GIMPI_EBADPARAM, "key > 255 bytes: BadParam");
     uint8_t n[4];
-    gd_put32(n, 0);
+    gimpi_be_put32(n, 0);
     gd_frame_t body[2] = { { (const uint8_t *)"y", 1 }, { n, 4 } };
     cmp_ok(s_raw(ep, GD_RESERVE, body, 2), "==", GIMPI_EBADPARAM, "groupd: n 0 is BadParam");
-    gd_put32(n, (uint32_t)-7);
+    gimpi_be_put32(n, (uint32_t)-7);
     cmp_ok(s_raw(ep, GD_RESERVE, body, 2), "==", GIMPI_EBADPARAM, "groupd: n -7 is BadParam");
     cmp_ok(s_raw(ep, GD_RESERVE, body, 1), "==", GIMPI_EBADMSG, "groupd: a frame missing is BadMsg");
-    gd_put32(n, 5);
+    gimpi_be_put32(n, 5);
     int raw = s_raw(ep, GD_RESERVE, body, 2);
     cmp_ok(raw, "==", f2 + 2, "groupd: a raw RESERVE gets the next block");
     cmp_ok(gimpi_group_gsize(r, "nosuch"), "==", GIMPI_ENOGROUP, "a reserving client serves calls");

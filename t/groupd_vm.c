@@ -54,9 +54,9 @@ static int s_recv_raw(void *sock, int ms, uint32_t *reqid, gd_multipart_t *keep)
         return 99;
     int status = 99;
     if (mp.nparts >= 2 && mp.frames[0].len == GD_HDR_SIZE && mp.frames[1].len == 4) {
-        status = (int32_t)gd_get32(mp.frames[1].data);
+        status = (int32_t)gimpi_be_get32(mp.frames[1].data);
         if (reqid)
-            *reqid = gd_get32(mp.frames[0].data + 4);
+            *reqid = gimpi_be_get32(mp.frames[0].data + 4);
     }
     if (keep)
         *keep = mp;
@@ -85,8 +85,8 @@ static int s_register_raw(void *sock, const char *host, int pid)
 {
     static const uint8_t proc[24] = { 9 }, addr[16] = { 0 };
     uint8_t port[4], ospid[4];
-    gd_put32(port, 5000);
-    gd_put32(ospid, (uint32_t)pid);
+    gimpi_be_put32(port, 5000);
+    gimpi_be_put32(ospid, (uint32_t)pid);
     gd_frame_t body[5] = { { proc, 24 }, { addr, 16 }, { port, 4 }, { ospid, 4 },
                            { (const uint8_t *)host, strlen(host) } };
     return s_raw(sock, GD_REGISTER, body, 5);
@@ -183,7 +183,7 @@ static void test_hosts(const char *ep)
            "a table over 1 MiB: BadParam");
     free(big);
     uint8_t n[4];
-    gd_put32(n, 5);
+    gimpi_be_put32(n, 5);
     void *zctx, *raw = gdt_dealer(ep, &zctx);
     gd_frame_t body[2] = { { n, 4 }, { (const uint8_t *)"ab", 2 } };
     cmp_ok(s_raw(raw, GD_HOSTS_SET, body, 2), "==", GIMPI_EBADPARAM,

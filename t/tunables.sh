@@ -57,7 +57,7 @@ cut -d' ' -f1 "$tmp/table" | LC_ALL=C sort >"$tmp/names"
 # and the host set's lookup callback, which reads Slurm's variables (SLURM_*).
 srcs=$(printf '%s\n' $files | grep -vxF -e "$TABLE" -e "${TABLE%.c}.h")
 (cd "$tmp/src" && grep -onE '\<getenv *\([^)]*\)' $srcs) |
-    grep -vE '^libgimpi/base/gimpi_hostset\.c:[0-9]+:getenv\(name\)$' |
+    grep -vE '^libgimpi/base/gimpi_hostset_slurm\.c:[0-9]+:getenv\(name\)$' |
     while IFS= read -r l; do
         call=${l#*:*:}
         name=$(printf '%s\n' "$call" | sed -nE 's/^getenv *\( *"([A-Za-z0-9_]+)" *\)$/\1/p')

@@ -3,6 +3,7 @@
  *  places looked are kept for the message when none has it.
  */
 #include "base/gimpi_findprog.h"
+#include "base/gimpi_tunables.h"
 
 #include <limits.h>
 #include <stdbool.h>
@@ -92,7 +93,7 @@ int gimpi_findprog(const char *name, const char *env, const char *sub, const cha
     look_t l = { .out = out, .size = size, .tried = tried, .triedsize = triedsize };
     if (tried && triedsize)
         tried[0] = 0;
-    const char *given = env ? getenv(env) : NULL;
+    const char *given = env ? gimpi_env(env) : NULL;
     if (given && *given && strchr(given, '/'))
         return s_try(&l, given, env) ? 0 : -1;
     if (given && *given)                    /* a bare name: on PATH */

@@ -29,8 +29,8 @@ static const gimpi_tunable_t s_table[] = {
       "libgimpi/groups/gimpi_groups.c libgimpi/task/gimpi_task.c programs/gimpi_stat.c "
       "programs/gimpi_console.c programs/run_vm.c groupd/groupd.c", false },
     { "GIMPI_GROUPD_BIN", U, "(groupd beside the program, else in the bindir, else on PATH)",
-      "path", "the groupd program that a task or gimpirun starts",
-      "libgimpi/groups/gimpi_groups_start.c programs/run_vm.c bench/gd_bench.c "
+      "path", "the groupd program that a task or gimpirun starts (both look for it through "
+      "base/gimpi_findprog.c)", "programs/run_vm.c bench/gd_bench.c "
       "bench/gimpi_bench.c", false },
     { "GIMPI_GROUPD_IDLE", U, "30", "s",
       "a groupd started by a task exits after this long without tasks",
@@ -48,7 +48,7 @@ static const gimpi_tunable_t s_table[] = {
       "programs/gimpirun.c", false },
     { "PVM_EXPORT", U, "", "list",
       "colon-separated names of further variables gimpirun passes to the tasks on other "
-      "hosts (GIMPI_* ones go anyway), as in PVM", "programs/gimpirun.c", false },
+      "hosts (GIMPI_* ones go anyway), as in PVM", "programs/run_proc.c", false },
     /* --- the key and authentication ----------------------------------------------- */
     { "GIMPI_KEY_FILE", U, "(~/.gimpi/key, else the key of the runtime directory)", "path",
       "the user's key file (it must exist); see doc/security.md",

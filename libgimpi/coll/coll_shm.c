@@ -16,6 +16,7 @@
 #include "base/gimpi_bind.h"
 #include "gimpi.h"            /* the GIMPI_E* codes */
 #include "base/gimpi_clock.h"
+#include "base/gimpi_tunables.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -223,7 +224,7 @@ void coll_shm_node_key(uint8_t key[COLL_SHM_NODE_KEY])
     memset(key, 0, COLL_SHM_NODE_KEY);
     if (s_boot_id(key) < 0)
         memset(key, 0, 16);
-    const char *host = getenv("GIMPI_HOST");
+    const char *host = gimpi_env("GIMPI_HOST");
     uint64_t h = 1469598103934665603ull;
     for (const char *c = host ? host : ""; *c; c++)
         h = (h ^ (uint8_t)*c) * 1099511628211ull;
@@ -240,12 +241,12 @@ static void s_tune(coll_shm_t *self)
     self->over = over;
     self->radix = self->n <= TREE_FLAT_MAX || over ? self->n - 1 : TREE_RADIX;
     self->spin_us = over ? SPIN_US_OVER : SPIN_US;
-    const char *e = getenv("GIMPI_SHM_SPIN_US");
+    const char *e = gimpi_env("GIMPI_SHM_SPIN_US");
     if (e && *e)
         self->spin_us = atoi(e);
-    e = getenv("GIMPI_SHM_PAUSES");             /* a core of our own: never yield */
+    e = gimpi_env("GIMPI_SHM_PAUSES");             /* a core of our own: never yield */
     self->pauses = e && *e ? atoi(e) : !over && gimpi_bind_own_core() ? INT_MAX : PAUSES;
-    e = getenv("GIMPI_SHM_RADIX");
+    e = gimpi_env("GIMPI_SHM_RADIX");
     if (e && atoi(e) > 0)
         self->radix = atoi(e) < self->n - 1 ? atoi(e) : self->n - 1;
 }

@@ -10,6 +10,7 @@
  *  coll_internal.h lists.
  */
 #include "coll/coll_internal.h"
+#include "base/gimpi_tunables.h"
 
 #include <assert.h>
 
@@ -31,21 +32,21 @@ gimpi_coll_t *gimpi_coll_new(gimpi_msg_t *msg)
     if (!self)
         return NULL;
     self->msg = msg;
-    const char *e = getenv("GIMPI_COLL_STAR_MAX");     /* tests reach the other algorithm */
+    const char *e = gimpi_env("GIMPI_COLL_STAR_MAX");     /* tests reach the other algorithm */
     self->star_max = e && atoi(e) > 0 ? atoi(e) : STAR_MAX;
-    e = getenv("GIMPI_COLL_CHUNK");
+    e = gimpi_env("GIMPI_COLL_CHUNK");
     self->chunk = e && atol(e) >= 64 ? (size_t)atol(e) : CHUNK;
-    e = getenv("GIMPI_COLL_WIN");
+    e = gimpi_env("GIMPI_COLL_WIN");
     self->win = e && atoi(e) > 0 ? atoi(e) : WIN;
-    e = getenv("GIMPI_COLL_RSAG");
+    e = gimpi_env("GIMPI_COLL_RSAG");
     self->rsag = e ? atoi(e) != 0 : 1;
-    e = getenv("GIMPI_COLL_TREE_MIN");
+    e = gimpi_env("GIMPI_COLL_TREE_MIN");
     self->tree_min = e && atol(e) > 0 ? (size_t)atol(e) : BCAST_TREE_MIN;
-    e = getenv("GIMPI_COLL_TREE_RECV");
+    e = gimpi_env("GIMPI_COLL_TREE_RECV");
     self->tree_recv = e && atoi(e) > 0 ? atoi(e) : BCAST_TREE_RECV;
-    e = getenv("GIMPI_SHM");
+    e = gimpi_env("GIMPI_SHM");
     self->shm = !(e && strcmp(e, "0") == 0);
-    e = getenv("GIMPI_SHM_COLL");
+    e = gimpi_env("GIMPI_SHM_COLL");
     self->shm &= !(e && strcmp(e, "0") == 0);
     pthread_mutex_init(&self->mu, NULL);
     return self;

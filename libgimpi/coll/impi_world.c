@@ -16,6 +16,7 @@
 #include "coll/impi_coll.h"
 #include "gimpi.h"
 #include "net/gimpi_msg_fwd.h"
+#include "base/gimpi_tunables.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -28,7 +29,7 @@
  *  the default. */
 static long s_env(const char *name, long dflt)
 {
-    const char *e = getenv(name);
+    const char *e = gimpi_env(name);
     return e && atol(e) > 0 ? atol(e) : dflt;
 }
 

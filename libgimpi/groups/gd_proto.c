@@ -78,7 +78,7 @@ void gd_header_encode(uint8_t out[GD_HDR_SIZE], uint8_t kind, uint32_t reqid)
     out[1] = 'D';
     out[2] = GD_VERSION;
     out[3] = kind;
-    gd_put32(out + 4, reqid);
+    gimpi_be_put32(out + 4, reqid);
 }
 
 /*  Reads a header; kind/reqid are filled even when the version is wrong. */
@@ -89,7 +89,7 @@ int gd_header_decode(const gd_frame_t *frame, gd_msg_t *msg)
         return GD_ERR_HEADER;
     msg->version = frame->data[2];
     msg->kind = frame->data[3];
-    msg->reqid = gd_get32(frame->data + 4);
+    msg->reqid = gimpi_be_get32(frame->data + 4);
     if (msg->version != GD_VERSION)
         return GD_ERR_VERSION;
     return GD_OK;
@@ -108,12 +108,12 @@ static int s_value_decode(char type, const gd_frame_t *f, gd_value_t *v)
     case 'i':
         if (f->len != 4)
             return GD_ERR_SIZE;
-        v->i = (int32_t)gd_get32(f->data);
+        v->i = (int32_t)gimpi_be_get32(f->data);
         return GD_OK;
     case 'q':
         if (f->len != 8)
             return GD_ERR_SIZE;
-        v->q = gd_get64(f->data);
+        v->q = gimpi_be_get64(f->data);
         return GD_OK;
     case 'p':
         return f->len == 24 ? GD_OK : GD_ERR_SIZE;
@@ -258,13 +258,13 @@ int gd_values_encode(const char *layout, const gd_value_t *values, int nvalues,
         const gd_value_t *v = &values[n];
         switch (*t) {
         case 'i':
-            gd_put32(buf, (uint32_t)v->i);
+            gimpi_be_put32(buf, (uint32_t)v->i);
             out[n].data = buf;
             out[n].len = 4;
             buf += 8;
             break;
         case 'q':
-            gd_put64(buf, v->q);
+            gimpi_be_put64(buf, v->q);
             out[n].data = buf;
             out[n].len = 8;
             buf += 8;
@@ -378,7 +378,7 @@ static bool s_get_i32(s_reader_t *r, int32_t *v)
 {
     if (r->left < 4)
         return false;
-    *v = (int32_t)gd_get32(r->p);
+    *v = (int32_t)gimpi_be_get32(r->p);
     r->p += 4;
     r->left -= 4;
     return true;

@@ -12,6 +12,8 @@
 #ifndef GIMPI_GD_PROTO_H
 #define GIMPI_GD_PROTO_H
 
+#include "base/gimpi_be.h"   /* the fields' byte order: gimpi_be_put32 and kin */
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -161,27 +163,6 @@ const gd_command_info_t *gd_command_info(uint8_t code);
 const char *gd_kind_name(uint8_t kind);
 /*  Name of an event (row of the event table), or NULL. */
 const char *gd_event_name(uint8_t code);
-
-/* ------------------------------------------------------------------ big-endian helpers */
-
-static inline void gd_put32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);  p[3] = (uint8_t)v;
-}
-static inline uint32_t gd_get32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-static inline void gd_put64(uint8_t *p, uint64_t v)
-{
-    gd_put32(p, (uint32_t)(v >> 32));
-    gd_put32(p + 4, (uint32_t)v);
-}
-static inline uint64_t gd_get64(const uint8_t *p)
-{
-    return (uint64_t)gd_get32(p) << 32 | gd_get32(p + 4);
-}
 
 /* ------------------------------------------------------------------ codec */
 

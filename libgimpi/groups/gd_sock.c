@@ -12,6 +12,7 @@
 #include "groups/gd_sock.h"
 #include "groups/gd_proto.h"
 #include "base/gimpi_err.h"
+#include "base/gimpi_clock.h"
 
 #include <sodium.h>
 #include <time.h>
@@ -400,14 +401,6 @@ struct gd_zap_t {
     uint64_t admitted, refused;
 };
 
-/*  Monotonic milliseconds. */
-static int64_t s_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /*  Binds the handler. */
 gd_zap_t *gd_zap_new(void *zctx, const gimpi_key_t *key, unsigned uid, FILE *log, char *err,
                      size_t errsize)
@@ -538,7 +531,7 @@ int gd_zap_serve(gd_zap_t *self)
         gd_send_frames(self->rep, NULL, 0, reply, 6, 0);
         if (why) {
             self->refused++;
-            if (self->log && gd_ratelog_ok(&self->refused_log, s_now_ms(), self->log, "groupd")) {
+            if (self->log && gd_ratelog_ok(&self->refused_log, gimpi_now_ms(), self->log, "groupd")) {
                 const gd_frame_t *a = mp.nparts > 3 ? &mp.frames[3] : &reqid;
                 const gd_frame_t *m = mp.nparts > 5 ? &mp.frames[5] : &reqid;
                 fprintf(self->log, "groupd: refused a %.*s peer from %.*s: %s\n",
@@ -590,11 +583,11 @@ int gd_sock_tool_wait(void *sock, void *monitor, int timeout_ms, bool curve, cha
                       size_t errsize)
 {
     assert(sock);
-    int64_t deadline = s_now_ms() + timeout_ms;
+    int64_t deadline = gimpi_now_ms() + timeout_ms;
     bool handshaken = false;
     for (;;) {
         zmq_pollitem_t items[2] = { { sock, 0, ZMQ_POLLIN, 0 }, { monitor, 0, ZMQ_POLLIN, 0 } };
-        long left = (long)(deadline - s_now_ms());
+        long left = (long)(deadline - gimpi_now_ms());
         if (left < 0)
             return 0;
         int n = zmq_poll(items, monitor ? 2 : 1, left);

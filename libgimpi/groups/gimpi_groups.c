@@ -16,6 +16,7 @@
 #include "config.h"
 #include "groups/groups_internal.h"
 #include "impi/impi_wire.h"
+#include "base/gimpi_tunables.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -38,7 +39,7 @@ gimpi_groups_t *gimpi_groups_new(const char *endpoint, void *zmq_context)
     if (!self)
         return NULL;
     if (!endpoint || !*endpoint)
-        endpoint = getenv("GIMPI_GROUPD");
+        endpoint = gimpi_env("GIMPI_GROUPD");
     if (endpoint && *endpoint) {
         if (strlen(endpoint) >= sizeof self->endpoint - 8) {
             free(self);
@@ -60,19 +61,19 @@ gimpi_groups_t *gimpi_groups_new(const char *endpoint, void *zmq_context)
         gimpi_groups_destroy(&self);
         return NULL;
     }
-    const char *spin = getenv("GIMPI_GROUPS_SPIN_US");
+    const char *spin = gimpi_env("GIMPI_GROUPS_SPIN_US");
     long spin_us = spin && *spin ? atol(spin) : SPIN_US;
     self->spin_ns = (spin_us < 0 ? 0 : spin_us > 10000 ? 10000 : spin_us) * 1000LL;
-    const char *hold = getenv("GIMPI_GROUPS_HOLD_MS");
+    const char *hold = gimpi_env("GIMPI_GROUPS_HOLD_MS");
     long hold_ms = hold && *hold ? atol(hold) : HOLD_MS;
     self->hold_ns = (hold_ms < 0 ? 0 : hold_ms > 1000 ? 1000 : hold_ms) * 1000000LL;
-    const char *sync_leave = getenv("GIMPI_GROUPS_SYNC_LEAVE");
+    const char *sync_leave = gimpi_env("GIMPI_GROUPS_SYNC_LEAVE");
     self->sync_leave = sync_leave && *sync_leave && strcmp(sync_leave, "0") != 0;
     impi_addr16_from_ipv4(self->hostid, 0x7F000001);
     memcpy(self->addr, self->hostid, 16);
     self->pid = getpid();
     /* generations of objects made one after another at one address stay far apart */
-    self->gen = ((uint64_t)groups_now_ns() | 1) * 0x9E3779B97F4A7C15ULL;
+    self->gen = ((uint64_t)gimpi_now_ns() | 1) * 0x9E3779B97F4A7C15ULL;
     return self;
 }
 
@@ -242,7 +243,7 @@ int groups_ready(gimpi_groups_t *self)
     /* the host's name in the virtual machine (GIMPI_HOST, set by the launcher or its
        agent: several emulated hosts may share one system name), else the system's */
     char hostname[GD_MAX_TEXT + 1] = "";
-    const char *vmhost = getenv("GIMPI_HOST");
+    const char *vmhost = gimpi_env("GIMPI_HOST");
     if (vmhost && *vmhost)
         snprintf(hostname, sizeof hostname, "%s", vmhost);
     else
@@ -306,14 +307,14 @@ static int s_wait_reply(gimpi_groups_t *self, int64_t deadline, bool spin)
     if (spin) {
         /* replies have been coming back within the spin: wait for this one awake
            (sched_yield lets whatever else wants this CPU run first) */
-        int64_t end = groups_now_ns() + self->spin_ns;
+        int64_t end = gimpi_now_ns() + self->spin_ns;
         do {
             sched_yield();
             if (poll(pf, 1, 0) > 0)
                 return 0;
-        } while (groups_now_ns() < end);
+        } while (gimpi_now_ns() < end);
     }
-    long left = deadline < 0 ? -1 : (long)(deadline - groups_now_ms());
+    long left = deadline < 0 ? -1 : (long)(deadline - gimpi_now_ms());
     if (deadline >= 0 && left < 0)
         return -1;
     if (poll(pf, 2, left > INT32_MAX ? INT32_MAX : (int)left) < 0 && errno != EINTR)
@@ -330,7 +331,7 @@ int64_t groups_send_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t 
     if (self->state != 1)
         return GIMPI_ESYSERR;
     /* (the wait for the reply watches the monitor too; a look first only when it is due) */
-    int64_t now = groups_now_ns();
+    int64_t now = gimpi_now_ns();
     if (now - self->last_monitor_ns >= CHECK_INTERVAL_NS) {
         if (groups_check_monitor(self))
             return GIMPI_ESYSERR;
@@ -426,8 +427,8 @@ static void s_note_latency(gimpi_groups_t *self, bool spin, int64_t took)
 static int s_await(gimpi_groups_t *self, uint8_t cmd, uint32_t reqid, int timeout_ms,
                    gd_multipart_t *mp_out, gd_msg_t *reply_out)
 {
-    int64_t sent_ns = groups_now_ns();
-    int64_t deadline = timeout_ms < 0 ? -1 : groups_now_ms() + timeout_ms;
+    int64_t sent_ns = gimpi_now_ns();
+    int64_t deadline = timeout_ms < 0 ? -1 : gimpi_now_ms() + timeout_ms;
     bool spin = s_spin_choice(self, (++self->nwaits & 15) == 0);
     for (;;) {
         int rc = s_wait_reply(self, deadline, spin);
@@ -451,7 +452,7 @@ static int s_await(gimpi_groups_t *self, uint8_t cmd, uint32_t reqid, int timeou
         int status = reply.values[0].i;
         groups_saw(self, reply.values[1].q);
         if (cmd != GD_BARRIER && cmd != GD_FREEZE && cmd != GD_VMREQ)
-            s_note_latency(self, spin, groups_now_ns() - sent_ns);
+            s_note_latency(self, spin, gimpi_now_ns() - sent_ns);
         if (reply_out)
             *reply_out = reply;
         if (mp_out)
@@ -480,7 +481,7 @@ int groups_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values, 
  *  when groupd is gone or does not answer (the object is then dead). */
 int groups_flush_leaves(gimpi_groups_t *self)
 {
-    int64_t deadline = groups_now_ms() + REQUEST_TIMEOUT_MS;
+    int64_t deadline = gimpi_now_ms() + REQUEST_TIMEOUT_MS;
     while (self->ndeferred > 0) {
         int rc = self->state == 1 ? s_wait_reply(self, deadline, s_spin_choice(self, false))
                                   : -1;

@@ -43,12 +43,12 @@ static void s_refresh(gimpi_groups_t *self, const char *group, centry_t *e)
     }
     if (e->slots)
         memset(e->slots, 0, (size_t)e->cap * sizeof *e->slots);
-    e->frozen = (int32_t)gd_get32(b->data);
-    e->dead = gd_get32(b->data + 4) != 0;
-    e->sync = gd_get64(b->data + 8);
+    e->frozen = (int32_t)gimpi_be_get32(b->data);
+    e->dead = gimpi_be_get32(b->data + 4) != 0;
+    e->sync = gimpi_be_get64(b->data + 8);
     for (size_t off = GD_SNAP_HEAD; off < b->len; off += 8)
-        if (groups_slot_set(e, (int32_t)gd_get32(b->data + off),
-                            (int32_t)gd_get32(b->data + off + 4)) < 0) {
+        if (groups_slot_set(e, (int32_t)gimpi_be_get32(b->data + off),
+                            (int32_t)gimpi_be_get32(b->data + off + 4)) < 0) {
             gd_multipart_close(&mp);
             return;
         }
@@ -69,10 +69,10 @@ static void s_settle(gimpi_groups_t *self, const char *group)
     centry_t *e = gd_hash_get(self->cache, group, strlen(group));
     if (!e || !self->sub || e->state == C_CURRENT)
         return;
-    int64_t deadline = groups_now_ms() + SYNC_TIMEOUT_MS;
+    int64_t deadline = gimpi_now_ms() + SYNC_TIMEOUT_MS;
     groups_drain(self);
     while (e->state == C_SUBSCRIBING) {
-        long left = (long)(deadline - groups_now_ms());
+        long left = (long)(deadline - gimpi_now_ms());
         zmq_pollitem_t items[] = {
             { self->sub, 0, ZMQ_POLLIN, 0 },
             { self->monitor, 0, ZMQ_POLLIN, 0 },
@@ -142,7 +142,7 @@ static int s_enter_at(gimpi_groups_t *self, const char *group, int64_t *now_ns)
     int rc = groups_ready(self);
     if (rc)
         return rc;
-    int64_t now = *now_ns = groups_now_ns();
+    int64_t now = *now_ns = gimpi_now_ns();
     if (now - self->last_monitor_ns >= CHECK_INTERVAL_NS) {
         if (groups_check_monitor(self))
             return GIMPI_ESYSERR;
@@ -392,7 +392,7 @@ int gimpi_group_unchanged(gimpi_groups_t *self, uint64_t gen)
     assert(self);
     if (!gen || gen != self->gen || self->state != 1 || self->ndeferred)
         return 0;
-    int64_t now = groups_now_ns();
+    int64_t now = gimpi_now_ns();
     if (now - self->last_check_ns >= CHECK_INTERVAL_NS
         || now - self->last_monitor_ns >= CHECK_INTERVAL_NS)
         return 0;

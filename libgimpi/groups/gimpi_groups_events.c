@@ -166,7 +166,7 @@ static void s_apply_to(gimpi_groups_t *self, const char *group, size_t len, cons
  *  version v applied means every earlier one of every live topic is applied too. */
 static void s_apply_due(gimpi_groups_t *self, uint64_t need)
 {
-    int64_t now = self->held ? groups_now_ns() : 0;
+    int64_t now = self->held ? gimpi_now_ns() : 0;
     while (self->held
            && (self->held->ev.values[1].q <= need || now - self->held->at_ns >= self->hold_ns)) {
         held_t *h = self->held;
@@ -199,7 +199,7 @@ static int s_read_event(gimpi_groups_t *self, int flags)
                 s_saw_event(self, ev.values[1].q);
         } else {
             h->next = NULL;
-            h->at_ns = groups_now_ns();
+            h->at_ns = gimpi_now_ns();
             h->ev = ev;
             for (int i = 0; i < ev.nvalues; i++)
                 h->ev.values[i].data = NULL;
@@ -239,9 +239,9 @@ void groups_sync(gimpi_groups_t *self, const char *group, uint64_t version)
     if (!e || !self->sub)
         return;
     s_drain_to(self, version);
-    int64_t deadline = groups_now_ms() + SYNC_TIMEOUT_MS;
+    int64_t deadline = gimpi_now_ms() + SYNC_TIMEOUT_MS;
     while (e->state == C_CURRENT && e->version < version) {
-        long left = (long)(deadline - groups_now_ms());
+        long left = (long)(deadline - gimpi_now_ms());
         zmq_pollitem_t items[] = {
             { self->sub, 0, ZMQ_POLLIN, 0 },
             { self->monitor, 0, ZMQ_POLLIN, 0 },

@@ -116,7 +116,7 @@ static int s_subscribe(gimpi_groups_t *self, watch_t *w, const uint8_t *topic, s
         return 0;
     if (gd_sock_subscribe(w->sub, topic, len) < 0)
         return GIMPI_ESYSERR;
-    int64_t deadline = groups_now_ms() + HELLO_TIMEOUT_MS;
+    int64_t deadline = gimpi_now_ms() + HELLO_TIMEOUT_MS;
     for (;;) {
         gd_msg_t ev;
         uint8_t t[5];
@@ -128,7 +128,7 @@ static int s_subscribe(gimpi_groups_t *self, watch_t *w, const uint8_t *topic, s
             if (tl == len && memcmp(t, topic, len) == 0)
                 return 0;
         }
-        long left = (long)(deadline - groups_now_ms());
+        long left = (long)(deadline - gimpi_now_ms());
         zmq_pollitem_t item = { w->sub, 0, ZMQ_POLLIN, 0 };
         if (left <= 0 || zmq_poll(&item, 1, left) < 0 || groups_check_monitor(self))
             return GIMPI_ESYSERR;
@@ -160,7 +160,7 @@ int gimpi_groups_watch_task(gimpi_groups_t *self, int32_t tid)
     if (!w)
         return rc;
     uint8_t topic[5] = { 'T' };
-    gd_put32(topic + 1, (uint32_t)tid);
+    gimpi_be_put32(topic + 1, (uint32_t)tid);
     rc = s_subscribe(self, w, topic, sizeof topic);
     if (rc < 0) {
         s_unsubscribe(w, topic, sizeof topic);
@@ -179,7 +179,7 @@ void gimpi_groups_unwatch_task(gimpi_groups_t *self, int32_t tid)
 {
     assert(self);
     uint8_t topic[5] = { 'T' };
-    gd_put32(topic + 1, (uint32_t)tid);
+    gimpi_be_put32(topic + 1, (uint32_t)tid);
     if (self->watch)
         s_unsubscribe(self->watch, topic, sizeof topic);
 }
@@ -215,7 +215,7 @@ int gimpi_groups_watch_next(gimpi_groups_t *self, int timeout_ms, gimpi_groups_e
         memmove(w->q, w->q + 1, (size_t)--w->nq * sizeof *w->q);
         return 1;
     }
-    int64_t deadline = groups_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+    int64_t deadline = gimpi_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
     for (;;) {
         gd_msg_t m;
         uint8_t t[5];
@@ -223,7 +223,7 @@ int gimpi_groups_watch_next(gimpi_groups_t *self, int timeout_ms, gimpi_groups_e
         while (s_read(w, ZMQ_DONTWAIT, &m, t, &tl))
             if (s_event(&m, ev))
                 return 1;
-        long left = (long)(deadline - groups_now_ms());
+        long left = (long)(deadline - gimpi_now_ms());
         if (left <= 0)
             return 0;
         zmq_pollitem_t item = { w->sub, 0, ZMQ_POLLIN, 0 };

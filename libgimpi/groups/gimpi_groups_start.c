@@ -8,6 +8,7 @@
 #include "config.h"
 #include "groups/groups_internal.h"
 #include "base/gimpi_findprog.h"
+#include "base/gimpi_tunables.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -51,7 +52,7 @@ int groups_start_groupd(gimpi_groups_t *self)
                 " (set GIMPI_GROUPD_BIN to the program)\n", self->endpoint, tried);
         return -1;
     }
-    const char *idle = getenv("GIMPI_GROUPD_IDLE");
+    const char *idle = gimpi_env("GIMPI_GROUPD_IDLE");
     char idle_arg[32];
     snprintf(idle_arg, sizeof idle_arg, "--idle-exit=%ld",
              idle && *idle ? strtol(idle, NULL, 10) : (long)IDLE_EXIT_S);
@@ -77,9 +78,9 @@ int groups_start_groupd(gimpi_groups_t *self)
     close(p[1]);
     char line[600];
     size_t got = 0;
-    int64_t deadline = groups_now_ms() + HELLO_TIMEOUT_MS;
+    int64_t deadline = gimpi_now_ms() + HELLO_TIMEOUT_MS;
     while (got < sizeof line - 1) {
-        int left = (int)(deadline - groups_now_ms());
+        int left = (int)(deadline - gimpi_now_ms());
         struct pollfd pf = { .fd = p[0], .events = POLLIN };
         if (left <= 0 || poll(&pf, 1, left) <= 0)
             break;
@@ -94,8 +95,8 @@ int groups_start_groupd(gimpi_groups_t *self)
     line[got] = 0;
     /* the program forks its daemon and exits at once (or refuses and exits) */
     int status = 0;
-    for (int64_t end = groups_now_ms() + 2000; waitpid(pid, &status, WNOHANG) == 0;) {
-        if (groups_now_ms() > end) {
+    for (int64_t end = gimpi_now_ms() + 2000; waitpid(pid, &status, WNOHANG) == 0;) {
+        if (gimpi_now_ms() > end) {
             kill(pid, SIGKILL);
             waitpid(pid, &status, 0);
             break;
@@ -109,7 +110,7 @@ int groups_start_groupd(gimpi_groups_t *self)
         return -1;                  /* no groupd program */
     /* refused because another task started one meanwhile, which may hold the lock but not
        serve yet: wait (bounded) for it to accept connections */
-    for (int64_t end = groups_now_ms() + HELLO_TIMEOUT_MS; groups_now_ms() < end;) {
+    for (int64_t end = gimpi_now_ms() + HELLO_TIMEOUT_MS; gimpi_now_ms() < end;) {
         if (groups_ipc_alive(self->endpoint))
             return 0;
         struct timespec ts = { 0, 2000000 };

@@ -23,6 +23,7 @@
 #include "base/gimpi_key.h"
 #include "groups/gd_proto.h"
 #include "groups/gd_sock.h"
+#include "base/gimpi_clock.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -127,22 +128,6 @@ struct gimpi_groups_t {
     void *watch;                /* pvm_notify's watches (gimpi_groups_notify.c), or NULL */
     void (*watch_free)(void *watch);    /* frees them (before the context goes) */
 };
-
-/*  Monotonic milliseconds. */
-static inline int64_t groups_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/*  Monotonic nanoseconds. */
-static inline int64_t groups_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 /*  Raises the highest groupd version this task knows of (and the cache's generation). */
 static inline void groups_saw(gimpi_groups_t *self, uint64_t version)

@@ -27,6 +27,7 @@
 #include "base/gimpi_ratelog.h"
 #include "base/gimpi_clock.h"
 #include "base/gimpi_err.h"
+#include "base/gimpi_tunables.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -60,7 +61,7 @@ static void s_sockaddr(struct sockaddr_in *sa, const uint8_t addr[16], int port)
 static int s_port_range(int *lo, int *hi, char *err, size_t errsize)
 {
     *lo = *hi = 0;
-    const char *e = getenv(GIMPI_ENV_PORTS);
+    const char *e = gimpi_env(GIMPI_ENV_PORTS);
     if (!e || !*e)
         return 0;
     char *end;
@@ -118,7 +119,7 @@ int gimpi_host_listen(const uint8_t addr[16], int *port, char *err, size_t errsi
 /*  Whether local sockets are wanted (GIMPI_LOCAL_SOCKETS unset or not "0"). */
 static int s_local_wanted(void)
 {
-    const char *e = getenv("GIMPI_LOCAL_SOCKETS");
+    const char *e = gimpi_env("GIMPI_LOCAL_SOCKETS");
     return !e || strcmp(e, "0") != 0;
 }
 
@@ -259,7 +260,7 @@ int gimpi_host_is_local(int fd)
  *  forever on an idle connection. */
 static void s_link_timeout(int fd)
 {
-    const char *v = getenv("GIMPI_LINK_TIMEOUT");
+    const char *v = gimpi_env("GIMPI_LINK_TIMEOUT");
     long s = v && *v ? strtol(v, NULL, 10) : GIMPI_LINK_TIMEOUT_S;
     if (s <= 0)
         return;                 /* 0: the kernel's defaults */
@@ -679,7 +680,7 @@ static int s_dance_round(dance_t *d, int listen_fd, int local_fd, struct pollfd 
 /*  How long a caller has for its rank: GIMPI_DANCE_RANK_MS, else the default. */
 static int s_rank_ms(void)
 {
-    const char *e = getenv("GIMPI_DANCE_RANK_MS");
+    const char *e = gimpi_env("GIMPI_DANCE_RANK_MS");
     int v = e ? atoi(e) : 0;
     return v > 0 ? v : GIMPI_DANCE_RANK_MS;
 }
@@ -697,7 +698,7 @@ int gimpi_host_dance(const impi_tables_t *t, int myhost, int listen_fd, int loca
         gimpi_fail(err, errsize, "host rank %d out of range 0..%d", myhost, n - 1);
         return -1;
     }
-    const char *chk = getenv("GIMPI_DANCE_CHECK_CALLERS");
+    const char *chk = gimpi_env("GIMPI_DANCE_CHECK_CALLERS");
     dance_t d = { .t = t, .myhost = myhost, .n = n, .nhigher = n - 1 - myhost, .fds = fds,
                   .rank_ms = s_rank_ms(), .check_callers = !(chk && strcmp(chk, "0") == 0),
                   .log = { .per_sec = GIMPI_DANCE_LOG_PER_SEC }, .err = err, .errsize = errsize };

@@ -4,6 +4,7 @@
  */
 #include "net/msg_internal.h"
 #include "base/gimpi_bind.h"
+#include "base/gimpi_tunables.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -29,7 +30,7 @@ gimpi_msg_t *gimpi_msg_new(const struct impi_tables_t *t, int rank, int listen_f
 /*  A positive number from the environment (scaled by mul), else dflt. */
 static int s_env_pos(const char *name, double mul, int dflt)
 {
-    const char *v = getenv(name);
+    const char *v = gimpi_env(name);
     double x = v && *v ? strtod(v, NULL) * mul : 0;
     return x >= 1 && x < INT32_MAX ? (int)x : dflt;
 }
@@ -69,18 +70,18 @@ static void s_settings(gimpi_msg_t *self, const impi_tables_t *t, int rank, int 
     self->me = t->procs[rank].id;
     self->match.next_id = 1;
     self->hooks.fwd_hooks = &gimpi_msg_fwd_hooks;
-    const char *dbg = getenv("GIMPI_DEBUG");
+    const char *dbg = gimpi_env("GIMPI_DEBUG");
     self->debug = dbg && *dbg && strcmp(dbg, "0") != 0;
-    const char *um = getenv("GIMPI_UNEXPECTED_MAX");
+    const char *um = gimpi_env("GIMPI_UNEXPECTED_MAX");
     self->match.unexp_max = um && *um ? (size_t)strtoull(um, NULL, 10) : UNEXPECTED_MAX_DEFAULT;
-    um = getenv("GIMPI_UNEXPECTED_P2P_MAX");
+    um = gimpi_env("GIMPI_UNEXPECTED_P2P_MAX");
     self->match.unexp_p2p_max = um && *um ? (size_t)strtoull(um, NULL, 10)
                                           : UNEXPECTED_P2P_MAX_DEFAULT;
-    const char *note = getenv("GIMPI_NOTE_MS");
+    const char *note = gimpi_env("GIMPI_NOTE_MS");
     self->hooks.note_ms = note && *note ? atoi(note) : NOTE_MS_DEFAULT;
-    const char *live = getenv("GIMPI_LIVENESS_MS");
+    const char *live = gimpi_env("GIMPI_LIVENESS_MS");
     self->hooks.liveness_ms = live && *live ? atoi(live) : LIVENESS_MS_DEFAULT;
-    const char *spin = getenv("GIMPI_SPIN_US");
+    const char *spin = gimpi_env("GIMPI_SPIN_US");
     self->prog.spin_us = spin ? atoi(spin) : SPIN_US_DEFAULT;
     self->shm_ring = msg_shm_config();
     self->prog.ncpu = gimpi_bind_cpus();
@@ -201,7 +202,7 @@ static gimpi_msg_t *s_new(const struct impi_tables_t *t, int rank, int listen_fd
     if (local_fd >= 0)
         fcntl(local_fd, F_SETFL, fcntl(local_fd, F_GETFL) | O_NONBLOCK);
     self->peers[rank].gone = 0;
-    const char *prog = getenv("GIMPI_PROGRESS");     /* "0": no thread (tests, benchmarks) */
+    const char *prog = gimpi_env("GIMPI_PROGRESS");     /* "0": no thread (tests, benchmarks) */
     if (!(prog && strcmp(prog, "0") == 0)) {
         if (pthread_create(&self->prog.thread, NULL, msg_progress_main, self) != 0) {
             snprintf(err, errsize, "cannot start the progress thread");

@@ -7,6 +7,7 @@
  */
 #include "net/msg_shm.h"
 #include "net/gimpi_ring.h"
+#include "base/gimpi_tunables.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -36,10 +37,10 @@ static const char s_magic[8] = { 'G', 'I', 'M', 'P', 'I', 'S', 'H', 'M' };
 /*  The ring size the environment asks for (msg_shm.h). */
 size_t msg_shm_config(void)
 {
-    const char *on = getenv("GIMPI_SHM");
+    const char *on = gimpi_env("GIMPI_SHM");
     if (on && strcmp(on, "0") == 0)
         return 0;
-    const char *sz = getenv("GIMPI_SHM_RING");
+    const char *sz = gimpi_env("GIMPI_SHM_RING");
     long v = sz && *sz ? strtol(sz, NULL, 10) : 0;
     return v > 0 ? (size_t)v : MSG_SHM_RING_DEFAULT;
 }

@@ -17,6 +17,7 @@
 #include "pvm3.h"
 #include "pvm/pvm_ctx.h"
 #include "gimpi.h"
+#include "base/gimpi_tunables.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +38,7 @@ int pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *ti
         return pvm_ctx_fail(ctx, "pvm_spawn", PvmNoMem);
     void *impl;
     const pvm_transport_ops_t *ops = pvm_ctx_ops(ctx, &impl);
-    const char *tag = getenv("GIMPI_TAG");
+    const char *tag = gimpi_env("GIMPI_TAG");
     int flags = tag && *tag && strcmp(tag, "0") ? GIMPI_SPAWN_TAG : 0;
     const char *place = NULL;
     if ((flag & PvmTaskHost) && (flag & PvmHostCompl))

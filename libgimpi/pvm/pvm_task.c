@@ -3,6 +3,7 @@
  */
 #include "pvm3.h"
 #include "pvm/pvm_ctx.h"
+#include "base/gimpi_tunables.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -74,7 +75,7 @@ static void s_catchout_wait(pvm_ctx_t *ctx)
         fprintf(stderr, "%s: child task(s) still running.  waiting...\n", prefix);
         fflush(stderr);
     }
-    const char *v = getenv("GIMPI_CATCHOUT_WAIT");
+    const char *v = gimpi_env("GIMPI_CATCHOUT_WAIT");
     long s = v && *v ? strtol(v, NULL, 10) : 0;
     s = s > 0 && s < 86400 ? s : 30;
     int left = pvm_ctx_catchout_wait(ctx, (int)s * 1000);

@@ -49,6 +49,7 @@
 #include "gimpi.h"
 #include "gimpi_msg.h"
 #include "impi/impi_wire.h"
+#include "base/gimpi_tunables.h"
 
 #include <assert.h>
 #include <stdint.h>
@@ -93,7 +94,7 @@ static const pvm_transport_ops_t s_ops;
 /*  Seconds from the environment, else a default, as milliseconds. */
 static int s_env_ms(const char *name, int dflt_s)
 {
-    const char *v = getenv(name);
+    const char *v = gimpi_env(name);
     long s = v && *v ? strtol(v, NULL, 10) : 0;
     return (int)((s > 0 && s < 86400 ? s : dflt_s) * 1000);
 }
@@ -541,7 +542,7 @@ int pvm_transport_open_default(const pvm_transport_ops_t **ops, void **impl, cha
     self->msg = gimpi_msg(self->task);
     self->coll = gimpi_coll_new(self->msg);
     self->pid = getpid();
-    const char *im = getenv("GIMPI_PVM_INLINE");
+    const char *im = gimpi_env("GIMPI_PVM_INLINE");
     self->inline_max = im && *im ? (size_t)strtoul(im, NULL, 10) : INLINE_MAX;
     self->ntids = gimpi_size(self->task);
     self->tids = calloc((size_t)self->ntids, sizeof *self->tids);

@@ -5,6 +5,7 @@
  *  them are described in gimpi_catch.h; the spawn side is in gimpi_spawn.c.
  */
 #include "task/gimpi_catch.h"
+#include "base/gimpi_tunables.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -46,7 +47,7 @@ struct gimpi_catch_t {
  *  variable is removed either way (this task's children get it from this task). */
 static int s_inherited(void)
 {
-    const char *v = getenv(GIMPI_ENV_CATCHOUT_FD);
+    const char *v = gimpi_env(GIMPI_ENV_CATCHOUT_FD);
     int fd = -1;
     if (v && *v) {
         char *end;

@@ -5,6 +5,7 @@
 #include "task/gimpi_job.h"
 #include "base/gimpi_key.h"
 #include "net/gimpi_host.h"
+#include "base/gimpi_tunables.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,7 +22,7 @@
 /*  A non-negative integer from the environment, or -1. */
 static int s_env_int(const char *name)
 {
-    const char *v = getenv(name);
+    const char *v = gimpi_env(name);
     if (!v || !*v)
         return -1;
     char *end;
@@ -113,7 +114,7 @@ impi_tables_t *gimpi_job_solo_tables(int port, char *err, size_t errsize)
  *  else on the loopback. */
 static int s_standalone(gimpi_job_t *job, char *err, size_t errsize)
 {
-    const char *addr = getenv(GIMPI_ENV_HOST_ADDR);
+    const char *addr = gimpi_env(GIMPI_ENV_HOST_ADDR);
     if (!addr || !*addr)
         addr = "127.0.0.1";
     struct in_addr in;
@@ -312,7 +313,7 @@ int gimpi_job_init(gimpi_job_t *job, int timeout_ms, char *err, size_t errsize)
 /*  execv on GIMPI_PATH's directories, then execvp. */
 int gimpi_job_exec(char *const argv[])
 {
-    const char *list = getenv("GIMPI_PATH");
+    const char *list = gimpi_env("GIMPI_PATH");
     if (!strchr(argv[0], '/'))
         while (list && *list) {
             const char *colon = strchr(list, ':');

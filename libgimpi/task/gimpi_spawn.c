@@ -24,6 +24,7 @@
 #include "task/gimpi_vm.h"
 #include "base/gimpi_vmwire.h"
 #include "task/gimpi_catch.h"
+#include "base/gimpi_tunables.h"
 
 #include <arpa/inet.h>
 #include <assert.h>
@@ -78,7 +79,7 @@ static int s_find(const char *file, char *out, size_t size)
         (void)size;
         return 0;
     }
-    if (s_search(getenv("GIMPI_PATH"), file, out, size))
+    if (s_search(gimpi_env("GIMPI_PATH"), file, out, size))
         return 0;
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);

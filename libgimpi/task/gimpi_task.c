@@ -18,6 +18,7 @@
 #include "task/gimpi_catch.h"
 #include "coll/impi_coll.h"
 #include "groups/gd_proto.h"
+#include "base/gimpi_tunables.h"
 
 #include <arpa/inet.h>
 #include <assert.h>
@@ -46,7 +47,7 @@ struct gimpi_t {
 /*  Seconds from the environment, else a default, as milliseconds. */
 static int s_timeout_ms(const char *name, int dflt_s)
 {
-    const char *v = getenv(name);
+    const char *v = gimpi_env(name);
     long s = v && *v ? strtol(v, NULL, 10) : 0;
     return (int)((s > 0 && s < 86400 ? s : dflt_s) * 1000);
 }
@@ -57,11 +58,11 @@ static int s_timeout_ms(const char *name, int dflt_s)
  *  that token): GIMPI_TID_TOKEN with GIMPI_TIDBASE or GIMPI_TID, else the launcher's. */
 static int s_tidbase(gimpi_t *self, char *token, size_t toksize)
 {
-    const char *tok = getenv(GIMPI_ENV_TID_TOKEN);
+    const char *tok = gimpi_env(GIMPI_ENV_TID_TOKEN);
     snprintf(token, toksize, "%s", tok ? tok : "");
     if (tok)
         unsetenv(GIMPI_ENV_TID_TOKEN);  /* children of this task get their own */
-    const char *env = getenv("GIMPI_TIDBASE");
+    const char *env = gimpi_env("GIMPI_TIDBASE");
     if (env && *env) {
         char *end;
         long v = strtol(env, &end, 10);
@@ -74,7 +75,7 @@ static int s_tidbase(gimpi_t *self, char *token, size_t toksize)
         snprintf(token, toksize, "%s", self->job.tidtoken);
         return self->job.tidbase;
     }
-    const char *tid = getenv(GIMPI_ENV_TID);    /* a spawned task: its spawner reserved it */
+    const char *tid = gimpi_env(GIMPI_ENV_TID);    /* a spawned task: its spawner reserved it */
     if (tid && *tid) {
         char *end;
         long v = strtol(tid, &end, 10);
@@ -93,7 +94,7 @@ static int s_tidbase(gimpi_t *self, char *token, size_t toksize)
 static gimpi_groups_t *s_groups_new(char *err, size_t errsize)
 {
     char ep[GD_MAX_ENDPOINT];
-    const char *env = getenv("GIMPI_GROUPD");
+    const char *env = gimpi_env("GIMPI_GROUPD");
     if (!(env && *env) && !gd_default_endpoint(ep, sizeof ep, err, errsize))
         return NULL;
     gimpi_groups_t *g = gimpi_groups_new(env && *env ? env : ep, NULL);
@@ -220,8 +221,8 @@ static int s_alive(void *arg, int tid)
 static void s_spawned(gimpi_t *self)
 {
     self->parent = GIMPI_ENOPARENT;
-    const char *p = getenv(GIMPI_ENV_PARENT), *c = getenv(GIMPI_ENV_PARENT_CONTACT);
-    const char *sib = getenv(GIMPI_ENV_SIBLINGS);
+    const char *p = gimpi_env(GIMPI_ENV_PARENT), *c = gimpi_env(GIMPI_ENV_PARENT_CONTACT);
+    const char *sib = gimpi_env(GIMPI_ENV_SIBLINGS);
     if (p && *p && c && *c) {
         int tid = atoi(p), port = 0;
         char ip[64];
@@ -428,7 +429,7 @@ const char *gimpi_hostname(gimpi_t *self)
 {
     assert(self);
     if (!self->hostname[0]) {
-        const char *h = getenv(GIMPI_ENV_HOST);
+        const char *h = gimpi_env(GIMPI_ENV_HOST);
         if (h && *h)
             snprintf(self->hostname, sizeof self->hostname, "%s", h);
         else if (gethostname(self->hostname, sizeof self->hostname - 1) != 0)

@@ -12,6 +12,7 @@
 #include "task/gimpi_job.h"
 #include "task/gimpi_vm.h"
 #include "base/gimpi_vmwire.h"
+#include "base/gimpi_tunables.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -114,7 +115,7 @@ int gimpi_vm_request(gimpi_t *self, uint8_t *frame, int32_t *results, int n)
     }
     void *rep = NULL;
     size_t replen = 0;
-    const char *t = getenv("GIMPI_VM_TIMEOUT_MS");
+    const char *t = gimpi_env("GIMPI_VM_TIMEOUT_MS");
     int ms = t && *t ? atoi(t) : VM_REQUEST_MS;
     int rc = gimpi_groups_vmreq(gimpi_groups(self), frame, len, &rep, &replen,
                                 ms > 0 ? ms : VM_REQUEST_MS);
