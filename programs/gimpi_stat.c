@@ -13,6 +13,7 @@
 #include "groups/gd_proto.h"
 #include "groups/gd_sock.h"
 #include "base/gimpi_key.h"
+#include "base/gimpi_json.h"
 #include "base/gimpi_tunables.h"
 #include "gimpi.h"
 
@@ -25,21 +26,6 @@
 #include <zmq.h>
 
 enum { TIMEOUT_MS = 5000 };
-
-/*  Prints s as a JSON string. */
-static void s_json_str(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(out, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(out, "\\u%04x", *p);
-        else
-            fputc(*p, out);
-    }
-    fputc('"', out);
-}
 
 /*  Prints a tid list as JSON. */
 static void s_json_tids(FILE *out, const int32_t *tids, int n)
@@ -54,7 +40,7 @@ static void s_json_tids(FILE *out, const int32_t *tids, int n)
 static void s_print_json(FILE *out, const gd_groupstat_t *st, bool first)
 {
     fprintf(out, "%s{\"name\":", first ? "" : ",");
-    s_json_str(out, st->name);
+    gimpi_json_str(out, st->name);
     fprintf(out, ",\"size\":%d,\"frozen\":%s,\"frozen_size\":%d,\"dead\":%s,\"version\":%llu,"
             "\"members\":[", (int)st->size, st->frozen ? "true" : "false", (int)st->frozen,
             st->dead ? "true" : "false", (unsigned long long)st->version);
@@ -62,7 +48,7 @@ static void s_print_json(FILE *out, const gd_groupstat_t *st, bool first)
         const gd_member_t *m = &st->members[k];
         fprintf(out, "%s{\"inst\":%d,\"tid\":%d,\"pid\":%d,\"host\":", k ? "," : "",
                 (int)m->inst, (int)m->tid, (int)m->ospid);
-        s_json_str(out, m->host);
+        gimpi_json_str(out, m->host);
         fputc('}', out);
     }
     fputs("],\"barrier\":", out);

@@ -6,6 +6,7 @@
  *  readers' own, written as text: the row says what the code does, it does not decide it.
  */
 #include "base/gimpi_tunables.h"
+#include "base/gimpi_json.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -469,21 +470,6 @@ static const char *s_lookup(char *const *envp, const char *name)
     return NULL;
 }
 
-/*  s as a JSON string. */
-static void s_json_str(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(out, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(out, "\\u%04x", *p);
-        else
-            fputc(*p, out);
-    }
-    fputc('"', out);
-}
-
 /*  One variable: name, source, value (NULL: unset without a default), unit, kind. */
 static void s_config_line(FILE *out, bool json, bool *first, const char *name,
                           const char *source, const char *value, const char *unit,
@@ -492,18 +478,18 @@ static void s_config_line(FILE *out, bool json, bool *first, const char *name,
     if (json) {
         fputs(*first ? "" : ",", out);
         fputs("{\"name\":", out);
-        s_json_str(out, name);
+        gimpi_json_str(out, name);
         fputs(",\"source\":", out);
-        s_json_str(out, source);
+        gimpi_json_str(out, source);
         fputs(",\"value\":", out);
         if (value)
-            s_json_str(out, value);
+            gimpi_json_str(out, value);
         else
             fputs("null", out);
         fputs(",\"unit\":", out);
-        s_json_str(out, unit);
+        gimpi_json_str(out, unit);
         fputs(",\"kind\":", out);
-        s_json_str(out, kind);
+        gimpi_json_str(out, kind);
         fputc('}', out);
     } else {
         fprintf(out, "%-26s %-12s %s", name, source, value ? value : "(unset)");

@@ -330,12 +330,12 @@ int gimpi_msg_recv(gimpi_msg_t *self, int tid, int tag, void *buf, size_t size,
 
 /* ------------------------------------------------------------------ probing and taking */
 
-/*  Non-blocking probe with a context id. */
-int gimpi_msg_iprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int *flag,
-                         gimpi_status_t *status)
+/*  The opening of a probe: checks the tag, enters the engine and fills pr for cid, tid
+ *  (GIMPI_ANY or a known task) and tag.  0 with the engine entered, or an error code with
+ *  it left. */
+static int s_probe_enter(gimpi_msg_t *self, uint64_t cid, int tid, int tag, probe_t *pr)
 {
-    assert(self);
-    if (!flag || msg_check_tag(self, tag, 1))
+    if (msg_check_tag(self, tag, 1))
         return GIMPI_EBADPARAM;
     msg_enter(self);
     int p = tid == GIMPI_ANY ? -1 : msg_peer(self, tid);
@@ -343,11 +343,24 @@ int gimpi_msg_iprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int 
         msg_leave(self);
         return p;
     }
-    probe_t pr = { cid, p, tag, NULL, -1 };
+    *pr = (probe_t){ cid, p, tag, NULL, -1 };
+    return 0;
+}
+
+/*  Non-blocking probe with a context id. */
+int gimpi_msg_iprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int *flag,
+                         gimpi_status_t *status)
+{
+    assert(self);
+    if (!flag)
+        return GIMPI_EBADPARAM;
+    probe_t pr;
+    int rc = s_probe_enter(self, cid, tid, tag, &pr);
+    if (rc)
+        return rc;
     *flag = 0;
     if (!msg_probe_pred(self, &pr))
         msg_drive(self, 0, 1);
-    int rc = 0;
     if (msg_probe_pred(self, &pr)) {
         rc = msg_probe_result(self, &pr, status);
         *flag = pr.found != NULL;
@@ -373,16 +386,11 @@ int gimpi_msg_probe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag,
                         gimpi_status_t *status)
 {
     assert(self);
-    if (msg_check_tag(self, tag, 1))
-        return GIMPI_EBADPARAM;
-    msg_enter(self);
-    int p = tid == GIMPI_ANY ? -1 : msg_peer(self, tid);
-    if (tid != GIMPI_ANY && p < 0) {
-        msg_leave(self);
-        return p;
-    }
-    probe_t pr = { cid, p, tag, NULL, -1 };
-    int rc = msg_wait(self, msg_probe_pred, &pr, 0);
+    probe_t pr;
+    int rc = s_probe_enter(self, cid, tid, tag, &pr);
+    if (rc)
+        return rc;
+    rc = msg_wait(self, msg_probe_pred, &pr, 0);
     if (!rc)
         rc = msg_probe_result(self, &pr, status);
     msg_leave(self);
