@@ -4,7 +4,9 @@
  *  timeout, the manager's TASK_EXIT).  Host changes are found by comparing the dtids (the
  *  first field of every row) of the old and the new VM_HOSTS tables, so that every way the
  *  manager changes the table (pvm_addhosts, pvm_delhosts, a host that breaks) is seen
- *  without the manager saying why.
+ *  without the manager saying why.  It also keeps the set of topics that have subscribers
+ *  at the XPUB, so that no event is built for a topic nobody can receive (every event,
+ *  gd_serve.c's too, asks gd_notify_watched first).
  */
 #include "config.h"
 #include "groupd/gd_notify.h"
@@ -19,6 +21,8 @@
 static void s_publish(groupd_t *self, const uint8_t *topic, size_t tlen, uint8_t kind,
                       int32_t inst, int32_t tid, int32_t extra)
 {
+    if (!gd_notify_watched(self, topic, tlen))
+        return;
     uint8_t hdr[GD_HDR_SIZE], buf[5 * 8];
     gd_header_encode(hdr, kind, 0);
     gd_value_t v[5] = { { .q = 0 }, { .q = 0 }, { .i = inst }, { .i = tid }, { .i = extra } };
@@ -110,4 +114,57 @@ bool gd_notify_subscribed(groupd_t *self, const uint8_t *topic, size_t len)
         return false;
     s_publish(self, topic, len, GD_EV_MARK, -1, len == 5 ? (int32_t)gimpi_be_get32(topic + 1) : 0, 0);
     return true;
+}
+
+/* ------------------------------------------------------------------ subscribed topics */
+
+/*  Notes a subscription or an unsubscription of the XPUB. */
+void gd_notify_note_sub(groupd_t *self, const uint8_t *msg, size_t len)
+{
+    if (len < 1 || (msg[0] != 0 && msg[0] != 1) || !self->subs)
+        return;
+    const uint8_t *topic = msg + 1;
+    size_t tlen = len - 1;
+    bool had = gd_hash_get(self->subs, topic, tlen) != NULL;
+    if (msg[0] == 1 && !had) {
+        if (gd_hash_put(self->subs, topic, tlen, self) < 0)
+            self->subs_all = true;      /* cannot tell who listens: skip nothing */
+        else if (tlen <= GD_TOPIC_MAX)
+            self->subs_len[tlen]++;
+    } else if (msg[0] == 0 && had) {
+        gd_hash_del(self->subs, topic, tlen);
+        if (tlen <= GD_TOPIC_MAX)
+            self->subs_len[tlen]--;
+    }
+}
+
+/*  True when a noted subscription is a prefix of topic. */
+bool gd_notify_watched(groupd_t *self, const uint8_t *topic, size_t len)
+{
+    if (self->subs_all || !self->subs)
+        return true;
+    if (gd_hash_size(self->subs) == 0)
+        return false;
+    size_t max = len < GD_TOPIC_MAX ? len : GD_TOPIC_MAX;
+    for (size_t l = 0; l <= max; l++)
+        if (self->subs_len[l] && gd_hash_get(self->subs, topic, l))
+            return true;
+    return false;
+}
+
+/*  The empty set of subscribed topics. */
+int gd_notify_init(groupd_t *self)
+{
+    self->subs = gd_hash_new();
+    self->subs_len = calloc(GD_TOPIC_MAX + 1, sizeof *self->subs_len);
+    self->subs_all = false;
+    return self->subs && self->subs_len ? 0 : -1;
+}
+
+/*  Frees the set (its values are not owned). */
+void gd_notify_fini(groupd_t *self)
+{
+    gd_hash_destroy(&self->subs);
+    free(self->subs_len);
+    self->subs_len = NULL;
 }

@@ -3,7 +3,8 @@
  *  a subscription to such a topic (so that the subscriber knows from when on nothing can
  *  be missed).  The layouts are gd_proto.h's event rows; doc/groupd-protocol.md describes
  *  them.  gd_serve.c calls these where a task leaves the registry and where HOSTS_SET
- *  replaces the table.
+ *  replaces the table.  The set of subscribed topics is kept here too: every event is
+ *  checked against it (gd_notify_watched) before it is built.
  */
 #ifndef GIMPI_GD_NOTIFY_H
 #define GIMPI_GD_NOTIFY_H
@@ -26,5 +27,18 @@ void gd_notify_hosts(groupd_t *self, const uint8_t *old, size_t old_len, const u
 /*  A subscription (topic, len bytes, without the XPUB's leading 1) reached the XPUB: when
  *  it is a notify topic ("T" + tid, "H") its MARK goes out now and true is returned. */
 bool gd_notify_subscribed(groupd_t *self, const uint8_t *topic, size_t len);
+
+/*  Notes a message of the XPUB (msg[0] 1: subscribe, 0: unsubscribe, then the topic).
+ *  The XPUB is verbose for subscriptions only, so an unsubscription reaches groupd when
+ *  the topic's last subscriber has gone: the set of topics noted is the XPUB's own. */
+void gd_notify_note_sub(groupd_t *self, const uint8_t *msg, size_t len);
+
+/*  True when a subscription noted matches topic (len bytes; a subscription matches every
+ *  topic it is a prefix of), i.e. when publishing on it can reach anyone. */
+bool gd_notify_watched(groupd_t *self, const uint8_t *topic, size_t len);
+
+/*  Makes and frees the set of subscribed topics; 0 or -1. */
+int gd_notify_init(groupd_t *self);
+void gd_notify_fini(groupd_t *self);
 
 #endif

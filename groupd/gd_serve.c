@@ -115,12 +115,18 @@ static void s_sink_event(void *arg, const char *group, uint8_t kind, uint64_t pr
                          uint64_t version, int32_t inst, int32_t tid, int32_t extra)
 {
     groupd_t *self = arg;
-    size_t nlen = strlen(group);
-    uint8_t *topic = malloc(nlen + 1);
-    if (!topic)
-        return;
+    size_t nlen = strnlen(group, GD_MAX_NAME);
+    uint8_t topic[GD_TOPIC_MAX];
     topic[0] = 'G';
     memcpy(topic + 1, group, nlen);
+    if (self->verbose)
+        fprintf(stderr, "groupd: event %s '%s' v%llu->v%llu inst %d tid 0x%x (%d)\n",
+                gd_kind_name(kind), group, (unsigned long long)prev,
+                (unsigned long long)version, (int)inst, (unsigned)tid, (int)extra);
+    /* nobody subscribed: a later subscriber starts from its MARK and a SNAPSHOT (doc/
+       groupd-protocol.md §5, §6), so an event nobody can receive is not built */
+    if (!gd_notify_watched(self, topic, nlen + 1))
+        return;
     uint8_t hdr[GD_HDR_SIZE], buf[5 * 8];
     gd_header_encode(hdr, kind, 0);
     gd_value_t v[5] = { { .q = prev }, { .q = version }, { .i = inst }, { .i = tid },
@@ -129,11 +135,6 @@ static void s_sink_event(void *arg, const char *group, uint8_t kind, uint64_t pr
     int n = gd_values_encode(GD_EVENT_LAYOUT, v, 5, buf, frames + 2);
     if (n == 5)
         gd_send_frames(self->xpub, NULL, 0, frames, 7, ZMQ_DONTWAIT);
-    if (self->verbose)
-        fprintf(stderr, "groupd: event %s '%s' v%llu->v%llu inst %d tid 0x%x (%d)\n",
-                gd_kind_name(kind), group, (unsigned long long)prev,
-                (unsigned long long)version, (int)inst, (unsigned)tid, (int)extra);
-    free(topic);
 }
 
 /* ------------------------------------------------------------------ requests */
@@ -736,6 +737,8 @@ bool gd_serve_subscription(groupd_t *self)
     gd_multipart_t mp;
     if (gd_multipart_recv(self->xpub, &mp, ZMQ_DONTWAIT) < 0)
         return false;
+    if (mp.nparts >= 1)
+        gd_notify_note_sub(self, mp.frames[0].data, mp.frames[0].len);
     if (mp.nparts >= 1 && mp.frames[0].len >= 2 && mp.frames[0].data[0] == 1
         && gd_notify_subscribed(self, mp.frames[0].data + 1, mp.frames[0].len - 1))
         ;                               /* a notify topic: its MARK is out */
@@ -855,7 +858,8 @@ int gd_serve_init(groupd_t *self, FILE *log, const gd_registry_limits_t *limits)
     self->tid_fd = gd_hash_new();
     self->marks = gd_hash_new();
     self->fd_open = gd_hash_new();
-    return self->fd_tid && self->tid_fd && self->marks && self->fd_open ? 0 : -1;
+    int subs = gd_notify_init(self);
+    return self->fd_tid && self->tid_fd && self->marks && self->fd_open && subs == 0 ? 0 : -1;
 }
 
 /*  Frees the hashes. */
@@ -872,5 +876,6 @@ void gd_serve_fini(groupd_t *self)
     if (self->marks)
         gd_hash_foreach(self->marks, s_free_value_cb, NULL);
     gd_hash_destroy(&self->marks);
+    gd_notify_fini(self);
 }
 

@@ -48,6 +48,9 @@ typedef struct {
     int64_t unreg_since_ms;     /* when that second began */
 } gd_conn_t;
 
+/*  The longest topic of an event: 'G' + a group name. */
+#define GD_TOPIC_MAX (1 + GD_MAX_NAME)
+
 /*  The daemon's state. */
 typedef struct {
     void *zctx, *router, *xpub, *monitor;
@@ -58,6 +61,9 @@ typedef struct {
     gd_hash_t *tid_fd;          /* tid -> connection fd */
     gd_hash_t *marks;           /* topics owed a MARK: name -> malloc'ed name */
     gd_hash_t *fd_open;         /* live connections (ACCEPTED, not DISCONNECTED): fd -> gd_conn_t */
+    gd_hash_t *subs;            /* topics the XPUB has subscribers for (gd_notify_watched) */
+    uint32_t *subs_len;         /* how many of them are l bytes long, l <= GD_TOPIC_MAX */
+    bool subs_all;              /* a subscription could not be noted: publish everything */
     uint64_t next_conn;         /* last connection serial given */
     char endpoint[512];
     char pub_endpoint[512];

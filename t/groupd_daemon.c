@@ -284,18 +284,84 @@ static void s_test_garbage(fix_t *fx)
     cmp_ok(s_call(fx->s, GD_PING, GD_VERSION, NULL, 0, NULL, NULL), "==", 0, "still serving");
 }
 
-/*  The next event on fx->sub (at most 20 s): 1 with it in ev (kind 0 when it does not
- *  decode), or 0 when none came. */
-static int s_next_event(fix_t *fx, gd_msg_t *ev)
+/*  The next event on sub (at most 20 s): 1 with it in ev (kind 0 when it does not
+ *  decode) and its topic's first bytes in topic (NUL-terminated), or 0 when none came. */
+static int s_next_on(void *sub, gd_msg_t *ev, char *topic, size_t size)
 {
-    zmq_pollitem_t item = { fx->sub, 0, ZMQ_POLLIN, 0 };
+    zmq_pollitem_t item = { sub, 0, ZMQ_POLLIN, 0 };
     gd_multipart_t mp;
-    if (zmq_poll(&item, 1, 20000) != 1 || gd_multipart_recv(fx->sub, &mp, 0) < 0)
+    if (zmq_poll(&item, 1, 20000) != 1 || gd_multipart_recv(sub, &mp, 0) < 0)
         return 0;
     if (gd_event_decode(mp.frames, mp.nparts, ev) != GD_OK)
         memset(ev, 0, sizeof *ev);
+    size_t n = mp.nparts && mp.frames[0].len < size ? mp.frames[0].len : 0;
+    memcpy(topic, mp.frames[0].data, n);
+    topic[n] = 0;
     gd_multipart_close(&mp);
     return 1;
+}
+
+/*  The next event on fx->sub (see s_next_on). */
+static int s_next_event(fix_t *fx, gd_msg_t *ev)
+{
+    char topic[64];
+    return s_next_on(fx->sub, ev, topic, sizeof topic);
+}
+
+/*  A SUB of the event endpoint subscribed to topic. */
+static void *s_sub(fix_t *fx, const char *topic)
+{
+    char pub[700];
+    snprintf(pub, sizeof pub, "%s.pub", fx->d.endpoint);
+    gd_sock_opts_t so;
+    gd_sock_opts_init(&so, GD_SOCK_TASK_SUB, pub);
+    void *sub = gd_sock_new(fx->zctx, &so, NULL, NULL, 0);
+    if (sub && gd_sock_subscribe(sub, topic, strlen(topic)) < 0)
+        gd_sock_destroy(&sub, NULL);
+    return sub;
+}
+
+/*  groupd builds no event for a group nobody subscribed to; a subscriber that comes later
+ *  starts from its MARK, which carries the group's version, and the next change follows
+ *  on from it.  A subscription that is a prefix of a group's topic still gets its events,
+ *  and after the last subscriber has gone and a new one comes, the same holds again. */
+static void s_test_late_subscriber(fix_t *fx)
+{
+    gd_frame_t q = { (const uint8_t *)"quiet", 5 };
+    void *s2 = gdt_dealer_in(fx->zctx, fx->d.endpoint);
+    s_register(s2);
+    uint64_t v1 = 0, v2 = 0, v3 = 0, v4 = 0;
+    cmp_ok(s_call(fx->s, GD_JOIN, GD_VERSION, &q, 1, NULL, &v1), "==", 0, "join 'quiet'");
+    cmp_ok(s_call(s2, GD_JOIN, GD_VERSION, &q, 1, NULL, &v2), "==", 1, "task 2 joins 'quiet'");
+    void *sub = s_sub(fx, "Gquiet"), *pre = s_sub(fx, "Gqu");
+    gd_msg_t ev;
+    char topic[64];
+    ok(sub && s_next_on(sub, &ev, topic, sizeof topic) && ev.kind == GD_EV_MARK
+       && ev.values[1].q == v2 && !strcmp(topic, "Gquiet"),
+       "a late subscriber's MARK carries the version of the last change (v%llu)",
+       (unsigned long long)v2);
+    ok(pre && s_next_on(pre, &ev, topic, sizeof topic) && ev.kind == GD_EV_MARK
+       && !strcmp(topic, "Gqu"), "a prefix subscription gets its MARK");
+    cmp_ok(s_call(s2, GD_LEAVE, GD_VERSION, &q, 1, NULL, &v3), "==", 0, "task 2 leaves");
+    ok(s_next_on(sub, &ev, topic, sizeof topic) && ev.kind == GD_EV_LEAVE
+       && ev.values[0].q == v2 && ev.values[1].q == v3, "its EV_LEAVE follows on from the MARK");
+    ok(s_next_on(pre, &ev, topic, sizeof topic) && ev.kind == GD_EV_LEAVE
+       && ev.values[1].q == v3 && !strcmp(topic, "Gquiet"),
+       "the prefix subscription gets it too");
+    gd_sock_destroy(&sub, NULL);
+    gd_sock_destroy(&pre, NULL);
+    /* nobody listens now: the next change goes to no one; a new subscriber starts again */
+    cmp_ok(s_call(s2, GD_JOIN, GD_VERSION, &q, 1, NULL, &v4), "==", 1, "task 2 joins again");
+    sub = s_sub(fx, "Gquiet");
+    ok(sub && s_next_on(sub, &ev, topic, sizeof topic) && ev.kind == GD_EV_MARK
+       && ev.values[1].q == v4, "after the last subscriber went, a new one's MARK: v%llu",
+       (unsigned long long)v4);
+    cmp_ok(s_call(s2, GD_LEAVE, GD_VERSION, &q, 1, NULL, &v3), "==", 0, "task 2 leaves again");
+    ok(s_next_on(sub, &ev, topic, sizeof topic) && ev.kind == GD_EV_LEAVE
+       && ev.values[0].q == v4 && ev.values[1].q == v3, "and the next change follows on");
+    cmp_ok(s_call(fx->s, GD_LEAVE, GD_VERSION, &q, 1, NULL, NULL), "==", 0, "leave 'quiet'");
+    gd_sock_destroy(&sub, NULL);
+    gd_sock_destroy(&s2, NULL);
 }
 
 /*  Events: a SUB gets a MARK once its subscription is live, then the EV_JOIN of a join,
@@ -397,6 +463,7 @@ int main(void)
     s_test_bad_requests(&fx);
     s_test_garbage(&fx);
     s_test_events(&fx);
+    s_test_late_subscriber(&fx);
     s_test_stat(&fx);
     s_test_exit_event(&fx);
     s_test_fd_recycling(&fx);

@@ -324,6 +324,47 @@ static int s_wait_reply(gimpi_groups_t *self, int64_t deadline, bool spin)
     return 0;               /* the caller looks at the DEALER again (ZMQ_EVENTS above) */
 }
 
+/*  Whether a wait spins first: when replies have lately come within spin_ns (a lightly
+ *  loaded groupd) and spinning has lately cost less than blocking.  When other processes
+ *  keep the CPUs busy, each yield of the spin hands them the CPU for a slice, and a
+ *  thread that has spun has used its share: the scheduler lets it wait once it is
+ *  runnable again, which shows after the reply, not in it (s_note_cost).  Blocking then
+ *  wins (joinlv n = 1 here: 20.5k against 13.3k pairs/s).  With explore, a request tries
+ *  the way not chosen, so that both averages stay current; s_await explores in runs and
+ *  counts a way's waits only after a few of it in a row, because what a wait costs
+ *  depends on how the thread waited before. */
+static bool s_spin_choice(gimpi_groups_t *self, bool explore)
+{
+    bool spin = self->lat_ns <= self->spin_ns
+             && (self->cost_ns[0] == 0 || self->cost_ns[1] <= self->cost_ns[0]);
+    return self->spin_ns > 0 && spin != explore;
+}
+
+/*  A reply came `took` ns after its request was sent: the latency of spinning waits
+ *  feeds lat_ns; the wait's cost is noted at the next send (s_note_cost). */
+static void s_note_latency(gimpi_groups_t *self, bool spin, int64_t took)
+{
+    if (spin || self->spin_ns == 0)
+        self->lat_ns += (took - self->lat_ns) / 8;
+    self->pend_ns = took > 0 ? took : 1;
+    self->pend_at = gimpi_now_ns();
+    self->pend_spin = spin;
+}
+
+/*  At a send: the last wait's cost is its latency plus the time from its reply to the end
+ *  of this send (at most COST_GAP_US), which is where a thread that spun is made to wait
+ *  for the CPU; added to the average of the way the wait took. */
+static void s_note_cost(gimpi_groups_t *self)
+{
+    if (!self->pend_ns)
+        return;
+    int64_t gap = gimpi_now_ns() - self->pend_at;
+    int64_t took = self->pend_ns + (gap < COST_GAP_US * 1000LL ? gap : COST_GAP_US * 1000LL);
+    int64_t *avg = &self->cost_ns[self->pend_spin];
+    *avg = *avg == 0 ? took : *avg + (took - *avg) / 8;
+    self->pend_ns = 0;
+}
+
 /*  Sends a request without waiting.  Returns its request id (> 0) or an error. */
 int64_t groups_send_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values,
                             int nvalues)
@@ -350,6 +391,7 @@ int64_t groups_send_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t 
         return GIMPI_EBADPARAM;
     if (gd_send_frames(self->dealer, NULL, 0, frames, 1 + n, 0) < 0)
         return GIMPI_ESYSERR;
+    s_note_cost(self);
     self->n_remote++;
     return reqid;
 }
@@ -396,40 +438,17 @@ int groups_take_vmwait(gimpi_groups_t *self, gd_multipart_t *mp)
     return 1;
 }
 
-/*  Whether a wait spins first: when replies have lately come within spin_ns (a lightly
- *  loaded groupd) and spinning has lately been the quicker of the two ways.  When other
- *  processes keep the CPUs busy, each yield of the spin hands them the CPU for a slice,
- *  while a blocked thread that is woken preempts them at once: there blocking wins
- *  (joinlv n = 1 here: 20.5k against 13.3k pairs/s).  With explore, a request tries the
- *  way not chosen, so that both averages stay current. */
-static bool s_spin_choice(gimpi_groups_t *self, bool explore)
-{
-    bool spin = self->lat_ns <= self->spin_ns
-             && (self->lat_block_ns == 0 || self->lat_ns <= self->lat_block_ns);
-    return self->spin_ns > 0 && spin != explore;
-}
-
-/*  Adds a reply's latency to the average of the way its wait took. */
-static void s_note_latency(gimpi_groups_t *self, bool spin, int64_t took)
-{
-    if (spin || self->spin_ns == 0)
-        self->lat_ns += (took - self->lat_ns) / 8;
-    else if (self->lat_block_ns == 0)
-        self->lat_block_ns = took;
-    else
-        self->lat_block_ns += (took - self->lat_block_ns) / 8;
-}
-
 /*  Waits for the reply to request `reqid` (timeout_ms < 0: as long as groupd lives),
  *  taking the replies of deferred leaves on the way.  Returns the reply's status or
  *  GIMPI_ESYSERR.  With mp_out the reply is kept for the caller (who closes it); its
  *  status is values[0], version values[1], extras after. */
-static int s_await(gimpi_groups_t *self, uint8_t cmd, uint32_t reqid, int timeout_ms,
-                   gd_multipart_t *mp_out, gd_msg_t *reply_out)
+static int s_await(gimpi_groups_t *self, uint8_t cmd, uint32_t reqid, int64_t sent_ns,
+                   int timeout_ms, gd_multipart_t *mp_out, gd_msg_t *reply_out)
 {
-    int64_t sent_ns = gimpi_now_ns();
     int64_t deadline = timeout_ms < 0 ? -1 : gimpi_now_ms() + timeout_ms;
-    bool spin = s_spin_choice(self, (++self->nwaits & 15) == 0);
+    bool spin = s_spin_choice(self, ++self->nwaits % EXPLORE_PERIOD < EXPLORE_RUN);
+    self->streak = spin == self->last_spin ? self->streak + 1 : 1;
+    self->last_spin = spin;
     for (;;) {
         int rc = s_wait_reply(self, deadline, spin);
         if (rc < 0)
@@ -451,7 +470,8 @@ static int s_await(gimpi_groups_t *self, uint8_t cmd, uint32_t reqid, int timeou
         }
         int status = reply.values[0].i;
         groups_saw(self, reply.values[1].q);
-        if (cmd != GD_BARRIER && cmd != GD_FREEZE && cmd != GD_VMREQ)
+        if (cmd != GD_BARRIER && cmd != GD_FREEZE && cmd != GD_VMREQ
+            && self->streak > EXPLORE_SETTLE)
             s_note_latency(self, spin, gimpi_now_ns() - sent_ns);
         if (reply_out)
             *reply_out = reply;
@@ -471,10 +491,11 @@ int groups_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values, 
         memset(mp_out, 0, sizeof *mp_out);
     if (reply_out)
         memset(reply_out, 0, sizeof *reply_out);
+    int64_t sent_ns = gimpi_now_ns();     /* before: the send may hand the CPU over */
     int64_t reqid = groups_send_request(self, cmd, values, nvalues);
     if (reqid < 0)
         return (int)reqid;
-    return s_await(self, cmd, (uint32_t)reqid, timeout_ms, mp_out, reply_out);
+    return s_await(self, cmd, (uint32_t)reqid, sent_ns, timeout_ms, mp_out, reply_out);
 }
 
 /*  Waits until groupd has answered every deferred leave (bounded).  0, or GIMPI_ESYSERR

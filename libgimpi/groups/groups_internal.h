@@ -40,6 +40,10 @@ enum {
     IDLE_EXIT_S = 30,           /* a groupd we start exits after this long without tasks */
     SPIN_US = 100,              /* default of GIMPI_GROUPS_SPIN_US (see s_wait_reply) */
     MAX_DEFERRED = 16,          /* deferred leaves in flight at most (then one waits) */
+    EXPLORE_PERIOD = 256,       /* requests' waits: of every EXPLORE_PERIOD, the first */
+    EXPLORE_RUN = 16,           /* EXPLORE_RUN go the way not chosen (s_spin_choice), and */
+    EXPLORE_SETTLE = 8,         /* a wait counts for its way after this many of it in a row */
+    COST_GAP_US = 1000,         /* a wait's cost counts the time to the next send up to this */
 };
 
 /*  Cached queries look at the event and monitor sockets at most this often: an empty
@@ -95,8 +99,14 @@ struct gimpi_groups_t {
     uint64_t n_local, n_remote;
     int64_t spin_ns;            /* a request's wait spins this long first (0: never) */
     int64_t lat_ns;             /* moving average of the replies' latency (spinning) */
-    int64_t lat_block_ns;       /* the same, waits that blocked at once (0: none yet) */
-    uint32_t nwaits;            /* requests waited for (every 16th tries the other way) */
+    int64_t cost_ns[2];         /* moving average of a wait's cost, [1] spinning, [0]
+                                   blocking at once (0: none yet; s_note_cost) */
+    int64_t pend_ns, pend_at;   /* the last wait's latency and end, until the next send */
+    bool pend_spin;             /* the way of that wait; pend_ns 0: none */
+    uint32_t nwaits;            /* requests waited for (EXPLORE_RUN of every EXPLORE_PERIOD
+                                   go the other way) */
+    uint32_t streak;            /* waits in a row that went the way of the last one */
+    bool last_spin;             /* the way of the last wait */
     gd_hash_t *mine;            /* the groups this task is in (value: self, unused) */
     bool sync_leave;            /* GIMPI_GROUPS_SYNC_LEAVE: every leave waits for its reply */
     int ndeferred;              /* deferred leaves whose replies are still to come */
