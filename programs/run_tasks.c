@@ -207,6 +207,13 @@ void run_tasks_signal_all(launcher_t *self, int sig)
 
 static void s_arm_grace(launcher_t *self);
 
+/*  The job failed: the others get the grace period. */
+static void s_fail(launcher_t *self)
+{
+    self->failed = true;
+    s_arm_grace(self);
+}
+
 /*  Stops the loop once every task has ended, every output pipe is drained and every
  *  agent's engine has exited.  Once the static tasks have ended, what they left running
  *  (spawned tasks on any host, the job's processes here) gets the grace period. */
@@ -266,15 +273,8 @@ void run_task_ended(launcher_t *self, task_t *t, int status)
                     WTERMSIG(status), strsignal(WTERMSIG(status)));
     }
     if (!ok && !t->spawned && !self->hosts[t->host]->deleted)
-        run_tasks_fail(self);   /* (pvm_delhosts ending a host's tasks is no failure) */
+        s_fail(self);   /* (pvm_delhosts ending a host's tasks is no failure) */
     run_tasks_check_done(self);
-}
-
-/*  The job failed: the others get the grace period. */
-void run_tasks_fail(launcher_t *self)
-{
-    self->failed = true;
-    s_arm_grace(self);
 }
 
 /*  Reaps finished children: local tasks, agents' engines, our groupd. */
@@ -406,7 +406,7 @@ static void s_on_signal(gimpi_loop_t *loop, int fd, int events, void *arg)
         if (si.ssi_signo == SIGCHLD)
             continue;
         run_tasks_signal_all(self, (int)si.ssi_signo);
-        run_tasks_fail(self);
+        s_fail(self);
     }
     run_tasks_reap(self);               /* SIGCHLDs coalesce: reaping is idempotent */
 }

@@ -17,7 +17,6 @@ void run_task_ended(launcher_t *self, task_t *t, int status);
 int run_tasks_start_local(launcher_t *self, task_t *t, int tables_fd);
 int run_tasks_start_spawned(launcher_t *self, task_t *t, char **env, const char *wd, int *code);
 void run_tasks_signal_all(launcher_t *self, int sig);
-void run_tasks_fail(launcher_t *self);
 void run_tasks_check_done(launcher_t *self);
 void run_tasks_reap(launcher_t *self);
 void run_tasks_watch_signals(launcher_t *self);
