@@ -92,7 +92,7 @@ extern "C" {
 /*  The message context every task starts in. */
 #define PvmBaseContext          0
 
-/*  Mailbox flags (pvm_putinfo and friends; not implemented yet). */
+/*  Message box flags (pvm_putinfo, pvm_recvinfo, pvm_delinfo). */
 #define PvmMboxDefault          0
 #define PvmMboxPersistent       1
 #define PvmMboxMultiInstance    2
@@ -101,6 +101,16 @@ extern "C" {
 #define PvmMboxReadAndDelete    16
 #define PvmMboxWaitForInfo      32
 #define PvmMboxMaxFlag          512
+#define PvmMboxDirectIndexShift 10
+#define PvmMboxMaxDirectIndex   ((unsigned)1 << (31 - PvmMboxDirectIndexShift))
+#define PvmMboxDirectIndexOf(_flags) \
+    (((_flags) & ((PvmMboxMaxDirectIndex - 1) << PvmMboxDirectIndexShift)) \
+     >> PvmMboxDirectIndexShift)
+#define PvmMboxDirectIndex(_index) \
+    (((unsigned)(_index) >= PvmMboxMaxDirectIndex) \
+     ? (fprintf(stderr, "Mbox Direct Index Too Large: %d >= %d\n", (int)(_index), \
+                (int)PvmMboxMaxDirectIndex), 0) \
+     : ((_index) << PvmMboxDirectIndexShift))
 
 /*  Error codes: every call returns one of these (< 0) on failure and sets pvm_errno. */
 #define PvmOk                   0
@@ -284,6 +294,81 @@ GIMPI_EXPORT void PvmMax(int *datatype, void *x, void *y, int *num, int *info);
 GIMPI_EXPORT void PvmMin(int *datatype, void *x, void *y, int *num, int *info);
 GIMPI_EXPORT void PvmSum(int *datatype, void *x, void *y, int *num, int *info);
 GIMPI_EXPORT void PvmProduct(int *datatype, void *x, void *y, int *num, int *info);
+
+/* ---- message information (pvm_getminfo, pvm_setminfo): PVM's layout ---- */
+struct pvmminfo {
+    int len;                    /* message length in bytes */
+    int ctx;                    /* context */
+    int tag;
+    int wid;                    /* wait id */
+    int enc;                    /* encoding */
+    int crc;                    /* checksum (0: none) */
+    int src;                    /* source tid */
+    int dst;                    /* destination tid */
+};
+GIMPI_EXPORT int pvm_getminfo(int bufid, struct pvmminfo *info);
+GIMPI_EXPORT int pvm_setminfo(int bufid, struct pvmminfo *info);
+GIMPI_EXPORT int pvm_pkmesg(int bufid);
+GIMPI_EXPORT int pvm_pkmesgbody(int bufid);
+GIMPI_EXPORT int pvm_upkmesg(void);
+/*  Replaces the receive matching function; returns the previous one (PVM's default when
+ *  none was set).  A function gets (bufid, tid, tag) and returns < 0 (error), 0 (no
+ *  match), 1 (a match) or > 1 (a better match: the first best is taken). */
+GIMPI_EXPORT int (*pvm_recvf(int (*newmatch)(int, int, int)))(int, int, int);
+
+/* ---- the message box (held by groupd for the whole virtual machine) ---- */
+struct pvmmboxinfo {
+    char *mi_name;              /* class name */
+    int mi_nentries;            /* entries of the class */
+    int *mi_indices;
+    int *mi_owners;             /* owner tids */
+    int *mi_flags;
+};
+GIMPI_EXPORT int pvm_putinfo(char *name, int bufid, int flags);
+GIMPI_EXPORT int pvm_recvinfo(char *name, int index, int flags);
+GIMPI_EXPORT int pvm_delinfo(char *name, int index, int flags);
+GIMPI_EXPORT int pvm_getmboxinfo(char *pattern, int *nclasses, struct pvmmboxinfo **classes);
+/*  PVM 3.3's names, built on the message box. */
+GIMPI_EXPORT int pvm_insert(char *name, int req, int data);
+GIMPI_EXPORT int pvm_lookup(char *name, int req, int *datap);
+GIMPI_EXPORT int pvm_delete(char *name, int req);
+
+/* ---- message contexts ---- */
+GIMPI_EXPORT int pvm_newcontext(void);
+GIMPI_EXPORT int pvm_setcontext(int newctx);
+GIMPI_EXPORT int pvm_getcontext(void);
+GIMPI_EXPORT int pvm_freecontext(int ctx);
+
+/* ---- message handlers ---- */
+GIMPI_EXPORT int pvm_addmhf(int src, int tag, int ctx, int (*func)(int mid));
+GIMPI_EXPORT int pvm_delmhf(int mhid);
+
+/* ---- the environment, signals, clocks, descriptors, the virtual machine ---- */
+GIMPI_EXPORT int pvm_export(char *name);
+GIMPI_EXPORT int pvm_unexport(char *name);
+GIMPI_EXPORT int pvm_sendsig(int tid, int signum);
+GIMPI_EXPORT int pvm_hostsync(int host, struct timeval *clk, struct timeval *delta);
+GIMPI_EXPORT int pvm_archcode(char *arch);
+GIMPI_EXPORT int pvm_getfds(int **fds);
+GIMPI_EXPORT int pvm_halt(void);
+GIMPI_EXPORT int pvm_start_pvmd(int argc, char **argv, int block);
+GIMPI_EXPORT char *pvm_version(void);
+GIMPI_EXPORT int pvm_getnoresets(int **tids, int *ntids);
+
+/* ---- resource manager, hoster and tasker registration ---- */
+GIMPI_EXPORT int pvm_reg_rm(struct pvmhostinfo **hostp);
+GIMPI_EXPORT int pvm_reg_hoster(void);
+GIMPI_EXPORT int pvm_reg_tasker(void);
+
+/* ---- tracing masks (pvmtev.h's Pvmtmask is a char array) ---- */
+GIMPI_EXPORT int pvm_gettmask(int who, char *tmask);
+GIMPI_EXPORT int pvm_settmask(int who, char *tmask);
+
+/* ---- PVM 3.3 calls kept by 3.4's library ---- */
+GIMPI_EXPORT int pvm_advise(int how);
+GIMPI_EXPORT int pvm_serror(int how);
+GIMPI_EXPORT int pvm_getmwid(int bufid);
+GIMPI_EXPORT int pvm_setmwid(int bufid, int waitid);
 
 #ifdef __cplusplus
 }

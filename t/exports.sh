@@ -24,7 +24,9 @@ for h in "$inc"/*.h; do echo "#include \"$h\""; done >"$tmp/all.c"
 $CCG -std=c11 -I"$inc" -aux-info "$tmp/aux" -fsyntax-only "$tmp/all.c" 2>"$tmp/cc.err"
 ok $? "every installed header compiles in one unit"
 # functions: the aux-info lines whose source is an installed header
-grep -F "/* $inc/" "$tmp/aux" | sed -E 's|^/\*[^*]*\*/ *||; s/ *\(.*//; s/.*[ *]//' |
+# (a function returning a function pointer, pvm_recvf, reads `int (*NAME (params)) (...)`)
+grep -F "/* $inc/" "$tmp/aux" | sed -E 's|^/\*[^*]*\*/ *||; s/\(\*([A-Za-z_0-9]+) *\(.*/ \1 (/' |
+    sed -E 's/ *\(.*//; s/.*[ *]//' |
     sort -u >"$tmp/decl"
 # variables: extern declarations without a parameter list in the headers' own lines
 $CCG -std=c11 -I"$inc" -E "$tmp/all.c" | awk -v inc="$inc/" '
