@@ -13,6 +13,7 @@
  *      gimpi_groups_vm.c     the virtual machine's calls: host table, task registry, the
  *                            manager's requests and replies, the console's HALT
  *      gimpi_groups_notify.c watching tasks' ends and host table changes (pvm_notify)
+ *      gimpi_groups_mbox.c   the message box (pvm_putinfo and its family)
  */
 #ifndef GIMPI_GROUPS_INTERNAL_H
 #define GIMPI_GROUPS_INTERNAL_H

@@ -50,55 +50,6 @@ int pvm_upkmesg(void)
 }
 
 /*  Not built yet: PvmNotImpl. */
-int pvm_putinfo(char *name, int bufid, int flags)
-{
-    (void)name; (void)bufid; (void)flags;
-    return s_todo("pvm_putinfo");
-}
-
-/*  Not built yet: PvmNotImpl. */
-int pvm_recvinfo(char *name, int index, int flags)
-{
-    (void)name; (void)index; (void)flags;
-    return s_todo("pvm_recvinfo");
-}
-
-/*  Not built yet: PvmNotImpl. */
-int pvm_delinfo(char *name, int index, int flags)
-{
-    (void)name; (void)index; (void)flags;
-    return s_todo("pvm_delinfo");
-}
-
-/*  Not built yet: PvmNotImpl. */
-int pvm_getmboxinfo(char *pattern, int *nclasses, struct pvmmboxinfo **classes)
-{
-    (void)pattern; (void)nclasses; (void)classes;
-    return s_todo("pvm_getmboxinfo");
-}
-
-/*  Not built yet: PvmNotImpl. */
-int pvm_insert(char *name, int req, int data)
-{
-    (void)name; (void)req; (void)data;
-    return s_todo("pvm_insert");
-}
-
-/*  Not built yet: PvmNotImpl. */
-int pvm_lookup(char *name, int req, int *datap)
-{
-    (void)name; (void)req; (void)datap;
-    return s_todo("pvm_lookup");
-}
-
-/*  Not built yet: PvmNotImpl. */
-int pvm_delete(char *name, int req)
-{
-    (void)name; (void)req;
-    return s_todo("pvm_delete");
-}
-
-/*  Not built yet: PvmNotImpl. */
 int pvm_newcontext(void)
 {
     return s_todo("pvm_newcontext");
