@@ -193,7 +193,7 @@ static void test_alone(void)
     int bytes, tag, src;
     ok(bid == old || pvm_bufinfo(old, &bytes, &tag, &src) == PvmNoSuchBuf,
        "the previous receive buffer is freed (as libpvm)");
-    ok(s_get("r", 0, 0, &v) > 0 && v == 6, "the raw entry unpacks (%d)", v);
+    ok(s_get("r", 0, 0, &v) > 0 && v == 6, "the raw entry unpacks");
     ok(s_get("a", 1, PvmMboxFirstAvail, &v) > 0 && v == 3, "FirstAvail from 1: 3");
     ok(s_get("d", 0, PvmMboxFirstAvail, &v) > 0 && v == 5, "FirstAvail from 0 finds 7");
     ieq(s_get("a", 3, 0, &v), PvmNotFound, "a 3: PvmNotFound");
@@ -288,7 +288,7 @@ static void test_others(peer_t *a, peer_t *b, int me)
     ieq(s_result(a, NULL), PvmDenied, "its ReadAndDelete: PvmDenied");
     s_send(a, "get a 0 0");
     s_go(a);
-    ok(s_result(a, &v) > 0 && v == 2, "its plain read: my entry (%d)", v);
+    ok(s_result(a, &v) > 0 && v == 2, "its plain read: my entry");
     s_send(a, "put d 10 %d", PvmMboxDirectIndex(7));
     ieq(s_result(a, NULL), 7, "it replaces my overwritable entry d 7 (PvmMboxDirectIndex)");
     ieq(s_put("d", 11, PvmMboxDirectIndex(7), PvmDataDefault), PvmDenied,
@@ -302,7 +302,7 @@ static void test_others(peer_t *a, peer_t *b, int me)
     ok(s_go(b), "b waits for w (PvmMboxWaitForInfo)");
     s_send(a, "put w 14 0");
     ieq(s_result(a, NULL), 0, "a puts w");
-    ok(s_result(b, &v) > 0 && v == 14, "b wakes with a's entry (%d)", v);
+    ok(s_result(b, &v) > 0 && v == 14, "b wakes with a's entry");
     s_peer_stop(a);
     int owner = -1, k;
     for (k = 0; k < 400 && s_entries("cls", NULL) != -1; k++)
@@ -334,7 +334,7 @@ static void test_killed_waiter(peer_t *b)
     ok(s_go(b), "b waits for kw");
     int v;
     ieq(s_put("kw", 21, PvmMboxOverWritable, PvmDataDefault), 0, "I put kw");
-    ok(s_result(b, &v) > 0 && v == 21, "b gets it: the killed waiter took nothing (%d)", v);
+    ok(s_result(b, &v) > 0 && v == 21, "b gets it: the killed waiter took nothing");
     ok(s_get("kw", 0, 0, &v) > 0 && v == 21, "the entry is still there");
 }
 
