@@ -489,6 +489,22 @@ static int s_port_endpoint(groupd_t *self, int port, const char *bind_addr, cons
     return 0;
 }
 
+/*  --mbox-max-entry (c 'E'), --mbox-max-per-task ('N'), --mbox-max-bytes ('B'): the
+ *  message box's bounds; false with a message when arg is not one. */
+static bool s_mbox_option(groupd_t *self, int c, const char *arg)
+{
+    long v;
+    if (c == 'E' && s_num(arg, 1, GD_MBOX_MAX_ENTRY, "mbox-max-entry", &v))
+        self->mbox_lim.max_entry = (size_t)v;
+    else if (c == 'N' && s_num(arg, 1, INT32_MAX, "mbox-max-per-task", &v))
+        self->mbox_lim.max_per_task = (int)v;
+    else if (c == 'B' && s_num(arg, 1, LONG_MAX, "mbox-max-bytes", &v))
+        self->mbox_lim.max_bytes = (size_t)v;
+    else
+        return false;
+    return true;
+}
+
 /*  Default of --cpu: -2 (the CPU groupd starts on), except in sanitizer builds, where
  *  LeakSanitizer's exit-time tracer inherits the pin and was seen to stall for minutes
  *  beside the pinned threads: there -1 (no pin). */
@@ -558,19 +574,10 @@ static int s_options(groupd_t *self, int argc, char **argv, gd_registry_limits_t
             self->max_unreg = (uint32_t)v;
             break;
         case 'E':
-            if (!s_num(optarg, 1, GD_MBOX_MAX_ENTRY, "mbox-max-entry", &v))
-                return 2;
-            self->mbox_lim.max_entry = (size_t)v;
-            break;
         case 'N':
-            if (!s_num(optarg, 1, INT32_MAX, "mbox-max-per-task", &v))
-                return 2;
-            self->mbox_lim.max_per_task = (int)v;
-            break;
         case 'B':
-            if (!s_num(optarg, 1, LONG_MAX, "mbox-max-bytes", &v))
+            if (!s_mbox_option(self, c, optarg))
                 return 2;
-            self->mbox_lim.max_bytes = (size_t)v;
             break;
         case 'P':
             if (!s_num(optarg, 1, 65535, "pub-port", &v))

@@ -293,6 +293,15 @@ static void test_others(peer_t *a, peer_t *b, int me)
     ieq(s_result(a, NULL), 7, "it replaces my overwritable entry d 7 (PvmMboxDirectIndex)");
     ieq(s_put("d", 11, PvmMboxDirectIndex(7), PvmDataDefault), PvmDenied,
         "a's now, not overwritable: my put is denied");
+    ok(s_get("d", 7, 0, &v) > 0 && v == 10, "my read of d 7 gives a's entry (an "
+       "overwritable entry is never answered from the owner's copy)");
+    ieq(s_put("seq", 1, 0, PvmDataDefault), 0, "seq: 1");
+    ieq(s_put("seq", 2, 0, PvmDataDefault), 0, "seq: 2 (replacing my own: not waited for)");
+    ok(s_get("seq", 0, 0, &v) > 0 && v == 2, "I read 2");
+    ieq(pvm_getmboxinfo("seq", NULL, NULL), 0, "any later request of mine ...");
+    s_send(a, "get seq 0 0");
+    s_go(a);
+    ok(s_result(a, &v) > 0 && v == 2, "... comes after it: a reads 2");
     s_send(a, "put cls 12 0");
     ieq(s_result(a, NULL), 0, "a puts cls");
     s_send(a, "put per 13 1");

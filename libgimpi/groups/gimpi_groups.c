@@ -99,6 +99,8 @@ void gimpi_groups_destroy(gimpi_groups_t **self_p)
     gd_multipart_close(&self->vm_mp);
     if (self->watch_free)
         self->watch_free(self->watch);
+    if (self->mbox_free)
+        self->mbox_free(self->mbox);
     gd_sock_destroy(&self->sub, NULL);
     s_close_dealer(self);
     if (self->own_ctx && self->zctx)
@@ -412,6 +414,8 @@ int groups_take_deferred(gimpi_groups_t *self, const gd_multipart_t *mp)
             continue;
         char *group = self->deferred[i].group;
         self->deferred[i] = self->deferred[--self->ndeferred];
+        if (!group)
+            return 1;                   /* a message-box put: its answer was known */
         if (gd_reply_decode(GD_LEAVE, mp->frames, mp->nparts, &reply) == GD_OK
             && reply.values[1].q && self->state == 1) {
             groups_saw(self, reply.values[1].q);
@@ -502,8 +506,15 @@ int groups_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values, 
  *  when groupd is gone or does not answer (the object is then dead). */
 int groups_flush_leaves(gimpi_groups_t *self)
 {
+    return groups_flush_until(self, 0);
+}
+
+/*  Waits until at most keep deferred requests are unanswered (bounded); as
+ *  groups_flush_leaves. */
+int groups_flush_until(gimpi_groups_t *self, int keep)
+{
     int64_t deadline = gimpi_now_ms() + REQUEST_TIMEOUT_MS;
-    while (self->ndeferred > 0) {
+    while (self->ndeferred > keep) {
         int rc = self->state == 1 ? s_wait_reply(self, deadline, s_spin_choice(self, false))
                                   : -1;
         if (rc < 0) {

@@ -1,9 +1,17 @@
 /*  gimpi_groups_mbox.c — a task's side of groupd's message box (gimpi_group.h, "The
  *  message box"): one request per call (MBOX_PUT, MBOX_GET, MBOX_DEL, MBOX_LIST; doc/
- *  groupd-protocol.md §3.4).  A read with PvmMboxWaitForInfo waits for its deferred
+ *  groupd-protocol.md §3.3).  A read with PvmMboxWaitForInfo waits for its deferred
  *  answer as a barrier does, as long as groupd lives (its death, or the connection's
  *  end, ends the wait with GIMPI_ESYSERR).  The list's records are decoded here, trusting
  *  no length.
+ *
+ *  The task keeps a copy of each entry it owns that is not OverWritable: nobody else may
+ *  replace or delete such an entry, and groupd drops it only when the task ends (or the
+ *  box is cleared at a halt), so the copy is the entry.  A read of one (without
+ *  ReadAndDelete) is answered from the copy, and a put that replaces one with no more
+ *  bytes (so that no bound can refuse it: its index is known) is sent without waiting,
+ *  its reply taken later like a deferred leave's (gimpi_groups.c), so that it too reaches
+ *  groupd before any message of the task leaves and before any later request.
  */
 #include "groups/groups_internal.h"
 #include "base/gimpi_be.h"
@@ -12,15 +20,148 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MBOX_WAIT_FLAG = 32 };   /* PvmMboxWaitForInfo */
+enum {
+    MBOX_MULTI_FLAG = 2,        /* PvmMboxMultiInstance */
+    MBOX_OVERWRITE_FLAG = 4,    /* PvmMboxOverWritable */
+    MBOX_READDEL_FLAG = 16,     /* PvmMboxReadAndDelete */
+    MBOX_WAIT_FLAG = 32,        /* PvmMboxWaitForInfo */
+    MBOX_DIRECT_SHIFT = 10,     /* PvmMboxDirectIndex */
+};
+/*  Bytes of copies a task keeps at most (beyond, new entries are not copied). */
+#define MBOX_COPY_MAX ((size_t)16 << 20)
 
-/*  Checks a class name and registers: 0 or an error. */
+/*  A copy of one of the task's own locked entries. */
+typedef struct {
+    int32_t encoding;
+    size_t len;
+    uint8_t data[];
+} mcopy_t;
+
+/*  The copies: key index (4 bytes) + class name. */
+typedef struct {
+    gd_hash_t *h;
+    size_t bytes;
+} mcache_t;
+
+/*  Frees a copy (hash visitor). */
+static void s_copy_free_cb(const void *k, size_t l, void *v, void *a)
+{
+    (void)k, (void)l;
+    ((mcache_t *)a)->bytes -= ((mcopy_t *)v)->len;
+    free(v);
+}
+
+/*  Frees the copies (the object's mbox_free). */
+static void s_cache_free(void *arg)
+{
+    mcache_t *c = arg;
+    if (!c)
+        return;
+    gd_hash_foreach(c->h, s_copy_free_cb, c);
+    gd_hash_destroy(&c->h);
+    free(c);
+}
+
+/*  The key of <name, index> in key (4 + GD_MAX_NAME bytes); its length. */
+static size_t s_key(uint8_t *key, const char *name, int32_t index)
+{
+    size_t len = strlen(name);
+    memcpy(key, &index, 4);
+    memcpy(key + 4, name, len);
+    return 4 + len;
+}
+
+/*  The copy of <name, index>, or NULL. */
+static mcopy_t *s_copy(gimpi_groups_t *self, const char *name, int32_t index)
+{
+    mcache_t *c = self->mbox;
+    if (!c)
+        return NULL;
+    uint8_t key[4 + GD_MAX_NAME];
+    return gd_hash_get(c->h, key, s_key(key, name, index));
+}
+
+/*  Forgets the copy of <name, index>. */
+static void s_forget(gimpi_groups_t *self, const char *name, int32_t index)
+{
+    mcache_t *c = self->mbox;
+    if (!c)
+        return;
+    uint8_t key[4 + GD_MAX_NAME];
+    mcopy_t *old = gd_hash_del(c->h, key, s_key(key, name, index));
+    if (old) {
+        c->bytes -= old->len;
+        free(old);
+    }
+}
+
+/*  The task now owns <name, index> as put with flags: keeps a copy when it is locked (and
+ *  fits), else forgets any. */
+static void s_keep(gimpi_groups_t *self, const char *name, int32_t index, int flags,
+                   int encoding, const void *data, size_t len)
+{
+    s_forget(self, name, index);
+    mcache_t *c = self->mbox;
+    if ((flags & MBOX_OVERWRITE_FLAG) || (c && c->bytes + len > MBOX_COPY_MAX))
+        return;
+    if (!c) {
+        if (!(c = calloc(1, sizeof *c)) || !(c->h = gd_hash_new())) {
+            free(c);
+            return;
+        }
+        self->mbox = c;
+        self->mbox_free = s_cache_free;
+    }
+    mcopy_t *m = malloc(sizeof *m + len);
+    uint8_t key[4 + GD_MAX_NAME];
+    if (!m)
+        return;
+    m->encoding = encoding;
+    m->len = len;
+    if (len)
+        memcpy(m->data, data, len);
+    if (gd_hash_put(c->h, key, s_key(key, name, index), m) < 0)
+        free(m);
+    else
+        c->bytes += len;
+}
+
+/*  Checks a class name and registers (and, as the group queries, looks at the monitor at
+ *  most every CHECK_INTERVAL_NS, so that answers from copies stop when groupd is gone):
+ *  0 or an error. */
 static int s_enter(gimpi_groups_t *self, const char *name)
 {
     assert(self);
     if (!name || !*name || strlen(name) > GD_MAX_NAME)
         return GIMPI_EBADPARAM;
-    return groups_ready(self);
+    int rc = groups_ready(self);
+    if (rc)
+        return rc;
+    int64_t now = gimpi_now_ns();
+    if (now - self->last_monitor_ns >= CHECK_INTERVAL_NS) {
+        if (groups_check_monitor(self))
+            return GIMPI_ESYSERR;
+        self->last_monitor_ns = now;
+    }
+    return 0;
+}
+
+/*  A put that replaces the task's own locked entry at index with no more bytes: sent
+ *  without waiting (see the file comment).  The index, or an error. */
+static int s_put_deferred(gimpi_groups_t *self, const gd_value_t *v, int32_t index)
+{
+    int rc;
+    /* a sliding window: when MAX_DEFERRED are in flight, the oldest reply (most likely
+       in already) is taken, not all of them */
+    if (self->ndeferred == MAX_DEFERRED
+        && (rc = groups_flush_until(self, MAX_DEFERRED - 1)) != 0)
+        return rc;
+    int64_t reqid = groups_send_request(self, GD_MBOX_PUT, v, 5);
+    if (reqid < 0)
+        return (int)reqid;
+    self->deferred[self->ndeferred].reqid = (uint32_t)reqid;
+    self->deferred[self->ndeferred++].group = NULL;
+    return index;
 }
 
 /*  MBOX_PUT: stores the entry; its index. */
@@ -37,7 +178,26 @@ int gimpi_mbox_put(gimpi_groups_t *self, const char *name, int req, int flags, i
     gd_value_t v[5] = { { .data = (const uint8_t *)name, .len = strlen(name) }, { .i = req },
                         { .i = flags }, { .i = encoding },
                         { .data = len ? data : (const void *)"", .len = len } };
-    return groups_request(self, GD_MBOX_PUT, v, 5, REQUEST_TIMEOUT_MS, NULL, NULL);
+    int32_t direct = (int32_t)(((uint32_t)flags >> MBOX_DIRECT_SHIFT)
+                               & ((1u << (31 - MBOX_DIRECT_SHIFT)) - 1));
+    mcopy_t *mine = req == -1 && !(flags & MBOX_MULTI_FLAG) && !self->sync_leave
+                  ? s_copy(self, name, direct) : NULL;
+    if (mine && len <= mine->len)
+        rc = s_put_deferred(self, v, direct);
+    else
+        rc = groups_request(self, GD_MBOX_PUT, v, 5, REQUEST_TIMEOUT_MS, NULL, NULL);
+    if (rc >= 0)
+        s_keep(self, name, rc, flags, encoding, data, len);
+    return rc;
+}
+
+/*  A malloc'ed copy of len bytes (at least 1 byte allocated), or NULL. */
+static void *s_dup(const void *data, size_t len)
+{
+    void *p = malloc(len ? len : 1);
+    if (p && len)
+        memcpy(p, data, len);
+    return p;
 }
 
 /*  MBOX_GET: the entry (a malloc'ed copy) and its index. */
@@ -52,6 +212,14 @@ int gimpi_mbox_get(gimpi_groups_t *self, const char *name, int index, int flags,
     int rc = s_enter(self, name);
     if (rc)
         return rc;
+    mcopy_t *mine = flags & MBOX_READDEL_FLAG ? NULL : s_copy(self, name, index);
+    if (mine) {                         /* (FirstAvail from index finds index itself) */
+        if (!(*data = s_dup(mine->data, mine->len)))
+            return GIMPI_ENOMEM;
+        *encoding = mine->encoding;
+        *len = mine->len;
+        return index;
+    }
     gd_value_t v[3] = { { .data = (const uint8_t *)name, .len = strlen(name) }, { .i = index },
                         { .i = flags } };
     gd_multipart_t mp;
@@ -61,11 +229,11 @@ int gimpi_mbox_get(gimpi_groups_t *self, const char *name, int index, int flags,
     if (rc >= 0) {
         const gd_value_t *e = &reply.values[3];
         *encoding = reply.values[2].i;
-        if (!(*data = malloc(e->len ? e->len : 1)))
+        if (!(*data = s_dup(e->data, e->len)))
             rc = GIMPI_ENOMEM;
-        else if (e->len)
-            memcpy(*data, e->data, e->len);
         *len = rc >= 0 ? e->len : 0;
+        if (flags & MBOX_READDEL_FLAG)
+            s_forget(self, name, rc);
     }
     gd_multipart_close(&mp);
     return rc;
@@ -79,6 +247,7 @@ int gimpi_mbox_del(gimpi_groups_t *self, const char *name, int index)
     int rc = s_enter(self, name);
     if (rc)
         return rc;
+    s_forget(self, name, index);
     gd_value_t v[3] = { { .data = (const uint8_t *)name, .len = strlen(name) }, { .i = index },
                         { .i = 0 } };
     return groups_request(self, GD_MBOX_DEL, v, 3, REQUEST_TIMEOUT_MS, NULL, NULL);

@@ -122,7 +122,8 @@ struct gimpi_groups_t {
     uint8_t want_tok[GD_TOKEN_SIZE];
     struct {
         uint32_t reqid;
-        char *group;
+        char *group;            /* a leave's group; NULL: a message-box put (its reply,
+                                   known in advance, is only taken) */
     } deferred[MAX_DEFERRED];
     uint32_t vmwait_reqid;      /* the manager's VMWAIT outstanding (0: none) ... */
     bool vm_have;               /* ... its reply, taken while waiting for another one */
@@ -138,6 +139,9 @@ struct gimpi_groups_t {
     int64_t hold_ns;            /* GIMPI_GROUPS_HOLD_MS */
     void *watch;                /* pvm_notify's watches (gimpi_groups_notify.c), or NULL */
     void (*watch_free)(void *watch);    /* frees them (before the context goes) */
+    void *mbox;                 /* copies of the task's own locked message-box entries
+                                   (gimpi_groups_mbox.c), or NULL */
+    void (*mbox_free)(void *mbox);      /* frees them */
 };
 
 /*  Raises the highest groupd version this task knows of (and the cache's generation). */
@@ -195,6 +199,9 @@ int groups_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values, 
 /*  Waits until groupd has answered every deferred leave (bounded).  0, or GIMPI_ESYSERR
  *  (and the object is dead). */
 int groups_flush_leaves(gimpi_groups_t *self);
+/*  The same until at most keep are unanswered (the oldest are answered first: groupd
+ *  answers in order). */
+int groups_flush_until(gimpi_groups_t *self, int keep);
 
 /*  If mp answers a deferred leave, applies it and returns 1; else 0. */
 int groups_take_deferred(gimpi_groups_t *self, const gd_multipart_t *mp);
