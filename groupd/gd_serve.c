@@ -555,8 +555,9 @@ static void s_sink_mbox_reply(void *arg, const gd_waiter_t *w, int32_t status,
                  status < 0 ? 0 : 2);
 }
 
-/*  MBOX_PUT, MBOX_GET, MBOX_DEL, MBOX_LIST: the message box (gd_mbox.h) for task tid (0:
- *  a connection that has not registered, which may only list).  name: the class name or
+/*  MBOX_PUT, MBOX_GET, MBOX_DEL, MBOX_LIST, MBOX_PUTQ (a put answered by nobody): the
+ *  message box (gd_mbox.h) for task tid (0: a connection that has not registered, which
+ *  may only list; an unregistered MBOX_PUTQ gets PvmNoTask all the same).  name: the class name or
  *  pattern.  A read answers through s_sink_mbox_reply, at once or when an entry comes. */
 static void s_handle_mbox(groupd_t *self, const gd_waiter_t *w, const gd_msg_t *msg,
                           int32_t tid, const char *name, int srcfd)
@@ -569,12 +570,15 @@ static void s_handle_mbox(groupd_t *self, const gd_waiter_t *w, const gd_msg_t *
         status = GIMPI_ENOTASK;
     else switch (msg->kind) {
     case GD_MBOX_PUT:
+    case GD_MBOX_PUTQ:
         status = gd_mbox_put(self->mbox, tid, name, v[1].i, v[2].i, v[3].i, v[4].data,
                              v[4].len);
         if (status == GIMPI_EOUTOFRES)
             s_log_refusal(self, &self->quota_log, "MBOX_PUT of %zu bytes by task 0x%x "
                           "refused: over a bound of the message box (fd %d)", v[4].len,
                           (unsigned)tid, srcfd);
+        if (msg->kind == GD_MBOX_PUTQ)
+            return;                     /* (its sender knows the answer: none is sent) */
         break;
     case GD_MBOX_GET: {
         gd_conn_t *c = s_conn(self, srcfd);
@@ -694,6 +698,7 @@ static void s_handle(groupd_t *self, const uint8_t *key, size_t keylen, const gd
     case GD_MBOX_GET:
     case GD_MBOX_DEL:
     case GD_MBOX_LIST:
+    case GD_MBOX_PUTQ:
         s_handle_mbox(self, &w, msg, tid, name, srcfd);
         break;
     case GD_HALT:

@@ -9,9 +9,10 @@
  *  replace or delete such an entry, and groupd drops it only when the task ends (or the
  *  box is cleared at a halt), so the copy is the entry.  A read of one (without
  *  ReadAndDelete) is answered from the copy, and a put that replaces one with no more
- *  bytes (so that no bound can refuse it: its index is known) is sent without waiting,
- *  its reply taken later like a deferred leave's (gimpi_groups.c), so that it too reaches
- *  groupd before any message of the task leaves and before any later request.
+ *  bytes (so that no bound can refuse it: its index is known) is sent without waiting
+ *  and without a reply (MBOX_PUTQ); a PING behind every few of them, deferred like a
+ *  leave (gimpi_groups.c), is their receipt, so that they too reach groupd before any
+ *  message of the task leaves, and before any later request.
  */
 #include "groups/groups_internal.h"
 #include "base/gimpi_be.h"
@@ -27,6 +28,8 @@ enum {
     MBOX_WAIT_FLAG = 32,        /* PvmMboxWaitForInfo */
     MBOX_DIRECT_SHIFT = 10,     /* PvmMboxDirectIndex */
 };
+/*  Puts sent without a reply between two receipts (see s_put_deferred). */
+#define MBOX_QUIET_BATCH 16
 /*  Bytes of copies a task keeps at most (beyond, new entries are not copied). */
 #define MBOX_COPY_MAX ((size_t)16 << 20)
 
@@ -146,21 +149,26 @@ static int s_enter(gimpi_groups_t *self, const char *name)
     return 0;
 }
 
-/*  A put that replaces the task's own locked entry at index with no more bytes: sent
- *  without waiting (see the file comment).  The index, or an error. */
+/*  A put that replaces the task's own locked entry at index with no more bytes: its
+ *  answer is known, so it goes as MBOX_PUTQ, which groupd does not answer; every
+ *  MBOX_QUIET_BATCH of them a PING follows as a deferred request (groups_receipt), whose
+ *  answer says groupd has them, so that at most MAX_DEFERRED such batches are in flight
+ *  (then the oldest receipt is waited for) and a flush waits for them all.  The index, or
+ *  an error. */
 static int s_put_deferred(gimpi_groups_t *self, const gd_value_t *v, int32_t index)
 {
     int rc;
-    /* a sliding window: when MAX_DEFERRED are in flight, the oldest reply (most likely
-       in already) is taken, not all of them */
-    if (self->ndeferred == MAX_DEFERRED
-        && (rc = groups_flush_until(self, MAX_DEFERRED - 1)) != 0)
-        return rc;
-    int64_t reqid = groups_send_request(self, GD_MBOX_PUT, v, 5);
+    if (self->mbox_quiet >= MBOX_QUIET_BATCH) {
+        if (self->ndeferred == MAX_DEFERRED
+            && (rc = groups_flush_until(self, MAX_DEFERRED - 1)) != 0)
+            return rc;
+        if ((rc = groups_receipt(self)) != 0)
+            return rc;
+    }
+    int64_t reqid = groups_send_request(self, GD_MBOX_PUTQ, v, 5);
     if (reqid < 0)
         return (int)reqid;
-    self->deferred[self->ndeferred].reqid = (uint32_t)reqid;
-    self->deferred[self->ndeferred++].group = NULL;
+    self->mbox_quiet++;
     return index;
 }
 

@@ -125,6 +125,8 @@ struct gimpi_groups_t {
         char *group;            /* a leave's group; NULL: a message-box put (its reply,
                                    known in advance, is only taken) */
     } deferred[MAX_DEFERRED];
+    int mbox_quiet;             /* MBOX_PUTQs sent since the last deferred request: a
+                                   flush first sends a PING behind them (their receipt) */
     uint32_t vmwait_reqid;      /* the manager's VMWAIT outstanding (0: none) ... */
     bool vm_have;               /* ... its reply, taken while waiting for another one */
     gd_multipart_t vm_mp;
@@ -202,6 +204,9 @@ int groups_flush_leaves(gimpi_groups_t *self);
 /*  The same until at most keep are unanswered (the oldest are answered first: groupd
  *  answers in order). */
 int groups_flush_until(gimpi_groups_t *self, int keep);
+/*  Defers a PING behind the message-box puts sent without a reply, if any, so that its
+ *  answer says groupd has them (when a deferred slot is free).  0 or an error. */
+int groups_receipt(gimpi_groups_t *self);
 
 /*  If mp answers a deferred leave, applies it and returns 1; else 0. */
 int groups_take_deferred(gimpi_groups_t *self, const gd_multipart_t *mp);
