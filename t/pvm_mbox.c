@@ -49,6 +49,13 @@ static int s_peer_main(void)
             rc = pvm_recvinfo(name, a, b);
             if (rc > 0)
                 pvm_upkint(&v, 1, 1);
+        } else if (!strcmp(op, "rget")) {       /* rget name tag: a message, then read */
+            printf("go\n");
+            rc = pvm_recv(-1, a);
+            if (rc > 0)
+                rc = pvm_recvinfo(name, 0, 0);
+            if (rc > 0)
+                pvm_upkint(&v, 1, 1);
         } else if (!strcmp(op, "del"))
             rc = pvm_delinfo(name, a, 0);
         else
@@ -302,6 +309,13 @@ static void test_others(peer_t *a, peer_t *b, int me)
     s_send(a, "get seq 0 0");
     s_go(a);
     ok(s_result(a, &v) > 0 && v == 2, "... comes after it: a reads 2");
+    s_send(a, "rget seq 77");
+    s_go(a);
+    ieq(s_put("seq", 3, 0, PvmDataDefault), 0, "seq: 3 (not waited for)");
+    pvm_initsend(PvmDataDefault);
+    ieq(pvm_send(atid, 77), 0, "then I send a a message");
+    ok(s_result(a, &v) > 0 && v == 3, "a, having the message, reads 3 (the send waited for "
+       "the put's receipt)");
     s_send(a, "put cls 12 0");
     ieq(s_result(a, NULL), 0, "a puts cls");
     s_send(a, "put per 13 1");
