@@ -30,6 +30,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/wait.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 enum {
@@ -403,12 +404,16 @@ static void s_spawn(launcher_t *self, int token, vmw_msg_t *m)
         t->tid = first + i;
         t->catchout = flags & VM_SPAWN_CATCH;
         p->ref[i] = t->id;
-        /* its environment: the caller's hand-over variables, ours, and its tid */
-        char **tenv = run_export_env(&h->info, 64);
+        /* its environment: ours, then the caller's (hand-over and exported variables: they
+           win), and its tid */
+        int nenv = 0;
+        while (env && env[nenv])
+            nenv++;
+        char **tenv = run_export_env(&h->info, nenv + 4);
         int k = 0;
         while (tenv && tenv[k])
             k++;
-        for (int e = 0; tenv && env && env[e] && k < 60; e++)
+        for (int e = 0; tenv && e < nenv; e++)
             tenv[k++] = strdup(env[e]);
         char buf[64], wd[PATH_MAX];
         snprintf(buf, sizeof buf, "%s=%d", GIMPI_ENV_TID, t->tid);
@@ -546,6 +551,38 @@ static void s_kill(launcher_t *self, int token, vmw_msg_t *m)
     s_reply(self, token, GIMPI_ENOTASK, NULL, 0);
 }
 
+/*  VM_HOSTSYNC: the clock of a host, read there (pvm_hostsync).  The manager's own
+ *  machine answers at once; an agent is asked (CLOCK, the request's token as its id) and
+ *  its answer replies (run_vm_host_clock); a host that is down is GIMPI_EHOSTFAIL. */
+static void s_hostsync(launcher_t *self, int token, vmw_msg_t *m)
+{
+    for (int i = 0; i < self->nhosts; i++) {
+        host_t *h = self->hosts[i];
+        if (h->dtid != m->i[0] || h->deleted)
+            continue;
+        size_t len;
+        if (!h->local) {
+            if (h->state != HOST_UP || run_hosts_send(h, vmw_encode(&len, AGENT_CLOCK, token)) < 0)
+                s_reply(self, token, GIMPI_EHOSTFAIL, NULL, 0);
+            return;
+        }
+        struct timeval tv;
+        gettimeofday(&tv, NULL);
+        int32_t clk[2] = { (int32_t)tv.tv_sec, (int32_t)tv.tv_usec };
+        s_reply(self, token, 0, clk, 2);
+        return;
+    }
+    s_reply(self, token, GIMPI_ENOHOST, NULL, 0);
+}
+
+/*  An agent's CLOCK answer: the reply to the VM_HOSTSYNC request with that token. */
+void run_vm_host_clock(launcher_t *self, int token, int sec, int usec)
+{
+    int32_t clk[2] = { sec, usec };
+    if (self->vm->mgr)
+        s_reply(self, token, 0, clk, 2);
+}
+
 /*  groupd relayed requests: serve every one that is there. */
 static void s_on_requests(gimpi_loop_t *loop, int fd, int events, void *arg)
 {
@@ -583,6 +620,7 @@ static void s_on_requests(gimpi_loop_t *loop, int fd, int events, void *arg)
             case VM_ADDHOSTS: s_addhosts(self, token, &m); break;
             case VM_DELHOSTS: s_delhosts(self, token, &m); break;
             case VM_KILL: s_kill(self, token, &m); break;
+            case VM_HOSTSYNC: s_hostsync(self, token, &m); break;
             default: s_reply(self, token, GIMPI_EBADMSG, NULL, 0); break;
             }
             vmw_msg_free(&m);
