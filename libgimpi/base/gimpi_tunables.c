@@ -174,7 +174,7 @@ static const gimpi_tunable_t s_table[] = {
     { "PVMTMASK", S, "(the empty mask)", "mask",
       "PVM's trace mask of the task's children, which a spawned task starts with as its "
       "own (pvm_settmask; no trace events are produced yet)",
-      "libgimpi/pvm/pvm_misc.c libgimpi/task/gimpi_spawn.c", false },
+      "libgimpi/pvm/pvm_misc.c", false },
     { "GIMPI_TMASK_SELF", S, "(PVMTMASK)", "mask",
       "the task's own trace mask once pvm_settmask made it differ from its children's "
       "(never passed to children)", "libgimpi/pvm/pvm_misc.c", false },

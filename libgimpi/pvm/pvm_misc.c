@@ -69,10 +69,9 @@ static void s_mask_fill(const char *v, char *out)
     out[TMASK_CHARS] = 0;
 }
 
-/*  The mask in variable `name` (the empty mask when unset or not a mask) into out. */
-static void s_mask_get(const char *name, char *out)
+/*  The mask of a variable's value v (the empty mask when unset or not a mask) into out. */
+static void s_mask_get(const char *v, char *out)
 {
-    const char *v = gimpi_env(name);
     s_mask_fill(v && s_mask_ok(v) ? v : "", out);
 }
 
@@ -83,7 +82,7 @@ int pvm_gettmask(int who, char *tmask)
     if ((who != PvmTaskSelf && who != PvmTaskChild) || !tmask)
         return pvm_ctx_fail(pvm_ctx_current(), "pvm_gettmask", PvmBadParam);
     const char *self = gimpi_env("GIMPI_TMASK_SELF");
-    s_mask_get(who == PvmTaskSelf && self ? "GIMPI_TMASK_SELF" : "PVMTMASK", tmask);
+    s_mask_get(who == PvmTaskSelf && self ? self : gimpi_env("PVMTMASK"), tmask);
     return 0;
 }
 
@@ -99,7 +98,7 @@ int pvm_settmask(int who, char *tmask)
     int rc = 0;
     if (who == PvmTaskChild && !gimpi_env("GIMPI_TMASK_SELF")) {
         char self[TMASK_CHARS + 1];     /* our own was PVMTMASK's until now: keep it */
-        s_mask_get("PVMTMASK", self);
+        s_mask_get(gimpi_env("PVMTMASK"), self);
         rc = setenv("GIMPI_TMASK_SELF", self, 1);
     }
     if (rc == 0)
