@@ -562,7 +562,8 @@ static void s_hostsync(launcher_t *self, int token, vmw_msg_t *m)
             continue;
         size_t len;
         if (!h->local) {
-            if (h->state != HOST_UP || run_hosts_send(h, vmw_encode(&len, AGENT_CLOCK, token)) < 0)
+            if (h->state != HOST_UP
+                || run_hosts_send(h, vmw_encode(&len, AGENT_CLOCK, token)) < 0)
                 s_reply(self, token, GIMPI_EHOSTFAIL, NULL, 0);
             return;
         }

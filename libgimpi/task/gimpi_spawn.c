@@ -532,7 +532,8 @@ static int s_exported(const char *e, const char *list)
     if (!eq)
         return 0;
     size_t len = (size_t)(eq - e);
-    if ((len == 10 && !strncmp(e, "PVM_EXPORT", 10)) || (len == 8 && !strncmp(e, "PVMTMASK", 8)))
+    if ((len == 10 && !strncmp(e, "PVM_EXPORT", 10))
+        || (len == 8 && !strncmp(e, "PVMTMASK", 8)))
         return 1;
     for (const char *p = list; p && *p;) {
         const char *c = strchr(p, ':');
@@ -545,9 +546,9 @@ static int s_exported(const char *e, const char *list)
 }
 
 /*  What a child on another host gets of our environment, as PVM passes it: PVM_EXPORT,
- *  the variables it names (their values now) and PVMTMASK (the children's trace mask),
- *  after the k hand-over entries of head.  A malloc'd NULL-terminated array of pointers
- *  into head and environ, or NULL. */
+ *  the variables it names (their values now; never one of the hand-over variables) and
+ *  PVMTMASK (the children's trace mask), after the k hand-over entries of head.  A
+ *  malloc'd NULL-terminated array of pointers into head and environ, or NULL. */
 static char **s_remote_env(char *const head[], int k)
 {
     const char *list = gimpi_env("PVM_EXPORT");
@@ -559,7 +560,7 @@ static char **s_remote_env(char *const head[], int k)
         return NULL;
     memcpy(env, head, (size_t)k * sizeof *env);
     for (int i = 0; i < n; i++)
-        if (s_exported(environ[i], list))
+        if (s_exported(environ[i], list) && !s_ours(environ[i]))     /* not a hand-over */
             env[k++] = environ[i];
     return env;
 }
