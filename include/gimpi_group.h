@@ -259,7 +259,7 @@ GIMPI_EXPORT int gimpi_groups_halt(gimpi_groups_t *self);
 /*  The message box (PVM 3.4's pvm_putinfo family; gimpi_mbox(3)): entries are packed
  *  bytes in an encoding (kept as given) under a class name (1..4096 bytes) and an index,
  *  kept by groupd for every task of the virtual machine and owned by the task that put
- *  them.  flags are pvm3.h's PvmMbox* bits.  Each registers first.
+ *  them.  flags are pvm3.h's PvmMbox* bits.  Each registers first but gimpi_mbox_list.
  *  gimpi_mbox_put: req -1 (pvm_putinfo) or an index (PVM 3.3's pvm_insert); returns the
  *  index stored at, or GIMPI_EDENIED, GIMPI_EOUTOFRES (over GD's bounds: 64 KiB an entry
  *  by default), GIMPI_EBADPARAM.  gimpi_mbox_get: the index read, the entry's encoding

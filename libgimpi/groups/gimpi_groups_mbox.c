@@ -331,7 +331,7 @@ int gimpi_mbox_list(gimpi_groups_t *self, const char *pattern, gimpi_mbox_class_
         pattern = "";
     if (strlen(pattern) > GD_MAX_NAME)
         return GIMPI_EBADPARAM;
-    int rc = groups_ready(self);
+    int rc = groups_connect(self);      /* (listing needs no registration: tools list) */
     if (rc)
         return rc;
     gd_value_t v = { .data = (const uint8_t *)pattern, .len = strlen(pattern) };
