@@ -181,8 +181,9 @@ static rows_t *s_rows(const iter_t *it, bool reset, const void *arg, int *rc)
     rows_t *r = pvm_ctx_kept(ctx, it->which);
     if (r && !reset && r->next < r->n)
         return r;
+    bool used_up = r && !reset;
     pvm_ctx_keep(ctx, it->which, NULL);
-    if (r && !reset && it->notfound) {
+    if (used_up && it->notfound) {
         *rc = PvmNotFound;
         return NULL;
     }
