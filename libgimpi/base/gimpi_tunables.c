@@ -65,8 +65,9 @@ static const gimpi_tunable_t s_table[] = {
       "deadline of the IMPI startup with the server (fractions allowed)",
       "libgimpi/impi/impi_client.c", false },
     { "GIMPI_CONNECT_TIMEOUT", U, "60", "s",
-      "deadline for a task to meet every other task of its job (1 to 86399)",
-      "libgimpi/task/gimpi_task.c", false },
+      "deadline for a task to meet every other task of its job, and for pvm_tasks to see "
+      "every one of them registered (1 to 86399)",
+      "libgimpi/task/gimpi_task.c libgimpi/pvm/pvm_vm.c", false },
     { "GIMPI_FINALIZE_TIMEOUT", U, "60", "s",
       "deadline of finalize's world barrier and PK_FINI exchange (1 to 86399)",
       "libgimpi/task/gimpi_task.c libgimpi/pvm/pvm_transport_impi.c", false },
