@@ -170,6 +170,10 @@ static const gimpi_tunable_t s_table[] = {
       "libgimpi/pvm/pvm_transport_impi.c", false },
 
     /* === set by gimpi for the processes it starts =================================== */
+    { "GIMPI_PVM_ABI", S, "0", "switch",
+      "1: gimpi-agent puts the folder of PVM's ABI libraries (libpvm3.so.3 ...) first on "
+      "LD_LIBRARY_PATH of the tasks it starts (gimpirun -pvm-abi sets it)",
+      "programs/run_pvmabi.c", false },
     { "GIMPI_TAG", S, "0", "switch",
       "not 0: output of spawned tasks is prefixed with their tid (gimpirun -tag sets it)",
       "libgimpi/pvm/pvm_spawn.c", false },
