@@ -25,7 +25,8 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 PACKAGES="build-essential autoconf automake libtool pkg-config libzmq3-dev libsodium-dev libedit-dev iproute2"
 FUZZ_PACKAGES="clang libclang-rt-dev"
 # PVM's own example programs, which the test suite builds with gimpicc (t/pvm_examples.sh)
-CHECK_PACKAGES="pvm pvm-dev pvm-examples"
+# and runs unchanged (t/pvm_abi_run.sh, with NetPIPE's NPpvm)
+CHECK_PACKAGES="pvm pvm-dev pvm-examples netpipe-pvm"
 
 # Prints a step on stderr.
 say() { echo "setup: $*" >&2; }
