@@ -102,16 +102,18 @@ int pvm_config(int *nhost, int *narch, struct pvmhostinfo **hostp)
     return 0;
 }
 
-/*  A static task of this job (tid) that groupd holds reserved and not yet registered:
- *  it is in gimpi_init right now (every static task met the others there), about to
- *  register.  True when t[n] lacks it and groupd's LOOKUP says "being born". */
-static bool s_unborn(gimpi_t *task, const gimpi_vm_task_t *t, int n, int tid)
+/*  A static task of this job (tid) that t[n] lacks though it lives: groupd holds it
+ *  reserved and not yet registered (it is in gimpi_init right now, about to register:
+ *  every static task met the others there), or it registered after t was read.  One
+ *  that has left (LOOKUP: no such task) is not missing. */
+static bool s_missing(gimpi_t *task, const gimpi_vm_task_t *t, int n, int tid)
 {
     for (int i = 0; i < n; i++)
         if (t[i].tid == tid)
             return false;
     gimpi_task_info_t info;
-    return gimpi_group_lookup(gimpi_groups(task), tid, &info) == GIMPI_ENOTFOUND;
+    int rc = gimpi_group_lookup(gimpi_groups(task), tid, &info);
+    return rc == GIMPI_ENOTFOUND || rc == 0;
 }
 
 /*  groupd's registry (host "" for all), once every static task of the job that still
@@ -132,7 +134,7 @@ static int s_registry(gimpi_t *task, const char *host, gimpi_vm_task_t **out, in
             return rc;
         bool wait = false;
         for (int r = 0; r < nstatic && !wait && left_ms > 0; r++)
-            wait = s_unborn(task, *out, *nout, gimpi_msg_tid(msg, r));
+            wait = s_missing(task, *out, *nout, gimpi_msg_tid(msg, r));
         if (!wait)
             break;
         free(*out);
