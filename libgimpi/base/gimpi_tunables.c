@@ -49,7 +49,9 @@ static const gimpi_tunable_t s_table[] = {
       "programs/gimpirun.c", false },
     { "PVM_EXPORT", U, "", "list",
       "colon-separated names of further variables gimpirun passes to the tasks on other "
-      "hosts (GIMPI_* ones go anyway), as in PVM", "programs/run_proc.c", false },
+      "hosts (GIMPI_* ones go anyway), and a task's spawns pass (its values at the spawn) "
+      "to children on every host, as in PVM; pvm_export and pvm_unexport edit it",
+      "programs/run_proc.c libgimpi/task/gimpi_spawn.c libgimpi/pvm/pvm_export.c", false },
     /* --- the key and authentication ----------------------------------------------- */
     { "GIMPI_KEY_FILE", U, "(~/.gimpi/key, else the key of the runtime directory)", "path",
       "the user's key file (it must exist); see doc/security.md",
@@ -174,6 +176,13 @@ static const gimpi_tunable_t s_table[] = {
       "1: gimpi-agent puts the folder of PVM's ABI libraries (libpvm3.so.3 ...) first on "
       "LD_LIBRARY_PATH of the tasks it starts (gimpirun -pvm-abi sets it)",
       "programs/run_pvmabi.c", false },
+    { "PVMTMASK", S, "(the empty mask)", "mask",
+      "PVM's trace mask of the task's children, which a spawned task starts with as its "
+      "own (pvm_settmask; no trace events are produced yet)",
+      "libgimpi/pvm/pvm_misc.c", false },
+    { "GIMPI_TMASK_SELF", S, "(PVMTMASK)", "mask",
+      "the task's own trace mask once pvm_settmask made it differ from its children's "
+      "(never passed to children)", "libgimpi/pvm/pvm_misc.c", false },
     { "GIMPI_TAG", S, "0", "switch",
       "not 0: output of spawned tasks is prefixed with their tid (gimpirun -tag sets it)",
       "libgimpi/pvm/pvm_spawn.c", false },

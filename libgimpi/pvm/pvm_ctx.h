@@ -283,8 +283,10 @@ const char *pvm_ctx_cause(const pvm_ctx_t *self, int code);
 void pvm_ctx_prefix(const pvm_ctx_t *self, char *out, size_t size);
 
 /*  Memory PVM's calls hand their callers and own until the next such call (pvm_config's
- *  host table, pvm_tasks' task table): one slot each, freed with the context. */
-enum { PVM_CTX_KEPT_CONFIG, PVM_CTX_KEPT_TASKS, PVM_CTX_NKEPT };
+ *  host table, pvm_tasks' task table, pvm_getfds' descriptors, pvm_getmboxinfo's
+ *  classes): one slot each, freed with the context. */
+enum { PVM_CTX_KEPT_CONFIG, PVM_CTX_KEPT_TASKS, PVM_CTX_KEPT_FDS, PVM_CTX_KEPT_MBOX,
+       PVM_CTX_NKEPT };
 void pvm_ctx_keep(pvm_ctx_t *self, int which, void *mem);
 
 #endif
