@@ -297,10 +297,12 @@ void msg_fault(gimpi_msg_t *self, int h, const char *fmt, ...)
                  (unsigned)self->peers[self->conns[h].procs[0]].tid, what);
     else
         snprintf(self->errmsg, sizeof self->errmsg, "host %d: %s", h, what);
-    if (dyn)
+    /* a dynamic peer (a spawned or shell-started task) may end at any time, as under
+     * PVM: the call that needed it reports the cause (pvm_errcause), so only debug says */
+    if (dyn && self->debug)
         fprintf(stderr, "gimpi[t%x]: %s\n", (unsigned)(self->tidbase + self->rank + 1),
                 self->errmsg);
-    else
+    else if (!dyn)
         fprintf(stderr, "gimpi[rank %d]: %s\n", self->rank, self->errmsg);
     msg_conn_close(self, h);
     /* a dynamic peer's death does not fail wildcard receives (others may still send) */
