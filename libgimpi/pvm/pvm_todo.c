@@ -16,40 +16,6 @@ static int s_todo(const char *fn)
 }
 
 /*  Not built yet: PvmNotImpl. */
-int pvm_getminfo(int bufid, struct pvmminfo *info)
-{
-    (void)bufid; (void)info;
-    return s_todo("pvm_getminfo");
-}
-
-/*  Not built yet: PvmNotImpl. */
-int pvm_setminfo(int bufid, struct pvmminfo *info)
-{
-    (void)bufid; (void)info;
-    return s_todo("pvm_setminfo");
-}
-
-/*  Not built yet: PvmNotImpl. */
-int pvm_pkmesg(int bufid)
-{
-    (void)bufid;
-    return s_todo("pvm_pkmesg");
-}
-
-/*  Not built yet: PvmNotImpl. */
-int pvm_pkmesgbody(int bufid)
-{
-    (void)bufid;
-    return s_todo("pvm_pkmesgbody");
-}
-
-/*  Not built yet: PvmNotImpl. */
-int pvm_upkmesg(void)
-{
-    return s_todo("pvm_upkmesg");
-}
-
-/*  Not built yet: PvmNotImpl. */
 int pvm_putinfo(char *name, int bufid, int flags)
 {
     (void)name; (void)bufid; (void)flags;
@@ -96,46 +62,6 @@ int pvm_delete(char *name, int req)
 {
     (void)name; (void)req;
     return s_todo("pvm_delete");
-}
-
-/*  Not built yet: PvmNotImpl. */
-int pvm_newcontext(void)
-{
-    return s_todo("pvm_newcontext");
-}
-
-/*  Not built yet: PvmNotImpl. */
-int pvm_setcontext(int newctx)
-{
-    (void)newctx;
-    return s_todo("pvm_setcontext");
-}
-
-/*  Not built yet: PvmNotImpl. */
-int pvm_getcontext(void)
-{
-    return s_todo("pvm_getcontext");
-}
-
-/*  Not built yet: PvmNotImpl. */
-int pvm_freecontext(int ctx)
-{
-    (void)ctx;
-    return s_todo("pvm_freecontext");
-}
-
-/*  Not built yet: PvmNotImpl. */
-int pvm_addmhf(int src, int tag, int ctx, int (*func)(int mid))
-{
-    (void)src; (void)tag; (void)ctx; (void)func;
-    return s_todo("pvm_addmhf");
-}
-
-/*  Not built yet: PvmNotImpl. */
-int pvm_delmhf(int mhid)
-{
-    (void)mhid;
-    return s_todo("pvm_delmhf");
 }
 
 /*  Not built yet: PvmNotImpl. */
@@ -247,30 +173,8 @@ int pvm_serror(int how)
     return s_todo("pvm_serror");
 }
 
-/*  Not built yet: PvmNotImpl. */
-int pvm_getmwid(int bufid)
-{
-    (void)bufid;
-    return s_todo("pvm_getmwid");
-}
-
-/*  Not built yet: PvmNotImpl. */
-int pvm_setmwid(int bufid, int waitid)
-{
-    (void)bufid; (void)waitid;
-    return s_todo("pvm_setmwid");
-}
-
 /*  The PVM release this interface follows. */
 char *pvm_version(void)
 {
     return (char *)PVM_VER;     /* PVM's type; callers only read it */
-}
-
-/*  Not built yet: the matching function stays PVM's default; returns NULL. */
-int (*pvm_recvf(int (*newmatch)(int, int, int)))(int, int, int)
-{
-    (void)newmatch;
-    s_todo("pvm_recvf");
-    return NULL;
 }
