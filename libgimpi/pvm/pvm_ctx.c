@@ -15,6 +15,7 @@
 #include "base/gimpi_tunables.h"
 
 #include <assert.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@ typedef struct {
     pvm_buf_t *buf;             /* NULL: free slot */
     int src, tag, ctxid;
     int wid, dst;               /* pvm_setminfo's wait id and destination (0 until set) */
+    bool dstset;                /* dst was set; else a received message's is this task */
 } slot_t;
 
 /*  A message handler (pvm_addmhf); func NULL: a free entry. */
@@ -39,6 +41,9 @@ struct pvm_ctx_t {
     int sbuf, rbuf;             /* active ids, 0 = none */
     int *queue;                 /* received, not yet taken: ids oldest first */
     int nqueue, qcap;
+    int context;                /* the current message context (pvm_setcontext) */
+    int nmhf;                   /* live message handlers (0: the fast path) */
+    pvm_ctx_match_fn *match;    /* pvm_recvf's matcher; NULL: the default (fast path) */
     int opts[PVM_CTX_NOPTS];    /* PvmRoute .. PvmNoReset; [0] unused */
     const pvm_transport_ops_t *ops;
     void *impl;
@@ -53,11 +58,9 @@ struct pvm_ctx_t {
     int cause_code;             /* ... which failed with this code (0: none) */
     FILE *catchout;             /* pvm_catchout's file, or NULL */
     pvm_ctx_notify_t notify;    /* pvm_notify's hooks (poll NULL: none) */
-    int context;                /* the current message context (pvm_setcontext) */
+    mhf_t *mhf;                 /* message handlers by id (mhfcap entries) */
+    int mhfcap;
     uint32_t ctxmap[PVM_CTX_PER_TASK / 32];     /* contexts this task made: bit n */
-    pvm_ctx_match_fn *match;    /* pvm_recvf's matcher; NULL: the default (fast path) */
-    mhf_t *mhf;                 /* message handlers by id; nmhf of them live */
-    int nmhf, mhfcap;
 };
 
 /*  A fresh context. */
@@ -231,7 +234,7 @@ int pvm_ctx_add_buf(pvm_ctx_t *self, pvm_buf_t *buf, int src, int tag, int ctxid
         self->slots = slots;
         self->nslots = n;
     }
-    self->slots[i] = (slot_t){ buf, src, tag, ctxid, 0, 0 };
+    self->slots[i] = (slot_t){ buf, src, tag, ctxid, 0, 0, false };
     return i + 1;
 }
 
@@ -412,6 +415,8 @@ static int s_wire(pvm_ctx_t *self, int bufid, int bad, wire_t *w)
 int pvm_ctx_send(pvm_ctx_t *self, int bufid, int dst, int tag, int ctxid)
 {
     assert(self);
+    if (ctxid == PVM_CTX_CURRENT)
+        ctxid = self->context;
     wire_t w;
     int rc = s_wire(self, bufid, dst <= 0 || tag < 0, &w);
     if (rc < 0)
@@ -423,6 +428,8 @@ int pvm_ctx_send(pvm_ctx_t *self, int bufid, int dst, int tag, int ctxid)
 int pvm_ctx_bcast(pvm_ctx_t *self, int bufid, const char *group, int tag, int ctxid)
 {
     assert(self);
+    if (ctxid == PVM_CTX_CURRENT)
+        ctxid = self->context;
     wire_t w;
     int rc = s_wire(self, bufid, tag < 0, &w);     /* enrolled: the transport is there */
     if (rc < 0)
@@ -442,7 +449,8 @@ static int s_matches(pvm_ctx_t *self, int bufid, int src, int tag, int ctxid)
 
 /*  Index of the queued message pvm_recvf's matcher picks (the first it rates 1, else the
  *  first it rates highest), -1 for none, or -1 with *err set when it fails. */
-static int s_find_custom(pvm_ctx_t *self, int src, int tag, int *err)
+static __attribute__((noinline, cold)) int s_find_custom(pvm_ctx_t *self, int src, int tag,
+                                                          int *err)
 {
     int best = -1, bestcc = 0;
     for (int i = 0; i < self->nqueue; i++) {
@@ -462,8 +470,10 @@ static int s_find_custom(pvm_ctx_t *self, int src, int tag, int *err)
 }
 
 /*  Index of the oldest queued match, or -1 (with *err < 0 when a matcher failed). */
-static int s_find(pvm_ctx_t *self, int src, int tag, int ctxid, int *err)
+static inline int s_find(pvm_ctx_t *self, int src, int tag, int ctxid, int *err)
 {
+    if (!self->nqueue)                  /* the common case: nothing waits */
+        return -1;
     if (self->match)                    /* pvm_recvf's: off the fast path */
         return s_find_custom(self, src, tag, err);
     for (int i = 0; i < self->nqueue; i++)
@@ -505,7 +515,19 @@ static void s_mhf_run(pvm_ctx_t *self, int k, int id)
         pvm_ctx_free_buf(self, id);
 }
 
-/*  Turns a transport message into a queued buffer; its id or < 0. */
+/*  Gives message id to its handler, if one matches: 1 (then it is gone), else 0.  Off
+ *  the fast path (kept out of s_enqueue, whose callers run it for every message). */
+static __attribute__((noinline, cold)) int s_mhf_take(pvm_ctx_t *self, int id)
+{
+    int k = s_mhf_for(self, &self->slots[id - 1]);
+    if (k < 0)
+        return 0;
+    s_mhf_run(self, k, id);
+    return 1;
+}
+
+/*  Turns a transport message into a queued buffer (0 when a handler took it); its id or
+ *  < 0. */
 static int s_enqueue(pvm_ctx_t *self, pvm_msg_t *msg)
 {
     if (self->nqueue == self->qcap) {
@@ -535,12 +557,8 @@ static int s_enqueue(pvm_ctx_t *self, pvm_msg_t *msg)
     int id = pvm_ctx_add_buf(self, buf, msg->src, msg->tag, msg->ctxid);
     if (id <= 0)
         return id;
-    self->slots[id - 1].dst = self->tid;
-    int k;
-    if (self->nmhf && (k = s_mhf_for(self, &self->slots[id - 1])) >= 0) {
-        s_mhf_run(self, k, id);         /* a handler takes it: never queued */
-        return 0;
-    }
+    if (self->nmhf && s_mhf_take(self, id))
+        return 0;                       /* a handler took it: never queued */
     self->queue[self->nqueue++] = id;
     return id;
 }
@@ -587,6 +605,16 @@ static void s_drain(pvm_ctx_t *self)
     pvm_msg_t msg = { 0 };
     while (self->ops->next(self->impl, 0, &msg) == 1 && s_enqueue(self, &msg) >= 0)
         msg = (pvm_msg_t){ 0 };
+}
+
+/*  Looks through the queue again after a handler ran or with pvm_recvf's matcher (after
+ *  queueing all that has arrived): as s_find. */
+static __attribute__((noinline, cold)) int s_rescan(pvm_ctx_t *self, int src, int tag,
+                                                    int ctxid, int *err)
+{
+    if (self->match)
+        s_drain(self);
+    return s_find(self, src, tag, ctxid, err);
 }
 
 /*  1 when a wait for (src, tag, ctxid) must look for notifications as it waits. */
@@ -654,15 +682,11 @@ static int s_wait_match(pvm_ctx_t *self, int src, int tag, int ctxid, int timeou
             *err = id;
             return -1;
         }
-        if (id > 0 && !self->match) {
-            if (s_matches(self, id, src, tag, ctxid))
-                return self->nqueue - 1;
-        } else {                        /* a handler ran, or a custom matcher: look again */
-            if (self->match)
-                s_drain(self);
-            if ((i = s_find(self, src, tag, ctxid, err)) >= 0 || *err)
-                return i;
-        }
+        if (!self->match && s_matches(self, id, src, tag, ctxid))
+            return self->nqueue - 1;    /* (id 0 never matches) */
+        if ((id == 0 || self->match)    /* a handler ran, or a custom matcher: look again */
+            && ((i = s_rescan(self, src, tag, ctxid, err)) >= 0 || *err))
+            return i;
     }
 }
 
@@ -672,6 +696,8 @@ int pvm_ctx_recv(pvm_ctx_t *self, int src, int tag, int ctxid, int timeout_ms)
     assert(self);
     if ((src < -1 && src != PVM_CTX_DAEMON_TID) || src == 0 || tag < -1)
         return GIMPI_EBADPARAM;
+    if (ctxid == PVM_CTX_CURRENT)
+        ctxid = self->context;
     int err;
     int i = s_wait_match(self, src, tag, ctxid, timeout_ms, &err);
     if (i < 0)
@@ -687,6 +713,8 @@ int pvm_ctx_probe(pvm_ctx_t *self, int src, int tag, int ctxid)
     assert(self);
     if ((src < -1 && src != PVM_CTX_DAEMON_TID) || src == 0 || tag < -1)
         return GIMPI_EBADPARAM;
+    if (ctxid == PVM_CTX_CURRENT)
+        ctxid = self->context;
     int err;
     int i = s_wait_match(self, src, tag, ctxid, 0, &err);
     return i < 0 ? err : self->queue[i];
@@ -860,7 +888,7 @@ int pvm_ctx_buf_minfo(pvm_ctx_t *self, int bufid, int *wid, int *dst)
     if (!slot)
         return GIMPI_ENOSUCHBUF;
     *wid = slot->wid;
-    *dst = slot->dst;
+    *dst = slot->dstset ? slot->dst : slot->src ? self->tid : 0;   /* received: to us */
     return 0;
 }
 
@@ -872,6 +900,6 @@ int pvm_ctx_set_minfo(pvm_ctx_t *self, int bufid, int src, int tag, int ctxid, i
     slot_t *slot = s_slot(self, bufid);
     if (!slot)
         return GIMPI_ENOSUCHBUF;
-    *slot = (slot_t){ slot->buf, src, tag, ctxid, wid, dst };
+    *slot = (slot_t){ slot->buf, src, tag, ctxid, wid, dst, true };
     return 0;
 }

@@ -218,6 +218,9 @@ typedef int pvm_ctx_match_fn(int bufid, int src, int tag);
 /*  pvm_addmhf's handler; its result is ignored. */
 typedef int pvm_ctx_mhf_fn(int bufid);
 
+/*  As the ctxid of pvm_ctx_send, pvm_ctx_bcast, pvm_ctx_recv and pvm_ctx_probe: the
+ *  current context (what the pvm_* message calls pass: no call to fetch it first). */
+#define PVM_CTX_CURRENT ((int)(-2147483647 - 1))
 /*  The current context (PvmBaseContext at start). */
 int pvm_ctx_context(const pvm_ctx_t *self);
 /*  Makes ctxid the current context (any value; -1 receives from every context); returns
@@ -244,7 +247,8 @@ int pvm_ctx_add_mhf(pvm_ctx_t *self, int src, int tag, int ctxid, pvm_ctx_mhf_fn
 /*  Removes handler id: 0, GIMPI_EBADPARAM (id < 0) or GIMPI_ENOTFOUND.  Safe from inside a
  *  handler. */
 int pvm_ctx_del_mhf(pvm_ctx_t *self, int id);
-/*  A buffer's wait id and destination (pvm_getminfo); 0 or GIMPI_ENOSUCHBUF. */
+/*  A buffer's wait id and destination (a received message's: this task, unless set);
+ *  0 or GIMPI_ENOSUCHBUF. */
 int pvm_ctx_buf_minfo(pvm_ctx_t *self, int bufid, int *wid, int *dst);
 /*  Sets what pvm_setminfo sets: source, tag, context, wait id and destination. */
 int pvm_ctx_set_minfo(pvm_ctx_t *self, int bufid, int src, int tag, int ctxid, int wid,

@@ -35,7 +35,7 @@ int pvm_send(int tid, int msgtag)
         return s_fail(ctx, "pvm_send", PvmNoBuf);
     if (tid <= 0 || msgtag < 0)
         return s_fail(ctx, "pvm_send", PvmBadParam);
-    int rc = pvm_ctx_send(ctx, sbuf, tid, msgtag, pvm_ctx_context(ctx));
+    int rc = pvm_ctx_send(ctx, sbuf, tid, msgtag, PVM_CTX_CURRENT);
     return rc < 0 ? s_fail(ctx, "pvm_send", rc) : 0;
 }
 
@@ -59,11 +59,11 @@ int pvm_mcast(int *tids, int ntask, int msgtag)
     int rc = pvm_ctx_enrol(ctx);
     if (rc < 0)
         return s_fail(ctx, "pvm_mcast", rc);
-    int me = pvm_ctx_tid(ctx), context = pvm_ctx_context(ctx);
+    int me = pvm_ctx_tid(ctx);
     for (int i = 0; i < ntask; i++) {
         if (tids[i] == me)
             continue;
-        rc = pvm_ctx_send(ctx, sbuf, tids[i], msgtag, context);
+        rc = pvm_ctx_send(ctx, sbuf, tids[i], msgtag, PVM_CTX_CURRENT);
         if (rc < 0)
             return s_fail(ctx, "pvm_mcast", rc);
     }
@@ -80,7 +80,7 @@ static int s_recv(const char *fn, int tid, int msgtag, int timeout_ms)
     if ((tid < -1 && tid != PVM_CTX_DAEMON_TID) || tid == 0 || msgtag < -1)
         return s_fail(ctx, fn, PvmBadParam);
     pvm_ctx_free_buf(ctx, pvm_ctx_rbuf(ctx));
-    int id = pvm_ctx_recv(ctx, tid, msgtag, pvm_ctx_context(ctx), timeout_ms);
+    int id = pvm_ctx_recv(ctx, tid, msgtag, PVM_CTX_CURRENT, timeout_ms);
     if (id < 0)
         return s_fail(ctx, fn, id);
     if (id > 0)
@@ -120,7 +120,7 @@ int pvm_probe(int tid, int msgtag)
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_probe", PvmNoMem);
-    int id = pvm_ctx_probe(ctx, tid, msgtag, pvm_ctx_context(ctx));
+    int id = pvm_ctx_probe(ctx, tid, msgtag, PVM_CTX_CURRENT);
     return id < 0 ? s_fail(ctx, "pvm_probe", id) : id;
 }
 
@@ -154,7 +154,7 @@ int pvm_psend(int tid, int msgtag, void *buf, int len, int datatype)
         pvm_buf_destroy(&b);
     if (id < 0)
         return s_fail(ctx, "pvm_psend", id);
-    rc = pvm_ctx_send(ctx, id, tid, msgtag, pvm_ctx_context(ctx));
+    rc = pvm_ctx_send(ctx, id, tid, msgtag, PVM_CTX_CURRENT);
     pvm_ctx_free_buf(ctx, id);
     return rc < 0 ? s_fail(ctx, "pvm_psend", rc) : 0;
 }
@@ -173,7 +173,7 @@ int pvm_precv(int tid, int msgtag, void *buf, int len, int datatype,
         rc = PvmBadParam;
     if (rc < 0)
         return s_fail(ctx, "pvm_precv", rc);
-    int id = pvm_ctx_recv(ctx, tid, msgtag, pvm_ctx_context(ctx), -1);
+    int id = pvm_ctx_recv(ctx, tid, msgtag, PVM_CTX_CURRENT, -1);
     if (id < 0)
         return s_fail(ctx, "pvm_precv", id);
     pvm_buf_t *b = pvm_ctx_buf(ctx, id);
