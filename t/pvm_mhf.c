@@ -5,7 +5,8 @@
  *  the message is never seen by a receive; wildcards on source, tag and context;
  *  overlapping handlers are PvmExists; messages queued before the handler was added stay
  *  for pvm_recv; pvm_delmhf's errors; a handler that deletes itself or another one; a
- *  handler that sends a reply (it arrives, for the caller's receive).
+ *  handler that sends a reply (it arrives, for the caller's receive); a handler that
+ *  receives another message itself.
  */
 #include "gtap.h"
 #include "gimpi.h"
@@ -51,6 +52,18 @@ static int s_replier(int mid)
     pvm_pkint(&v, 1, 1);
     pvm_send(ME, 91);
     (void)mid;
+    return 0;
+}
+
+/*  Receives the tag-61 message from inside (a nested receive). */
+static int s_nested(int mid)
+{
+    (void)mid;
+    s_runs++;
+    int b = pvm_recv(-1, 61);
+    s_seen_val = -1;
+    if (b > 0)
+        pvm_upkint(&s_seen_val, 1, 1);
     return 0;
 }
 
@@ -184,6 +197,17 @@ static void s_check_reply(void)
     int v = -1;
     ok(b > 0 && pvm_upkint(&v, 1, 1) == 0 && v == 42 && s_runs == 1,
        "a handler's pvm_send from inside reaches the caller's pvm_recv");
+    pvm_delmhf(h);
+    s_reset();
+    h = pvm_addmhf(-1, 60, -1, s_nested);
+    s_send_int(1, 60);
+    s_send_int(2, 61);
+    s_send_int(3, 62);
+    b = pvm_recv(-1, 62);
+    v = -1;
+    ok(b > 0 && pvm_upkint(&v, 1, 1) == 0 && v == 3 && s_runs == 1 && s_seen_val == 2,
+       "a handler's own pvm_recv takes its message; the caller's receive goes on after");
+    cmp_ok(pvm_nrecv(-1, 61), "==", 0, "... and nothing is left behind");
     pvm_delmhf(h);
 }
 

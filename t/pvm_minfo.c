@@ -4,11 +4,13 @@
  *  and body, after a send), pvm_pkmesgbody (PvmMismatch across encodings), every error
  *  code of these calls, and pvm_recvf: the default matcher returned first and usable, a
  *  custom one picking the largest tag for pvm_recv, nrecv, probe and precv, errors from
- *  a matcher, and the default restored.
+ *  a matcher, and the default restored; and the transport header of a base-context
+ *  message, byte for byte as before contexts existed.
  */
 #include "gtap.h"
 #include "gimpi.h"
 #include "pvmtest.h"
+#include "pvm/pvm_header.h"
 
 #define ME PVMTEST_TID
 
@@ -185,6 +187,26 @@ static void s_check_recvf(void)
     pvm_freebuf(pvm_recv(-1, -1));
 }
 
+/*  The wire: PvmBaseContext traffic keeps the header it always had. */
+static void s_check_wire(void)
+{
+    uint8_t h[PVM_HDR_SIZE];
+    pvm_header_put(h, PVM_BUF_DEFAULT, 0, PvmBaseContext, 4);
+    static const uint8_t before[PVM_HDR_SIZE] = { 'P', 1, 0, 0, 0, 0, 0, 0,
+                                                  0, 0, 0, 0, 0, 0, 0, 4 };
+    ok(memcmp(h, before, sizeof h) == 0, "a base-context header is the pre-context bytes");
+    pvm_header_put(h, PVM_BUF_RAW, PVM_HDR_BODY_FOLLOWS, 0x12345678, 70000);
+    int enc, flags, cx;
+    uint64_t len;
+    ok(h[4] == 0x12 && h[7] == 0x78
+       && pvm_header_get(h, PVM_HDR_SIZE, &enc, &flags, &cx, &len) == 0
+       && cx == 0x12345678 && len == 70000 && enc == PVM_BUF_RAW,
+       "another context travels in bytes 4-7, big-endian, and decodes back");
+    pvm_header_put(h, PVM_BUF_DEFAULT, PVM_HDR_BODY_FOLLOWS, -1, 1);
+    ok(pvm_header_get(h, PVM_HDR_SIZE, &enc, &flags, &cx, &len) == 0 && cx == -1,
+       "... context -1 too");
+}
+
 int main(void)
 {
     plan(NO_PLAN);
@@ -192,6 +214,7 @@ int main(void)
     s_check_minfo();
     s_check_pkmesg();
     s_check_recvf();
+    s_check_wire();
     pvm_ctx_install(NULL);
     done_testing();
 }

@@ -494,7 +494,10 @@ static int s_mhf_for(const pvm_ctx_t *self, const slot_t *m)
     return -1;
 }
 
-/*  Runs handler k on message id as libpvm does (pvm_ctx.h, pvm_ctx_add_mhf). */
+/*  Runs handler k on message id as libpvm does (pvm_ctx.h, pvm_ctx_add_mhf): afterwards
+ *  the receive and send buffers the handler left are freed, as libpvm's
+ *  pvm_freebuf(pvm_setrbuf(saved)) does (a message the handler made inactive itself is
+ *  the handler's to free, as there). */
 static void s_mhf_run(pvm_ctx_t *self, int k, int id)
 {
     pvm_ctx_mhf_fn *f = self->mhf[k].func;     /* the handler may delete itself */
@@ -510,9 +513,7 @@ static void s_mhf_run(pvm_ctx_t *self, int k, int id)
     if (hs && hs != self->sbuf && hs != self->rbuf)
         pvm_ctx_free_buf(self, hs);
     if (hr && hr != self->rbuf && hr != self->sbuf)
-        pvm_ctx_free_buf(self, hr);
-    if (hr != id && id != self->sbuf && id != self->rbuf)
-        pvm_ctx_free_buf(self, id);
+        pvm_ctx_free_buf(self, hr);     /* the message, unless the handler switched away */
 }
 
 /*  Gives message id to its handler, if one matches: 1 (then it is gone), else 0.  Off

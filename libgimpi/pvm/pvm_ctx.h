@@ -241,8 +241,9 @@ pvm_ctx_match_fn *pvm_ctx_set_match(pvm_ctx_t *self, pvm_ctx_match_fn *f);
  *  same messages, GIMPI_EBADPARAM for a NULL f, or GIMPI_ENOMEM.  A handler runs inside
  *  the receive or probe that takes its message off the transport, with the message as
  *  the active receive buffer, no send buffer and the message's context as the current
- *  one; afterwards the message, and any send buffer the handler left, are freed and the
- *  caller's buffers and context are back. */
+ *  one; afterwards the receive buffer (the message, unless the handler made another one
+ *  active) and any send buffer the handler left are freed and the caller's buffers and
+ *  context are back. */
 int pvm_ctx_add_mhf(pvm_ctx_t *self, int src, int tag, int ctxid, pvm_ctx_mhf_fn *f);
 /*  Removes handler id: 0, GIMPI_EBADPARAM (id < 0) or GIMPI_ENOTFOUND.  Safe from inside a
  *  handler. */
@@ -280,7 +281,8 @@ void pvm_ctx_set_notify(pvm_ctx_t *self, const pvm_ctx_notify_t *notify);
 /*  The hooks' arg, NULL when none are set. */
 void *pvm_ctx_notify_arg(const pvm_ctx_t *self);
 /*  Queues a message from src with tag in context ctxid holding the n ints of vals packed
- *  in PvmDataDefault, as if it had arrived.  Its buffer id, or < 0. */
+ *  in PvmDataDefault, as if it had arrived.  Its buffer id, 0 when a message handler
+ *  took it, or < 0. */
 int pvm_ctx_inject(pvm_ctx_t *self, int src, int tag, int ctxid, const int *vals, int n);
 
 /* ---- options ---- */
