@@ -26,7 +26,7 @@ run() {
     if [ $rc = 0 ] && [ "$got" = "$want" ]; then ok 0 "$name"; else
         ok 1 "$name (exit $rc, $got of $want ok lines)"; sed 's/^/# /' "$tmp/out" "$tmp/err" | head -20; fi
 }
-run "2 tasks: unique contexts, isolation both ways, freecontext errors, a handler replies" \
+run "2 tasks: unique contexts, isolation both ways, freecontext errors, wait ids travel, a handler replies" \
     2 "$RUN" -np 2 "$TASK" pair
 run "spawned children start in their parent's context (a new one, then the base)" \
     1 "$TASK" spawn

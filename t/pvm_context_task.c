@@ -4,8 +4,9 @@
  *             differ within a task and across the two; a message sent in a context is
  *             received only in that context and a base one only in the base (both ways,
  *             nrecv, probe, recv); pvm_freecontext of a freed, another task's or an
- *             unknown context is PvmNotFound and a freed id comes back; a message handler
- *             in task 2 replies from inside its receive to task 1's ping
+ *             unknown context is PvmNotFound and a freed id comes back; a wait id set
+ *             with pvm_setmwid arrives with the message (inline and long); a message
+ *             handler in task 2 replies from inside its receive to task 1's ping
  *    spawn    from the shell: spawns `child` from a new context, then from the base one;
  *             each child reports the context it started in, sending in it, then in base
  *    child    (spawned) the above report
@@ -86,6 +87,27 @@ static int s_pair(void)
     CHECK(pvm_nrecv(-1, -1) == 0, "... and nothing else");
     pvm_setcontext(PvmBaseContext);
     CHECK(s_recv_int(peer, 7) == 7, "the base message was there all along");
+    /* the wait id travels with a message (pvm_setmwid), short and long */
+    static int big[20000];
+    big[19999] = 5;
+    for (int k = 0; k < 2; k++) {
+        pvm_initsend(PvmDataDefault);
+        pvm_pkint(k ? big : &v, k ? 20000 : 1, 1);
+        CHECK(pvm_setmwid(pvm_getsbuf(), 77 + k) == 0, "setmwid");
+        CHECK(pvm_send(peer, 8) == 0, "send with a wait id");
+    }
+    s_send(peer, 9, &v, 1);
+    struct pvmminfo mi;
+    for (int k = 0; k < 2; k++) {
+        int b = pvm_recv(peer, 8);
+        CHECK(b > 0 && pvm_getminfo(b, &mi) == 0 && mi.wid == 77 + k && mi.src == peer
+              && mi.dst == me && mi.tag == 8, "wait id %d arrived (%d bytes): %d", 77 + k,
+              mi.len, mi.wid);
+    }
+    int last = -1;
+    CHECK(pvm_upkint(big, 20000, 1) == 0 && big[19999] == 5, "the long one's body");
+    CHECK(pvm_recv(peer, 9) > 0 && pvm_getminfo(pvm_getrbuf(), &mi) == 0 && mi.wid == 0
+          && pvm_upkint(&last, 1, 1) == 0, "a message without one has wait id 0");
     /* freeing */
     CHECK(pvm_freecontext(c[1]) == 0, "freecontext");
     CHECK(pvm_freecontext(c[1]) == PvmNotFound, "freecontext twice: PvmNotFound");

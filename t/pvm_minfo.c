@@ -196,15 +196,23 @@ static void s_check_wire(void)
                                                   0, 0, 0, 0, 0, 0, 0, 4 };
     ok(memcmp(h, before, sizeof h) == 0, "a base-context header is the pre-context bytes");
     pvm_header_put(h, PVM_BUF_RAW, PVM_HDR_BODY_FOLLOWS, 0x12345678, 70000);
-    int enc, flags, cx;
+    int enc, flags, cx, wid;
     uint64_t len;
     ok(h[4] == 0x12 && h[7] == 0x78
-       && pvm_header_get(h, PVM_HDR_SIZE, &enc, &flags, &cx, &len) == 0
-       && cx == 0x12345678 && len == 70000 && enc == PVM_BUF_RAW,
+       && pvm_header_get(h, PVM_HDR_SIZE, &enc, &flags, &cx, &len, &wid) == PVM_HDR_SIZE
+       && cx == 0x12345678 && len == 70000 && enc == PVM_BUF_RAW && wid == 0,
        "another context travels in bytes 4-7, big-endian, and decodes back");
     pvm_header_put(h, PVM_BUF_DEFAULT, PVM_HDR_BODY_FOLLOWS, -1, 1);
-    ok(pvm_header_get(h, PVM_HDR_SIZE, &enc, &flags, &cx, &len) == 0 && cx == -1,
-       "... context -1 too");
+    ok(pvm_header_get(h, PVM_HDR_SIZE, &enc, &flags, &cx, &len, &wid) == PVM_HDR_SIZE
+       && cx == -1, "... context -1 too");
+    uint8_t w[PVM_HDR_SIZE + PVM_HDR_WID_SIZE + 2];
+    pvm_header_put(w, PVM_BUF_DEFAULT, PVM_HDR_WID, 0, 2);
+    pvm_header_put_wid(w, 77);
+    ok(pvm_header_get(w, sizeof w, &enc, &flags, &cx, &len, &wid)
+       == PVM_HDR_SIZE + PVM_HDR_WID_SIZE && wid == 77 && len == 2,
+       "a wait id follows the 16 bytes only when flag 4 says so");
+    ok(pvm_header_get(w, sizeof w - 1, &enc, &flags, &cx, &len, &wid) == PvmBadMsg,
+       "... and a message one byte short is PvmBadMsg");
 }
 
 int main(void)

@@ -383,15 +383,18 @@ typedef struct {
     uint8_t *frame;
     const uint8_t *bytes;
     size_t len;
+    int wid;                    /* the buffer's wait id (pvm_setminfo), usually 0 */
 } wire_t;
 
 /*  Fills w for buffer bufid after the checks (bad: the caller's parameters are wrong) and
  *  the enrolment.  0 or a GIMPI_E* code. */
 static int s_wire(pvm_ctx_t *self, int bufid, int bad, wire_t *w)
 {
-    pvm_buf_t *buf = pvm_ctx_buf(self, bufid);
-    if (!buf)
+    slot_t *slot = s_slot(self, bufid);
+    if (!slot)
         return GIMPI_ENOSUCHBUF;
+    pvm_buf_t *buf = slot->buf;
+    w->wid = slot->wid;
     if (bad)
         return GIMPI_EBADPARAM;
     int rc = pvm_ctx_enrol(self);
@@ -421,6 +424,8 @@ int pvm_ctx_send(pvm_ctx_t *self, int bufid, int dst, int tag, int ctxid)
     int rc = s_wire(self, bufid, dst <= 0 || tag < 0, &w);
     if (rc < 0)
         return rc;
+    if (w.wid && self->ops->send_wid)   /* pvm_setminfo's wait id travels along */
+        return self->ops->send_wid(self->impl, dst, tag, ctxid, w.wid, w.enc, w.bytes, w.len);
     return self->ops->send(self->impl, dst, tag, ctxid, w.enc, w.frame, w.bytes, w.len);
 }
 
@@ -516,10 +521,14 @@ static void s_mhf_run(pvm_ctx_t *self, int k, int id)
         pvm_ctx_free_buf(self, hr);     /* the message, unless the handler switched away */
 }
 
-/*  Gives message id to its handler, if one matches: 1 (then it is gone), else 0.  Off
- *  the fast path (kept out of s_enqueue, whose callers run it for every message). */
-static __attribute__((noinline, cold)) int s_mhf_take(pvm_ctx_t *self, int id)
+/*  Records a received message's wait id and gives the message to its handler, if one
+ *  matches: 1 (then it is gone), else 0.  Off the fast path (kept out of s_enqueue, whose
+ *  callers run it for every message). */
+static __attribute__((noinline, cold)) int s_mhf_take(pvm_ctx_t *self, int id, int wid)
 {
+    self->slots[id - 1].wid = wid;      /* the sender's wait id, if any (one test for both) */
+    if (!self->nmhf)
+        return 0;
     int k = s_mhf_for(self, &self->slots[id - 1]);
     if (k < 0)
         return 0;
@@ -558,7 +567,7 @@ static int s_enqueue(pvm_ctx_t *self, pvm_msg_t *msg)
     int id = pvm_ctx_add_buf(self, buf, msg->src, msg->tag, msg->ctxid);
     if (id <= 0)
         return id;
-    if (self->nmhf && s_mhf_take(self, id))
+    if ((self->nmhf | msg->wid) && s_mhf_take(self, id, msg->wid))
         return 0;                       /* a handler took it: never queued */
     self->queue[self->nqueue++] = id;
     return id;
@@ -595,7 +604,7 @@ int pvm_ctx_inject(pvm_ctx_t *self, int src, int tag, int ctxid, const int *vals
     pvm_buf_destroy(&b);
     if (!copy)
         return GIMPI_ENOMEM;
-    pvm_msg_t msg = { src, tag, ctxid, PVM_BUF_DEFAULT, copy, len, 0, NULL };
+    pvm_msg_t msg = { src, tag, ctxid, PVM_BUF_DEFAULT, copy, len, 0, NULL, 0 };
     return s_enqueue(self, &msg);
 }
 

@@ -46,6 +46,7 @@ typedef struct {
     size_t len;
     size_t off;
     void *body;
+    int wid;                    /* the wait id the sender set (pvm_setminfo), else 0 */
 } pvm_msg_t;
 
 /*  What a transport implements.  Every function gets the `impl` given at attach time.
@@ -63,6 +64,11 @@ typedef struct {
      *  (one PvmDataInPlace segment), which the transport must leave alone. */
     int (*send)(void *impl, int dst, int tag, int ctxid, int encoding, uint8_t *frame,
                 const void *bytes, size_t len);
+    /*  Optional (may be NULL: the wait id stays behind): send for a message whose wait id
+     *  is not 0 (pvm_setminfo, pvm_setmwid), which travels with it; the bytes are the
+     *  caller's (no frame).  Off the fast path. */
+    int (*send_wid)(void *impl, int dst, int tag, int ctxid, int wid, int encoding,
+                    const void *bytes, size_t len);
     /*  The next arrived message, waiting up to timeout_ms (0: poll, -1: no limit).
      *  Returns 1 with *msg filled, 0 when nothing arrived in time, or < 0 (e.g.
      *  GIMPI_ESYSERR when nothing can ever arrive). */

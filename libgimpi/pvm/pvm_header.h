@@ -3,13 +3,15 @@
  *  that a fuzz target (fuzz/fuzz_pvm_header.c) can drive the decoder with any bytes.
  *
  *  16 bytes: byte 0 'P', byte 1 version 1, byte 2 encoding (0 default/XDR, 1 raw), byte 3
- *  flags (PVM_HDR_BODY_FOLLOWS, PVM_HDR_BCAST_BODY), bytes 4-7 the PVM message context
- *  (big endian, signed: 0 for PvmBaseContext, so a program that never calls
- *  pvm_newcontext sends the same bytes as before contexts existed), bytes 8-15 the body's
- *  length (big endian).  An inline message is the header and its body; a header whose
- *  body follows (BODY_FOLLOWS) is the 16 bytes alone, or, for a pvm_bcast body
- *  (BCAST_BODY too), 24 with the sender's bcast number after them.  The functions are
- *  static inline: the message path keeps them inlined.
+ *  flags (PVM_HDR_BODY_FOLLOWS, PVM_HDR_BCAST_BODY, PVM_HDR_WID), bytes 4-7 the PVM
+ *  message context (big endian, signed: 0 for PvmBaseContext, so a program that never
+ *  calls pvm_newcontext sends the same bytes as before contexts existed), bytes 8-15 the
+ *  body's length (big endian).  With PVM_HDR_WID (a message whose wait id pvm_setminfo or
+ *  pvm_setmwid made non-zero; never set otherwise) the wait id follows as 4 big-endian
+ *  bytes.  Then, for a pvm_bcast body (BCAST_BODY, with BODY_FOLLOWS), the sender's bcast
+ *  number as 8 bytes.  An inline message is the header and its body; a header whose body
+ *  follows (BODY_FOLLOWS) is the header alone.  The functions are static inline: the
+ *  message path keeps them inlined.
  */
 #ifndef GIMPI_PVM_HEADER_H
 #define GIMPI_PVM_HEADER_H
@@ -26,6 +28,8 @@
 #define PVM_HDR_BODY_FOLLOWS 1
 #define PVM_HDR_BCAST_BODY 2    /* with BODY_FOLLOWS: the body is a bcast body, seq follows */
 #define PVM_HDR_BCAST_SIZE (PVM_HDR_SIZE + 8)
+#define PVM_HDR_WID 4           /* the wait id follows the 16 bytes */
+#define PVM_HDR_WID_SIZE 4
 
 /*  Writes the 16-byte header. */
 static inline void pvm_header_put(uint8_t *h, int encoding, int flags, int ctxid,
@@ -42,13 +46,25 @@ static inline void pvm_header_put(uint8_t *h, int encoding, int flags, int ctxid
         h[8 + i] = (uint8_t)(bodylen >> (56 - 8 * i));
 }
 
-/*  Reads the header of a message of len bytes: 0 with the fields set, or GIMPI_EBADMSG
- *  when it is not one of ours (then the fields may be partly set). */
-static inline int pvm_header_get(const uint8_t *h, size_t len, int *encoding, int *flags,
-                                 int *ctxid, uint64_t *bodylen)
+/*  Writes the wait id after a header whose flags have PVM_HDR_WID. */
+static inline void pvm_header_put_wid(uint8_t *h, int wid)
 {
+    uint32_t w = (uint32_t)wid;
+    for (int i = 0; i < 4; i++)
+        h[PVM_HDR_SIZE + i] = (uint8_t)(w >> (24 - 8 * i));
+}
+
+/*  Reads the header of a message of len bytes: its size (16, plus 4 with PVM_HDR_WID,
+ *  plus 8 with PVM_HDR_BCAST_BODY; an inline body starts there) with the fields set (*wid
+ *  0 without PVM_HDR_WID), or GIMPI_EBADMSG when it is not one of ours (then the fields
+ *  may be partly set). */
+static inline int pvm_header_get(const uint8_t *h, size_t len, int *encoding, int *flags,
+                                 int *ctxid, uint64_t *bodylen, int *wid)
+{
+    const int known = PVM_HDR_BODY_FOLLOWS | PVM_HDR_BCAST_BODY | PVM_HDR_WID;
     if (len < PVM_HDR_SIZE || h[0] != PVM_HDR_MAGIC || h[1] != PVM_HDR_VERSION || h[2] > 1
-        || (h[3] & ~(PVM_HDR_BODY_FOLLOWS | PVM_HDR_BCAST_BODY)) || h[3] == PVM_HDR_BCAST_BODY)
+        || (h[3] & ~known)
+        || (h[3] & (PVM_HDR_BCAST_BODY | PVM_HDR_BODY_FOLLOWS)) == PVM_HDR_BCAST_BODY)
         return GIMPI_EBADMSG;
     *encoding = h[2] == 0 ? PVM_BUF_DEFAULT : PVM_BUF_RAW;
     *flags = h[3];
@@ -60,10 +76,16 @@ static inline int pvm_header_get(const uint8_t *h, size_t len, int *encoding, in
     for (int i = 0; i < 8; i++)
         n = n << 8 | h[8 + i];
     *bodylen = n;
-    if (*flags & PVM_HDR_BCAST_BODY ? len != PVM_HDR_BCAST_SIZE
-        : *flags & PVM_HDR_BODY_FOLLOWS ? len != PVM_HDR_SIZE : n != len - PVM_HDR_SIZE)
+    size_t hl = PVM_HDR_SIZE + (*flags & PVM_HDR_WID ? PVM_HDR_WID_SIZE : 0)
+              + (*flags & PVM_HDR_BCAST_BODY ? 8 : 0);
+    if (len < hl || (*flags & PVM_HDR_BODY_FOLLOWS ? len != hl : n != len - hl))
         return GIMPI_EBADMSG;
-    return 0;
+    uint32_t w = 0;
+    if (*flags & PVM_HDR_WID)
+        for (int i = 0; i < 4; i++)
+            w = w << 8 | h[PVM_HDR_SIZE + i];
+    *wid = (int)w;
+    return (int)hl;
 }
 
 #endif

@@ -7,7 +7,8 @@
  *  0x408c41 raw on LP64 little-endian hosts), crc (always 0: PVM sets it only under its
  *  debugging option) and source and destination tids.  pvm_setminfo sets context, tag,
  *  wait id, source and destination, as libpvm does; a send then sets context, tag,
- *  destination and source anew, as there.  pvm_pkmesg packs a header as eight ints and
+ *  destination and source anew, as there, and the wait id travels with pvm_send and
+ *  pvm_mcast (the transport's send_wid).  pvm_pkmesg packs a header as eight ints and
  *  then the body as one fragment (its length, then its bytes), in the send buffer's
  *  encoding, as libpvm's pmsg_pack; pvm_upkmesg reads that back into a new buffer.
  *  pvm_recvf's matcher applies to pvm_recv, nrecv, trecv, probe and precv (libpvm's

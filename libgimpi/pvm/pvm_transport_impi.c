@@ -147,6 +147,15 @@ static void s_inline_free(uint8_t *b, const uint8_t *frame, const uint8_t *small
         free(b);
 }
 
+/*  A send's result as PVM's: a destination that has left the job (finished or died)
+ *  silently drops the message, as PVM's daemons do. */
+static int s_send_rc(int rc)
+{
+    if (rc == GIMPI_ENOTASK)
+        return GIMPI_EBADPARAM;     /* no task ever had (or still has) that tid */
+    return rc == GIMPI_ESYSERR ? 0 : rc;
+}
+
 /*  vtable: a standard send of header + body inline (s_inline), or of the header, then the
  *  body as a second message.  A destination that has left the job (finished or died)
  *  silently drops the message, as PVM's daemons do. */
@@ -171,9 +180,34 @@ static int s_send(void *impl, int dst, int tag, int ctxid, int encoding, uint8_t
         if (rc == 0)
             rc = gimpi_msg_send_cid(self->msg, GIMPI_CID_PVM_BODY, dst, tag, bytes, len);
     }
-    if (rc == GIMPI_ENOTASK)
-        return GIMPI_EBADPARAM;     /* no task ever had (or still has) that tid */
-    return rc == GIMPI_ESYSERR ? 0 : rc;
+    return s_send_rc(rc);
+}
+
+/*  vtable: send for a message with a wait id (pvm_setminfo): the header, the wait id
+ *  (flag PVM_HDR_WID) and the body copied behind them when inline, else the header and
+ *  wait id, then the body as in s_send.  Only such messages change the wire. */
+static int s_send_wid(void *impl, int dst, int tag, int ctxid, int wid, int encoding,
+                      const void *bytes, size_t len)
+{
+    impi_tp_t *self = impl;
+    if (dst <= 0)
+        return GIMPI_EBADPARAM;
+    size_t hl = HDR_SIZE + PVM_HDR_WID_SIZE;
+    int inl = len <= self->inline_max, rc;
+    uint8_t h[HDR_SIZE + PVM_HDR_WID_SIZE];
+    uint8_t *b = inl ? malloc(hl + len) : h;
+    if (!b)
+        return GIMPI_ENOMEM;
+    pvm_header_put(b, encoding, PVM_HDR_WID | (inl ? 0 : BODY_FOLLOWS), ctxid, len);
+    pvm_header_put_wid(b, wid);
+    if (inl && len)
+        memcpy(b + hl, bytes, len);
+    rc = gimpi_msg_send_cid(self->msg, GIMPI_CID_PVM, dst, tag, b, hl + (inl ? len : 0));
+    if (inl)
+        free(b);
+    else if (rc == 0)
+        rc = gimpi_msg_send_cid(self->msg, GIMPI_CID_PVM_BODY, dst, tag, bytes, len);
+    return s_send_rc(rc);
 }
 
 /*  Receives exactly one message (from src, with tag, in cid) of len bytes into dst, or
@@ -324,21 +358,21 @@ static int s_next_from(void *impl, int timeout_ms, int watch, pvm_msg_t *msg)
     if (!flag)
         return 0;
     uint8_t *b = v;
-    int encoding, flags, ctxid;
+    int encoding, flags, ctxid, wid;
     uint64_t bodylen;
-    rc = pvm_header_get(b, st.len, &encoding, &flags, &ctxid, &bodylen);
-    if (rc < 0) {
+    int hl = pvm_header_get(b, st.len, &encoding, &flags, &ctxid, &bodylen, &wid);
+    if (hl < 0) {
         fprintf(stderr, "gimpi: PVM message from t%x with a bad header dropped\n",
                 (unsigned)st.source);
         free(b);
-        return rc;
+        return hl;
     }
     if (flags & BODY_FOLLOWS) {
         uint64_t cid = GIMPI_CID_PVM_BODY;
         int btag = st.tag;
         if (flags & BCAST_BODY) {           /* the body's tag: the sender's bcast number */
             cid = GIMPI_CID_PVM_BCAST;
-            btag = (int)(gimpi_be_get64(b + HDR_SIZE) & 0x7fffffff);
+            btag = (int)(gimpi_be_get64(b + hl - 8) & 0x7fffffff);
         }
         free(b);
         if (bodylen > SIZE_MAX)
@@ -350,15 +384,16 @@ static int s_next_from(void *impl, int timeout_ms, int watch, pvm_msg_t *msg)
             s_take_into(self, cid, st.source, btag, NULL, (size_t)bodylen);
             return GIMPI_ENOMEM;
         }
-        *msg = (pvm_msg_t){ st.source, st.tag, ctxid, encoding, NULL, (size_t)bodylen, 0, token };
+        *msg = (pvm_msg_t){ st.source, st.tag, ctxid, encoding, NULL, (size_t)bodylen, 0, token,
+                            wid };
         return 1;
     }
-    size_t len = st.len - HDR_SIZE;         /* the body stays behind the header: no copy */
+    size_t len = st.len - (size_t)hl;       /* the body stays behind the header: no copy */
     if (len == 0) {
         free(b);
-        *msg = (pvm_msg_t){ st.source, st.tag, ctxid, encoding, NULL, 0, 0, NULL };
+        *msg = (pvm_msg_t){ st.source, st.tag, ctxid, encoding, NULL, 0, 0, NULL, wid };
     } else
-        *msg = (pvm_msg_t){ st.source, st.tag, ctxid, encoding, b, len, HDR_SIZE, NULL };
+        *msg = (pvm_msg_t){ st.source, st.tag, ctxid, encoding, b, len, (size_t)hl, NULL, wid };
     return 1;
 }
 
@@ -468,6 +503,7 @@ static const pvm_transport_ops_t s_ops = {
     .mytid = s_mytid,
     .parent = s_parent,
     .send = s_send,
+    .send_wid = s_send_wid,
     .next = s_next,
     .next_from = s_next_from,
     .siblings = s_siblings,
