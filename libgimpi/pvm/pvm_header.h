@@ -61,13 +61,10 @@ static inline void pvm_header_put_wid(uint8_t *h, int wid)
 static inline int pvm_header_get(const uint8_t *h, size_t len, int *encoding, int *flags,
                                  int *ctxid, uint64_t *bodylen, int *wid)
 {
-    const int known = PVM_HDR_BODY_FOLLOWS | PVM_HDR_BCAST_BODY | PVM_HDR_WID;
-    if (len < PVM_HDR_SIZE || h[0] != PVM_HDR_MAGIC || h[1] != PVM_HDR_VERSION || h[2] > 1
-        || (h[3] & ~known)
-        || (h[3] & (PVM_HDR_BCAST_BODY | PVM_HDR_BODY_FOLLOWS)) == PVM_HDR_BCAST_BODY)
+    if (len < PVM_HDR_SIZE || h[0] != PVM_HDR_MAGIC || h[1] != PVM_HDR_VERSION || h[2] > 1)
         return GIMPI_EBADMSG;
     *encoding = h[2] == 0 ? PVM_BUF_DEFAULT : PVM_BUF_RAW;
-    *flags = h[3];
+    int f = *flags = h[3];
     uint32_t c = 0;
     for (int i = 0; i < 4; i++)
         c = c << 8 | h[4 + i];
@@ -76,12 +73,18 @@ static inline int pvm_header_get(const uint8_t *h, size_t len, int *encoding, in
     for (int i = 0; i < 8; i++)
         n = n << 8 | h[8 + i];
     *bodylen = n;
-    size_t hl = PVM_HDR_SIZE + (*flags & PVM_HDR_WID ? PVM_HDR_WID_SIZE : 0)
-              + (*flags & PVM_HDR_BCAST_BODY ? 8 : 0);
-    if (len < hl || (*flags & PVM_HDR_BODY_FOLLOWS ? len != hl : n != len - hl))
+    *wid = 0;
+    if (f == 0)                         /* the common case: an inline body, no wait id */
+        return n == len - PVM_HDR_SIZE ? PVM_HDR_SIZE : GIMPI_EBADMSG;
+    if ((f & ~(PVM_HDR_BODY_FOLLOWS | PVM_HDR_BCAST_BODY | PVM_HDR_WID))
+        || (f & (PVM_HDR_BCAST_BODY | PVM_HDR_BODY_FOLLOWS)) == PVM_HDR_BCAST_BODY)
+        return GIMPI_EBADMSG;
+    size_t hl = PVM_HDR_SIZE + (f & PVM_HDR_WID ? PVM_HDR_WID_SIZE : 0)
+              + (f & PVM_HDR_BCAST_BODY ? 8 : 0);
+    if (len < hl || (f & PVM_HDR_BODY_FOLLOWS ? len != hl : n != len - hl))
         return GIMPI_EBADMSG;
     uint32_t w = 0;
-    if (*flags & PVM_HDR_WID)
+    if (f & PVM_HDR_WID)
         for (int i = 0; i < 4; i++)
             w = w << 8 | h[PVM_HDR_SIZE + i];
     *wid = (int)w;
