@@ -24,8 +24,9 @@ CONFIGURE_FLAGS=${GIMPI_CONFIGURE_FLAGS:-}
 JOBS=$(nproc 2>/dev/null || echo 2)
 PACKAGES="build-essential autoconf automake libtool pkg-config libzmq3-dev libsodium-dev libedit-dev iproute2"
 FUZZ_PACKAGES="clang libclang-rt-dev"
-# PVM's own example programs, which the test suite builds with gimpicc (t/pvm_examples.sh)
-CHECK_PACKAGES="pvm pvm-dev pvm-examples"
+# PVM's own example programs, which the test suite builds with gimpicc (t/pvm_examples.sh),
+# and gfortran for the Fortran binding's tests (t/fortran*.sh; they skip without it)
+CHECK_PACKAGES="pvm pvm-dev pvm-examples gfortran"
 
 # Prints a step on stderr.
 say() { echo "setup: $*" >&2; }

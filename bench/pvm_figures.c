@@ -7,13 +7,16 @@
  *  pvm_barrier(G, N), and per figure pvm_barrier (barrier), pvm_initsend + pvm_pkbyte +
  *  pvm_bcast / pvm_recv + pvm_upkbyte (bcast8, bcast1m, PvmDataDefault), pvm_reduce(PvmSum)
  *  with a new tag per operation (reduce1int, reduce1mdbl), pvm_send / pvm_recv (rtt8 with
- *  PvmDataDefault, stream1m with PvmDataRaw).  Each member times its own part; pvm_gather
+ *  PvmDataDefault, stream1m with PvmDataRaw), pvm_putinfo + pvm_recvinfo on the task's own
+ *  class (mbox, bench/mbox_loop.h, the same loop real PVM runs in bench/pvm-mbox.sh).  Each
+ *  member times its own part; pvm_gather
  *  brings the times to instance 0, which prints the per-iteration maximum's median.
  *  gimpirun is found beside the build (../programs/gimpirun), else through GIMPI_BENCH_GIMPIRUN,
  *  else on PATH.
  */
 #include "pvm3.h"
 #include "bench_stats.h"
+#include "mbox_loop.h"
 #include "base/gimpi_tunables.h"
 
 #include <stdio.h>
@@ -260,6 +263,30 @@ static int s_stream1m(const pb_t *p)
     return 0;
 }
 
+/*  mbox: every member times W + I put/recv pairs on a class of its own; pairs_per_s is
+ *  N x I / the slowest member's time (as joinlv). */
+static int s_mbox(const pb_t *p)
+{
+    enum { W = 1000, I = 20000 };
+    char name[96];
+    snprintf(name, sizeof name, "%s-%d", p->group, p->inst);
+    double us = 0;
+    int bad = 0, rc = mbox_pairs(name, W, I, &us, &bad);
+    if (rc < 0)
+        return s_fail("mbox pair", rc);
+    double worst = us;
+    if ((rc = pvm_reduce(PvmMax, &worst, 1, PVM_DOUBLE, TAG_RED - 2, p->group, 0)) < 0
+        || (rc = pvm_reduce(PvmMax, &bad, 1, PVM_INT, TAG_RED - 3, p->group, 0)) < 0)
+        return s_fail("pvm_reduce", rc);
+    if (p->inst == 0) {
+        printf("gimpi-pvm mbox n=%d pairs_per_s=%.0f us_per_pair=%.2f iters=%d warm=%d "
+               "check=%s\n", p->n, (double)p->n * I / (worst / 1e6), worst / I, I, W,
+               bad ? "BAD" : "ok");
+        fflush(stdout);
+    }
+    return 0;
+}
+
 /*  One task: join, meet, run the figure, meet, leave. */
 static int s_task(const char *figure, int n, char *group)
 {
@@ -288,6 +315,8 @@ static int s_task(const char *figure, int n, char *group)
         rc = s_reduce(&p, figure, 1 << 20, 1, 2, 20);
     else if (!strcmp(figure, "rtt8"))
         rc = s_rtt8(&p);
+    else if (!strcmp(figure, "mbox"))
+        rc = s_mbox(&p);
     else
         rc = s_stream1m(&p);
     int brc = pvm_barrier(p.group, n);
@@ -335,7 +364,7 @@ static int s_launch(const char *figure, const char *n)
 static int s_known(const char *figure)
 {
     static const char *const names[] = { "barrier", "bcast8", "bcast1m", "reduce1int",
-                                         "reduce1mdbl", "rtt8", "stream1m" };
+                                         "reduce1mdbl", "rtt8", "stream1m", "mbox" };
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (strcmp(figure, names[i]) == 0)
             return 1;
@@ -353,11 +382,13 @@ int main(int argc, char **argv)
     int n = argc >= 3 ? atoi(argv[argc - 1]) : 0;
     if ((argc != 3 && !task) || !s_known(figure)) {
         fprintf(stderr, "usage: gimpi-pvm-bench barrier|bcast8|bcast1m|reduce1int|reduce1mdbl N"
-                        " | rtt8|stream1m 2\n");
+                        " | rtt8|stream1m 2 | mbox N\n");
         return 2;
     }
-    if (n < 2 || n > 256 || ((!strcmp(figure, "rtt8") || !strcmp(figure, "stream1m")) && n != 2)) {
-        fprintf(stderr, "gimpi-pvm-bench: N must be 2..256 (2 for rtt8 and stream1m)\n");
+    if (n < (strcmp(figure, "mbox") ? 2 : 1) || n > 256
+        || ((!strcmp(figure, "rtt8") || !strcmp(figure, "stream1m")) && n != 2)) {
+        fprintf(stderr, "gimpi-pvm-bench: N must be 2..256 (1..256 for mbox, 2 for rtt8 and "
+                        "stream1m)\n");
         return 2;
     }
     return task ? s_task(figure, n, argv[4]) : s_launch(figure, argv[2]);

@@ -105,6 +105,18 @@ barrier() { bytes 3 "$1"; frame 8 hdr 9 3; frame 1 printf g; frame 4 be32 2; }
 { bytes 3 2; frame 8 hdr 18 1; frame 4 be32 0; frame 0 true
   bytes 2 3; frame 8 hdr 21 2; frame 1 printf x; bytes 1 2; frame 8 hdr 22 3
   bytes 3 3; frame 8 hdr 24 4; frame 4 be32 1; frame 4 be32 0; } | seed fuzz_gd_serve vm-unknown-conns
+# the message box: 0 puts m and w, 1 waits for w (then woken), lists, deletes, reads and
+# deletes at once; an unregistered connection 2 puts (PvmNoTask); 0 replaces m quietly
+# (MBOX_PUTQ)
+mput() { bytes 6 "$1"; frame 8 hdr 27 "$2"; frame ${#3} printf "$3"; frame 4 be32 4294967295
+         frame 4 be32 "$4"; frame 4 be32 0; frame 4 be32 "$2"; }
+mget() { bytes 4 "$1"; frame 8 hdr 28 "$2"; frame ${#3} printf "$3"; frame 4 be32 "$4"
+         frame 4 be32 "$5"; }
+{ register 0; register 1; mput 0 1 m 2; mput 0 2 m 2; mget 1 3 w 0 32; mput 0 4 w 1
+  bytes 2 1; frame 8 hdr 30 5; frame 1 printf '*'; mget 1 6 m 1 24
+  bytes 4 0; frame 8 hdr 29 7; frame 1 printf m; frame 4 be32 0; frame 4 be32 0
+  mput 2 8 x 0; mput 0 9 m 0; bytes 6 0; frame 8 hdr 31 10; frame 1 printf m; frame 4 be32 0
+  frame 4 be32 0; frame 4 be32 0; frame 4 be32 11; } | seed fuzz_gd_serve mbox
 
 # fuzz/impi.dict: the protocol's magic numbers as big-endian Int4 tokens, handed to every
 # target with -dict so that mutations find commands, labels and packet types quickly.

@@ -185,6 +185,7 @@ static int s_task_gone(groupd_t *self, int32_t tid, bool exited)
     int rc = gd_registry_remove(self->reg, tid, exited);
     if (rc == 0)
         gd_notify_task_gone(self, tid);
+    gd_mbox_task_gone(self->mbox, tid);
     return rc;
 }
 
@@ -471,6 +472,7 @@ static void s_handle_vm(groupd_t *self, const gd_waiter_t *w, const gd_msg_t *ms
         status = gd_registry_task_exit(self->reg, v[0].i);
         if (status == 0)
             gd_notify_task_gone(self, v[0].i);
+        gd_mbox_task_gone(self->mbox, v[0].i);
         if (self->verbose)
             fprintf(stderr, "groupd: task 0x%x ended with status %d (manager): %d\n",
                     (unsigned)v[0].i, (int)v[1].i, (int)status);
@@ -538,6 +540,65 @@ static void s_handle_group(groupd_t *self, gd_waiter_t *w, const gd_msg_t *msg, 
     }
     s_send_reply(self, w->key, w->keylen, msg->kind | GD_REPLY_FLAG, msg->reqid, status,
                  version, NULL, 0);
+}
+
+/*  Deferred answer of a message-box read: [i encoding][b entry] when status >= 0. */
+static void s_sink_mbox_reply(void *arg, const gd_waiter_t *w, int32_t status,
+                              int32_t encoding, const uint8_t *data, size_t len)
+{
+    groupd_t *self = arg;
+    static const uint8_t none[1];
+    uint8_t enc[4];
+    gimpi_be_put32(enc, (uint32_t)encoding);
+    gd_frame_t extra[2] = { { enc, 4 }, { data ? data : none, data ? len : 0 } };
+    s_send_reply(self, w->key, w->keylen, w->cmd | GD_REPLY_FLAG, w->reqid, status, 0, extra,
+                 status < 0 ? 0 : 2);
+}
+
+/*  MBOX_PUT, MBOX_GET, MBOX_DEL, MBOX_LIST, MBOX_PUTQ (a put answered by nobody): the
+ *  message box (gd_mbox.h) for task tid (0: a connection that has not registered, which
+ *  may only list; an unregistered MBOX_PUTQ gets PvmNoTask all the same).  name: the class name or
+ *  pattern.  A read answers through s_sink_mbox_reply, at once or when an entry comes. */
+static void s_handle_mbox(groupd_t *self, const gd_waiter_t *w, const gd_msg_t *msg,
+                          int32_t tid, const char *name, int srcfd)
+{
+    const gd_value_t *v = msg->values;
+    int32_t status;
+    uint8_t *blob = NULL;
+    size_t len = 0;
+    if (!tid && msg->kind != GD_MBOX_LIST)
+        status = GIMPI_ENOTASK;
+    else switch (msg->kind) {
+    case GD_MBOX_PUT:
+    case GD_MBOX_PUTQ:
+        status = gd_mbox_put(self->mbox, tid, name, v[1].i, v[2].i, v[3].i, v[4].data,
+                             v[4].len);
+        if (status == GIMPI_EOUTOFRES)
+            s_log_refusal(self, &self->quota_log, "MBOX_PUT of %zu bytes by task 0x%x "
+                          "refused: over a bound of the message box (fd %d)", v[4].len,
+                          (unsigned)tid, srcfd);
+        if (msg->kind == GD_MBOX_PUTQ)
+            return;                     /* (its sender knows the answer: none is sent) */
+        break;
+    case GD_MBOX_GET: {
+        gd_conn_t *c = s_conn(self, srcfd);
+        gd_mbox_get(self->mbox, tid, c ? c->id : 0, name, v[1].i, v[2].i, w);
+        return;                         /* answered through the sink, now or later */
+    }
+    case GD_MBOX_DEL:
+        status = gd_mbox_del(self->mbox, tid, name, v[1].i);
+        break;
+    default:                            /* GD_MBOX_LIST */
+        status = s_inflight_ok(self, msg) ? gd_mbox_list(self->mbox, name, &blob, &len)
+                                          : GIMPI_EOUTOFRES;
+        s_send_owned_reply(self, w->key, w->keylen, msg, status, 0, &blob, &len,
+                           status >= 0);
+        if (status < 0)
+            free(blob);
+        return;
+    }
+    s_send_reply(self, w->key, w->keylen, msg->kind | GD_REPLY_FLAG, msg->reqid, status, 0,
+                 NULL, 0);
 }
 
 /*  Handles one decoded request. */
@@ -633,9 +694,17 @@ static void s_handle(groupd_t *self, const uint8_t *key, size_t keylen, const gd
     case GD_TASK_EXIT:
         s_handle_vm(self, &w, msg, srcfd);
         break;
+    case GD_MBOX_PUT:
+    case GD_MBOX_GET:
+    case GD_MBOX_DEL:
+    case GD_MBOX_LIST:
+    case GD_MBOX_PUTQ:
+        s_handle_mbox(self, &w, msg, tid, name, srcfd);
+        break;
     case GD_HALT:
         /* the console has ended the tasks it could; whoever is left sees groupd gone */
         s_send_reply(self, key, keylen, kind, msg->reqid, 0, 0, NULL, 0);
+        gd_mbox_clear(self->mbox);      /* (persistent entries end with the VM) */
         self->halted = true;
         if (self->verbose)
             fprintf(stderr, "groupd: HALT from fd %d (task 0x%x), %zu tasks registered\n",
@@ -814,6 +883,7 @@ static bool s_on_monitor(groupd_t *self)
             gd_conn_t *c = gd_hash_del(self->fd_open, &fdkey, sizeof fdkey);
             if (c) {
                 gd_registry_owner_gone(self->reg, c->id);
+                gd_mbox_conn_gone(self->mbox, c->id);
                 bool mgr = gd_vm_has_manager(self->vm);
                 gd_vm_conn_gone(self->vm, c->id);
                 if (self->verbose && mgr && !gd_vm_has_manager(self->vm))
@@ -845,8 +915,11 @@ int gd_serve_init(groupd_t *self, FILE *log, const gd_registry_limits_t *limits)
     self->reg = gd_registry_new(&sink);
     gd_vm_sink_t vsink = { s_sink_vm_reply, self };
     self->vm = gd_vm_new(&vsink);
-    if (!self->reg || !self->vm)
+    gd_mbox_sink_t msink = { s_sink_mbox_reply, self };
+    self->mbox = gd_mbox_new(&msink);
+    if (!self->reg || !self->vm || !self->mbox)
         return -1;
+    gd_mbox_set_limits(self->mbox, &self->mbox_lim);
     if (limits)
         gd_registry_set_limits(self->reg, limits);
     self->log = log;
@@ -868,6 +941,7 @@ void gd_serve_fini(groupd_t *self)
     assert(self);
     gd_registry_destroy(&self->reg);
     gd_vm_destroy(&self->vm);
+    gd_mbox_destroy(&self->mbox);
     gd_hash_destroy(&self->fd_tid);
     gd_hash_destroy(&self->tid_fd);
     if (self->fd_open)

@@ -416,6 +416,8 @@ static void s_usage(FILE *out)
                  "              [--cpu N|none] [--key FILE] [--max-msg-size BYTES]\n"
                  "              [--max-tasks N] [--max-groups N] [--max-reserve N]\n"
                  "              [--max-unregistered N] [--pub-port P]\n"
+                 "              [--mbox-max-entry BYTES] [--mbox-max-per-task N]\n"
+                 "              [--mbox-max-bytes BYTES]\n"
                  "  --port P      requests on tcp://ADDR:P, events on port P+1 (fixed ports)\n"
                  "  --bind ADDR   the address (or interface) of --port (default 0.0.0.0)\n");
 }
@@ -487,6 +489,22 @@ static int s_port_endpoint(groupd_t *self, int port, const char *bind_addr, cons
     return 0;
 }
 
+/*  --mbox-max-entry (c 'E'), --mbox-max-per-task ('N'), --mbox-max-bytes ('B'): the
+ *  message box's bounds; false with a message when arg is not one. */
+static bool s_mbox_option(groupd_t *self, int c, const char *arg)
+{
+    long v;
+    if (c == 'E' && s_num(arg, 1, GD_MBOX_MAX_ENTRY, "mbox-max-entry", &v))
+        self->mbox_lim.max_entry = (size_t)v;
+    else if (c == 'N' && s_num(arg, 1, INT32_MAX, "mbox-max-per-task", &v))
+        self->mbox_lim.max_per_task = (int)v;
+    else if (c == 'B' && s_num(arg, 1, LONG_MAX, "mbox-max-bytes", &v))
+        self->mbox_lim.max_bytes = (size_t)v;
+    else
+        return false;
+    return true;
+}
+
 /*  Default of --cpu: -2 (the CPU groupd starts on), except in sanitizer builds, where
  *  LeakSanitizer's exit-time tracer inherits the pin and was seen to stall for minutes
  *  beside the pinned threads: there -1 (no pin). */
@@ -515,6 +533,9 @@ static int s_options(groupd_t *self, int argc, char **argv, gd_registry_limits_t
         { "max-reserve", required_argument, NULL, 'R' },
         { "max-unregistered", required_argument, NULL, 'U' },
         { "pub-port", required_argument, NULL, 'P' },
+        { "mbox-max-entry", required_argument, NULL, 'E' },
+        { "mbox-max-per-task", required_argument, NULL, 'N' },
+        { "mbox-max-bytes", required_argument, NULL, 'B' },
         { "port", required_argument, NULL, 'p' },
         { "bind", required_argument, NULL, 'b' },
         { "help", no_argument, NULL, 'h' },
@@ -551,6 +572,12 @@ static int s_options(groupd_t *self, int argc, char **argv, gd_registry_limits_t
             if (!s_num(optarg, 1, UINT32_MAX - 1, "max-unregistered", &v))
                 return 2;
             self->max_unreg = (uint32_t)v;
+            break;
+        case 'E':
+        case 'N':
+        case 'B':
+            if (!s_mbox_option(self, c, optarg))
+                return 2;
             break;
         case 'P':
             if (!s_num(optarg, 1, 65535, "pub-port", &v))

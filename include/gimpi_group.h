@@ -256,6 +256,33 @@ GIMPI_EXPORT int gimpi_groups_mgr_reply(gimpi_groups_t *self, int token, int sta
  *  its answer), or GIMPI_ESYSERR when groupd is unreachable. */
 GIMPI_EXPORT int gimpi_groups_halt(gimpi_groups_t *self);
 
+/*  The message box (PVM 3.4's pvm_putinfo family; gimpi_mbox(3)): entries are packed
+ *  bytes in an encoding (kept as given) under a class name (1..4096 bytes) and an index,
+ *  kept by groupd for every task of the virtual machine and owned by the task that put
+ *  them.  flags are pvm3.h's PvmMbox* bits.  Each registers first but gimpi_mbox_list.
+ *  gimpi_mbox_put: req -1 (pvm_putinfo) or an index (PVM 3.3's pvm_insert); returns the
+ *  index stored at, or GIMPI_EDENIED, GIMPI_EOUTOFRES (over GD's bounds: 64 KiB an entry
+ *  by default), GIMPI_EBADPARAM.  gimpi_mbox_get: the index read, the entry's encoding
+ *  and a malloc'ed copy of its bytes (*data, freed by the caller); with PvmMboxWaitForInfo
+ *  it waits while nothing matches, as long as groupd lives; GIMPI_ENOTFOUND,
+ *  GIMPI_EDENIED.  gimpi_mbox_del: the index deleted, GIMPI_ENOTFOUND, GIMPI_EDENIED.
+ *  gimpi_mbox_list: the classes whose names match pattern (PVM's glob), as one malloc'ed
+ *  block (*classes, freed with free()), and their number. */
+typedef struct {
+    char *name;
+    int nentries;
+    int *indices;
+    int *owners;                /* 0: a persistent entry whose owner has ended */
+    int *flags;
+} gimpi_mbox_class_t;
+GIMPI_EXPORT int gimpi_mbox_put(gimpi_groups_t *self, const char *name, int req, int flags,
+                                int encoding, const void *data, size_t len);
+GIMPI_EXPORT int gimpi_mbox_get(gimpi_groups_t *self, const char *name, int index, int flags,
+                                int *encoding, void **data, size_t *len);
+GIMPI_EXPORT int gimpi_mbox_del(gimpi_groups_t *self, const char *name, int index);
+GIMPI_EXPORT int gimpi_mbox_list(gimpi_groups_t *self, const char *pattern,
+                                 gimpi_mbox_class_t **classes, int *n);
+
 #ifdef __cplusplus
 }
 #endif

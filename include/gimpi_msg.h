@@ -270,6 +270,13 @@ int gimpi_msg_probe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag,
 GIMPI_EXPORT
 int gimpi_msg_tprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int timeout_ms,
                          int watch_tid, int *flag, gimpi_status_t *status);
+/*  A descriptor that becomes readable when a message may have arrived (PVM's
+ *  pvm_getfds): an eventfd, made on the first call (rung at once when whole messages are
+ *  queued), rung whenever a message is queued for a later receive, and emptied by every
+ *  gimpi_msg_tprobe_cid and gimpi_msg_take_cid before they look; a program polls it
+ *  among its own descriptors, then probes or takes without waiting.  Owned by the
+ *  context.  The descriptor, or GIMPI_EOUTOFRES. */
+GIMPI_EXPORT int gimpi_msg_arrival_fd(gimpi_msg_t *self);
 /*  Receive with allocation: waits as gimpi_msg_tprobe_cid, then receives the message it
  *  found, whole, into new memory: *data (malloc'd, at least 1 byte; the caller frees it),
  *  status its envelope.  *flag = 0 (and *data NULL) when the time ran out. */

@@ -41,6 +41,7 @@
 #include <sys/socket.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #define LINE_MAX_BYTES 65536
@@ -443,6 +444,16 @@ static void s_quit(agent_t *self)
     s_check_done(self);
 }
 
+/*  CLOCK: this host's time of day, at once (pvm_hostsync). */
+static void s_clock(agent_t *self, int id)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    size_t flen;
+    uint8_t *f = vmw_encode(&flen, AGENT_CLOCKED, id, (int)tv.tv_sec, (int)tv.tv_usec);
+    s_send(self, f, flen);
+}
+
 /*  The launcher wrote something. */
 static void s_on_input(gimpi_loop_t *loop, int fd, int events, void *arg)
 {
@@ -463,6 +474,8 @@ static void s_on_input(gimpi_loop_t *loop, int fd, int events, void *arg)
                 kill(t->pid, m.i[1]);
         } else if (m.type == AGENT_QUIT)
             s_quit(self);
+        else if (m.type == AGENT_CLOCK)
+            s_clock(self, m.i[0]);
         vmw_msg_free(&m);
     }
     if (got < 0)

@@ -668,6 +668,13 @@ static void s_ev_check_done(void *arg)
     run_tasks_check_done(arg);
 }
 
+/*  An agent read its clock for a request of the virtual machine. */
+static void s_ev_host_clock(void *arg, int id, int sec, int usec)
+{
+    assert(arg);
+    run_vm_host_clock(arg, id, sec, usec);
+}
+
 int main(int argc, char **argv)
 {
     launcher_t self = { .sigfd = -1, .tidbase = -1 };
@@ -675,7 +682,7 @@ int main(int argc, char **argv)
         .host_changed = s_ev_host_changed, .task_started = s_ev_task_started,
         .task_output = s_ev_task_output, .task_ended = s_ev_task_ended,
         .progress = s_ev_progress, .task_gone = s_ev_task_gone,
-        .check_done = s_ev_check_done, .arg = &self,
+        .check_done = s_ev_check_done, .host_clock = s_ev_host_clock, .arg = &self,
     };
     self.ev = &events;
     self.life = run_life_new();

@@ -249,6 +249,9 @@ static void s_frame(launcher_t *self, host_t *h, vmw_msg_t *m)
         if ((t = s_task(self, h, m->i[0])) && !t->exited)
             self->ev->task_ended(self->ev->arg, t, m->i[1]);
         break;
+    case AGENT_CLOCKED:
+        self->ev->host_clock(self->ev->arg, m->i[0], m->i[1], m->i[2]);
+        break;
     default:
         fprintf(stderr, "gimpirun: host %s: unexpected %s frame from its agent\n",
                 h->info.name, vmw_name(m->type));

@@ -42,6 +42,7 @@ typedef struct {
     void (*progress)(void *arg);                    /* a waiting request may be decided */
     void (*task_gone)(void *arg, task_t *t);        /* a task's end was counted */
     void (*check_done)(void *arg);                  /* something the loop waits for ended */
+    void (*host_clock)(void *arg, int id, int sec, int usec);  /* an agent read its clock */
     void *arg;
 } run_events_t;
 

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/wait.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 enum {
@@ -40,10 +41,11 @@ enum {
 /*  One request in progress. */
 typedef struct pending_t {
     int token;                  /* groupd's id for the request */
-    int kind;                   /* VM_SPAWN or VM_ADDHOSTS */
+    int kind;                   /* VM_SPAWN, VM_ADDHOSTS or VM_HOSTSYNC */
     int n;
     int32_t *results;
-    int *ref;                   /* per slot: task id (spawn) or host index (addhosts), -1 */
+    int *ref;                   /* per slot: task id (spawn) or host index (addhosts,
+                                   hostsync: ref[0], its clock's two slots), -1 */
     struct pending_t *next;
 } pending_t;
 
@@ -335,6 +337,18 @@ void run_vm_progress(launcher_t *self)
         return;
     for (pending_t **pp = &self->vm->pending; *pp;) {
         pending_t *p = *pp;
+        if (p->kind == VM_HOSTSYNC) {   /* waits for its agent's CLOCKED while the host is up */
+            host_t *h = self->hosts[p->ref[0]];
+            if (h->state != HOST_DEAD && !h->deleted) {
+                pp = &p->next;
+                continue;
+            }
+            *pp = p->next;
+            self->vm->npending--;
+            s_reply(self, p->token, GIMPI_EHOSTFAIL, NULL, 0);
+            s_pending_free(p);
+            continue;
+        }
         bool done = true;
         for (int i = 0; i < p->n && done; i++) {
             if (p->ref[i] < 0)
@@ -403,12 +417,16 @@ static void s_spawn(launcher_t *self, int token, vmw_msg_t *m)
         t->tid = first + i;
         t->catchout = flags & VM_SPAWN_CATCH;
         p->ref[i] = t->id;
-        /* its environment: the caller's hand-over variables, ours, and its tid */
-        char **tenv = run_export_env(&h->info, 64);
+        /* its environment: ours, then the caller's (hand-over and exported variables: they
+           win), and its tid */
+        int nenv = 0;
+        while (env && env[nenv])
+            nenv++;
+        char **tenv = run_export_env(&h->info, nenv + 4);
         int k = 0;
         while (tenv && tenv[k])
             k++;
-        for (int e = 0; tenv && env && env[e] && k < 60; e++)
+        for (int e = 0; tenv && e < nenv; e++)
             tenv[k++] = strdup(env[e]);
         char buf[64], wd[PATH_MAX];
         snprintf(buf, sizeof buf, "%s=%d", GIMPI_ENV_TID, t->tid);
@@ -546,6 +564,56 @@ static void s_kill(launcher_t *self, int token, vmw_msg_t *m)
     s_reply(self, token, GIMPI_ENOTASK, NULL, 0);
 }
 
+/*  VM_HOSTSYNC: the clock of a host, read there (pvm_hostsync).  The manager's own
+ *  machine answers at once; an agent is asked (CLOCK, the request's token as its id) and
+ *  the request waits for its answer (run_vm_host_clock); a host that is down, or goes
+ *  down meanwhile (run_vm_progress), is GIMPI_EHOSTFAIL. */
+static void s_hostsync(launcher_t *self, int token, vmw_msg_t *m)
+{
+    for (int i = 0; i < self->nhosts; i++) {
+        host_t *h = self->hosts[i];
+        if (h->dtid != m->i[0] || h->deleted)
+            continue;
+        size_t len;
+        if (!h->local) {
+            pending_t *p = NULL;
+            if (h->state != HOST_UP
+                || run_hosts_send(h, vmw_encode(&len, AGENT_CLOCK, token)) < 0)
+                s_reply(self, token, GIMPI_EHOSTFAIL, NULL, 0);
+            else if (!(p = s_pending_new(self, token, VM_HOSTSYNC, 2)))
+                s_reply(self, token, GIMPI_ENOMEM, NULL, 0);
+            else
+                p->ref[0] = i;
+            return;
+        }
+        struct timeval tv;
+        gettimeofday(&tv, NULL);
+        int32_t clk[2] = { (int32_t)tv.tv_sec, (int32_t)tv.tv_usec };
+        s_reply(self, token, 0, clk, 2);
+        return;
+    }
+    s_reply(self, token, GIMPI_ENOHOST, NULL, 0);
+}
+
+/*  An agent's CLOCK answer: the reply to the VM_HOSTSYNC request waiting with that token
+ *  (none when its host was given up meanwhile). */
+void run_vm_host_clock(launcher_t *self, int token, int sec, int usec)
+{
+    if (!self->vm)
+        return;
+    for (pending_t **pp = &self->vm->pending; *pp; pp = &(*pp)->next) {
+        pending_t *p = *pp;
+        if (p->kind != VM_HOSTSYNC || p->token != token)
+            continue;
+        *pp = p->next;
+        self->vm->npending--;
+        int32_t clk[2] = { sec, usec };
+        s_reply(self, token, 0, clk, 2);
+        s_pending_free(p);
+        return;
+    }
+}
+
 /*  groupd relayed requests: serve every one that is there. */
 static void s_on_requests(gimpi_loop_t *loop, int fd, int events, void *arg)
 {
@@ -583,6 +651,7 @@ static void s_on_requests(gimpi_loop_t *loop, int fd, int events, void *arg)
             case VM_ADDHOSTS: s_addhosts(self, token, &m); break;
             case VM_DELHOSTS: s_delhosts(self, token, &m); break;
             case VM_KILL: s_kill(self, token, &m); break;
+            case VM_HOSTSYNC: s_hostsync(self, token, &m); break;
             default: s_reply(self, token, GIMPI_EBADMSG, NULL, 0); break;
             }
             vmw_msg_free(&m);

@@ -4,7 +4,9 @@
 # .libs/libgimpi.so, and the library exports nothing else (no layer's helper, no
 # impi_server_* or gimpi_loop_* of the server side).  The declarations are read by the
 # compiler itself (gcc -aux-info lists every prototype with its file; variables come from
-# the preprocessed headers), the exports by nm -D --defined-only.
+# the preprocessed headers), the exports by nm -D --defined-only.  The C headers are
+# include/*.h but fpvm3.h (Fortran); the Fortran binding's calls (pvmfmytid_ ...), which
+# no C header declares, are the ones libgimpi/fortran/fpvm.h declares.
 set -u
 top_builddir=${top_builddir:-.}
 top_srcdir=${top_srcdir:-.}
@@ -20,12 +22,13 @@ if [ ! -e "$LIB" ]; then
 fi
 echo "1..5"
 inc=$(cd "$top_srcdir/include" && pwd)
-for h in "$inc"/*.h; do echo "#include \"$h\""; done >"$tmp/all.c"
+fpvm=$(cd "$top_srcdir/libgimpi/fortran" && pwd)/fpvm.h
+for h in "$inc"/*.h "$fpvm"; do [ "$h" = "$inc/fpvm3.h" ] || echo "#include \"$h\""; done >"$tmp/all.c"
 $CCG -std=c11 -I"$inc" -aux-info "$tmp/aux" -fsyntax-only "$tmp/all.c" 2>"$tmp/cc.err"
 ok $? "every installed header compiles in one unit"
-# functions: the aux-info lines whose source is an installed header
+# functions: the aux-info lines whose source is an installed header or fpvm.h
 # (a function returning a function pointer, pvm_recvf, reads `int (*NAME (params)) (...)`)
-grep -F "/* $inc/" "$tmp/aux" | sed -E 's|^/\*[^*]*\*/ *||; s/\(\*([A-Za-z_0-9]+) *\(.*/ \1 (/' |
+grep -F -e "/* $inc/" -e "/* $fpvm:" "$tmp/aux" | sed -E 's|^/\*[^*]*\*/ *||; s/\(\*([A-Za-z_0-9]+) *\(.*/ \1 (/' |
     sed -E 's/ *\(.*//; s/.*[ *]//' |
     sort -u >"$tmp/decl"
 # variables: extern declarations without a parameter list in the headers' own lines
@@ -53,5 +56,5 @@ server=$(grep -E '^(impi_server_|gimpi_loop_)' "$tmp/exp")
 pvmdecl=$(grep -c -E '^pvm|^Pvm' "$tmp/decl")
 pvmexp=$(grep -c -E '^pvm|^Pvm' "$tmp/exp")
 [ "$pvmdecl" = "$pvmexp" ] && [ "$pvmdecl" -gt 50 ]
-ok $? "pvm3.h's $pvmdecl calls and variables are exactly libgimpi's PVM exports ($pvmexp)"
+ok $? "pvm3.h's and fpvm.h's $pvmdecl calls and variables are exactly libgimpi's PVM exports ($pvmexp)"
 exit $((failed > 0))

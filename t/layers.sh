@@ -2,7 +2,7 @@
 # t/layers.sh — the layer rule, checked on the sources and on the built objects.
 #
 # libgimpi is a stack of folders (libgimpi/README.md): base, impi, net | groups, coll, task,
-# pvm, bottom to top; net and groups stand side by side and know nothing of each other.
+# pvm, fortran, bottom to top; net and groups stand side by side and know nothing of each other.
 # server/ sits on base and impi.  programs/ and groupd/ sit on top: they may use any layer
 # of the library (and programs/ server/), the library never uses them, and they know
 # nothing of each other.  A file may include, and call, only its own folder and those below.
@@ -25,9 +25,10 @@ server 2
 coll 3
 task 4
 pvm 5
+fortran 6
 programs 9
 groupd 9'
-libs=" base impi net groups coll task pvm "
+libs=" base impi net groups coll task pvm fortran "
 
 echo "1..9"
 

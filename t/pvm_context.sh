@@ -4,14 +4,16 @@
 # see messages only in the context they were sent in (both ways), get PvmNotFound for
 # freed, foreign and unknown contexts, and one answers the other from a message handler;
 # a shell-started task spawns children from a new context and from the base one, and
-# each child starts in its parent's context.  A private groupd serves; every run bounded.
+# each child starts in its parent's context, on this host and on another one (emulated as
+# in t/pvm_export_vm.sh: a hostfile names it with an address not this machine's, and
+# t/rsh_here.sh stands in for ssh).  A private groupd serves; every run bounded.
 set -u
 top_builddir=${top_builddir:-.}
 TASK="$top_builddir/t/pvm_context_task"
 RUN="$top_builddir/programs/gimpirun"
 GROUPD="$top_builddir/groupd/groupd"
 . "${top_srcdir:-.}/t/tap.sh"
-echo "1..4"
+echo "1..5"
 export GIMPI_GROUPD="ipc://$tmp/gd" GIMPI_GROUPD_BIN="$GROUPD"
 timeout 120 "$GROUPD" --foreground --endpoint "$GIMPI_GROUPD" >"$tmp/gd.out" 2>&1 &
 for _ in $(seq 1 500); do [ -s "$tmp/gd.out" ] && break; sleep 0.02; done
@@ -32,3 +34,14 @@ run "spawned children start in their parent's context (a new one, then the base)
     1 "$TASK" spawn
 GIMPI_PVM_CONTEXT=77 timeout 30 "$TASK" show >"$tmp/out" 2>"$tmp/err"
 grep -qx "t1 context 77 ok" "$tmp/out"; ok $? "a task starts in the context GIMPI_PVM_CONTEXT names"
+B=$(cd "$top_builddir" && pwd)
+RSH="$(cd "${top_srcdir:-.}" && pwd)/t/rsh_here.sh"
+printf 'localhost\nother ip=192.0.2.77\n' >"$tmp/hosts"
+(cd "$tmp" && unset GIMPI_GROUPD && timeout 120 env GIMPI_RSH="$RSH" GIMPI_PATH="$B/t" \
+    GIMPI_GROUPD_BIN="$B/groupd/groupd" \
+    "$B/programs/gimpirun" -hostfile "$tmp/hosts" -np 1 "$B/t/pvm_context_task" vmspawn) \
+    >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc = 0 ] && grep -qx "t1 vmspawn ok" "$tmp/out"
+ok $? "a child on another host starts in its parent's context too (exit $rc)" ||
+    sed 's/^/# /' "$tmp/out" "$tmp/err" | head -20

@@ -9,6 +9,7 @@
  *             handler in task 2 replies from inside its receive to task 1's ping
  *    spawn    from the shell: spawns `child` from a new context, then from the base one;
  *             each child reports the context it started in, sending in it, then in base
+ *    vmspawn  the same onto host "other" of a virtual machine (t/pvm_context.sh emulates it)
  *    child    (spawned) the above report
  *    show     prints the context the task starts in ("t1 context N ok")
  *  Prints "t<n> <mode> ok" on success; "t<n> FAIL line L: ..." and exit 1 on a failure.
@@ -136,13 +137,15 @@ static int s_pair(void)
     return 0;
 }
 
-/*  Spawns one child from context cx and checks the context it reports. */
-static void s_spawn_in(const char *self, int cx)
+/*  Spawns one child from context cx (on host where, NULL: anywhere) and checks the
+ *  context it reports. */
+static void s_spawn_in(const char *self, int cx, const char *where)
 {
     char *args[] = { "child", NULL };
     int tid = 0;
     pvm_setcontext(cx);
-    CHECK(pvm_spawn((char *)self, args, PvmTaskDefault, "", 1, &tid) == 1, "spawn");
+    CHECK(pvm_spawn((char *)self, args, where ? PvmTaskHost : PvmTaskDefault,
+                    (char *)(where ? where : ""), 1, &tid) == 1, "spawn");
     pvm_setcontext(PvmBaseContext);
     CHECK(s_recv_int(tid, 2) == 0, "the child's base message");
     if (cx != PvmBaseContext)
@@ -175,11 +178,20 @@ int main(int argc, char **argv)
         printf("t1 context %d ok\n", pvm_getcontext());
         return 0;
     }
+    if (!strcmp(mode, "vmspawn")) {      /* under a virtual machine with a host "other" */
+        int cx = pvm_newcontext();
+        CHECK(cx > 0, "newcontext %d", cx);
+        s_spawn_in("pvm_context_task", cx, "other");
+        s_spawn_in("pvm_context_task", PvmBaseContext, "other");
+        printf("t1 vmspawn ok\n");
+        pvm_exit();
+        return 0;
+    }
     if (!strcmp(mode, "spawn")) {
         int cx = pvm_newcontext();
         CHECK(cx > 0, "newcontext %d", cx);
-        s_spawn_in(argv[0], cx);
-        s_spawn_in(argv[0], PvmBaseContext);
+        s_spawn_in(argv[0], cx, NULL);
+        s_spawn_in(argv[0], PvmBaseContext, NULL);
         printf("t1 spawn ok\n");
         pvm_exit();
         return 0;

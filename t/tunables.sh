@@ -33,7 +33,7 @@ for f in $files; do
 done
 
 # reads: "FILE NAME" for each variable a file reads
-ours='(GIMPI_|IMPI_AUTH_|GD_BENCH_|PVM_)[A-Z0-9_]*'
+ours='(GIMPI_|IMPI_AUTH_|GD_BENCH_|PVM_|PVMTMASK)[A-Z0-9_]*'
 (cd "$tmp/src" && for f in $files; do
     [ -f "$f" ] || continue
     grep -oE "\\<[A-Za-z_][A-Za-z0-9_]*\\( *\"$ours\"|\\<gimpi_env_entry\\([^,()]*, *\"[A-Z0-9_]+\"" "$f" |

@@ -49,7 +49,9 @@ static const gimpi_tunable_t s_table[] = {
       "programs/gimpirun.c", false },
     { "PVM_EXPORT", U, "", "list",
       "colon-separated names of further variables gimpirun passes to the tasks on other "
-      "hosts (GIMPI_* ones go anyway), as in PVM", "programs/run_proc.c", false },
+      "hosts (GIMPI_* ones go anyway), and a task's spawns pass (its values at the spawn) "
+      "to children on every host, as in PVM; pvm_export and pvm_unexport edit it",
+      "programs/run_proc.c libgimpi/task/gimpi_spawn.c libgimpi/pvm/pvm_export.c", false },
     /* --- the key and authentication ----------------------------------------------- */
     { "GIMPI_KEY_FILE", U, "(~/.gimpi/key, else the key of the runtime directory)", "path",
       "the user's key file (it must exist); see doc/security.md",
@@ -169,6 +171,13 @@ static const gimpi_tunable_t s_table[] = {
       "libgimpi/pvm/pvm_transport_impi.c", false },
 
     /* === set by gimpi for the processes it starts =================================== */
+    { "PVMTMASK", S, "(the empty mask)", "mask",
+      "PVM's trace mask of the task's children, which a spawned task starts with as its "
+      "own (pvm_settmask; no trace events are produced yet)",
+      "libgimpi/pvm/pvm_misc.c", false },
+    { "GIMPI_TMASK_SELF", S, "(PVMTMASK)", "mask",
+      "the task's own trace mask once pvm_settmask made it differ from its children's "
+      "(never passed to children)", "libgimpi/pvm/pvm_misc.c", false },
     { "GIMPI_TAG", S, "0", "switch",
       "not 0: output of spawned tasks is prefixed with their tid (gimpirun -tag sets it)",
       "libgimpi/pvm/pvm_spawn.c", false },

@@ -34,11 +34,14 @@
     X(AGENT_EXIT,    0x08, "ii")     /* agent ->: id, wait status */                           \
     X(AGENT_KILL,    0x09, "ii")     /* -> agent: id, signal */                                 \
     X(AGENT_QUIT,    0x0A, "")       /* -> agent: end every task, then exit */               \
+    X(AGENT_CLOCK,   0x0B, "i")      /* -> agent: a request id: read your clock */            \
+    X(AGENT_CLOCKED, 0x0C, "iii")    /* agent ->: the id, the clock's seconds, microseconds */ \
     /* task -> manager (VMREQ) and the manager's answers */                               \
     X(VM_SPAWN, 0x21, "ssvviii") /* file, where, argv, env, flags, n, first tid */        \
     X(VM_ADDHOSTS, 0x22, "v")  /* hostfile lines */                                       \
     X(VM_DELHOSTS, 0x23, "v")  /* host names */                                           \
     X(VM_KILL,  0x24, "ii")    /* tid, signal */                                          \
+    X(VM_HOSTSYNC, 0x25, "i")  /* a host's dtid: VM_RESULTS its clock, seconds, microseconds */ \
     X(VM_RESULTS, 0x30, "b")   /* Int4 per slot: a tid, a host's dtid, or an error */     \
     X(VM_HOSTS, 0x31, "v")     /* the host table: "dtid name arch speed slots ncpu" */
 
@@ -47,7 +50,8 @@ enum { AGENT_FRAMES(AGENT_X_ENUM) };
 #undef AGENT_X_ENUM
 
 enum {
-    AGENT_VERSION = 2,              /* 2: START carries the core plan's place and count */
+    AGENT_VERSION = 3,              /* 2: START carries the core plan's place and count;
+                                       3: CLOCK (pvm_hostsync) */
     AGENT_MAX_FRAME = 16 << 20,     /* a frame's length field at most (16 MiB: the
                                        startup tables of 4096 tasks fit many times) */
     AGENT_MAX_FIELDS = 8,

@@ -59,7 +59,12 @@
     X(VMREP,      0x17, "iib",   "")    /* manager: token, status, answer of a VMREQ */ \
     X(TASK_EXIT,  0x18, "ii",    "")    /* manager: tid, exit status: the task is gone */ \
     X(HALT,       0x19, "",      "")    /* -> 0, then groupd exits (the console's halt) */ \
-    X(BARRIER_NOTE, 0x1A, "ni",  "")    /* group, count (0: done): a data-plane barrier */
+    X(BARRIER_NOTE, 0x1A, "ni",  "")    /* group, count (0: done): a data-plane barrier */ \
+    X(MBOX_PUT,   0x1B, "niiib", "")    /* name, req, flags, encoding, entry -> index */ \
+    X(MBOX_GET,   0x1C, "nii",   "ib")  /* name, index, flags -> index; encoding, entry */ \
+    X(MBOX_DEL,   0x1D, "nii",   "")    /* name, index, flags -> index */             \
+    X(MBOX_LIST,  0x1E, "n",     "b")   /* pattern -> classes; their records */ \
+    X(MBOX_PUTQ,  0x1F, "niiib", "")    /* MBOX_PUT whose answer the sender knows: none */
 
 /*  Events on the PUB socket: X(name, code).  Frames: [topic "G"+name][header]
  *  [q previous version][q version][i instance][i tid][i argument].  See the doc.
@@ -105,6 +110,8 @@ enum {
     GD_VM_MAX_PAYLOAD = 1 << 16, /* longest VMREQ / VMREP payload, bytes */
     GD_VM_MAX_PENDING = 1024,   /* VMREQs queued or handed to the manager, in all */
     GD_VM_MAX_PER_CONN = 16,    /* VMREQs pending per requesting connection */
+    GD_MBOX_MAX_ENTRY = 1 << 16, /* longest message-box entry (MBOX_PUT), bytes: groupd's
+                                    frame limit (GD_SOCK_GROUPD_MAXMSGSIZE) by default */
     GD_TASKREC_MIN = 24,
     GD_SNAP_HEAD = 16,          /* SNAPSHOT blob: frozen, dead, the daemon counter; pairs */        /* smallest task record of a TASKS blob, bytes */
 };

@@ -99,6 +99,8 @@ void gimpi_groups_destroy(gimpi_groups_t **self_p)
     gd_multipart_close(&self->vm_mp);
     if (self->watch_free)
         self->watch_free(self->watch);
+    if (self->mbox_free)
+        self->mbox_free(self->mbox);
     gd_sock_destroy(&self->sub, NULL);
     s_close_dealer(self);
     if (self->own_ctx && self->zctx)
@@ -412,6 +414,8 @@ int groups_take_deferred(gimpi_groups_t *self, const gd_multipart_t *mp)
             continue;
         char *group = self->deferred[i].group;
         self->deferred[i] = self->deferred[--self->ndeferred];
+        if (!group)
+            return 1;                   /* a message-box put: its answer was known */
         if (gd_reply_decode(GD_LEAVE, mp->frames, mp->nparts, &reply) == GD_OK
             && reply.values[1].q && self->state == 1) {
             groups_saw(self, reply.values[1].q);
@@ -502,8 +506,38 @@ int groups_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values, 
  *  when groupd is gone or does not answer (the object is then dead). */
 int groups_flush_leaves(gimpi_groups_t *self)
 {
+    int rc = groups_flush_until(self, 0);
+    while (rc == 0 && self->mbox_quiet)         /* (the receipt found no free slot) */
+        if ((rc = groups_receipt(self)) == 0)
+            rc = groups_flush_until(self, 0);
+    return rc;
+}
+
+/*  Defers a PING behind the puts sent without a reply (gimpi_groups_mbox.c): groupd
+ *  answers it only once it has them (it takes one connection's requests in order).
+ *  Needs a free deferred slot (else does nothing).  0 or an error. */
+int groups_receipt(gimpi_groups_t *self)
+{
+    if (!self->mbox_quiet || self->ndeferred == MAX_DEFERRED)
+        return 0;
+    int64_t reqid = groups_send_request(self, GD_PING, NULL, 0);
+    if (reqid < 0)
+        return (int)reqid;
+    self->deferred[self->ndeferred].reqid = (uint32_t)reqid;
+    self->deferred[self->ndeferred++].group = NULL;
+    self->mbox_quiet = 0;
+    return 0;
+}
+
+/*  Waits until at most keep deferred requests are unanswered (bounded); as
+ *  groups_flush_leaves, but puts sent without a reply are not waited for. */
+int groups_flush_until(gimpi_groups_t *self, int keep)
+{
+    int rc0 = keep == 0 ? groups_receipt(self) : 0;
+    if (rc0)
+        return rc0;
     int64_t deadline = gimpi_now_ms() + REQUEST_TIMEOUT_MS;
-    while (self->ndeferred > 0) {
+    while (self->ndeferred > keep) {
         int rc = self->state == 1 ? s_wait_reply(self, deadline, s_spin_choice(self, false))
                                   : -1;
         if (rc < 0) {
@@ -525,7 +559,7 @@ int groups_flush_leaves(gimpi_groups_t *self)
 /*  Waits until groupd has every leave this task made (gimpi_group.h). */
 int gimpi_groups_flush(gimpi_groups_t *self)
 {
-    if (!self || self->ndeferred == 0)
+    if (!self || (self->ndeferred == 0 && self->mbox_quiet == 0))
         return 0;
     return groups_flush_leaves(self);
 }

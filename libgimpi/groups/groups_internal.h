@@ -13,6 +13,7 @@
  *      gimpi_groups_vm.c     the virtual machine's calls: host table, task registry, the
  *                            manager's requests and replies, the console's HALT
  *      gimpi_groups_notify.c watching tasks' ends and host table changes (pvm_notify)
+ *      gimpi_groups_mbox.c   the message box (pvm_putinfo and its family)
  */
 #ifndef GIMPI_GROUPS_INTERNAL_H
 #define GIMPI_GROUPS_INTERNAL_H
@@ -121,8 +122,11 @@ struct gimpi_groups_t {
     uint8_t want_tok[GD_TOKEN_SIZE];
     struct {
         uint32_t reqid;
-        char *group;
+        char *group;            /* a leave's group; NULL: a message-box put (its reply,
+                                   known in advance, is only taken) */
     } deferred[MAX_DEFERRED];
+    int mbox_quiet;             /* MBOX_PUTQs sent since the last deferred request: a
+                                   flush first sends a PING behind them (their receipt) */
     uint32_t vmwait_reqid;      /* the manager's VMWAIT outstanding (0: none) ... */
     bool vm_have;               /* ... its reply, taken while waiting for another one */
     gd_multipart_t vm_mp;
@@ -137,6 +141,9 @@ struct gimpi_groups_t {
     int64_t hold_ns;            /* GIMPI_GROUPS_HOLD_MS */
     void *watch;                /* pvm_notify's watches (gimpi_groups_notify.c), or NULL */
     void (*watch_free)(void *watch);    /* frees them (before the context goes) */
+    void *mbox;                 /* copies of the task's own locked message-box entries
+                                   (gimpi_groups_mbox.c), or NULL */
+    void (*mbox_free)(void *mbox);      /* frees them */
 };
 
 /*  Raises the highest groupd version this task knows of (and the cache's generation). */
@@ -194,6 +201,12 @@ int groups_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values, 
 /*  Waits until groupd has answered every deferred leave (bounded).  0, or GIMPI_ESYSERR
  *  (and the object is dead). */
 int groups_flush_leaves(gimpi_groups_t *self);
+/*  The same until at most keep are unanswered (the oldest are answered first: groupd
+ *  answers in order). */
+int groups_flush_until(gimpi_groups_t *self, int keep);
+/*  Defers a PING behind the message-box puts sent without a reply, if any, so that its
+ *  answer says groupd has them (when a deferred slot is free).  0 or an error. */
+int groups_receipt(gimpi_groups_t *self);
 
 /*  If mp answers a deferred leave, applies it and returns 1; else 0. */
 int groups_take_deferred(gimpi_groups_t *self, const gd_multipart_t *mp);

@@ -11,6 +11,8 @@
 #include <assert.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 /*  Sets the bound on blocking calls. */
 void gimpi_msg_set_timeout(gimpi_msg_t *self, int timeout_ms)
@@ -438,6 +440,33 @@ static void s_watch(gimpi_msg_t *self, int w, int d)
         self->peers[w].watched += d;
 }
 
+/*  Empties the arrival descriptor before a look at the queue (lock held): what comes
+ *  after the look rings it again. */
+static void s_arrival_drain(gimpi_msg_t *self)
+{
+    uint64_t v;
+    if (self->prog.arrive_fd >= 0 && read(self->prog.arrive_fd, &v, sizeof v) < 0)
+        v = 0;                  /* EAGAIN: nothing rang */
+}
+
+/*  The arrival descriptor, made on first call; rung at once when whole messages wait. */
+int gimpi_msg_arrival_fd(gimpi_msg_t *self)
+{
+    assert(self);
+    msg_enter(self);
+    if (self->prog.arrive_fd < 0) {
+        self->prog.arrive_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        for (umsg_t *um = self->match.unexpected.head; um; um = um->next)
+            if (um->complete) {
+                msg_arrival_note(self);
+                break;
+            }
+    }
+    int fd = self->prog.arrive_fd;
+    msg_leave(self);
+    return fd >= 0 ? fd : GIMPI_EOUTOFRES;
+}
+
 /*  Probe with a context id waiting at most timeout_ms (0: just look, < 0: no limit). */
 int gimpi_msg_tprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int timeout_ms,
                          int watch_tid, int *flag, gimpi_status_t *status)
@@ -452,6 +481,7 @@ int gimpi_msg_tprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int 
         msg_leave(self);
         return rc;
     }
+    s_arrival_drain(self);
     probe_t pr = { cid, p, tag, NULL, w };
     *flag = 0;
     if (!msg_probe_pred(self, &pr))
@@ -508,6 +538,7 @@ int gimpi_msg_take_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int ti
         msg_leave(self);
         return rc;
     }
+    s_arrival_drain(self);
     gimpi_msg_req_t key = { .cid = cid, .peer = p, .tag = tag };
     umsg_t *um = self->match.unexpected.head;
     while (um && !msg_matches(&key, um->src, um->tag, um->cid))

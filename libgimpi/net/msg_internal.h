@@ -336,6 +336,8 @@ struct gimpi_msg_t {
         pthread_mutex_t doze_mu;    /* the thread's doze; never taken while holding mu */
         pthread_cond_t doze_cv;
         int evfd;                   /* kicks a poller out of poll() */
+        int arrive_fd;              /* rung when a message is queued (gimpi_msg_arrival_fd),
+                                       -1 until asked for */
         int app_blocked;            /* atomic: read by the dozing thread without mu */
         uint64_t app_epoch;         /* atomic: read by the dozing thread without mu */
         int driving;                /* an application thread is inside a blocking drive */
@@ -474,6 +476,16 @@ static inline void msg_ctl_clear(ctlq_t *q)
     ctl_t *c;
     while ((c = msg_ctl_pop(q)))
         free(c);
+}
+
+/*  A whole message was queued: rings the arrival descriptor when there is one. */
+static inline void msg_arrival_note(gimpi_msg_t *self)
+{
+    if (self->prog.arrive_fd >= 0) {
+        uint64_t one = 1;
+        ssize_t w = write(self->prog.arrive_fd, &one, sizeof one);
+        (void)w;                /* full (2^64 - 2 rings unread): it is readable anyway */
+    }
 }
 
 /*  Appends a message to the unexpected queue. */

@@ -30,6 +30,7 @@ static void s_um_arrived(gimpi_msg_t *self, umsg_t *um)
         msg_um_free(um);
     } else {
         msg_um_push(self, um);
+        msg_arrival_note(self);
         if (self->prog.cv_waiters)
             pthread_cond_broadcast(&self->cv);
     }

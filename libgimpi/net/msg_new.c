@@ -47,6 +47,7 @@ static void s_settings(gimpi_msg_t *self, const impi_tables_t *t, int rank, int 
     pthread_cond_init(&self->cv, NULL);
     pthread_cond_init(&self->prog.doze_cv, NULL);
     self->prog.evfd = -1;
+    self->prog.arrive_fd = -1;
     self->dyn.listen_fd = listen_fd;
     self->dyn.local_fd = local_fd;
     self->dyn.born_us = gimpi_now_us();
@@ -291,6 +292,8 @@ void gimpi_msg_destroy(gimpi_msg_t **self_p)
     free(self->conns);
     if (self->prog.evfd >= 0)
         close(self->prog.evfd);
+    if (self->prog.arrive_fd >= 0)
+        close(self->prog.arrive_fd);
     if (self->dyn.listen_fd >= 0)
         close(self->dyn.listen_fd);
     if (self->dyn.local_fd >= 0)

@@ -340,7 +340,8 @@ static void s_on_payload(gimpi_msg_t *self, int h)
         } else if (um->claim) {
             msg_deliver(self, um, um->claim);
             msg_um_free(um);
-        }
+        } else
+            msg_arrival_note(self);
         break;
     }
 }

@@ -51,7 +51,7 @@ struct pvm_ctx_t {
     int tid;                    /* 0 until enrolled */
     void *spare;                /* memory of a freed buffer, for the next (pvm_ctx_new_buf) */
     size_t spare_size;
-    void *kept[PVM_CTX_NKEPT];  /* what pvm_config and pvm_tasks returned (pvm_ctx_keep) */
+    void *kept[PVM_CTX_NKEPT];  /* pvm_config's, pvm_tasks' answers ... (pvm_ctx_keep) */
     char why[512];              /* a cause set for the next failure with code why_code */
     int why_code;               /* ... (0: none set) */
     char cause[512];            /* the cause of the last recorded failure ... */
@@ -745,6 +745,13 @@ void pvm_ctx_keep(pvm_ctx_t *self, int which, void *mem)
     assert(self && which >= 0 && which < PVM_CTX_NKEPT);
     free(self->kept[which]);
     self->kept[which] = mem;
+}
+
+/*  What slot which keeps. */
+void *pvm_ctx_kept(const pvm_ctx_t *self, int which)
+{
+    assert(self && which >= 0 && which < PVM_CTX_NKEPT);
+    return self->kept[which];
 }
 
 /*  The native task behind the transport, or NULL. */

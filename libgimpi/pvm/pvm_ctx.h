@@ -337,8 +337,14 @@ const char *pvm_ctx_cause(const pvm_ctx_t *self, int code);
 void pvm_ctx_prefix(const pvm_ctx_t *self, char *out, size_t size);
 
 /*  Memory PVM's calls hand their callers and own until the next such call (pvm_config's
- *  host table, pvm_tasks' task table): one slot each, freed with the context. */
-enum { PVM_CTX_KEPT_CONFIG, PVM_CTX_KEPT_TASKS, PVM_CTX_NKEPT };
+ *  host table, pvm_tasks' task table, pvm_getfds' descriptors, pvm_getmboxinfo's
+ *  classes), and the state of the Fortran calls that hand out one row per call
+ *  (pvmfconfig, pvmftasks, pvmfgetmboxinfo: libgimpi/fortran): one slot each, one malloc'd
+ *  block freed with the context. */
+enum { PVM_CTX_KEPT_CONFIG, PVM_CTX_KEPT_TASKS, PVM_CTX_KEPT_FDS, PVM_CTX_KEPT_MBOX,
+       PVM_CTX_KEPT_FCONFIG, PVM_CTX_KEPT_FTASKS, PVM_CTX_KEPT_FMBOX, PVM_CTX_NKEPT };
 void pvm_ctx_keep(pvm_ctx_t *self, int which, void *mem);
+/*  What slot which keeps (NULL: nothing). */
+void *pvm_ctx_kept(const pvm_ctx_t *self, int which);
 
 #endif

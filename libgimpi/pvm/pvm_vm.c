@@ -1,21 +1,31 @@
 /*  pvm_vm.c — PVM's calls about the virtual machine: pvm_config (its hosts), pvm_tasks (its
  *  tasks), pvm_addhosts and pvm_delhosts (through the manager, gimpirun), pvm_mstat,
- *  pvm_pstat and pvm_tidtohost.
+ *  pvm_pstat, pvm_tidtohost, pvm_archcode and pvm_hostsync.
  *
  *  The hosts come from the table the manager publishes in groupd (gimpi_hosts); a task no
  *  virtual machine serves sees one host, its own, as a lone pvmd would show.  The tasks
  *  come from groupd's registry: every enrolled task with its parent, host, program and
  *  process.  pvm_config's and pvm_tasks' answers are memory of the library, valid until
  *  the next call of the same function, as in PVM.  See doc/multihost.md.
+ *
+ *  pvm_hostsync measures as PVM does: our clock before and after the host's is read, the
+ *  difference taken from their midpoint (delta = ours - theirs, seconds signed and
+ *  microseconds 0 .. 999999, so -1 us is -1 s + 999999 us).  This host's clock is read
+ *  here (delta 0); another host's by the virtual machine's manager (one VM_HOSTSYNC
+ *  request through groupd, which the host's agent answers: base/gimpi_vmwire.h).  The
+ *  host is its dtid or, as the pvmd took it, the tid of a task on it.
  */
 #include "pvm3.h"
 #include "pvm/pvm_ctx.h"
+#include "task/gimpi_vm.h"
+#include "base/gimpi_vmwire.h"
 #include "gimpi.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 
 /*  PVM 3.4's data signature of a little-endian LP64 machine (what pvm_config shows for
  *  LINUX64): hosts of one architecture share it. */
@@ -251,4 +261,108 @@ int pvm_tidtohost(int tid)
         dtid = h[0].dtid;
     free(h);
     return dtid ? dtid : pvm_ctx_fail(ctx, "pvm_tidtohost", PvmBadParam);
+}
+
+/*  The data signature of architecture arch, as PVM finds it: that of a host of the virtual
+ *  machine with that architecture name (exactly), else PvmNotFound; NULL is PvmBadParam. */
+int pvm_archcode(char *arch)
+{
+    if (!arch)
+        return pvm_ctx_fail(pvm_ctx_current(), "pvm_archcode", PvmBadParam);
+    pvm_ctx_t *ctx;
+    gimpi_t *task;
+    int rc = s_task("pvm_archcode", &ctx, &task);
+    if (rc < 0)
+        return rc;
+    gimpi_host_t *h = NULL;
+    int n = s_hosts(task, &h);
+    if (n < 0)
+        return pvm_ctx_fail(ctx, "pvm_archcode", n);
+    int found = 0;
+    for (int i = 0; i < n && !found; i++)
+        found = !strcmp(h[i].arch, arch);
+    free(h);
+    return found ? PVM_DSIG_LP64_LE : pvm_ctx_fail(ctx, "pvm_archcode", PvmNotFound);
+}
+
+/*  Microseconds since the epoch of a timeval. */
+static int64_t s_us(const struct timeval *tv)
+{
+    return (int64_t)tv->tv_sec * 1000000 + tv->tv_usec;
+}
+
+/*  A timeval of us microseconds, microseconds normalised to 0 .. 999999. */
+static struct timeval s_tv(int64_t us)
+{
+    int64_t s = us / 1000000, r = us % 1000000;
+    if (r < 0)
+        s--, r += 1000000;
+    return (struct timeval){ .tv_sec = (time_t)s, .tv_usec = (suseconds_t)r };
+}
+
+/*  pvm_hostsync: the index in h[n] of host `host` (a dtid, or the tid of a task there), or -1. */
+static int s_find(gimpi_t *task, const gimpi_host_t *h, int n, int host)
+{
+    for (int i = 0; i < n; i++)
+        if (h[i].dtid == host)
+            return i;
+    gimpi_task_info_t info;
+    if (host <= 0 || gimpi_group_lookup(gimpi_groups(task), host, &info) < 0)
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(h[i].name, info.host) || (n == 1 && !info.host[0]))
+            return i;
+    return n == 1 ? 0 : -1;     /* outside a virtual machine: this host */
+}
+
+/*  The host's clock and delta: 0 or a PVM code. */
+static int s_sync(gimpi_t *task, int host, struct timeval *clk, struct timeval *delta)
+{
+    gimpi_host_t *h = NULL;
+    int n = gimpi_hosts(task, &h);
+    if (n < 0)
+        return n;
+    int i = s_find(task, h, n, host);
+    int dtid = i >= 0 ? h[i].dtid : 0;
+    int here = i >= 0 && (n == 1 || !strcmp(h[i].name, gimpi_hostname(task)));
+    free(h);
+    if (i < 0)
+        return PvmNoHost;
+    struct timeval a, b;
+    gettimeofday(&a, NULL);
+    if (here) {
+        *clk = a;
+        *delta = s_tv(0);
+        return 0;
+    }
+    size_t len;
+    int32_t res[2];
+    int rc = gimpi_vm_request(task, vmw_encode(&len, VM_HOSTSYNC, dtid), res, 2);
+    gettimeofday(&b, NULL);
+    if (rc < 0)
+        return rc == GIMPI_EBADMSG ? PvmSysErr : rc;
+    int64_t remote = (int64_t)res[0] * 1000000 + res[1];
+    *clk = s_tv(remote);
+    *delta = s_tv((s_us(&a) + s_us(&b)) / 2 - remote);
+    return 0;
+}
+
+/*  Samples host's clock: 0, PvmNoHost (not in the virtual machine), PvmHostFail,
+ *  PvmSysErr (no groupd, no manager's answer). */
+int pvm_hostsync(int host, struct timeval *clk, struct timeval *delta)
+{
+    pvm_ctx_t *ctx;
+    gimpi_t *task;
+    int rc = s_task("pvm_hostsync", &ctx, &task);
+    if (rc < 0)
+        return rc;
+    struct timeval c, d;
+    rc = s_sync(task, host, &c, &d);
+    if (rc < 0)
+        return pvm_ctx_fail(ctx, "pvm_hostsync", rc);
+    if (clk)
+        *clk = c;
+    if (delta)
+        *delta = d;
+    return 0;
 }

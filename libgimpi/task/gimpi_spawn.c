@@ -104,7 +104,7 @@ static int s_ours(const char *var)
         GIMPI_ENV_TID, GIMPI_ENV_PARENT, GIMPI_ENV_PARENT_CONTACT, GIMPI_ENV_SIBLINGS,
         "GIMPI_GROUPD", "GIMPI_TIDBASE", GIMPI_ENV_LISTEN_FD, GIMPI_ENV_TABLES_FD,
         GIMPI_ENV_GO_FD, GIMPI_ENV_CLIENT, GIMPI_ENV_LOCAL, GIMPI_ENV_TID_TOKEN,
-        GIMPI_ENV_CATCHOUT_FD, GIMPI_ENV_BOUND,
+        GIMPI_ENV_CATCHOUT_FD, GIMPI_ENV_BOUND, "GIMPI_TMASK_SELF",
     };
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         size_t l = strlen(names[i]);
@@ -524,9 +524,52 @@ static int s_this_host(gimpi_t *self, const char *where)
     return 0;
 }
 
+/*  1 when environment entry e ("NAME=value") is PVM_EXPORT, PVMTMASK, GIMPI_PVM_CONTEXT
+ *  (the PVM message context the children start in, pvm_spawn's) or a variable that list
+ *  (PVM_EXPORT's value) names. */
+static int s_exported(const char *e, const char *list)
+{
+    const char *eq = strchr(e, '=');
+    if (!eq)
+        return 0;
+    size_t len = (size_t)(eq - e);
+    if ((len == 10 && !strncmp(e, "PVM_EXPORT", 10))
+        || (len == 8 && !strncmp(e, "PVMTMASK", 8))
+        || (len == 17 && !strncmp(e, "GIMPI_PVM_CONTEXT", 17)))
+        return 1;
+    for (const char *p = list; p && *p;) {
+        const char *c = strchr(p, ':');
+        size_t l = c ? (size_t)(c - p) : strlen(p);
+        if (l == len && !strncmp(p, e, len))
+            return 1;
+        p = c ? c + 1 : NULL;
+    }
+    return 0;
+}
+
+/*  What a child on another host gets of our environment, as PVM passes it: PVM_EXPORT,
+ *  the variables it names (their values now; never one of the hand-over variables) and
+ *  PVMTMASK (the children's trace mask), after the k hand-over entries of head.  A
+ *  malloc'd NULL-terminated array of pointers into head and environ, or NULL. */
+static char **s_remote_env(char *const head[], int k)
+{
+    const char *list = gimpi_env("PVM_EXPORT");
+    int n = 0;
+    while (environ[n])
+        n++;
+    char **env = calloc((size_t)(n + k) + 1, sizeof *env);
+    if (!env)
+        return NULL;
+    memcpy(env, head, (size_t)k * sizeof *env);
+    for (int i = 0; i < n; i++)
+        if (s_exported(environ[i], list) && !s_ours(environ[i]))     /* not a hand-over */
+            env[k++] = environ[i];
+    return env;
+}
+
 /*  Asks the virtual machine's manager to start n tasks: tids reserved here, the
- *  hand-over variables of s_plan sent along (never on a command line), one answer per
- *  slot.  How many started, or an error for all. */
+ *  hand-over variables of s_plan and the exported ones (s_remote_env) sent along (never
+ *  on a command line), one answer per slot.  How many started, or an error for all. */
 static int s_spawn_remote(gimpi_t *self, const char *file, char *const argv[], int flags,
                           const char *where, int n, int *tids)
 {
@@ -544,6 +587,7 @@ static int s_spawn_remote(gimpi_t *self, const char *file, char *const argv[], i
     for (int i = pl.first_ours; rc == 0 && i < pl.nshared && k < 6; i++)
         env[k++] = pl.envp[i];
     env[k++] = tokvar;
+    char **xenv = s_remote_env(env, k);
     /* a program given with a slash is made absolute against our directory */
     char path[PATH_MAX];
     if (strchr(file, '/') && file[0] != '/' && getcwd(path, sizeof path)
@@ -559,9 +603,11 @@ static int s_spawn_remote(gimpi_t *self, const char *file, char *const argv[], i
                   | (gimpi_catch_fd(gimpi_task_catch(self)) >= 0 ? VM_SPAWN_CATCH : 0);
     int32_t *res = calloc((size_t)n, sizeof *res);
     size_t len = 0;
-    uint8_t *f = rc == 0 && res ? vmw_encode(&len, VM_SPAWN, file, where ? where : "",
-                                              pl.argv + 1, env, vmflags, n, base + 1)
-                                : NULL;
+    uint8_t *f = rc == 0 && res && xenv
+                 ? vmw_encode(&len, VM_SPAWN, file, where ? where : "", pl.argv + 1, xenv,
+                              vmflags, n, base + 1)
+                 : NULL;
+    free(xenv);
     rc = rc < 0 ? rc : !res ? GIMPI_ENOMEM : gimpi_vm_request(self, f, res, n);
     if (f == NULL && rc == 0)
         rc = GIMPI_ENOMEM;

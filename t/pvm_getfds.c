@@ -1,0 +1,90 @@
+/*  t/pvm_getfds.c — pvm_getfds in a program's own poll() loop: the descriptor it gives is
+ *  readable once a message has come (one queued before the call included), is quiet
+ *  (poll times out) when nothing came and the queue was looked at, and wakes the loop for
+ *  a message from a spawned task with few wake-ups (no busy wait: counted, and the CPU
+ *  time the wait took is small).  NULL is PvmBadParam.
+ */
+#include "gtap.h"
+#include "pvm3.h"
+
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+
+/*  The child: ready (tag 1), then for each word (tag 2) an answer (tag 3). */
+static int s_child(void)
+{
+    int parent = pvm_parent();
+    pvm_initsend(PvmDataDefault);
+    pvm_send(parent, 1);
+    for (int k = 0; k < 2; k++) {
+        pvm_recv(parent, 2);
+        pvm_initsend(PvmDataDefault);
+        pvm_pkint(&k, 1, 1);
+        pvm_send(parent, 3);
+    }
+    pvm_exit();
+    return 0;
+}
+
+/*  CPU seconds of this process so far. */
+static double s_cpu(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec
+           + ru.ru_stime.tv_usec / 1e6;
+}
+
+/*  Polls fd until pvm_nrecv(tid, tag) finds the message (at most 60 s); how many times
+ *  poll woke, or -1. */
+static int s_wait(int fd, int tid, int tag)
+{
+    for (int wakes = 0; wakes < 1000;) {
+        if (pvm_nrecv(tid, tag) > 0)
+            return wakes;
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        if (poll(&p, 1, 60000) <= 0)
+            return -1;
+        wakes++;
+    }
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "child"))
+        return s_child();
+    plan(8);
+    pvm_setopt(PvmAutoErr, 0);
+    ok(pvm_mytid() > 0, "enrolled");
+    char *args[] = { (char *)"child", NULL };
+    int tid = 0;
+    ok(pvm_spawn(argv[0], args, PvmTaskDefault, NULL, 1, &tid) == 1, "spawned a child");
+    /* its first message comes whenever it comes: before or after getfds */
+    int *fds = NULL;
+    int n = pvm_getfds(&fds);
+    ok(n == 1 && fds && fds[0] >= 0, "pvm_getfds: 1 descriptor (%d)", fds ? fds[0] : -1);
+    int w = s_wait(fds[0], tid, 1);
+    ok(w >= 0, "the child's first message woke the loop (%d wake-ups)", w);
+    struct pollfd p = { .fd = fds[0], .events = POLLIN };
+    ok(pvm_nrecv(-1, -1) == 0 && poll(&p, 1, 200) == 0,
+       "nothing queued, queue looked at: the descriptor is quiet (200 ms)");
+    double cpu0 = s_cpu();
+    int wakes = 0;
+    for (int k = 0; k < 2; k++) {
+        pvm_initsend(PvmDataDefault);
+        pvm_send(tid, 2);
+        int r = s_wait(fds[0], tid, 3);
+        wakes += r < 0 ? 1000 : r;
+    }
+    ok(wakes <= 10, "two answers, each woke the loop (%d wake-ups in all)", wakes);
+    double cpu = s_cpu() - cpu0;
+    ok(cpu < 0.5, "no busy wait: %.3f s of CPU", cpu);
+    ok(pvm_getfds(NULL) == PvmBadParam, "getfds(NULL): PvmBadParam");
+    pvm_exit();
+    return exit_status();
+}
