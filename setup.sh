@@ -24,9 +24,10 @@ CONFIGURE_FLAGS=${GIMPI_CONFIGURE_FLAGS:-}
 JOBS=$(nproc 2>/dev/null || echo 2)
 PACKAGES="build-essential autoconf automake libtool pkg-config libzmq3-dev libsodium-dev libedit-dev iproute2"
 FUZZ_PACKAGES="clang libclang-rt-dev"
-# PVM's own example programs, which the test suite builds with gimpicc (t/pvm_examples.sh),
-# and gfortran for the Fortran binding's tests (t/fortran*.sh; they skip without it)
-CHECK_PACKAGES="pvm pvm-dev pvm-examples gfortran"
+# PVM's own example programs, which the test suite builds with gimpicc (t/pvm_examples.sh)
+# and runs unchanged (t/pvm_abi_run.sh, with NetPIPE's NPpvm), and gfortran for the
+# Fortran binding's tests (t/fortran*.sh; they skip without it)
+CHECK_PACKAGES="pvm pvm-dev pvm-examples netpipe-pvm gfortran"
 
 # Prints a step on stderr.
 say() { echo "setup: $*" >&2; }

@@ -112,6 +112,16 @@ extern "C" {
                 (int)PvmMboxMaxDirectIndex), 0) \
      : ((_index) << PvmMboxDirectIndexShift))
 
+/*  PVM's reserved mailbox class names (of PVM's pvm3.h; gimpi gives them no meaning), and
+ *  its temporary-file-name helpers, with PVM's values (t/pvm_abi.sh compares them). */
+#define PVMNORESETCLASS         "###_PVM_NO_RESET_###"
+#define PVMHOSTERCLASS          "###_PVM_HOSTER_###"
+#define PVMTASKERCLASS          "###_PVM_TASKER_###"
+#define PVMTRACERCLASS          "###_PVM_TRACER_###"
+#define PVMRMCLASS              "###_PVM_RM_###"
+#define PVMTMPNAMFUN(x)         tmpnam(x)
+#define PVMTMPNAMLEN            128     /* PVM: L_tmpnam when <stdio.h> came first; >= it */
+
 /*  Error codes: every call returns one of these (< 0) on failure and sets pvm_errno. */
 #define PvmOk                   0
 #define PvmBadParam             -2

@@ -14,6 +14,7 @@
  */
 #include "config.h"
 #include "programs/proctree.h"
+#include "programs/run_pvmabi.h"
 #include "base/gimpi_vmwire.h"
 #include "base/gimpi_bind.h"
 #include "base/gimpi_hostset.h"
@@ -219,6 +220,9 @@ static void s_child(agent_t *self, char **argv, char **env, const char *wd, int 
     fcntl(self->key_fd, F_SETFD, 0);
     for (char **e = env; e && *e; e++)
         putenv(*e);
+    char perr[1200];
+    if (run_pvmabi_env_if_asked(perr, sizeof perr) < 0)     /* gimpirun -pvm-abi */
+        dprintf(2, "gimpi-agent: %s\n", perr);
     char v[32];
     snprintf(v, sizeof v, "%d", self->key_fd);
     setenv("GIMPI_KEY_FD", v, 1);

@@ -29,6 +29,7 @@
 #include "programs/run_proc.h"
 #include "programs/run_tasks.h"
 #include "programs/run_vm.h"
+#include "programs/run_pvmabi.h"
 #include "programs/proctree.h"
 #include "base/gimpi_key.h"
 #include "net/gimpi_host.h"
@@ -74,6 +75,8 @@ static void s_usage(FILE *to)
         "  -groupd HOST    run the job's groupd on HOST (default: this host)\n"
         "  -gport P        groupd's request port (its event port is P+1; default: any)\n"
         "  -agent PATH     gimpi-agent's path on the other hosts (default: beside gimpirun)\n"
+        "  -pvm-abi        run existing PVM binaries: PVM's ABI libraries (libpvm3.so.3\n"
+        "                  ...) first on LD_LIBRARY_PATH of the tasks, on every host\n"
         "  -tag            prefix every output line with the task's world rank (and the\n"
         "                  lines of tasks they spawn with [t<hex tid>]: GIMPI_TAG=1)\n"
         "  -host ADDR      IPv4 address this host's tasks listen on and announce\n"
@@ -124,7 +127,12 @@ static void s_option(launcher_t *self, int argc, char **argv, int *i, int *np, b
         self->tag = true;
         setenv("GIMPI_TAG", "1", 1);   /* tasks tag what they spawn (pvm_spawn) */
     }
-    else if (!strcmp(o, "-client")) {
+    else if (!strcmp(o, "-pvm-abi")) {
+        if (run_pvmabi_env(err, sizeof err) < 0) {
+            fprintf(stderr, "gimpirun: -pvm-abi: %s\n", err);
+            exit(2);
+        }
+    } else if (!strcmp(o, "-client")) {
         if (*i + 2 >= argc) {
             fprintf(stderr, "gimpirun: -client needs RANK HOST:PORT\n");
             exit(2);

@@ -67,8 +67,9 @@ static const gimpi_tunable_t s_table[] = {
       "deadline of the IMPI startup with the server (fractions allowed)",
       "libgimpi/impi/impi_client.c", false },
     { "GIMPI_CONNECT_TIMEOUT", U, "60", "s",
-      "deadline for a task to meet every other task of its job (1 to 86399)",
-      "libgimpi/task/gimpi_task.c", false },
+      "deadline for a task to meet every other task of its job, and for pvm_tasks to see "
+      "every one of them registered (1 to 86399)",
+      "libgimpi/task/gimpi_task.c libgimpi/pvm/pvm_vm.c", false },
     { "GIMPI_FINALIZE_TIMEOUT", U, "60", "s",
       "deadline of finalize's world barrier and PK_FINI exchange (1 to 86399)",
       "libgimpi/task/gimpi_task.c libgimpi/pvm/pvm_transport_impi.c", false },
@@ -171,6 +172,10 @@ static const gimpi_tunable_t s_table[] = {
       "libgimpi/pvm/pvm_transport_impi.c", false },
 
     /* === set by gimpi for the processes it starts =================================== */
+    { "GIMPI_PVM_ABI", S, "0", "switch",
+      "1: gimpi-agent puts the folder of PVM's ABI libraries (libpvm3.so.3 ...) first on "
+      "LD_LIBRARY_PATH of the tasks it starts (gimpirun -pvm-abi sets it)",
+      "programs/run_pvmabi.c", false },
     { "PVMTMASK", S, "(the empty mask)", "mask",
       "PVM's trace mask of the task's children, which a spawned task starts with as its "
       "own (pvm_settmask; no trace events are produced yet)",

@@ -20,12 +20,16 @@
 #include "task/gimpi_vm.h"
 #include "base/gimpi_vmwire.h"
 #include "gimpi.h"
+#include "gimpi_msg.h"
+#include "gimpi_group.h"
+#include "base/gimpi_tunables.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <time.h>
 
 /*  PVM 3.4's data signature of a little-endian LP64 machine (what pvm_config shows for
  *  LINUX64): hosts of one architecture share it. */
@@ -108,6 +112,55 @@ int pvm_config(int *nhost, int *narch, struct pvmhostinfo **hostp)
     return 0;
 }
 
+/*  A static task of this job (tid) that t[n] lacks though it lives: groupd holds it
+ *  reserved and not yet registered (it is in gimpi_init right now, about to register:
+ *  every static task met the others there), or it registered after t was read.  One
+ *  that has left (LOOKUP: no such task) is not missing. */
+static bool s_missing(gimpi_t *task, const gimpi_vm_task_t *t, int n, int tid)
+{
+    for (int i = 0; i < n; i++)
+        if (t[i].tid == tid)
+            return false;
+    gimpi_task_info_t info;
+    int rc = gimpi_group_lookup(gimpi_groups(task), tid, &info);
+    return rc == GIMPI_ENOTFOUND || rc == 0;
+}
+
+/*  groupd's registry (host "" for all), once every static task of the job that still
+ *  lives has registered: a job's tasks all exist from its start, so pvm_tasks lists them
+ *  all even when a sibling has not finished its own gimpi_init yet (NetPIPE's NPpvm
+ *  looks for its peer with pvm_tasks right after pvm_mytid).  The wait is bounded by
+ *  GIMPI_CONNECT_TIMEOUT and costs nothing when every task is there.  0 or a code. */
+static int s_registry(gimpi_t *task, const char *host, gimpi_vm_task_t **out, int *nout)
+{
+    const char *v = gimpi_env("GIMPI_CONNECT_TIMEOUT");
+    long left_ms = (v && atoi(v) > 0 ? atoi(v) : 60) * 1000L;
+    struct timespec pause = { 0, 1000000 };
+    gimpi_msg_t *msg = gimpi_msg(task);
+    int nstatic = msg ? gimpi_msg_ntasks(msg) : 0;
+    for (;;) {
+        int rc = gimpi_groups_tasks(gimpi_groups(task), "", out, nout);
+        if (rc < 0)
+            return rc;
+        bool wait = false;
+        for (int r = 0; r < nstatic && !wait && left_ms > 0; r++)
+            wait = s_missing(task, *out, *nout, gimpi_msg_tid(msg, r));
+        if (!wait)
+            break;
+        free(*out);
+        nanosleep(&pause, NULL);
+        left_ms -= pause.tv_nsec / 1000000;
+        if (pause.tv_nsec < 64000000)
+            pause.tv_nsec *= 2;
+    }
+    int k = 0;                          /* the host's tasks only */
+    for (int i = 0; i < *nout; i++)
+        if (!*host || !strcmp((*out)[i].host, host))
+            (*out)[k++] = (*out)[i];
+    *nout = k;
+    return 0;
+}
+
 int pvm_tasks(int where, int *ntask, struct pvmtaskinfo **taskp)
 {
     pvm_ctx_t *ctx;
@@ -131,7 +184,7 @@ int pvm_tasks(int where, int *ntask, struct pvmtaskinfo **taskp)
     }
     gimpi_vm_task_t *t = NULL;
     int n = 0;
-    rc = gimpi_groups_tasks(gimpi_groups(task), host, &t, &n);
+    rc = s_registry(task, host, &t, &n);
     if (rc < 0) {
         free(h);
         return pvm_ctx_fail(ctx, "pvm_tasks", rc);
