@@ -189,3 +189,16 @@ PY
 { bytes 0 100 0  1 50 0  1 200 0  0 0 16  1 0 32  0 255 15  1 255 15; } | seed fuzz_ring wrap
 { bytes 6 1 0  0 8 0  6 2 0  1 4 0  1 4 0  6 0 0; } | seed fuzz_ring flags
 { bytes 0 0 16  0 1 0  2 1 64  1 0 16  3 0 1  0 0 16; } | seed fuzz_ring corrupt
+
+# fuzz_pvm_header: a whole PVM message as the transport takes it: 16-byte header ('P',
+# version 1, encoding, flags, context, body length), the wait id (flag 4), the bcast
+# number (flags 3), then the inline body (without flag 1).
+pvmhdr() { bytes 80 1 "$1" "$2"; be32 "$3"; be64 "$4"; }
+{ pvmhdr 0 0 0 4; bytes 0 0 0 42; } | seed fuzz_pvm_header inline-base
+{ pvmhdr 1 0 538970113 0; } | seed fuzz_pvm_header empty-context
+{ pvmhdr 0 1 -1 1000000; } | seed fuzz_pvm_header follows-wildcard-context
+{ pvmhdr 1 3 4096 70000; be64 5; } | seed fuzz_pvm_header bcast-body
+{ pvmhdr 0 0 0 9; bytes 1 2 3; } | seed fuzz_pvm_header short-body
+{ pvmhdr 2 8 0 0; } | seed fuzz_pvm_header bad-flags
+{ pvmhdr 0 4 0 4; be32 77; bytes 0 0 0 42; } | seed fuzz_pvm_header inline-wid
+{ pvmhdr 1 7 5 70000; be32 -3; be64 9; } | seed fuzz_pvm_header bcast-wid

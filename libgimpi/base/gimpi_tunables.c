@@ -186,6 +186,9 @@ static const gimpi_tunable_t s_table[] = {
     { "GIMPI_TAG", S, "0", "switch",
       "not 0: output of spawned tasks is prefixed with their tid (gimpirun -tag sets it)",
       "libgimpi/pvm/pvm_spawn.c", false },
+    { "GIMPI_PVM_CONTEXT", S, "0", "context id",
+      "the PVM message context a task starts in (pvm_spawn sets its parent's current one)",
+      "libgimpi/pvm/pvm_ctx.c", false },
     { "GIMPI_KEY_FD", S, "", "descriptor",
       "a descriptor holding the key text (gimpi-agent and a task hand it to what they "
       "start; a user may set it)", "libgimpi/base/gimpi_key.c", false },

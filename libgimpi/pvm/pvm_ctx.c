@@ -12,8 +12,10 @@
 #include "gimpi.h"
 #include "pvm3.h"
 #include "base/gimpi_clock.h"
+#include "base/gimpi_tunables.h"
 
 #include <assert.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +25,15 @@
 typedef struct {
     pvm_buf_t *buf;             /* NULL: free slot */
     int src, tag, ctxid;
+    int wid, dst;               /* pvm_setminfo's wait id and destination (0 until set) */
+    bool dstset;                /* dst was set; else a received message's is this task */
 } slot_t;
+
+/*  A message handler (pvm_addmhf); func NULL: a free entry. */
+typedef struct {
+    int src, tag, ctxid;        /* -1: any */
+    pvm_ctx_mhf_fn *func;
+} mhf_t;
 
 struct pvm_ctx_t {
     slot_t *slots;              /* slots[id - 1] */
@@ -31,6 +41,9 @@ struct pvm_ctx_t {
     int sbuf, rbuf;             /* active ids, 0 = none */
     int *queue;                 /* received, not yet taken: ids oldest first */
     int nqueue, qcap;
+    int context;                /* the current message context (pvm_setcontext) */
+    int nmhf;                   /* live message handlers (0: the fast path) */
+    pvm_ctx_match_fn *match;    /* pvm_recvf's matcher; NULL: the default (fast path) */
     int opts[PVM_CTX_NOPTS];    /* PvmRoute .. PvmNoReset; [0] unused */
     const pvm_transport_ops_t *ops;
     void *impl;
@@ -45,6 +58,9 @@ struct pvm_ctx_t {
     int cause_code;             /* ... which failed with this code (0: none) */
     FILE *catchout;             /* pvm_catchout's file, or NULL */
     pvm_ctx_notify_t notify;    /* pvm_notify's hooks (poll NULL: none) */
+    mhf_t *mhf;                 /* message handlers by id (mhfcap entries) */
+    int mhfcap;
+    uint32_t ctxmap[PVM_CTX_PER_TASK / 32];     /* contexts this task made: bit n */
 };
 
 /*  A fresh context. */
@@ -56,6 +72,8 @@ pvm_ctx_t *pvm_ctx_new(void)
         self->opts[PvmRoute] = PvmAllowDirect;
         self->opts[PvmFragSize] = 4096;
         self->opts[PvmShowTids] = 1;
+        const char *c = gimpi_env("GIMPI_PVM_CONTEXT");    /* a child of pvm_spawn */
+        self->context = c && *c ? (int)strtol(c, NULL, 0) : PvmBaseContext;
     }
     return self;
 }
@@ -72,6 +90,7 @@ void pvm_ctx_destroy(pvm_ctx_t **self_p)
         pvm_buf_destroy(&self->slots[i].buf);
     free(self->slots);
     free(self->queue);
+    free(self->mhf);
     free(self->spare);
     for (int k = 0; k < PVM_CTX_NKEPT; k++)
         free(self->kept[k]);
@@ -215,7 +234,7 @@ int pvm_ctx_add_buf(pvm_ctx_t *self, pvm_buf_t *buf, int src, int tag, int ctxid
         self->slots = slots;
         self->nslots = n;
     }
-    self->slots[i] = (slot_t){ buf, src, tag, ctxid };
+    self->slots[i] = (slot_t){ buf, src, tag, ctxid, 0, 0, false };
     return i + 1;
 }
 
@@ -364,15 +383,18 @@ typedef struct {
     uint8_t *frame;
     const uint8_t *bytes;
     size_t len;
+    int wid;                    /* the buffer's wait id (pvm_setminfo), usually 0 */
 } wire_t;
 
 /*  Fills w for buffer bufid after the checks (bad: the caller's parameters are wrong) and
  *  the enrolment.  0 or a GIMPI_E* code. */
 static int s_wire(pvm_ctx_t *self, int bufid, int bad, wire_t *w)
 {
-    pvm_buf_t *buf = pvm_ctx_buf(self, bufid);
-    if (!buf)
+    slot_t *slot = s_slot(self, bufid);
+    if (!slot)
         return GIMPI_ENOSUCHBUF;
+    pvm_buf_t *buf = slot->buf;
+    w->wid = slot->wid;
     if (bad)
         return GIMPI_EBADPARAM;
     int rc = pvm_ctx_enrol(self);
@@ -396,10 +418,14 @@ static int s_wire(pvm_ctx_t *self, int bufid, int bad, wire_t *w)
 int pvm_ctx_send(pvm_ctx_t *self, int bufid, int dst, int tag, int ctxid)
 {
     assert(self);
+    if (ctxid == PVM_CTX_CURRENT)
+        ctxid = self->context;
     wire_t w;
     int rc = s_wire(self, bufid, dst <= 0 || tag < 0, &w);
     if (rc < 0)
         return rc;
+    if (w.wid && self->ops->send_wid)   /* pvm_setminfo's wait id travels along */
+        return self->ops->send_wid(self->impl, dst, tag, ctxid, w.wid, w.enc, w.bytes, w.len);
     return self->ops->send(self->impl, dst, tag, ctxid, w.enc, w.frame, w.bytes, w.len);
 }
 
@@ -407,6 +433,8 @@ int pvm_ctx_send(pvm_ctx_t *self, int bufid, int dst, int tag, int ctxid)
 int pvm_ctx_bcast(pvm_ctx_t *self, int bufid, const char *group, int tag, int ctxid)
 {
     assert(self);
+    if (ctxid == PVM_CTX_CURRENT)
+        ctxid = self->context;
     wire_t w;
     int rc = s_wire(self, bufid, tag < 0, &w);     /* enrolled: the transport is there */
     if (rc < 0)
@@ -416,24 +444,100 @@ int pvm_ctx_bcast(pvm_ctx_t *self, int bufid, const char *group, int tag, int ct
     return self->ops->bcast(self->impl, group, tag, ctxid, w.enc, w.frame, w.bytes, w.len);
 }
 
-/*  Does queued message bufid match? */
+/*  Does queued message bufid match? (ctxid -1: any context, as PVM's default matcher) */
 static int s_matches(pvm_ctx_t *self, int bufid, int src, int tag, int ctxid)
 {
     slot_t *slot = s_slot(self, bufid);
     return slot && (src == -1 || slot->src == src) && (tag == -1 || slot->tag == tag)
-        && slot->ctxid == ctxid;
+        && (slot->ctxid == ctxid || ctxid == -1);
 }
 
-/*  Index of the oldest queued match, or -1. */
-static int s_find(pvm_ctx_t *self, int src, int tag, int ctxid)
+/*  Index of the queued message pvm_recvf's matcher picks (the first it rates 1, else the
+ *  first it rates highest), -1 for none, or -1 with *err set when it fails. */
+static __attribute__((noinline, cold)) int s_find_custom(pvm_ctx_t *self, int src, int tag,
+                                                          int *err)
 {
+    int best = -1, bestcc = 0;
+    for (int i = 0; i < self->nqueue; i++) {
+        int cc = self->match(self->queue[i], src, tag);
+        if (cc < 0) {
+            *err = cc;
+            return -1;
+        }
+        if (cc == 1)
+            return i;
+        if (cc > bestcc) {
+            bestcc = cc;
+            best = i;
+        }
+    }
+    return best;
+}
+
+/*  Index of the oldest queued match, or -1 (with *err < 0 when a matcher failed). */
+static inline int s_find(pvm_ctx_t *self, int src, int tag, int ctxid, int *err)
+{
+    if (!self->nqueue)                  /* the common case: nothing waits */
+        return -1;
+    if (self->match)                    /* pvm_recvf's: off the fast path */
+        return s_find_custom(self, src, tag, err);
     for (int i = 0; i < self->nqueue; i++)
         if (s_matches(self, self->queue[i], src, tag, ctxid))
             return i;
     return -1;
 }
 
-/*  Turns a transport message into a queued buffer; its id or < 0. */
+/*  The handler for a message, or -1. */
+static int s_mhf_for(const pvm_ctx_t *self, const slot_t *m)
+{
+    for (int i = 0; i < self->mhfcap; i++) {
+        const mhf_t *h = &self->mhf[i];
+        if (h->func && (h->src == -1 || h->src == m->src) && (h->tag == -1 || h->tag == m->tag)
+            && (h->ctxid == -1 || h->ctxid == m->ctxid))
+            return i;
+    }
+    return -1;
+}
+
+/*  Runs handler k on message id as libpvm does (pvm_ctx.h, pvm_ctx_add_mhf): afterwards
+ *  the receive and send buffers the handler left are freed, as libpvm's
+ *  pvm_freebuf(pvm_setrbuf(saved)) does (a message the handler made inactive itself is
+ *  the handler's to free, as there). */
+static void s_mhf_run(pvm_ctx_t *self, int k, int id)
+{
+    pvm_ctx_mhf_fn *f = self->mhf[k].func;     /* the handler may delete itself */
+    int sbuf = self->sbuf, rbuf = self->rbuf, context = self->context;
+    self->sbuf = 0;
+    self->rbuf = id;
+    self->context = s_slot(self, id)->ctxid;
+    f(id);
+    self->context = context;
+    int hs = self->sbuf, hr = self->rbuf;
+    self->sbuf = s_slot(self, sbuf) ? sbuf : 0;    /* the handler may have freed them */
+    self->rbuf = s_slot(self, rbuf) ? rbuf : 0;
+    if (hs && hs != self->sbuf && hs != self->rbuf)
+        pvm_ctx_free_buf(self, hs);
+    if (hr && hr != self->rbuf && hr != self->sbuf)
+        pvm_ctx_free_buf(self, hr);     /* the message, unless the handler switched away */
+}
+
+/*  Records a received message's wait id and gives the message to its handler, if one
+ *  matches: 1 (then it is gone), else 0.  Off the fast path (kept out of s_enqueue, whose
+ *  callers run it for every message). */
+static __attribute__((noinline, cold)) int s_mhf_take(pvm_ctx_t *self, int id, int wid)
+{
+    self->slots[id - 1].wid = wid;      /* the sender's wait id, if any (one test for both) */
+    if (!self->nmhf)
+        return 0;
+    int k = s_mhf_for(self, &self->slots[id - 1]);
+    if (k < 0)
+        return 0;
+    s_mhf_run(self, k, id);
+    return 1;
+}
+
+/*  Turns a transport message into a queued buffer (0 when a handler took it); its id or
+ *  < 0. */
 static int s_enqueue(pvm_ctx_t *self, pvm_msg_t *msg)
 {
     if (self->nqueue == self->qcap) {
@@ -461,8 +565,11 @@ static int s_enqueue(pvm_ctx_t *self, pvm_msg_t *msg)
     if (!msg->len)
         free(msg->bytes);
     int id = pvm_ctx_add_buf(self, buf, msg->src, msg->tag, msg->ctxid);
-    if (id > 0)
-        self->queue[self->nqueue++] = id;
+    if (id <= 0)
+        return id;
+    if ((self->nmhf | msg->wid) && s_mhf_take(self, id, msg->wid))
+        return 0;                       /* a handler took it: never queued */
+    self->queue[self->nqueue++] = id;
     return id;
 }
 
@@ -497,8 +604,27 @@ int pvm_ctx_inject(pvm_ctx_t *self, int src, int tag, int ctxid, const int *vals
     pvm_buf_destroy(&b);
     if (!copy)
         return GIMPI_ENOMEM;
-    pvm_msg_t msg = { src, tag, ctxid, PVM_BUF_DEFAULT, copy, len, 0, NULL };
+    pvm_msg_t msg = { src, tag, ctxid, PVM_BUF_DEFAULT, copy, len, 0, NULL, 0 };
     return s_enqueue(self, &msg);
+}
+
+/*  Queues whatever else has arrived (for pvm_recvf's matcher, which picks the best of
+ *  everything there, as libpvm's after reading all its socket has). */
+static void s_drain(pvm_ctx_t *self)
+{
+    pvm_msg_t msg = { 0 };
+    while (self->ops->next(self->impl, 0, &msg) == 1 && s_enqueue(self, &msg) >= 0)
+        msg = (pvm_msg_t){ 0 };
+}
+
+/*  Looks through the queue again after a handler ran or with pvm_recvf's matcher (after
+ *  queueing all that has arrived): as s_find. */
+static __attribute__((noinline, cold)) int s_rescan(pvm_ctx_t *self, int src, int tag,
+                                                    int ctxid, int *err)
+{
+    if (self->match)
+        s_drain(self);
+    return s_find(self, src, tag, ctxid, err);
 }
 
 /*  1 when a wait for (src, tag, ctxid) must look for notifications as it waits. */
@@ -517,8 +643,8 @@ static int s_wait_match(pvm_ctx_t *self, int src, int tag, int ctxid, int timeou
                         int *err)
 {
     *err = 0;
-    int i = s_find(self, src, tag, ctxid);
-    if (i >= 0)
+    int i = s_find(self, src, tag, ctxid, err);
+    if (i >= 0 || *err)
         return i;
     int rc = pvm_ctx_enrol(self);
     if (rc < 0) {
@@ -536,7 +662,7 @@ static int s_wait_match(pvm_ctx_t *self, int src, int tag, int ctxid, int timeou
         long long t0 = 0;
         if (s_notify_due(self, src, tag, ctxid)) {
             rc = self->notify.poll(self->notify.arg, self, 0);
-            if (rc >= 0 && (i = s_find(self, src, tag, ctxid)) >= 0)
+            if (rc >= 0 && ((i = s_find(self, src, tag, ctxid, err)) >= 0 || *err))
                 return i;
             if (wait < 0 || wait > PVM_CTX_NOTIFY_SLICE_MS)
                 wait = PVM_CTX_NOTIFY_SLICE_MS;
@@ -554,7 +680,7 @@ static int s_wait_match(pvm_ctx_t *self, int src, int tag, int ctxid, int timeou
             if (t0 && wait > 0) {
                 int rest = wait - (int)(gimpi_now_ms() - t0);
                 rc = self->notify.poll(self->notify.arg, self, rest > 0 ? rest : 0);
-                if (rc >= 0 && (i = s_find(self, src, tag, ctxid)) >= 0)
+                if (rc >= 0 && ((i = s_find(self, src, tag, ctxid, err)) >= 0 || *err))
                     return i;
             }
             if (full == 0)
@@ -566,8 +692,11 @@ static int s_wait_match(pvm_ctx_t *self, int src, int tag, int ctxid, int timeou
             *err = id;
             return -1;
         }
-        if (s_matches(self, id, src, tag, ctxid))
-            return self->nqueue - 1;
+        if (!self->match && s_matches(self, id, src, tag, ctxid))
+            return self->nqueue - 1;    /* (id 0 never matches) */
+        if ((id == 0 || self->match)    /* a handler ran, or a custom matcher: look again */
+            && ((i = s_rescan(self, src, tag, ctxid, err)) >= 0 || *err))
+            return i;
     }
 }
 
@@ -577,6 +706,8 @@ int pvm_ctx_recv(pvm_ctx_t *self, int src, int tag, int ctxid, int timeout_ms)
     assert(self);
     if ((src < -1 && src != PVM_CTX_DAEMON_TID) || src == 0 || tag < -1)
         return GIMPI_EBADPARAM;
+    if (ctxid == PVM_CTX_CURRENT)
+        ctxid = self->context;
     int err;
     int i = s_wait_match(self, src, tag, ctxid, timeout_ms, &err);
     if (i < 0)
@@ -592,6 +723,8 @@ int pvm_ctx_probe(pvm_ctx_t *self, int src, int tag, int ctxid)
     assert(self);
     if ((src < -1 && src != PVM_CTX_DAEMON_TID) || src == 0 || tag < -1)
         return GIMPI_EBADPARAM;
+    if (ctxid == PVM_CTX_CURRENT)
+        ctxid = self->context;
     int err;
     int i = s_wait_match(self, src, tag, ctxid, 0, &err);
     return i < 0 ? err : self->queue[i];
@@ -655,4 +788,135 @@ int pvm_ctx_catchout_wait(pvm_ctx_t *self, int timeout_ms)
     assert(self);
     gimpi_t *task = s_task(self);
     return task && self->catchout ? gimpi_catchout_wait(task, timeout_ms) : 0;
+}
+
+/*  The current context. */
+int pvm_ctx_context(const pvm_ctx_t *self)
+{
+    assert(self);
+    return self->context;
+}
+
+/*  Switches the current context. */
+int pvm_ctx_set_context(pvm_ctx_t *self, int ctxid)
+{
+    assert(self);
+    int old = self->context;
+    self->context = ctxid;
+    return old;
+}
+
+/*  The serial of a tid that no other task of the virtual machine shares: groupd hands out
+ *  tids from 0x40001 up and never twice; a task without groupd (tid = rank + 1) is alone
+ *  in its job.  0 when it does not fit the 20 bits a context id has for it. */
+static int s_serial(int tid)
+{
+    int s = tid > 0x40000 ? tid - 0x40000 : tid;
+    return s > 0 && s < (1 << 20) ? s : 0;
+}
+
+/*  Makes a context. */
+int pvm_ctx_new_context(pvm_ctx_t *self)
+{
+    assert(self);
+    int rc = pvm_ctx_enrol(self);
+    if (rc < 0)
+        return rc;
+    int serial = s_serial(self->tid);
+    for (int n = 1; serial && n < PVM_CTX_PER_TASK; n++)
+        if (!(self->ctxmap[n / 32] & (1u << (n % 32)))) {
+            self->ctxmap[n / 32] |= 1u << (n % 32);
+            return serial << 11 | n;
+        }
+    return GIMPI_EOUTOFRES;
+}
+
+/*  Releases a context of this task. */
+int pvm_ctx_free_context(pvm_ctx_t *self, int ctxid)
+{
+    assert(self);
+    int serial = s_serial(self->tid), n = ctxid & (PVM_CTX_PER_TASK - 1);
+    if (!serial || ctxid <= 0 || ctxid >> 11 != serial
+        || !(self->ctxmap[n / 32] & (1u << (n % 32))))
+        return GIMPI_ENOTFOUND;
+    self->ctxmap[n / 32] &= ~(1u << (n % 32));
+    return 0;
+}
+
+/*  Installs pvm_recvf's matcher. */
+pvm_ctx_match_fn *pvm_ctx_set_match(pvm_ctx_t *self, pvm_ctx_match_fn *f)
+{
+    assert(self);
+    pvm_ctx_match_fn *old = self->match;
+    self->match = f;
+    return old;
+}
+
+/*  Adds a message handler. */
+int pvm_ctx_add_mhf(pvm_ctx_t *self, int src, int tag, int ctxid, pvm_ctx_mhf_fn *f)
+{
+    assert(self);
+    if (!f)
+        return GIMPI_EBADPARAM;
+    int k = -1;
+    for (int i = 0; i < self->mhfcap; i++) {
+        const mhf_t *h = &self->mhf[i];
+        if (!h->func) {
+            if (k < 0)
+                k = i;
+        } else if ((h->src == -1 || src == -1 || h->src == src)
+                   && (h->tag == -1 || tag == -1 || h->tag == tag)
+                   && (h->ctxid == -1 || ctxid == -1 || h->ctxid == ctxid))
+            return GIMPI_EEXISTS;       /* some messages would have two handlers */
+    }
+    if (k < 0) {
+        int cap = self->mhfcap ? 2 * self->mhfcap : 8;
+        mhf_t *m = cap < 1 << 20 ? realloc(self->mhf, (size_t)cap * sizeof *m) : NULL;
+        if (!m)
+            return GIMPI_ENOMEM;
+        memset(m + self->mhfcap, 0, (size_t)(cap - self->mhfcap) * sizeof *m);
+        k = self->mhfcap;
+        self->mhf = m;
+        self->mhfcap = cap;
+    }
+    self->mhf[k] = (mhf_t){ src, tag, ctxid, f };
+    self->nmhf++;
+    return k;
+}
+
+/*  Removes a message handler. */
+int pvm_ctx_del_mhf(pvm_ctx_t *self, int id)
+{
+    assert(self);
+    if (id < 0)
+        return GIMPI_EBADPARAM;
+    if (id >= self->mhfcap || !self->mhf[id].func)
+        return GIMPI_ENOTFOUND;
+    self->mhf[id].func = NULL;
+    self->nmhf--;
+    return 0;
+}
+
+/*  A buffer's wait id and destination. */
+int pvm_ctx_buf_minfo(pvm_ctx_t *self, int bufid, int *wid, int *dst)
+{
+    assert(self);
+    slot_t *slot = s_slot(self, bufid);
+    if (!slot)
+        return GIMPI_ENOSUCHBUF;
+    *wid = slot->wid;
+    *dst = slot->dstset ? slot->dst : slot->src ? self->tid : 0;   /* received: to us */
+    return 0;
+}
+
+/*  Sets a buffer's message information. */
+int pvm_ctx_set_minfo(pvm_ctx_t *self, int bufid, int src, int tag, int ctxid, int wid,
+                      int dst)
+{
+    assert(self);
+    slot_t *slot = s_slot(self, bufid);
+    if (!slot)
+        return GIMPI_ENOSUCHBUF;
+    *slot = (slot_t){ slot->buf, src, tag, ctxid, wid, dst, true };
+    return 0;
 }

@@ -46,6 +46,7 @@ typedef struct {
     size_t len;
     size_t off;
     void *body;
+    int wid;                    /* the wait id the sender set (pvm_setminfo), else 0 */
 } pvm_msg_t;
 
 /*  What a transport implements.  Every function gets the `impl` given at attach time.
@@ -63,6 +64,11 @@ typedef struct {
      *  (one PvmDataInPlace segment), which the transport must leave alone. */
     int (*send)(void *impl, int dst, int tag, int ctxid, int encoding, uint8_t *frame,
                 const void *bytes, size_t len);
+    /*  Optional (may be NULL: the wait id stays behind): send for a message whose wait id
+     *  is not 0 (pvm_setminfo, pvm_setmwid), which travels with it; the bytes are the
+     *  caller's (no frame).  Off the fast path. */
+    int (*send_wid)(void *impl, int dst, int tag, int ctxid, int wid, int encoding,
+                    const void *bytes, size_t len);
     /*  The next arrived message, waiting up to timeout_ms (0: poll, -1: no limit).
      *  Returns 1 with *msg filled, 0 when nothing arrived in time, or < 0 (e.g.
      *  GIMPI_ESYSERR when nothing can ever arrive). */
@@ -208,6 +214,53 @@ int pvm_ctx_recv(pvm_ctx_t *self, int src, int tag, int ctxid, int timeout_ms);
  *  one pvm_ctx_recv will return for it. */
 int pvm_ctx_probe(pvm_ctx_t *self, int src, int tag, int ctxid);
 
+/* ---- message contexts, handlers and matching (pvm_context.c, pvm_mhf.c, pvm_minfo.c) ---- */
+
+/*  Contexts one task can hold at once (pvm_newcontext; freed ones are reused). */
+#define PVM_CTX_PER_TASK 2048
+/*  pvm_recvf's matcher: > 0 a match (1: take it now, more: the best of the queue wins),
+ *  0 none, < 0 an error for the receive. */
+typedef int pvm_ctx_match_fn(int bufid, int src, int tag);
+/*  pvm_addmhf's handler; its result is ignored. */
+typedef int pvm_ctx_mhf_fn(int bufid);
+
+/*  As the ctxid of pvm_ctx_send, pvm_ctx_bcast, pvm_ctx_recv and pvm_ctx_probe: the
+ *  current context (what the pvm_* message calls pass: no call to fetch it first). */
+#define PVM_CTX_CURRENT ((int)(-2147483647 - 1))
+/*  The current context (PvmBaseContext at start). */
+int pvm_ctx_context(const pvm_ctx_t *self);
+/*  Makes ctxid the current context (any value; -1 receives from every context); returns
+ *  the previous one. */
+int pvm_ctx_set_context(pvm_ctx_t *self, int ctxid);
+/*  A context id no other task of the virtual machine can make: (tid's serial << 11) | n
+ *  with n (1 .. PVM_CTX_PER_TASK - 1) the lowest this task does not hold.  Enrols first.
+ *  The id (> 0), GIMPI_EOUTOFRES (all held, or a tid past the range), or the enrolment's
+ *  error. */
+int pvm_ctx_new_context(pvm_ctx_t *self);
+/*  Releases a context this task made: 0, or GIMPI_ENOTFOUND. */
+int pvm_ctx_free_context(pvm_ctx_t *self, int ctxid);
+/*  Installs matcher f (NULL: the default one, which matches source, tag and the current
+ *  context); returns the previous one (NULL for the default). */
+pvm_ctx_match_fn *pvm_ctx_set_match(pvm_ctx_t *self, pvm_ctx_match_fn *f);
+/*  Adds a handler for the messages from src with tag in context ctxid (-1: any) that
+ *  arrive from now on: its id (>= 0), GIMPI_EEXISTS when one already covers some of the
+ *  same messages, GIMPI_EBADPARAM for a NULL f, or GIMPI_ENOMEM.  A handler runs inside
+ *  the receive or probe that takes its message off the transport, with the message as
+ *  the active receive buffer, no send buffer and the message's context as the current
+ *  one; afterwards the receive buffer (the message, unless the handler made another one
+ *  active) and any send buffer the handler left are freed and the caller's buffers and
+ *  context are back. */
+int pvm_ctx_add_mhf(pvm_ctx_t *self, int src, int tag, int ctxid, pvm_ctx_mhf_fn *f);
+/*  Removes handler id: 0, GIMPI_EBADPARAM (id < 0) or GIMPI_ENOTFOUND.  Safe from inside a
+ *  handler. */
+int pvm_ctx_del_mhf(pvm_ctx_t *self, int id);
+/*  A buffer's wait id and destination (a received message's: this task, unless set);
+ *  0 or GIMPI_ENOSUCHBUF. */
+int pvm_ctx_buf_minfo(pvm_ctx_t *self, int bufid, int *wid, int *dst);
+/*  Sets what pvm_setminfo sets: source, tag, context, wait id and destination. */
+int pvm_ctx_set_minfo(pvm_ctx_t *self, int bufid, int src, int tag, int ctxid, int wid,
+                      int dst);
+
 /* ---- notifications (pvm_notify.c) ---- */
 
 /*  The source tid of the messages "the daemon" sends, pvm_notify's: PVM's TIDPVMD,
@@ -234,7 +287,8 @@ void pvm_ctx_set_notify(pvm_ctx_t *self, const pvm_ctx_notify_t *notify);
 /*  The hooks' arg, NULL when none are set. */
 void *pvm_ctx_notify_arg(const pvm_ctx_t *self);
 /*  Queues a message from src with tag in context ctxid holding the n ints of vals packed
- *  in PvmDataDefault, as if it had arrived.  Its buffer id, or < 0. */
+ *  in PvmDataDefault, as if it had arrived.  Its buffer id, 0 when a message handler
+ *  took it, or < 0. */
 int pvm_ctx_inject(pvm_ctx_t *self, int src, int tag, int ctxid, const int *vals, int n);
 
 /* ---- options ---- */

@@ -122,7 +122,7 @@ static int s_send(void *impl, int dst, int tag, int ctxid, int encoding, uint8_t
         memcpy(copy, bytes, len);
     }
     self->fifo[(self->head + self->count) % self->cap] =
-        (pvm_msg_t){ self->tid, tag, ctxid, encoding, copy, len, 0, NULL };
+        (pvm_msg_t){ self->tid, tag, ctxid, encoding, copy, len, 0, NULL, 0 };
     self->count++;
     return 0;
 }

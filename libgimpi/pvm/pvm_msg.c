@@ -1,8 +1,10 @@
 /*  pvm_msg.c — PVM's point-to-point message calls over the context's transport:
  *  pvm_send, pvm_mcast, pvm_recv, pvm_nrecv, pvm_trecv, pvm_probe, pvm_psend, pvm_precv.
  *
- *  Receives match on (source, tag) in PvmBaseContext with -1 as the wildcard, oldest
- *  message first.  pvm_recv/pvm_nrecv/pvm_trecv free the active receive buffer when they
+ *  Every call works in the task's current context (pvm_setcontext, pvm_context.c): sends
+ *  carry it, receives match on (source, tag) in it with -1 as the wildcard, oldest
+ *  message first, or as pvm_recvf's matcher says; message handlers (pvm_addmhf) take
+ *  their messages as a receive or probe brings them in (pvm_ctx.c).  pvm_recv/pvm_nrecv/pvm_trecv free the active receive buffer when they
  *  are called (as libpvm does) and make the message they return the new one.
  *  pvm_psend/pvm_precv never touch the active buffers; psend sends raw bytes, so the
  *  other side may unpack them with pvm_recv + pvm_upk*, and precv decodes a message
@@ -33,7 +35,7 @@ int pvm_send(int tid, int msgtag)
         return s_fail(ctx, "pvm_send", PvmNoBuf);
     if (tid <= 0 || msgtag < 0)
         return s_fail(ctx, "pvm_send", PvmBadParam);
-    int rc = pvm_ctx_send(ctx, sbuf, tid, msgtag, PvmBaseContext);
+    int rc = pvm_ctx_send(ctx, sbuf, tid, msgtag, PVM_CTX_CURRENT);
     return rc < 0 ? s_fail(ctx, "pvm_send", rc) : 0;
 }
 
@@ -61,7 +63,7 @@ int pvm_mcast(int *tids, int ntask, int msgtag)
     for (int i = 0; i < ntask; i++) {
         if (tids[i] == me)
             continue;
-        rc = pvm_ctx_send(ctx, sbuf, tids[i], msgtag, PvmBaseContext);
+        rc = pvm_ctx_send(ctx, sbuf, tids[i], msgtag, PVM_CTX_CURRENT);
         if (rc < 0)
             return s_fail(ctx, "pvm_mcast", rc);
     }
@@ -78,7 +80,7 @@ static int s_recv(const char *fn, int tid, int msgtag, int timeout_ms)
     if ((tid < -1 && tid != PVM_CTX_DAEMON_TID) || tid == 0 || msgtag < -1)
         return s_fail(ctx, fn, PvmBadParam);
     pvm_ctx_free_buf(ctx, pvm_ctx_rbuf(ctx));
-    int id = pvm_ctx_recv(ctx, tid, msgtag, PvmBaseContext, timeout_ms);
+    int id = pvm_ctx_recv(ctx, tid, msgtag, PVM_CTX_CURRENT, timeout_ms);
     if (id < 0)
         return s_fail(ctx, fn, id);
     if (id > 0)
@@ -118,7 +120,7 @@ int pvm_probe(int tid, int msgtag)
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_probe", PvmNoMem);
-    int id = pvm_ctx_probe(ctx, tid, msgtag, PvmBaseContext);
+    int id = pvm_ctx_probe(ctx, tid, msgtag, PVM_CTX_CURRENT);
     return id < 0 ? s_fail(ctx, "pvm_probe", id) : id;
 }
 
@@ -152,7 +154,7 @@ int pvm_psend(int tid, int msgtag, void *buf, int len, int datatype)
         pvm_buf_destroy(&b);
     if (id < 0)
         return s_fail(ctx, "pvm_psend", id);
-    rc = pvm_ctx_send(ctx, id, tid, msgtag, PvmBaseContext);
+    rc = pvm_ctx_send(ctx, id, tid, msgtag, PVM_CTX_CURRENT);
     pvm_ctx_free_buf(ctx, id);
     return rc < 0 ? s_fail(ctx, "pvm_psend", rc) : 0;
 }
@@ -171,7 +173,7 @@ int pvm_precv(int tid, int msgtag, void *buf, int len, int datatype,
         rc = PvmBadParam;
     if (rc < 0)
         return s_fail(ctx, "pvm_precv", rc);
-    int id = pvm_ctx_recv(ctx, tid, msgtag, PvmBaseContext, -1);
+    int id = pvm_ctx_recv(ctx, tid, msgtag, PVM_CTX_CURRENT, -1);
     if (id < 0)
         return s_fail(ctx, "pvm_precv", id);
     pvm_buf_t *b = pvm_ctx_buf(ctx, id);

@@ -11,14 +11,16 @@
  *  them, as PVM's man page says ("the last ntask - numt locations").  Children's output
  *  lines are prefixed with "[t<hex tid>] " when GIMPI_TAG is set to anything but "0"
  *  (gimpirun -tag sets it).  pvm_catchout collects the output of the children spawned
- *  after it (and of their children) in the caller (gimpi_catchout).  See doc/spawn.md
- *  and doc/multihost.md.
+ *  after it (and of their children) in the caller (gimpi_catchout).  The children start in
+ *  the caller's current message context (GIMPI_PVM_CONTEXT in their environment, as
+ *  PVMCTX under PVM).  See doc/spawn.md and doc/multihost.md.
  */
 #include "pvm3.h"
 #include "pvm/pvm_ctx.h"
 #include "gimpi.h"
 #include "base/gimpi_tunables.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +49,9 @@ int pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *ti
         flags |= GIMPI_SPAWN_HOST, place = where && *where ? where : ".";
     else if ((flag & PvmTaskArch) && where && *where)
         flags |= GIMPI_SPAWN_ARCH, place = where;
+    char cx[16];                        /* the children's context: ours */
+    snprintf(cx, sizeof cx, "%d", pvm_ctx_context(ctx));
+    setenv("GIMPI_PVM_CONTEXT", cx, 1);
     int started = ops->spawn ? ops->spawn(impl, file, argv, flags, place, ntask, out)
                              : PvmNotImpl;
     if (started < 0) {

@@ -11,9 +11,9 @@
  *  (entries `groups`, `coll`, `bcast`; pvm_group.c).
  *
  *  Wire format (doc/data-plane.md, "PVM messages"): each PVM message is one data-plane
- *  message on GIMPI_CID_PVM with the PVM tag, starting with a 16-byte header
+ *  message on GIMPI_CID_PVM with the PVM tag, starting with a 16-byte header (pvm_header.h:
  *      byte 0 'P', byte 1 version 1, byte 2 encoding (0 default/XDR, 1 raw), byte 3 flags,
- *      bytes 4-7 PVM context id (big endian, signed), bytes 8-15 body length (big endian)
+ *      bytes 4-7 PVM context id (big endian, signed), bytes 8-15 body length (big endian))
  *  followed by the body when it is at most INLINE_MAX bytes (GIMPI_PVM_INLINE when set;
  *  one message of header and body is cheaper than a second packet), the header written
  *  into the room every PVM buffer keeps in front of its bytes (no copy; the caller's own
@@ -46,6 +46,7 @@
  *  without pvm_exit deliver what was sent, as PVM's daemon would.
  */
 #include "pvm/pvm_ctx.h"
+#include "pvm/pvm_header.h"
 #include "gimpi.h"
 #include "gimpi_msg.h"
 #include "impi/impi_wire.h"
@@ -58,12 +59,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#define HDR_SIZE 16
-#define HDR_MAGIC 'P'
-#define HDR_VERSION 1
-#define BODY_FOLLOWS 1
-#define BCAST_BODY 2            /* with BODY_FOLLOWS: the body is a bcast body, seq follows */
-#define BCAST_HDR_SIZE (HDR_SIZE + 8)
+#define HDR_SIZE PVM_HDR_SIZE
+#define BODY_FOLLOWS PVM_HDR_BODY_FOLLOWS
+#define BCAST_BODY PVM_HDR_BCAST_BODY
+#define BCAST_HDR_SIZE PVM_HDR_BCAST_SIZE
 #define INLINE_MAX (64 * 1024)
 
 /*  A body whose header has been delivered but which is still on the data plane. */
@@ -97,43 +96,6 @@ static int s_env_ms(const char *name, int dflt_s)
     const char *v = gimpi_env(name);
     long s = v && *v ? strtol(v, NULL, 10) : 0;
     return (int)((s > 0 && s < 86400 ? s : dflt_s) * 1000);
-}
-
-/*  Writes the 16-byte header. */
-static void s_put_header(uint8_t *h, int encoding, int flags, int ctxid, uint64_t bodylen)
-{
-    h[0] = HDR_MAGIC;
-    h[1] = HDR_VERSION;
-    h[2] = (uint8_t)(encoding == PVM_BUF_DEFAULT ? 0 : 1);
-    h[3] = (uint8_t)flags;
-    uint32_t c = (uint32_t)ctxid;
-    for (int i = 0; i < 4; i++)
-        h[4 + i] = (uint8_t)(c >> (24 - 8 * i));
-    for (int i = 0; i < 8; i++)
-        h[8 + i] = (uint8_t)(bodylen >> (56 - 8 * i));
-}
-
-/*  Reads a header; 0, or GIMPI_EBADMSG when it is not one of ours. */
-static int s_get_header(const uint8_t *h, size_t len, int *encoding, int *flags, int *ctxid,
-                        uint64_t *bodylen)
-{
-    if (len < HDR_SIZE || h[0] != HDR_MAGIC || h[1] != HDR_VERSION || h[2] > 1
-        || (h[3] & ~(BODY_FOLLOWS | BCAST_BODY)) || h[3] == BCAST_BODY)
-        return GIMPI_EBADMSG;
-    *encoding = h[2] == 0 ? PVM_BUF_DEFAULT : PVM_BUF_RAW;
-    *flags = h[3];
-    uint32_t c = 0;
-    for (int i = 0; i < 4; i++)
-        c = c << 8 | h[4 + i];
-    *ctxid = (int)c;
-    uint64_t n = 0;
-    for (int i = 0; i < 8; i++)
-        n = n << 8 | h[8 + i];
-    *bodylen = n;
-    if (*flags & BCAST_BODY ? len != BCAST_HDR_SIZE
-        : *flags & BODY_FOLLOWS ? len != HDR_SIZE : n != len - HDR_SIZE)
-        return GIMPI_EBADMSG;
-    return 0;
 }
 
 /*  vtable: own tid. */
@@ -174,7 +136,7 @@ static uint8_t *s_inline(int encoding, int ctxid, uint8_t *frame, const void *by
         return NULL;
     if (!frame && len)
         memcpy(b + HDR_SIZE, bytes, len);
-    s_put_header(b, encoding, 0, ctxid, len);
+    pvm_header_put(b, encoding, 0, ctxid, len);
     return b;
 }
 
@@ -183,6 +145,15 @@ static void s_inline_free(uint8_t *b, const uint8_t *frame, const uint8_t *small
 {
     if (!frame && b != small)
         free(b);
+}
+
+/*  A send's result as PVM's: a destination that has left the job (finished or died)
+ *  silently drops the message, as PVM's daemons do. */
+static int s_send_rc(int rc)
+{
+    if (rc == GIMPI_ENOTASK)
+        return GIMPI_EBADPARAM;     /* no task ever had (or still has) that tid */
+    return rc == GIMPI_ESYSERR ? 0 : rc;
 }
 
 /*  vtable: a standard send of header + body inline (s_inline), or of the header, then the
@@ -204,14 +175,39 @@ static int s_send(void *impl, int dst, int tag, int ctxid, int encoding, uint8_t
         s_inline_free(b, frame, small);
     } else {
         uint8_t h[HDR_SIZE];
-        s_put_header(h, encoding, BODY_FOLLOWS, ctxid, len);
+        pvm_header_put(h, encoding, BODY_FOLLOWS, ctxid, len);
         rc = gimpi_msg_send_cid(self->msg, GIMPI_CID_PVM, dst, tag, h, HDR_SIZE);
         if (rc == 0)
             rc = gimpi_msg_send_cid(self->msg, GIMPI_CID_PVM_BODY, dst, tag, bytes, len);
     }
-    if (rc == GIMPI_ENOTASK)
-        return GIMPI_EBADPARAM;     /* no task ever had (or still has) that tid */
-    return rc == GIMPI_ESYSERR ? 0 : rc;
+    return s_send_rc(rc);
+}
+
+/*  vtable: send for a message with a wait id (pvm_setminfo): the header, the wait id
+ *  (flag PVM_HDR_WID) and the body copied behind them when inline, else the header and
+ *  wait id, then the body as in s_send.  Only such messages change the wire. */
+static int s_send_wid(void *impl, int dst, int tag, int ctxid, int wid, int encoding,
+                      const void *bytes, size_t len)
+{
+    impi_tp_t *self = impl;
+    if (dst <= 0)
+        return GIMPI_EBADPARAM;
+    size_t hl = HDR_SIZE + PVM_HDR_WID_SIZE;
+    int inl = len <= self->inline_max, rc;
+    uint8_t h[HDR_SIZE + PVM_HDR_WID_SIZE];
+    uint8_t *b = inl ? malloc(hl + len) : h;
+    if (!b)
+        return GIMPI_ENOMEM;
+    pvm_header_put(b, encoding, PVM_HDR_WID | (inl ? 0 : BODY_FOLLOWS), ctxid, len);
+    pvm_header_put_wid(b, wid);
+    if (inl && len)
+        memcpy(b + hl, bytes, len);
+    rc = gimpi_msg_send_cid(self->msg, GIMPI_CID_PVM, dst, tag, b, hl + (inl ? len : 0));
+    if (inl)
+        free(b);
+    else if (rc == 0)
+        rc = gimpi_msg_send_cid(self->msg, GIMPI_CID_PVM_BODY, dst, tag, bytes, len);
+    return s_send_rc(rc);
 }
 
 /*  Receives exactly one message (from src, with tag, in cid) of len bytes into dst, or
@@ -362,21 +358,21 @@ static int s_next_from(void *impl, int timeout_ms, int watch, pvm_msg_t *msg)
     if (!flag)
         return 0;
     uint8_t *b = v;
-    int encoding, flags, ctxid;
+    int encoding, flags, ctxid, wid;
     uint64_t bodylen;
-    rc = s_get_header(b, st.len, &encoding, &flags, &ctxid, &bodylen);
-    if (rc < 0) {
+    int hl = pvm_header_get(b, st.len, &encoding, &flags, &ctxid, &bodylen, &wid);
+    if (hl < 0) {
         fprintf(stderr, "gimpi: PVM message from t%x with a bad header dropped\n",
                 (unsigned)st.source);
         free(b);
-        return rc;
+        return hl;
     }
     if (flags & BODY_FOLLOWS) {
         uint64_t cid = GIMPI_CID_PVM_BODY;
         int btag = st.tag;
         if (flags & BCAST_BODY) {           /* the body's tag: the sender's bcast number */
             cid = GIMPI_CID_PVM_BCAST;
-            btag = (int)(gimpi_be_get64(b + HDR_SIZE) & 0x7fffffff);
+            btag = (int)(gimpi_be_get64(b + hl - 8) & 0x7fffffff);
         }
         free(b);
         if (bodylen > SIZE_MAX)
@@ -388,15 +384,16 @@ static int s_next_from(void *impl, int timeout_ms, int watch, pvm_msg_t *msg)
             s_take_into(self, cid, st.source, btag, NULL, (size_t)bodylen);
             return GIMPI_ENOMEM;
         }
-        *msg = (pvm_msg_t){ st.source, st.tag, ctxid, encoding, NULL, (size_t)bodylen, 0, token };
+        *msg = (pvm_msg_t){ st.source, st.tag, ctxid, encoding, NULL, (size_t)bodylen, 0, token,
+                            wid };
         return 1;
     }
-    size_t len = st.len - HDR_SIZE;         /* the body stays behind the header: no copy */
+    size_t len = st.len - (size_t)hl;       /* the body stays behind the header: no copy */
     if (len == 0) {
         free(b);
-        *msg = (pvm_msg_t){ st.source, st.tag, ctxid, encoding, NULL, 0, 0, NULL };
+        *msg = (pvm_msg_t){ st.source, st.tag, ctxid, encoding, NULL, 0, 0, NULL, wid };
     } else
-        *msg = (pvm_msg_t){ st.source, st.tag, ctxid, encoding, b, len, HDR_SIZE, NULL };
+        *msg = (pvm_msg_t){ st.source, st.tag, ctxid, encoding, b, len, (size_t)hl, NULL, wid };
     return 1;
 }
 
@@ -492,7 +489,7 @@ static int s_bcast(void *impl, const char *group, int tag, int ctxid, int encodi
         return rc;
     uint32_t seq = self->bcast_seq++ & 0x7fffffff;
     uint8_t h[BCAST_HDR_SIZE];
-    s_put_header(h, encoding, BODY_FOLLOWS | BCAST_BODY, ctxid, len);
+    pvm_header_put(h, encoding, BODY_FOLLOWS | BCAST_BODY, ctxid, len);
     gimpi_be_put64(h + HDR_SIZE, seq);
     rc = gimpi_coll_bcast(self->coll, v, GIMPI_CID_PVM, tag, h, sizeof h);
     if (rc == 0)
@@ -506,6 +503,7 @@ static const pvm_transport_ops_t s_ops = {
     .mytid = s_mytid,
     .parent = s_parent,
     .send = s_send,
+    .send_wid = s_send_wid,
     .next = s_next,
     .next_from = s_next_from,
     .siblings = s_siblings,

@@ -524,8 +524,9 @@ static int s_this_host(gimpi_t *self, const char *where)
     return 0;
 }
 
-/*  1 when environment entry e ("NAME=value") is PVM_EXPORT, PVMTMASK or a variable that
- *  list (PVM_EXPORT's value) names. */
+/*  1 when environment entry e ("NAME=value") is PVM_EXPORT, PVMTMASK, GIMPI_PVM_CONTEXT
+ *  (the PVM message context the children start in, pvm_spawn's) or a variable that list
+ *  (PVM_EXPORT's value) names. */
 static int s_exported(const char *e, const char *list)
 {
     const char *eq = strchr(e, '=');
@@ -533,7 +534,8 @@ static int s_exported(const char *e, const char *list)
         return 0;
     size_t len = (size_t)(eq - e);
     if ((len == 10 && !strncmp(e, "PVM_EXPORT", 10))
-        || (len == 8 && !strncmp(e, "PVMTMASK", 8)))
+        || (len == 8 && !strncmp(e, "PVMTMASK", 8))
+        || (len == 17 && !strncmp(e, "GIMPI_PVM_CONTEXT", 17)))
         return 1;
     for (const char *p = list; p && *p;) {
         const char *c = strchr(p, ':');
