@@ -1,0 +1,40 @@
+#!/bin/bash
+# t/pvm_examples_c.sh — the C programs of Debian's pvm-examples (examples.tar.gz) that
+# need no message box, context or message handler: each under a private real PVM 3.4.6
+# pvmd, built unchanged with gimpicc under gimpirun, and Debian's binary under gimpirun
+# -pvm-abi, with the same output (t/examples_lib.sh: the harness and its normaliser).
+. "${top_srcdir:-.}/t/examples_lib.sh"
+ex_begin
+# One row a program.  BUILD: the gimpi build, OUT=SOURCE[:FLAGS] (children too, spawned
+# by name from beside the master).  DEBIAN: the binary of pvm-examples in /usr/bin (the
+# reference and the ABI run); -[PROG]: none, the reference is the source built against
+# PVM (PROG, else the row's name).  START: 0, from the shell (PVM's README); N, N copies
+# spawned together (console `spawn -N`, `gimpirun -np N`).  STDIN: the answers the test
+# gives (printf).  ORDER: seq, the lines in order (tids, contexts renumbered by first
+# appearance); sort, several tasks print at once (tids collapsed, lines sorted).  SED:
+# sed -E for what varies between runs (times, decimal tids, PVM's own log artefacts).
+# bwtest (BW): its round-trip times and rates vary (structure only; a round trip under
+# a microsecond is "inf" MB/s), it prints tids in bare hex.  timing: every number is a
+# time or a rate, only the lines' shape is kept.
+# starter.c is not a program of the package (Makefile.aimk has no target for it) and no
+# compiler takes it (`exit()` without its argument); taskf.c is the object the mailbox
+# examples link (t/pvm_examples_mb.sh).
+BW='s/T = +[0-9]+ \(us\) +\( *([0-9.]+|-?inf|-?nan) MB\/s\)/T = N (us) (N MB\/s)/; s/\b(4[0-9a-f]{4})\b/t\1/'
+ex_table <<'ROWS'
+# name    | build                                                     | Debian    | start | args      | stdin    | order | sed
+hello     | hello=examples/hello.c hello_other=examples/hello_other.c | hello.pvm | 0     |           |          | seq   |
+master1   | master1=examples/master1.c slave1=examples/slave1.c       | master1   | 0     |           |          | sort  |
+spmd      | spmd=examples/spmd.c                                      | spmd      | 4     |           |          | sort  | s/\b[0-9]{6,}\b/D/g
+ptest     | ptest=examples/ptest.c                                    | -         | 4     | 4         |          | sort  | s/^(4[0-9a-f]{4}) /t\1 /
+dbwtest   | dbwtest=examples/bwtest.c:-DPACK:-DENCODE=PvmDataDefault  | dbwtest   | 2     |           |          | sort  | BW
+rbwtest   | rbwtest=examples/bwtest.c:-DPACK:-DENCODE=PvmDataRaw      | rbwtest   | 2     |           |          | sort  | BW
+ibwtest   | ibwtest=examples/bwtest.c:-DPACK:-DENCODE=PvmDataInPlace  | ibwtest   | 2     |           |          | sort  | BW
+pbwtest   | pbwtest=examples/bwtest.c                                 | pbwtest   | 2     |           |          | sort  | BW
+timing    | timing=examples/timing.c timing_slave=examples/timing_slave.c | timing | 0     |           |          | sort  | s/[0-9]+(\.[0-9]+)?/N/g; s/ +/ /g
+gexample  | gexample=examples/gexample.c                              | gexample  | 0     |           | 100\n4\n | seq   |
+gexample3 | gexample=examples/gexample.c                              | gexample  | 3     |           |          | sort  |
+inherit1  | inherita=examples/inherita.c inherit1=examples/inherit1.c inherit2=examples/inherit2.c | inherita | 0 | inherit1 | | seq |
+inherit3  | inherita=examples/inherita.c inherit3=examples/inherit3.c inherit2=examples/inherit2.c | inherita | 0 | inherit3 | | seq |
+inheritb  | inheritb=examples/inheritb.c inherit2=examples/inherit2.c | inheritb  | 0     |           |          | seq   |
+ROWS
+ex_end
