@@ -99,7 +99,7 @@ EOF
 # ex_pvmd_stop: halts the test's pvmd (the helper asks it; TERM if it does not go), stops
 # the private groupd, and keeps the outputs in $EX_KEEP if set (to look at them)
 ex_pvmd_stop() {
-    if [ -n "${EX_GD:-}" ]; then { kill -TERM "$EX_GD"; wait "$EX_GD"; } 2>/dev/null; EX_GD=; fi
+    if [ -n "${EX_GD:-}" ]; then { kill -TERM $EX_GD; wait $EX_GD; } 2>/dev/null; EX_GD=; fi
     if [ -n "${EX_KEEP:-}" ] && [ -d "$OUT" ]; then mkdir -p "$EX_KEEP" && cp -r "$OUT/." "$EX_KEEP/"; fi
     [ -n "${EX_PVMD:-}" ] || return 0
     # (the pvmd ends the helper too: its subshell, not the test, reports it)
@@ -107,6 +107,19 @@ ex_pvmd_stop() {
     for _ in $(seq 1 100); do kill -0 "$EX_PVMD" 2>/dev/null || break; sleep 0.05; done
     { kill -TERM "$EX_PVMD"; wait "$EX_PVMD"; } 2>/dev/null
     EX_PVMD=
+}
+
+# ex_groupd KIND: starts a private groupd at ipc://$tmp/gd-KIND, ready once it prints its
+# endpoint (ex_pvmd_stop ends it)
+ex_groupd() {
+    local ep
+    mkfifo "$tmp/gd-$1.fifo"
+    "$top_builddir/groupd/groupd" --foreground --endpoint "ipc://$tmp/gd-$1" \
+        >"$tmp/gd-$1.fifo" 2>"$tmp/gd-$1.err" &
+    EX_GD="${EX_GD:-} $!"
+    exec 3<"$tmp/gd-$1.fifo"
+    read -r -t 20 -u 3 ep; exec 3<&-
+    [ "$ep" = "ipc://$tmp/gd-$1" ] || echo "# groupd for $1 did not start: $(head -c 200 "$tmp/gd-$1.err")"
 }
 
 # ex_begin: extracts the tarballs, builds the helper, starts a private pvmd (its own
@@ -127,16 +140,12 @@ ex_begin() {
     for _ in $(seq 1 400); do [ -S "$(cat "$PVM_TMP/pvmd.$(id -u)" 2>/dev/null)" ] && break; sleep 0.025; done
     [ -S "$(cat "$PVM_TMP/pvmd.$(id -u)" 2>/dev/null)" ] || EX_PVMD_BAD="the private pvmd did not start"
     timeout 30 "$REF/pvmhelp" groups || EX_PVMD_BAD="the private pvmd does not start pvmgs"
-    # gimpi: a groupd of the test's own, ready once it prints its endpoint
-    export GIMPI_GROUPD="ipc://$tmp/gd"
-    mkfifo "$tmp/gd.fifo"
-    "$top_builddir/groupd/groupd" --foreground --endpoint "$GIMPI_GROUPD" >"$tmp/gd.fifo" 2>"$tmp/gd.err" &
-    EX_GD=$!
-    exec 3<"$tmp/gd.fifo"
-    read -r -t 20 -u 3 _ep; exec 3<&-
+    # gimpi: a groupd of the test's own for each kind of run (a persistent mailbox entry
+    # of the gimpi build's run must not be there for the ABI run's)
+    ex_groupd gi && ex_groupd abi
     # does this gimpirun run PVM binaries on the ABI libraries?
     EX_ABI_BAD=
-    timeout 30 "$RUN" $EX_ABI -np 1 /bin/true >"$tmp/abi.out" 2>&1 ||
+    GIMPI_GROUPD="ipc://$tmp/gd-abi" timeout 30 "$RUN" $EX_ABI -np 1 /bin/true >"$tmp/abi.out" 2>&1 ||
         EX_ABI_BAD="gimpirun $EX_ABI fails: $(head -1 "$tmp/abi.out" | cut -c1-100)"
 }
 
@@ -188,7 +197,7 @@ ex_pvml_since() {
 
 # ex_launch MODE NP PROG ARGS...: runs PROG as PVM's README does (NP 0: from the shell,
 # else NP copies spawned together) in MODE pvm (the private pvmd), gi or abi (gimpirun,
-# -np max(NP,1); abi adds $EX_ABI); stdin and stdout/stderr are the caller's.  With
+# -np max(NP,1); abi adds $EX_ABI; each kind its own groupd); stdin and stdout/stderr are the caller's.  With
 # EX_BUF="stdbuf -oL" the program's stdout is line-buffered (a scenario waits for a line).  For pvm
 # the output of spawned tasks is in the pvmd's log (ex_pvml_since) once ex_pvm_wait is
 # back.
@@ -197,8 +206,9 @@ ex_launch() {
     case $mode in
     pvm) if [ "$np" = 0 ]; then ${EX_BUF:-} timeout "$EX_T" "$@"
          else timeout $((EX_T + 10)) "$REF/pvmhelp" spawn "$np" "$EX_T" "$@" </dev/null; fi ;;
-    gi)  ${EX_BUF:-} timeout "$EX_T" "$RUN" -np "$((np > 0 ? np : 1))" "$@" ;;
-    abi) ${EX_BUF:-} timeout "$EX_T" "$RUN" $EX_ABI -np "$((np > 0 ? np : 1))" "$@" ;;
+    gi)  GIMPI_GROUPD="ipc://$tmp/gd-gi" ${EX_BUF:-} timeout "$EX_T" "$RUN" -np "$((np > 0 ? np : 1))" "$@" ;;
+    abi) GIMPI_GROUPD="ipc://$tmp/gd-abi" ${EX_BUF:-} \
+             timeout "$EX_T" "$RUN" $EX_ABI -np "$((np > 0 ? np : 1))" "$@" ;;
     esac
 }
 # ex_wait_line FILE REGEX: waits (at most EX_T s) until a line of FILE matches REGEX
@@ -210,11 +220,12 @@ ex_wait_line() {
     done
 }
 # ex_step MODE DIR PROG ARGS...: one program of a scenario from the shell (stdin: the
-# caller's); prints a header, its stdout, then its stderr (their order kept apart)
+# caller's); prints a header (whether it failed: gimpirun's status is not the task's),
+# its stdout, then its stderr (their order kept apart)
 ex_step() {
-    local mode=$1 dir=$2 prog=$3; shift 3
-    ex_launch "$mode" 0 "$dir/$prog" "$@" >"$tmp/step.out" 2>"$tmp/step.err"
-    echo "== $prog $* (exit $?)"; cat "$tmp/step.out"; echo "-- stderr:"; cat "$tmp/step.err"
+    local mode=$1 dir=$2 prog=$3 st=ok; shift 3
+    ex_launch "$mode" 0 "$dir/$prog" "$@" >"$tmp/step.out" 2>"$tmp/step.err" || st=failed
+    echo "== $prog $* ($st)"; cat "$tmp/step.out"; echo "-- stderr:"; cat "$tmp/step.err"
 }
 # ex_pvm_wait: returns once the pvmd has no task left (bounded); names what it killed
 ex_pvm_wait() { timeout $((EX_T + 10)) "$REF/pvmhelp" wait "$EX_T"; }

@@ -30,7 +30,7 @@ dbwtest   | dbwtest=examples/bwtest.c:-DPACK:-DENCODE=PvmDataDefault  | dbwtest 
 rbwtest   | rbwtest=examples/bwtest.c:-DPACK:-DENCODE=PvmDataRaw      | rbwtest   | 2     |           |          | sort  | BW
 ibwtest   | ibwtest=examples/bwtest.c:-DPACK:-DENCODE=PvmDataInPlace  | ibwtest   | 2     |           |          | sort  | BW
 pbwtest   | pbwtest=examples/bwtest.c                                 | pbwtest   | 2     |           |          | sort  | BW
-timing    | timing=examples/timing.c timing_slave=examples/timing_slave.c | timing | 0     |           |          | sort  | s/[0-9]+(\.[0-9]+)?/N/g; s/ +/ /g
+timing    | timing=examples/timing.c timing_slave=examples/timing_slave.c | timing | 0     |           |          | sort  | s/\bt[0-9a-f]{5}\b/tid/g; s/[0-9]+(\.[0-9]+)?/N/g; s/ +/ /g
 gexample  | gexample=examples/gexample.c                              | gexample  | 0     |           | 100\n4\n | seq   |
 gexample3 | gexample=examples/gexample.c                              | gexample  | 3     |           |          | sort  |
 inherit1  | inherita=examples/inherita.c inherit1=examples/inherit1.c inherit2=examples/inherit2.c | inherita | 0 | inherit1 | | seq |

@@ -12,7 +12,7 @@ ex_begin
 # task_end sends END; task1 finds it and is welcomed; gmbi lists the entry by name (PVM's
 # own pvmgs entry is left out by the pattern)
 scn_tasks() {
-    local mode=$1 dir=$2 s="$OUT/task0.$1" t0
+    local mode=$1 dir=$2 s="$OUT/task0.$1" t0 st
     EX_BUF="stdbuf -oL" ex_launch "$mode" 0 "$dir/task0" svc d </dev/null >"$s" 2>&1 &
     t0=$!
     if ex_wait_line "$s" "waiting for service request"; then
@@ -22,7 +22,7 @@ scn_tasks() {
     else
         echo "task0 never waited for a request"; kill "$t0"
     fi
-    wait "$t0"; echo "== task0 svc d (exit $?)"; cat "$s"
+    wait "$t0" && st=ok || st=failed; echo "== task0 svc d ($st)"; cat "$s"
 }
 # lmbi leaves 3 persistent entries t<tid>lmbi0..2, gmbi lists them, rme removes each
 # (and a name that does not exist), gmbi finds none
@@ -47,7 +47,7 @@ scn_mbox() {
 # on stdin, loads string_catcher1 for tag 77 in the server's context, hits it with
 # "hello", asks for the table (PMH), and tells the server to go (SEAT)
 scn_mhf() {
-    local mode=$1 dir=$2 s="$OUT/mhf_server.$1" sv ctx
+    local mode=$1 dir=$2 s="$OUT/mhf_server.$1" sv ctx st
     EX_BUF="stdbuf -oL" ex_launch "$mode" 0 "$dir/mhf_server" </dev/null >"$s" 2>&1 &
     sv=$!
     if ex_wait_line "$s" "just inserted server"; then
@@ -57,7 +57,7 @@ scn_mhf() {
     else
         echo "mhf_server never registered"; kill "$sv"
     fi
-    wait "$sv"; echo "== mhf_server (exit $?)"; cat "$s"
+    wait "$sv" && st=ok || st=failed; echo "== mhf_server ($st)"; cat "$s"
 }
 # the task ids of gmbi's table and task_end's in bare hex; mhf_server's table: libpvm's
 # own handlers (context 524287, PVM's system messages) are PVM's inside, dropped, and the
