@@ -234,7 +234,7 @@ ex_pvm_wait() { timeout $((EX_T + 10)) "$REF/pvmhelp" wait "$EX_T"; }
 # the diff (and the raw output) as diagnostics when they differ
 ex_compare() {
     local name=$1 what=$2 label
-    case $what in gi) label="built with gimpi" ;; abi) label="Debian's binary under gimpirun $EX_ABI" ;; esac
+    case $what in gi) label="built with gimpi" ;; abi) label="${EX_ABI_WHAT:-Debian's binary} under gimpirun $EX_ABI" ;; esac
     if [ -s "$OUT/$name.pvm.n" ] && cmp -s "$OUT/$name.pvm.n" "$OUT/$name.$what.n"; then
         ok 0 "$name: $label prints what PVM prints ($(wc -l <"$OUT/$name.pvm.n") lines)"
     else
@@ -289,7 +289,7 @@ ex_run() {
 # table (columns as in t/pvm_examples_c.sh; NOTE: a regex of a sanitizer's report that
 # turns the gimpi comparison into a SKIP, PVM's own bug), four TAP lines: PVM's output
 # captured, the sources build unchanged with gimpi, the gimpi build prints the same,
-# Debian's binary (else the reference build) under gimpirun -pvm-abi prints the same.
+# Debian's binary (else the PVM build) under gimpirun -pvm-abi prints the same.
 ex_prog() {
     local name build deb np args refdir prog note
     IFS='|' read -r name build deb np args EX_IN EX_ORDER EX_SED note <<<"$1"
@@ -302,8 +302,9 @@ ex_prog() {
     case $build in *.f*) if ! command -v gfortran >/dev/null; then
         for _ in 1 2 3 4; do skip "$name: gfortran is not installed"; done; return; fi ;; esac
     # the reference: Debian's binary, else the source built against PVM 3.4.6
-    refdir=/usr/bin prog=$deb
+    refdir=/usr/bin prog=$deb EX_ABI_WHAT=
     case $deb in -*)
+        EX_ABI_WHAT="the PVM build"
         refdir=$REF prog=${deb#-}; prog=${prog:-$name}
         ex_build ref $build || { sed 's/^/# /' "$OUT/build.err" | head -5; } ;;
     esac
