@@ -234,7 +234,7 @@ ex_pvm_wait() { timeout $((EX_T + 10)) "$REF/pvmhelp" wait "$EX_T"; }
 # the diff (and the raw output) as diagnostics when they differ
 ex_compare() {
     local name=$1 what=$2 label
-    case $what in gi) label="built with gimpi" ;; abi) label="${EX_ABI_WHAT:-Debian's binary} under gimpirun $EX_ABI" ;; esac
+    case $what in gi) label="built with gimpi" ;; abi) label="$EX_ABI_WHAT under gimpirun $EX_ABI" ;; esac
     if [ -s "$OUT/$name.pvm.n" ] && cmp -s "$OUT/$name.pvm.n" "$OUT/$name.$what.n"; then
         ok 0 "$name: $label prints what PVM prints ($(wc -l <"$OUT/$name.pvm.n") lines)"
     else
@@ -302,7 +302,7 @@ ex_prog() {
     case $build in *.f*) if ! command -v gfortran >/dev/null; then
         for _ in 1 2 3 4; do skip "$name: gfortran is not installed"; done; return; fi ;; esac
     # the reference: Debian's binary, else the source built against PVM 3.4.6
-    refdir=/usr/bin prog=$deb EX_ABI_WHAT=
+    refdir=/usr/bin prog=$deb EX_ABI_WHAT="Debian's binary"
     case $deb in -*)
         EX_ABI_WHAT="the PVM build"
         refdir=$REF prog=${deb#-}; prog=${prog:-$name}

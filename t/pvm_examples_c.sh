@@ -3,7 +3,8 @@
 # need no message box, context or message handler: each under a private real PVM 3.4.6
 # pvmd, built unchanged with gimpicc under gimpirun, and Debian's binary under gimpirun
 # -pvm-abi, with the same output (t/examples_lib.sh: the harness and its normaliser).
-. "${top_srcdir:-.}/t/examples_lib.sh"
+. "${top_srcdir:-.}/t/examples_lib.sh" && declare -F ex_end >/dev/null ||
+    { echo "Bail out! t/examples_lib.sh does not load"; exit 1; }
 ex_begin
 # One row a program.  BUILD: the gimpi build, OUT=SOURCE[:FLAGS] (children too, spawned
 # by name from beside the master).  DEBIAN: the binary of pvm-examples in /usr/bin (the

@@ -4,7 +4,8 @@
 # fgexample, fmaster1, fspmd, hitc, frsg), built unchanged with gimpifort under gimpirun,
 # and Debian's binary under gimpirun -pvm-abi, with the same output (t/examples_lib.sh;
 # the table's columns: t/pvm_examples_c.sh).  Skipped only without gfortran.
-. "${top_srcdir:-.}/t/examples_lib.sh"
+. "${top_srcdir:-.}/t/examples_lib.sh" && declare -F ex_end >/dev/null ||
+    { echo "Bail out! t/examples_lib.sh does not load"; exit 1; }
 ex_begin
 # list-directed output (print *) pads numbers with blanks: they are squeezed.  Decimal
 # tids (fspmd's ring, hitc's "result from tid") are D; hitc's task sizes are random (its

@@ -3,7 +3,8 @@
 # C): each under a private real PVM 3.4.6 pvmd, built unchanged with gimpicc under
 # gimpirun, and Debian's binary under gimpirun -pvm-abi, with the same output (the
 # harness, its table format and normaliser: t/examples_lib.sh, t/pvm_examples_c.sh).
-. "${top_srcdir:-.}/t/examples_lib.sh"
+. "${top_srcdir:-.}/t/examples_lib.sh" && declare -F ex_end >/dev/null ||
+    { echo "Bail out! t/examples_lib.sh does not load"; exit 1; }
 ex_begin
 # ge and gs race by design: ge's members leave without a barrier, so a slow one may see a
 # fast one gone ("doesn't match up", counted by t/ge_race.sh); gs busy-waits on

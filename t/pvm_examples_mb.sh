@@ -5,7 +5,8 @@
 # machine (PVM's pvmd; gimpi's groupd), run under a private real PVM 3.4.6 pvmd, built
 # unchanged with gimpicc under gimpirun, and Debian's binaries under gimpirun -pvm-abi,
 # with the same output (t/examples_lib.sh; the table's columns: t/pvm_examples_c.sh).
-. "${top_srcdir:-.}/t/examples_lib.sh"
+. "${top_srcdir:-.}/t/examples_lib.sh" && declare -F ex_end >/dev/null ||
+    { echo "Bail out! t/examples_lib.sh does not load"; exit 1; }
 ex_begin
 
 # task0 offers the service "svc" (a mailbox entry and a new context) and serves until
