@@ -4,12 +4,13 @@
 # pvmd (the reference: Debian's binary, or the source built with cc/gfortran against
 # libpvm3 when Debian ships none), built unchanged with gimpicc/gimpifort and run under
 # gimpirun, and Debian's binary itself under `gimpirun -pvm-abi` (gimpi's ABI libraries).
-# A test sources this file, then calls ex_begin, ex_prog for each row of its table (or
-# its own scenario functions through ex_case), and ex_end.  A row says how PVM's README
-# starts the program, what it reads on stdin, and how its output is normalised (tids,
-# contexts, host names, times; sorted when several tasks print).  Each run is bounded by
-# timeout(1); the pvmd, and a private groupd, are stopped by the exit trap, also on
-# failure.  Sourced by bash (tap.sh's counters and $tmp).
+# A test sources this file, then calls ex_begin, ex_table with its table (one row a
+# program; a row may name a scenario function of the test that runs several programs),
+# and ex_end.  A row says how PVM's README starts the program, what it reads on stdin,
+# and how its output is normalised (tids, contexts, host names, times; sorted when
+# several tasks print).  Each run is bounded by timeout(1); the pvmd and the private
+# groupds are stopped by the exit trap, also on failure.  Sourced by bash (tap.sh's
+# counters and $tmp).
 set -u
 top_builddir=${top_builddir:-.}
 top_srcdir=${top_srcdir:-.}
@@ -36,13 +37,14 @@ FF="-w -fallow-argument-mismatch"
 SRC="$tmp/src" REF="$tmp/ref" GI="$tmp/gi" OUT="$tmp/out"
 mkdir -p "$SRC" "$REF" "$GI" "$OUT"
 HOST=$(hostname)
-skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
+skip() { n=$((n + 1)); echo "ok $n # SKIP $*"; }
 
 # the reference side's helper, a PVM task: `wait SECS` returns once no task is left but
 # pvmgs (the pvmd logs a spawned task's output before it notifies the task's exit), `spawn
 # N SECS PROG ARGS` spawns N copies together first (PVM's `spawn -N` from the console),
-# `halt` halts the pvmd, `groups` starts the group server (several examples starting it at
-# once make PVM print "Group Server already running?", a race of PVM's).  Tasks still there after SECS are killed and named on stderr.
+# `halt` halts the pvmd, `groups` starts the group server (several examples starting it
+# at once make PVM print "Group Server already running?", a race of PVM's).  Tasks still
+# there after SECS are killed and named on stderr.
 ex_helper_src() {
     cat <<'EOF'
 #include <stdio.h>
@@ -100,7 +102,7 @@ EOF
 # the private groupd, and keeps the outputs in $EX_KEEP if set (to look at them)
 ex_pvmd_stop() {
     if [ -n "${EX_GD:-}" ]; then { kill -TERM $EX_GD; wait $EX_GD; } 2>/dev/null; EX_GD=; fi
-    if [ -n "${EX_KEEP:-}" ] && [ -d "$OUT" ]; then mkdir -p "$EX_KEEP" && cp -r "$OUT/." "$EX_KEEP/"; fi
+    [ -n "${EX_KEEP:-}" ] && [ -d "$OUT" ] && mkdir -p "$EX_KEEP" && cp -r "$OUT/." "$EX_KEEP/"
     [ -n "${EX_PVMD:-}" ] || return 0
     # (the pvmd ends the helper too: its subshell, not the test, reports it)
     (timeout 10 "$REF/pvmhelp" halt; :) >/dev/null 2>&1
@@ -122,8 +124,12 @@ ex_groupd() {
     [ "$ep" = "ipc://$tmp/gd-$1" ] || echo "# groupd for $1 did not start: $(head -c 200 "$tmp/gd-$1.err")"
 }
 
+# ex_pvmd_up: the private pvmd's address file names its socket
+ex_pvmd_up() { [ -S "$(cat "$PVM_TMP/pvmd.$(id -u)" 2>/dev/null)" ]; }
+
 # ex_begin: extracts the tarballs, builds the helper, starts a private pvmd (its own
-# PVM_TMP, the reference binaries then Debian's on its PVM_PATH) and a private groupd
+# PVM_TMP, the reference binaries then Debian's on its PVM_PATH) with its pvmgs, and the
+# private groupds; finds out whether gimpirun has -pvm-abi
 ex_begin() {
     tar xzf "$EX_TAR" -C "$SRC" && tar xzf "$EX_GTAR" -C "$SRC" ||
         { echo "Bail out! cannot extract $EX_TAR, $EX_GTAR"; exit 1; }
@@ -137,8 +143,9 @@ ex_begin() {
     pvmd >"$PVM_TMP/stdout" 2>&1 &
     EX_PVMD=$!
     trap 'ex_pvmd_stop; tap_stop_jobs; rm -rf "$tmp"' EXIT
-    for _ in $(seq 1 400); do [ -S "$(cat "$PVM_TMP/pvmd.$(id -u)" 2>/dev/null)" ] && break; sleep 0.025; done
-    [ -S "$(cat "$PVM_TMP/pvmd.$(id -u)" 2>/dev/null)" ] || EX_PVMD_BAD="the private pvmd did not start"
+    # ready once its address file names its socket
+    for _ in $(seq 1 400); do ex_pvmd_up && break; sleep 0.025; done
+    ex_pvmd_up || EX_PVMD_BAD="the private pvmd did not start"
     timeout 30 "$REF/pvmhelp" groups || EX_PVMD_BAD="the private pvmd does not start pvmgs"
     # gimpi: a groupd of the test's own for each kind of run (a persistent mailbox entry
     # of the gimpi build's run must not be there for the ABI run's)
@@ -197,18 +204,18 @@ ex_pvml_since() {
 
 # ex_launch MODE NP PROG ARGS...: runs PROG as PVM's README does (NP 0: from the shell,
 # else NP copies spawned together) in MODE pvm (the private pvmd), gi or abi (gimpirun,
-# -np max(NP,1); abi adds $EX_ABI; each kind its own groupd); stdin and stdout/stderr are the caller's.  With
-# EX_BUF="stdbuf -oL" the program's stdout is line-buffered (a scenario waits for a line).  For pvm
-# the output of spawned tasks is in the pvmd's log (ex_pvml_since) once ex_pvm_wait is
-# back.
+# -np max(NP,1); abi adds $EX_ABI; each kind its own groupd); stdin and stdout/stderr
+# are the caller's.  With EX_BUF="stdbuf -oL" the program's stdout is line-buffered (a
+# scenario waits for a line).  For pvm the output of spawned tasks is in the pvmd's log
+# (ex_pvml_since) once ex_pvm_wait is back.
 ex_launch() {
-    local mode=$1 np=$2; shift 2
+    local mode=$1 np=$2 k; shift 2
+    k=$((np > 0 ? np : 1))
     case $mode in
     pvm) if [ "$np" = 0 ]; then ${EX_BUF:-} timeout "$EX_T" "$@"
          else timeout $((EX_T + 10)) "$REF/pvmhelp" spawn "$np" "$EX_T" "$@" </dev/null; fi ;;
-    gi)  GIMPI_GROUPD="ipc://$tmp/gd-gi" ${EX_BUF:-} timeout "$EX_T" "$RUN" -np "$((np > 0 ? np : 1))" "$@" ;;
-    abi) GIMPI_GROUPD="ipc://$tmp/gd-abi" ${EX_BUF:-} \
-             timeout "$EX_T" "$RUN" $EX_ABI -np "$((np > 0 ? np : 1))" "$@" ;;
+    gi)  GIMPI_GROUPD="ipc://$tmp/gd-gi" ${EX_BUF:-} timeout "$EX_T" "$RUN" -np $k "$@" ;;
+    abi) GIMPI_GROUPD="ipc://$tmp/gd-abi" ${EX_BUF:-} timeout "$EX_T" "$RUN" $EX_ABI -np $k "$@" ;;
     esac
 }
 # ex_wait_line FILE REGEX: waits (at most EX_T s) until a line of FILE matches REGEX
@@ -234,7 +241,10 @@ ex_pvm_wait() { timeout $((EX_T + 10)) "$REF/pvmhelp" wait "$EX_T"; }
 # the diff (and the raw output) as diagnostics when they differ
 ex_compare() {
     local name=$1 what=$2 label
-    case $what in gi) label="built with gimpi" ;; abi) label="$EX_ABI_WHAT under gimpirun $EX_ABI" ;; esac
+    case $what in
+    gi)  label="built with gimpi" ;;
+    abi) label="$EX_ABI_WHAT under gimpirun $EX_ABI" ;;
+    esac
     if [ -s "$OUT/$name.pvm.n" ] && cmp -s "$OUT/$name.pvm.n" "$OUT/$name.$what.n"; then
         ok 0 "$name: $label prints what PVM prints ($(wc -l <"$OUT/$name.pvm.n") lines)"
     else

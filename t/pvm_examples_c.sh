@@ -1,19 +1,22 @@
 #!/bin/bash
-# t/pvm_examples_c.sh — the C programs of Debian's pvm-examples (examples.tar.gz) that
-# need no message box, context or message handler: each under a private real PVM 3.4.6
-# pvmd, built unchanged with gimpicc under gimpirun, and Debian's binary under gimpirun
-# -pvm-abi, with the same output (t/examples_lib.sh: the harness and its normaliser).
+# t/pvm_examples_c.sh — the C programs of Debian's pvm-examples (examples.tar.gz) but
+# the message box and message handler ones (the context ones, inherit*, are here): each
+# under a private real PVM 3.4.6 pvmd, built unchanged with gimpicc under gimpirun, and
+# Debian's binary under gimpirun -pvm-abi, with the same output (t/examples_lib.sh: the
+# harness and its normaliser).
 . "${top_srcdir:-.}/t/examples_lib.sh" && declare -F ex_end >/dev/null ||
     { echo "Bail out! t/examples_lib.sh does not load"; exit 1; }
 ex_begin
-# One row a program.  BUILD: the gimpi build, OUT=SOURCE[:FLAGS] (children too, spawned
-# by name from beside the master).  DEBIAN: the binary of pvm-examples in /usr/bin (the
-# reference and the ABI run); -[PROG]: none, the reference is the source built against
-# PVM (PROG, else the row's name).  START: 0, from the shell (PVM's README); N, N copies
-# spawned together (console `spawn -N`, `gimpirun -np N`).  STDIN: the answers the test
-# gives (printf).  ORDER: seq, the lines in order (tids, contexts renumbered by first
-# appearance); sort, several tasks print at once (tids collapsed, lines sorted).  SED:
-# sed -E for what varies between runs (times, decimal tids, PVM's own log artefacts).
+# One row a program.  BUILD: the gimpi build, OUT=SOURCE[+SOURCE][:FLAGS] (children
+# too, spawned by name from beside the master).  DEBIAN: the binary of pvm-examples in
+# /usr/bin (the reference and the ABI run); -[PROG]: none, the reference is the source
+# built against PVM (PROG, else the row's name).  START: 0, from the shell (PVM's
+# README); N, N copies spawned together (console `spawn -N`, `gimpirun -np N`); @FUNC,
+# a scenario function of the test runs several programs (t/pvm_examples_mb.sh).  STDIN:
+# the answers the test gives (printf).  ORDER: seq, the lines in order (tids, contexts
+# renumbered by first appearance); sort, several tasks print at once (tids collapsed,
+# lines sorted).  SED: sed -E for what varies between runs (times, decimal tids, PVM's
+# own log artefacts), or the name of a variable holding it.
 # bwtest (BW): its round-trip times and rates vary (structure only; a round trip under
 # a microsecond is "inf" MB/s), it prints tids in bare hex.  timing: every number is a
 # time or a rate, only the lines' shape is kept.
@@ -46,11 +49,14 @@ covered=$(sed -n '/^ex_table/,/^ROWS$/p' "$top_srcdir"/t/pvm_examples_[cgfm]*.sh
 missing=
 for b in $(dpkg -L pvm-examples 2>/dev/null | grep '^/usr/bin/' | sed 's|.*/||'); do
     case $b in
-    xep)     skip "xep: PVM's X11 Mandelbrot front end (pvm3/xep, not in the tarballs) needs an X display" ;;
+    xep)     skip "xep: PVM's X11 Mandelbrot front end (pvm3/xep, not in the tarballs)" \
+                  "needs an X display" ;;
     mtile)   skip "mtile: xep's worker, spawned by xep with the tiles to compute (pvm3/xep)" ;;
-    srm.pvm) skip "srm.pvm: PVM's sample resource manager (pvm3/src, not in the tarballs) takes over a pvmd's scheduling with pvm_reg_rm: gimpi has no pvmd (PvmNotImpl)" ;;
+    srm.pvm) skip "srm.pvm: PVM's sample resource manager (pvm3/src, not in the tarballs)" \
+                  "takes over a pvmd's scheduling (pvm_reg_rm): gimpi has no pvmd, PvmNotImpl" ;;
     *) echo "$covered" | grep -qxF "$b" || missing="$missing $b" ;;
     esac
 done
-[ -z "$missing" ]; ok $? "every other binary of pvm-examples has a row in t/pvm_examples_*.sh${missing:+ (not:$missing)}"
+[ -z "$missing" ]
+ok $? "every other binary of pvm-examples has a row in t/pvm_examples_*.sh${missing:+ (not:$missing)}"
 ex_end
