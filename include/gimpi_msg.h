@@ -277,6 +277,10 @@ int gimpi_msg_tprobe_cid(gimpi_msg_t *self, uint64_t cid, int tid, int tag, int 
  *  among its own descriptors, then probes or takes without waiting.  Owned by the
  *  context.  The descriptor, or GIMPI_EOUTOFRES. */
 GIMPI_EXPORT int gimpi_msg_arrival_fd(gimpi_msg_t *self);
+/*  Marks this task as listed where tasks it has never met can find it (a PVM message-box
+ *  entry, say): from then on a receive from any source keeps waiting after every task it
+ *  knew has left, instead of failing with GIMPI_ESYSERR. */
+GIMPI_EXPORT void gimpi_msg_set_listed(gimpi_msg_t *self);
 /*  Receive with allocation: waits as gimpi_msg_tprobe_cid, then receives the message it
  *  found, whole, into new memory: *data (malloc'd, at least 1 byte; the caller frees it),
  *  status its envelope.  *flag = 0 (and *data NULL) when the time ran out. */

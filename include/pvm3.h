@@ -365,6 +365,21 @@ GIMPI_EXPORT int pvm_start_pvmd(int argc, char **argv, int block);
 GIMPI_EXPORT char *pvm_version(void);
 GIMPI_EXPORT int pvm_getnoresets(int **tids, int *ntids);
 
+/* ---- libpvm's own names that PVM programs call: its error report (pvm_errno = code,
+ *      then as PvmAutoErr says), its handler table on stdout, the text of pvm_errno, and
+ *      two pvmd calls gimpi answers PvmNotImpl ---- */
+#ifdef __cplusplus
+GIMPI_EXPORT int lpvmerr(char *f, int code);
+#else
+/*  Unprototyped, as libpvm's own K&R definition: PVM's examples call it printf-like. */
+GIMPI_EXPORT int lpvmerr();
+#endif
+GIMPI_EXPORT void pvmdisplaymhfinfo(char *who, char *msg, int tid);
+GIMPI_EXPORT char *pvm_strerror(void);
+GIMPI_EXPORT int pvm_tickle(int narg, int *argp, int *nresp, int *resp);
+GIMPI_EXPORT int pvm_reg_tracer(int tctx, int ttag, int octx, int otag, char *tmask, int tbuf,
+                                int topt);
+
 /* ---- resource manager, hoster and tasker registration ---- */
 GIMPI_EXPORT int pvm_reg_rm(struct pvmhostinfo **hostp);
 GIMPI_EXPORT int pvm_reg_hoster(void);

@@ -449,6 +449,15 @@ static void s_arrival_drain(gimpi_msg_t *self)
         v = 0;                  /* EAGAIN: nothing rang */
 }
 
+/*  Marks the task as findable by strangers (gimpi_msg.h): msg_all_gone says no more. */
+void gimpi_msg_set_listed(gimpi_msg_t *self)
+{
+    assert(self);
+    msg_enter(self);
+    self->listed = 1;
+    msg_leave(self);
+}
+
 /*  The arrival descriptor, made on first call; rung at once when whole messages wait. */
 int gimpi_msg_arrival_fd(gimpi_msg_t *self)
 {

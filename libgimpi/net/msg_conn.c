@@ -183,10 +183,10 @@ void msg_deliver(gimpi_msg_t *self, umsg_t *um, gimpi_msg_req_t *r)
 /* ------------------------------------------------------------------ failures */
 
 /*  1 when every other task's host has died or finished (a wildcard receive can then only
- *  be satisfied by what is already queued). */
+ *  be satisfied by what is already queued), and no stranger can find this task. */
 int msg_all_gone(gimpi_msg_t *self)
 {
-    if (self->dyn.npend > 0)            /* a caller being introduced is about to be one */
+    if (self->dyn.npend > 0 || self->listed)   /* a caller on its way, or one may come */
         return 0;
     for (int p = 0; p < self->nprocs; p++)
         if (p != self->rank && !self->peers[p].gone)

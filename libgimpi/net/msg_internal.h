@@ -298,6 +298,7 @@ struct gimpi_msg_t {
     /* the job: this proc, and the procs and hosts it knows (static ones first) */
     int rank, nprocs, nhosts, myhost;
     int nstatic, nstatic_hosts;     /* procs and hosts of the static tables (first ones) */
+    int listed;                     /* strangers can find this task: never "all gone" */
     int cap_procs, cap_hosts;       /* allocated peers and conns */
     int tidbase;                    /* tid of static rank r = tidbase + r + 1 */
     impi_proc_t me;

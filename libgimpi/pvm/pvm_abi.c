@@ -4,13 +4,12 @@
  *  existing PVM binary run with that folder first on LD_LIBRARY_PATH (gimpirun -pvm-abi)
  *  gets every pvm_* and Pvm* call from libgimpi.  Built with PVM_ABI_LIBPVM3, this file
  *  also holds the few names of libpvm3's own that Debian's PVM binaries reference and that
- *  libgimpi, which exports only what its headers declare, does not have: lpvmerr (PVM's
- *  internal error report, called by the examples task0, task1, task_end, rme and the
- *  mhf_* programs), pvmdisplaymhfinfo (mhf_server), pvmnametag, pvmmyctx and pvmctrc
- *  (srm.pvm), and PVM's error table pvm_errlist / pvm_nerr with PVM's types and sizes
- *  (a binary's copy relocation takes the size from here), and the three calls of PVM's
- *  pvm3.h that gimpi's pvm3.h lacks: pvm_strerror, pvm_tickle, pvm_reg_tracer.  The variables are PVM's own
- *  globals: the documented exception to "no global state" (libgimpi/pvm/pvm_err.c).
+ *  libgimpi, which exports only what its headers declare, does not have: pvmnametag,
+ *  pvmmyctx and pvmctrc (srm.pvm), and PVM's error table pvm_errlist / pvm_nerr with
+ *  PVM's types and sizes (a binary's copy relocation takes the size from here).  The
+ *  other undocumented names binaries call (lpvmerr, pvmdisplaymhfinfo, pvm_strerror ...)
+ *  are libgimpi's (pvm_libpvm.c), so that source builds link too.  The variables are
+ *  PVM's own globals: the documented exception to "no global state" (pvm_err.c).
  *  t/pvm_abi.sh checks every name and size against Debian's libpvm3.
  */
 #include "pvm3.h"
@@ -49,42 +48,7 @@ struct pvm_abi_tracer {
 };
 struct pvm_abi_tracer pvmctrc;
 
-int lpvmerr(char *f, int n);
-void pvmdisplaymhfinfo(char *who, char *msg, int tid);
 char *pvmnametag(int tag, int *found);
-char *pvm_strerror(void);
-int pvm_tickle(int narg, int *argp, int *nresp, int *resp);
-int pvm_reg_tracer(int tctx, int ttag, int octx, int otag, char *tmask, int tbuf, int topt);
-
-/*  libpvm's error report, as PVM 3.4.6 does it: pvm_errno = n, then by PvmAutoErr
- *  print "f(): <text>" (pvm_perror), exit or abort. */
-int lpvmerr(char *f, int n)
-{
-    char buf[128];
-    pvm_errno = n;
-    int mode = pvm_getopt(PvmAutoErr);
-    if (mode > 0) {
-        snprintf(buf, sizeof buf, "%.124s()", f ? f : "");
-        pvm_perror(buf);
-        fflush(stderr);
-        if (mode == 3)
-            abort();
-        if (mode == 2) {
-            pvm_setopt(PvmAutoErr, 1);
-            pvm_exit();
-            exit(n);
-        }
-    }
-    return n;
-}
-
-/*  libpvm's debugging display of its message-handler tables: gimpi's handlers live in
- *  libgimpi, so this prints PVM's header and the caller's message only. */
-void pvmdisplaymhfinfo(char *who, char *msg, int tid)
-{
-    printf("\n%s t%x: Display Message Handler Information: \n", who ? who : "", (unsigned)tid);
-    printf("%s t%x: %s\n", who ? who : "", (unsigned)tid, msg ? msg : "");
-}
 
 /*  libpvm's name of a system message tag (for tracing): gimpi has no such tags. */
 char *pvmnametag(int tag, int *found)
@@ -95,27 +59,6 @@ char *pvmnametag(int tag, int *found)
     return "";
 }
 
-/*  PVM 3.4.6's pvm_strerror: the text of pvm_errno.  PVM's pvm3.h declares it, gimpi's
- *  does not (nor the two below): they are here for binaries only. */
-char *pvm_strerror(void)
-{
-    int e = pvm_errno;
-    return e <= 0 && e > -pvm_nerr ? pvm_errlist[-e] : "Unknown Error";
-}
-
-/*  pvm_tickle asks a pvmd for its debugging actions: there is no pvmd. */
-int pvm_tickle(int narg, int *argp, int *nresp, int *resp)
-{
-    (void)narg, (void)argp, (void)nresp, (void)resp;
-    return lpvmerr("pvm_tickle", PvmNotImpl);
-}
-
-/*  pvm_reg_tracer registers a tracer with the pvmds: gimpi has no tracing. */
-int pvm_reg_tracer(int tctx, int ttag, int octx, int otag, char *tmask, int tbuf, int topt)
-{
-    (void)tctx, (void)ttag, (void)octx, (void)otag, (void)tmask, (void)tbuf, (void)topt;
-    return lpvmerr("pvm_reg_tracer", PvmNotImpl);
-}
 #else
 /*  libgpvm3.so.3 and libfpvm3.so.3: their calls are all in libgimpi. */
 static const char s_what[] __attribute__((used)) = "PVM ABI library of gimpi";

@@ -897,6 +897,25 @@ int pvm_ctx_del_mhf(pvm_ctx_t *self, int id)
     return 0;
 }
 
+/*  Handler id's match fields, for a listing. */
+int pvm_ctx_mhf_info(const pvm_ctx_t *self, int id, int *src, int *tag, int *ctxid)
+{
+    assert(self);
+    if (id < 0 || id >= self->mhfcap || !self->mhf[id].func)
+        return GIMPI_ENOTFOUND;
+    *src = self->mhf[id].src;
+    *tag = self->mhf[id].tag;
+    *ctxid = self->mhf[id].ctxid;
+    return 0;
+}
+
+/*  The ids handlers can have: 0 .. this - 1. */
+int pvm_ctx_mhf_cap(const pvm_ctx_t *self)
+{
+    assert(self);
+    return self->mhfcap;
+}
+
 /*  A buffer's wait id and destination. */
 int pvm_ctx_buf_minfo(pvm_ctx_t *self, int bufid, int *wid, int *dst)
 {

@@ -254,6 +254,10 @@ int pvm_ctx_add_mhf(pvm_ctx_t *self, int src, int tag, int ctxid, pvm_ctx_mhf_fn
 /*  Removes handler id: 0, GIMPI_EBADPARAM (id < 0) or GIMPI_ENOTFOUND.  Safe from inside a
  *  handler. */
 int pvm_ctx_del_mhf(pvm_ctx_t *self, int id);
+/*  Handler id's source, tag and context: 0, or GIMPI_ENOTFOUND (no live handler id). */
+int pvm_ctx_mhf_info(const pvm_ctx_t *self, int id, int *src, int *tag, int *ctxid);
+/*  One more than the highest handler id there can be (ids 0 .. this - 1 to look at). */
+int pvm_ctx_mhf_cap(const pvm_ctx_t *self);
 /*  A buffer's wait id and destination (a received message's: this task, unless set);
  *  0 or GIMPI_ENOSUCHBUF. */
 int pvm_ctx_buf_minfo(pvm_ctx_t *self, int bufid, int *wid, int *dst);

@@ -75,6 +75,18 @@ static int s_put(pvm_ctx_t **ctx, const char *name, int req, pvm_buf_t *buf, int
                           bytes, len);
 }
 
+/*  After a put: the task is listed in the box, so a task of another job may look it up
+ *  and call; its receives from any source wait for that, as a PVM server's do. */
+static int s_listed(pvm_ctx_t *ctx, int rc)
+{
+    void *impl = NULL;
+    const pvm_transport_ops_t *ops = rc >= 0 && ctx ? pvm_ctx_ops(ctx, &impl) : NULL;
+    gimpi_t *task = ops && ops->task ? ops->task(impl) : NULL;
+    if (task && gimpi_msg(task))
+        gimpi_msg_set_listed(gimpi_msg(task));
+    return rc;
+}
+
 /*  Stores a message under name; returns the index it got. */
 int pvm_putinfo(char *name, int bufid, int flags)
 {
@@ -83,7 +95,7 @@ int pvm_putinfo(char *name, int bufid, int flags)
     int rc = !name || !*name || bufid < 0 ? PvmBadParam
            : !ctx ? PvmNoMem
            : !buf ? PvmNoSuchBuf
-           : s_put(&ctx, name, -1, buf, flags);
+           : s_listed(ctx, s_put(&ctx, name, -1, buf, flags));
     return s_result(ctx, "pvm_putinfo", rc, PvmDenied, PvmExists);
 }
 
@@ -180,8 +192,8 @@ int pvm_insert(char *name, int req, int data)
         pvm_buf_t *buf = pvm_buf_new(PVM_BUF_DEFAULT);
         rc = !buf || !ctx ? PvmNoMem : pvm_buf_pack(buf, PVM_INT, &data, 1, 1);
         if (rc == 0)
-            rc = s_put(&ctx, name, req, buf,
-                       PvmMboxDefault | PvmMboxMultiInstance | PvmMboxPersistent);
+            rc = s_listed(ctx, s_put(&ctx, name, req, buf, PvmMboxDefault
+                                     | PvmMboxMultiInstance | PvmMboxPersistent));
         pvm_buf_destroy(&buf);
     }
     return s_result(ctx, "pvm_insert", rc, PvmDupEntry, PvmDupEntry);
