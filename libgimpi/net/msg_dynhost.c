@@ -458,9 +458,14 @@ static void s_on_answer(gimpi_msg_t *self, int h)
         return;
     }
     if (in.word != GIMPI_INTRO_OK || !s_intro_params_ok(&in)) {
+        /* a task that is leaving is PVM's everyday race (its messages would be dropped):
+         * the cause is kept for the call that needs it, printed only under debug */
+        int quiet = self->dyn.quiet_fail;
+        self->dyn.quiet_fail |= in.word == GIMPI_INTRO_LEAVING && !self->debug;
         s_dyn_fail(self, h, GIMPI_ESYSERR, "refused the connection: %s",
                    in.word == GIMPI_INTRO_OK ? "bad parameters"
                                              : gimpi_intro_strstatus(in.word));
+        self->dyn.quiet_fail = quiet;
         return;
     }
     if (s_bind(self, h, &in) < 0) {
