@@ -3,8 +3,9 @@
 # from the shell (t/vm_task wait): conf shows this host; ps -a lists the tasks with their
 # tids and command and not the console (ps -x does); pstat; config shows the console's
 # environment variables and a task's; kill ends one (the process ends, ps no longer lists
-# it); spawn starts a task that ps lists; bad commands, bad tids and bad arguments fail
-# with a message and a non-zero exit; add without a virtual machine says what is needed;
+# it); spawn starts a task that ps lists, with the console as its parent (ps -l); bad
+# commands, bad tids and bad arguments fail with a message and a non-zero exit; add
+# without a virtual machine says what is needed;
 # commands piped on stdin, and the interactive prompt on a pty; halt ends every task and
 # groupd (the processes are gone), after which the console says there is no groupd.
 # Synchronised on the tasks' "ready" lines and on process ends, every wait bounded.
@@ -15,7 +16,7 @@ G="$top_builddir/programs/gimpi"
 # a copy of t/vm_task under a name of its own (other tests may end every "vm_task")
 TASK="$tmp/console_task"
 cp "$top_builddir/t/vm_task" "$TASK"
-echo "1..30"
+echo "1..31"
 export GIMPI_GROUPD="ipc://$tmp/gd"
 unset GIMPI_GROUPD_IDLE
 
@@ -136,15 +137,23 @@ ok $? "add without a virtual machine says a gimpirun -H job is needed (exit $rc)
 
 # spawn
 # (the child inherits the console's stdout: a file, not a pipe that would stay open)
-"$G" spawn -1 "$TASK" wait >"$tmp/spawn.out" 2>&1; rc=$?
+# (id first: the spawning console's tid, the spawned task's parent)
+printf 'id\nspawn -1 %s wait\n' "$TASK" | "$G" >"$tmp/spawn.out" 2>&1; rc=$?
 out=$(grep -v '^ready' "$tmp/spawn.out")
-stid=$(echo "$out" | sed -n 's/^t\([0-9a-f]*\)$/\1/p')
-[ $rc = 0 ] && [ "$(echo "$out" | head -1)" = "1 successful" ] && [ -n "$stid" ]
-ok $? "spawn -1: 1 successful, t$stid"
+ctid=$(echo "$out" | sed -n '1s/^t\([0-9a-f]*\)$/\1/p')
+stid=$(echo "$out" | sed -n '2,$s/^t\([0-9a-f]*\)$/\1/p')
+[ $rc = 0 ] && [ "$(echo "$out" | sed -n 2p)" = "1 successful" ] && [ -n "$stid" ] && [ -n "$ctid" ]
+ok $? "spawn -1: 1 successful, t$stid (spawned by the console t$ctid)"
 [ $rc = 0 ] || sed 's/^/# /' "$tmp/spawn.out"
 spid=$("$G" ps -al | awk -v t="$stid" '$2 == t {print $4}')
 [ -n "$spid" ] && [ -e "/proc/$spid" ]
 ok $? "ps lists the spawned task at once, with its process ($spid)"
+# once the task is past its enrolment (its ready line), ps -l shows its parent and flag f
+for _ in $(seq 1 200); do grep -qx "ready t$stid" "$tmp/spawn.out" && break; sleep 0.05; done
+line=$("$G" ps -al 2>&1 | awk -v t="$stid" '$2 == t')
+echo "$line" | grep -Eq "^ *$host +$stid +$ctid +$spid +6/c,f +console_task *$"
+ok $? "ps -l: the spawned task's parent is the console that spawned it, flag 6/c,f" ||
+    echo "# $line"
 out=$("$G" spawn "$tmp/no-such-program" 2>&1); rc=$?
 [ $rc != 0 ] && [ "$out" = "$(printf '0 successful\nNo such file')" ]
 ok $? "spawn of a missing program: No such file, exit $rc"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # t/pvm_spawn.sh — pvm_spawn with real processes (t/spawn_task): a shell-started master
 # spawns children that know their parent and siblings, pass a token round each other and
-# exchange short and long messages with the master; their output reaches the master's
+# exchange short and long messages with the master, and that pvm_tasks lists with the
+# spawner as ti_ptid; their output reaches the master's
 # terminal, tagged with their tid when GIMPI_TAG asks; a bare name is found on GIMPI_PATH
 # first; a child spawns a grandchild that reaches the master through groupd; missing and
 # non-executable programs, other hosts, children that die at once or are killed while
@@ -22,7 +23,7 @@ unset GIMPI_PATH GIMPI_TAG
 
 timeout 120 "$TASK" master 4 >"$tmp/a" 2>"$tmp/a.err"; rc=$?
 [ $rc = 0 ] && grep -q "^master ok$" "$tmp/a"
-check $? "master spawns 4: parent, siblings, token ring, 1 MiB both ways (exit $rc)" "$tmp/a" "$tmp/a.err"
+check $? "master spawns 4: parent, siblings, token ring, 1 MiB both ways, ti_ptid (exit $rc)" "$tmp/a" "$tmp/a.err"
 [ "$(grep -c '^child [0-3] hello$' "$tmp/a")" = 4 ] && [ "$(grep -c '^child [0-3] says on stderr$' "$tmp/a.err")" = 4 ]
 check $? "children's stdout and stderr reach the master's, untagged by default" "$tmp/a" "$tmp/a.err"
 
@@ -53,7 +54,7 @@ check $? "missing, not executable, other host, dies at once, killed while sendin
 
 timeout 120 "$TASK" nested >"$tmp/f" 2>"$tmp/f.err"; rc=$?
 [ $rc = 0 ] && grep -q "^nested ok$" "$tmp/f"
-check $? "a grandchild reaches the master through groupd (exit $rc)" "$tmp/f" "$tmp/f.err"
+check $? "a grandchild reaches the master through groupd; its ti_ptid is its parent (exit $rc)" "$tmp/f" "$tmp/f.err"
 
 timeout 120 "$RUN" -np 3 "$TASK" job >"$tmp/g" 2>"$tmp/g.err"; rc=$?
 [ $rc = 0 ] && grep -q "^job ok$" "$tmp/g"

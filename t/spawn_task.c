@@ -3,7 +3,8 @@
  *    master N [FILE]  shell-started: spawns N children of FILE (default: this program by
  *                     bare name) in mode "child"; sends each its index; the children pass
  *                     a token round their siblings and report (tid, parent, siblings,
- *                     argv[0]); child 0 echoes 1 MiB back; prints "master ok".
+ *                     argv[0]); child 0 echoes 1 MiB back; pvm_tasks gives each
+ *                     child the master as ti_ptid; prints "master ok".
  *    child            what the master spawns (also prints "child I hello").
  *    failures NOEXEC  spawn errors: a missing program, NOEXEC (not executable), another
  *                     host, a child that dies at once, a child killed in the middle of
@@ -13,7 +14,8 @@
  *                     every task of the job (tids in its arguments).
  *    orphan           spawns "waitparent" and is killed while the child waits for it.
  *    nested           spawns one child (mode "grandchild") which talks to its parent and
- *                     to the master (its grandparent, found through groupd).
+ *                     to the master (its grandparent, found through groupd); pvm_tasks
+ *                     gives the grandchild its parent as ti_ptid.
  *  Prints "FAIL ..." and exits 1 on the first check that does not hold.
  */
 #include "pvm3.h"
@@ -28,6 +30,29 @@
             printf(__VA_ARGS__); printf("\n"); fflush(stdout); exit(1); } } while (0)
 
 static const char *mode = "?";
+
+/*  pvm_tasks gives each child (past its enrolment: it has reported) the spawner as its
+ *  ti_ptid and its program name, and the shell-started spawner ti_ptid 0.  Children may
+ *  have left after their report, but child 0 waits for the big message. */
+static void s_check_ptids(int me, const int *tids, int n)
+{
+    struct pvmtaskinfo *ti = NULL;
+    int nt = 0;
+    CHECK(pvm_tasks(0, &nt, &ti) == 0, "pvm_tasks");
+    for (int k = 0; k < nt; k++) {
+        if (ti[k].ti_tid == me)
+            CHECK(ti[k].ti_ptid == 0, "the master's ti_ptid is %x", ti[k].ti_ptid);
+        for (int i = 0; i < n; i++) {
+            if (ti[k].ti_tid != tids[i])
+                continue;
+            CHECK(ti[k].ti_ptid == me, "child %d: ti_ptid %x, not %x", i, ti[k].ti_ptid, me);
+            CHECK(!strcmp(ti[k].ti_a_out, "spawn_task"), "child %d: ti_a_out %s", i,
+                  ti[k].ti_a_out);
+        }
+    }
+    CHECK(pvm_tasks(tids[0], &nt, &ti) == 0 && nt == 1 && ti[0].ti_ptid == me,
+          "pvm_tasks of child 0: %d tasks, ti_ptid %x", nt, nt ? ti[0].ti_ptid : 0);
+}
 
 /*  The master: spawns, collects reports, checks them. */
 static int s_master(int n, const char *file)
@@ -66,6 +91,7 @@ static int s_master(int n, const char *file)
         CHECK(abs == 1, "child %d: argv[0] not a full path", idx);
         CHECK(ring == tids[(idx + n - 1) % n], "child %d: token from %x", idx, ring);
     }
+    s_check_ptids(me, tids, n);
     int len = 1 << 20;
     char *big = malloc((size_t)len), *back = malloc((size_t)len);
     for (int i = 0; i < len; i++)
@@ -189,6 +215,10 @@ static int s_nested(int top)
         int src;
         pvm_bufinfo(pvm_getrbuf(), NULL, NULL, &src);
         CHECK(src == who && who != t, "grandchild %x (middle %x)", who, t);
+        struct pvmtaskinfo *ti = NULL;
+        int nt = 0;
+        CHECK(pvm_tasks(who, &nt, &ti) == 0 && nt == 1 && ti[0].ti_ptid == t,
+              "the grandchild's ti_ptid is %x, not the middle %x", nt ? ti[0].ti_ptid : 0, t);
         pvm_initsend(PvmDataDefault);
         CHECK(pvm_send(who, 12) == 0, "answer");
         CHECK(pvm_recv(t, 13) > 0, "middle done");

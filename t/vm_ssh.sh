@@ -1,15 +1,16 @@
 #!/bin/bash
 # t/vm_ssh.sh — the virtual machine across hosts started through the real OpenSSH: three
-# emulated hosts (network namespaces on a bridge, t/vmhosts.sh), each with its own sshd
-# and a key the test made.  gimpirun runs on h0 and reaches the others with
-# GIMPI_RSH="ssh -F <config>" (BatchMode, verified host keys).  A hostfile puts tasks on
-# every host; t/vm_task checks pvm_config, pvm_tasks, pvm_spawn by default placement, by
-# host and by architecture, pvm_addhosts/pvm_delhosts during a job, group operations
-# across the hosts, a killed master whose workers on every host (and the children they
-# spawned beside them) end within -grace + 2 s, a core of its own for each task on
-# another host (or none with GIMPI_BIND=none), a program missing on one host, a host
-# whose link breaks in the middle of a barrier, and strangers: a task with another key,
-# an ssh key that the hosts do not accept.  Every wait is bounded (timeout); nothing sleeps to synchronise.
+# emulated hosts (network namespaces on a bridge, t/vmhosts.sh), each with its own sshd and
+# a key the test made.  gimpirun runs on h0 and reaches the others with GIMPI_RSH="ssh -F
+# <config>" (BatchMode, verified host keys).  A hostfile puts tasks on every host;
+# t/vm_task checks pvm_config, pvm_tasks, pvm_spawn by default placement (each worker
+# listed with its spawner as ti_ptid), by host and by architecture,
+# pvm_addhosts/pvm_delhosts during a job, group operations across the hosts, a killed
+# master whose workers on every host (and the children they spawned beside them) end within
+# -grace + 2 s, a core of its own for each task on another host (or none with
+# GIMPI_BIND=none), a program missing on one host, a host whose link breaks in the middle
+# of a barrier, and strangers: a task with another key, an ssh key that the hosts do not
+# accept.  Every wait is bounded (timeout); nothing sleeps to synchronise.
 set -u
 top_builddir=${top_builddir:-.}
 . "${top_srcdir:-.}/t/tap.sh"
@@ -30,7 +31,7 @@ run() {
     rc=$?
 }
 
-echo "1..35"
+echo "1..36"
 
 # --- a job on every host
 run -tag -hostfile "$VM_DIR/hosts" -np 3 "$T" config
@@ -65,6 +66,7 @@ run -hostfile "$VM_DIR/hosts" -np 1 "$T" spawn 6
 okd $([ $rc = 0 ] && has 'spawned 6'; echo $?) "pvm_spawn by default placement starts 6"
 ok $([ "$(count "worker $H0")" = 2 ] && [ "$(count "worker $H1")" = 2 ] && [ "$(count "worker $H2")" = 2 ]; echo $?) "round-robin: two workers on each host, each answering its parent"
 ok $(! has 'unknown tid'; echo $?) "pvm_spawn returned the tids the workers have"
+ok $([ "$(count 'ptid parent')" = 6 ]; echo $?) "pvm_tasks gives each worker, on every host, its spawner as ti_ptid"
 
 run -hostfile "$VM_DIR/hosts" -np 1 "$T" spawn 2 "$H2"
 okd $([ $rc = 0 ] && [ "$(count "worker $H2")" = 2 ]; echo $?) "pvm_spawn with where: both on that host"

@@ -5,12 +5,14 @@
  *    tasks                  "tasks N" (every task of the virtual machine) and "mine OK"
  *                           when this task is listed with its host's id and its pid
  *    spawn N [WHERE]        spawns N workers (default placement, or on host WHERE) that
- *                           send their host name back: "spawned K", one "worker HOST" line
- *                           per answer, sorted by the script; "slot E" per failed slot
+ *                           send their host name back: "spawned K", one "worker HOST ptid
+ *                           parent|wrong" line per answer (is the worker's ti_ptid in
+ *                           pvm_tasks this task?), sorted by the script; "slot E" per
+ *                           failed slot
  *    spawnarch N ARCH       spawns N workers on hosts of architecture ARCH, as spawn
  *    spawntime N            spawn N by default placement and wait for every answer:
  *                           "spawn_us=T" (bench/vm-compare.sh)
- *    worker                 (started by spawn) sends its host and tid to its parent
+ *    worker                 (started by spawn) sends its host, tid and ti_ptid to its parent
  *    addhosts H...          "added K" and "info H CODE" per host
  *    delhosts H...          "deleted K" and "info H CODE" per host
  *    mstat H                "mstat H CODE"
@@ -107,13 +109,15 @@ static int s_spawn(int n, int flag, char *where)
             return 1;
         }
         char host[256];
-        int tid;
+        int tid, ptid;
         pvm_upkstr(host);
         pvm_upkint(&tid, 1, 1);
+        pvm_upkint(&ptid, 1, 1);
         int found = 0;
         for (int j = 0; j < k; j++)
             found |= tids[j] == tid;
-        printf("worker %s%s\n", host, found ? "" : " (unknown tid)");
+        printf("worker %s%s ptid %s\n", host, found ? "" : " (unknown tid)",
+               ptid == pvm_mytid() ? "parent" : "wrong");
     }
     free(tids);
     return 0;
@@ -178,13 +182,17 @@ static int s_spawnarch(int argc, char **argv, int me)
     return s_spawn(atoi(argv[2]), PvmTaskArch, argv[3]);
 }
 
-/*  worker: its host and tid to its parent. */
+/*  worker: its host and tid to its parent, and the parent pvm_tasks gives it (-1: not
+ *  listed). */
 static int s_worker(int argc, char **argv, int me)
 {
     (void)argc, (void)argv;
+    struct pvmtaskinfo *t;
+    int n = 0, ptid = pvm_tasks(me, &n, &t) == 0 && n == 1 ? t[0].ti_ptid : -1;
     pvm_initsend(PvmDataDefault);
     pvm_pkstr((char *)s_host());
     pvm_pkint(&me, 1, 1);
+    pvm_pkint(&ptid, 1, 1);
     return pvm_send(pvm_parent(), 77);
 }
 

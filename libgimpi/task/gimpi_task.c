@@ -123,16 +123,21 @@ static int s_verify(void *arg, int tid, const uint8_t addr[16], int port)
 }
 
 /*  Tells groupd this task's parent and program, for pvm_tasks (one more round trip at
- *  enrolment; a failure only leaves those fields empty). */
+ *  enrolment; a failure only leaves those fields empty).  It runs right after the
+ *  registration, before s_spawned has read the spawner's tid (that needs the tid this
+ *  registration gave), so the parent comes from the spawner's variable itself: the
+ *  spawner, as PVM's ti_ptid, even when calling it back then fails. */
 static void s_taskinfo(gimpi_t *self)
 {
+    const char *p = gimpi_env(GIMPI_ENV_PARENT);
+    long ptid = p && *p ? strtol(p, NULL, 10) : 0;
     char exe[4096], *name = exe;
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = 0;
     char *slash = strrchr(exe, '/');
     if (slash)
         name = slash + 1;
-    gimpi_groups_taskinfo(self->groups, self->parent > 0 ? self->parent : 0, name);
+    gimpi_groups_taskinfo(self->groups, ptid > 0 && ptid < INT32_MAX ? (int)ptid : 0, name);
 }
 
 /*  Registers with groupd under the data plane's tid (identity: the IMPI proc and host). */
