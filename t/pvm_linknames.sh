@@ -4,15 +4,18 @@
 # (libpvm3.so, libgpvm3.so: linker scripts naming libgimpi) into a scratch DESTDIR, builds
 # a small PVM program there with the plain compiler and runs it.  Also checks that the
 # link names are the one-line scripts and that a link line without them fails (so the
-# test would notice if they stopped doing their job).
+# test would notice if they stopped doing their job).  The installed gimpi.pc gives only
+# gimpi's include directory as --cflags (none of libzmq's private flags) and enough
+# --libs to link a gimpi program with the plain compiler.
 set -u
 top_builddir=${top_builddir:-.}
 top_srcdir=${top_srcdir:-.}
 . "${top_srcdir}/t/tap.sh"
-echo "1..7"
+echo "1..10"
 # a sub-make of its own: not the jobserver of the `make check` that may be running us
 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL ${MAKE:-make} -s -C "$top_builddir" DESTDIR="$tmp/inst" \
-    install-libLTLIBRARIES install-includeHEADERS install-pvmlinkDATA >"$tmp/make.out" 2>&1
+    install-libLTLIBRARIES install-includeHEADERS install-pvmlinkDATA install-pkgconfigDATA \
+    >"$tmp/make.out" 2>&1
 ok $? "make install of the library, headers and PVM link names into a DESTDIR" ||
     sed 's/^/# /' "$tmp/make.out" | tail -20
 lib=$(dirname "$(find "$tmp/inst" -name libpvm3.so | head -1)")
@@ -48,4 +51,23 @@ out=$(LD_LIBRARY_PATH="$lib" timeout 30 "$tmp/p" 2>&1)
 readelf -d "$tmp/p" 2>/dev/null | grep -q 'NEEDED.*libgimpi'; ok $? "the program needs libgimpi.so itself"
 $cc $san -I"$inc" -o "$tmp/q" "$tmp/p.c" -L"$lib" >/dev/null 2>&1
 [ $? -ne 0 ]; ok $? "without -lpvm3 -lgpvm3 the same link fails (the names do the work)"
+
+# pkg-config on the installed gimpi.pc (its paths under the DESTDIR through the sysroot)
+pc=$(dirname "$(find "$tmp/inst" -name gimpi.pc | head -1)")
+export PKG_CONFIG_PATH="$pc" PKG_CONFIG_SYSROOT_DIR="$tmp/inst"
+cflags=$(pkg-config --cflags gimpi 2>&1)
+[ "$(echo $cflags)" = "-I$inc" ]
+ok $? "pkg-config --cflags gimpi gives gimpi's include directory alone: $cflags"
+echo "$cflags" | grep -Eq 'mit-krb5|pgm|libxml2'
+[ $? = 1 ]; ok $? "... none of libzmq's private flags (mit-krb5, pgm, libxml2)"
+cat >"$tmp/v.c" <<'C'
+#include <gimpi.h>
+#include <stdio.h>
+int main(void) { printf("%s\n", gimpi_strerror(GIMPI_ENOGROUP)); return 0; }
+C
+# shellcheck disable=SC2046
+$cc $san -o "$tmp/v" "$tmp/v.c" $(pkg-config --cflags --libs gimpi) >"$tmp/cc2.out" 2>&1 &&
+    [ "$(LD_LIBRARY_PATH="$lib" timeout 30 "$tmp/v" 2>&1)" = "No such group" ]
+ok $? "cc prog.c \$(pkg-config --cflags --libs gimpi) builds a program that runs" ||
+    sed 's/^/# /' "$tmp/cc2.out"
 exit $((failed > 0))
