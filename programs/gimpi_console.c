@@ -421,11 +421,14 @@ static int s_sig(console_t *self, int argc, char **argv)
     return s_signal(self, "sig", (int)sig, argc, argv, 2, false);
 }
 
-/*  The tasks groupd lists other than the console: their count, or -1. */
+/*  The tasks groupd lists other than the console: their count, or -1 (quietly: during a
+ *  halt, a groupd that its job's launcher ran goes with the job's last task). */
 static int s_others(console_t *self, int me)
 {
     gimpi_vm_task_t *t = NULL;
-    int n = s_tasks(self, &t);
+    int n = 0;
+    if (gimpi_groups_tasks(gimpi_groups(self->task), "", &t, &n) < 0)
+        n = -1;
     int others = 0;
     for (int i = 0; i < n; i++)
         others += t[i].tid != me;
@@ -475,12 +478,14 @@ static int s_halt(console_t *self, int argc, char **argv)
     if (left > 0)
         fprintf(stderr, "halt: %d task%s still listed by groupd after %d s\n", left,
                 left == 1 ? "" : "s", HALT_WAIT_MS / 1000);
-    int rc = gimpi_groups_halt(gimpi_groups(self->task));
+    /* left < 0: groupd went away once the tasks ended (gimpirun, which ran it for the
+     * job, ended with them): the halt is done */
+    int rc = left < 0 ? 0 : gimpi_groups_halt(gimpi_groups(self->task));
     if (rc < 0)
         fprintf(stderr, "halt: groupd at %s: %s\n", self->ep, gimpi_strerror(rc));
     gimpi_abort(&self->task);      /* groupd is gone: nothing to leave */
     self->quit = true;
-    return rc < 0 || left != 0 || bad ? -1 : 0;
+    return rc < 0 || left > 0 || bad ? -1 : 0;
 }
 
 /*  Prints "N successful" and the per-host table of add and delete. */

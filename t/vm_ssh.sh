@@ -31,7 +31,7 @@ run() {
     rc=$?
 }
 
-echo "1..36"
+echo "1..38"
 
 # --- a job on every host
 run -tag -hostfile "$VM_DIR/hosts" -np 3 "$T" config
@@ -158,6 +158,14 @@ ok $(grep -q 'refused us: not the same key' "$VM_DIR/stranger.out" && ! grep -q 
 vm_exec 2 env GIMPI_GROUPD="tcp://$H0:$GPORT" GIMPI_KEY_FILE="$VM_DIR/otherkey" \
     "$B/programs/gimpi-stat" >"$VM_DIR/stranger.out" 2>&1
 ok $([ $? != 0 ]; echo $?) "gimpi-stat with another key reads nothing"
+# the console's halt of a job of three hosts: every task ends, groupd with them, exit 0
+vm_exec 0 env GIMPI_GROUPD="tcp://$H0:$GPORT" timeout 60 "$B/programs/gimpi" halt \
+    >"$VM_DIR/halt.out" 2>&1
+hrc=$?
+ok $([ $hrc = 0 ] && [ ! -s "$VM_DIR/halt.out" ]; echo $?) "gimpi -e tcp://H:P halt of a job on 3 hosts: exit $hrc, nothing printed" ||
+    sed 's/^/# /' "$VM_DIR/halt.out"
+timeout 30 tail --pid=$job -f /dev/null
+ok $(! kill -0 $job 2>/dev/null; echo $?) "... and the job ends"
 pkill -TERM -f "vm_task wait" 2>/dev/null
 wait $job
 
