@@ -74,6 +74,7 @@ typedef struct {
     int lock_fd;
     int sig_fd;
     bool verbose;
+    bool quiet;                 /* --quiet: no key fingerprint line (gimpirun's own) */
     bool foreground;
     bool bound;                 /* our ipc socket files exist (we hold the lock) */
     int heartbeat_ms;

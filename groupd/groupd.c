@@ -1,5 +1,5 @@
 /*  groupd.c — the gimpi group daemon: `groupd [--endpoint EP | --port P [--bind ADDR]]
- *  [--foreground] [--verbose] [--heartbeat MS] [--idle-exit SECONDS] [--cpu N|none]
+ *  [--foreground] [--verbose|--quiet] [--heartbeat MS] [--idle-exit SECONDS] [--cpu N|none]
  *  [--key FILE] [limits]`.
  *
  *  It binds a ROUTER socket for requests (default: the per-user ipc endpoint) and an XPUB
@@ -412,7 +412,7 @@ static int s_serve(groupd_t *self)
 static void s_usage(FILE *out)
 {
     fprintf(out, "usage: groupd [--endpoint EP | --port P [--bind ADDR]] [--foreground]\n"
-                 "              [--verbose] [--heartbeat MS] [--idle-exit SECONDS]\n"
+                 "              [--verbose | --quiet] [--heartbeat MS] [--idle-exit SECONDS]\n"
                  "              [--cpu N|none] [--key FILE] [--max-msg-size BYTES]\n"
                  "              [--max-tasks N] [--max-groups N] [--max-reserve N]\n"
                  "              [--max-unregistered N] [--pub-port P]\n"
@@ -454,7 +454,7 @@ static int s_load_key(groupd_t *self, const char *file, gimpi_key_t *key, bool *
         snprintf(from, sizeof from, "%s", file);
     *have = true;
     char fp[9];
-    if (gd_sock_needs_key(self->endpoint) || self->verbose)
+    if ((gd_sock_needs_key(self->endpoint) && !self->quiet) || self->verbose)
         fprintf(stderr, "groupd: key fingerprint %s from %s\n", gimpi_key_fingerprint(key, fp),
                 from);
     return 0;
@@ -523,6 +523,7 @@ static int s_options(groupd_t *self, int argc, char **argv, gd_registry_limits_t
         { "endpoint", required_argument, NULL, 'e' },
         { "foreground", no_argument, NULL, 'f' },
         { "verbose", no_argument, NULL, 'v' },
+        { "quiet", no_argument, NULL, 'q' },
         { "heartbeat", required_argument, NULL, 'H' },
         { "idle-exit", required_argument, NULL, 'I' },
         { "cpu", required_argument, NULL, 'c' },
@@ -593,6 +594,7 @@ static int s_options(groupd_t *self, int argc, char **argv, gd_registry_limits_t
         case 'e': *ep = optarg; break;
         case 'f': self->foreground = true; break;
         case 'v': self->verbose = true; break;
+        case 'q': self->quiet = true; break;
         case 'H': {
             char *end;
             long v = strtol(optarg, &end, 10);

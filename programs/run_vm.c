@@ -131,6 +131,7 @@ static void s_groupd_argv(launcher_t *self, char *bin, char **argv, char *ep, si
     int n = 0;
     argv[n++] = bin;
     argv[n++] = "--foreground";
+    argv[n++] = "--quiet";      /* the job's own: no key fingerprint line on the terminal */
     argv[n++] = "--endpoint";
     if (self->groupd_port > 0)
         snprintf(ep, epsize, "tcp://0.0.0.0:%d", self->groupd_port);
@@ -148,7 +149,7 @@ static void s_groupd_argv(launcher_t *self, char *bin, char **argv, char *ep, si
 /*  Starts a groupd here, as our child.  0 with self->vm->groupd_ep set, or -1. */
 static int s_start_local_groupd(launcher_t *self, char *err, size_t errsize)
 {
-    char bin[PATH_MAX], ep[64], pub[16], *argv[8], tried[2048];
+    char bin[PATH_MAX], ep[64], pub[16], *argv[10], tried[2048];
     if (s_groupd_bin(bin, sizeof bin, tried, sizeof tried) < 0) {
         snprintf(err, errsize, "no groupd program for the job: looked for %s"
                  " (set GIMPI_GROUPD_BIN to the program)", tried);
@@ -202,7 +203,7 @@ static bool s_remote_groupd_known(launcher_t *self)
 /*  Starts the job's groupd on host h through its agent.  0 with the endpoint, or -1. */
 static int s_start_remote_groupd(launcher_t *self, host_t *h, char *err, size_t errsize)
 {
-    char bin[PATH_MAX], ep[64], pub[16], *argv[8];
+    char bin[PATH_MAX], ep[64], pub[16], *argv[10];
     s_groupd_bin(bin, sizeof bin, NULL, 0);     /* not here: it may be there */
     s_groupd_argv(self, bin, argv, ep, sizeof ep, pub, sizeof pub);
     char **copy = calloc(8, sizeof *copy);

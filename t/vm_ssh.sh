@@ -31,13 +31,14 @@ run() {
     rc=$?
 }
 
-echo "1..38"
+echo "1..39"
 
 # --- a job on every host
 run -tag -hostfile "$VM_DIR/hosts" -np 3 "$T" config
 okd $([ $rc = 0 ] && [ "$(count 'hosts 3 narch 1')" = 3 ]; echo $?) "hostfile: a task on each of 3 hosts sees 3 hosts"
 ok $([ "$(count "host $H1 LINUX64 1000")" = 3 ]; echo $?) "pvm_config names every host with its architecture and speed"
 ok $(has "[2] hosts 3"; echo $?) "remote output comes back with the -tag prefix"
+ok $(! has "key fingerprint"; echo $?) "a run that went well prints no groupd key fingerprint line"
 
 # --- a core of its own for each task on another host too: the agent plans its host's
 # cores as gimpirun does here (in a runtime directory of its own, through dx=: other
