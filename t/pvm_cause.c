@@ -144,6 +144,7 @@ static void test_startup(void)
        "... so does the PvmAutoErr line");
     ok(strstr(out, "rc -14 cause [startup: ") != NULL, "... and pvm_errcause, with PvmSysErr");
     ok(!s_nested(out), "... no parenthesis nests in another");
+    diag("%s", out);
     if (!strstr(out, want))
         diag("%s", out);
 }
