@@ -3,11 +3,16 @@
  *  as they are.  Provoked here, on a private groupd, from this process as a PVM task and
  *  copies of it that it spawns (argv[1] "child"):
  *    - enrolment that fails (a broken launcher environment): "startup: ...";
- *    - a receive from a spawned task that has exited: "t<tid> has exited";
+ *    - a receive from a spawned task that has exited: "t<tid> is not a task of this
+ *      virtual machine" (groupd no longer knows it) or "... closed its connection";
  *    - a receive from a spawned task killed with SIGKILL while we wait for it;
  *    - a receive when every other task is gone;
  *    - groupd never reachable (a closed TCP port): "groupd at <ep> unreachable";
  *    - groupd killed: "groupd at <ep> is gone", for group queries and barriers;
+ *    - a receive from a tid that never existed: it is not a task of this virtual machine;
+ *    - a lone task's receive from itself, nothing queued: it can never get one;
+ *    - no cause nests parentheses ("(... (...))");
+ *    - pvm_addhosts outside a virtual machine: how to get one (gimpirun -hostfile);
  *  and an error that is not PvmSysErr keeps PVM's line exactly, with no cause.
  *  Every wait is bounded.
  */
@@ -65,6 +70,19 @@ static int s_says(const char *text, const char *msg, const char *want)
     snprintf(head, sizeof head, ": %s: Can't contact local daemon (", msg);
     const char *h = strstr(text, head);
     return !strncmp(text, "libpvm [", 8) && h && strstr(h, want) && strstr(pvm_errcause(), want);
+}
+
+/*  1 when text has a parenthesis opened inside another one. */
+static int s_nested(const char *text)
+{
+    int depth = 0;
+    for (const char *c = text; *c; c++) {
+        if (*c == '(' && ++depth > 1)
+            return 1;
+        if (*c == ')' && depth > 0)
+            depth--;
+    }
+    return 0;
 }
 
 /*  Spawns one child in mode; its tid, with its pid received (0 on failure). */
@@ -125,6 +143,8 @@ static void test_startup(void)
     ok(strstr(out, "pvm_mytid(): Can't contact local daemon (startup: "),
        "... so does the PvmAutoErr line");
     ok(strstr(out, "rc -14 cause [startup: ") != NULL, "... and pvm_errcause, with PvmSysErr");
+    ok(!s_nested(out), "... no parenthesis nests in another");
+    diag("%s", out);
     if (!strstr(out, want))
         diag("%s", out);
 }
@@ -141,8 +161,9 @@ static void test_dead_peer(void)
     s_perror_line("recv", line, sizeof line);
     snprintf(want, sizeof want, "(t%x ", (unsigned)tid);
     ok(s_says(line, "recv", want + 1) && strstr(line, want)
-       && (strstr(line, "has exited)") || strstr(line, "closed its connection)")),
-       "pvm_perror: PVM's text, then (t%x has exited) or (... closed its connection)",
+       && (strstr(line, "is not a task of this virtual machine")
+           || strstr(line, "closed its connection)")),
+       "pvm_perror: PVM's text, then (t%x is not a task ...) or (... closed its connection)",
        (unsigned)tid);
     diag("%s", line);
     pvm_errno = PvmSysErr;
@@ -190,6 +211,65 @@ static void test_groupd_unreachable(void)
         diag("%s", out);
 }
 
+/*  A receive from a tid that never existed, then from every other task when all are gone:
+ *  causes that say so, never nested in parentheses. */
+static void test_unknown_and_all_gone(void)
+{
+    char line[1024];
+    pvm_setopt(PvmAutoErr, 0);
+    int rc = pvm_recv(0x12345, 1);
+    cmp_ok(rc, "<", 0, "recv from t12345, which never existed, fails (%d)", rc);
+    s_perror_line("recv", line, sizeof line);
+    ok(strstr(line, "(t12345 is not a task of this virtual machine") && !s_nested(line),
+       "... its cause: t12345 is not a task of this virtual machine");
+    diag("%s", line);
+    int any = -1;
+    pvm_setopt(PvmAutoErr, 1);
+    rc = pvmtest_capture(s_call_recv, &any, line, sizeof line);
+    pvm_setopt(PvmAutoErr, 0);
+    cmp_ok(rc, "==", PvmSysErr, "recv from any task when every other is gone: PvmSysErr");
+    ok(strstr(line, "pvm_recv(): Can't contact local daemon (every other task") && !s_nested(line),
+       "... the PvmAutoErr line says so, with no nested parentheses");
+    diag("%s", line);
+}
+
+/*  A receive from itself, nothing queued, when every other task is gone: returns at once
+ *  and says that it can never get one. */
+static void test_recv_self(void)
+{
+    char line[1024], want[96];
+    int me = pvm_mytid();
+    pvm_setopt(PvmAutoErr, 0);
+    cmp_ok(pvm_recv(me, 99), "==", PvmSysErr, "recv from itself, nothing queued: PvmSysErr");
+    s_perror_line("recv", line, sizeof line);
+    snprintf(want, sizeof want, "(t%x waits for a message from itself", (unsigned)me);
+    ok(strstr(line, want) && !strstr(line, "closed its connection") && !s_nested(line),
+       "... its cause: t%x waits for a message from itself, none can come", (unsigned)me);
+    diag("%s", line);
+}
+
+/*  The addhosts child: a shell-started task (no virtual machine) adds a host. */
+static void s_addhosts_child(void)
+{
+    pvm_setopt(PvmAutoErr, 1);
+    char *hosts[] = { "nosuchhost" };
+    int info = 0;
+    int rc = pvm_addhosts(hosts, 1, &info);
+    fprintf(stderr, "rc %d info %d cause [%s]\n", rc, info, pvm_errcause());
+    pvm_exit();
+}
+
+/*  pvm_addhosts outside a virtual machine keeps PVM's code and says how to get one. */
+static void test_addhosts_no_vm(void)
+{
+    char out[4096];
+    s_forked(s_addhosts_child, out, sizeof out, 20000);
+    ok(strstr(out, "pvm_addhosts(): No such host (no virtual machine to add hosts to")
+       && strstr(out, "gimpirun -hostfile") && strstr(out, "rc -6 info -6 cause [no virtual"),
+       "pvm_addhosts without a virtual machine: PvmNoHost, and the cause names the fix");
+    diag("%s", out);
+}
+
 /*  groupd killed: group queries and barriers say that groupd is gone. */
 static void test_groupd_gone(gdt_daemon_t *d)
 {
@@ -234,7 +314,10 @@ int main(int argc, char **argv)
         BAIL_OUT("groupd did not start");
     setenv("GIMPI_GROUPD", d.endpoint, 1);
     test_groupd_unreachable();
+    test_addhosts_no_vm();
     test_dead_peer();
+    test_unknown_and_all_gone();
+    test_recv_self();
     test_groupd_gone(&d);
     pvm_exit();
     gdt_cleanup(&d);

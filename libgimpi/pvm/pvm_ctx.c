@@ -169,6 +169,22 @@ void pvm_ctx_set_cause(pvm_ctx_t *self, int code, const char *fmt, ...)
     self->why_code = code;
 }
 
+/*  Removes the parentheses of a cause, which is printed inside parentheses: "a (b) c"
+ *  becomes "a: b c", so that "text (cause)" never nests them. */
+static void s_flatten(char *cause)
+{
+    char *out = cause;
+    for (const char *c = cause; *c; c++) {
+        if (*c == ' ' && c[1] == '(') {
+            *out++ = ':';
+            *out++ = ' ';
+            c++;
+        } else if (*c != '(' && *c != ')')
+            *out++ = *c;
+    }
+    *out = 0;
+}
+
 /*  Binds the cause of a failure: the set one, else the transport's (PvmSysErr only). */
 void pvm_ctx_note(pvm_ctx_t *self, int code, int where)
 {
@@ -181,6 +197,7 @@ void pvm_ctx_note(pvm_ctx_t *self, int code, int where)
         self->ops->cause(self->impl, where, self->cause, sizeof self->cause);
     self->why_code = 0;
     self->why[0] = 0;
+    s_flatten(self->cause);
 }
 
 /*  The cause of the last failure when it had code. */

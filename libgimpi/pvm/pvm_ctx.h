@@ -107,8 +107,9 @@ typedef struct {
      *  is NULL, and forgets the token.  0 or < 0.  Tokens die with the transport. */
     int (*body)(void *impl, void *token, void *dst);
     /*  Optional (may be NULL): why the transport's last call failed, in words for a user
-     *  ("t40003 has exited", "groupd at ipc://... is gone"), written into out ("" when it
-     *  cannot say); `where` (PVM_CAUSE_*) says which part of the task failed. */
+     *  ("t40003 on host h1 closed its connection", "groupd at ipc://... is gone"), written
+     *  into out ("" when it cannot say); `where` (PVM_CAUSE_*) says which part of the
+     *  task failed. */
     void (*cause)(void *impl, int where, char *out, size_t size);
 } pvm_transport_ops_t;
 

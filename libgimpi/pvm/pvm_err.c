@@ -3,8 +3,9 @@
  *  pvm_perror and pvm_errcause, pvm_setopt/pvm_getopt, pvmsleep, pvmgetclock.
  *
  *  PVM's numbers and texts stay as they are; what gimpi adds is the cause, in
- *  parentheses after PVM's text ("Can't contact local daemon (t40003 has exited)"), so
- *  that a program or a script that matches PVM's text still finds it.
+ *  parentheses after PVM's text ("Can't contact local daemon (t40003 on host h1 closed
+ *  its connection)"), so that a program or a script that matches PVM's text still finds
+ *  it.  A cause never holds parentheses of its own (pvm_ctx_note flattens them).
  */
 #include "pvm3.h"
 #include "pvm/pvm_ctx.h"

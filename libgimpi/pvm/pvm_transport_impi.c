@@ -285,14 +285,21 @@ static int s_body(void *impl, void *token, void *dst)
 }
 
 /*  Says in self->why which task a wait that ended with nothing waited for: `watch` (a tid
- *  or GIMPI_ANY), with what groupd knows of it: exited (groupd no longer knows it), or
- *  still registered on a host (its connection closed before groupd heard of an exit). */
+ *  or GIMPI_ANY), with what groupd knows of it: none (gone, or never a task: groupd cannot
+ *  tell which), or still registered on a host (its connection closed before groupd heard
+ *  of an exit).  A wait for this task itself can never end: nobody else sends as it. */
 static void s_why_gone(impi_tp_t *self, int watch)
 {
     const char *net = gimpi_msg_errmsg(self->msg);
-    if (watch == GIMPI_ANY) {
-        snprintf(self->why, sizeof self->why, "every other task of the job is gone%s%s%s",
-                 *net ? " (" : "", net, *net ? ")" : "");
+    if (watch == GIMPI_ANY) {           /* the data plane's generic text adds nothing */
+        int more = *net && strncmp(net, "every other task", 16) != 0;
+        snprintf(self->why, sizeof self->why, "every other task of the job is gone%s%s",
+                 more ? ": " : "", more ? net : "");
+        return;
+    }
+    if (watch == gimpi_msg_mytid(self->msg)) {
+        snprintf(self->why, sizeof self->why, "t%x waits for a message from itself and none "
+                 "is queued: it can never get one", (unsigned)watch);
         return;
     }
     gimpi_groups_t *gd = gimpi_groups(self->task);
@@ -302,7 +309,8 @@ static void s_why_gone(impi_tp_t *self, int watch)
         snprintf(self->why, sizeof self->why, "t%x on host %s closed its connection",
                  (unsigned)watch, info.host);
     else if (rc == GIMPI_ENOTASK)
-        snprintf(self->why, sizeof self->why, "t%x has exited", (unsigned)watch);
+        snprintf(self->why, sizeof self->why, "t%x is not a task of this virtual machine: "
+                 "it has exited, or never was one", (unsigned)watch);
     else
         snprintf(self->why, sizeof self->why, "t%x is gone", (unsigned)watch);
 }

@@ -249,6 +249,10 @@ static int s_change(const char *fn, char **hosts, int nhost, int *infos, bool ad
              : gimpi_delhosts(task, hosts, nhost, mine);
     if (mine != infos)
         free(mine);
+    if (rc == PvmNoHost)                /* the whole request: no manager, no VM */
+        pvm_ctx_set_cause(ctx, rc, "no virtual machine to %s hosts %s: start the master "
+                          "under one with gimpirun -hostfile FILE ...", add ? "add" : "delete",
+                          add ? "to" : "from");
     return rc < 0 ? pvm_ctx_fail(ctx, fn, rc) : rc;
 }
 
