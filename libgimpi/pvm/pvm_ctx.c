@@ -432,7 +432,7 @@ static int s_wire(pvm_ctx_t *self, int bufid, int bad, wire_t *w)
 }
 
 /*  Sends a buffer's bytes. */
-int pvm_ctx_send(pvm_ctx_t *self, int bufid, int dst, int tag, int ctxid)
+GIMPI_HOT int pvm_ctx_send(pvm_ctx_t *self, int bufid, int dst, int tag, int ctxid)
 {
     assert(self);
     if (ctxid == PVM_CTX_CURRENT)
@@ -555,7 +555,7 @@ static __attribute__((noinline, cold)) int s_mhf_take(pvm_ctx_t *self, int id, i
 
 /*  Turns a transport message into a queued buffer (0 when a handler took it); its id or
  *  < 0. */
-static int s_enqueue(pvm_ctx_t *self, pvm_msg_t *msg)
+GIMPI_HOT static int s_enqueue(pvm_ctx_t *self, pvm_msg_t *msg)
 {
     if (self->nqueue == self->qcap) {
         int cap = self->qcap ? 2 * self->qcap : 16;
@@ -656,7 +656,7 @@ static int s_notify_due(pvm_ctx_t *self, int src, int tag, int ctxid)
  *  PVM_CTX_NOTIFY_SLICE_MS and the notifications are polled between them; a slice that
  *  the transport ends early with nothing (every peer gone: it would fail the wait) is
  *  spent waiting for notifications instead, since one may still come. */
-static int s_wait_match(pvm_ctx_t *self, int src, int tag, int ctxid, int timeout_ms,
+GIMPI_HOT static int s_wait_match(pvm_ctx_t *self, int src, int tag, int ctxid, int timeout_ms,
                         int *err)
 {
     *err = 0;
@@ -718,7 +718,7 @@ static int s_wait_match(pvm_ctx_t *self, int src, int tag, int ctxid, int timeou
 }
 
 /*  Takes a matching message out of the queue. */
-int pvm_ctx_recv(pvm_ctx_t *self, int src, int tag, int ctxid, int timeout_ms)
+GIMPI_HOT int pvm_ctx_recv(pvm_ctx_t *self, int src, int tag, int ctxid, int timeout_ms)
 {
     assert(self);
     if ((src < -1 && src != PVM_CTX_DAEMON_TID) || src == 0 || tag < -1)

@@ -33,6 +33,11 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/*  Marks a function of the PVM message path (send, receive, the transport's send and
+ *  next): the compiler groups such functions in .text.hot, so that the library growing
+ *  around them does not move them apart (doc/performance.md). */
+#define GIMPI_HOT __attribute__((hot))
+
 /*  One received message as a transport delivers it.  `bytes` is malloc'd (or NULL when
  *  len is 0) and becomes the receiver's; the message's len bytes start at bytes + off
  *  (a transport may leave its header in front).  Or, when `body` is set (bytes NULL), the

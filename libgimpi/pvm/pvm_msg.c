@@ -25,7 +25,7 @@ static int s_fail(pvm_ctx_t *ctx, const char *fn, int code)
 }
 
 /*  Sends the active send buffer to tid; the buffer stays active and can be resent. */
-int pvm_send(int tid, int msgtag)
+GIMPI_HOT int pvm_send(int tid, int msgtag)
 {
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
@@ -72,7 +72,7 @@ int pvm_mcast(int *tids, int ntask, int msgtag)
 
 /*  The common receive: frees the active receive buffer, waits up to timeout_ms, makes
  *  the message taken the active receive buffer.  Its id, 0 on timeout, or an error. */
-static int s_recv(const char *fn, int tid, int msgtag, int timeout_ms)
+GIMPI_HOT static int s_recv(const char *fn, int tid, int msgtag, int timeout_ms)
 {
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
@@ -89,7 +89,7 @@ static int s_recv(const char *fn, int tid, int msgtag, int timeout_ms)
 }
 
 /*  Blocks until a message from tid (-1: any) with msgtag (-1: any) arrives. */
-int pvm_recv(int tid, int msgtag)
+GIMPI_HOT int pvm_recv(int tid, int msgtag)
 {
     return s_recv("pvm_recv", tid, msgtag, -1);
 }

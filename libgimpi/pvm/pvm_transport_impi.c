@@ -159,7 +159,7 @@ static int s_send_rc(int rc)
 /*  vtable: a standard send of header + body inline (s_inline), or of the header, then the
  *  body as a second message.  A destination that has left the job (finished or died)
  *  silently drops the message, as PVM's daemons do. */
-static int s_send(void *impl, int dst, int tag, int ctxid, int encoding, uint8_t *frame,
+GIMPI_HOT static int s_send(void *impl, int dst, int tag, int ctxid, int encoding, uint8_t *frame,
                   const void *bytes, size_t len)
 {
     impi_tp_t *self = impl;
@@ -333,7 +333,7 @@ static void s_cause(void *impl, int where, char *out, size_t size)
 
 /*  vtable: the oldest arrived PVM message, waiting up to timeout_ms; with no limit it
  *  fails once `watch` (a tid, or GIMPI_ANY) or every other task has left. */
-static int s_next_from(void *impl, int timeout_ms, int watch, pvm_msg_t *msg)
+GIMPI_HOT static int s_next_from(void *impl, int timeout_ms, int watch, pvm_msg_t *msg)
 {
     impi_tp_t *self = impl;
     self->why[0] = 0;
@@ -406,7 +406,7 @@ static int s_next_from(void *impl, int timeout_ms, int watch, pvm_msg_t *msg)
 }
 
 /*  vtable: the oldest arrived PVM message, waiting up to timeout_ms. */
-static int s_next(void *impl, int timeout_ms, pvm_msg_t *msg)
+GIMPI_HOT static int s_next(void *impl, int timeout_ms, pvm_msg_t *msg)
 {
     return s_next_from(impl, timeout_ms, GIMPI_ANY, msg);
 }
