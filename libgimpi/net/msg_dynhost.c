@@ -878,10 +878,19 @@ static void s_verify_pend(gimpi_msg_t *self, int k)
         ;
     if (k == self->dyn.npend)
         return;
+    if (rc == GIMPI_ENOTASK && !self->debug) {
+        /* a task of the job (it holds the key) that groupd no longer knows: it called and
+         * then exited before we got to it.  Nothing to say; were it alive, the answer
+         * tells it, and it reports the refusal itself. */
+        s_answer(self, self->dyn.pend[k].fd, &self->dyn.pend[k], GIMPI_INTRO_NOTREG, in.tid);
+        s_pend_drop(self, k, NULL);
+        return;
+    }
     if (rc) {
         s_answer(self, self->dyn.pend[k].fd, &self->dyn.pend[k], GIMPI_INTRO_NOTREG, in.tid);
-        s_pend_drop(self, k, "it holds the key but claims t%x, which groupd does not know "
-                    "at the contact it gave (%s)", (unsigned)in.tid, gimpi_strerror(rc));
+        s_pend_drop(self, k, "it holds the key but claims t%x, which groupd %s",
+                    (unsigned)in.tid, rc == GIMPI_EMISMATCH ? "knows at another contact"
+                    : rc == GIMPI_ENOTASK ? "does not know" : gimpi_strerror(rc));
         return;
     }
     self->dyn.pend[k].verified = 1;

@@ -119,7 +119,7 @@ static int s_verify(void *arg, int tid, const uint8_t addr[16], int port)
     pthread_mutex_unlock(&self->vmu);
     if (rc)
         return rc;
-    return info.port == port && memcmp(info.addr, addr, 16) == 0 ? 0 : GIMPI_ENOTASK;
+    return info.port == port && memcmp(info.addr, addr, 16) == 0 ? 0 : GIMPI_EMISMATCH;
 }
 
 /*  Tells groupd this task's parent and program, for pvm_tasks (one more round trip at
