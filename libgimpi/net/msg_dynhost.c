@@ -512,6 +512,8 @@ static void s_dial_event(gimpi_msg_t *self, int h, short revents)
 
 /* ------------------------------------------------------------------ being called */
 
+static int s_involved(gimpi_msg_t *self, int p);
+
 /*  Drops incoming connection k (closing it); says why (rate-limited) when fmt is not NULL. */
 static void s_pend_drop(gimpi_msg_t *self, int k, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -610,7 +612,11 @@ static void s_pend_admit(gimpi_msg_t *self, int k, const gimpi_intro_t *in)
     s_pend_drop(self, k, NULL);
     /* a fresh socket's buffer takes the answer whole */
     if (s_answer(self, c->fd, &pd, GIMPI_INTRO_OK, in->tid) < 0) {
+        /* it hung up: a caller that exited meanwhile, said only when we wait for it */
+        int quiet = self->dyn.quiet_fail;
+        self->dyn.quiet_fail |= !s_involved(self, p) && !self->debug;
         s_dyn_fail(self, h, GIMPI_ESYSERR, "could not answer its introduction");
+        self->dyn.quiet_fail = quiet;
         return;
     }
     if (s_bind(self, h, in) < 0) {
