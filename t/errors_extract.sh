@@ -202,12 +202,13 @@ sub s_literals {
 }
 
 # 1 when a format has words of its own: outside its conversions and a leading `program:`
-# or `program[...]:` (such a format relays a text made elsewhere).
+# or `program[...]:` of one of gimpi's programs (such a format relays a text made
+# elsewhere; `connect: %s` is a text).
 sub s_letters {
     my ($f) = @_;
     $f =~ s/%[-+ #0]*(?:\*|\d+)?(?:\.(?:\*|\d+))?(?:hh|h|ll|l|z|j|t)?[diouxXcspfgeE%]//g;
     $f =~ s/\\[nt]//g;
-    $f =~ s/^\s*[\w-]+(?:\[[^\]]*\])?:\s*//;
+    $f =~ s/^\s*(?:gimpi|gimpirun|groupd|gimpi-stat|gimpi-agent|impi-server|libpvm)(?:\[[^\]]*\])?:\s*//;
     return $f =~ /[A-Za-z]{2}/;
 }
 
