@@ -87,6 +87,74 @@ static int s_resolve(const char *name, struct in_addr *out)
     return 0;
 }
 
+/*  True when the host's name or ip= is a loopback one ("localhost", 127.x.y.z, ::1): a
+ *  host set of these alone keeps the job on the loopback. */
+static bool s_loopback_host(const host_t *h)
+{
+    const char *name = h->info.ip[0] ? h->info.ip : h->info.name;
+    struct in_addr a;
+    if (!strcasecmp(name, "localhost") || !strcmp(name, "::1"))
+        return true;
+    return inet_pton(AF_INET, name, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
+}
+
+/*  The local address of the route to host h (resolved) into self->myaddr.  0 or -1. */
+static int s_route_to(launcher_t *self, const host_t *h)
+{
+    const char *name = h->info.ip[0] ? h->info.ip : h->info.name;
+    char dotted[INET_ADDRSTRLEN], mine[sizeof self->myaddr];
+    struct in_addr a;
+    if (s_resolve(name, &a) < 0 || !inet_ntop(AF_INET, &a, dotted, sizeof dotted)
+        || gimpi_hostset_route_addr(dotted, mine, sizeof mine) < 0)
+        return -1;
+    memcpy(self->myaddr, mine, sizeof mine);
+    return 0;
+}
+
+/*  This host's address on the job's network: -host, else -if, else the one that reaches
+ *  the first other host started now, else (a host set that may grow: pvm_addhosts of a
+ *  '&' host or of any other) the one that reaches the first '&' host, else the one other
+ *  hosts most likely reach this machine at.  The loopback only for a job of this machine
+ *  alone (no host set, or one of loopback names only) or a machine without a network.
+ *  0, or -1 with a message on stderr. */
+static int s_choose_addr(launcher_t *self)
+{
+    char err[256];
+    if (self->host) {
+        snprintf(self->myaddr, sizeof self->myaddr, "%s", self->host);
+        return 0;
+    }
+    if (self->ifspec) {
+        if (gimpi_hostset_if_addr(self->ifspec, self->myaddr, sizeof self->myaddr, err,
+                                  sizeof err) < 0) {
+            fprintf(stderr, "gimpirun: -if %s: %s\n", self->ifspec, err);
+            return -1;
+        }
+        return 0;
+    }
+    snprintf(self->myaddr, sizeof self->myaddr, "127.0.0.1");
+    bool grows = false;
+    for (int i = 0; i < self->nhosts; i++) {
+        host_t *h = self->hosts[i];
+        grows |= gimpi_hostset_size(self->hostset) > 0 && !s_loopback_host(h);
+        if (h->local || h->info.later)
+            continue;
+        if (s_route_to(self, h) < 0) {
+            fprintf(stderr, "gimpirun: host %s: no route to it (is the name right?)\n",
+                    h->info.name);
+            return -1;
+        }
+        return 0;
+    }
+    for (int i = 0; grows && i < self->nhosts; i++)
+        if (!self->hosts[i]->local && s_route_to(self, self->hosts[i]) == 0
+            && strncmp(self->myaddr, "127.", 4) != 0)
+            return 0;
+    if (grows && gimpi_hostset_lan_addr(self->myaddr, sizeof self->myaddr) < 0)
+        snprintf(self->myaddr, sizeof self->myaddr, "127.0.0.1");
+    return 0;
+}
+
 /*  Builds the host table from the host set (or this machine alone) and chooses this
  *  host's address on the job's network.  0, or -1 with a message on stderr. */
 int run_hosts_init(launcher_t *self)
@@ -106,36 +174,7 @@ int run_hosts_init(launcher_t *self)
         if (!h || s_append(self, h) < 0)
             return -1;
     }
-    /* this host's address: -host, else -if, else the one that reaches the first other
-       host, else the loopback (one machine: nothing else needs to reach us) */
-    char err[256];
-    if (self->host)
-        snprintf(self->myaddr, sizeof self->myaddr, "%s", self->host);
-    else if (self->ifspec) {
-        if (gimpi_hostset_if_addr(self->ifspec, self->myaddr, sizeof self->myaddr, err,
-                                  sizeof err) < 0) {
-            fprintf(stderr, "gimpirun: -if %s: %s\n", self->ifspec, err);
-            return -1;
-        }
-    } else {
-        snprintf(self->myaddr, sizeof self->myaddr, "127.0.0.1");
-        for (int i = 0; i < self->nhosts; i++) {
-            host_t *h = self->hosts[i];
-            struct in_addr a;
-            if (h->local || h->info.later)
-                continue;
-            const char *name = h->info.ip[0] ? h->info.ip : h->info.name;
-            char dotted[INET_ADDRSTRLEN];
-            if (s_resolve(name, &a) < 0 || !inet_ntop(AF_INET, &a, dotted, sizeof dotted)
-                || gimpi_hostset_route_addr(dotted, self->myaddr, sizeof self->myaddr) < 0) {
-                fprintf(stderr, "gimpirun: host %s: no route to it (is the name right?)\n",
-                        h->info.name);
-                return -1;
-            }
-            break;
-        }
-    }
-    return 0;
+    return s_choose_addr(self);
 }
 
 /*  Queues a frame for an agent (takes the frame). */
@@ -519,6 +558,19 @@ int run_hosts_wait(launcher_t *self, bool (*done)(launcher_t *), int timeout_ms)
     return 0;
 }
 
+/*  True (with the reason in err) when the job announced a loopback address, which host h,
+ *  another machine, could not reach: its tasks would neither find groupd nor their
+ *  parents. */
+static bool s_loopback_job(launcher_t *self, const host_t *h, char *err, size_t errsize)
+{
+    if (h->local || strncmp(self->myaddr, "127.", 4) != 0)
+        return false;
+    snprintf(err, errsize, "this job announced only the loopback address %s, which host %s "
+             "cannot reach (start it with this machine's name in the host set, or -if)",
+             self->myaddr, h->info.name);
+    return true;
+}
+
 /*  Adds a host at run time (pvm_addhosts) and starts its agent.  Its index, or a gimpi
  *  error code (PvmDupHost when it is there already). */
 int run_hosts_add(launcher_t *self, const gimpi_hostinfo_t *info, char *err, size_t errsize)
@@ -529,6 +581,8 @@ int run_hosts_add(launcher_t *self, const gimpi_hostinfo_t *info, char *err, siz
             continue;
         if (!k->info.later || k->pid > 0)
             return GIMPI_EDUPHOST;
+        if (s_loopback_job(self, k, err, errsize))
+            return GIMPI_ECANTSTART;
         k->info.later = false;          /* a '&' host of the hostfile: started now */
         if (s_start_agent(self, k, err, errsize) < 0) {
             k->state = HOST_DEAD;
@@ -543,6 +597,10 @@ int run_hosts_add(launcher_t *self, const gimpi_hostinfo_t *info, char *err, siz
     if (h->local) {
         free(h);
         return GIMPI_EDUPHOST;  /* this machine is in the virtual machine already */
+    }
+    if (s_loopback_job(self, h, err, errsize)) {
+        free(h);
+        return GIMPI_ECANTSTART;
     }
     if (s_append(self, h) < 0) {
         free(h);
