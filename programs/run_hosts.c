@@ -16,6 +16,7 @@
 #include "programs/run_proc.h"
 #include "base/gimpi_key.h"
 #include "base/gimpi_tunables.h"
+#include "task/gimpi_job.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -52,7 +53,7 @@ static host_t *s_host_new(launcher_t *self, const gimpi_hostinfo_t *info)
     h->self = self;
     h->info = *info;
     h->local = gimpi_hostset_is_local(info->ip[0] ? info->ip : info->name);
-    h->to_fd = h->from_fd = h->err_fd = -1;
+    h->to_fd = h->from_fd = h->err_fd = h->probe_fd = -1;
     snprintf(h->arch, sizeof h->arch, "%s", h->local ? vmw_arch() : info->arch);
     h->ncpu = h->local ? (int)sysconf(_SC_NPROCESSORS_ONLN) : 0;
     h->state = h->local ? HOST_UP : HOST_STARTING;
@@ -244,6 +245,46 @@ static task_t *s_task(launcher_t *self, host_t *h, int id)
     return self->tasks[id];
 }
 
+/*  A host added later (its agent said HELLO) must show that it reaches this host's
+ *  announced address, where groupd and the tasks listen: a listener of ours there, in the
+ *  tasks' port range, and a PROBE to its agent to connect to it.  0 when sent, else -1
+ *  (the host is then up without the check). */
+static int s_probe(launcher_t *self, host_t *h)
+{
+    char err[256];
+    int port = 0;
+    h->probe_fd = gimpi_job_listen(self->myaddr, &port, err, sizeof err);
+    if (h->probe_fd < 0)
+        return -1;
+    fcntl(h->probe_fd, F_SETFD, FD_CLOEXEC);     /* not for the tasks we start meanwhile */
+    size_t len;
+    if (run_hosts_send(h, vmw_encode(&len, AGENT_PROBE, self->myaddr, port)) < 0) {
+        close(h->probe_fd);
+        h->probe_fd = -1;
+        return -1;
+    }
+    return 0;
+}
+
+/*  PROBED: a host added later is up when it reached the job's groupd; else it is not
+ *  added (PvmCantStart), and gimpirun says which address it could not reach and why. */
+static void s_probed(launcher_t *self, host_t *h, int err, const char *why)
+{
+    if (h->probe_fd < 0 || h->state != HOST_STARTING)
+        return;
+    close(h->probe_fd);
+    h->probe_fd = -1;
+    if (err == 0) {
+        h->state = HOST_UP;
+        self->ev->host_changed(self->ev->arg);
+        return;
+    }
+    fprintf(stderr, "gimpirun: host %s cannot reach this job at %s (%s), so its tasks could "
+            "reach neither groupd nor the others: not added (give gimpirun -if, the network "
+            "the hosts share)\n", h->info.name, self->myaddr, why);
+    s_host_dead(self, h, NULL);
+}
+
 /*  One frame from an agent. */
 static void s_frame(launcher_t *self, host_t *h, vmw_msg_t *m)
 {
@@ -258,8 +299,13 @@ static void s_frame(launcher_t *self, host_t *h, vmw_msg_t *m)
         }
         snprintf(h->arch, sizeof h->arch, "%s", h->info.arch[0] ? h->info.arch : m->s[2]);
         h->ncpu = m->i[3];
+        if (self->probe_added && s_probe(self, h) == 0)
+            break;                      /* added later: up once it reached us */
         h->state = HOST_UP;
         self->ev->host_changed(self->ev->arg);
+        break;
+    case AGENT_PROBED:
+        s_probed(self, h, m->i[0], m->s[1]);
         break;
     case AGENT_STARTED:
         if ((t = s_task(self, h, m->i[0]))) {
@@ -362,6 +408,9 @@ static void s_host_dead(launcher_t *self, host_t *h, const char *why)
         return;
     bool was_up = h->state == HOST_UP;
     h->state = HOST_DEAD;
+    if (h->probe_fd >= 0)
+        close(h->probe_fd);
+    h->probe_fd = -1;
     if (why)
         fprintf(stderr, "gimpirun: host %s %s: %s\n", h->info.name,
                 was_up ? "is gone" : "did not start", why);
