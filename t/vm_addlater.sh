@@ -8,7 +8,7 @@
 # error cases fail at once with a message naming the host and the cause, never a hang: a
 # program missing on the added host, a host that does not answer, a job that announced
 # only the loopback, a host that cannot reach the job's address (pvm_addhosts refuses
-# it).  Every run is bounded by timeout(1); nothing sleeps to synchronise.
+# it).  With two networks on the first host the default route's address is announced.  Every run is bounded by timeout(1); nothing sleeps to synchronise.
 set -u
 top_builddir=${top_builddir:-.}
 . "${top_srcdir:-.}/t/tap.sh"
@@ -40,7 +40,7 @@ readme() {
 quiet() { ! grep -qiE 'warning|refused|unavailable|unreachable|connect:|handshake|fingerprint' "$out"; }
 mkdir -p "$VM_DIR/wd"
 
-echo "1..13"
+echo "1..14"
 
 # --- a hostfile of this host and a '&' host: pvm_addhosts it, spawn there, an answer
 printf '%s\n' "$H0" "&$H1" >"$VM_DIR/hosts.amp"
@@ -86,4 +86,14 @@ ip -n "${VM_NS[1]}" addr add "$VM_NET.200/32" dev lo || vm_bail "cannot add $VM_
 run -tag -host "$VM_NET.200" -hostfile "$VM_DIR/hosts.one" -np 1 "$T" addspawn "$H1" any
 okd $([ $rc = 0 ] && has 'info -29' && has "host $H1 cannot reach this job at $VM_NET.200" && has 'slot -6'; echo $?) "a host that cannot reach the job's address: pvm_addhosts refuses it, saying so ($took s)"
 okd $(! has 'worker' && ! has 'recv'; echo $?) "... and no task is spawned there to wait for"
+
+# --- two networks on h0: another interface (a veth inside h0, likely listed before eth0)
+# whose network h1 cannot reach, and a default route through eth0: the job announces the
+# default route's address and grows as before
+ip -n "${VM_NS[0]}" link add gx0 type veth peer name gx1 &&
+ip -n "${VM_NS[0]}" addr add 10.77.0.1/24 dev gx0 && ip -n "${VM_NS[0]}" link set gx0 up &&
+ip -n "${VM_NS[0]}" link set gx1 up && ip -n "${VM_NS[0]}" route add default dev eth0 ||
+    vm_bail "cannot give h0 a second network"
+run -tag -hostfile "$VM_DIR/hosts.one" -np 1 "$T" addspawn "$H1"
+okd $([ $rc = 0 ] && has "worker $H1" && quiet; echo $?) "two networks: the default route's address is announced, the added host's task answers"
 exit $((failed > 0))
