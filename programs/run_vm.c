@@ -750,7 +750,11 @@ int run_vm_start(launcher_t *self, char *err, size_t errsize)
             return -1;
     }
     setenv("GIMPI_GROUPD", self->vm->groupd_ep, 1);     /* our tasks, and every request here */
-    self->probe_added = true;   /* a host added later must reach us (run_hosts.c) */
+    /* a host added later must reach us (run_hosts.c), where groupd or tasks of the job
+       run: not a login node outside the allocation whose groupd runs on a node */
+    for (int i = 0; i < self->nhosts; i++)
+        self->probe_added |= self->hosts[i]->local;
+    self->probe_added |= self->groupd_pid > 0;
     /* what this host's tasks spawn listens where the other hosts reach it, under this
        host's name in the virtual machine */
     setenv(GIMPI_ENV_HOST_ADDR, self->myaddr, 1);
