@@ -279,9 +279,9 @@ static void s_probed(launcher_t *self, host_t *h, int err, const char *why)
         self->ev->host_changed(self->ev->arg);
         return;
     }
-    fprintf(stderr, "gimpirun: host %s cannot reach this job at %s (%s), so its tasks could "
-            "reach neither groupd nor the others: not added (give gimpirun -if, the network "
-            "the hosts share)\n", h->info.name, self->myaddr, why);
+    fprintf(stderr, "gimpirun: host %s cannot reach this job at %s: %s; its tasks could "
+            "reach neither groupd nor the others, so it is not added (give gimpirun -if the "
+            "network the hosts share)\n", h->info.name, self->myaddr, why);
     s_host_dead(self, h, NULL);
 }
 
