@@ -240,8 +240,8 @@ typedef struct {
     size_t len;
 } impi_coll_t;
 
-/*  Decodes a client's COLL payload (len >= 4, label != 0).  Unknown labels are accepted:
- *  the server passes them through. */
+/*  Decodes a client's COLL payload (len >= 4, label != 0).  Unknown labels are accepted
+ *  here (impi-server then refuses those not in the table). */
 int impi_coll_decode(const uint8_t *payload, size_t len, impi_coll_t *coll);
 
 /*  Checks a client's contribution against the table: element size divides len, counts
