@@ -3,7 +3,8 @@
  *  that records every byte the client sends; job B is a fresh impi-server of the same
  *  user.  A stranger who replays job A's AUTH and proof, or presents the KEY that every
  *  job of the user used to accept (the derived one, as a real client with IMPI_AUTH_KEY
- *  set), is refused at once, and job B's real client is then served and the job ends
+ *  set), or a real client with another key file (told to compare fingerprints), is
+ *  refused at once, and job B's real client is then served and the job ends
  *  with exit 0.  Before the per-connection proof, the derived KEY opened every job.
  */
 #include "gtap.h"
@@ -145,6 +146,22 @@ static void s_job_b(const relay_t *r)
        "is refused: %s", err);
     ok(st_expect_err(&srv, "no common authentication method", line, sizeof line) == 0,
        "stderr: %s", line);
+    /* a real client whose key file differs: its proof is refused, and it says what to check */
+    char dir[] = "/tmp/gimpi-replay-XXXXXX", file[64];
+    if (!mkdtemp(dir))
+        BAIL_OUT("mkdtemp");
+    snprintf(file, sizeof file, "%s/key", dir);
+    if (gimpi_key_load_or_create(&gk, file, err, sizeof err) < 0)
+        BAIL_OUT("%s", err);
+    setenv("GIMPI_KEY_FILE", file, 1);
+    rc = st_real_client(srv.endpoint, 0, 1u << IMPI_AUTH_GIMPI, 0, ST_TIMEOUT_MS, err,
+                        sizeof err);
+    unsetenv("GIMPI_KEY_FILE");
+    unlink(file);
+    rmdir(dir);
+    ok(rc != IMPI_CLIENT_OK && strstr(err, "fingerprint"),
+       "a client with another key file is refused and told what to compare: %s", err);
+    ok(st_expect_err(&srv, "wrong proof", line, sizeof line) == 0, "stderr: %s", line);
     err[0] = 0;
     cmp_ok(st_real_client(srv.endpoint, 0, 1u << IMPI_AUTH_GIMPI, 0, ST_TIMEOUT_MS, err,
                           sizeof err), "==", IMPI_CLIENT_OK,

@@ -513,18 +513,19 @@ int impi_client_join(impi_client_t *self, int rank, char *err, size_t errsize)
         return s_failed(self, rc);
     uint8_t p[4];
     gimpi_be_put32(p, (uint32_t)rank);
-    rc = s_send_cmd(self, IMPI_CMD_IMPI, p, 4, "IMPI", err, errsize);
-    if (rc)
-        return s_failed(self, rc);
     impi_cmd_t cmd;
-    uint8_t *payload;
+    uint8_t *payload = NULL;
     static const int32_t want[] = { IMPI_CMD_IMPI };
-    rc = s_recv_cmd(self, want, 1, 4, gimpi_now_ms() + self->timeout_ms,
-                    "the IMPI reply (all clients joined)", &cmd, &payload, err, errsize);
-    if (rc == IMPI_CLIENT_ERR_CLOSED)
+    rc = s_send_cmd(self, IMPI_CMD_IMPI, p, 4, "IMPI", err, errsize);
+    if (!rc)
+        rc = s_recv_cmd(self, want, 1, 4, gimpi_now_ms() + self->timeout_ms,
+                        "the IMPI reply (all clients joined)", &cmd, &payload, err, errsize);
+    if (rc == IMPI_CLIENT_ERR_CLOSED)   /* while sending IMPI or waiting for its reply */
         rc = s_fail(err, errsize, IMPI_CLIENT_ERR_CLOSED, "server %s closed the connection "
-                    "instead of answering IMPI (wrong key, rank %d taken or out of range, or "
-                    "another client failed)", self->server, rank);
+                    "instead of answering IMPI (wrong key%s, rank %d taken or out of range, or "
+                    "another client failed)", self->server,
+                    mask == 1u << IMPI_AUTH_GIMPI ? " file (compare gimpi-stat --fingerprint "
+                    "here and on the server's host)" : "", rank);
     if (rc)
         return s_failed(self, rc);
     int32_t n = (int32_t)gimpi_be_get32(payload);
