@@ -242,14 +242,15 @@ static int s_run(const char *cmd, char *out, size_t size)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 255;
 }
 
-/*  A runtime directory made first by user nobody (through setpriv) is refused. */
+/*  A runtime directory made first by user nobody (through setpriv) is stepped around into
+ *  $HOME/.gimpi/run-HOST; with no home to go to, it is refused, saying whose it is. */
 static void test_squat(void)
 {
     if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0) {
-        tap_skip(9, "squatting needs root and setpriv");
+        tap_skip(12, "squatting needs root and setpriv");
         return;
     }
-    char dir[300], cmd[900], out[2048], err[GIMPI_KEY_ERRLEN], buf[512];
+    char dir[300], cmd[900], out[2048], err[GIMPI_KEY_ERRLEN], buf[512], home[400];
     snprintf(dir, sizeof dir, "%s/shared", s_tmp);
     mkdir(dir, 01777);
     chmod(dir, 01777);
@@ -258,23 +259,36 @@ static void test_squat(void)
              "setpriv --reuid=nobody --regid=nogroup --clear-groups mkdir -m 777 %s/gimpi", dir);
     ok(system(cmd) == 0, "nobody makes $XDG_RUNTIME_DIR/gimpi first, mode 0777");
     setenv("XDG_RUNTIME_DIR", dir, 1);
-    ok(gimpi_rundir(buf, sizeof buf, err, sizeof err) < 0, "the runtime directory is refused");
+    snprintf(home, sizeof home, "%s/home", s_tmp);
+    mkdir(home, 0700);
+    setenv("HOME", home, 1);
+    int rc = gimpi_rundir(buf, sizeof buf, err, sizeof err);
+    ok(rc == 0 && strncmp(buf, home, strlen(home)) == 0 && strstr(buf, "/.gimpi/run-"),
+       "the runtime directory steps around it into the home: %s", rc == 0 ? buf : err);
+    struct stat st;
+    ok(rc == 0 && lstat(buf, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0700
+       && st.st_uid == getuid(), "made private (0700, ours)");
+    char ep[600];
+    ok(gd_default_endpoint(ep, sizeof ep, err, sizeof err) != NULL && strstr(ep, "/.gimpi/run-"),
+       "groupd's default endpoint is there: %s", ep);
+    gimpi_key_t k;
+    char from[GIMPI_KEY_PATHLEN];
+    ok(gimpi_key_default(&k, from, sizeof from, err, sizeof err) == 0
+       && strstr(from, "/.gimpi/run-"), "the key is made there: %s", from);
+    snprintf(cmd, sizeof cmd, "unset GIMPI_GROUPD; %s --config", tl_prog("programs/gimpi-stat"));
+    cmp_ok(s_run(cmd, out, sizeof out), "==", 0, "gimpi-stat works");
+    ok(strstr(out, "belongs to uid") == NULL, "without a word about the squat");
+    /* nowhere to go: the old refusal, which names the owner */
+    unsetenv("HOME");
+    ok(gimpi_rundir(buf, sizeof buf, err, sizeof err) < 0, "without a home it is refused");
     ok(strstr(err, "belongs to uid") && strstr(err, "another user"), "saying whose it is: %s",
        err);
     ok(gd_default_endpoint(buf, sizeof buf, err, sizeof err) == NULL, "no groupd endpoint there");
-    gimpi_key_t k;
-    char from[GIMPI_KEY_PATHLEN];
-    unsetenv("HOME");
-    setenv("HOME", s_tmp, 1);
-    ok(gimpi_key_default(&k, from, sizeof from, err, sizeof err) < 0, "no key there either");
-    snprintf(cmd, sizeof cmd, "unset GIMPI_GROUPD; %s", tl_prog("groupd/groupd"));
+    snprintf(cmd, sizeof cmd, "unset GIMPI_GROUPD HOME; %s", tl_prog("groupd/groupd"));
     cmp_ok(s_run(cmd, out, sizeof out), "!=", 0, "groupd refuses to start");
     ok(strstr(out, "belongs to uid") != NULL, "with the message: %.*s", (int)strcspn(out, "\n"),
        out);
-    snprintf(cmd, sizeof cmd, "unset GIMPI_GROUPD; %s", tl_prog("programs/gimpi-stat"));
-    cmp_ok(s_run(cmd, out, sizeof out), "!=", 0, "gimpi-stat too");
-    ok(strstr(out, "belongs to uid") != NULL, "with the message: %.*s", (int)strcspn(out, "\n"),
-       out);
+    setenv("HOME", home, 1);
 }
 
 int main(void)

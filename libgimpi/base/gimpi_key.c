@@ -49,6 +49,53 @@ static int s_private(const struct stat *st, const char *path, const char *what, 
     return 0;
 }
 
+/*  Makes (0700 when missing) and checks one candidate runtime directory, path.  0, or -1
+ *  with a message; *theirs = 1 when the failure is that someone else made it (another
+ *  owner, or not a directory of its own), which the caller may step around. */
+static int s_rundir_check(const char *path, int *theirs, char *err, size_t errsize)
+{
+    *theirs = 0;
+    if (mkdir(path, 0700) < 0 && errno != EEXIST)
+        return gimpi_fail(err, errsize, "cannot make the runtime directory %s: %s", path,
+                          strerror(errno));
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        *theirs = errno == ENOTDIR || errno == ELOOP;
+        return gimpi_fail(err, errsize, "the runtime directory %s is not a directory of its "
+                          "own: %s; remove it", path, strerror(errno));
+    }
+    struct stat st;
+    int rc = fstat(fd, &st);
+    close(fd);
+    if (rc < 0)
+        return gimpi_fail(err, errsize, "cannot check the runtime directory %s: %s", path,
+                          strerror(errno));
+    *theirs = st.st_uid != getuid();
+    return s_private(&st, path, "the runtime directory", err, errsize);
+}
+
+/*  The fallback runtime directory into buf, $HOME/.gimpi/run-HOST (HOST: this machine's
+ *  name, for a home shared between hosts): 0, or -1 when there is no home of this user's
+ *  or the name is too long for a socket beneath it. */
+static int s_rundir_home(char *buf, size_t size)
+{
+    const char *home = getenv("HOME");
+    char host[64] = "";
+    if (!home || !*home || gethostname(host, sizeof host - 1) < 0)
+        return -1;
+    host[strcspn(host, ".")] = 0;
+    int n = snprintf(buf, size, "%s/.gimpi", home);
+    if (n <= 0 || (size_t)n >= size)
+        return -1;
+    struct stat st;
+    if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+        return -1;
+    if (lstat(buf, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
+        return -1;
+    n = snprintf(buf, size, "%s/.gimpi/run-%s", home, host);
+    return n > 0 && (size_t)n < size && (size_t)n < 108 - sizeof "/groupd.pub" ? 0 : -1;
+}
+
 /*  The private runtime directory (gimpi_key.h). */
 int gimpi_rundir(char *buf, size_t size, char *err, size_t errsize)
 {
@@ -58,20 +105,19 @@ int gimpi_rundir(char *buf, size_t size, char *err, size_t errsize)
     if (n <= 0 || (size_t)n >= size || (size_t)n >= 108 - sizeof "/groupd")
         return gimpi_fail(err, errsize, "the runtime directory's name is too long (%s): set "
                           "XDG_RUNTIME_DIR to a shorter path", xdg ? xdg : "");
-    if (mkdir(buf, 0700) < 0 && errno != EEXIST)
-        return gimpi_fail(err, errsize, "cannot make the runtime directory %s: %s", buf,
-                          strerror(errno));
-    int fd = open(buf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return gimpi_fail(err, errsize, "the runtime directory %s is not a directory of its own "
-                          "(%s): remove it", buf, strerror(errno));
-    struct stat st;
-    int rc = fstat(fd, &st);
-    close(fd);
-    if (rc < 0)
-        return gimpi_fail(err, errsize, "cannot check the runtime directory %s: %s", buf,
-                          strerror(errno));
-    return s_private(&st, buf, "the runtime directory", err, errsize);
+    int theirs;
+    int rc = s_rundir_check(buf, &theirs, err, errsize);
+    if (rc == 0 || !theirs)
+        return rc;
+    /* another user made it first (a shared /tmp is anybody's): step around it into the
+     * user's home rather than fail every job of the user (doc/security.md) */
+    char alt[256], why[GIMPI_KEY_ERRLEN];
+    int alt_theirs;
+    if (s_rundir_home(alt, sizeof alt) < 0 || (size_t)snprintf(NULL, 0, "%s", alt) >= size
+        || s_rundir_check(alt, &alt_theirs, why, sizeof why) < 0)
+        return -1;                      /* err still says what is wrong with the first */
+    snprintf(buf, size, "%s", alt);
+    return 0;
 }
 
 /*  Fresh random bytes (gimpi_key.h). */
