@@ -578,16 +578,16 @@ static int s_read_key(agent_t *self)
     if (m.type != AGENT_KEY || m.blen[0] != sizeof(gimpi_key_t))
         fprintf(stderr, "gimpi-agent on %s: the launcher's first frame is not the key\n",
                 self->host);
-    else if ((self->key_fd = memfd_create("gimpi-key", MFD_CLOEXEC)) < 0)
-        fprintf(stderr, "gimpi-agent on %s: memfd_create: %s\n", self->host, strerror(errno));
     else {
         gimpi_key_t key;
         memcpy(&key, m.b[0], sizeof key);
-        rc = gimpi_key_write_fd(&key, self->key_fd);
+        self->key_fd = gimpi_key_memfd(&key, 1);
+        rc = self->key_fd < 0 ? -1 : 0;
         gimpi_key_wipe(&key, sizeof key);
         gimpi_key_wipe(m.b[0], m.blen[0]);
         if (rc < 0)
-            fprintf(stderr, "gimpi-agent on %s: cannot keep the key\n", self->host);
+            fprintf(stderr, "gimpi-agent on %s: cannot keep the key in a sealed memfd: %s\n",
+                    self->host, strerror(errno));
     }
     vmw_msg_free(&m);
     return rc;

@@ -125,6 +125,24 @@ static void test_files(void)
 }
 
 /*  Where a task finds its key. */
+/*  Three checks that fd holds the key's text sealed and read-only: no write through it,
+ *  nor through a read-write reopening of it; its seals cover write, size and seals. */
+static void s_sealed(int fd, const char *what)
+{
+    int seals = fd >= 0 ? fcntl(fd, F_GET_SEALS) : -1;
+    int want = F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL;
+    ok(seals >= 0 && (seals & want) == want, "%s is sealed (seals 0x%x)", what, seals);
+    ok(fd >= 0 && (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY && write(fd, "x", 1) < 0,
+       "%s is read-only", what);
+    char path[40];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    int rw = open(path, O_RDWR);
+    ok(rw < 0 || (pwrite(rw, "0", 1, 0) < 0 && errno == EPERM),
+       "%s cannot be changed through a read-write reopening either", what);
+    if (rw >= 0)
+        close(rw);
+}
+
 static void test_default(void)
 {
     char dir[300], home[300], path[400], from[GIMPI_KEY_PATHLEN], err[GIMPI_KEY_ERRLEN];
@@ -190,7 +208,12 @@ static void test_default(void)
     cmp_ok(gimpi_key_default(&b, from, sizeof from, err, sizeof err), "==", 0,
            "a second load in the process");
     ok(memcmp(a.bytes, b.bytes, sizeof a.bytes) == 0, "finds the same key");
+    s_sealed(atoi(now ? now : "-1"), "the memfd GIMPI_KEY_FD names");
     close(atoi(getenv(GIMPI_ENV_KEY_FD) ? getenv(GIMPI_ENV_KEY_FD) : "-1"));
+    int sfd = gimpi_key_memfd(&a, 1);
+    s_sealed(sfd, "gimpi_key_memfd's descriptor (the agent's)");
+    ok(sfd >= 0 && (fcntl(sfd, F_GETFD) & FD_CLOEXEC), "... close-on-exec when asked");
+    close(sfd);
     /* a memfd (as a launcher makes one) is read from its start and left for children */
     int mfd = memfd_create("gimpi-key", 0);
     gimpi_key_write_fd(&a, mfd);

@@ -228,20 +228,36 @@ static int s_load_file_fd(gimpi_key_t *key, int fd, char *err, size_t errsize)
     return rc;
 }
 
+/*  The key in a sealed memfd (gimpi_key.h). */
+int gimpi_key_memfd(const gimpi_key_t *key, int cloexec)
+{
+    int wfd = memfd_create("gimpi-key", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (wfd < 0)
+        return -1;
+    char self[32];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", wfd);
+    int rfd = -1;
+    if (gimpi_key_write_fd(key, wfd) == 0
+        && fcntl(wfd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) == 0)
+        rfd = open(self, O_RDONLY | (cloexec ? O_CLOEXEC : 0));
+    int e = errno;
+    close(wfd);
+    errno = e;
+    return rfd;
+}
+
 /*  After a pipe was read: the key goes into a memfd that GIMPI_KEY_FD now names, so that a
  *  later load in this process, and children, find the same key.  Without a memfd the
  *  variable is removed (they then look where the file's head says). */
 static void s_keep_in_memfd(const gimpi_key_t *key)
 {
-    int mfd = memfd_create("gimpi-key", 0);
+    int mfd = gimpi_key_memfd(key, 0);
     char num[16];
-    if (mfd >= 0 && gimpi_key_write_fd(key, mfd) == 0) {
+    if (mfd >= 0) {
         snprintf(num, sizeof num, "%d", mfd);
         setenv(GIMPI_ENV_KEY_FD, num, 1);
         return;
     }
-    if (mfd >= 0)
-        close(mfd);
     unsetenv(GIMPI_ENV_KEY_FD);
 }
 

@@ -45,6 +45,12 @@ typedef struct {
  *  NULL) that names the directory and what is wrong with it. */
 int gimpi_rundir(char *buf, size_t size, char *err, size_t errsize);
 
+/*  The key's text in a memfd sealed against any change (write, grow, shrink, more seals),
+ *  returned as a read-only descriptor (close-on-exec when cloexec) for children to
+ *  inherit through GIMPI_KEY_FD: a descendant can read the key, never replace it for the
+ *  others.  The descriptor, or -1 with errno set. */
+int gimpi_key_memfd(const gimpi_key_t *key, int cloexec);
+
 /*  Fills key with fresh bytes from the system's random source. */
 void gimpi_key_random(gimpi_key_t *key);
 
