@@ -163,9 +163,16 @@ static void s_groups_up(gimpi_t *self)
         }
         why = gimpi_strerror(rc);
     }
+    char cause[700] = "";
+    if (base < 0)                       /* groupd's own words: no program, unreachable */
+        gimpi_groups_errmsg(self->groups, cause, sizeof cause);
     gimpi_groups_disable(self->groups);
-    fprintf(stderr, "gimpi: warning: groupd at %s unavailable (%s): tid %d, group calls "
-            "fail\n", gimpi_groups_endpoint(self->groups), why, gimpi_msg_mytid(self->msg));
+    if (*cause)
+        fprintf(stderr, "gimpi: warning: tid %d: group calls fail: %s\n",
+                gimpi_msg_mytid(self->msg), cause);
+    else
+        fprintf(stderr, "gimpi: warning: groupd at %s unavailable, %s: tid %d, group calls "
+                "fail\n", gimpi_groups_endpoint(self->groups), why, gimpi_msg_mytid(self->msg));
 }
 
 /*  The data plane's send hook: groupd takes this task's deferred leaves before any
