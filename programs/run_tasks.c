@@ -501,15 +501,24 @@ int run_tasks_start_spawned(launcher_t *self, task_t *t, char **env, const char 
         int null = open("/dev/null", O_RDONLY);
         if (null >= 0)
             dup2(null, 0);
+        int olderr = fcntl(2, F_DUPFD_CLOEXEC, 3);     /* for a program not found */
         dup2(out[1], 1);
         dup2(err[1], 2);
         for (char **e = env; e && *e; e++)
             putenv(*e);
         int e = 0;
-        if (wd && *wd && chdir(wd) < 0)
+        char tried[2048];
+        const char *host = self->hosts[t->host]->info.name;
+        if (wd && *wd && chdir(wd) < 0) {
             e = ENOTDIR;
-        if (!e)
-            e = gimpi_job_exec(t->argv);
+            dprintf(olderr, "gimpirun: cannot enter working directory %s on host %s: %s\n",
+                    wd, host, strerror(errno));
+        } else if ((e = run_exec_spawned(t->argv, tried, sizeof tried)) == ENOENT && *tried)
+            dprintf(olderr, "gimpirun: no program %s on host %s: looked for %s; PATH is not "
+                    "searched, as in PVM\n", t->argv[0], host, tried);
+        else
+            dprintf(olderr, "gimpirun: cannot run %s on host %s: %s\n", t->argv[0], host,
+                    strerror(e));
         if (write(ep[1], &e, sizeof e) < 0)
             _exit(126);
         _exit(127);

@@ -197,6 +197,24 @@ static int s_failures(const char *noexec)
     return 0;
 }
 
+/*  pathonly NAME nofile|runs: spawns the bare NAME once; it must fail with PvmNoFile
+ *  (PATH is never searched) or start (found on the spawn path). */
+static int s_pathonly(const char *name, const char *expect)
+{
+    int me = pvm_mytid(), t = 0;
+    CHECK(me > 0, "mytid");
+    pvm_setopt(PvmAutoErr, 0);
+    int rc = pvm_spawn((char *)name, NULL, 0, NULL, 1, &t);
+    printf("spawn %s: %d %d\n", name, rc, t);
+    if (!strcmp(expect, "nofile"))
+        CHECK(rc == 0 && t == PvmNoFile, "%s: PvmNoFile expected: %d %d", name, rc, t);
+    else
+        CHECK(rc == 1 && t > 0, "%s: started expected: %d %d", name, rc, t);
+    printf("pathonly ok\n");
+    pvm_exit();
+    return 0;
+}
+
 /*  nested: a child that spawns a grandchild; the grandchild reaches the master too. */
 static int s_nested(int top)
 {
@@ -274,6 +292,8 @@ int main(int argc, char **argv)
         return s_child(argv[0]);
     if (!strcmp(mode, "failures") && argc > 2)
         return s_failures(argv[2]);
+    if (!strcmp(mode, "pathonly") && argc > 3)
+        return s_pathonly(argv[2], argv[3]);
     if (!strcmp(mode, "die"))
         _exit(3);
     if (!strcmp(mode, "killme")) {
@@ -338,6 +358,7 @@ int main(int argc, char **argv)
         pvm_exit();
         return 0;
     }
-    printf("usage: spawn_task master N | child | failures NOEXEC | nested\n");
+    printf("usage: spawn_task master N | child | failures NOEXEC | nested | pathonly NAME "
+           "nofile|runs\n");
     return 2;
 }

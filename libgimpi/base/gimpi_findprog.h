@@ -21,4 +21,13 @@
 int gimpi_findprog(const char *name, const char *env, const char *sub, const char *bindir,
                    char *out, size_t size, char *tried, size_t triedsize);
 
+/*  Where a program to spawn, given by its bare name, is run from, as PVM's daemon looks
+ *  on its ep path and never on PATH: each folder of $GIMPI_PATH (the hostfile's ep= on
+ *  another host), then the folder dir of the spawning program (NULL: none), then PVM's
+ *  default ep $HOME/pvm3/bin/ARCH (ARCH as pvm_config shows it, LINUX64 on x86-64).  Only
+ *  regular files we may run count.  0 with the path in out, or -1 with every place
+ *  looked, comma-separated, in tried (tried may be NULL). */
+int gimpi_findspawn(const char *name, const char *dir, char *out, size_t size, char *tried,
+                    size_t triedsize);
+
 #endif

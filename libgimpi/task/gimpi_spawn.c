@@ -1,5 +1,5 @@
 /*  gimpi_spawn.c — starting new tasks from a running one (the native side of pvm_spawn):
- *  finding the program (GIMPI_PATH, beside this program, PATH), reserving the children's
+ *  finding the program (GIMPI_PATH, beside this program, PVM's ep; not PATH), reserving the children's
  *  tids from groupd, and starting each child as a real process that becomes a dynamic
  *  host of the data plane (it calls this task at the contact it is given, registers its
  *  own contact with groupd, and is found by every other task through groupd's LOOKUP).
@@ -25,6 +25,7 @@
 #include "base/gimpi_vmwire.h"
 #include "task/gimpi_catch.h"
 #include "base/gimpi_tunables.h"
+#include "base/gimpi_findprog.h"
 
 #include <arpa/inet.h>
 #include <assert.h>
@@ -54,46 +55,33 @@ static int s_executable(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
 }
 
-/*  Looks for file in the colon-separated directories of list; 1 with the path in out. */
-static int s_search(const char *list, const char *file, char *out, size_t size)
+/*  The folder of the running program into buf ("" when it cannot be known). */
+static const char *s_self_dir(char *buf, size_t size)
 {
-    while (list && *list) {
-        const char *colon = strchr(list, ':');
-        size_t len = colon ? (size_t)(colon - list) : strlen(list);
-        if (len && (size_t)snprintf(out, size, "%.*s/%s", (int)len, list, file) < size
-            && s_executable(out))
-            return 1;
-        list = colon ? colon + 1 : NULL;
-    }
-    return 0;
+    ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+    buf[n > 0 ? n : 0] = 0;
+    char *slash = strrchr(buf, '/');
+    if (slash)
+        *slash = 0;
+    return buf;
 }
 
-/*  The full path of the program to start: file as given when it has a slash, else the
- *  first executable found on $GIMPI_PATH, beside this program, on $PATH.  0 or
- *  GIMPI_ENOFILE. */
+/*  The full path of the program to start: file as given when it has a slash, else as
+ *  gimpi_findspawn finds it (GIMPI_PATH, this program's folder, PVM's default ep; never
+ *  PATH, as in PVM).  0, or GIMPI_ENOFILE with the places looked on stderr. */
 static int s_find(const char *file, char *out, size_t size)
 {
     if (strchr(file, '/')) {
-        if (!s_executable(file) || !realpath(file, out))
-            return GIMPI_ENOFILE;
-        (void)size;
-        return 0;
+        if (s_executable(file) && realpath(file, out))
+            return 0;
+        fprintf(stderr, "gimpi: spawn: no program %s (not a file this user may run)\n", file);
+        return GIMPI_ENOFILE;
     }
-    if (s_search(gimpi_env("GIMPI_PATH"), file, out, size))
+    char dir[PATH_MAX], tried[2048];
+    if (gimpi_findspawn(file, s_self_dir(dir, sizeof dir), out, size, tried, sizeof tried) == 0)
         return 0;
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n > 0) {
-        self[n] = 0;
-        char *slash = strrchr(self, '/');
-        if (slash) {
-            *slash = 0;
-            if (s_search(self, file, out, size))
-                return 0;
-        }
-    }
-    if (s_search(getenv("PATH"), file, out, size))
-        return 0;
+    fprintf(stderr, "gimpi: spawn: no program %s: looked for %s; PATH is not searched, as in "
+            "PVM: set GIMPI_PATH to its folder or give its path\n", file, tried);
     return GIMPI_ENOFILE;
 }
 
@@ -102,7 +90,7 @@ static int s_ours(const char *var)
 {
     static const char *const names[] = {
         GIMPI_ENV_TID, GIMPI_ENV_PARENT, GIMPI_ENV_PARENT_CONTACT, GIMPI_ENV_SIBLINGS,
-        "GIMPI_GROUPD", "GIMPI_TIDBASE", GIMPI_ENV_LISTEN_FD, GIMPI_ENV_TABLES_FD,
+        "GIMPI_GROUPD", "GIMPI_TIDBASE", "GIMPI_SPAWN_DIR", GIMPI_ENV_LISTEN_FD, GIMPI_ENV_TABLES_FD,
         GIMPI_ENV_GO_FD, GIMPI_ENV_CLIENT, GIMPI_ENV_LOCAL, GIMPI_ENV_TID_TOKEN,
         GIMPI_ENV_CATCHOUT_FD, GIMPI_ENV_BOUND, "GIMPI_TMASK_SELF",
     };
@@ -582,11 +570,14 @@ static int s_spawn_remote(gimpi_t *self, const char *file, char *const argv[], i
     char tokvar[sizeof GIMPI_ENV_TID_TOKEN + GIMPI_GROUPS_TOKEN_LEN + 2];
     snprintf(tokvar, sizeof tokvar, "%s=%s", GIMPI_ENV_TID_TOKEN, token);
     gimpi_key_wipe(token, sizeof token);
-    char *env[8] = { NULL };
+    char *env[9] = { NULL };
     int k = 0;
     for (int i = pl.first_ours; rc == 0 && i < pl.nshared && k < 6; i++)
         env[k++] = pl.envp[i];
     env[k++] = tokvar;
+    char dirvar[PATH_MAX + 32] = "GIMPI_SPAWN_DIR=";  /* where its manager looks, too */
+    s_self_dir(dirvar + 16, sizeof dirvar - 16);
+    env[k++] = dirvar;
     char **xenv = s_remote_env(env, k);
     /* a program given with a slash is made absolute against our directory */
     char path[PATH_MAX];
