@@ -3,7 +3,8 @@
  *
  *  A task on this machine is our child: its stdout and stderr are pipes read in the loop
  *  and forwarded line by line (-tag prefixes the world rank, or the tid of a spawned
- *  task; a spawner that catches output gets PVM's catchout format).  A task on another
+ *  task, also of one a task spawned itself, whose tagger marks its lines; a spawner that
+ *  catches output gets PVM's catchout format).  A task on another
  *  host is its agent's child, and run_hosts.c passes on what the agent says of it through
  *  the launcher's events.  Every end is counted here: a static task that fails fails the
  *  job, and the others get -grace seconds to end on their own before they are
@@ -19,6 +20,7 @@
 #include "programs/run_proc.h"
 #include "programs/proctree.h"
 #include "task/gimpi_job.h"
+#include "base/gimpi_tagout.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -87,10 +89,19 @@ task_t *run_task_new(launcher_t *self, int host, char **argv, bool spawned)
     return t;
 }
 
-/*  Writes one line (with the task's tag) to gimpirun's own stream. */
+/*  Writes one line (with the task's tag) to gimpirun's own stream.  A line a spawner's
+ *  tagger wrote (base/gimpi_tagout.h: it starts with the mark) carries the tag of the
+ *  spawned task already: it goes out without the mark and without the spawner's tag, so
+ *  that every task's lines have one tag, its own, on every host. */
 void run_task_output(launcher_t *self, task_t *t, int which, const char *line, size_t len)
 {
     FILE *to = which == 2 ? stderr : stdout;
+    if (len && line[0] == GIMPI_TAGOUT_MARK) {
+        fwrite(line + 1, 1, len - 1, to);
+        fputc('\n', to);
+        fflush(to);
+        return;
+    }
     if (t->catchout) {          /* PVM's catchout format, both streams on stdout */
         printf("[t%x] %.*s\n", (unsigned)t->tid, (int)len, line);
         fflush(stdout);

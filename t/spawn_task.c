@@ -16,10 +16,15 @@
  *    nested           spawns one child (mode "grandchild") which talks to its parent and
  *                     to the master (its grandparent, found through groupd); pvm_tasks
  *                     gives the grandchild its parent as ti_ptid.
+ *    pathonly NAME nofile|runs  spawns the bare NAME: PvmNoFile, or it starts.
+ *    tagwait FIFO N   spawns N "tagchild" (default placement), which print a line on
+ *                     stdout and stderr and wait; prints "ready", blocks until FIFO is
+ *                     written, then lets them end; prints "tagwait ok".
  *  Prints "FAIL ..." and exits 1 on the first check that does not hold.
  */
 #include "pvm3.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -215,6 +220,48 @@ static int s_pathonly(const char *name, const char *expect)
     return 0;
 }
 
+/*  tagwait FIFO N: children alive while the test looks at the processes. */
+static int s_tagwait(const char *fifo, int n)
+{
+    int me = pvm_mytid(), tids[16];
+    CHECK(me > 0 && n > 0 && n <= 16, "mytid %d, n %d", me, n);
+    char *args[] = { "tagchild", NULL };
+    CHECK(pvm_spawn("spawn_task", args, PvmTaskDefault, NULL, n, tids) == n, "spawn %d", n);
+    for (int i = 0; i < n; i++)         /* each has written its lines */
+        CHECK(pvm_recv(-1, 41) > 0, "ready %d", i);
+    printf("ready\n");
+    fflush(stdout);
+    int fd = open(fifo, O_RDONLY);      /* until the test has looked */
+    char c;
+    CHECK(fd >= 0 && read(fd, &c, 1) >= 0, "fifo %s", fifo);
+    close(fd);
+    pvm_initsend(PvmDataDefault);
+    CHECK(pvm_mcast(tids, n, 42) == 0, "go");
+    for (int i = 0; i < n; i++)
+        CHECK(pvm_recv(-1, 43) > 0, "done %d", i);
+    printf("tagwait ok\n");
+    fflush(stdout);
+    pvm_exit();
+    return 0;
+}
+
+/*  tagchild: a line on each stream, then waits for its parent's word. */
+static int s_tagchild(void)
+{
+    int me = pvm_mytid(), parent = pvm_parent();
+    CHECK(me > 0 && parent > 0, "tagchild %d of %d", me, parent);
+    printf("tagchild says hello\n");
+    fflush(stdout);
+    fprintf(stderr, "tagchild says on stderr\n");
+    pvm_initsend(PvmDataDefault);
+    CHECK(pvm_send(parent, 41) == 0, "ready");
+    CHECK(pvm_recv(parent, 42) > 0, "go");
+    pvm_initsend(PvmDataDefault);
+    CHECK(pvm_send(parent, 43) == 0, "done");
+    pvm_exit();
+    return 0;
+}
+
 /*  nested: a child that spawns a grandchild; the grandchild reaches the master too. */
 static int s_nested(int top)
 {
@@ -242,6 +289,8 @@ static int s_nested(int top)
         CHECK(pvm_recv(t, 13) > 0, "middle done");
         printf("nested ok\n");
     } else {
+        printf("middle says hello\n");
+        fflush(stdout);
         CHECK(pvm_spawn("spawn_task", args, 0, NULL, 1, &t) == 1, "spawn grandchild");
         CHECK(pvm_recv(t, 14) > 0, "grandchild done");
         pvm_initsend(PvmDataDefault);
@@ -294,6 +343,10 @@ int main(int argc, char **argv)
         return s_failures(argv[2]);
     if (!strcmp(mode, "pathonly") && argc > 3)
         return s_pathonly(argv[2], argv[3]);
+    if (!strcmp(mode, "tagwait") && argc > 3)
+        return s_tagwait(argv[2], atoi(argv[3]));
+    if (!strcmp(mode, "tagchild"))
+        return s_tagchild();
     if (!strcmp(mode, "die"))
         _exit(3);
     if (!strcmp(mode, "killme")) {
@@ -349,6 +402,8 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "grandchild") && argc > 2) {
         int me = pvm_mytid(), master = atoi(argv[2]);
         CHECK(me > 0 && master > 0, "grandchild of %d", master);
+        printf("grandchild says hello\n");
+        fflush(stdout);
         pvm_initsend(PvmDataDefault);
         pvm_pkint(&me, 1, 1);
         CHECK(pvm_send(master, 11) == 0, "hello to the master");

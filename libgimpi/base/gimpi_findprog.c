@@ -129,7 +129,8 @@ static bool s_try_list(look_t *l, const char *list, const char *name, const char
     while (list && *list) {
         const char *c = strchr(list, ':');
         size_t n = c ? (size_t)(c - list) : strlen(list);
-        if (n && (size_t)snprintf(path, sizeof path, "%.*s/%s", (int)n, list, name) < sizeof path) {
+        int w = n ? snprintf(path, sizeof path, "%.*s/%s", (int)n, list, name) : -1;
+        if (w > 0 && (size_t)w < sizeof path) {
             if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0) {
                 snprintf(l->out, l->size, "%s", path);
                 return true;

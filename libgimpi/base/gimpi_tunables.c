@@ -234,7 +234,8 @@ static const gimpi_tunable_t s_table[] = {
       "libgimpi/base/gimpi_bind.c", false },
     { "GIMPI_JOB_PID", S, "", "number",
       "marks the processes of a job: gimpirun's or the agent's pid, read from their "
-      "environment in /proc", "programs/proctree.c", false },
+      "environment in /proc; a spawner under it marks its tagged lines for it",
+      "programs/proctree.c libgimpi/task/gimpi_spawn.c", false },
 
     /* === tests and benchmarks ======================================================= */
     { "GIMPI_TIDBASE", T, "(the launcher's, else a block of one from groupd)", "number",
