@@ -76,10 +76,11 @@ static const char *s_self_dir(char *buf, size_t size)
 
 /*  The full path of the program to start: file as given when it has a slash, else as
  *  gimpi_findspawn finds it (GIMPI_PATH, this program's folder, PVM's default ep; never
- *  PATH, as in PVM).  0, or GIMPI_ENOFILE (for a bare name with the places looked on stderr). */
+ *  PATH, as in PVM).  0, or GIMPI_ENOFILE (for a bare name, the places looked are said
+ *  on stderr). */
 static int s_find(const char *file, char *out, size_t size)
 {
-    if (strchr(file, '/'))              /* the one place: the caller knows where it looked */
+    if (strchr(file, '/'))              /* the one place: the caller knows it */
         return s_executable(file) && realpath(file, out) ? 0 : GIMPI_ENOFILE;
     char dir[PATH_MAX], tried[2048];
     if (gimpi_findspawn(file, s_self_dir(dir, sizeof dir), out, size, tried, sizeof tried) == 0)
