@@ -13,13 +13,16 @@
  *    job              a task of a gimpirun job: rank 0 spawns "jobchild", which talks to
  *                     every task of the job (tids in its arguments).
  *    orphan           spawns "waitparent" and is killed while the child waits for it.
- *    nested           spawns one child (mode "grandchild") which talks to its parent and
- *                     to the master (its grandparent, found through groupd); pvm_tasks
- *                     gives the grandchild its parent as ti_ptid.
- *    pathonly NAME nofile|runs  spawns the bare NAME: PvmNoFile, or it starts.
- *    tagwait FIFO N   spawns N "tagchild" (default placement), which print a line on
- *                     stdout and stderr and wait; prints "ready", blocks until FIFO is
- *                     written, then lets them end; prints "tagwait ok".
+ *    nested [WHERE]   spawns one child (on host WHERE), which spawns one on its own host
+ *                     (mode "grandchild") which talks to its parent and to the master
+ *                     (its grandparent, found through groupd); pvm_tasks gives the
+ *                     grandchild its parent as ti_ptid.
+ *    pathonly NAME nofile|runs [WHERE]  spawns the bare NAME (on host WHERE): PvmNoFile,
+ *                     or it starts.
+ *    tagwait FIFO N [WHERE]  spawns N "tagchild" (default placement, or on host WHERE),
+ *                     which print a line on stdout and stderr and wait; prints "ready",
+ *                     blocks until FIFO is written, then lets them end; prints
+ *                     "tagwait ok".
  *  Prints "FAIL ..." and exits 1 on the first check that does not hold.
  */
 #include "pvm3.h"
@@ -204,12 +207,12 @@ static int s_failures(const char *noexec)
 
 /*  pathonly NAME nofile|runs: spawns the bare NAME once; it must fail with PvmNoFile
  *  (PATH is never searched) or start (found on the spawn path). */
-static int s_pathonly(const char *name, const char *expect)
+static int s_pathonly(const char *name, const char *expect, char *where)
 {
     int me = pvm_mytid(), t = 0;
     CHECK(me > 0, "mytid");
     pvm_setopt(PvmAutoErr, 0);
-    int rc = pvm_spawn((char *)name, NULL, 0, NULL, 1, &t);
+    int rc = pvm_spawn((char *)name, NULL, where ? PvmTaskHost : 0, where, 1, &t);
     printf("spawn %s: %d %d\n", name, rc, t);
     if (!strcmp(expect, "nofile"))
         CHECK(rc == 0 && t == PvmNoFile, "%s: PvmNoFile expected: %d %d", name, rc, t);
@@ -221,12 +224,13 @@ static int s_pathonly(const char *name, const char *expect)
 }
 
 /*  tagwait FIFO N: children alive while the test looks at the processes. */
-static int s_tagwait(const char *fifo, int n)
+static int s_tagwait(const char *fifo, int n, char *where)
 {
     int me = pvm_mytid(), tids[16];
     CHECK(me > 0 && n > 0 && n <= 16, "mytid %d, n %d", me, n);
     char *args[] = { "tagchild", NULL };
-    CHECK(pvm_spawn("spawn_task", args, PvmTaskDefault, NULL, n, tids) == n, "spawn %d", n);
+    CHECK(pvm_spawn("spawn_task", args, where ? PvmTaskHost : PvmTaskDefault, where, n, tids)
+          == n, "spawn %d", n);
     for (int i = 0; i < n; i++)         /* each has written its lines */
         CHECK(pvm_recv(-1, 41) > 0, "ready %d", i);
     printf("ready\n");
@@ -263,7 +267,7 @@ static int s_tagchild(void)
 }
 
 /*  nested: a child that spawns a grandchild; the grandchild reaches the master too. */
-static int s_nested(int top)
+static int s_nested(int top, char *where)
 {
     int me = pvm_mytid();
     CHECK(me > 0, "mytid");
@@ -273,7 +277,8 @@ static int s_nested(int top)
     char *args[] = { "grandchild", mtid, NULL };
     if (top) {
         char *mid[] = { "nested", NULL };
-        CHECK(pvm_spawn("spawn_task", mid, 0, NULL, 1, &t) == 1, "spawn middle");
+        CHECK(pvm_spawn("spawn_task", mid, where ? PvmTaskHost : 0, where, 1, &t) == 1,
+              "spawn middle");
         CHECK(pvm_recv(-1, 11) > 0, "hello from the grandchild");
         int who;
         pvm_upkint(&who, 1, 1);
@@ -291,7 +296,7 @@ static int s_nested(int top)
     } else {
         printf("middle says hello\n");
         fflush(stdout);
-        CHECK(pvm_spawn("spawn_task", args, 0, NULL, 1, &t) == 1, "spawn grandchild");
+        CHECK(pvm_spawn("spawn_task", args, PvmTaskHost, ".", 1, &t) == 1, "spawn grandchild");
         CHECK(pvm_recv(t, 14) > 0, "grandchild done");
         pvm_initsend(PvmDataDefault);
         CHECK(pvm_send(pvm_parent(), 13) == 0, "tell master");
@@ -342,9 +347,9 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "failures") && argc > 2)
         return s_failures(argv[2]);
     if (!strcmp(mode, "pathonly") && argc > 3)
-        return s_pathonly(argv[2], argv[3]);
+        return s_pathonly(argv[2], argv[3], argc > 4 ? argv[4] : NULL);
     if (!strcmp(mode, "tagwait") && argc > 3)
-        return s_tagwait(argv[2], atoi(argv[3]));
+        return s_tagwait(argv[2], atoi(argv[3]), argc > 4 ? argv[4] : NULL);
     if (!strcmp(mode, "tagchild"))
         return s_tagchild();
     if (!strcmp(mode, "die"))
@@ -398,7 +403,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(mode, "nested"))
-        return s_nested(pvm_parent() == PvmNoParent);
+        return s_nested(pvm_parent() == PvmNoParent, argc > 2 ? argv[2] : NULL);
     if (!strcmp(mode, "grandchild") && argc > 2) {
         int me = pvm_mytid(), master = atoi(argv[2]);
         CHECK(me > 0 && master > 0, "grandchild of %d", master);
