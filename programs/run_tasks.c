@@ -471,6 +471,8 @@ int run_tasks_start_local(launcher_t *self, task_t *t, int tables_fd)
         setenv(GIMPI_ENV_LOCAL, v, 1);
         if (gimpi_hostset_size(self->hostset) > 0)     /* its name in the virtual machine */
             setenv(GIMPI_ENV_HOST, self->hosts[t->host]->info.name, 1);
+        if (self->hosts[t->host]->info.ep[0])   /* this host's ep=, as on the others */
+            setenv("GIMPI_PATH", self->hosts[t->host]->info.ep, 1);
         gimpi_bind_child(self->bind, t->core);
         gimpi_job_exec(t->argv);
         fprintf(stderr, "gimpirun: cannot run %s: %s\n", t->argv[0], strerror(errno));

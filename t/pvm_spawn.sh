@@ -13,7 +13,7 @@ TASK="$top_builddir/t/spawn_task"
 RUN="$top_builddir/programs/gimpirun"
 GROUPD="$top_builddir/groupd/groupd"
 . "${top_srcdir:-.}/t/tap.sh"
-echo "1..18"
+echo "1..19"
 export GIMPI_GROUPD="ipc://$tmp/gd" GIMPI_GROUPD_BIN="$GROUPD"
 timeout 300 "$GROUPD" --foreground --endpoint "$GIMPI_GROUPD" >"$tmp/gd.out" 2>&1 &
 for _ in $(seq 1 500); do [ -s "$tmp/gd.out" ] && break; sleep 0.02; done
@@ -79,6 +79,16 @@ rc=$?
 [ $rc = 0 ] && grep -q "^pathonly ok$" "$tmp/p4" && [ ! -e "$tmp/ran" ] \
     && grep -q "gimpirun: no program gimpi-pathprobe on host 127.0.0.1: looked for GIMPI_PATH (unset), .*/gimpi-pathprobe (the spawner's folder),.*; PATH is not searched" "$tmp/p4"
 check $? "the same through a virtual machine's manager: PvmNoFile, the places named (exit $rc)" "$tmp/p4"
+mkdir -p "$tmp/ep"
+printf '#!/bin/sh\ntouch "%s/ran-ep"\n' "$tmp" >"$tmp/ep/gimpi-epprobe"
+chmod 755 "$tmp/ep/gimpi-epprobe"
+echo "127.0.0.1 ep=$tmp/ep" >"$tmp/hosts.ep"
+timeout 60 "$RUN" -hostfile "$tmp/hosts.ep" -np 1 "$TASK" pathonly gimpi-epprobe runs . \
+    >"$tmp/p5" 2>&1
+rc=$?
+for _ in $(seq 1 500); do [ -e "$tmp/ran-ep" ] && break; sleep 0.02; done
+[ $rc = 0 ] && grep -q "^pathonly ok$" "$tmp/p5" && [ -e "$tmp/ran-ep" ]
+check $? "the hostfile's ep= of the master's own host is where its own spawns look (exit $rc)" "$tmp/p5"
 cp "$tmp/pbin/gimpi-pathprobe" "$tmp/home/pvm3/bin/LINUX64/"
 HOME="$tmp/home" timeout 60 "$TASK" pathonly gimpi-pathprobe runs >"$tmp/p3" 2>"$tmp/p3.err"
 for _ in $(seq 1 500); do [ -e "$tmp/ran" ] && break; sleep 0.02; done
