@@ -13,7 +13,7 @@ TASK="$top_builddir/t/spawn_task"
 RUN="$top_builddir/programs/gimpirun"
 GROUPD="$top_builddir/groupd/groupd"
 . "${top_srcdir:-.}/t/tap.sh"
-echo "1..19"
+echo "1..20"
 export GIMPI_GROUPD="ipc://$tmp/gd" GIMPI_GROUPD_BIN="$GROUPD"
 timeout 300 "$GROUPD" --foreground --endpoint "$GIMPI_GROUPD" >"$tmp/gd.out" 2>&1 &
 for _ in $(seq 1 500); do [ -s "$tmp/gd.out" ] && break; sleep 0.02; done
@@ -51,6 +51,8 @@ printf '#!/bin/sh\nexit 0\n' >"$tmp/noexec"; chmod 644 "$tmp/noexec"
 timeout 120 "$TASK" failures "$tmp/noexec" >"$tmp/e" 2>"$tmp/e.err"; rc=$?
 [ $rc = 0 ] && grep -q "^failures ok$" "$tmp/e"
 check $? "missing, not executable, other host, dies at once, killed while sending (exit $rc)" "$tmp/e" "$tmp/e.err"
+! grep -q "gimpi: spawn: no program" "$tmp/e.err"
+check $? "... and with PvmAutoErr 0 a missing program is PvmNoFile without a line on stderr" "$tmp/e.err"
 
 timeout 120 "$TASK" nested >"$tmp/f" 2>"$tmp/f.err"; rc=$?
 [ $rc = 0 ] && grep -q "^nested ok$" "$tmp/f"

@@ -210,8 +210,7 @@ static int s_failures(const char *noexec)
 static int s_pathonly(const char *name, const char *expect, char *where)
 {
     int me = pvm_mytid(), t = 0;
-    CHECK(me > 0, "mytid");
-    pvm_setopt(PvmAutoErr, 0);
+    CHECK(me > 0, "mytid");             /* PvmAutoErr 1: the spawn says where it looked */
     int rc = pvm_spawn((char *)name, NULL, where ? PvmTaskHost : 0, where, 1, &t);
     printf("spawn %s: %d %d\n", name, rc, t);
     if (!strcmp(expect, "nofile"))

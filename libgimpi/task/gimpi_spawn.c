@@ -77,16 +77,17 @@ static const char *s_self_dir(char *buf, size_t size)
 /*  The full path of the program to start: file as given when it has a slash, else as
  *  gimpi_findspawn finds it (GIMPI_PATH, this program's folder, PVM's default ep; never
  *  PATH, as in PVM).  0, or GIMPI_ENOFILE (for a bare name, the places looked are said
- *  on stderr). */
-static int s_find(const char *file, char *out, size_t size)
+ *  on stderr unless quiet). */
+static int s_find(const char *file, char *out, size_t size, bool quiet)
 {
     if (strchr(file, '/'))              /* the one place: the caller knows it */
         return s_executable(file) && realpath(file, out) ? 0 : GIMPI_ENOFILE;
     char dir[PATH_MAX], tried[2048];
     if (gimpi_findspawn(file, s_self_dir(dir, sizeof dir), out, size, tried, sizeof tried) == 0)
         return 0;
-    fprintf(stderr, "gimpi: spawn: no program %s: looked for %s; PATH is not searched, as in "
-            "PVM: set GIMPI_PATH to its folder or give its path\n", file, tried);
+    if (!quiet)
+        fprintf(stderr, "gimpi: spawn: no program %s: looked for %s; PATH is not searched, "
+                "as in PVM: set GIMPI_PATH to its folder or give its path\n", file, tried);
     return GIMPI_ENOFILE;
 }
 
@@ -370,7 +371,7 @@ int gimpi_spawn(gimpi_t *self, const char *file, char *const argv[], int flags, 
     if (!file || !*file || !tids || n < 1 || n > SPAWN_MAX)
         return GIMPI_EBADPARAM;
     plan_t pl = { .argv = NULL };
-    int rc = s_find(file, pl.path, sizeof pl.path);
+    int rc = s_find(file, pl.path, sizeof pl.path, flags & GIMPI_SPAWN_QUIET);
     if (rc < 0) {
         for (int i = 0; i < n; i++)
             tids[i] = rc;
@@ -599,10 +600,12 @@ int gimpi_spawn_on(gimpi_t *self, const char *file, char *const argv[], int flag
                 tids[i] = GIMPI_ENOHOST;
             return 0;
         }
-        return gimpi_spawn(self, file, argv, flags & GIMPI_SPAWN_TAG, n, tids);
+        return gimpi_spawn(self, file, argv, flags & (GIMPI_SPAWN_TAG | GIMPI_SPAWN_QUIET),
+                           n, tids);
     }
     if (here)
-        return gimpi_spawn(self, file, argv, flags & GIMPI_SPAWN_TAG, n, tids);
+        return gimpi_spawn(self, file, argv, flags & (GIMPI_SPAWN_TAG | GIMPI_SPAWN_QUIET),
+                           n, tids);
     if (placed && (!where || !*where))
         return GIMPI_EBADPARAM;
     return s_spawn_remote(self, file, argv, flags, where, n, tids);
