@@ -97,9 +97,8 @@ static int s_ours(const char *var)
     static const char *const names[] = {
         GIMPI_ENV_TID, GIMPI_ENV_PARENT, GIMPI_ENV_PARENT_CONTACT, GIMPI_ENV_SIBLINGS,
         "GIMPI_GROUPD", "GIMPI_TIDBASE", "GIMPI_SPAWN_DIR", GIMPI_ENV_LISTEN_FD,
-        GIMPI_ENV_TABLES_FD,
-        GIMPI_ENV_GO_FD, GIMPI_ENV_CLIENT, GIMPI_ENV_LOCAL, GIMPI_ENV_TID_TOKEN,
-        GIMPI_ENV_CATCHOUT_FD, GIMPI_ENV_BOUND, "GIMPI_TMASK_SELF",
+        GIMPI_ENV_TABLES_FD, GIMPI_ENV_GO_FD, GIMPI_ENV_CLIENT, GIMPI_ENV_LOCAL,
+        GIMPI_ENV_TID_TOKEN, GIMPI_ENV_CATCHOUT_FD, GIMPI_ENV_BOUND, "GIMPI_TMASK_SELF",
     };
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         size_t l = strlen(names[i]);
@@ -178,7 +177,11 @@ static void s_exec_helper(const char *helper, char *const hargv[], int *a, int *
     if (!helper)
         return;
     int a2 = fcntl(*a, F_DUPFD, 16), b2 = fcntl(*b, F_DUPFD, 16);
-    if (a2 < 0 || b2 < 0 || dup2(a2, 3) < 0 || dup2(b2, 4) < 0)
+    if (a2 < 0 || b2 < 0)
+        return;
+    *a = a2;                            /* until the helper runs, these hold them */
+    *b = b2;
+    if (dup2(a2, 3) < 0 || dup2(b2, 4) < 0)
         return;
     s_close_range(5, INT_MAX);
     execve(helper, hargv, environ);
@@ -400,7 +403,8 @@ int gimpi_spawn(gimpi_t *self, const char *file, char *const argv[], int flags, 
     char helper[PATH_MAX + 256];
     int have_helper = ((flags & GIMPI_SPAWN_TAG) || catchfd >= 0)
                       && s_helper(helper, sizeof helper);
-    const char *mark = gimpi_env("GIMPI_JOB_PID") ? "\x1e" : "";    /* for our launcher */
+    const char *job = gimpi_env("GIMPI_JOB_PID");          /* a launcher reads our output */
+    const char *mark = job && *job ? "\x1e" : "";
     int started = 0;
     for (int i = 0; i < n; i++) {
         int tid = base + i + 1;
