@@ -1,13 +1,14 @@
-/*  gimpi_findprog.h — where gimpi looks for one of its own programs (groupd), the same way
- *  for the library's auto-start and for gimpirun, and the list of places it looked when
- *  nothing was there.
+/*  gimpi_findprog.h — where gimpi looks for one of its own programs (groupd,
+ *  gimpi-tagger), the same way for the library's auto-start and for gimpirun, and for a
+ *  program a task spawns (gimpi_findspawn, the same on every host), and the list of
+ *  places it looked when nothing was there.
  *
- *  In order: the program an environment variable names, when it is set (then the only
+ *  gimpi's own, in order: the program an environment variable names, when it is set (then the only
  *  place: an explicit choice is never second-guessed); beside the running program (as
  *  installed, and gimpirun beside gimpi-agent); the build tree's folder of the program
  *  beside the running program's folder (DIR/../SUB/NAME, looking through a libtool
  *  ".libs" folder), so that anything run from a build tree finds that tree's program;
- *  the installation's bindir; then every folder of PATH.
+ *  the installation's folder (bindir, pkglibexecdir); then every folder of PATH.
  */
 #ifndef GIMPI_FINDPROG_H
 #define GIMPI_FINDPROG_H
