@@ -92,10 +92,17 @@ task_t *run_task_new(launcher_t *self, int host, char **argv, bool spawned)
 /*  Writes one line (with the task's tag) to gimpirun's own stream.  A line a spawner's
  *  tagger wrote (base/gimpi_tagout.h: it starts with the mark) carries the tag of the
  *  spawned task already: it goes out without the mark and without the spawner's tag, so
- *  that every task's lines have one tag, its own, on every host. */
+ *  that every task's lines have one tag, its own, on every host.  A mark inside a line
+ *  (the spawner had written part of a line when its tagger wrote) starts a new one. */
 void run_task_output(launcher_t *self, task_t *t, int which, const char *line, size_t len)
 {
     FILE *to = which == 2 ? stderr : stdout;
+    const char *m = len > 1 ? memchr(line + 1, GIMPI_TAGOUT_MARK, len - 1) : NULL;
+    if (m) {                    /* a tagger's line after a piece of the spawner's own */
+        run_task_output(self, t, which, line, (size_t)(m - line));
+        run_task_output(self, t, which, m, len - (size_t)(m - line));
+        return;
+    }
     if (len && line[0] == GIMPI_TAGOUT_MARK) {
         fwrite(line + 1, 1, len - 1, to);
         fputc('\n', to);
