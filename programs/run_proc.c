@@ -134,21 +134,18 @@ void run_addr_spec(const char *myaddr, const char *ifspec, char *out, size_t siz
         snprintf(out, size, "if:%s", ifspec);
 }
 
-/*  Runs a spawned task's program (run_proc.h). */
-int run_exec_spawned(char **argv, char *tried, size_t size)
+/*  Where a spawned task's program is (run_proc.h). */
+int run_find_spawned(const char *name, char *path, size_t size, char *tried, size_t tsize)
 {
-    char dir[PATH_MAX], path[PATH_MAX + 256];
+    char dir[PATH_MAX];
     const char *d = gimpi_env("GIMPI_SPAWN_DIR");
     snprintf(dir, sizeof dir, "%s", d ? d : "");
     unsetenv("GIMPI_SPAWN_DIR");        /* the spawner's, not the task's own */
-    if (size)
+    if (tsize)
         tried[0] = 0;
-    if (strchr(argv[0], '/')) {
-        execv(argv[0], argv);
-        return errno;
+    if (strchr(name, '/')) {
+        snprintf(path, size, "%s", name);
+        return 0;
     }
-    if (gimpi_findspawn(argv[0], dir, path, sizeof path, tried, size) < 0)
-        return ENOENT;
-    execv(path, argv);
-    return errno;
+    return gimpi_findspawn(name, dir, path, size, tried, tsize) == 0 ? 0 : ENOENT;
 }

@@ -25,6 +25,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -521,24 +522,29 @@ int run_tasks_start_spawned(launcher_t *self, task_t *t, char **env, const char 
         int null = open("/dev/null", O_RDONLY);
         if (null >= 0)
             dup2(null, 0);
-        int olderr = fcntl(2, F_DUPFD_CLOEXEC, 3);     /* for a program not found */
-        dup2(out[1], 1);
-        dup2(err[1], 2);
         for (char **e = env; e && *e; e++)
             putenv(*e);
         int e = 0;
-        char tried[2048];
+        char path[PATH_MAX + 256], tried[2048];
         const char *host = self->hosts[t->host]->info.name;
-        if (wd && *wd && chdir(wd) < 0) {
-            e = ENOTDIR;
-            dprintf(olderr, "gimpirun: cannot enter working directory %s on host %s: %s\n",
+        if (wd && *wd && chdir(wd) < 0) {   /* said on our stderr, still gimpirun's */
+            fprintf(stderr, "gimpirun: cannot enter working directory %s on host %s: %s\n",
                     wd, host, strerror(errno));
-        } else if ((e = run_exec_spawned(t->argv, tried, sizeof tried)) == ENOENT && *tried)
-            dprintf(olderr, "gimpirun: no program %s on host %s: looked for %s; PATH is not "
+            e = ENOTDIR;
+        } else if ((e = run_find_spawned(t->argv[0], path, sizeof path, tried, sizeof tried)))
+            fprintf(stderr, "gimpirun: no program %s on host %s: looked for %s; PATH is not "
                     "searched, as in PVM\n", t->argv[0], host, tried);
-        else
-            dprintf(olderr, "gimpirun: cannot run %s on host %s: %s\n", t->argv[0], host,
+        else {
+            int olderr = fcntl(2, F_DUPFD_CLOEXEC, 3);
+            dup2(out[1], 1);
+            dup2(err[1], 2);
+            execv(path, t->argv);
+            e = errno;
+            if (olderr >= 0)
+                dup2(olderr, 2);
+            fprintf(stderr, "gimpirun: cannot run %s on host %s: %s\n", t->argv[0], host,
                     strerror(e));
+        }
         if (write(ep[1], &e, sizeof e) < 0)
             _exit(126);
         _exit(127);

@@ -79,7 +79,7 @@ PATH="$tmp/pbin:$PATH" timeout 60 "$RUN" -H 127.0.0.1 -np 1 "$TASK" pathonly gim
     nofile >"$tmp/p4" 2>&1
 rc=$?
 [ $rc = 0 ] && grep -q "^pathonly ok$" "$tmp/p4" && [ ! -e "$tmp/ran" ] \
-    && grep -q "gimpirun: no program gimpi-pathprobe on host 127.0.0.1: looked for GIMPI_PATH (unset), .*/gimpi-pathprobe (the spawner's folder),.*; PATH is not searched" "$tmp/p4"
+    && grep -Eq "gimpirun: no program gimpi-pathprobe on host 127.0.0.1: looked for .*/t/gimpi-pathprobe \\((GIMPI_PATH|the spawner's folder)\\),.*; PATH is not searched" "$tmp/p4"
 check $? "the same through a virtual machine's manager: PvmNoFile, the places named (exit $rc)" "$tmp/p4"
 mkdir -p "$tmp/ep"
 printf '#!/bin/sh\ntouch "%s/ran-ep"\n' "$tmp" >"$tmp/ep/gimpi-epprobe"

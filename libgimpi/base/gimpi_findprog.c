@@ -23,19 +23,16 @@ typedef struct {
     size_t triedsize, used;
 } look_t;
 
-/*  Adds a place looked to the list (once: PATH may name a folder twice). */
+/*  Adds a place looked to the list (once: PATH, or GIMPI_PATH and the spawner's folder,
+ *  may name a folder twice; the first reason stays). */
 static void s_note(look_t *l, const char *place, const char *why)
 {
     if (!l->tried || l->used + 1 >= l->triedsize)
         return;
-    char item[PATH_MAX + 300];
-    snprintf(item, sizeof item, "%s%s%s%s", place, why ? " (" : "", why ? why : "",
-             why ? ")" : "");
-    for (const char *p = l->tried; (p = strstr(p, item)) != NULL; p++) {
-        size_t n = strlen(item);
-        if ((p == l->tried || p[-1] == ' ') && (p[n] == 0 || p[n] == ','))
+    size_t n = strlen(place);
+    for (const char *p = l->tried; (p = strstr(p, place)) != NULL; p++)
+        if ((p == l->tried || p[-1] == ' ') && (p[n] == 0 || p[n] == ',' || p[n] == ' '))
             return;
-    }
     int w = snprintf(l->tried + l->used, l->triedsize - l->used, "%s%s%s%s%s",
                      l->used ? ", " : "", place, why ? " (" : "", why ? why : "", why ? ")" : "");
     if (w > 0)
