@@ -215,15 +215,11 @@ static bool s_auth(const opts_t *o, uint32_t *mask_p, uint64_t *key_p)
     }
     if (mask & (1u << IMPI_AUTH_KEY)) {
         const char *k = o->key ? o->key : gimpi_env("IMPI_AUTH_KEY");
-        char *end;
-        errno = 0;
-        unsigned long long v = k ? strtoull(k, &end, 10) : 0;
-        if (!k || !*k || *end || errno || *k == '-') {
+        if (!k || impi_auth_key_parse(k, &key) < 0) {   /* signed (LAM's) or unsigned */
             fprintf(stderr, PROG ": KEY authentication needs -key or IMPI_AUTH_KEY as a decimal "
                     "64-bit number\n");
             exit(2);
         }
-        key = v;
     }
     *mask_p = mask;
     *key_p = key;

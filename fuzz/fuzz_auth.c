@@ -19,20 +19,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     impi_auth_reply_encode(again, which, len);
     CHECK(memcmp(again, data, IMPI_AUTH_REPLY_SIZE) == 0);
     if (rc == IMPI_OK)
-        CHECK(which == IMPI_AUTH_NONE || which == IMPI_AUTH_KEY);
+        CHECK(which == IMPI_AUTH_NONE || which == IMPI_AUTH_KEY || which == IMPI_AUTH_GIMPI);
     else
-        CHECK(rc == IMPI_ERR_VALUE && which != IMPI_AUTH_NONE && which != IMPI_AUTH_KEY);
+        CHECK(rc == IMPI_ERR_VALUE && which != IMPI_AUTH_NONE && which != IMPI_AUTH_KEY
+              && which != IMPI_AUTH_GIMPI);
 
     if (size >= IMPI_AUTH_REPLY_SIZE + 8) {
         uint32_t cmask = gimpi_be_get32(data + 8), smask = gimpi_be_get32(data + 12);
         int m = impi_auth_choose(cmask, smask);
-        uint32_t common = cmask & smask & ((1u << IMPI_AUTH_NONE) | (1u << IMPI_AUTH_KEY));
+        uint32_t common = cmask & smask & ((1u << IMPI_AUTH_NONE) | (1u << IMPI_AUTH_KEY)
+                                           | (1u << IMPI_AUTH_GIMPI));
         if (common == 0) {
             CHECK(m == -1);
         } else {
-            CHECK(m == IMPI_AUTH_NONE || m == IMPI_AUTH_KEY);
+            CHECK(m == IMPI_AUTH_NONE || m == IMPI_AUTH_KEY || m == IMPI_AUTH_GIMPI);
             CHECK(common & (1u << m));
-            CHECK(m == IMPI_AUTH_KEY || !(common & (1u << IMPI_AUTH_KEY)));
+            CHECK(m == IMPI_AUTH_GIMPI || !(common & (1u << IMPI_AUTH_GIMPI)));
+            CHECK(m != IMPI_AUTH_NONE || !(common & (1u << IMPI_AUTH_KEY)));
         }
     }
     return 0;

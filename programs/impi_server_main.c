@@ -1,16 +1,19 @@
 /*  impi_server_main.c — the impi-server program: IMPI's startup rendezvous server with the
- *  standard command line `impi-server -server N [-port P] [-auth none,key] [-host ADDR]`
+ *  standard command line `impi-server -server N [-port P] [-auth none,key,gimpi] [-host ADDR]`
  *  and gimpi's additions (-bind, -handshake, -timeout, -v, -print-key).
  *
  *  It parses IMPI's single-dash options, works out the enabled authentication methods
  *  (from -auth, else from the IMPI_AUTH_NONE / IMPI_AUTH_KEY environment convention, else
- *  KEY with the key derived from the user's gimpi key file, as gimpi's clients do; the key
- *  itself never comes from the command line that ps shows), warns when NONE is enabled on an address other hosts can reach, creates
+ *  GIMPI: a fresh challenge per connection that gimpi's clients answer under the user's
+ *  key; the derived KEY, the same for every job, only when -auth key asks for it; a key
+ *  never comes from the command line that ps shows), warns when NONE is enabled on an
+ *  address other hosts can reach, creates
  *  an impi_server_t, prints the endpoint clients must use ("A.B.C.D:PORT") as the first
  *  line on stdout and serves the job.  Exit status: 0 when all clients sent FINI, 1 when
  *  the job failed, 2 for a bad command line or environment.
  */
 #include "server/impi_server.h"
+#include "impi/impi_wire.h"
 #include "base/gimpi_key.h"
 #include "base/gimpi_tunables.h"
 
@@ -28,13 +31,14 @@ static int s_usage(const char *msg)
     if (msg)
         fprintf(stderr, "impi-server: %s\n", msg);
     fprintf(stderr,
-            "usage: impi-server -server N [-port P] [-auth none,key] [-host ADDR] [-bind ADDR]\n"
+            "usage: impi-server -server N [-port P] [-auth LIST] [-host ADDR] [-bind ADDR]\n"
             "                   [-handshake S] [-timeout S] [-v]     impi-server -print-key\n"
             "  -server N     number of IMPI clients in the job (1..32)\n"
             "  -port P       TCP port to listen on (default 0: any free port)\n"
-            "  -auth LIST    enabled authentication methods, comma-separated: none, key\n"
-            "                (default: from IMPI_AUTH_NONE / IMPI_AUTH_KEY; when neither is set,\n"
-            "                key, with the key derived from your gimpi key file)\n"
+            "  -auth LIST    enabled authentication methods, comma-separated: none, key,\n"
+            "                gimpi (default: from IMPI_AUTH_NONE / IMPI_AUTH_KEY; when neither\n"
+            "                is set, gimpi: gimpi's clients prove your gimpi key afresh; key\n"
+            "                without IMPI_AUTH_KEY: the KEY derived from your gimpi key file)\n"
             "  -host ADDR    print this IPv4 address (and, without -bind, listen only on it;\n"
             "                default: listen on all, print the first non-loopback address)\n"
             "  -bind ADDR    listen only on this IPv4 address (0.0.0.0: every interface)\n"
@@ -42,7 +46,7 @@ static int s_usage(const char *msg)
             "  -timeout S    drop a joined client the startup waits on after S silent\n"
             "                seconds (default %d; 0: never)\n"
             "  -v            trace every command on stderr\n"
-            "  -print-key    print the derived KEY (for IMPI clients of other implementations)\n"
+            "  -print-key    print the derived KEY, signed decimal (for LAM's IMPI_AUTH_KEY)\n"
             "Prints A.B.C.D:PORT on stdout, then serves until every client sent FINI.\n",
             IMPI_SERVER_HANDSHAKE_MS / 1000, IMPI_SERVER_SILENCE_MS / 1000);
     return 2;
@@ -60,8 +64,6 @@ static int s_parse_int(const char *text, long lo, long hi, long *out)
     return 0;
 }
 
-static int s_parse_key(const char *text, uint64_t *key);
-
 /*  The IMPI key derived from the user's gimpi key (gimpi_key_impi).  0, or -1 with a
  *  message on stderr. */
 static int s_derived_key(uint64_t *key)
@@ -77,23 +79,7 @@ static int s_derived_key(uint64_t *key)
     gimpi_key_wipe(&gk, sizeof gk);
     return 0;
 }
-
-/*  Parses IMPI_AUTH_KEY: a decimal 64-bit integer (signed or unsigned); 0 or -1. */
-static int s_parse_key(const char *text, uint64_t *key)
-{
-    char *end;
-    errno = 0;
-    if (*text == '-') {
-        long long v = strtoll(text, &end, 10);
-        *key = (uint64_t)v;
-    } else {
-        unsigned long long v = strtoull(text, &end, 10);
-        *key = (uint64_t)v;
-    }
-    return errno || end == text || *end ? -1 : 0;
-}
-
-/*  Parses "none,key" into a mask; 0 or -1. */
+/*  Parses "none,key,gimpi" into a mask; 0 or -1. */
 static int s_parse_auth(const char *list, uint32_t *mask)
 {
     *mask = 0;
@@ -104,6 +90,8 @@ static int s_parse_auth(const char *list, uint32_t *mask)
             *mask |= IMPI_SERVER_AUTH_NONE;
         else if (n == 3 && strncmp(p, "key", 3) == 0)
             *mask |= IMPI_SERVER_AUTH_KEY;
+        else if (n == 5 && strncmp(p, "gimpi", 5) == 0)
+            *mask |= IMPI_SERVER_AUTH_GIMPI;
         else
             return -1;
         p += n;
@@ -139,9 +127,11 @@ int main(int argc, char **argv)
         }
         if (strcmp(a, "-print-key") == 0) {     /* for IMPI clients of other implementations */
             uint64_t k;
+            char text[21];
             if (s_derived_key(&k) < 0)
                 return 2;
-            printf("%" PRIu64 "\n", k);
+            /* signed: LAM reads IMPI_AUTH_KEY with atoll(), which clamps 2^63 and above */
+            printf("%s\n", impi_auth_key_format(k, text));
             return 0;
         }
         if (i + 1 >= argc)
@@ -179,20 +169,20 @@ int main(int argc, char **argv)
     const char *keytext = gimpi_env("IMPI_AUTH_KEY");
     if (auth) {
         if (s_parse_auth(auth, &mask) < 0)
-            return s_usage("-auth takes a comma-separated list of: none, key");
+            return s_usage("-auth takes a comma-separated list of: none, key, gimpi");
     } else {
         if (gimpi_env("IMPI_AUTH_NONE"))
             mask |= IMPI_SERVER_AUTH_NONE;
         if (keytext && *keytext)
             mask |= IMPI_SERVER_AUTH_KEY;
-        if (!mask)
-            mask = IMPI_SERVER_AUTH_KEY;        /* secure by default: the derived key */
+        if (!mask)      /* secure by default: a proof of the user's key, new per connection */
+            mask = IMPI_SERVER_AUTH_GIMPI;
     }
     if (mask & IMPI_SERVER_AUTH_KEY) {
         if (!keytext || !*keytext) {
             if (s_derived_key(&key) < 0)
                 return 2;
-        } else if (s_parse_key(keytext, &key) < 0) {
+        } else if (impi_auth_key_parse(keytext, &key) < 0) {
             fprintf(stderr, "impi-server: IMPI_AUTH_KEY='%s' is not a decimal 64-bit integer\n",
                     keytext);
             return 2;

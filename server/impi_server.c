@@ -49,12 +49,12 @@ static void s_join_timeout(gimpi_loop_t *loop, int id, void *arg)
 }
 
 /*  How far a connection in its handshake got: 0 nothing received yet, 1 AUTH begun or
- *  done (waiting for the key), 2 authenticated (waiting for IMPI). */
+ *  done (waiting for the key or the proof), 2 authenticated (waiting for IMPI). */
 static int s_handshake_tier(const srv_conn_t *c)
 {
     if (c->state == C_JOIN)
         return 2;
-    return c->state == C_KEY || c->in_len > 0 ? 1 : 0;
+    return c->state == C_KEY || c->state == C_PROOF || c->in_len > 0 ? 1 : 0;
 }
 
 /*  Closes a connection still in its handshake to make room for a new one: the oldest of
@@ -202,9 +202,10 @@ impi_server_t *impi_server_new(int nclients, const char *bind_addr, int port,
         fprintf(log, "impi-server: port %d out of range 0..65535\n", port);
         return NULL;
     }
-    if (auth_mask == 0 || (auth_mask & ~(IMPI_SERVER_AUTH_NONE | IMPI_SERVER_AUTH_KEY))) {
-        fprintf(log, "impi-server: authentication mask 0x%" PRIx32 " invalid (need none and/or key)\n",
-                auth_mask);
+    if (auth_mask == 0
+        || (auth_mask & ~(IMPI_SERVER_AUTH_NONE | IMPI_SERVER_AUTH_KEY | IMPI_SERVER_AUTH_GIMPI))) {
+        fprintf(log, "impi-server: authentication mask 0x%" PRIx32 " invalid (need none, key "
+                "and/or gimpi)\n", auth_mask);
         return NULL;
     }
     struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
@@ -223,6 +224,14 @@ impi_server_t *impi_server_new(int nclients, const char *bind_addr, int port,
     self->nclients = nclients;
     self->auth_mask = auth_mask;
     self->key = key;
+    char why[GIMPI_KEY_ERRLEN];
+    if ((auth_mask & IMPI_SERVER_AUTH_GIMPI)
+        && gimpi_key_default(&self->master, NULL, 0, why, sizeof why) < 0) {
+        fprintf(log, "impi-server: no key for authentication GIMPI: %s (or export "
+                "IMPI_AUTH_KEY=<decimal 64-bit key> for the server and every client)\n", why);
+        free(self);
+        return NULL;
+    }
     self->log = log;
     self->result = -1;
     self->join_timeout_ms = IMPI_SERVER_HANDSHAKE_MS;
@@ -288,6 +297,7 @@ void impi_server_destroy(impi_server_t **self_p)
     }
     if (self->listen_fd >= 0)
         close(self->listen_fd);
+    gimpi_key_wipe(&self->master, sizeof self->master);
     free(self);
     *self_p = NULL;
 }

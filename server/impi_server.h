@@ -1,9 +1,10 @@
 /*  impi_server.h — the IMPI startup server as an embeddable object.
  *
  *  An impi_server_t listens on a TCP port and runs the server side of IMPI's startup
- *  (impi-protocol.md §3): AUTH negotiation (NONE, KEY), the IMPI join of `nclients`
- *  uniquely ranked clients, the COLL all-gathers (labels opaque, each answered to every
- *  client as soon as it is complete), DONE and FINI.  It runs on a gimpi_loop with
+ *  (impi-protocol.md §3): AUTH negotiation (NONE, KEY, and gimpi's own GIMPI proof), the
+ *  IMPI join of `nclients` uniquely ranked clients, the COLL all-gathers (payloads opaque,
+ *  only the IMPI table's labels, each answered to every client as soon as it is
+ *  complete), DONE and FINI.  It runs on a gimpi_loop with
  *  non-blocking sockets, buffering partial frames and queueing output per connection, so
  *  a slow client never stalls the others.  Connections that have not joined are bounded
  *  in number and in time, a joined client that goes silent during the startup is dropped,
@@ -27,7 +28,7 @@ typedef struct impi_server_t impi_server_t;
 typedef void (impi_server_done_fn)(impi_server_t *server, int result, void *arg);
 
 /*  Default bound on the handshake: a connection has this long from connect() to a
- *  completed AUTH (and KEY) and IMPI join, then it is closed.  A real client needs one
+ *  completed AUTH (and KEY or proof) and IMPI join, then it is closed.  A real client needs one
  *  round trip; 10 s covers a loaded machine and a slow network while an idle stranger
  *  holds a slot only briefly.  impi-server -handshake changes it. */
 #define IMPI_SERVER_HANDSHAKE_MS 10000
@@ -51,16 +52,28 @@ typedef void (impi_server_done_fn)(impi_server_t *server, int result, void *arg)
  *  the job itself (joined clients after the start, the result) are never limited. */
 #define IMPI_SERVER_LOG_PER_SEC 10
 
-/*  Auth mask bits (bit i = method i). */
-#define IMPI_SERVER_AUTH_NONE (1u << 0)
-#define IMPI_SERVER_AUTH_KEY  (1u << 1)
+/*  Bytes of COLL contributions the server holds for one client rank at once (until the
+ *  labels are answered).  A real client's largest two labels (P_IPV6 and P_PID of a
+ *  million processes, 24 MB) fit; a client over it is dropped.  Only the labels of the
+ *  IMPI label table are accepted, so a joined client can make the server hold at most
+ *  this much, whatever labels it sends. */
+#define IMPI_SERVER_MAX_HELD ((size_t)32 << 20)
+
+/*  Auth mask bits (bit i = method i).  GIMPI is gimpi's own method (impi_wire.h): the
+ *  server sends a fresh random challenge on every connection and the client answers with
+ *  an HMAC under a sub-key of the user's gimpi key, so nothing a stranger captures works
+ *  twice; clients of other implementations never offer it. */
+#define IMPI_SERVER_AUTH_NONE  (1u << 0)
+#define IMPI_SERVER_AUTH_KEY   (1u << 1)
+#define IMPI_SERVER_AUTH_GIMPI (1u << 16)
 
 /*  Creates a server for `nclients` clients (1..32) and starts listening on bind_addr
  *  (dotted IPv4; NULL or "0.0.0.0" = every interface) and `port` (0 = any free port).
  *  auth_mask enables methods (IMPI_SERVER_AUTH_*, at least one); `key` is the expected
- *  key when KEY is enabled.  Messages about clients go to `log` (NULL: stderr).  Returns
- *  NULL with a message on `log` when the arguments are bad or the socket cannot be set
- *  up. */
+ *  key when KEY is enabled; with GIMPI the user's gimpi key is loaded now
+ *  (gimpi_key_default), and its absence is an error.  Messages about clients go to `log`
+ *  (NULL: stderr).  Returns NULL with a message on `log` when the arguments are bad, the
+ *  key is missing or the socket cannot be set up. */
 impi_server_t *impi_server_new(int nclients, const char *bind_addr, int port,
                                uint32_t auth_mask, uint64_t key, FILE *log);
 

@@ -1,6 +1,7 @@
 /*  impi_server_cmd.c — a client connection's commands on the startup server.  Each TCP
  *  connection is a small state machine: AUTH (first command must be AUTH), KEY (8 raw key
- *  bytes, only when KEY was chosen), JOIN (the IMPI command with a rank), JOINED (COLL,
+ *  bytes, only when KEY was chosen), PROOF (32 raw bytes, the HMAC of the connection's
+ *  fresh challenge under the user's key, only when GIMPI was chosen), JOIN (the IMPI command with a rank), JOINED (COLL,
  *  DONE, FINI) and CLOSING (FINI received, flushing).  Bytes are read without blocking
  *  into a per-connection buffer, one chunk per connection per round, and cut into frames
  *  with impi_wire's decoders, which check every length against IMPI_MAX_PAYLOAD before the
@@ -34,23 +35,35 @@ static int s_on_auth(srv_conn_t *conn, const uint8_t *payload)
         srv_drop(conn, reason);
         return -1;
     }
-    srv_msg_t *msg = srv_msg_new(IMPI_AUTH_REPLY_SIZE);
+    bool proof = which == IMPI_AUTH_GIMPI;
+    srv_msg_t *msg = srv_msg_new(IMPI_AUTH_REPLY_SIZE + (proof ? IMPI_AUTH_NONCE_SIZE : 0));
     if (!msg) {
         srv_drop(conn, "out of memory");
         return -1;
     }
-    impi_auth_reply_encode(msg->data, which, which == IMPI_AUTH_KEY ? IMPI_AUTH_KEY_SIZE : 0);
+    impi_auth_reply_encode(msg->data, which, proof ? IMPI_AUTH_PROOF_SIZE
+                                             : which == IMPI_AUTH_KEY ? IMPI_AUTH_KEY_SIZE : 0);
+    if (proof) {                /* a challenge of this connection's own: no answer works twice */
+        gimpi_key_random_bytes(conn->nonce, sizeof conn->nonce);
+        memcpy(msg->data + IMPI_AUTH_REPLY_SIZE, conn->nonce, sizeof conn->nonce);
+    }
     srv_send(conn, msg);
     srv_msg_unref(msg);
-    conn->state = which == IMPI_AUTH_KEY ? C_KEY : C_JOIN;
+    conn->state = proof ? C_PROOF : which == IMPI_AUTH_KEY ? C_KEY : C_JOIN;
     return 0;
 }
 
-/*  Checks the 8 raw key bytes.  Returns 0, or -1 when the connection is gone. */
+/*  Checks the raw key bytes (KEY) or the proof (GIMPI).  Returns 0, or -1 when the
+ *  connection is gone. */
 static int s_on_key(srv_conn_t *conn, const uint8_t *bytes)
 {
-    if (impi_auth_key_decode(bytes) != conn->server->key) {
-        srv_drop(conn, "wrong authentication key");
+    bool good = conn->state == C_PROOF
+                    ? gimpi_key_mac_ok(&conn->server->master, IMPI_AUTH_PROOF_CONTEXT,
+                                       conn->nonce, sizeof conn->nonce, bytes)
+                    : impi_auth_key_decode(bytes) == conn->server->key;
+    if (!good) {
+        srv_drop(conn, conn->state == C_PROOF ? "wrong proof of the key (not the same gimpi key)"
+                                              : "wrong authentication key");
         return -1;
     }
     conn->state = C_JOIN;
@@ -125,6 +138,22 @@ static int s_on_joined(srv_conn_t *conn, const impi_cmd_t *cmd, const uint8_t *p
         if (rk->done) {
             snprintf(reason, sizeof reason, "COLL %s (0x%04" PRIx32 ") after DONE",
                      impi_label_name(coll.label), (uint32_t)coll.label);
+            srv_drop(conn, reason);
+            return -1;
+        }
+        if (!impi_label_info(coll.label)) {
+            /* only the table's labels: a joined client cannot make the server hold data
+               under labels nobody will ever complete */
+            snprintf(reason, sizeof reason, "label 0x%04" PRIx32 " is not an IMPI label "
+                     "(only the %d labels of the IMPI table are accepted)",
+                     (uint32_t)coll.label, IMPI_LABEL_COUNT);
+            srv_drop(conn, reason);
+            return -1;
+        }
+        if (rk->held + coll.len > IMPI_SERVER_MAX_HELD) {
+            snprintf(reason, sizeof reason, "COLL %s of %zu bytes would make the server hold "
+                     "%zu bytes of this client's (at most %zu)", impi_label_name(coll.label),
+                     coll.len, rk->held + coll.len, IMPI_SERVER_MAX_HELD);
             srv_drop(conn, reason);
             return -1;
         }
@@ -210,12 +239,13 @@ static int s_parse(srv_conn_t *conn)
     while (conn->state != C_CLOSING) {
         const uint8_t *in = conn->in + conn->in_off;
         size_t avail = conn->in_len - conn->in_off;
-        if (conn->state == C_KEY) {
-            if (avail < IMPI_AUTH_KEY_SIZE)
+        if (conn->state == C_KEY || conn->state == C_PROOF) {
+            size_t need = conn->state == C_KEY ? IMPI_AUTH_KEY_SIZE : IMPI_AUTH_PROOF_SIZE;
+            if (avail < need)
                 break;
             if (s_on_key(conn, in) < 0)
                 return -1;
-            conn->in_off += IMPI_AUTH_KEY_SIZE;
+            conn->in_off += need;
             continue;
         }
         if (avail < IMPI_CMD_HDR_SIZE)

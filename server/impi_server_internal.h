@@ -15,6 +15,7 @@
 #include "server/impi_server.h"
 #include "server/gimpi_loop.h"
 #include "impi/impi_wire.h"
+#include "base/gimpi_key.h"
 #include "base/gimpi_ratelog.h"
 
 #include <stdbool.h>
@@ -36,7 +37,7 @@ typedef struct srv_out {
 } srv_out_t;
 
 /*  Where a connection is in its life (impi_server.c says how it moves). */
-typedef enum { C_AUTH, C_KEY, C_JOIN, C_JOINED, C_CLOSING } srv_cstate_t;
+typedef enum { C_AUTH, C_KEY, C_PROOF, C_JOIN, C_JOINED, C_CLOSING } srv_cstate_t;
 
 /*  One TCP connection: its state, its input buffer and its output queue. */
 typedef struct srv_conn {
@@ -45,6 +46,7 @@ typedef struct srv_conn {
     int id;                     /* connection number, for messages */
     char peer[48];              /* "A.B.C.D:PORT" */
     srv_cstate_t state;
+    uint8_t nonce[IMPI_AUTH_NONCE_SIZE];  /* GIMPI: the challenge sent (state C_PROOF) */
     int rank;                   /* -1 until joined */
     int64_t born_ms;            /* accepted at (monotonic ms) */
     int timer;                  /* handshake timeout, 0 when none */
@@ -61,6 +63,7 @@ typedef struct {
     bool joined, done, fini, dropped;
     bool has_label;
     int32_t last_label;
+    size_t held;                /* bytes of its contributions the server holds */
     int64_t last_seen_ms;       /* last command from it, or reply bytes it took (silence) */
 } srv_rank_t;
 
@@ -78,6 +81,7 @@ struct impi_server_t {
     int nclients;
     uint32_t auth_mask;
     uint64_t key;
+    gimpi_key_t master;         /* the user's key, when GIMPI is enabled */
     FILE *log;
     int listen_fd;
     int port;

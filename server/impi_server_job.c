@@ -213,6 +213,8 @@ void srv_check_progress(impi_server_t *self)
             break;
         self->labels = l->next;
         s_answer_label(self, l);
+        for (int r = 0; r < self->nclients; r++)
+            self->ranks[r].held -= l->len[r];
         srv_label_free(l);
         self->progress_ms = gimpi_loop_now_ms();
     }
@@ -274,5 +276,6 @@ int srv_add_contribution(impi_server_t *self, int r, const impi_coll_t *coll)
     }
     l->len[r] = coll->len;
     l->mask |= 1u << r;
+    self->ranks[r].held += coll->len;
     return 0;
 }

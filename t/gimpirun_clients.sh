@@ -2,14 +2,17 @@
 # t/gimpirun_clients.sh — a job of two IMPI clients on the loopback: one impi-server and
 # two gimpirun -client with different task counts; both clients' tasks must see the
 # whole job (world ranks client by client), both launchers and the server exit 0.  Also:
-# a client whose key the server refuses fails with a clear error and a non-zero exit.
+# a client whose key the server refuses fails with a clear error and a non-zero exit;
+# a gimpirun presenting the derived KEY (what every job took before each connection had
+# to prove the key afresh, so what a captured startup gave away) is refused by a later
+# job's default server, whose own client then runs.
 set -u
 top_builddir=${top_builddir:-.}
 SERVER="$top_builddir/programs/impi-server"
 RUN="$top_builddir/programs/gimpirun"
 TASK="$top_builddir/t/job_task"
 . "${top_srcdir:-.}/t/tap.sh"
-echo "1..7"
+echo "1..10"
 
 mkfifo "$tmp/srv"
 timeout 60 "$SERVER" -server 2 -host 127.0.0.1 >"$tmp/srv" 2>"$tmp/srv.err" &
@@ -39,4 +42,19 @@ IMPI_AUTH_KEY=999 timeout 60 "$RUN" -timeout 5 -client 0 "$addr" -np 1 "$TASK" i
 rc=$?
 if [ $rc = 1 ] && grep -q "startup failed" "$tmp/bad"; then ok 0 "wrong key: clear error, exit 1"; else ok 1 "wrong key (rc $rc)"; sed 's/^/# /' "$tmp/bad"; fi
 kill $srv 2>/dev/null; wait $srv 2>/dev/null
+exec 3<&-
+
+mkfifo "$tmp/srv3"
+timeout 60 "$SERVER" -server 1 -host 127.0.0.1 >"$tmp/srv3" 2>"$tmp/srv3.err" &
+srv=$!
+exec 3<"$tmp/srv3"
+read -r -t 20 addr <&3
+IMPI_AUTH_KEY=$("$SERVER" -print-key) timeout 60 "$RUN" -timeout 5 -client 0 "$addr" -np 1 \
+    "$TASK" info >"$tmp/cap" 2>&1
+rc=$?
+if [ $rc = 1 ] && grep -q "startup failed" "$tmp/cap"; then ok 0 "the derived KEY: refused, exit 1"; else ok 1 "the derived KEY (rc $rc)"; sed 's/^/# /' "$tmp/cap"; fi
+timeout 60 "$RUN" -client 0 "$addr" -np 1 "$TASK" info >"$tmp/c3" 2>&1
+ok $? "the job's own client (proof of the key file) runs after it"
+wait $srv; ok $? "server exits 0"
+exec 3<&-
 exit $((failed > 0))

@@ -585,10 +585,9 @@ static void test_auth_env(void)
     char err[256];
     unsetenv("IMPI_AUTH_NONE");
     unsetenv("IMPI_AUTH_KEY");
-    gimpi_key_t gk;
-    uint64_t want = gimpi_key_default(&gk, NULL, 0, err, sizeof err) == 0 ? gimpi_key_impi(&gk) : 0;
-    ok(impi_client_auth_from_env(&mask, &key, err, sizeof err) == 0 && mask == 0x2 && key == want
-       && want != 0, "neither variable set: KEY with the key derived from the gimpi key");
+    ok(impi_client_auth_from_env(&mask, &key, err, sizeof err) == 0
+       && mask == 1u << IMPI_AUTH_GIMPI && key == 0,
+       "neither variable set: GIMPI, the proof of the gimpi key (the derived KEY never unasked)");
     const char *xdg = getenv("XDG_RUNTIME_DIR"), *home = getenv("HOME");
     char *saved_xdg = xdg ? strdup(xdg) : NULL, *saved_home = home ? strdup(home) : NULL;
     setenv("XDG_RUNTIME_DIR", "/nonexistent/dir", 1);
@@ -616,6 +615,18 @@ static void test_auth_env(void)
     setenv("IMPI_AUTH_KEY", "99999999999999999999", 1);
     ok(impi_client_auth_from_env(&mask, &key, err, sizeof err) == IMPI_CLIENT_ERR_AUTH,
        "a key beyond 64 bits refused");
+    setenv("IMPI_AUTH_KEY", "-1", 1);   /* what LAM's atoll() reads: the signed form */
+    ok(impi_client_auth_from_env(&mask, &key, err, sizeof err) == 0 && key == UINT64_MAX,
+       "IMPI_AUTH_KEY=-1 (signed, as LAM reads it) -> all 64 bits set");
+    setenv("IMPI_AUTH_KEY", "-9223372036854775808", 1);
+    ok(impi_client_auth_from_env(&mask, &key, err, sizeof err) == 0 && key == 1ull << 63,
+       "IMPI_AUTH_KEY=-2^63 -> bit 63 alone");
+    setenv("IMPI_AUTH_KEY", "-9223372036854775809", 1);
+    ok(impi_client_auth_from_env(&mask, &key, err, sizeof err) == IMPI_CLIENT_ERR_AUTH,
+       "a key below -2^63 refused");
+    setenv("IMPI_AUTH_KEY", "+5", 1);
+    ok(impi_client_auth_from_env(&mask, &key, err, sizeof err) == IMPI_CLIENT_ERR_AUTH,
+       "a plus sign refused");
     unsetenv("IMPI_AUTH_KEY");
     unsetenv("IMPI_AUTH_NONE");
 
@@ -626,7 +637,7 @@ static void test_auth_env(void)
     impi_client_t *client = impi_client_new("127.0.0.1:1", T_MS);
     impi_client_set_auth(client, 0x4, 0);
     ok(impi_client_start(client, &d.desc, err, sizeof err) == IMPI_CLIENT_ERR_AUTH
-       && strstr(err, "neither"), "a mask without NONE or KEY -> error: %s", err);
+       && strstr(err, "none of"), "a mask without NONE, KEY or GIMPI -> error: %s", err);
     impi_client_destroy(&client);
     server_t *s;
 

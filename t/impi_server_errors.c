@@ -313,7 +313,9 @@ static void test_disconnect(void)
     cmp_ok(st_finish(&srv), "==", 1, "exit status non-zero once no client is left");
 }
 
-/*  Unknown labels are opaque: passed through between known ones. */
+/*  Only the labels of the IMPI table are taken: an unknown label drops its client (it
+ *  would hold the server's memory under a label nobody completes), and the survivor is
+ *  still answered.  Empty contributions of known labels count in the mask. */
 static void test_unknown_label(void)
 {
     st_server_t srv;
@@ -321,26 +323,45 @@ static void test_unknown_label(void)
     int a = st_client(&srv, 0), b = st_client(&srv, 1);
     st_recv_impi(a);
     st_recv_impi(b);
-    st_coll(a, 0x1234, "abc", 3);
-    st_coll(b, 0x1234, "defgh", 5);
-    impi_coll_reply_t r;
-    uint8_t *raw;
-    int good = 0;
-    for (int k = 0; k < 2; k++) {
-        if (st_recv_coll(k ? b : a, &r, &raw) == 0) {
-            good += r.label == 0x1234 && r.mask == 0x3 && r.len == 8 &&
-                    memcmp(r.data, "abcdefgh", 8) == 0;
-            free(raw);
-        }
-    }
-    ok(good == 2, "label 0x1234 (unknown, odd sizes) passed through to both");
-    st_coll(a, 0x7fff0000, NULL, 0);
-    st_coll(b, 0x7fff0000, "z", 1);
-    ok(got_reply(a, 0x7fff0000, 0x3, 1) && got_reply(b, 0x7fff0000, 0x3, 1),
+    st_coll(a, IMPI_C_VERSION, NULL, 0);
+    st_coll(b, IMPI_C_VERSION, "z", 1);
+    ok(got_reply(a, IMPI_C_VERSION, 0x3, 1) && got_reply(b, IMPI_C_VERSION, 0x3, 1),
        "empty contribution counts in the mask");
-    int fd[2] = { a, b };
-    ok(st_done_fini(fd, 2) == 0, "DONE");
-    cmp_ok(st_finish(&srv), "==", 0, "exit 0");
+    st_coll(a, 0x1234, "abc", 3);
+    ok(tl_wait_closed(a, ST_TIMEOUT_MS), "label 0x1234 (not in the table): client dropped");
+    close(a);
+    ok(st_expect_err(&srv, "not an IMPI label", s_line, sizeof s_line) == 0, "stderr: %s", s_line);
+    st_coll(b, IMPI_C_NHOSTS, "\0\0\0\1", 4);
+    ok(got_reply(b, IMPI_C_NHOSTS, 0x2, 4), "the survivor's next label is answered");
+    st_send_cmd(b, IMPI_CMD_FINI, NULL, 0);
+    ok(tl_wait_closed(b, ST_TIMEOUT_MS), "survivor FINI");
+    close(b);
+    cmp_ok(st_finish(&srv), "==", 1, "exit 1 (a client was dropped)");
+}
+
+/*  A joined client cannot make the server hold more than IMPI_SERVER_MAX_HELD of its
+ *  data while another client lags: two 16 MiB labels fit, the third drops it. */
+static void test_held_cap(void)
+{
+    st_server_t srv;
+    start(&srv, "2", "none");
+    int a = st_client(&srv, 0), b = st_client(&srv, 1);
+    st_recv_impi(a);
+    st_recv_impi(b);
+    uint32_t big = IMPI_MAX_PAYLOAD - 4;
+    uint8_t *junk = calloc(1, big);
+    if (!junk)
+        BAIL_OUT("memory");
+    int sent = st_coll(a, IMPI_C_VERSION, junk, big) == 0 && st_coll(a, IMPI_C_NHOSTS, junk, big) == 0;
+    ok(sent && !tl_wait_closed(a, 300), "two labels of 16 MiB held for a lagging client");
+    st_coll(a, IMPI_C_NPROCS, junk, big);
+    free(junk);
+    ok(tl_wait_closed(a, ST_TIMEOUT_MS), "a third: client dropped");
+    close(a);
+    ok(st_expect_err(&srv, "would make the server hold", s_line, sizeof s_line) == 0,
+       "stderr: %s", s_line);
+    close(b);
+    cmp_ok(st_finish(&srv), "==", 1, "exit 1");
 }
 
 /*  COLL after DONE and a second DONE drop the client; FINI before DONE is a clean exit
@@ -449,7 +470,12 @@ static void test_env_auth(void)
     gimpi_key_t gk;
     char err[GIMPI_KEY_ERRLEN];
     uint64_t derived = gimpi_key_default(&gk, NULL, 0, err, sizeof err) == 0 ? gimpi_key_impi(&gk) : 1;
-    cmp_ok(st_auth(a, 0x3, derived), "==", IMPI_AUTH_KEY, "no env: KEY, with the derived key");
+    cmp_ok(st_auth(a, 0x3, derived), "<", 0,
+           "no env: the derived KEY (the same for every job) is not accepted unasked");
+    close(a);
+    a = st_connect(&srv);
+    cmp_ok(st_auth(a, 0x3 | 1u << IMPI_AUTH_GIMPI, derived), "==", IMPI_AUTH_GIMPI,
+           "no env: GIMPI chosen and the proof of the gimpi key accepted");
     st_join(a, 0);
     ok(st_recv_impi(a) == 1 && st_done_fini(&a, 1) == 0, "job runs");
     cmp_ok(st_finish(&srv), "==", 0, "exit 0");
@@ -470,7 +496,8 @@ static void test_env_auth(void)
             out[0] = 0;
         pclose(f);
     }
-    cmp_ok(strtoull(out, NULL, 10), "==", derived, "-print-key prints it, for foreign clients");
+    cmp_ok((uint64_t)atoll(out), "==", derived,
+           "-print-key prints it as LAM's atoll() reads it: %s", out);
 }
 
 int main(void)
@@ -485,6 +512,7 @@ int main(void)
     test_bad_coll();
     test_disconnect();
     test_unknown_label();
+    test_held_cap();
     test_after_done();
     test_cmdline();
     test_env_auth();

@@ -2,6 +2,7 @@
  *  (see srvtest.h).  Every read has a deadline; nothing sleeps.
  */
 #include "srvtest.h"
+#include "base/gimpi_key.h"
 #include "server/impi_server.h"
 
 #include <stdarg.h>
@@ -97,6 +98,18 @@ int st_auth(int fd, uint32_t mask, uint64_t key)
         uint8_t k[IMPI_AUTH_KEY_SIZE];
         impi_auth_key_encode(k, key);
         if (len != IMPI_AUTH_KEY_SIZE || tl_send_all(fd, k, sizeof k) < 0)
+            return -1;
+    } else if (which == IMPI_AUTH_GIMPI) {
+        /* the challenge, answered under the user's key (as libgimpi's client does) */
+        uint8_t nonce[IMPI_AUTH_NONCE_SIZE], mac[IMPI_AUTH_PROOF_SIZE];
+        gimpi_key_t gk;
+        char err[GIMPI_KEY_ERRLEN];
+        if (len != IMPI_AUTH_PROOF_SIZE
+            || tl_recv_exact(fd, nonce, sizeof nonce, ST_TIMEOUT_MS) != (long)sizeof nonce
+            || gimpi_key_default(&gk, NULL, 0, err, sizeof err) < 0)
+            return -1;
+        gimpi_key_mac(&gk, IMPI_AUTH_PROOF_CONTEXT, nonce, sizeof nonce, mac);
+        if (tl_send_all(fd, mac, sizeof mac) < 0)
             return -1;
     } else if (len != 0) {
         return -1;

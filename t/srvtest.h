@@ -43,7 +43,8 @@ int st_connect(st_server_t *srv);
 /*  Sends a command header and payload. */
 int st_send_cmd(int fd, int32_t cmd, const void *payload, uint32_t len);
 
-/*  Sends AUTH with `mask`, reads the raw 8-byte reply, sends `key` when KEY was chosen.
+/*  Sends AUTH with `mask`, reads the raw 8-byte reply, sends `key` when KEY was chosen
+ *  (and the proof under the user's gimpi key when GIMPI was).
  *  Returns the chosen method, or -1 (connection closed, timeout, garbage). */
 int st_auth(int fd, uint32_t mask, uint64_t key);
 

@@ -81,6 +81,13 @@ void gimpi_key_random(gimpi_key_t *key)
     randombytes_buf(key->bytes, sizeof key->bytes);
 }
 
+/*  Fresh random bytes of any length (gimpi_key.h). */
+void gimpi_key_random_bytes(void *buf, size_t len)
+{
+    s_sodium();
+    randombytes_buf(buf, len);
+}
+
 /*  Parses the text of a key file: 64 hex digits, then only white space. */
 static int s_parse(gimpi_key_t *key, const char *text, size_t len, const char *where,
                    char *err, size_t errsize)

@@ -48,6 +48,9 @@ int gimpi_rundir(char *buf, size_t size, char *err, size_t errsize);
 /*  Fills key with fresh bytes from the system's random source. */
 void gimpi_key_random(gimpi_key_t *key);
 
+/*  Fills buf with len fresh bytes from the system's random source (nonces, challenges). */
+void gimpi_key_random_bytes(void *buf, size_t len);
+
 /*  Reads a key file.  The file must be a regular file owned by this user, without access
  *  for group or others, holding 64 hex digits (then optional white space).  0, or -1 with
  *  a message. */
@@ -89,9 +92,11 @@ void gimpi_key_mac(const gimpi_key_t *key, const char context[8], const void *da
 bool gimpi_key_mac_ok(const gimpi_key_t *key, const char context[8], const void *data,
                       size_t len, const uint8_t mac[GIMPI_KEY_MACLEN]);
 
-/*  The 64-bit IMPI KEY (IMPI's own, weak authentication of startup clients) that impi-server
- *  and gimpi's startup clients use by default: derived from the secret, so that holders of
- *  the same key file agree on it without being told. */
+/*  The 64-bit IMPI KEY (IMPI's own, weak authentication of startup clients) derived from the
+ *  secret, so that holders of the same key file agree on it without being told.  It is the
+ *  same for every job of the user and travels in clear, so it is used only where the user
+ *  asks for it (impi-server -auth key, -print-key for clients of other implementations);
+ *  gimpi's own clients prove the key afresh instead (impi_wire.h, IMPI_AUTH_GIMPI). */
 uint64_t gimpi_key_impi(const gimpi_key_t *key);
 
 /*  A short public fingerprint of the key (8 hex digits), for logs and gimpi-stat: two

@@ -61,8 +61,9 @@ static const gimpi_tunable_t s_table[] = {
     { "IMPI_AUTH_NONE", U, "", "switch",
       "set (to anything): offer or accept IMPI's AUTH_NONE at the startup (IMPI's own "
       "convention)", "libgimpi/impi/impi_client.c programs/impi_server_main.c", false },
-    { "IMPI_AUTH_KEY", U, "(a KEY derived from the user's key)", "number",
-      "IMPI's AUTH_KEY secret, a decimal 64-bit number (IMPI's own convention); never printed",
+    { "IMPI_AUTH_KEY", U, "(unset: gimpi's proof of the user's key)", "number",
+      "IMPI's AUTH_KEY secret, a decimal 64-bit number, signed (as LAM reads it) or "
+      "unsigned (IMPI's own convention); never printed",
       "libgimpi/impi/impi_client.c programs/impi_server_main.c examples/impi-startup.c", true },
     /* --- startup, meeting, deadlines -------------------------------------------- */
     { "GIMPI_STARTUP_TIMEOUT", U, "60", "s",

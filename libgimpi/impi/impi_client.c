@@ -330,25 +330,21 @@ int impi_client_auth_from_env(uint32_t *mask, uint64_t *key, char *err, size_t e
         *mask |= 1u << IMPI_AUTH_NONE;
     const char *k = gimpi_env("IMPI_AUTH_KEY");
     if (k) {
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(k, &end, 10);
-        if (!*k || *end || errno || *k == '-' || *k == '+' || *k == ' ')
+        if (impi_auth_key_parse(k, key) < 0)
             return s_fail(err, errsize, IMPI_CLIENT_ERR_AUTH, "IMPI_AUTH_KEY=\"%s\" is not a "
-                          "decimal 64-bit unsigned integer", k);
-        *key = v;
+                          "decimal 64-bit integer (signed or unsigned)", k);
         *mask |= 1u << IMPI_AUTH_KEY;
     }
     if (!*mask) {
-        /* neither: KEY, with the key every holder of the user's gimpi key derives */
+        /* neither: GIMPI, a fresh proof of the user's gimpi key (checked here, so that a
+           client without one never bothers the server) */
         gimpi_key_t gk;
         char why[GIMPI_KEY_ERRLEN];
         if (gimpi_key_default(&gk, NULL, 0, why, sizeof why) < 0)
             return s_fail(err, errsize, IMPI_CLIENT_ERR_AUTH, "no IMPI authentication key: "
                           "%s (or set IMPI_AUTH_KEY=<decimal key>, or IMPI_AUTH_NONE)", why);
-        *key = gimpi_key_impi(&gk);
         gimpi_key_wipe(&gk, sizeof gk);
-        *mask = 1u << IMPI_AUTH_KEY;
+        *mask = 1u << IMPI_AUTH_GIMPI;
     }
     return IMPI_CLIENT_OK;
 }
@@ -424,7 +420,29 @@ static int s_connect(impi_client_t *self, char *err, size_t errsize)
 
 /* ------------------------------------------------------------------ AUTH and IMPI */
 
-/*  AUTH: mask, the raw reply, the raw key if KEY was chosen. */
+/*  GIMPI: reads the server's challenge and answers with its HMAC under the user's key. */
+static int s_prove(impi_client_t *self, char *err, size_t errsize)
+{
+    uint8_t nonce[IMPI_AUTH_NONCE_SIZE], mac[IMPI_AUTH_PROOF_SIZE];
+    int rc = s_recv_exact(self, nonce, sizeof nonce, gimpi_now_ms() + self->timeout_ms,
+                          "the AUTH challenge", err, errsize);
+    if (rc)
+        return rc;
+    gimpi_key_t gk;
+    char why[GIMPI_KEY_ERRLEN];
+    if (gimpi_key_default(&gk, NULL, 0, why, sizeof why) < 0)
+        return s_fail(err, errsize, IMPI_CLIENT_ERR_AUTH, "no key to answer the server's "
+                      "challenge: %s", why);
+    gimpi_key_mac(&gk, IMPI_AUTH_PROOF_CONTEXT, nonce, sizeof nonce, mac);
+    gimpi_key_wipe(&gk, sizeof gk);
+    if (self->trace)
+        fprintf(self->trace, "-> AUTH proof (32 raw bytes)\n");
+    rc = s_send_all(self, mac, sizeof mac, "the AUTH proof", err, errsize);
+    gimpi_key_wipe(mac, sizeof mac);
+    return rc;
+}
+
+/*  AUTH: mask, the raw reply, the raw key if KEY was chosen, the proof if GIMPI was. */
 static int s_auth(impi_client_t *self, uint32_t mask, uint64_t key, char *err, size_t errsize)
 {
     uint8_t p[4];
@@ -444,13 +462,16 @@ static int s_auth(impi_client_t *self, uint32_t mask, uint64_t key, char *err, s
     int32_t which, len;
     if (impi_auth_reply_decode(reply, &which, &len) != IMPI_OK)
         return s_fail(err, errsize, IMPI_CLIENT_ERR_AUTH, "server chose authentication method "
-                      "%" PRId32 ", which is neither NONE (0) nor KEY (1)", which);
+                      "%" PRId32 ", which is neither NONE (0), KEY (1) nor GIMPI (16)", which);
     if (self->trace)
         fprintf(self->trace, "<- AUTH reply method=%" PRId32 " len=%" PRId32 "\n", which, len);
     if (!(mask & (1u << which)))
         return s_fail(err, errsize, IMPI_CLIENT_ERR_AUTH, "server chose authentication method "
                       "%s, which this client did not offer (mask 0x%" PRIx32 ")",
-                      which == IMPI_AUTH_KEY ? "KEY" : "NONE", mask);
+                      which == IMPI_AUTH_KEY ? "KEY" : which == IMPI_AUTH_NONE ? "NONE" : "GIMPI",
+                      mask);
+    if (which == IMPI_AUTH_GIMPI)
+        return s_prove(self, err, errsize);
     if (which == IMPI_AUTH_KEY) {
         uint8_t k[IMPI_AUTH_KEY_SIZE];
         gimpi_be_put64(k, key);
@@ -480,10 +501,10 @@ int impi_client_join(impi_client_t *self, int rank, char *err, size_t errsize)
         if (rc)
             return s_failed(self, rc);
     }
-    if (!(mask & ((1u << IMPI_AUTH_NONE) | (1u << IMPI_AUTH_KEY))))
+    if (!(mask & ((1u << IMPI_AUTH_NONE) | (1u << IMPI_AUTH_KEY) | (1u << IMPI_AUTH_GIMPI))))
         return s_failed(self, s_fail(err, errsize, IMPI_CLIENT_ERR_AUTH, "authentication mask "
-                                     "0x%" PRIx32 " enables neither NONE (0x1) nor KEY (0x2)",
-                                     mask));
+                                     "0x%" PRIx32 " enables none of NONE (0x1), KEY (0x2) and "
+                                     "GIMPI (0x10000)", mask));
     int rc = s_connect(self, err, errsize);
     if (rc)
         return s_failed(self, rc);
@@ -492,18 +513,19 @@ int impi_client_join(impi_client_t *self, int rank, char *err, size_t errsize)
         return s_failed(self, rc);
     uint8_t p[4];
     gimpi_be_put32(p, (uint32_t)rank);
-    rc = s_send_cmd(self, IMPI_CMD_IMPI, p, 4, "IMPI", err, errsize);
-    if (rc)
-        return s_failed(self, rc);
     impi_cmd_t cmd;
-    uint8_t *payload;
+    uint8_t *payload = NULL;
     static const int32_t want[] = { IMPI_CMD_IMPI };
-    rc = s_recv_cmd(self, want, 1, 4, gimpi_now_ms() + self->timeout_ms,
-                    "the IMPI reply (all clients joined)", &cmd, &payload, err, errsize);
-    if (rc == IMPI_CLIENT_ERR_CLOSED)
+    rc = s_send_cmd(self, IMPI_CMD_IMPI, p, 4, "IMPI", err, errsize);
+    if (!rc)
+        rc = s_recv_cmd(self, want, 1, 4, gimpi_now_ms() + self->timeout_ms,
+                        "the IMPI reply (all clients joined)", &cmd, &payload, err, errsize);
+    if (rc == IMPI_CLIENT_ERR_CLOSED)   /* while sending IMPI or waiting for its reply */
         rc = s_fail(err, errsize, IMPI_CLIENT_ERR_CLOSED, "server %s closed the connection "
-                    "instead of answering IMPI (wrong key, rank %d taken or out of range, or "
-                    "another client failed)", self->server, rank);
+                    "instead of answering IMPI (wrong key%s, rank %d taken or out of range, or "
+                    "another client failed)", self->server,
+                    mask == 1u << IMPI_AUTH_GIMPI ? " file (compare gimpi-stat --fingerprint "
+                    "here and on the server's host)" : "", rank);
     if (rc)
         return s_failed(self, rc);
     int32_t n = (int32_t)gimpi_be_get32(payload);

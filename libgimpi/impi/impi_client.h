@@ -1,8 +1,8 @@
 /*  impi_client.h — the client side of the IMPI startup (impi-protocol.md §3).
  *
  *  One impi_client_t plays one IMPI client against the startup server: connect to
- *  "HOST:PORT", AUTH (mask from IMPI_AUTH_NONE / IMPI_AUTH_KEY unless the caller sets
- *  it), IMPI (send the client rank, learn nclients), then the 14 COLL labels in ascending
+ *  "HOST:PORT", AUTH (mask from IMPI_AUTH_NONE / IMPI_AUTH_KEY, else GIMPI, unless the
+ *  caller sets it), IMPI (send the client rank, learn nclients), then the 14 COLL labels in ascending
  *  order, lock-step (send one label, read replies until that label's reply arrives,
  *  skipping replies for labels this client does not know), DONE, and the server's DONE.
  *  The replies become an impi_tables_t.  The server connection stays open until
@@ -46,14 +46,16 @@ impi_client_t *impi_client_new(const char *server, int timeout_ms);
 void impi_client_destroy(impi_client_t **self_p);
 
 /*  Overrides the environment's AUTH choice: mask bit 0x1 NONE, 0x2 KEY (then `key` is
- *  sent if the server chooses KEY).  Call before impi_client_start. */
+ *  sent if the server chooses KEY), 0x10000 GIMPI (then the client answers the server's
+ *  challenge under the user's gimpi key).  Call before impi_client_start. */
 void impi_client_set_auth(impi_client_t *self, uint32_t mask, uint64_t key);
 
 /*  Reads the AUTH mask and key from the environment the way LAM and GridMPI do:
- *  IMPI_AUTH_NONE set -> 0x1; IMPI_AUTH_KEY=<decimal 64-bit> -> 0x2.  When neither is set,
- *  KEY with the key derived from the user's gimpi key (gimpi_key_impi), which impi-server
- *  uses by default too.  Returns 0, or IMPI_CLIENT_ERR_AUTH with a message (a key that is
- *  not a number, or no gimpi key to derive one from). */
+ *  IMPI_AUTH_NONE set -> 0x1; IMPI_AUTH_KEY=<decimal 64-bit, signed or unsigned> -> 0x2.
+ *  When neither is set, GIMPI (0x10000): the client proves the user's gimpi key by
+ *  answering the server's fresh challenge, which impi-server asks for by default; the
+ *  derived KEY, the same for every job, is never sent unasked.  Returns 0, or
+ *  IMPI_CLIENT_ERR_AUTH with a message (a key that is not a number, or no gimpi key). */
 int impi_client_auth_from_env(uint32_t *mask, uint64_t *key, char *err, size_t errsize);
 
 /*  Writes every command sent and received to `trace` (NULL: off). */

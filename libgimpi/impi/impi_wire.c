@@ -8,6 +8,9 @@
  *  allocation happens — the callers allocate only after a successful decode.
  */
 #include "impi/impi_wire.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include <inttypes.h>
 #include <string.h>
@@ -139,20 +142,23 @@ void impi_auth_reply_encode(uint8_t out[IMPI_AUTH_REPLY_SIZE], int32_t which, in
     gimpi_be_put32(out + 4, (uint32_t)len);
 }
 
-/*  Decodes the raw AUTH reply; only NONE and KEY are known methods. */
+/*  Decodes the raw AUTH reply; only NONE, KEY and GIMPI are known methods. */
 int impi_auth_reply_decode(const uint8_t in[IMPI_AUTH_REPLY_SIZE], int32_t *which, int32_t *len)
 {
     *which = (int32_t)gimpi_be_get32(in);
     *len = (int32_t)gimpi_be_get32(in + 4);
-    if (*which != IMPI_AUTH_NONE && *which != IMPI_AUTH_KEY)
+    if (*which != IMPI_AUTH_NONE && *which != IMPI_AUTH_KEY && *which != IMPI_AUTH_GIMPI)
         return IMPI_ERR_VALUE;
     return IMPI_OK;
 }
 
-/*  The strongest method both sides enabled: KEY over NONE; -1 when none is common. */
+/*  The strongest method both sides enabled: GIMPI over KEY over NONE; -1 when none is
+ *  common. */
 int impi_auth_choose(uint32_t client_mask, uint32_t server_mask)
 {
     uint32_t common = client_mask & server_mask;
+    if (common & (1u << IMPI_AUTH_GIMPI))
+        return IMPI_AUTH_GIMPI;
     if (common & (1u << IMPI_AUTH_KEY))
         return IMPI_AUTH_KEY;
     if (common & (1u << IMPI_AUTH_NONE))
@@ -170,6 +176,31 @@ void impi_auth_key_encode(uint8_t out[IMPI_AUTH_KEY_SIZE], uint64_t key)
 uint64_t impi_auth_key_decode(const uint8_t in[IMPI_AUTH_KEY_SIZE])
 {
     return gimpi_be_get64(in);
+}
+
+/*  A KEY's text, signed or unsigned decimal, as its 64 bits. */
+int impi_auth_key_parse(const char *text, uint64_t *key)
+{
+    bool neg = text && text[0] == '-';
+    const char *digits = neg ? text + 1 : text;
+    if (!digits || *digits < '0' || *digits > '9')
+        return -1;
+    errno = 0;
+    char *end = NULL;
+    unsigned long long v = strtoull(digits, &end, 10);
+    if (*end || errno)
+        return -1;
+    if (neg && v > (unsigned long long)INT64_MAX + 1)
+        return -1;              /* below -2^63 */
+    *key = neg ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    return 0;
+}
+
+/*  A KEY's signed decimal text. */
+const char *impi_auth_key_format(uint64_t key, char buf[21])
+{
+    snprintf(buf, 21, "%" PRId64, (int64_t)key);
+    return buf;
 }
 
 /* ------------------------------------------------------------------ Int4 commands */

@@ -90,10 +90,17 @@ enum {
     IMPI_MAX_CLIENTS = 32,
     IMPI_AUTH_NONE = 0,         /* method numbers; mask bit = 1 << method */
     IMPI_AUTH_KEY = 1,
+    IMPI_AUTH_GIMPI = 16,       /* gimpi's own: a challenge answered under the user's key */
+    IMPI_AUTH_NONCE_SIZE = 16,  /* GIMPI: raw challenge the server sends after its reply */
+    IMPI_AUTH_PROOF_SIZE = 32,  /* GIMPI: raw HMAC-SHA-256 the client answers with */
     IMPI_DEFAULT_XSIZE = 1024,
     IMPI_DEFAULT_MAXLINEAR = 4,
     IMPI_MIN_TAGUB = 32767,
 };
+
+/*  The gimpi_key_mac context of GIMPI's proof: HMAC-SHA-256 over the server's challenge
+ *  under this sub-key of the user's key. */
+#define IMPI_AUTH_PROOF_CONTEXT "gimpi-ip"
 
 /*  Largest payload one client may send in one command (a COLL of 10,000 procs' addresses
  *  is 160 KB; this leaves room for a million).  Anything larger is refused before any
@@ -176,15 +183,26 @@ int impi_cmd_decode(const uint8_t in[IMPI_CMD_HDR_SIZE], uint64_t max_payload, i
 /* ------------------------------------------------------------------ AUTH */
 
 /*  Raw 8-byte server reply to AUTH: Int4 chosen method, Int4 len (bytes the client must send
- *  next: 0 for NONE, 8 for KEY). */
+ *  next: 0 for NONE, 8 for KEY, 32 for GIMPI).  With GIMPI (a method of gimpi's own, never
+ *  chosen for a client that does not offer it) IMPI_AUTH_NONCE_SIZE raw random bytes follow
+ *  the reply, and the client answers with the HMAC that proves it holds the user's key. */
 void impi_auth_reply_encode(uint8_t out[IMPI_AUTH_REPLY_SIZE], int32_t which, int32_t len);
-/*  Decodes it; an unknown method is IMPI_ERR_VALUE. */
+/*  Decodes it; a method other than NONE, KEY and GIMPI is IMPI_ERR_VALUE. */
 int impi_auth_reply_decode(const uint8_t in[IMPI_AUTH_REPLY_SIZE], int32_t *which, int32_t *len);
-/*  Chooses the strongest method enabled on both sides (KEY over NONE); -1 when none. */
+/*  Chooses the strongest method enabled on both sides (GIMPI over KEY over NONE); -1 when
+ *  none. */
 int impi_auth_choose(uint32_t client_mask, uint32_t server_mask);
 /*  The raw 8-byte key (Uint8, big-endian, no header) a client sends after a KEY reply. */
 void impi_auth_key_encode(uint8_t out[IMPI_AUTH_KEY_SIZE], uint64_t key);
 uint64_t impi_auth_key_decode(const uint8_t in[IMPI_AUTH_KEY_SIZE]);
+/*  Parses the text of a KEY (IMPI_AUTH_KEY): a decimal integer, signed (what LAM's atoll()
+ *  and the IMPI draft read: -2^63 .. 2^63-1) or unsigned (0 .. 2^64-1), taken as its 64 bits
+ *  of two's complement.  No sign but one leading '-', no space, nothing after the digits.
+ *  Returns 0, or -1 when the text is not such a number. */
+int impi_auth_key_parse(const char *text, uint64_t *key);
+/*  Writes the signed decimal form of a KEY (what LAM's atoll() reads back to the same 64
+ *  bits) into buf, which needs 21 bytes. */
+const char *impi_auth_key_format(uint64_t key, char buf[21]);
 
 /* ------------------------------------------------------------------ Int4 commands */
 
@@ -222,8 +240,8 @@ typedef struct {
     size_t len;
 } impi_coll_t;
 
-/*  Decodes a client's COLL payload (len >= 4, label != 0).  Unknown labels are accepted:
- *  the server passes them through. */
+/*  Decodes a client's COLL payload (len >= 4, label != 0).  Unknown labels are accepted
+ *  here (impi-server then refuses those not in the table). */
 int impi_coll_decode(const uint8_t *payload, size_t len, impi_coll_t *coll);
 
 /*  Checks a client's contribution against the table: element size divides len, counts
