@@ -93,15 +93,18 @@ enum {
     GIMPI_SPAWN_HOST = 2,       /* gimpi_spawn_on: where names a host of the virtual machine */
     GIMPI_SPAWN_ARCH = 4,       /* gimpi_spawn_on: where names an architecture */
     GIMPI_SPAWN_NOTHOST = 8,    /* gimpi_spawn_on: any host but the one where names */
+    GIMPI_SPAWN_QUIET = 16,     /* a bare name found nowhere: no line on stderr */
 };
 
 /*  Starts n copies of program `file` with arguments argv (NULL-terminated, without the
  *  program name; NULL for none) as new tasks: their tids are reserved from groupd at
  *  once, they become dynamic hosts that call this task, and they write to this task's
  *  stdout and stderr (tagged with GIMPI_SPAWN_TAG).  A bare file name is searched on
- *  $GIMPI_PATH (colon-separated), then beside this program, then on $PATH; the child's
- *  argv[0] is the full path.  tids[i] gets the i-th task's tid or an error (GIMPI_ENOFILE:
- *  no such executable file; GIMPI_EOUTOFRES: no process).  Returns how many started, or
+ *  $GIMPI_PATH (colon-separated), then beside this program, then in
+ *  $HOME/pvm3/bin/LINUX64, never on $PATH (as PVM); found nowhere, a line on stderr
+ *  names the places looked (not with GIMPI_SPAWN_QUIET); the child's argv[0] is the full
+ *  path.  tids[i] gets the i-th task's tid or an error (GIMPI_ENOFILE: no such executable
+ *  file; GIMPI_EOUTOFRES: no process).  Returns how many started, or
  *  an error for all (GIMPI_EBADPARAM, GIMPI_ESYSERR: groupd unreachable). */
 GIMPI_EXPORT
 int gimpi_spawn(gimpi_t *self, const char *file, char *const argv[], int flags, int n,

@@ -16,6 +16,7 @@
 #include "config.h"
 #include "programs/proctree.h"
 #include "programs/run_pvmabi.h"
+#include "programs/run_proc.h"
 #include "base/gimpi_vmwire.h"
 #include "base/gimpi_bind.h"
 #include "base/gimpi_hostset.h"
@@ -101,7 +102,7 @@ static void s_send(agent_t *self, uint8_t *frame, size_t len)
 /*  Reports a failed start. */
 static void s_failed(agent_t *self, int id, int code, const char *fmt, const char *arg)
 {
-    char msg[512];
+    char msg[1500];
     snprintf(msg, sizeof msg, fmt, arg, self->host);
     size_t len;
     uint8_t *f = vmw_encode(&len, AGENT_FAILED, id, code, msg);
@@ -203,7 +204,7 @@ static void s_on_output(gimpi_loop_t *loop, int fd, int events, void *arg)
  *  on errpipe when something fails (only async-signal-safe calls matter little here: the
  *  agent is single-threaded). */
 static void s_child(agent_t *self, char **argv, char **env, const char *wd, int out, int err,
-                    int errpipe, int keep[], int nkeep)
+                    int errpipe, int keep[], int nkeep, bool spawned)
 {
     sigset_t none;
     sigemptyset(&none);
@@ -230,11 +231,18 @@ static void s_child(agent_t *self, char **argv, char **env, const char *wd, int 
     setenv("GIMPI_KEY_FD", v, 1);
     unsetenv("GIMPI_KEY_FILE");
     int e = 0;
+    char tried[2048] = "";
     if (wd && *wd && chdir(wd) < 0)
         e = errno, e = -e;      /* negative: the directory, not the program */
-    if (!e)
+    char path[PATH_MAX + 256];
+    if (!e && !spawned)
         e = gimpi_job_exec(argv);
+    else if (!e && !(e = run_find_spawned(argv[0], path, sizeof path, tried, sizeof tried))) {
+        execv(path, argv);      /* a spawned task's program is never looked for on PATH */
+        e = errno;
+    }
     vmw_write_all(errpipe, &e, sizeof e);
+    vmw_write_all(errpipe, tried, strlen(tried));   /* the places looked, when any */
     _exit(127);
 }
 
@@ -249,6 +257,17 @@ static int s_exec_check(agent_t *self, int id, pid_t pid, int ep, const char *wd
     do
         r = read(ep, &e, sizeof e);
     while (r < 0 && errno == EINTR);
+    char tried[1024];           /* the places looked, after a spawned task's errno */
+    size_t nt = 0;
+    while (r == (ssize_t)sizeof e && nt < sizeof tried - 1) {
+        ssize_t k = read(ep, tried + nt, sizeof tried - 1 - nt);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        nt += (size_t)k;
+    }
+    tried[nt] = 0;
     close(ep);
     if (r != (ssize_t)sizeof e)
         return 0;
@@ -256,7 +275,12 @@ static int s_exec_check(agent_t *self, int id, pid_t pid, int ep, const char *wd
         ;
     if (e < 0)
         s_failed(self, id, GIMPI_ENOFILE, "cannot enter working directory %s on host %s", wd);
-    else if (e == ENOENT || e == EACCES || e == ENOEXEC || e == ENOTDIR)
+    else if (e == ENOENT && *tried) {
+        char msg[1400];
+        snprintf(msg, sizeof msg, "no program %s on host %s: looked for %s; PATH is not "
+                 "searched, as in PVM", prog, self->host, tried);
+        s_failed(self, id, GIMPI_ENOFILE, "%s", msg);
+    } else if (e == ENOENT || e == EACCES || e == ENOEXEC || e == ENOTDIR)
         s_failed(self, id, GIMPI_ENOFILE, "no program %s on host %s", prog);
     else
         s_failed(self, id, GIMPI_EOUTOFRES, "cannot start %s on host %s", prog);
@@ -356,7 +380,8 @@ static void s_start(agent_t *self, vmw_msg_t *m)
             putenv(*e);
         if (place >= 0)
             gimpi_bind_child(self->bind, place);
-        s_child(self, argv, env, wd, out[1], err[1], ep[1], keep, 4);
+        s_child(self, argv, env, wd, out[1], err[1], ep[1], keep, 4,
+                !(flags & AGENT_START_STATIC));
     }
     close(out[1]), close(err[1]), close(ep[1]);
     if (place >= 0 && place == count - 1)

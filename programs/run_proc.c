@@ -1,6 +1,7 @@
 /*  run_proc.c — what gimpirun's files share about the processes they start: a child's
  *  first steps after fork, the programs beside gimpirun, and the environment, working
- *  directory, program path and listening address a task on another host is given.  It
+ *  directory, program path and listening address a task on another host is given, and
+ *  where a spawned task's program is found (never on PATH, as in PVM).  It
  *  knows hosts only by their host-set entry and nothing of the launcher's state: every
  *  other file of gimpirun may use it.
  */
@@ -8,8 +9,10 @@
 #include "programs/run_proc.h"
 #include "programs/proctree.h"
 #include "base/gimpi_tunables.h"
+#include "base/gimpi_findprog.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -129,4 +132,20 @@ void run_addr_spec(const char *myaddr, const char *ifspec, char *out, size_t siz
     struct in_addr plain;
     if (ifspec && inet_pton(AF_INET, ifspec, &plain) != 1)
         snprintf(out, size, "if:%s", ifspec);
+}
+
+/*  Where a spawned task's program is (run_proc.h). */
+int run_find_spawned(const char *name, char *path, size_t size, char *tried, size_t tsize)
+{
+    char dir[PATH_MAX];
+    const char *d = gimpi_env("GIMPI_SPAWN_DIR");
+    snprintf(dir, sizeof dir, "%s", d ? d : "");
+    unsetenv("GIMPI_SPAWN_DIR");        /* the spawner's, not the task's own */
+    if (tsize)
+        tried[0] = 0;
+    if (strchr(name, '/')) {
+        snprintf(path, size, "%s", name);
+        return 0;
+    }
+    return gimpi_findspawn(name, dir, path, size, tried, tsize) == 0 ? 0 : ENOENT;
 }

@@ -18,4 +18,11 @@ const char *run_wd(const gimpi_hostinfo_t *info, char *buf, size_t size);
 char *run_abs_prog(const char *prog);
 void run_addr_spec(const char *myaddr, const char *ifspec, char *out, size_t size);
 
+/*  In the child of a spawn (gimpirun's or an agent's), its environment set and in its
+ *  working directory: the path of a spawned task's program name, found as a spawned
+ *  task's is (base/gimpi_findprog.h gimpi_findspawn: GIMPI_PATH, the spawner's folder
+ *  from GIMPI_SPAWN_DIR, which it removes, PVM's default ep; never PATH), a name with a
+ *  slash as given.  0 with it in path, or ENOENT with the places looked in tried. */
+int run_find_spawned(const char *name, char *path, size_t size, char *tried, size_t tsize);
+
 #endif

@@ -3,7 +3,8 @@
  *
  *  A task on this machine is our child: its stdout and stderr are pipes read in the loop
  *  and forwarded line by line (-tag prefixes the world rank, or the tid of a spawned
- *  task; a spawner that catches output gets PVM's catchout format).  A task on another
+ *  task, also of one a task spawned itself, whose tagger marks its lines; a spawner that
+ *  catches output gets PVM's catchout format).  A task on another
  *  host is its agent's child, and run_hosts.c passes on what the agent says of it through
  *  the launcher's events.  Every end is counted here: a static task that fails fails the
  *  job, and the others get -grace seconds to end on their own before they are
@@ -19,10 +20,12 @@
 #include "programs/run_proc.h"
 #include "programs/proctree.h"
 #include "task/gimpi_job.h"
+#include "base/gimpi_tagout.h"
 
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -87,10 +90,26 @@ task_t *run_task_new(launcher_t *self, int host, char **argv, bool spawned)
     return t;
 }
 
-/*  Writes one line (with the task's tag) to gimpirun's own stream. */
+/*  Writes one line (with the task's tag) to gimpirun's own stream.  A line a spawner's
+ *  tagger wrote (base/gimpi_tagout.h: it starts with the mark) carries the tag of the
+ *  spawned task already: it goes out without the mark and without the spawner's tag, so
+ *  that every task's lines have one tag, its own, on every host.  A mark inside a line
+ *  (the spawner had written part of a line when its tagger wrote) starts a new one. */
 void run_task_output(launcher_t *self, task_t *t, int which, const char *line, size_t len)
 {
     FILE *to = which == 2 ? stderr : stdout;
+    const char *m = len > 1 ? memchr(line + 1, GIMPI_TAGOUT_MARK, len - 1) : NULL;
+    if (m) {                    /* a tagger's line after a piece of the spawner's own */
+        run_task_output(self, t, which, line, (size_t)(m - line));
+        run_task_output(self, t, which, m, len - (size_t)(m - line));
+        return;
+    }
+    if (len && line[0] == GIMPI_TAGOUT_MARK) {
+        fwrite(line + 1, 1, len - 1, to);
+        fputc('\n', to);
+        fflush(to);
+        return;
+    }
     if (t->catchout) {          /* PVM's catchout format, both streams on stdout */
         printf("[t%x] %.*s\n", (unsigned)t->tid, (int)len, line);
         fflush(stdout);
@@ -460,6 +479,8 @@ int run_tasks_start_local(launcher_t *self, task_t *t, int tables_fd)
         setenv(GIMPI_ENV_LOCAL, v, 1);
         if (gimpi_hostset_size(self->hostset) > 0)     /* its name in the virtual machine */
             setenv(GIMPI_ENV_HOST, self->hosts[t->host]->info.name, 1);
+        if (self->hosts[t->host]->info.ep[0])   /* this host's ep=, as on the others */
+            setenv("GIMPI_PATH", self->hosts[t->host]->info.ep, 1);
         gimpi_bind_child(self->bind, t->core);
         gimpi_job_exec(t->argv);
         fprintf(stderr, "gimpirun: cannot run %s: %s\n", t->argv[0], strerror(errno));
@@ -501,15 +522,29 @@ int run_tasks_start_spawned(launcher_t *self, task_t *t, char **env, const char 
         int null = open("/dev/null", O_RDONLY);
         if (null >= 0)
             dup2(null, 0);
-        dup2(out[1], 1);
-        dup2(err[1], 2);
         for (char **e = env; e && *e; e++)
             putenv(*e);
         int e = 0;
-        if (wd && *wd && chdir(wd) < 0)
+        char path[PATH_MAX + 256], tried[2048];
+        const char *host = self->hosts[t->host]->info.name;
+        if (wd && *wd && chdir(wd) < 0) {   /* said on our stderr, still gimpirun's */
+            fprintf(stderr, "gimpirun: cannot enter working directory %s on host %s: %s\n",
+                    wd, host, strerror(errno));
             e = ENOTDIR;
-        if (!e)
-            e = gimpi_job_exec(t->argv);
+        } else if ((e = run_find_spawned(t->argv[0], path, sizeof path, tried, sizeof tried)))
+            fprintf(stderr, "gimpirun: no program %s on host %s: looked for %s; PATH is not "
+                    "searched, as in PVM\n", t->argv[0], host, tried);
+        else {
+            int olderr = fcntl(2, F_DUPFD_CLOEXEC, 3);
+            dup2(out[1], 1);
+            dup2(err[1], 2);
+            execv(path, t->argv);
+            e = errno;
+            if (olderr >= 0)
+                dup2(olderr, 2);
+            fprintf(stderr, "gimpirun: cannot run %s on host %s: %s\n", t->argv[0], host,
+                    strerror(e));
+        }
         if (write(ep[1], &e, sizeof e) < 0)
             _exit(126);
         _exit(127);

@@ -490,11 +490,9 @@ static void s_spawn(launcher_t *self, int token, vmw_msg_t *m)
             t->start_err = GIMPI_ENOMEM;
         else if (h->local) {
             const char *dir = run_wd(&h->info, wd, sizeof wd);
-            if (run_tasks_start_spawned(self, t, tenv, dir, &code) < 0) {
-                t->start_err = code;
-                if (code == GIMPI_ENOFILE)
-                    fprintf(stderr, "gimpirun: no program %s on host %s\n", file, h->info.name);
-            } else
+            if (run_tasks_start_spawned(self, t, tenv, dir, &code) < 0)
+                t->start_err = code;    /* its start said why on our stderr */
+            else
                 run_task_catch_mark(t, "BEGIN");
         } else {
             char spec[80];

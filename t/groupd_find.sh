@@ -17,7 +17,7 @@ mkdir -p "$tmp/bin"
 cp "$TASK" "$RUN" "$tmp/bin/"
 out=$tmp/out
 
-echo "1..8"
+echo "1..10"
 
 # --- found from the build tree
 GIMPI_GROUPD="ipc://$tmp/gd" GIMPI_GROUPD_IDLE=60 "$TO" 60 "$TASK" self >"$tmp/o1" 2>"$out"
@@ -41,7 +41,12 @@ has "no groupd program to serve ipc://$tmp/gd3" && has "$tmp/bin/groupd (beside 
     && has "$tmp/groupd/groupd (the build tree)" && has "/groupd (the bindir)" \
     && has "/nonexistent/groupd (PATH)"
 okd $? "a task with nothing to find says no groupd program was found and every place looked"
-ok $(has "unavailable"; echo $?) "... and still says groupd is unavailable to it"
+has "group calls fail: no groupd program was found to serve ipc://$tmp/gd3; set GIMPI_GROUPD_BIN"
+okd $? "... and the warning of its group calls names that cause and the fix, not a tid reservation"
+ok $(! has "no tids reserved" && ! has "reserved no tid"; echo $?) "... and does not blame the job's tids"
+GIMPI_GROUPD="ipc://$tmp/gd3b" PATH=/a:/a:/b "$TO" 60 "$tmp/bin/pvm_job" self >"$tmp/o3" 2>"$out" </dev/null
+[ "$(grep -o "/a/groupd (PATH)" "$out" | wc -l)" = 1 ]
+okd $? "a folder named twice on PATH is listed once among the places looked"
 
 GIMPI_GROUPD="ipc://$tmp/gd4" GIMPI_GROUPD_BIN=/nowhere/groupd "$TO" 60 "$TASK" self \
     >"$tmp/o4" 2>"$out"

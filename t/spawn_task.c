@@ -13,13 +13,21 @@
  *    job              a task of a gimpirun job: rank 0 spawns "jobchild", which talks to
  *                     every task of the job (tids in its arguments).
  *    orphan           spawns "waitparent" and is killed while the child waits for it.
- *    nested           spawns one child (mode "grandchild") which talks to its parent and
- *                     to the master (its grandparent, found through groupd); pvm_tasks
- *                     gives the grandchild its parent as ti_ptid.
+ *    nested [WHERE]   spawns one child (on host WHERE), which spawns one on its own host
+ *                     (mode "grandchild") which talks to its parent and to the master
+ *                     (its grandparent, found through groupd); pvm_tasks gives the
+ *                     grandchild its parent as ti_ptid.
+ *    pathonly NAME nofile|runs [WHERE]  spawns the bare NAME (on host WHERE): PvmNoFile,
+ *                     or it starts.
+ *    tagwait FIFO N [WHERE]  spawns N "tagchild" (default placement, or on host WHERE),
+ *                     which print a line on stdout and stderr and wait; prints "ready",
+ *                     blocks until FIFO is written, then lets them end; prints
+ *                     "tagwait ok".
  *  Prints "FAIL ..." and exits 1 on the first check that does not hold.
  */
 #include "pvm3.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,8 +205,68 @@ static int s_failures(const char *noexec)
     return 0;
 }
 
+/*  pathonly NAME nofile|runs: spawns the bare NAME once; it must fail with PvmNoFile
+ *  (PATH is never searched) or start (found on the spawn path). */
+static int s_pathonly(const char *name, const char *expect, char *where)
+{
+    int me = pvm_mytid(), t = 0;
+    CHECK(me > 0, "mytid");             /* PvmAutoErr 1: the spawn says where it looked */
+    int rc = pvm_spawn((char *)name, NULL, where ? PvmTaskHost : 0, where, 1, &t);
+    printf("spawn %s: %d %d\n", name, rc, t);
+    if (!strcmp(expect, "nofile"))
+        CHECK(rc == 0 && t == PvmNoFile, "%s: PvmNoFile expected: %d %d", name, rc, t);
+    else
+        CHECK(rc == 1 && t > 0, "%s: started expected: %d %d", name, rc, t);
+    printf("pathonly ok\n");
+    pvm_exit();
+    return 0;
+}
+
+/*  tagwait FIFO N: children alive while the test looks at the processes. */
+static int s_tagwait(const char *fifo, int n, char *where)
+{
+    int me = pvm_mytid(), tids[16];
+    CHECK(me > 0 && n > 0 && n <= 16, "mytid %d, n %d", me, n);
+    char *args[] = { "tagchild", NULL };
+    CHECK(pvm_spawn("spawn_task", args, where ? PvmTaskHost : PvmTaskDefault, where, n, tids)
+          == n, "spawn %d", n);
+    for (int i = 0; i < n; i++)         /* each has written its lines */
+        CHECK(pvm_recv(-1, 41) > 0, "ready %d", i);
+    printf("ready\n");
+    fflush(stdout);
+    int fd = open(fifo, O_RDONLY);      /* until the test has looked */
+    char c;
+    CHECK(fd >= 0 && read(fd, &c, 1) >= 0, "fifo %s", fifo);
+    close(fd);
+    pvm_initsend(PvmDataDefault);
+    CHECK(pvm_mcast(tids, n, 42) == 0, "go");
+    for (int i = 0; i < n; i++)
+        CHECK(pvm_recv(-1, 43) > 0, "done %d", i);
+    printf("tagwait ok\n");
+    fflush(stdout);
+    pvm_exit();
+    return 0;
+}
+
+/*  tagchild: a line on each stream, then waits for its parent's word. */
+static int s_tagchild(void)
+{
+    int me = pvm_mytid(), parent = pvm_parent();
+    CHECK(me > 0 && parent > 0, "tagchild %d of %d", me, parent);
+    printf("tagchild says hello\n");
+    fflush(stdout);
+    fprintf(stderr, "tagchild says on stderr\n");
+    pvm_initsend(PvmDataDefault);
+    CHECK(pvm_send(parent, 41) == 0, "ready");
+    CHECK(pvm_recv(parent, 42) > 0, "go");
+    pvm_initsend(PvmDataDefault);
+    CHECK(pvm_send(parent, 43) == 0, "done");
+    pvm_exit();
+    return 0;
+}
+
 /*  nested: a child that spawns a grandchild; the grandchild reaches the master too. */
-static int s_nested(int top)
+static int s_nested(int top, char *where)
 {
     int me = pvm_mytid();
     CHECK(me > 0, "mytid");
@@ -208,7 +276,8 @@ static int s_nested(int top)
     char *args[] = { "grandchild", mtid, NULL };
     if (top) {
         char *mid[] = { "nested", NULL };
-        CHECK(pvm_spawn("spawn_task", mid, 0, NULL, 1, &t) == 1, "spawn middle");
+        CHECK(pvm_spawn("spawn_task", mid, where ? PvmTaskHost : 0, where, 1, &t) == 1,
+              "spawn middle");
         CHECK(pvm_recv(-1, 11) > 0, "hello from the grandchild");
         int who;
         pvm_upkint(&who, 1, 1);
@@ -224,7 +293,9 @@ static int s_nested(int top)
         CHECK(pvm_recv(t, 13) > 0, "middle done");
         printf("nested ok\n");
     } else {
-        CHECK(pvm_spawn("spawn_task", args, 0, NULL, 1, &t) == 1, "spawn grandchild");
+        printf("middle says hello\n");
+        fflush(stdout);
+        CHECK(pvm_spawn("spawn_task", args, PvmTaskHost, ".", 1, &t) == 1, "spawn grandchild");
         CHECK(pvm_recv(t, 14) > 0, "grandchild done");
         pvm_initsend(PvmDataDefault);
         CHECK(pvm_send(pvm_parent(), 13) == 0, "tell master");
@@ -274,6 +345,12 @@ int main(int argc, char **argv)
         return s_child(argv[0]);
     if (!strcmp(mode, "failures") && argc > 2)
         return s_failures(argv[2]);
+    if (!strcmp(mode, "pathonly") && argc > 3)
+        return s_pathonly(argv[2], argv[3], argc > 4 ? argv[4] : NULL);
+    if (!strcmp(mode, "tagwait") && argc > 3)
+        return s_tagwait(argv[2], atoi(argv[3]), argc > 4 ? argv[4] : NULL);
+    if (!strcmp(mode, "tagchild"))
+        return s_tagchild();
     if (!strcmp(mode, "die"))
         _exit(3);
     if (!strcmp(mode, "killme")) {
@@ -325,10 +402,12 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(mode, "nested"))
-        return s_nested(pvm_parent() == PvmNoParent);
+        return s_nested(pvm_parent() == PvmNoParent, argc > 2 ? argv[2] : NULL);
     if (!strcmp(mode, "grandchild") && argc > 2) {
         int me = pvm_mytid(), master = atoi(argv[2]);
         CHECK(me > 0 && master > 0, "grandchild of %d", master);
+        printf("grandchild says hello\n");
+        fflush(stdout);
         pvm_initsend(PvmDataDefault);
         pvm_pkint(&me, 1, 1);
         CHECK(pvm_send(master, 11) == 0, "hello to the master");
@@ -338,6 +417,7 @@ int main(int argc, char **argv)
         pvm_exit();
         return 0;
     }
-    printf("usage: spawn_task master N | child | failures NOEXEC | nested\n");
+    printf("usage: spawn_task master N | child | failures NOEXEC | nested | pathonly NAME "
+           "nofile|runs\n");
     return 2;
 }

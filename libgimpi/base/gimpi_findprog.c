@@ -1,15 +1,18 @@
-/*  gimpi_findprog.c — finding one of gimpi's programs (gimpi_findprog.h): the variable
- *  that names it, beside the running program, the build tree, the bindir, PATH; the
- *  places looked are kept for the message when none has it.
+/*  gimpi_findprog.c — finding programs (gimpi_findprog.h): one of gimpi's own (the
+ *  variable that names it, beside the running program, the build tree, the bindir, PATH)
+ *  and a program to spawn (GIMPI_PATH, the spawner's folder, PVM's default ep; never
+ *  PATH); the places looked are kept for the message when none has it.
  */
 #include "base/gimpi_findprog.h"
 #include "base/gimpi_tunables.h"
+#include "base/gimpi_vmwire.h"
 
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /*  The search's state: the answer and the places looked so far. */
@@ -20,11 +23,16 @@ typedef struct {
     size_t triedsize, used;
 } look_t;
 
-/*  Adds a place looked to the list. */
+/*  Adds a place looked to the list (once: PATH, or GIMPI_PATH and the spawner's folder,
+ *  may name a folder twice; the first reason stays). */
 static void s_note(look_t *l, const char *place, const char *why)
 {
     if (!l->tried || l->used + 1 >= l->triedsize)
         return;
+    size_t n = strlen(place);
+    for (const char *p = l->tried; (p = strstr(p, place)) != NULL; p++)
+        if ((p == l->tried || p[-1] == ' ') && (p[n] == 0 || p[n] == ',' || p[n] == ' '))
+            return;
     int w = snprintf(l->tried + l->used, l->triedsize - l->used, "%s%s%s%s%s",
                      l->used ? ", " : "", place, why ? " (" : "", why ? why : "", why ? ")" : "");
     if (w > 0)
@@ -107,4 +115,51 @@ int gimpi_findprog(const char *name, const char *env, const char *sub, const cha
             return 0;
     }
     return s_try_path(&l, name) ? 0 : -1;
+}
+
+/*  Looks for name in each folder of the colon-separated list (empty entries skipped),
+ *  as a regular file we may run; each folder looked joins the list with why. */
+static bool s_try_list(look_t *l, const char *list, const char *name, const char *why)
+{
+    char path[PATH_MAX + 256];
+    struct stat st;
+    while (list && *list) {
+        const char *c = strchr(list, ':');
+        size_t n = c ? (size_t)(c - list) : strlen(list);
+        int w = n ? snprintf(path, sizeof path, "%.*s/%s", (int)n, list, name) : -1;
+        if (w > 0 && (size_t)w < sizeof path) {
+            if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0) {
+                snprintf(l->out, l->size, "%s", path);
+                return true;
+            }
+            s_note(l, path, why);
+        }
+        list = c ? c + 1 : NULL;
+    }
+    return false;
+}
+
+/*  Finds a program to spawn by its bare name (gimpi_findprog.h). */
+int gimpi_findspawn(const char *name, const char *dir, char *out, size_t size, char *tried,
+                    size_t triedsize)
+{
+    look_t l = { .out = out, .size = size, .tried = tried, .triedsize = triedsize };
+    if (tried && triedsize)
+        tried[0] = 0;
+    if (!name || !*name || strchr(name, '/'))
+        return -1;
+    const char *gp = gimpi_env("GIMPI_PATH");
+    if (!gp || !*gp)
+        s_note(&l, "GIMPI_PATH", "unset");
+    else if (s_try_list(&l, gp, name, "GIMPI_PATH"))
+        return 0;
+    if (dir && *dir && s_try_list(&l, dir, name, "the spawner's folder"))
+        return 0;
+    const char *home = getenv("HOME");
+    char ep[PATH_MAX];
+    if (home && *home && (size_t)snprintf(ep, sizeof ep, "%s/pvm3/bin/%s", home, vmw_arch())
+                             < sizeof ep
+        && !strchr(ep, ':') && s_try_list(&l, ep, name, "PVM's default ep"))
+        return 0;
+    return -1;
 }

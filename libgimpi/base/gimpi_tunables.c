@@ -37,9 +37,11 @@ static const gimpi_tunable_t s_table[] = {
       "a groupd started by a task exits after this long without tasks",
       "libgimpi/groups/gimpi_groups_start.c", false },
     { "GIMPI_PATH", U, "", "list",
-      "colon-separated directories where spawn looks for a program before PATH; gimpirun "
-      "sets it on another host from the hostfile's ep= option",
-      "libgimpi/task/gimpi_job.c libgimpi/task/gimpi_spawn.c", false },
+      "colon-separated directories where a spawn looks for a program given by its bare "
+      "name first (then the spawner's folder and $HOME/pvm3/bin/ARCH, never PATH, as "
+      "PVM's ep); gimpirun sets it on another host from the hostfile's ep= option, and "
+      "starts its command line's programs from it before PATH",
+      "libgimpi/task/gimpi_job.c libgimpi/base/gimpi_findprog.c", false },
     { "GIMPI_RSH", U, "ssh -o BatchMode=yes -o ConnectTimeout=10 -o ServerAliveInterval=1 "
       "-o ServerAliveCountMax=5 -x", "command",
       "how gimpirun reaches another host to start gimpi-agent there (words split on blanks)",
@@ -187,6 +189,10 @@ static const gimpi_tunable_t s_table[] = {
     { "GIMPI_TAG", S, "0", "switch",
       "not 0: output of spawned tasks is prefixed with their tid (gimpirun -tag sets it)",
       "libgimpi/pvm/pvm_spawn.c", false },
+    { "GIMPI_SPAWN_DIR", S, "", "path",
+      "the folder of the program that asked the virtual machine's manager for a spawn: "
+      "where the manager looks for a bare name after GIMPI_PATH (never passed on to the "
+      "task)", "programs/run_proc.c", false },
     { "GIMPI_PVM_CONTEXT", S, "0", "context id",
       "the PVM message context a task starts in (pvm_spawn sets its parent's current one)",
       "libgimpi/pvm/pvm_ctx.c", false },
@@ -229,7 +235,8 @@ static const gimpi_tunable_t s_table[] = {
       "libgimpi/base/gimpi_bind.c", false },
     { "GIMPI_JOB_PID", S, "", "number",
       "marks the processes of a job: gimpirun's or the agent's pid, read from their "
-      "environment in /proc", "programs/proctree.c", false },
+      "environment in /proc; a spawner under it marks its tagged lines for it",
+      "programs/proctree.c libgimpi/task/gimpi_spawn.c", false },
 
     /* === tests and benchmarks ======================================================= */
     { "GIMPI_TIDBASE", T, "(the launcher's, else a block of one from groupd)", "number",

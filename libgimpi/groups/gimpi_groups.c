@@ -676,8 +676,8 @@ int gimpi_groups_lookup_only(gimpi_groups_t *self, int tid, gimpi_task_info_t *i
     return rc ? rc : s_lookup(self, tid, info);
 }
 
-/*  Why the object's calls fail, in words, into buf: groupd refused this task, is gone, or
- *  was never reached; "" while the connection works. */
+/*  Why the object's calls fail, in words, into buf: no groupd program to start, groupd
+ *  refused this task, is gone, or was never reached; "" while the connection works. */
 const char *gimpi_groups_errmsg(gimpi_groups_t *self, char *buf, size_t size)
 {
     assert(self);
@@ -685,7 +685,10 @@ const char *gimpi_groups_errmsg(gimpi_groups_t *self, char *buf, size_t size)
     buf[0] = 0;
     if (self->state >= 0)
         return buf;
-    if (self->refused)
+    if (self->noprog)
+        snprintf(buf, size, "no groupd program was found to serve %s; set GIMPI_GROUPD_BIN "
+                 "to one", self->endpoint);
+    else if (self->refused)
         snprintf(buf, size, "groupd at %s refused this task", self->endpoint);
     else if (self->pub_endpoint[0])
         snprintf(buf, size, "groupd at %s is gone", self->endpoint);

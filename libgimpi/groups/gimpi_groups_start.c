@@ -48,6 +48,7 @@ int groups_start_groupd(gimpi_groups_t *self)
     char bin[4200], tried[2048];
     if (gimpi_findprog("groupd", "GIMPI_GROUPD_BIN", "groupd", GIMPI_BINDIR, bin, sizeof bin,
                        tried, sizeof tried) < 0) {
+        self->noprog = true;
         fprintf(stderr, "gimpi: no groupd program to serve %s: looked for %s"
                 " (set GIMPI_GROUPD_BIN to the program)\n", self->endpoint, tried);
         return -1;

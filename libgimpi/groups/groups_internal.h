@@ -116,6 +116,7 @@ struct gimpi_groups_t {
     char keydesc[GIMPI_KEY_PATHLEN + 64];   /* "fingerprint X from FILE", for messages */
     bool handshaken;            /* the DEALER's handshake with groupd succeeded */
     bool refused;               /* groupd refused us (said once) */
+    bool noprog;                /* no groupd program was found to start (said once) */
     int32_t tok_base, tok_n;    /* the last block this object reserved ... */
     uint8_t tok[GD_TOKEN_SIZE]; /* ... and its token */
     bool have_want_tok;         /* gimpi_groups_set_tid_token gave the token to present */

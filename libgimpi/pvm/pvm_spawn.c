@@ -42,6 +42,9 @@ int pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *ti
     const pvm_transport_ops_t *ops = pvm_ctx_ops(ctx, &impl);
     const char *tag = gimpi_env("GIMPI_TAG");
     int flags = tag && *tag && strcmp(tag, "0") ? GIMPI_SPAWN_TAG : 0;
+    const int *autoerr = pvm_ctx_opt(ctx, PvmAutoErr);
+    if (autoerr && *autoerr == 0)       /* no diagnostics: not even where it looked */
+        flags |= GIMPI_SPAWN_QUIET;
     const char *place = NULL;
     if ((flag & PvmTaskHost) && (flag & PvmHostCompl))
         flags |= GIMPI_SPAWN_NOTHOST, place = where && *where ? where : ".";

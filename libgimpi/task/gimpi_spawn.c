@@ -1,8 +1,9 @@
 /*  gimpi_spawn.c — starting new tasks from a running one (the native side of pvm_spawn):
- *  finding the program (GIMPI_PATH, beside this program, PATH), reserving the children's
- *  tids from groupd, and starting each child as a real process that becomes a dynamic
- *  host of the data plane (it calls this task at the contact it is given, registers its
- *  own contact with groupd, and is found by every other task through groupd's LOOKUP).
+ *  finding the program (GIMPI_PATH, beside this program, PVM's ep; not PATH), reserving
+ *  the children's tids from groupd, and starting each child as a real process that
+ *  becomes a dynamic host of the data plane (it calls this task at the contact it is
+ *  given, registers its own contact with groupd, and is found by every other task
+ *  through groupd's LOOKUP).
  *
  *  Each child is started by a short-lived middle process (double fork), so the children
  *  are never this process's zombies; the middle reports the child's pid, the child
@@ -10,9 +11,11 @@
  *  child through a pidfd until it calls (gimpi_msg_expect): a child that dies first makes
  *  the operations with it fail instead of waiting.  Output: children write straight to
  *  the spawner's stdout and stderr; with GIMPI_SPAWN_TAG a tagger process per child
- *  (also reparented) copies its lines with a "[t<hex tid>] " prefix; when this task or
- *  an ancestor catches output (gimpi_catchout), a copier process per child sends it to
- *  the catching task instead (gimpi_catch.h).  gimpi_spawn_on
+ *  (also reparented) copies its lines with a "[t<hex tid>] " prefix, marked for the
+ *  launcher when there is one (base/gimpi_tagout.h); when this task or an ancestor
+ *  catches output (gimpi_catchout), a copier process per child sends it to the catching
+ *  task instead (gimpi_catch.h).  Tagger and copier are the gimpi-tagger program, not
+ *  copies of this one.  gimpi_spawn_on
  *  places tasks on the hosts of a virtual machine: on another host (or round-robin), the
  *  children's tids are reserved here and the manager starts them there (gimpi_vm.c).
  *  See doc/spawn.md and doc/multihost.md.
@@ -25,6 +28,8 @@
 #include "base/gimpi_vmwire.h"
 #include "task/gimpi_catch.h"
 #include "base/gimpi_tunables.h"
+#include "base/gimpi_findprog.h"
+#include "base/gimpi_tagout.h"
 
 #include <arpa/inet.h>
 #include <assert.h>
@@ -44,6 +49,10 @@
 
 extern char **environ;
 
+#ifndef GIMPI_PKGLIBEXECDIR
+#define GIMPI_PKGLIBEXECDIR "/usr/local/libexec/gimpi"
+#endif
+
 #define SPAWN_MAX 100000        /* children per call */
 #define CATCH_SYNC_MS 10000     /* bound of the wait for our collector's BEGIN lines */
 
@@ -54,46 +63,31 @@ static int s_executable(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
 }
 
-/*  Looks for file in the colon-separated directories of list; 1 with the path in out. */
-static int s_search(const char *list, const char *file, char *out, size_t size)
+/*  The folder of the running program into buf ("" when it cannot be known). */
+static const char *s_self_dir(char *buf, size_t size)
 {
-    while (list && *list) {
-        const char *colon = strchr(list, ':');
-        size_t len = colon ? (size_t)(colon - list) : strlen(list);
-        if (len && (size_t)snprintf(out, size, "%.*s/%s", (int)len, list, file) < size
-            && s_executable(out))
-            return 1;
-        list = colon ? colon + 1 : NULL;
-    }
-    return 0;
+    ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+    buf[n > 0 ? n : 0] = 0;
+    char *slash = strrchr(buf, '/');
+    if (slash)
+        *slash = 0;
+    return buf;
 }
 
-/*  The full path of the program to start: file as given when it has a slash, else the
- *  first executable found on $GIMPI_PATH, beside this program, on $PATH.  0 or
- *  GIMPI_ENOFILE. */
-static int s_find(const char *file, char *out, size_t size)
+/*  The full path of the program to start: file as given when it has a slash, else as
+ *  gimpi_findspawn finds it (GIMPI_PATH, this program's folder, PVM's default ep; never
+ *  PATH, as in PVM).  0, or GIMPI_ENOFILE (for a bare name, the places looked are said
+ *  on stderr unless quiet). */
+static int s_find(const char *file, char *out, size_t size, bool quiet)
 {
-    if (strchr(file, '/')) {
-        if (!s_executable(file) || !realpath(file, out))
-            return GIMPI_ENOFILE;
-        (void)size;
+    if (strchr(file, '/'))              /* the one place: the caller knows it */
+        return s_executable(file) && realpath(file, out) ? 0 : GIMPI_ENOFILE;
+    char dir[PATH_MAX], tried[2048];
+    if (gimpi_findspawn(file, s_self_dir(dir, sizeof dir), out, size, tried, sizeof tried) == 0)
         return 0;
-    }
-    if (s_search(gimpi_env("GIMPI_PATH"), file, out, size))
-        return 0;
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n > 0) {
-        self[n] = 0;
-        char *slash = strrchr(self, '/');
-        if (slash) {
-            *slash = 0;
-            if (s_search(self, file, out, size))
-                return 0;
-        }
-    }
-    if (s_search(getenv("PATH"), file, out, size))
-        return 0;
+    if (!quiet)
+        fprintf(stderr, "gimpi: spawn: no program %s: looked for %s; PATH is not searched, "
+                "as in PVM: set GIMPI_PATH to its folder or give its path\n", file, tried);
     return GIMPI_ENOFILE;
 }
 
@@ -102,9 +96,9 @@ static int s_ours(const char *var)
 {
     static const char *const names[] = {
         GIMPI_ENV_TID, GIMPI_ENV_PARENT, GIMPI_ENV_PARENT_CONTACT, GIMPI_ENV_SIBLINGS,
-        "GIMPI_GROUPD", "GIMPI_TIDBASE", GIMPI_ENV_LISTEN_FD, GIMPI_ENV_TABLES_FD,
-        GIMPI_ENV_GO_FD, GIMPI_ENV_CLIENT, GIMPI_ENV_LOCAL, GIMPI_ENV_TID_TOKEN,
-        GIMPI_ENV_CATCHOUT_FD, GIMPI_ENV_BOUND, "GIMPI_TMASK_SELF",
+        "GIMPI_GROUPD", "GIMPI_TIDBASE", "GIMPI_SPAWN_DIR", GIMPI_ENV_LISTEN_FD,
+        GIMPI_ENV_TABLES_FD, GIMPI_ENV_GO_FD, GIMPI_ENV_CLIENT, GIMPI_ENV_LOCAL,
+        GIMPI_ENV_TID_TOKEN, GIMPI_ENV_CATCHOUT_FD, GIMPI_ENV_BOUND, "GIMPI_TMASK_SELF",
     };
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         size_t l = strlen(names[i]);
@@ -112,20 +106,6 @@ static int s_ours(const char *var)
             return 1;
     }
     return 0;
-}
-
-/*  Writes all of buf (async-signal-safe). */
-static void s_write_all(int fd, const char *buf, size_t len)
-{
-    while (len) {
-        ssize_t w = write(fd, buf, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return;
-        buf += w;
-        len -= (size_t)w;
-    }
 }
 
 /*  Reads exactly n bytes (or fewer at end of stream); returns how many. */
@@ -141,69 +121,6 @@ static size_t s_read_all(int fd, void *buf, size_t n)
         got += (size_t)r;
     }
     return got;
-}
-
-/*  Writes prefix, len bytes of text and a newline in one write (through line, which has
- *  room for 64 + len bytes; prefix is shorter than 64). */
-static void s_write_line(int fd, const char *prefix, size_t plen, const char *text,
-                         size_t len, char *line)
-{
-    memcpy(line, prefix, plen);
-    memcpy(line + plen, text, len);
-    line[plen + len] = '\n';
-    s_write_all(fd, line, plen + len + 1);
-}
-
-/*  The tagger: copies the lines of the child's stdout (in[0]) and stderr (in[1]) to this
- *  process's stdout and stderr, each line prefixed (only async-signal-safe calls: it runs
- *  in a fork of a threaded process).  Returns at end of both. */
-static void s_tagger(int in[2], const char *prefix)
-{
-    char buf[2][4096];
-    char line[4096 + 64];
-    size_t have[2] = { 0, 0 };
-    int open_[2] = { 1, 1 };
-    size_t plen = strlen(prefix);
-    while (open_[0] || open_[1]) {
-        struct pollfd p[2];
-        int np = 0, map[2];
-        for (int k = 0; k < 2; k++)
-            if (open_[k]) {
-                p[np] = (struct pollfd){ .fd = in[k], .events = POLLIN };
-                map[np++] = k;
-            }
-        if (poll(p, (nfds_t)np, -1) < 0) {
-            if (errno == EINTR)
-                continue;
-            return;
-        }
-        for (int i = 0; i < np; i++) {
-            int k = map[i];
-            if (!p[i].revents)
-                continue;
-            ssize_t r = read(in[k], buf[k] + have[k], sizeof buf[k] - have[k]);
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r <= 0)
-                open_[k] = 0;
-            else
-                have[k] += (size_t)r;
-            /* whole lines out, each in one write (other children's taggers write to the
-             * same file); a full buffer or the end flushes the rest as a line */
-            size_t start = 0;
-            for (size_t j = 0; j < have[k]; j++)
-                if (buf[k][j] == '\n') {
-                    s_write_line(1 + k, prefix, plen, buf[k] + start, j - start, line);
-                    start = j + 1;
-                }
-            if (start < have[k] && (!open_[k] || (start == 0 && have[k] == sizeof buf[k]))) {
-                s_write_line(1 + k, prefix, plen, buf[k] + start, have[k] - start, line);
-                start = have[k];
-            }
-            memmove(buf[k], buf[k] + start, have[k] - start);
-            have[k] -= start;
-        }
-    }
 }
 
 /*  Closes the descriptors first..last (async-signal-safe). */
@@ -252,16 +169,38 @@ static void s_close_pipe(int p[2])
             close(p[k]);
 }
 
+/*  In the forked tagger or copier: runs helper (gimpi-tagger) with *a on descriptor 3
+ *  and *b on 4 and every other descriptor closed; returns only when that failed, with *a
+ *  and *b the descriptors that hold them now (async-signal-safe calls only). */
+static void s_exec_helper(const char *helper, char *const hargv[], int *a, int *b)
+{
+    if (!helper)
+        return;
+    int a2 = fcntl(*a, F_DUPFD, 16), b2 = fcntl(*b, F_DUPFD, 16);
+    if (a2 < 0 || b2 < 0)
+        return;
+    *a = a2;                            /* until the helper runs, these hold them */
+    *b = b2;
+    if (dup2(a2, 3) < 0 || dup2(b2, 4) < 0)
+        return;
+    s_close_range(5, INT_MAX);
+    execve(helper, hargv, environ);
+    *a = 3;                             /* no helper: the caller works with these */
+    *b = 4;
+}
+
 /*  Starts one child through a middle process.  status_w is the close-on-exec pipe the
  *  middle writes the child's pid to, then the child's execve errno if it failed (the
  *  middle learns it on a close-on-exec pipe of its own before it answers).  With tag, a
  *  tagger copies the child's lines to our stdout and stderr; with catchfd >= 0 (a
  *  collector's socket, gimpi_catch.h) the child's stdout and stderr are one pipe, the
- *  middle sends CATCH_BEGIN and a copier sends the rest.  Only async-signal-safe calls
- *  after fork. */
+ *  middle sends CATCH_BEGIN and a copier sends the rest.  The tagger or copier is the
+ *  program helper with the arguments hargv (gimpi-tagger: no copy of this program stays
+ *  behind per child); a fork of the middle does the work when it cannot be run.  Only
+ *  async-signal-safe calls after fork. */
 static pid_t s_start(const char *path, char *const argv[], char *const envp[], int devnull,
                      int status_w, const char *tag, int catchfd, int32_t tid,
-                     const cpu_set_t *home)
+                     const cpu_set_t *home, const char *helper, char *const hargv[])
 {
     pid_t middle = fork();
     if (middle != 0)
@@ -291,7 +230,7 @@ static pid_t s_start(const char *path, char *const argv[], char *const envp[], i
             fcntl(catchfd, F_SETFD, 0);     /* its own children are caught here too */
         execve(path, argv, envp);
         int e = errno;
-        s_write_all(ex[1] >= 0 ? ex[1] : status_w, (const char *)&e, sizeof e);
+        vmw_write_all(ex[1] >= 0 ? ex[1] : status_w, (const char *)&e, sizeof e);
         _exit(127);
     }
     int e = 0;
@@ -311,18 +250,19 @@ static pid_t s_start(const char *path, char *const argv[], char *const envp[], i
             s_close_except(out[0], catchfd);
             close(1);                       /* a caught spawner's stdout is its own pipe */
             close(2);
+            s_exec_helper(helper, hargv, &out[0], &catchfd);
             s_copier(out[0], catchfd, tid);
         } else {
             s_close_except(out[0], err[0]);
-            int in[2] = { out[0], err[0] };
-            s_tagger(in, tag);
+            s_exec_helper(helper, hargv, &out[0], &err[0]);
+            gimpi_tagout_copy(out[0], err[0], tag);
         }
         _exit(0);
     }
     int32_t pid = child;
-    s_write_all(status_w, (const char *)&pid, sizeof pid);
+    vmw_write_all(status_w, (const char *)&pid, sizeof pid);
     if (e)
-        s_write_all(status_w, (const char *)&e, sizeof e);
+        vmw_write_all(status_w, (const char *)&e, sizeof e);
     _exit(child > 0 ? 0 : 1);
 }
 
@@ -417,6 +357,15 @@ static int s_plan(gimpi_t *self, plan_t *pl, char *const argv[], int base, int n
     return 0;
 }
 
+/*  The gimpi-tagger program (base/gimpi_findprog.h: beside this program, the build
+ *  tree's programs/, the installation's pkglibexecdir, PATH): 1 with its path in out, 0
+ *  when there is none (a fork of the spawner does its work then). */
+static int s_helper(char *out, size_t size)
+{
+    return gimpi_findprog("gimpi-tagger", NULL, "programs", GIMPI_PKGLIBEXECDIR, out, size,
+                          NULL, 0) == 0;
+}
+
 /*  Starts n tasks. */
 int gimpi_spawn(gimpi_t *self, const char *file, char *const argv[], int flags, int n,
                 int *tids)
@@ -425,7 +374,7 @@ int gimpi_spawn(gimpi_t *self, const char *file, char *const argv[], int flags, 
     if (!file || !*file || !tids || n < 1 || n > SPAWN_MAX)
         return GIMPI_EBADPARAM;
     plan_t pl = { .argv = NULL };
-    int rc = s_find(file, pl.path, sizeof pl.path);
+    int rc = s_find(file, pl.path, sizeof pl.path, flags & GIMPI_SPAWN_QUIET);
     if (rc < 0) {
         for (int i = 0; i < n; i++)
             tids[i] = rc;
@@ -451,12 +400,20 @@ int gimpi_spawn(gimpi_t *self, const char *file, char *const argv[], int flags, 
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     cpu_set_t home;
     int bound = gimpi_bind_home(&home) == 0;
+    char helper[PATH_MAX + 256];
+    int have_helper = ((flags & GIMPI_SPAWN_TAG) || catchfd >= 0)
+                      && s_helper(helper, sizeof helper);
+    const char *job = gimpi_env("GIMPI_JOB_PID");          /* a launcher reads our output */
+    const char *mark = job && *job ? "\x1e" : "";
     int started = 0;
     for (int i = 0; i < n; i++) {
         int tid = base + i + 1;
-        char tidvar[48], tag[32];
+        char tidvar[48], tag[32], tidnum[16];
         snprintf(tidvar, sizeof tidvar, "%s=%d", GIMPI_ENV_TID, tid);
-        snprintf(tag, sizeof tag, "[t%x] ", (unsigned)tid);
+        snprintf(tag, sizeof tag, "%s[t%x] ", mark, (unsigned)tid);
+        snprintf(tidnum, sizeof tidnum, "%d", tid);
+        char *hargv[] = { (char *)"gimpi-tagger", catchfd >= 0 ? (char *)"--catch" : tag,
+                          catchfd >= 0 ? tidnum : NULL, NULL };
         pl.envp[pl.nshared] = tidvar;
         pl.envp[pl.nshared + 1] = tokvar;
         pl.envp[pl.nshared + 2] = catchfd >= 0 ? catchvar : NULL;
@@ -470,7 +427,7 @@ int gimpi_spawn(gimpi_t *self, const char *file, char *const argv[], int flags, 
         fflush(stderr);
         pid_t middle = s_start(pl.path, pl.argv, pl.envp, devnull, st[1],
                                flags & GIMPI_SPAWN_TAG ? tag : NULL, catchfd, tid,
-                               bound ? &home : NULL);
+                               bound ? &home : NULL, have_helper ? helper : NULL, hargv);
         close(st[1]);
         int32_t pid = -1;
         int e = 0;
@@ -582,11 +539,14 @@ static int s_spawn_remote(gimpi_t *self, const char *file, char *const argv[], i
     char tokvar[sizeof GIMPI_ENV_TID_TOKEN + GIMPI_GROUPS_TOKEN_LEN + 2];
     snprintf(tokvar, sizeof tokvar, "%s=%s", GIMPI_ENV_TID_TOKEN, token);
     gimpi_key_wipe(token, sizeof token);
-    char *env[8] = { NULL };
+    char *env[9] = { NULL };
     int k = 0;
     for (int i = pl.first_ours; rc == 0 && i < pl.nshared && k < 6; i++)
         env[k++] = pl.envp[i];
     env[k++] = tokvar;
+    char dirvar[PATH_MAX + 32] = "GIMPI_SPAWN_DIR=";  /* where its manager looks, too */
+    s_self_dir(dirvar + 16, sizeof dirvar - 16);
+    env[k++] = dirvar;
     char **xenv = s_remote_env(env, k);
     /* a program given with a slash is made absolute against our directory */
     char path[PATH_MAX];
@@ -644,10 +604,12 @@ int gimpi_spawn_on(gimpi_t *self, const char *file, char *const argv[], int flag
                 tids[i] = GIMPI_ENOHOST;
             return 0;
         }
-        return gimpi_spawn(self, file, argv, flags & GIMPI_SPAWN_TAG, n, tids);
+        return gimpi_spawn(self, file, argv, flags & (GIMPI_SPAWN_TAG | GIMPI_SPAWN_QUIET),
+                           n, tids);
     }
     if (here)
-        return gimpi_spawn(self, file, argv, flags & GIMPI_SPAWN_TAG, n, tids);
+        return gimpi_spawn(self, file, argv, flags & (GIMPI_SPAWN_TAG | GIMPI_SPAWN_QUIET),
+                           n, tids);
     if (placed && (!where || !*where))
         return GIMPI_EBADPARAM;
     return s_spawn_remote(self, file, argv, flags, where, n, tids);

@@ -163,10 +163,17 @@ static void s_groups_up(gimpi_t *self)
         }
         why = gimpi_strerror(rc);
     }
+    char cause[700] = "";
+    if (base < 0)                       /* groupd's own words: no program, unreachable */
+        gimpi_groups_errmsg(self->groups, cause, sizeof cause);
     gimpi_groups_disable(self->groups);
-    fprintf(stderr, "gimpi: warning: groupd at %s unavailable to t%x: %s; its group calls "
-            "fail\n", gimpi_groups_endpoint(self->groups), (unsigned)gimpi_msg_mytid(self->msg),
-            why);
+    if (*cause)                         /* it names groupd's endpoint itself */
+        fprintf(stderr, "gimpi: warning: t%x: its group calls fail: %s\n",
+                (unsigned)gimpi_msg_mytid(self->msg), cause);
+    else
+        fprintf(stderr, "gimpi: warning: groupd at %s unavailable to t%x: %s; its group "
+                "calls fail\n", gimpi_groups_endpoint(self->groups),
+                (unsigned)gimpi_msg_mytid(self->msg), why);
 }
 
 /*  The data plane's send hook: groupd takes this task's deferred leaves before any
