@@ -379,53 +379,6 @@ void run_vm_progress(launcher_t *self)
     }
 }
 
-/*  The directory of the spawner's program into dir, when the request's hand-over names a
- *  task of this job (GIMPI_PARENT) whose program path gimpirun knows (a command-line task,
- *  or a child spawned by a path): a bare name is looked for there after GIMPI_PATH, as a
- *  spawn on one host looks beside the spawning program (doc/spawn.md).  0 or -1. */
-static int s_spawner_dir(launcher_t *self, char **env, char *dir, size_t size)
-{
-    int tid = 0;
-    for (char **e = env; e && *e; e++)
-        if (!strncmp(*e, GIMPI_ENV_PARENT "=", sizeof GIMPI_ENV_PARENT))
-            tid = atoi(*e + sizeof GIMPI_ENV_PARENT);
-    for (int i = 0; tid > 0 && i < self->nall; i++) {
-        task_t *t = self->tasks[i];
-        if (t->tid != tid || t->groupd || !t->argv || !t->argv[0] || !strchr(t->argv[0], '/'))
-            continue;
-        char *abs = run_abs_prog(t->argv[0]);
-        char *slash = abs ? strrchr(abs, '/') : NULL;
-        int rc = slash && (size_t)(slash - abs) < size ? 0 : -1;
-        if (rc == 0)
-            snprintf(dir, size, "%.*s", (int)(slash - abs), abs);
-        free(abs);
-        return rc;
-    }
-    return -1;
-}
-
-/*  Puts dir at the end of the child's GIMPI_PATH in env (the last GIMPI_PATH entry, the
- *  host's ep= when it has one, stays first; the others go): one free slot is needed. */
-static void s_path_add(char **env, const char *dir)
-{
-    const char *cur = NULL;
-    int k = 0, out = 0;
-    for (; env[k]; k++)
-        if (!strncmp(env[k], "GIMPI_PATH=", 11))
-            cur = env[k] + 11;
-    char *path = malloc((cur ? strlen(cur) : 0) + strlen(dir) + 16);
-    if (!path)
-        return;
-    sprintf(path, "GIMPI_PATH=%s%s%s", cur ? cur : "", cur && *cur ? ":" : "", dir);
-    for (int i = 0; i < k; i++)
-        if (strncmp(env[i], "GIMPI_PATH=", 11))
-            env[out++] = env[i];
-        else
-            free(env[i]);
-    env[out++] = path;
-    env[out] = NULL;
-}
-
 /*  VM_SPAWN: n tasks with tids first..first+n-1 (reserved by the caller), each placed by
  *  where and flags, started here or by the host's agent. */
 static void s_spawn(launcher_t *self, int token, vmw_msg_t *m)
@@ -445,8 +398,6 @@ static void s_spawn(launcher_t *self, int token, vmw_msg_t *m)
     int nargs = 0;
     while (argv && argv[nargs])
         nargs++;
-    char beside[PATH_MAX];
-    bool bare = !strchr(file, '/') && s_spawner_dir(self, env, beside, sizeof beside) == 0;
     for (int i = 0; i < n; i++) {
         int hi = run_hosts_pick(self, flags, where);
         if (hi < 0) {
@@ -480,11 +431,8 @@ static void s_spawn(launcher_t *self, int token, vmw_msg_t *m)
             tenv[k++] = strdup(env[e]);
         char buf[64], wd[PATH_MAX];
         snprintf(buf, sizeof buf, "%s=%d", GIMPI_ENV_TID, t->tid);
-        if (tenv) {
+        if (tenv)
             tenv[k++] = strdup(buf);
-            if (bare)
-                s_path_add(tenv, beside);
-        }
         int code = 0;
         if (!tenv)
             t->start_err = GIMPI_ENOMEM;
