@@ -22,6 +22,7 @@
 #include "gimpi.h"
 #include "base/gimpi_tunables.h"
 #include "base/gimpi_clock.h"
+#include "programs/run_jobfile.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -124,8 +125,8 @@ static int s_ipc_alive(const char *ep)
 static int s_probe(console_t *self)
 {
     if (!s_ipc_alive(self->ep)) {
-        fprintf(stderr, "gimpi: no groupd at %s: no gimpi task runs on it (is GIMPI_GROUPD "
-                "the endpoint of the job?)\n", self->ep);
+        fprintf(stderr, "gimpi: no groupd at %s: no gimpi task runs on it, and no gimpirun "
+                "job runs (-e ENDPOINT names another groupd)\n", self->ep);
         return -1;
     }
     void *zctx = zmq_ctx_new();
@@ -867,41 +868,68 @@ static char *s_read(bool tty)
 /*  Prints the synopsis. */
 static void s_usage(FILE *out)
 {
-    fprintf(out, "usage: gimpi [-e ENDPOINT] [COMMAND [ARG...]]\n"
+    fprintf(out, "usage: gimpi [-e ENDPOINT | -j PID] [COMMAND [ARG...]]\n"
                  "       gimpi --help | --version\n"
-                 "With no command, commands are read from stdin (help lists them).\n");
+                 "With no command, commands are read from stdin (help lists them).\n"
+                 "Without -e or $GIMPI_GROUPD: the running gimpirun job's groupd (-j: the\n"
+                 "job of that gimpirun pid), else the per-user default.\n");
+}
+
+/*  The groupd to talk to: -e's or $GIMPI_GROUPD, else the running gimpirun job's (-j
+ *  PID: that job's), else the per-user default; a job's becomes GIMPI_GROUPD for the
+ *  console's task.  0, or -1 with a message. */
+static int s_endpoint(console_t *self, const char *job)
+{
+    const char *ep = gimpi_env("GIMPI_GROUPD");
+    char why[GIMPI_KEY_ERRLEN];
+    if (ep && *ep && job) {
+        fprintf(stderr, "gimpi: -j %s and a groupd endpoint (-e or GIMPI_GROUPD %s): give "
+                "one of them\n", job, ep);
+        return -1;
+    }
+    if (ep && *ep) {
+        snprintf(self->ep, sizeof self->ep, "%s", ep);
+        return 0;
+    }
+    int found = run_jobfile_pick("gimpi", job, self->ep, sizeof self->ep);
+    if (found < 0)
+        return -1;
+    if (found)
+        return setenv("GIMPI_GROUPD", self->ep, 1);
+    if (!gd_default_endpoint(self->ep, sizeof self->ep, why, sizeof why)) {
+        fprintf(stderr, "gimpi: %s\n", why);
+        return -1;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "endpoint", required_argument, NULL, 'e' },
+        { "job", required_argument, NULL, 'j' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
     console_t self = { .task = NULL };
+    const char *job = NULL;
     int c;
     /* '+': options stop at the command, whose own options start with '-' */
-    while ((c = getopt_long(argc, argv, "+e:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+e:j:h", opts, NULL)) != -1) {
         switch (c) {
         case 'e':
             if (setenv("GIMPI_GROUPD", optarg, 1) < 0)
                 return 2;
             break;
+        case 'j': job = optarg; break;
         case 'h': s_usage(stdout); return 0;
         case 'V': printf("gimpi %s\n", gimpi_version()); return 0;
         default: s_usage(stderr); return 2;
         }
     }
-    const char *ep = gimpi_env("GIMPI_GROUPD");
-    char why[GIMPI_KEY_ERRLEN];
-    if (ep && *ep)
-        snprintf(self.ep, sizeof self.ep, "%s", ep);
-    else if (!gd_default_endpoint(self.ep, sizeof self.ep, why, sizeof why)) {
-        fprintf(stderr, "gimpi: %s\n", why);
+    if (s_endpoint(&self, job) < 0)
         return 1;
-    }
     signal(SIGPIPE, SIG_IGN);
     if (optind < argc) {
         int rc = s_run(&self, argc - optind, argv + optind);
