@@ -24,7 +24,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 /*  The start time of process pid (clock ticks after boot, /proc/PID/stat's 22nd field),
@@ -63,14 +66,26 @@ static int s_dir(char *buf, size_t size, char *err, size_t errsize)
     return 0;
 }
 
-/*  This gimpirun's run file (the folder made when missing).  0, or -1. */
-static int s_mine(char *buf, size_t size)
+/*  The run file of gimpirun pid, with suffix (the folder made when missing).  0, or -1. */
+static int s_path(int pid, const char *suffix, char *buf, size_t size)
 {
     char dir[GIMPI_KEY_PATHLEN + 8], err[GIMPI_KEY_ERRLEN];
     if (s_dir(dir, sizeof dir, err, sizeof err) < 0)
         return -1;
-    int n = snprintf(buf, size, "%s/%d", dir, (int)getpid());
+    int n = snprintf(buf, size, "%s/%d%s", dir, pid, suffix);
     return n <= 0 || (size_t)n >= size ? -1 : 0;
+}
+
+/*  This gimpirun's run file.  0, or -1. */
+static int s_mine(char *buf, size_t size)
+{
+    return s_path((int)getpid(), "", buf, size);
+}
+
+/*  The socket of gimpirun pid's job (run_jobfile.h). */
+int run_jobfile_sockpath(int pid, char *buf, size_t size)
+{
+    return s_path(pid, ".sock", buf, size);
 }
 
 /*  Writes this gimpirun's run file (run_jobfile.h). */
@@ -168,14 +183,17 @@ int run_jobfile_list(run_job_t *jobs, int max, char *err, size_t errsize)
     while ((e = readdir(d)) && n < max) {
         char *end;
         long pid = strtol(e->d_name, &end, 10);
-        if (pid <= 0 || *end)           /* ".", "..", a file being written */
+        if (pid <= 0 || *end)           /* ".", "..", a file being written, a socket */
             continue;
         char path[sizeof dir + sizeof e->d_name + 2];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         if (s_read(path, &jobs[n]) && jobs[n].pid == pid)
             n++;
-        else
-            unlink(path);               /* its gimpirun was killed: the file is stale */
+        else {                          /* its gimpirun was killed: the files are stale */
+            unlink(path);
+            if (run_jobfile_sockpath((int)pid, path, sizeof path) == 0)
+                unlink(path);
+        }
     }
     closedir(d);
     qsort(jobs, (size_t)n, sizeof *jobs, s_by_pid);
@@ -238,6 +256,42 @@ int run_jobfile_pick(const char *prog, const char *job, char *ep, size_t epsize)
     s_list(jobs, n);
     rc = -1;
 out:
+    free(jobs);
+    return rc;
+}
+
+/*  Hands a collector to the job's gimpirun (run_jobfile.h). */
+int run_jobfile_offer_catch(const char *ep, int tid, int fd)
+{
+    run_job_t *jobs = calloc(RUN_JOB_MAX, sizeof *jobs);
+    char err[GIMPI_KEY_ERRLEN];
+    int n = jobs ? run_jobfile_list(jobs, RUN_JOB_MAX, err, sizeof err) : -1, rc = -1;
+    for (int i = 0; i < n; i++) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        if (strcmp(jobs[i].ep, ep) != 0
+            || run_jobfile_sockpath(jobs[i].pid, sa.sun_path, sizeof sa.sun_path) < 0)
+            continue;
+        int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        int32_t t = tid;
+        char ctl[CMSG_SPACE(sizeof(int))] = { 0 };
+        struct iovec iov = { &t, sizeof t };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+                             .msg_controllen = sizeof ctl };
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+        /* gimpirun's byte says it holds the collector: what we spawn next is caught */
+        struct timeval tv = { 2, 0 };
+        char ack;
+        if (s >= 0 && setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0
+            && connect(s, (struct sockaddr *)&sa, sizeof sa) == 0
+            && sendmsg(s, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof t && recv(s, &ack, 1, 0) == 1)
+            rc = 0;
+        if (s >= 0)
+            close(s);
+    }
     free(jobs);
     return rc;
 }

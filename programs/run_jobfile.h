@@ -43,4 +43,14 @@ int run_jobfile_list(run_job_t *jobs, int max, char *err, size_t errsize);
  *  such job, or several jobs with different groupds: they are listed with their -j). */
 int run_jobfile_pick(const char *prog, const char *job, char *ep, size_t epsize);
 
+/*  The socket of gimpirun pid's job (its run file's name with ".sock") into buf.  0 or
+ *  -1. */
+int run_jobfile_sockpath(int pid, char *buf, size_t size);
+
+/*  Hands the gimpirun of the running job whose groupd is ep the collector fd of the
+ *  catching task tid (run_catchfwd.h): the caught output of the tasks it spawns through
+ *  that gimpirun comes to fd.  0, or -1 when no such job runs on this machine or it
+ *  does not listen. */
+int run_jobfile_offer_catch(const char *ep, int tid, int fd);
+
 #endif

@@ -18,6 +18,8 @@
 #include "programs/run_hosts.h"
 #include "programs/run_proc.h"
 #include "programs/proctree.h"
+#include "programs/run_catchfwd.h"
+#include "task/gimpi_catch.h"
 #include "task/gimpi_job.h"
 
 #include <assert.h>
@@ -91,6 +93,9 @@ task_t *run_task_new(launcher_t *self, int host, char **argv, bool spawned)
 void run_task_output(launcher_t *self, task_t *t, int which, const char *line, size_t len)
 {
     FILE *to = which == 2 ? stderr : stdout;
+    if (t->catchout
+        && run_catchfwd_send(self->catchfwd, t->ptid, t->tid, CATCH_DATA, line, len) == 0)
+        return;                 /* to the catching task (the console) on this machine */
     if (t->catchout) {          /* PVM's catchout format, both streams on stdout */
         printf("[t%x] %.*s\n", (unsigned)t->tid, (int)len, line);
         fflush(stdout);
@@ -110,7 +115,9 @@ void run_task_output(launcher_t *self, task_t *t, int which, const char *line, s
 /*  A caught task's "[t<hex tid>] BEGIN" or "EOF" line (PVM's catchout format). */
 void run_task_catch_mark(task_t *t, const char *what)
 {
-    if (!t->catchout)
+    if (!t->catchout
+        || run_catchfwd_send(t->self->catchfwd, t->ptid, t->tid,
+                             strcmp(what, "EOF") ? CATCH_BEGIN : CATCH_EOF, NULL, 0) == 0)
         return;
     printf("[t%x] %s\n", (unsigned)t->tid, what);
     fflush(stdout);
