@@ -595,7 +595,7 @@ static int s_spawn(console_t *self, int argc, char **argv)
     const char *where = NULL;
     for (; a < argc && argv[a][0] == '-'; a++) {
         const char *o = argv[a] + 1;
-        if (isdigit((unsigned char)*o)) {
+        if (*o && o[strspn(o, "0123456789")] == 0) {     /* -198.51.100.1 is a host */
             char *end;
             long v = strtol(o, &end, 10);
             if (*end || v < 1 || v > 4096) {

@@ -204,7 +204,7 @@ int run_jobfile_list(run_job_t *jobs, int max, char *err, size_t errsize)
 static int s_use(const run_job_t *job, char *ep, size_t epsize)
 {
     snprintf(ep, epsize, "%s", job->ep);
-    const char *fd = getenv(GIMPI_ENV_KEY_FD), *file = getenv(GIMPI_ENV_KEY_FILE);
+    const char *fd = gimpi_env(GIMPI_ENV_KEY_FD), *file = gimpi_env(GIMPI_ENV_KEY_FILE);
     if (job->key[0] && !(fd && *fd) && !(file && *file))
         setenv(GIMPI_ENV_KEY_FILE, job->key, 1);
     return 1;
