@@ -964,7 +964,7 @@ static int s_endpoint(console_t *self, const char *job)
         snprintf(self->ep, sizeof self->ep, "%s", ep);
         return 0;
     }
-    int found = run_jobfile_pick("gimpi", job, self->ep, sizeof self->ep);
+    int found = run_jobfile_pick("gimpi", "-j", job, self->ep, sizeof self->ep);
     if (found < 0)
         return -1;
     if (found)

@@ -286,7 +286,7 @@ int main(int argc, char **argv)
     if (!ep && !job && (ep = gimpi_env("GIMPI_GROUPD")) && !*ep)
         ep = NULL;
     /* no endpoint given: the running gimpirun job's groupd, as the console finds it */
-    int found = ep ? 0 : run_jobfile_pick("gimpi-stat", job, buf, sizeof buf);
+    int found = ep ? 0 : run_jobfile_pick("gimpi-stat", "--job", job, buf, sizeof buf);
     if (found < 0)
         return 1;
     if (found)

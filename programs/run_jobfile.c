@@ -210,23 +210,24 @@ static int s_use(const run_job_t *job, char *ep, size_t epsize)
     return 1;
 }
 
-/*  Lists jobs[n] on stderr, one "-j PID" line each. */
-static void s_list(const run_job_t *jobs, int n)
+/*  Lists jobs[n] on stderr, one "OPT PID" line each. */
+static void s_list(const char *opt, const run_job_t *jobs, int n)
 {
     for (int i = 0; i < n; i++)
-        fprintf(stderr, "  -j %-7d %s  %d host%s  %s\n", jobs[i].pid, jobs[i].ep,
+        fprintf(stderr, "  %s %-7d %s  %d host%s  %s\n", opt, jobs[i].pid, jobs[i].ep,
                 jobs[i].nhosts, jobs[i].nhosts == 1 ? "" : "s", jobs[i].cmd);
 }
 
 /*  The running job's groupd for a tool given no endpoint (run_jobfile.h). */
-int run_jobfile_pick(const char *prog, const char *job, char *ep, size_t epsize)
+int run_jobfile_pick(const char *prog, const char *opt, const char *job, char *ep,
+                     size_t epsize)
 {
     run_job_t *jobs = calloc(RUN_JOB_MAX, sizeof *jobs);
     char err[GIMPI_KEY_ERRLEN];
     int n = jobs ? run_jobfile_list(jobs, RUN_JOB_MAX, err, sizeof err) : -1;
     int rc = 0;
     if (n <= 0 && job) {
-        fprintf(stderr, "%s: -j %s: %s\n", prog, job, !jobs ? strerror(ENOMEM)
+        fprintf(stderr, "%s: %s %s: %s\n", prog, opt, job, !jobs ? strerror(ENOMEM)
                 : n < 0 ? err : "no gimpirun job runs");
         rc = -1;
     }
@@ -238,9 +239,9 @@ int run_jobfile_pick(const char *prog, const char *job, char *ep, size_t epsize)
             if (jobs[i].pid == atoi(job))
                 rc = s_use(&jobs[i], ep, epsize);
         if (rc < 0) {
-            fprintf(stderr, "%s: -j %s: no gimpirun job of that pid runs; these do:\n", prog,
-                    job);
-            s_list(jobs, n);
+            fprintf(stderr, "%s: %s %s: no gimpirun job of that pid runs; these do:\n", prog,
+                    opt, job);
+            s_list(opt, jobs, n);
         }
         goto out;
     }
@@ -252,8 +253,8 @@ int run_jobfile_pick(const char *prog, const char *job, char *ep, size_t epsize)
         goto out;
     }
     fprintf(stderr, "%s: %d gimpirun jobs run, with different groupds: choose one with "
-            "-j PID (or -e ENDPOINT)\n", prog, n);
-    s_list(jobs, n);
+            "%s PID (or %s ENDPOINT)\n", prog, n, opt, opt[1] == '-' ? "--endpoint" : "-e");
+    s_list(opt, jobs, n);
     rc = -1;
 out:
     free(jobs);

@@ -36,12 +36,14 @@ void run_jobfile_remove(void);
  *  count, or -1 with a message in err when the runtime directory is not usable. */
 int run_jobfile_list(run_job_t *jobs, int max, char *err, size_t errsize);
 
-/*  For a tool (prog names it in messages) given no endpoint: the groupd of the running
- *  job, the one whose gimpirun has pid text `job` when that is not NULL.  1 with the
- *  endpoint in ep (and GIMPI_KEY_FILE set to the job's key file when no key was chosen),
- *  0 when no job runs (the per-user default applies), -1 with a message on stderr (no
- *  such job, or several jobs with different groupds: they are listed with their -j). */
-int run_jobfile_pick(const char *prog, const char *job, char *ep, size_t epsize);
+/*  For a tool (prog names it in messages; opt is its option that names a job, "-j") given
+ *  no endpoint: the groupd of the running job, the one whose gimpirun has pid text `job`
+ *  when that is not NULL.  1 with the endpoint in ep (and GIMPI_KEY_FILE set to the
+ *  job's key file when no key was chosen), 0 when no job runs (the per-user default
+ *  applies), -1 with a message on stderr (no such job, or several jobs with different
+ *  groupds: they are listed, each with opt and its pid). */
+int run_jobfile_pick(const char *prog, const char *opt, const char *job, char *ep,
+                     size_t epsize);
 
 /*  The socket of gimpirun pid's job (its run file's name with ".sock") into buf.  0 or
  *  -1. */

@@ -21,7 +21,7 @@ G="$top_builddir/programs/gimpi"
 TASK="$tmp/console_task"
 cp "$top_builddir/t/vm_task" "$TASK"
 CHILD="$top_builddir/t/console_child"
-echo "1..49"
+echo "1..50"
 export GIMPI_GROUPD="ipc://$tmp/gd"
 unset GIMPI_GROUPD_IDLE
 
@@ -279,6 +279,10 @@ out=$(C -j "$jbpid" ps -al 2>&1); rc=$?
 [ $rc = 0 ] && echo "$out" | awk '{print $4}' | grep -qx "$(pgrep -P "$jbpid")" &&
     ! echo "$out" | awk '{print $4}' | grep -qx "$(pgrep -P "$japid")"
 ok $? "-j PID: that job's groupd" || echo "$out" | sed 's/^/# /'
+out=$(env -u GIMPI_GROUPD XDG_RUNTIME_DIR="$RD" timeout 30 "$STAT" 2>&1); rc=$?
+[ $rc != 0 ] && echo "$out" | grep -q 'choose one with --job PID' &&
+    echo "$out" | grep -Eq "^ +--job $jbpid +ipc://$tmp/jb.gd "
+ok $? "gimpi-stat lists the two jobs with their --job PID" || echo "$out" | sed 's/^/# /'
 out=$(env -u GIMPI_GROUPD XDG_RUNTIME_DIR="$RD" timeout 30 "$STAT" --job "$japid" 2>&1); rc=$?
 [ $rc = 0 ]
 ok $? "gimpi-stat --job PID" || echo "$out" | sed 's/^/# /'
