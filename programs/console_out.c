@@ -2,8 +2,9 @@
  *  numbers each such spawn (its job, "[N]"), and the lines that gimpi_catchout writes for
  *  the caught children ("[t40002] BEGIN", "[t40002] text", "[t40002] EOF") are rewritten
  *  here as PVM's console prints them: no BEGIN, "[N:t40002] text", "[N:t40002] EOF", and
- *  "[N] finished" once every task of job N has ended.  A task takes the job whose spawn
- *  was the latest when its BEGIN came.  The FILE given to gimpi_catchout is a
+ *  "[N] finished" once every task of job N has ended.  A task is job N's when job N's
+ *  spawn returned its tid; before that (its BEGIN and lines may come first), the latest
+ *  job's.  The FILE given to gimpi_catchout is a
  *  fopencookie stream whose writer (the collector's thread) splits what comes into lines;
  *  the console's thread numbers jobs; one mutex guards the tables.  The lines of a job
  *  whose spawn has not returned are held back until it has, so that they follow its
@@ -21,9 +22,10 @@
 
 enum { LINE_MAX_BYTES = 8192 };
 
-/*  One job: tasks started (-1 until its spawn returned) and tasks ended. */
+/*  One job: tasks started (-1 until its spawn returned), "finished" said. */
 typedef struct {
-    int started, ended;
+    int started;
+    bool said;
 } job_t;
 
 /*  A caught task and its job. */
@@ -47,33 +49,36 @@ struct console_out_t {
     size_t heldlen;
 };
 
-/*  The job of tid (added to the latest job when add), or 0.  Lock held. */
-static int s_job_of(console_out_t *self, int tid, bool add)
+/*  The entry of tid (added, to the latest job, when add), or NULL.  Lock held. */
+static tidjob_t *s_entry(console_out_t *self, int tid, bool add)
 {
     for (int i = 0; i < self->ntids; i++)
         if (self->tids[i].tid == tid)
-            return self->tids[i].job;
+            return &self->tids[i];
     if (!add || self->njobs == 0)
-        return 0;
+        return NULL;
     if (self->ntids == self->captids) {
         int cap = self->captids ? self->captids * 2 : 16;
         tidjob_t *t = realloc(self->tids, (size_t)cap * sizeof *t);
         if (!t)
-            return 0;
+            return NULL;
         self->tids = t;
         self->captids = cap;
     }
-    self->tids[self->ntids++] = (tidjob_t){ tid, self->njobs, false };
-    return self->njobs;
+    self->tids[self->ntids] = (tidjob_t){ tid, self->njobs, false };
+    return &self->tids[self->ntids++];
 }
 
 /*  "[N] finished" when every task of job N has ended.  Lock held. */
 static void s_check_finished(console_out_t *self, int job)
 {
     job_t *j = &self->jobs[job - 1];
-    if (j->started > 0 && j->ended >= j->started) {
+    int ended = 0;
+    for (int i = 0; i < self->ntids; i++)
+        ended += self->tids[i].job == job && self->tids[i].ended;
+    if (j->started > 0 && !j->said && ended >= j->started) {
         fprintf(self->to, "[%d] finished\n", job);
-        j->started = 0;             /* said once */
+        j->said = true;
     }
 }
 
@@ -90,7 +95,8 @@ static void s_line(console_out_t *self, const char *line, size_t len)
     size_t tlen = len - (size_t)off;
     bool begin = tlen == 5 && !memcmp(text, "BEGIN", 5);
     bool eof = tlen == 3 && !memcmp(text, "EOF", 3);
-    int job = s_job_of(self, (int)tid, begin);
+    tidjob_t *e = s_entry(self, (int)tid, begin);
+    int job = e ? e->job : 0;
     if (begin)
         return;
     FILE *out = job && self->jobs[job - 1].started < 0 && self->hold ? self->hold : self->to;
@@ -98,10 +104,8 @@ static void s_line(console_out_t *self, const char *line, size_t len)
         fprintf(out, "[%d:t%x] %.*s\n", job, tid, (int)tlen, text);
     else
         fprintf(out, "[t%x] %.*s\n", tid, (int)tlen, text);
-    for (int i = 0; eof && i < self->ntids; i++)
-        self->tids[i].ended |= self->tids[i].tid == (int)tid;
-    if (eof && job) {
-        self->jobs[job - 1].ended++;
+    if (eof && e) {
+        e->ended = true;
         s_check_finished(self, job);
     }
 }
@@ -174,20 +178,27 @@ int console_out_job_new(console_out_t *self)
     int n = 0;
     if (j) {
         self->jobs = j;
-        self->jobs[self->njobs] = (job_t){ -1, 0 };
+        self->jobs[self->njobs] = (job_t){ -1, false };
         n = ++self->njobs;
     }
     pthread_mutex_unlock(&self->lock);
     return n;
 }
 
-/*  Job's spawn returned with n tasks (console_out.h). */
-void console_out_job_started(console_out_t *self, int job, int n)
+/*  Job's spawn returned with its tids (console_out.h). */
+void console_out_job_started(console_out_t *self, int job, const int *tids, int n)
 {
     if (job < 1 || job > self->njobs)
         return;
     pthread_mutex_lock(&self->lock);
-    self->jobs[job - 1].started = n;
+    int started = 0;
+    for (int i = 0; i < n; i++) {
+        tidjob_t *e = tids[i] > 0 ? s_entry(self, tids[i], true) : NULL;
+        if (e)
+            e->job = job;           /* whatever BEGIN said: the spawn knows */
+        started += tids[i] > 0;
+    }
+    self->jobs[job - 1].started = started;
     if (self->hold && fflush(self->hold) == 0 && self->heldlen) {
         fwrite(self->held, 1, self->heldlen, self->to);
         rewind(self->hold);         /* empty again: the next write starts at 0 */

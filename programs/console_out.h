@@ -23,8 +23,9 @@ FILE *console_out_file(console_out_t *self);
  *  number (1, 2, ...), or 0 when out of memory. */
 int console_out_job_new(console_out_t *self);
 
-/*  Job's spawn returned with n tasks started: "[N] finished" comes once n have ended. */
-void console_out_job_started(console_out_t *self, int job, int n);
+/*  Job's spawn returned with tids[n] (a slot's error <= 0): the held lines are written
+ *  and "[N] finished" comes once every started task has ended. */
+void console_out_job_started(console_out_t *self, int job, const int *tids, int n);
 
 /*  True once caught task tid's output has ended (it has exited). */
 bool console_out_ended(console_out_t *self, int tid);

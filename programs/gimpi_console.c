@@ -653,7 +653,7 @@ static int s_spawn(console_t *self, int argc, char **argv)
     }
     fflush(stdout);
     if (job)                            /* its lines held so far, then the rest */
-        console_out_job_started(self->out, job, rc < 0 ? 0 : rc);
+        console_out_job_started(self->out, job, tids, count);
     s_wait_registered(self, tids, count);
     free(tids);
     return rc == count ? 0 : -1;
