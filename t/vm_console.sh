@@ -1,8 +1,9 @@
 #!/bin/bash
 # t/vm_console.sh — the console, gimpi(1), against a job that spans hosts: two emulated
 # hosts reached by the real OpenSSH (t/vmhosts.sh).  gimpirun runs a job on h0 and h1,
-# its groupd on tcp; from "another terminal" on h0 (the same runtime directory, no -e,
-# no GIMPI_GROUPD) the console finds that groupd through the job's run file: conf lists
+# its groupd on tcp, its key a file of its own; from "another terminal" on h0 (the same
+# runtime directory, no -e, no GIMPI_GROUPD, no key variable) the console finds that
+# groupd and its key file through the job's run file: conf lists
 # both hosts, ps -a the tasks on both, gimpi-stat answers.  `spawn -> FILE` onto h1
 # brings the child's lines (stdout and stderr), EOF and "[1] finished" to the console in
 # PVM's console format, and none of them to gimpirun's output; a program missing on h1
@@ -32,14 +33,19 @@ C() {
 
 echo "1..10"
 
-vm_exec 0 env XDG_RUNTIME_DIR="$RD" GIMPI_RSH="$VM_SSH" GIMPI_GROUPD_BIN="$B/groupd/groupd" \
-    GIMPI_PATH="$B/t" timeout -k 10 120 "$RUN" -hostfile "$VM_DIR/hosts" -np 2 "$T" wait \
-    >"$out" 2>&1 &
+# the job's key is a file of its own: the console, which is not told, must take it from
+# the run file, or the job's groupd refuses it
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$VM_DIR/jobkey"; echo >>"$VM_DIR/jobkey"
+chmod 600 "$VM_DIR/jobkey"
+vm_exec 0 env XDG_RUNTIME_DIR="$RD" GIMPI_KEY_FILE="$VM_DIR/jobkey" GIMPI_RSH="$VM_SSH" \
+    GIMPI_GROUPD_BIN="$B/groupd/groupd" GIMPI_PATH="$B/t" \
+    timeout -k 10 120 "$RUN" -hostfile "$VM_DIR/hosts" -np 2 "$T" wait >"$out" 2>&1 &
 job=$!
 for _ in $(seq 1 300); do [ "$(count ready)" = 2 ] && break; kill -0 $job 2>/dev/null || break; sleep 0.1; done
 okd $([ "$(count ready)" = 2 ]; echo $?) "a job of two tasks on two hosts runs"
 jobfile=$(ls "$RD"/gimpi/jobs/[0-9]* 2>/dev/null | grep -v '\.sock$')
-ok $(grep -Eq '^endpoint tcp://' "$jobfile" && grep -qx 'hosts 2' "$jobfile"; echo $?) "its run file names its tcp groupd and 2 hosts"
+ok $(grep -Eq '^endpoint tcp://' "$jobfile" && grep -qx 'hosts 2' "$jobfile" &&
+     grep -qx "key $VM_DIR/jobkey" "$jobfile" && ! grep -qf "$VM_DIR/jobkey" "$jobfile"; echo $?) "its run file names its tcp groupd, 2 hosts and the key file (not the key)"
 
 c=$(C conf 2>&1)
 ok $(echo "$c" | grep -q '^2 hosts, 1 data format$' && echo "$c" | grep -Eq "^ *$H1 +[0-9a-f]+ +LINUX64 "; echo $?) "the console with no -e finds the job's groupd: conf lists both hosts" ||
