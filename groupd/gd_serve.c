@@ -248,8 +248,8 @@ static void s_handle_register(groupd_t *self, const uint8_t *key, size_t keylen,
     if (status > 0)
         s_track_fd(self, status, srcfd);
     else if (status == GIMPI_EDENIED)
-        s_log_refusal(self, &self->quota_log, "REGISTER_TID of tid 0x%x without its block's "
-                      "token refused (fd %d)", (unsigned)msg->values[5].i, srcfd);
+        s_log_refusal(self, &self->quota_log, "REGISTER_TID of t%x without its block's token "
+                      "refused (fd %d)", (unsigned)msg->values[5].i, srcfd);
     s_send_reply(self, key, keylen, msg->kind | GD_REPLY_FLAG, msg->reqid, status, 0, NULL, 0);
 }
 
@@ -574,7 +574,7 @@ static void s_handle_mbox(groupd_t *self, const gd_waiter_t *w, const gd_msg_t *
         status = gd_mbox_put(self->mbox, tid, name, v[1].i, v[2].i, v[3].i, v[4].data,
                              v[4].len);
         if (status == GIMPI_EOUTOFRES)
-            s_log_refusal(self, &self->quota_log, "MBOX_PUT of %zu bytes by task 0x%x "
+            s_log_refusal(self, &self->quota_log, "MBOX_PUT of %zu bytes by t%x "
                           "refused: over a bound of the message box (fd %d)", v[4].len,
                           (unsigned)tid, srcfd);
         if (msg->kind == GD_MBOX_PUTQ)

@@ -656,7 +656,8 @@ int main(int argc, char **argv)
         return 1;
     }
     if (strlen(ep) >= sizeof self.endpoint - 8) {
-        fprintf(stderr, "groupd: endpoint too long\n");
+        fprintf(stderr, "groupd: endpoint %.80s... is too long: at most %zu characters\n", ep,
+                sizeof self.endpoint - 9);
         return 2;
     }
     if (ep != self.endpoint)

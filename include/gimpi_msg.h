@@ -130,8 +130,10 @@ GIMPI_EXPORT int gimpi_msg_set_tidbase(gimpi_msg_t *self, int base);
 GIMPI_EXPORT void gimpi_msg_set_key(gimpi_msg_t *self, const uint8_t key[GIMPI_MSG_KEY_SIZE]);
 
 /*  Says whether tid is a task registered at contact addr (16-byte IMPI form) and port:
- *  0, or a GIMPI_E* code (the caller is then refused).  Called without the context's lock
- *  held, once per incoming introduction that proved the key; it may block (bounded). */
+ *  0, or a GIMPI_E* code (the caller is then refused; GIMPI_ENOTASK: no such task, said
+ *  only with GIMPI_DEBUG, as the caller that groupd forgot has exited; GIMPI_EMISMATCH:
+ *  registered at another contact).  Called without the context's lock held, once per
+ *  incoming introduction that proved the key; it may block (bounded). */
 typedef int (*gimpi_msg_verify_fn)(void *arg, int tid, const uint8_t addr[16], int port);
 
 /*  Installs the verifier of incoming introductions' tids (NULL: the key alone admits). */

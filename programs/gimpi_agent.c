@@ -6,7 +6,8 @@
  *  hands it to its tasks in a memfd (GIMPI_KEY_FD).  It starts the launcher's tasks on
  *  this host (listening sockets, startup tables and go pipe, exactly as gimpirun does
  *  locally) and spawned tasks (pvm_spawn onto this host), forwards each task's output line
- *  by line, reports each task's end, and signals tasks on request.  When its input ends
+ *  by line, reports each task's end, signals tasks on request, and, for a host added
+ *  later, says whether this host reaches the job's groupd (PROBE).  When its input ends
  *  (the launcher died, or the link to it broke and the engine gave up), it terminates
  *  every task it started and exits: nothing is left behind on the host.  It is a child
  *  subreaper (programs/proctree.h): what its tasks start stays below it, and its end, or
@@ -29,6 +30,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -458,6 +460,42 @@ static void s_clock(agent_t *self, int id)
     s_send(self, f, flen);
 }
 
+/*  PROBE: can this host open a TCP connection to addr (a name or an IPv4 address) at
+ *  port, the job's groupd?  Answers PROBED: 0, or the errno and its text.  The connect
+ *  is bounded by AGENT_PROBE_MS; it comes before any task of a host added later, so the
+ *  agent has nothing else to serve meanwhile.  Nothing is sent: the connection closes. */
+static void s_probe(agent_t *self, const char *addr, int port)
+{
+    struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM }, *res = NULL;
+    char serv[16];
+    int err = 0, fd = -1;
+    snprintf(serv, sizeof serv, "%d", port);
+    if (port <= 0 || port > 65535 || getaddrinfo(addr, serv, &hints, &res) != 0 || !res)
+        err = EADDRNOTAVAIL;
+    else if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0)
+        err = errno;
+    else if (connect(fd, res->ai_addr, res->ai_addrlen) < 0 && (err = errno) == EINPROGRESS) {
+        struct pollfd p = { .fd = fd, .events = POLLOUT };
+        socklen_t len = sizeof err;
+        int n;
+        while ((n = poll(&p, 1, AGENT_PROBE_MS)) < 0 && errno == EINTR)
+            ;
+        if (n <= 0)
+            err = ETIMEDOUT;
+        else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+            err = errno;
+    }
+    if (res)
+        freeaddrinfo(res);
+    if (fd >= 0)
+        close(fd);
+    char why[128];
+    snprintf(why, sizeof why, "%s", err == ETIMEDOUT ? "no answer within 3 s" : strerror(err));
+    size_t flen;
+    uint8_t *f = vmw_encode(&flen, AGENT_PROBED, err, err ? why : "");
+    s_send(self, f, flen);
+}
+
 /*  The launcher wrote something. */
 static void s_on_input(gimpi_loop_t *loop, int fd, int events, void *arg)
 {
@@ -480,6 +518,8 @@ static void s_on_input(gimpi_loop_t *loop, int fd, int events, void *arg)
             s_quit(self);
         else if (m.type == AGENT_CLOCK)
             s_clock(self, m.i[0]);
+        else if (m.type == AGENT_PROBE)
+            s_probe(self, m.s[0], m.i[1]);
         vmw_msg_free(&m);
     }
     if (got < 0)

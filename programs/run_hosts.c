@@ -16,6 +16,7 @@
 #include "programs/run_proc.h"
 #include "base/gimpi_key.h"
 #include "base/gimpi_tunables.h"
+#include "task/gimpi_job.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -52,7 +53,7 @@ static host_t *s_host_new(launcher_t *self, const gimpi_hostinfo_t *info)
     h->self = self;
     h->info = *info;
     h->local = gimpi_hostset_is_local(info->ip[0] ? info->ip : info->name);
-    h->to_fd = h->from_fd = h->err_fd = -1;
+    h->to_fd = h->from_fd = h->err_fd = h->probe_fd = -1;
     snprintf(h->arch, sizeof h->arch, "%s", h->local ? vmw_arch() : info->arch);
     h->ncpu = h->local ? (int)sysconf(_SC_NPROCESSORS_ONLN) : 0;
     h->state = h->local ? HOST_UP : HOST_STARTING;
@@ -87,6 +88,74 @@ static int s_resolve(const char *name, struct in_addr *out)
     return 0;
 }
 
+/*  True when the host's name or ip= is a loopback one ("localhost", 127.x.y.z, ::1): a
+ *  host set of these alone keeps the job on the loopback. */
+static bool s_loopback_host(const host_t *h)
+{
+    const char *name = h->info.ip[0] ? h->info.ip : h->info.name;
+    struct in_addr a;
+    if (!strcasecmp(name, "localhost") || !strcmp(name, "::1"))
+        return true;
+    return inet_pton(AF_INET, name, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
+}
+
+/*  The local address of the route to host h (resolved) into self->myaddr.  0 or -1. */
+static int s_route_to(launcher_t *self, const host_t *h)
+{
+    const char *name = h->info.ip[0] ? h->info.ip : h->info.name;
+    char dotted[INET_ADDRSTRLEN], mine[sizeof self->myaddr];
+    struct in_addr a;
+    if (s_resolve(name, &a) < 0 || !inet_ntop(AF_INET, &a, dotted, sizeof dotted)
+        || gimpi_hostset_route_addr(dotted, mine, sizeof mine) < 0)
+        return -1;
+    memcpy(self->myaddr, mine, sizeof mine);
+    return 0;
+}
+
+/*  This host's address on the job's network: -host, else -if, else the one that reaches
+ *  the first other host started now, else (a host set that may grow: pvm_addhosts of a
+ *  '&' host or of any other) the one that reaches the first '&' host, else the one other
+ *  hosts most likely reach this machine at.  The loopback only for a job of this machine
+ *  alone (no host set, or one of loopback names only) or a machine without a network.
+ *  0, or -1 with a message on stderr. */
+static int s_choose_addr(launcher_t *self)
+{
+    char err[256];
+    if (self->host) {
+        snprintf(self->myaddr, sizeof self->myaddr, "%s", self->host);
+        return 0;
+    }
+    if (self->ifspec) {
+        if (gimpi_hostset_if_addr(self->ifspec, self->myaddr, sizeof self->myaddr, err,
+                                  sizeof err) < 0) {
+            fprintf(stderr, "gimpirun: -if %s: %s\n", self->ifspec, err);
+            return -1;
+        }
+        return 0;
+    }
+    snprintf(self->myaddr, sizeof self->myaddr, "127.0.0.1");
+    bool grows = false;
+    for (int i = 0; i < self->nhosts; i++) {
+        host_t *h = self->hosts[i];
+        grows |= gimpi_hostset_size(self->hostset) > 0 && !s_loopback_host(h);
+        if (h->local || h->info.later)
+            continue;
+        if (s_route_to(self, h) < 0) {
+            fprintf(stderr, "gimpirun: host %s: no route to it (is the name right?)\n",
+                    h->info.name);
+            return -1;
+        }
+        return 0;
+    }
+    for (int i = 0; grows && i < self->nhosts; i++)
+        if (!self->hosts[i]->local && s_route_to(self, self->hosts[i]) == 0
+            && strncmp(self->myaddr, "127.", 4) != 0)
+            return 0;
+    if (grows && gimpi_hostset_lan_addr(self->myaddr, sizeof self->myaddr) < 0)
+        snprintf(self->myaddr, sizeof self->myaddr, "127.0.0.1");
+    return 0;
+}
+
 /*  Builds the host table from the host set (or this machine alone) and chooses this
  *  host's address on the job's network.  0, or -1 with a message on stderr. */
 int run_hosts_init(launcher_t *self)
@@ -106,36 +175,7 @@ int run_hosts_init(launcher_t *self)
         if (!h || s_append(self, h) < 0)
             return -1;
     }
-    /* this host's address: -host, else -if, else the one that reaches the first other
-       host, else the loopback (one machine: nothing else needs to reach us) */
-    char err[256];
-    if (self->host)
-        snprintf(self->myaddr, sizeof self->myaddr, "%s", self->host);
-    else if (self->ifspec) {
-        if (gimpi_hostset_if_addr(self->ifspec, self->myaddr, sizeof self->myaddr, err,
-                                  sizeof err) < 0) {
-            fprintf(stderr, "gimpirun: -if %s: %s\n", self->ifspec, err);
-            return -1;
-        }
-    } else {
-        snprintf(self->myaddr, sizeof self->myaddr, "127.0.0.1");
-        for (int i = 0; i < self->nhosts; i++) {
-            host_t *h = self->hosts[i];
-            struct in_addr a;
-            if (h->local || h->info.later)
-                continue;
-            const char *name = h->info.ip[0] ? h->info.ip : h->info.name;
-            char dotted[INET_ADDRSTRLEN];
-            if (s_resolve(name, &a) < 0 || !inet_ntop(AF_INET, &a, dotted, sizeof dotted)
-                || gimpi_hostset_route_addr(dotted, self->myaddr, sizeof self->myaddr) < 0) {
-                fprintf(stderr, "gimpirun: host %s: no route to it (is the name right?)\n",
-                        h->info.name);
-                return -1;
-            }
-            break;
-        }
-    }
-    return 0;
+    return s_choose_addr(self);
 }
 
 /*  Queues a frame for an agent (takes the frame). */
@@ -205,6 +245,46 @@ static task_t *s_task(launcher_t *self, host_t *h, int id)
     return self->tasks[id];
 }
 
+/*  A host added later (its agent said HELLO) must show that it reaches this host's
+ *  announced address, where groupd and the tasks listen: a listener of ours there, in the
+ *  tasks' port range, and a PROBE to its agent to connect to it.  0 when sent, else -1
+ *  (the host is then up without the check). */
+static int s_probe(launcher_t *self, host_t *h)
+{
+    char err[256];
+    int port = 0;
+    h->probe_fd = gimpi_job_listen(self->myaddr, &port, err, sizeof err);
+    if (h->probe_fd < 0)
+        return -1;
+    fcntl(h->probe_fd, F_SETFD, FD_CLOEXEC);     /* not for the tasks we start meanwhile */
+    size_t len;
+    if (run_hosts_send(h, vmw_encode(&len, AGENT_PROBE, self->myaddr, port)) < 0) {
+        close(h->probe_fd);
+        h->probe_fd = -1;
+        return -1;
+    }
+    return 0;
+}
+
+/*  PROBED: a host added later is up when it reached the job's groupd; else it is not
+ *  added (PvmCantStart), and gimpirun says which address it could not reach and why. */
+static void s_probed(launcher_t *self, host_t *h, int err, const char *why)
+{
+    if (h->probe_fd < 0 || h->state != HOST_STARTING)
+        return;
+    close(h->probe_fd);
+    h->probe_fd = -1;
+    if (err == 0) {
+        h->state = HOST_UP;
+        self->ev->host_changed(self->ev->arg);
+        return;
+    }
+    fprintf(stderr, "gimpirun: host %s cannot reach this job at %s (%s), so its tasks could "
+            "reach neither groupd nor the others: not added (give gimpirun -if, the network "
+            "the hosts share)\n", h->info.name, self->myaddr, why);
+    s_host_dead(self, h, NULL);
+}
+
 /*  One frame from an agent. */
 static void s_frame(launcher_t *self, host_t *h, vmw_msg_t *m)
 {
@@ -219,8 +299,13 @@ static void s_frame(launcher_t *self, host_t *h, vmw_msg_t *m)
         }
         snprintf(h->arch, sizeof h->arch, "%s", h->info.arch[0] ? h->info.arch : m->s[2]);
         h->ncpu = m->i[3];
+        if (self->probe_added && s_probe(self, h) == 0)
+            break;                      /* added later: up once it reached us */
         h->state = HOST_UP;
         self->ev->host_changed(self->ev->arg);
+        break;
+    case AGENT_PROBED:
+        s_probed(self, h, m->i[0], m->s[1]);
         break;
     case AGENT_STARTED:
         if ((t = s_task(self, h, m->i[0]))) {
@@ -323,6 +408,9 @@ static void s_host_dead(launcher_t *self, host_t *h, const char *why)
         return;
     bool was_up = h->state == HOST_UP;
     h->state = HOST_DEAD;
+    if (h->probe_fd >= 0)
+        close(h->probe_fd);
+    h->probe_fd = -1;
     if (why)
         fprintf(stderr, "gimpirun: host %s %s: %s\n", h->info.name,
                 was_up ? "is gone" : "did not start", why);
@@ -519,6 +607,19 @@ int run_hosts_wait(launcher_t *self, bool (*done)(launcher_t *), int timeout_ms)
     return 0;
 }
 
+/*  True (with the reason in err) when the job announced a loopback address, which host h,
+ *  another machine, could not reach: its tasks would neither find groupd nor their
+ *  parents. */
+static bool s_loopback_job(launcher_t *self, const host_t *h, char *err, size_t errsize)
+{
+    if (h->local || strncmp(self->myaddr, "127.", 4) != 0)
+        return false;
+    snprintf(err, errsize, "this job announced only the loopback address %s, which host %s "
+             "cannot reach (start it with this machine's name in the host set, or -if)",
+             self->myaddr, h->info.name);
+    return true;
+}
+
 /*  Adds a host at run time (pvm_addhosts) and starts its agent.  Its index, or a gimpi
  *  error code (PvmDupHost when it is there already). */
 int run_hosts_add(launcher_t *self, const gimpi_hostinfo_t *info, char *err, size_t errsize)
@@ -529,6 +630,8 @@ int run_hosts_add(launcher_t *self, const gimpi_hostinfo_t *info, char *err, siz
             continue;
         if (!k->info.later || k->pid > 0)
             return GIMPI_EDUPHOST;
+        if (s_loopback_job(self, k, err, errsize))
+            return GIMPI_ECANTSTART;
         k->info.later = false;          /* a '&' host of the hostfile: started now */
         if (s_start_agent(self, k, err, errsize) < 0) {
             k->state = HOST_DEAD;
@@ -543,6 +646,10 @@ int run_hosts_add(launcher_t *self, const gimpi_hostinfo_t *info, char *err, siz
     if (h->local) {
         free(h);
         return GIMPI_EDUPHOST;  /* this machine is in the virtual machine already */
+    }
+    if (s_loopback_job(self, h, err, errsize)) {
+        free(h);
+        return GIMPI_ECANTSTART;
     }
     if (s_append(self, h) < 0) {
         free(h);

@@ -101,6 +101,8 @@ struct host_t {
     enum { HOST_STARTING, HOST_UP, HOST_DEAD } state;
     bool quit_sent;
     bool deleted;               /* pvm_delhosts: no longer in the table */
+    int probe_fd;               /* added later: a listener on myaddr it must reach (PROBE)
+                                   before it is up, -1 */
 };
 
 /*  The launcher's whole state. */
@@ -144,6 +146,7 @@ struct launcher_t {
     bool ended_leftovers;       /* they had to be ended: exit status 3 */
     /* the virtual machine */
     char myaddr[64];            /* this host's address on the job's network */
+    bool probe_added;           /* a host added from now on must reach myaddr (PROBE) */
     pid_t groupd_pid;           /* a groupd we started, or 0 */
     gimpi_key_t key;            /* the job's key, sent to every agent first */
     struct run_vm_t *vm;        /* run_vm.c's own: groupd's endpoint, the manager, requests */

@@ -389,6 +389,50 @@ static int s_env_int(char **env, const char *name)
     return 0;
 }
 
+/*  The directory of the spawner's program into dir, when the request's hand-over names a
+ *  task of this job (GIMPI_PARENT) whose program path gimpirun knows (a command-line task,
+ *  or a child spawned by a path): a bare name is looked for there after GIMPI_PATH, as a
+ *  spawn on one host looks beside the spawning program (doc/spawn.md).  0 or -1. */
+static int s_spawner_dir(launcher_t *self, char **env, char *dir, size_t size)
+{
+    int tid = s_env_int(env, GIMPI_ENV_PARENT);
+    for (int i = 0; tid > 0 && i < self->nall; i++) {
+        task_t *t = self->tasks[i];
+        if (t->tid != tid || t->groupd || !t->argv || !t->argv[0] || !strchr(t->argv[0], '/'))
+            continue;
+        char *abs = run_abs_prog(t->argv[0]);
+        char *slash = abs ? strrchr(abs, '/') : NULL;
+        int rc = slash && (size_t)(slash - abs) < size ? 0 : -1;
+        if (rc == 0)
+            snprintf(dir, size, "%.*s", (int)(slash - abs), abs);
+        free(abs);
+        return rc;
+    }
+    return -1;
+}
+
+/*  Puts dir at the end of the child's GIMPI_PATH in env (the last GIMPI_PATH entry, the
+ *  host's ep= when it has one, stays first; the others go): one free slot is needed. */
+static void s_path_add(char **env, const char *dir)
+{
+    const char *cur = NULL;
+    int k = 0, out = 0;
+    for (; env[k]; k++)
+        if (!strncmp(env[k], "GIMPI_PATH=", 11))
+            cur = env[k] + 11;
+    char *path = malloc((cur ? strlen(cur) : 0) + strlen(dir) + 16);
+    if (!path)
+        return;
+    sprintf(path, "GIMPI_PATH=%s%s%s", cur ? cur : "", cur && *cur ? ":" : "", dir);
+    for (int i = 0; i < k; i++)
+        if (strncmp(env[i], "GIMPI_PATH=", 11))
+            env[out++] = env[i];
+        else
+            free(env[i]);
+    env[out++] = path;
+    env[out] = NULL;
+}
+
 /*  VM_SPAWN: n tasks with tids first..first+n-1 (reserved by the caller), each placed by
  *  where and flags, started here or by the host's agent. */
 static void s_spawn(launcher_t *self, int token, vmw_msg_t *m)
@@ -408,6 +452,8 @@ static void s_spawn(launcher_t *self, int token, vmw_msg_t *m)
     int nargs = 0;
     while (argv && argv[nargs])
         nargs++;
+    char beside[PATH_MAX];
+    bool bare = !strchr(file, '/') && s_spawner_dir(self, env, beside, sizeof beside) == 0;
     for (int i = 0; i < n; i++) {
         int hi = run_hosts_pick(self, flags, where);
         if (hi < 0) {
@@ -434,7 +480,7 @@ static void s_spawn(launcher_t *self, int token, vmw_msg_t *m)
         int nenv = 0;
         while (env && env[nenv])
             nenv++;
-        char **tenv = run_export_env(&h->info, nenv + 4);
+        char **tenv = run_export_env(&h->info, nenv + 5);
         int k = 0;
         while (tenv && tenv[k])
             k++;
@@ -442,8 +488,11 @@ static void s_spawn(launcher_t *self, int token, vmw_msg_t *m)
             tenv[k++] = strdup(env[e]);
         char buf[64], wd[PATH_MAX];
         snprintf(buf, sizeof buf, "%s=%d", GIMPI_ENV_TID, t->tid);
-        if (tenv)
+        if (tenv) {
             tenv[k++] = strdup(buf);
+            if (bare)
+                s_path_add(tenv, beside);
+        }
         int code = 0;
         if (!tenv)
             t->start_err = GIMPI_ENOMEM;
@@ -709,6 +758,11 @@ int run_vm_start(launcher_t *self, char *err, size_t errsize)
             return -1;
     }
     setenv("GIMPI_GROUPD", self->vm->groupd_ep, 1);     /* our tasks, and every request here */
+    /* a host added later must reach us (run_hosts.c), where groupd or tasks of the job
+       run: not a login node outside the allocation whose groupd runs on a node */
+    for (int i = 0; i < self->nhosts; i++)
+        self->probe_added |= self->hosts[i]->local;
+    self->probe_added |= self->groupd_pid > 0;
     /* what this host's tasks spawn listens where the other hosts reach it, under this
        host's name in the virtual machine */
     setenv(GIMPI_ENV_HOST_ADDR, self->myaddr, 1);

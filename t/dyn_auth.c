@@ -92,7 +92,9 @@ static int s_resolve(void *arg, int tid, uint8_t addr[16], int *port)
 static int s_verify(void *arg, int tid, const uint8_t addr[16], int port)
 {
     int want = s_port_of(arg, tid);
-    return want && port == want && impi_addr16_ipv4(addr) == s_vaddr ? 0 : GIMPI_ENOTASK;
+    if (!want)
+        return GIMPI_ENOTASK;
+    return port == want && impi_addr16_ipv4(addr) == s_vaddr ? 0 : GIMPI_EMISMATCH;
 }
 
 /*  A one-task job on listener lfd (port) with tid, the key (NULL: a random one), the
@@ -449,6 +451,17 @@ static void s_start_job(job_t *j)
     j->stop_w = stop[1];
 }
 
+/*  The victim's log from offset off, NUL-terminated (malloc'd; "" when unreadable). */
+static char *s_read_log(const job_t *j, off_t off)
+{
+    char *buf = calloc(1, 1 << 20);
+    if (!buf)
+        BAIL_OUT("out of memory");
+    ssize_t got = pread(j->logfd, buf, (1 << 20) - 1, off);
+    buf[got > 0 ? got : 0] = 0;
+    return buf;
+}
+
 /*  Forged introductions: no MAC, another key, unregistered claims, a replay, a task
  *  with another key. */
 static void s_test_forged(job_t *j)
@@ -464,6 +477,20 @@ static void s_test_forged(job_t *j)
     st = s_holder(j->reg.vport, FRIEND, FAKE_PORT, NULL, NULL);
     ok(st == GIMPI_INTRO_NOTREG,
        "a key holder claiming a registered tid at another contact is refused (%d)", st);
+    /* the victim logs after it answered: wait for the second refusal's line; the first
+     * (a tid the registry lacks: a task of the job that has exited) says nothing */
+    char *log = NULL;
+    for (int i = 0; i < 400 && !(log && strstr(log, "at another contact")); i++) {
+        free(log);
+        log = s_read_log(j, 0);
+        if (!strstr(log, "at another contact"))
+            usleep(25000);
+    }
+    ok(strstr(log, "claims t2002, which groupd knows at another contact") != NULL,
+       "the victim says why it refused a registered tid at another contact");
+    ok(strstr(log, "t3003") == NULL,
+       "a tid groupd no longer knows (its task exited) is refused without a word");
+    free(log);
     char hex[2 * GIMPI_INTRO_SIZE + 1];
     for (int i = 0; i < GIMPI_INTRO_SIZE; i++)
         snprintf(hex + 2 * i, 3, "%02x", rec[i]);

@@ -562,6 +562,19 @@ static void test_local(void)
         pass("no interface address to try");
 }
 
+/*  The address a job that may grow announces: an interface's, never a loopback one. */
+static void test_lan_addr(void)
+{
+    char addr[64];
+    cmp_ok(gimpi_hostset_lan_addr(NULL, 64), "==", -1, "lan_addr: NULL buffer");
+    cmp_ok(gimpi_hostset_lan_addr(addr, 4), "==", -1, "lan_addr: too small a buffer");
+    if (gimpi_hostset_lan_addr(addr, sizeof addr) == 0)
+        ok(strncmp(addr, "127.", 4) != 0 && gimpi_hostset_is_local(addr),
+           "lan_addr: an address of this machine, not a loopback one (%s)", addr);
+    else
+        pass("lan_addr: this machine has no interface but the loopback");
+}
+
 int main(void)
 {
     plan(NO_PLAN);
@@ -570,5 +583,6 @@ int main(void)
     test_slurm();
     test_place();
     test_local();
+    test_lan_addr();
     done_testing();
 }

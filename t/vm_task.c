@@ -24,6 +24,10 @@
  *    grow H                 pvm_addhosts H, a worker spawned there, pvm_delhosts H:
  *                           "added K", "hosts N", "worker HOST", "deleted K", "hosts N",
  *                           "mstat CODE"
+ *    addspawn H [any [P]]   pvm_addhosts H, a worker spawned there (program P, default
+ *                           vm_task), pvm_recv (blocking) of its answer (from its tid, or
+ *                           from any with "any"): "added K info C", "spawned K" ("slot E" when not),
+ *                           "worker HOST" or "recv E"
  *    notify H               pvm_notify: PvmHostAdd, then pvm_addhosts H: "hostadd N
  *                           same|other" (the message's count, and whether its dtid is the
  *                           one pvm_addhosts gave); a sleeper spawned on H and PvmTaskExit
@@ -284,6 +288,24 @@ static int s_grow(int argc, char **argv, int me)
     return rc;
 }
 
+/*  addspawn H: add H, a worker there, its answer with a blocking pvm_recv. */
+static int s_addspawn(int argc, char **argv, int me)
+{
+    (void)argc, (void)me;
+    int info = 0, tid = 0;
+    char *args[] = { "worker", NULL }, host[256] = "";
+    int added = pvm_addhosts(argv + 2, 1, &info);
+    printf("added %d info %d\n", added, info);
+    int k = pvm_spawn(argc > 4 ? argv[4] : "vm_task", args, PvmTaskHost, argv[2], 1, &tid);
+    printf(k == 1 ? "spawned %d\n" : "slot %d\n", k == 1 ? k : tid);
+    int bufid = k == 1 ? pvm_recv(argc > 3 && !strcmp(argv[3], "any") ? -1 : tid, 77) : -1;
+    if (bufid > 0 && pvm_upkstr(host) == 0)
+        printf("worker %s\n", host);
+    else if (k == 1)
+        printf("recv %d\n", bufid);
+    return 0;
+}
+
 /*  remotekill H: a sleeper on H, killed once it answered, gone within 10 s. */
 static int s_remotekill(int argc, char **argv, int me)
 {
@@ -363,6 +385,7 @@ static const struct {
     { "remotekill", 3, s_remotekill }, { "sleeper", 2, s_sleeper },
     { "pwd", 2, s_pwd },            { "notify", 3, s_cmd_notify },
     { "kill", 3, s_kill },          { "wait", 2, s_wait },
+    { "addspawn", 3, s_addspawn },
 };
 
 int main(int argc, char **argv)

@@ -1,8 +1,9 @@
 /*  gimpi_hostaddr.c — the host set's questions about this machine: the address of an
  *  interface or network given with -if, whether a host name or address is this machine
  *  (its names, loopback, the addresses of its interfaces, a name resolved within a
- *  bound: the lookup runs in a thread of its own that the caller stops waiting for), and
- *  the local address of the route to a host.
+ *  bound: the lookup runs in a thread of its own that the caller stops waiting for), the
+ *  local address of the route to a host, and the address that other hosts most likely
+ *  reach this machine at when none of them is known yet (a job that may grow).
  */
 #include "base/gimpi_hostset.h"
 #include "base/hostset_internal.h"
@@ -262,4 +263,57 @@ int gimpi_hostset_route_addr(const char *dest, char *addr, size_t size)
     if (rc == 0 && !inet_ntop(AF_INET, &sa.sin_addr, addr, (socklen_t)size))
         rc = -1;
     return rc;
+}
+
+/*  The IPv4 address of the interface named ifname that is up (dotted text into addr), or
+ *  of the first interface that is up and not a loopback one when ifname is NULL.  0 or -1. */
+static int s_iface_addr(const char *ifname, char *addr, size_t size)
+{
+    struct ifaddrs *ifs;
+    if (getifaddrs(&ifs) < 0)
+        return -1;
+    int rc = -1;
+    for (struct ifaddrs *i = ifs; i && rc < 0; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP)
+            || (i->ifa_flags & IFF_LOOPBACK) || (ifname && strcmp(i->ifa_name, ifname) != 0))
+            continue;
+        const struct in_addr *a = &((const struct sockaddr_in *)(const void *)i->ifa_addr)->sin_addr;
+        if ((ntohl(a->s_addr) >> 24) != 127 && inet_ntop(AF_INET, a, addr, (socklen_t)size))
+            rc = 0;
+    }
+    freeifaddrs(ifs);
+    return rc;
+}
+
+/*  The interface of the default IPv4 route with the lowest metric (/proc/net/route) into
+ *  name.  0, or -1 when there is no default route. */
+static int s_default_iface(char name[IFNAMSIZ])
+{
+    FILE *f = fopen("/proc/net/route", "re");
+    if (!f)
+        return -1;
+    char line[256], ifn[IFNAMSIZ + 8];
+    unsigned long dest, gw, flags, mask, best = ~0UL;
+    int refcnt, use;
+    unsigned long metric;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "%23s %lx %lx %lx %d %d %lu %lx", ifn, &dest, &gw, &flags, &refcnt, &use,
+                   &metric, &mask) == 8
+            && dest == 0 && mask == 0 && (flags & 1) && metric < best && strlen(ifn) < IFNAMSIZ) {
+            best = metric;                      /* flags & 1: RTF_UP */
+            snprintf(name, IFNAMSIZ, "%s", ifn);
+        }
+    fclose(f);
+    return best == ~0UL ? -1 : 0;
+}
+
+/*  The address other hosts most likely reach this machine at (gimpi_hostset.h). */
+int gimpi_hostset_lan_addr(char *addr, size_t size)
+{
+    char ifn[IFNAMSIZ];
+    if (!addr || size < INET_ADDRSTRLEN)
+        return -1;
+    if (s_default_iface(ifn) == 0 && s_iface_addr(ifn, addr, size) == 0)
+        return 0;
+    return s_iface_addr(NULL, addr, size);
 }

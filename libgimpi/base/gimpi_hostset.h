@@ -112,6 +112,12 @@ int gimpi_hostset_if_addr(const char *spec, char *addr, size_t size, char *err, 
  *  or no route leads there. */
 int gimpi_hostset_route_addr(const char *dest, char *addr, size_t size);
 
+/*  The IPv4 address (dotted text into addr) that other hosts most likely reach this machine
+ *  at when none of them is known yet: that of the default route's interface, else of the
+ *  first interface that is up and not a loopback one.  0, or -1 when the machine has no
+ *  such interface (only the loopback). */
+int gimpi_hostset_lan_addr(char *addr, size_t size);
+
 /*  True when name means this machine: "localhost", the host name (or its first label), a
  *  loopback address, an address of a local interface, or a name that resolves to one of
  *  these within GIMPI_HOSTSET_RESOLVE_MS (a name that takes longer counts as remote). */

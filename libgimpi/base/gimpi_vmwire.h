@@ -36,6 +36,8 @@
     X(AGENT_QUIT,    0x0A, "")       /* -> agent: end every task, then exit */               \
     X(AGENT_CLOCK,   0x0B, "i")      /* -> agent: a request id: read your clock */            \
     X(AGENT_CLOCKED, 0x0C, "iii")    /* agent ->: the id, the clock's seconds, microseconds */ \
+    X(AGENT_PROBE,   0x0D, "si")     /* -> agent: can this host connect to address, port? */  \
+    X(AGENT_PROBED,  0x0E, "is")     /* agent ->: 0 or an errno, a message naming the cause */ \
     /* task -> manager (VMREQ) and the manager's answers */                               \
     X(VM_SPAWN, 0x21, "ssvviii") /* file, where, argv, env, flags, n, first tid */        \
     X(VM_ADDHOSTS, 0x22, "v")  /* hostfile lines */                                       \
@@ -50,8 +52,10 @@ enum { AGENT_FRAMES(AGENT_X_ENUM) };
 #undef AGENT_X_ENUM
 
 enum {
-    AGENT_VERSION = 3,              /* 2: START carries the core plan's place and count;
-                                       3: CLOCK (pvm_hostsync) */
+    AGENT_VERSION = 4,              /* 2: START carries the core plan's place and count;
+                                       3: CLOCK (pvm_hostsync); 4: PROBE (a host added
+                                       later reaches the job's address) */
+    AGENT_PROBE_MS = 3000,          /* the longest a PROBE's connect may take */
     AGENT_MAX_FRAME = 16 << 20,     /* a frame's length field at most (16 MiB: the
                                        startup tables of 4096 tasks fit many times) */
     AGENT_MAX_FIELDS = 8,

@@ -517,6 +517,8 @@ static void s_dial_event(gimpi_msg_t *self, int h, short revents)
 
 /* ------------------------------------------------------------------ being called */
 
+static int s_involved(gimpi_msg_t *self, int p);
+
 /*  Drops incoming connection k (closing it); says why (rate-limited) when fmt is not NULL. */
 static void s_pend_drop(gimpi_msg_t *self, int k, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -615,7 +617,11 @@ static void s_pend_admit(gimpi_msg_t *self, int k, const gimpi_intro_t *in)
     s_pend_drop(self, k, NULL);
     /* a fresh socket's buffer takes the answer whole */
     if (s_answer(self, c->fd, &pd, GIMPI_INTRO_OK, in->tid) < 0) {
+        /* it hung up: a caller that exited meanwhile, said only when we wait for it */
+        int quiet = self->dyn.quiet_fail;
+        self->dyn.quiet_fail |= !s_involved(self, p) && !self->debug;
         s_dyn_fail(self, h, GIMPI_ESYSERR, "could not answer its introduction");
+        self->dyn.quiet_fail = quiet;
         return;
     }
     if (s_bind(self, h, in) < 0) {
@@ -883,10 +889,19 @@ static void s_verify_pend(gimpi_msg_t *self, int k)
         ;
     if (k == self->dyn.npend)
         return;
+    if (rc == GIMPI_ENOTASK && !self->debug) {
+        /* a task of the job (it holds the key) that groupd no longer knows: it called and
+         * then exited before we got to it.  Nothing to say; were it alive, the answer
+         * tells it, and it reports the refusal itself. */
+        s_answer(self, self->dyn.pend[k].fd, &self->dyn.pend[k], GIMPI_INTRO_NOTREG, in.tid);
+        s_pend_drop(self, k, NULL);
+        return;
+    }
     if (rc) {
         s_answer(self, self->dyn.pend[k].fd, &self->dyn.pend[k], GIMPI_INTRO_NOTREG, in.tid);
-        s_pend_drop(self, k, "it holds the key but claims t%x, which groupd does not know "
-                    "at the contact it gave (%s)", (unsigned)in.tid, gimpi_strerror(rc));
+        s_pend_drop(self, k, "it holds the key but claims t%x, which groupd %s",
+                    (unsigned)in.tid, rc == GIMPI_EMISMATCH ? "knows at another contact"
+                    : rc == GIMPI_ENOTASK ? "does not know" : gimpi_strerror(rc));
         return;
     }
     self->dyn.pend[k].verified = 1;

@@ -56,8 +56,8 @@ msg_shm_t *msg_shm_new(int sock, size_t ring, char *err, size_t errsize)
     self->peer_fd = -1;
     char why[160];
     if (ring && !(self->out = gimpi_ring_new(ring, why, sizeof why)))
-        fprintf(stderr, "gimpi: no shared memory for a local peer (%s): its bytes go over "
-                "the socket\n", why);
+        fprintf(stderr, "gimpi: no shared memory for a local peer, its bytes go over the "
+                "socket: %s\n", why);
     uint8_t rec[MSG_SHM_RECORD] = { 0 };
     memcpy(rec, s_magic, sizeof s_magic);
     uint32_t flags = self->out ? 1 : 0;

@@ -119,7 +119,7 @@ static int s_verify(void *arg, int tid, const uint8_t addr[16], int port)
     pthread_mutex_unlock(&self->vmu);
     if (rc)
         return rc;
-    return info.port == port && memcmp(info.addr, addr, 16) == 0 ? 0 : GIMPI_ENOTASK;
+    return info.port == port && memcmp(info.addr, addr, 16) == 0 ? 0 : GIMPI_EMISMATCH;
 }
 
 /*  Tells groupd this task's parent and program, for pvm_tasks (one more round trip at
@@ -145,7 +145,7 @@ static void s_groups_up(gimpi_t *self)
 {
     char token[GIMPI_GROUPS_TOKEN_LEN + 8];
     int base = s_tidbase(self, token, sizeof token);
-    const char *why = "no tids reserved for this job";
+    const char *why = "it reserved no tid for this task";
     if (base >= 0 && gimpi_msg_set_tidbase(self->msg, base) == 0) {
         const impi_tables_t *t = self->job.tables;
         const impi_host_info_t *h = &t->hosts[self->job.host_rank];
@@ -164,8 +164,9 @@ static void s_groups_up(gimpi_t *self)
         why = gimpi_strerror(rc);
     }
     gimpi_groups_disable(self->groups);
-    fprintf(stderr, "gimpi: warning: groupd at %s unavailable (%s): tid %d, group calls "
-            "fail\n", gimpi_groups_endpoint(self->groups), why, gimpi_msg_mytid(self->msg));
+    fprintf(stderr, "gimpi: warning: groupd at %s unavailable to t%x: %s; its group calls "
+            "fail\n", gimpi_groups_endpoint(self->groups), (unsigned)gimpi_msg_mytid(self->msg),
+            why);
 }
 
 /*  The data plane's send hook: groupd takes this task's deferred leaves before any
