@@ -143,7 +143,7 @@ static int s_probe(console_t *self)
     void *s = gd_sock_tool_new(zctx, self->ep, &monitor, desc, sizeof desc, err, sizeof err);
     int rc = -1;
     if (!s) {
-        fprintf(stderr, "gimpi: no groupd at %s (%s)\n", self->ep, err);
+        fprintf(stderr, "gimpi: no groupd at %s: %s\n", self->ep, err);
         goto out;
     }
     uint8_t hdr[GD_HDR_SIZE];
