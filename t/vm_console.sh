@@ -31,7 +31,7 @@ C() {
     vm_exec 0 env -u GIMPI_GROUPD XDG_RUNTIME_DIR="$RD" timeout 60 "$G" "$@"
 }
 
-echo "1..10"
+echo "1..11"
 
 # the job's key is a file of its own: the console, which is not told, must take it from
 # the run file, or the job's groupd refuses it
@@ -62,7 +62,8 @@ c=$(C spawn -"$H1" -\> "$CHILD" hello 2>&1)
 tid=$(echo "$c" | sed -n '3s/^t\([0-9a-f]*\)$/\1/p')
 ok $([ "$(echo "$c" | sed -n 1,2p)" = "$(printf '[1]\n1 successful')" ] && [ -n "$tid" ] &&
      echo "$c" | grep -Eqx "\[1:t$tid\] hello from .+" && echo "$c" | grep -Eqx "\[1:t$tid\] to stderr from .+" &&
-     echo "$c" | grep -qx "\[1:t$tid\] EOF" && [ "$(echo "$c" | tail -1)" = "[1] finished" ]; echo $?) "spawn -> onto $H1: [1], its tid, then its lines, EOF and [1] finished at the console" ||
+     [ "$(echo "$c" | grep "^\[1:t$tid\]" | tail -1)" = "[1:t$tid] EOF" ] &&
+     [ "$(echo "$c" | tail -1)" = "[1] finished" ]; echo $?) "spawn -> onto $H1: [1], its tid, then its lines, EOF and [1] finished at the console" ||
     echo "$c" | sed 's/^/# /'
 ok $([ -n "$tid" ] && ! has 'hello from' && ! has 'to stderr from' && ! has "t$tid"; echo $?) "... and none of it in gimpirun's output"
 if [ "$VM_UTS" = yes ]; then
@@ -71,6 +72,12 @@ if [ "$VM_UTS" = yes ]; then
 else
     ok 0 "# SKIP the hosts share one host name here: which one ran it is not visible"
 fi
+# by default placement (gimpirun starts them, on either host): every line comes back
+c=$(C spawn -2 -\> "$CHILD" hello 2>&1)
+ok $([ "$(echo "$c" | sed -n 1,2p)" = "$(printf '[1]\n2 successful')" ] &&
+     [ "$(echo "$c" | grep -Ec '^\[1:t[0-9a-f]+\] hello from .+$')" = 2 ] &&
+     [ "$(echo "$c" | grep -Ec '^\[1:t[0-9a-f]+\] EOF$')" = 2 ] && [ "$(echo "$c" | tail -1)" = "[1] finished" ]; echo $?) "spawn -2 -> by default placement: both tasks' lines and EOFs, then [1] finished" ||
+    echo "$c" | sed 's/^/# /'
 c=$(C spawn -"$H1" no-such-program 2>&1)
 ok $([ "$c" = "$(printf '0 successful\nNo such file: no-such-program on host %s' "$H1")" ]; echo $?) "a program missing on $H1: No such file, naming the program and the host" ||
     echo "$c" | sed 's/^/# /'
