@@ -916,15 +916,16 @@ static char *s_read(bool tty)
     return buf;
 }
 
-/*  Leaves groupd; with output caught (spawn ->), first waits until the children's output
- *  has ended, at most GIMPI_CATCHOUT_WAIT seconds, as PVM's pvm_exit does. */
-static void s_leave(console_t *self)
+/*  Leaves groupd; with output caught (spawn ->) and wait (one-shot or piped use), first
+ *  waits until the children's output has ended, at most GIMPI_CATCHOUT_WAIT seconds, as
+ *  PVM's pvm_exit does (an interactive quit leaves at once, as PVM's console). */
+static void s_leave(console_t *self, bool wait)
 {
     if (!self->task) {                  /* halt: gone with groupd */
         console_out_destroy(&self->out);
         return;
     }
-    if (self->out && gimpi_catchout_wait(self->task, 0) > 0) {
+    if (wait && self->out && gimpi_catchout_wait(self->task, 0) > 0) {
         const char *v = gimpi_env("GIMPI_CATCHOUT_WAIT");
         long sec = v && *v ? strtol(v, NULL, 10) : 0;
         sec = sec > 0 && sec < 86400 ? sec : 30;
@@ -1006,7 +1007,7 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     if (optind < argc) {
         int rc = s_run(&self, argc - optind, argv + optind);
-        s_leave(&self);
+        s_leave(&self, true);
         return rc < 0;
     }
     bool tty = isatty(0) && isatty(1);
@@ -1021,6 +1022,6 @@ int main(int argc, char **argv)
     }
     if (tty && !self.quit)
         printf("\n");
-    s_leave(&self);
+    s_leave(&self, !tty);
     return !tty && self.failed ? 1 : 0;
 }
