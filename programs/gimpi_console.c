@@ -68,6 +68,7 @@ typedef struct {
     gimpi_t *task;              /* enrolled on first need, NULL before */
     char ep[512];               /* the groupd endpoint, for messages */
     bool may_start;             /* enrolling may start a groupd (interactive use) */
+    bool given;                 /* the endpoint came from -e or GIMPI_GROUPD */
     console_out_t *out;         /* spawn -> caught the output of children: their lines */
     bool quit;                  /* quit, or halt done: read no more commands */
     int failed;                 /* commands that failed */
@@ -129,8 +130,13 @@ static int s_ipc_alive(const char *ep)
 static int s_probe(console_t *self)
 {
     if (!s_ipc_alive(self->ep)) {
-        fprintf(stderr, "gimpi: no groupd at %s: no gimpi task runs on it, and no gimpirun "
-                "job runs (-e ENDPOINT names another groupd)\n", self->ep);
+        if (self->given)
+            fprintf(stderr, "gimpi: no groupd at %s: no gimpi task runs on it (is it the "
+                    "job's endpoint?)\n", self->ep);
+        else
+            fprintf(stderr, "gimpi: no groupd at %s: no gimpi task runs on it, and no "
+                    "gimpirun job runs on this machine (-e ENDPOINT names another groupd)\n",
+                    self->ep);
         return -1;
     }
     void *zctx = zmq_ctx_new();
@@ -963,6 +969,7 @@ static int s_endpoint(console_t *self, const char *job)
     }
     if (ep && *ep) {
         snprintf(self->ep, sizeof self->ep, "%s", ep);
+        self->given = true;
         return 0;
     }
     int found = run_jobfile_pick("gimpi", "-j", job, self->ep, sizeof self->ep);
