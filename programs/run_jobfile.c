@@ -108,11 +108,18 @@ int run_jobfile_write(const char *ep, int nhosts, const char *keyfrom, char *con
     }
     fprintf(f, "gimpirun %d %llu\nendpoint %s\nhosts %d\n", (int)getpid(),
             s_starttime((int)getpid()), ep, nhosts);
-    if (keyfrom && keyfrom[0] == '/')
-        fprintf(f, "key %s\n", keyfrom);
+    /* a key file's absolute path (a descriptor, "GIMPI_KEY_FD=N", cannot be named) */
+    char *key = keyfrom && strncmp(keyfrom, GIMPI_ENV_KEY_FD "=", sizeof GIMPI_ENV_KEY_FD)
+                ? realpath(keyfrom, NULL) : NULL;
+    if (key)
+        fprintf(f, "key %s\n", key);
+    free(key);
     fputs("command", f);
-    for (int i = 0; argv && argv[i]; i++)
-        fprintf(f, " %s", argv[i]);
+    for (int i = 0; argv && argv[i]; i++) {
+        fputc(' ', f);
+        for (const char *c = argv[i]; *c; c++)
+            fputc(*c == '\n' ? ' ' : *c, f);     /* one line, whatever the arguments */
+    }
     fputc('\n', f);
     if (fclose(f) != 0 || rename(tmp, path) < 0) {
         unlink(tmp);
@@ -183,10 +190,12 @@ int run_jobfile_list(run_job_t *jobs, int max, char *err, size_t errsize)
     while ((e = readdir(d)) && n < max) {
         char *end;
         long pid = strtol(e->d_name, &end, 10);
-        if (pid <= 0 || *end)           /* ".", "..", a file being written, a socket */
-            continue;
         char path[sizeof dir + sizeof e->d_name + 2];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (pid > 0 && *end == '.' && kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+            unlink(path);               /* the socket or half a file of a killed gimpirun */
+        if (pid <= 0 || *end)           /* ".", "..", a file being written, a socket */
+            continue;
         if (s_read(path, &jobs[n]) && jobs[n].pid == pid)
             n++;
         else {                          /* its gimpirun was killed: the files are stale */

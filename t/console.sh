@@ -262,10 +262,13 @@ printf 'gimpirun %d 1\nendpoint ipc://%s/dead.gd\nhosts 1\ncommand x\n' "$dead" 
     >"$RD/gimpi/jobs/$dead"
 printf 'gimpirun %d 1\nendpoint ipc://%s/reused.gd\nhosts 1\ncommand x\n' "$$" "$tmp" \
     >"$RD/gimpi/jobs/$$"
+: >"$RD/gimpi/jobs/$dead.sock"
+: >"$RD/gimpi/jobs/$dead.new"
 out=$(C ps -a 2>&1); rc=$?
 [ $rc = 0 ] && echo "$out" | grep -q " $jatid " && [ ! -e "$RD/gimpi/jobs/$dead" ] &&
-    [ ! -e "$RD/gimpi/jobs/$$" ]
-ok $? "the run files of a dead gimpirun and of a reused pid are ignored and removed" ||
+    [ ! -e "$RD/gimpi/jobs/$$" ] && [ ! -e "$RD/gimpi/jobs/$dead.sock" ] &&
+    [ ! -e "$RD/gimpi/jobs/$dead.new" ]
+ok $? "the run files (and sockets) of a dead gimpirun and of a reused pid are ignored and removed" ||
     echo "$out" | sed 's/^/# /'
 start_job jb
 out=$(C ps -a 2>&1); rc=$?
