@@ -179,6 +179,15 @@ static void s_drain(agent_t *self, astream_t *s)
     s->len -= start;
 }
 
+/*  Sends what stream s holds now, without waiting: a task's last lines go out before its
+ *  EXIT (gimpirun then writes its EOF after them, as a catching console expects). */
+static void s_drain_ready(agent_t *self, astream_t *s)
+{
+    struct pollfd p = { .fd = s->fd, .events = POLLIN };
+    while (s->fd >= 0 && poll(&p, 1, 0) > 0)
+        s_drain(self, s);
+}
+
 /*  Leaves the loop once quitting and nothing is left: no task, no process of the job
  *  below us (until SIGKILL was sent; what outlives it is beyond reach). */
 static void s_check_done(agent_t *self)
@@ -571,6 +580,8 @@ static void s_on_signal(gimpi_loop_t *loop, int fd, int events, void *arg)
             if (t->pid == pid && !t->exited) {
                 t->exited = true;
                 self->nlive--;
+                s_drain_ready(self, &t->out);
+                s_drain_ready(self, &t->err);
                 size_t flen;
                 uint8_t *f = vmw_encode(&flen, AGENT_EXIT, t->id, status);
                 s_send(self, f, flen);

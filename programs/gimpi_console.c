@@ -22,6 +22,10 @@
 #include "gimpi.h"
 #include "base/gimpi_tunables.h"
 #include "base/gimpi_clock.h"
+#include "programs/run_jobfile.h"
+#include "programs/console_out.h"
+#include "task/gimpi_catch.h"
+#include "task/gimpi_vm.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -64,6 +68,8 @@ typedef struct {
     gimpi_t *task;              /* enrolled on first need, NULL before */
     char ep[512];               /* the groupd endpoint, for messages */
     bool may_start;             /* enrolling may start a groupd (interactive use) */
+    bool given;                 /* the endpoint came from -e or GIMPI_GROUPD */
+    console_out_t *out;         /* spawn -> caught the output of children: their lines */
     bool quit;                  /* quit, or halt done: read no more commands */
     int failed;                 /* commands that failed */
 } console_t;
@@ -124,8 +130,13 @@ static int s_ipc_alive(const char *ep)
 static int s_probe(console_t *self)
 {
     if (!s_ipc_alive(self->ep)) {
-        fprintf(stderr, "gimpi: no groupd at %s: no gimpi task runs on it (is GIMPI_GROUPD "
-                "the endpoint of the job?)\n", self->ep);
+        if (self->given)
+            fprintf(stderr, "gimpi: no groupd at %s: no gimpi task runs on it (is it the "
+                    "job's endpoint?)\n", self->ep);
+        else
+            fprintf(stderr, "gimpi: no groupd at %s: no gimpi task runs on it, and no "
+                    "gimpirun job runs on this machine (-e ENDPOINT names another groupd)\n",
+                    self->ep);
         return -1;
     }
     void *zctx = zmq_ctx_new();
@@ -138,7 +149,7 @@ static int s_probe(console_t *self)
     void *s = gd_sock_tool_new(zctx, self->ep, &monitor, desc, sizeof desc, err, sizeof err);
     int rc = -1;
     if (!s) {
-        fprintf(stderr, "gimpi: no groupd at %s (%s)\n", self->ep, err);
+        fprintf(stderr, "gimpi: no groupd at %s: %s\n", self->ep, err);
         goto out;
     }
     uint8_t hdr[GD_HDR_SIZE];
@@ -529,16 +540,58 @@ static int s_hostchange(console_t *self, int argc, char **argv)
 }
 
 /*  Waits (at most SPAWN_WAIT_MS) until groupd knows every started task of tids[n]: then
- *  ps lists them, and they have called the console before it may exit. */
+ *  ps lists them, and they have called the console before it may exit.  A caught task
+ *  whose output ended (it exited) is not waited for. */
 static void s_wait_registered(console_t *self, const int *tids, int n)
 {
     int64_t start = gimpi_now_ms();
     for (int i = 0; i < n; i++) {
         gimpi_task_info_t info;
         while (tids[i] > 0 && gimpi_now_ms() - start < SPAWN_WAIT_MS
+               && !console_out_ended(self->out, tids[i])
                && gimpi_group_lookup(gimpi_groups(self->task), tids[i], &info) == GIMPI_ENOTFOUND)
             s_pause_ms(POLL_MS);
     }
+}
+
+/*  spawn ->: the children's output comes to the console, "[t<tid>] line" (gimpi_catchout),
+ *  also from the hosts where the job's gimpirun starts them, when it runs on this machine
+ *  (it is handed the collector).  0, or -1 with a message. */
+static int s_catch(console_t *self)
+{
+    if (self->out)
+        return 0;
+    self->out = console_out_new(stdout);
+    int rc = self->out ? gimpi_catchout(self->task, console_out_file(self->out), 0)
+                       : GIMPI_ENOMEM;
+    if (rc < 0) {
+        fprintf(stderr, "spawn: ->: %s\n", gimpi_strerror(rc));
+        console_out_destroy(&self->out);
+        return -1;
+    }
+    /* none runs here: the lines of tasks on other hosts stay with their gimpirun */
+    run_jobfile_offer_catch(self->ep, s_mytid(self), gimpi_catch_fd(gimpi_task_catch(self->task)));
+    return 0;
+}
+
+/*  One failed slot of a spawn, as PVM's console prints it ("No such file"), with the
+ *  program and where it was looked for. */
+static void s_slot_error(console_t *self, int code, const char *file, const char *where,
+                         int flags)
+{
+    if (code == GIMPI_ENOHOST && (flags & GIMPI_SPAWN_ARCH))
+        printf("%s: no host of architecture %s\n", gimpi_strerror(code), where);
+    else if (code == GIMPI_ENOHOST)
+        printf("%s: %s\n", gimpi_strerror(code), where ? where : "-");
+    else if (where && (flags & GIMPI_SPAWN_ARCH))
+        printf("%s: %s on a host of architecture %s\n", gimpi_strerror(code), file, where);
+    else if (where)
+        printf("%s: %s on host %s\n", gimpi_strerror(code), file, where);
+    else if (gimpi_vm_present(self->task))
+        printf("%s: %s on a host of the virtual machine\n", gimpi_strerror(code), file);
+    else
+        printf("%s: %s on host %s\n", gimpi_strerror(code), file,
+               gimpi_hostname(self->task));
 }
 
 /*  spawn [-COUNT] [-HOST|-ARCH] [->] FILE [ARG...]: starts tasks, prints their tids. */
@@ -548,7 +601,7 @@ static int s_spawn(console_t *self, int argc, char **argv)
     const char *where = NULL;
     for (; a < argc && argv[a][0] == '-'; a++) {
         const char *o = argv[a] + 1;
-        if (isdigit((unsigned char)*o)) {
+        if (*o && o[strspn(o, "0123456789")] == 0) {     /* -198.51.100.1 is a host */
             char *end;
             long v = strtol(o, &end, 10);
             if (*end || v < 1 || v > 4096) {
@@ -584,25 +637,31 @@ static int s_spawn(console_t *self, int argc, char **argv)
         free(h);
         flags |= arch && !name ? GIMPI_SPAWN_ARCH : GIMPI_SPAWN_HOST;
     }
+    if ((flags & GIMPI_SPAWN_TAG) && s_catch(self) < 0)
+        return -1;
     int *tids = calloc((size_t)count, sizeof *tids);
     if (!tids)
         return -1;
-    int rc = gimpi_spawn_on(task, argv[a], a + 1 < argc ? argv + a + 1 : NULL, flags, where,
-                            count, tids);
-    if (rc < 0) {
-        printf("0 successful\n%s\n", gimpi_strerror(rc));
-        free(tids);
-        return -1;
-    }
-    s_wait_registered(self, tids, count);
-    printf("%d successful\n", rc);
+    int job = flags & GIMPI_SPAWN_TAG ? console_out_job_new(self->out) : 0;
+    if (job)
+        printf("[%d]\n", job);
+    fflush(stdout);
+    /* the slots' lines below say what failed, as PVM's console does: not the library */
+    int rc = gimpi_spawn_on(task, argv[a], a + 1 < argc ? argv + a + 1 : NULL,
+                            flags | GIMPI_SPAWN_QUIET, where, count, tids);
+    for (int i = 0; rc < 0 && i < count; i++)
+        tids[i] = rc;                   /* one line per slot, as PVM's */
+    printf("%d successful\n", rc < 0 ? 0 : rc);
     for (int i = 0; i < count; i++) {
         if (tids[i] > 0)
             printf("t%x\n", (unsigned)tids[i]);
         else
-            printf("%s\n", gimpi_strerror(tids[i]));
+            s_slot_error(self, tids[i], argv[a], where, flags);
     }
     fflush(stdout);
+    if (job)                            /* its lines held so far, then the rest */
+        console_out_job_started(self->out, job, tids, count);
+    s_wait_registered(self, tids, count);
     free(tids);
     return rc == count ? 0 : -1;
 }
@@ -864,49 +923,99 @@ static char *s_read(bool tty)
     return buf;
 }
 
+/*  Leaves groupd; with output caught (spawn ->) and wait (one-shot or piped use), first
+ *  waits until the children's output has ended, at most GIMPI_CATCHOUT_WAIT seconds, as
+ *  PVM's pvm_exit does (an interactive quit leaves at once, as PVM's console). */
+static void s_leave(console_t *self, bool wait)
+{
+    if (!self->task) {                  /* halt: gone with groupd */
+        console_out_destroy(&self->out);
+        return;
+    }
+    if (wait && self->out && gimpi_catchout_wait(self->task, 0) > 0) {
+        const char *v = gimpi_env("GIMPI_CATCHOUT_WAIT");
+        long sec = v && *v ? strtol(v, NULL, 10) : 0;
+        sec = sec > 0 && sec < 86400 ? sec : 30;
+        int left = gimpi_catchout_wait(self->task, (int)sec * 1000);
+        if (left)
+            fprintf(stderr, "gimpi: the output of %d spawned task%s had not ended after %ld s "
+                    "(GIMPI_CATCHOUT_WAIT); leaving\n", left, left == 1 ? "" : "s", sec);
+    }
+    fflush(stdout);
+    gimpi_finalize(&self->task);
+    console_out_destroy(&self->out);
+}
+
 /*  Prints the synopsis. */
 static void s_usage(FILE *out)
 {
-    fprintf(out, "usage: gimpi [-e ENDPOINT] [COMMAND [ARG...]]\n"
+    fprintf(out, "usage: gimpi [-e ENDPOINT | -j PID] [COMMAND [ARG...]]\n"
                  "       gimpi --help | --version\n"
-                 "With no command, commands are read from stdin (help lists them).\n");
+                 "With no command, commands are read from stdin (help lists them).\n"
+                 "Without -e or $GIMPI_GROUPD: the running gimpirun job's groupd (-j: the\n"
+                 "job of that gimpirun pid), else the per-user default.\n");
+}
+
+/*  The groupd to talk to: -e's or $GIMPI_GROUPD, else the running gimpirun job's (-j
+ *  PID: that job's), else the per-user default; a job's becomes GIMPI_GROUPD for the
+ *  console's task.  0, or -1 with a message. */
+static int s_endpoint(console_t *self, const char *job)
+{
+    const char *ep = gimpi_env("GIMPI_GROUPD");
+    char why[GIMPI_KEY_ERRLEN];
+    if (ep && *ep && job) {
+        fprintf(stderr, "gimpi: -j %s and a groupd endpoint (-e or GIMPI_GROUPD %s): give "
+                "one of them\n", job, ep);
+        return -1;
+    }
+    if (ep && *ep) {
+        snprintf(self->ep, sizeof self->ep, "%s", ep);
+        self->given = true;
+        return 0;
+    }
+    int found = run_jobfile_pick("gimpi", "-j", job, self->ep, sizeof self->ep);
+    if (found < 0)
+        return -1;
+    if (found)
+        return setenv("GIMPI_GROUPD", self->ep, 1);
+    if (!gd_default_endpoint(self->ep, sizeof self->ep, why, sizeof why)) {
+        fprintf(stderr, "gimpi: %s\n", why);
+        return -1;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "endpoint", required_argument, NULL, 'e' },
+        { "job", required_argument, NULL, 'j' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
     console_t self = { .task = NULL };
+    const char *job = NULL;
     int c;
     /* '+': options stop at the command, whose own options start with '-' */
-    while ((c = getopt_long(argc, argv, "+e:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+e:j:h", opts, NULL)) != -1) {
         switch (c) {
         case 'e':
             if (setenv("GIMPI_GROUPD", optarg, 1) < 0)
                 return 2;
             break;
+        case 'j': job = optarg; break;
         case 'h': s_usage(stdout); return 0;
         case 'V': printf("gimpi %s\n", gimpi_version()); return 0;
         default: s_usage(stderr); return 2;
         }
     }
-    const char *ep = gimpi_env("GIMPI_GROUPD");
-    char why[GIMPI_KEY_ERRLEN];
-    if (ep && *ep)
-        snprintf(self.ep, sizeof self.ep, "%s", ep);
-    else if (!gd_default_endpoint(self.ep, sizeof self.ep, why, sizeof why)) {
-        fprintf(stderr, "gimpi: %s\n", why);
+    if (s_endpoint(&self, job) < 0)
         return 1;
-    }
     signal(SIGPIPE, SIG_IGN);
     if (optind < argc) {
         int rc = s_run(&self, argc - optind, argv + optind);
-        if (self.task)
-            gimpi_finalize(&self.task);
+        s_leave(&self, true);
         return rc < 0;
     }
     bool tty = isatty(0) && isatty(1);
@@ -921,7 +1030,6 @@ int main(int argc, char **argv)
     }
     if (tty && !self.quit)
         printf("\n");
-    if (self.task)
-        gimpi_finalize(&self.task);
+    s_leave(&self, !tty);
     return !tty && self.failed ? 1 : 0;
 }

@@ -16,6 +16,7 @@
 #include "base/gimpi_json.h"
 #include "base/gimpi_tunables.h"
 #include "gimpi.h"
+#include "programs/run_jobfile.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -127,7 +128,7 @@ static int s_fingerprint(void)
 /*  Prints the synopsis. */
 static void s_usage(FILE *out)
 {
-    fprintf(out, "usage: gimpi-stat [--json] [--endpoint EP] [GROUP]\n"
+    fprintf(out, "usage: gimpi-stat [--json] [--endpoint EP | --job PID] [GROUP]\n"
                  "       gimpi-stat --config [--json] [--pid PID]\n"
                  "       gimpi-stat --fingerprint\n");
 }
@@ -238,6 +239,7 @@ int main(int argc, char **argv)
     static const struct option opts[] = {
         { "json", no_argument, NULL, 'j' },
         { "endpoint", required_argument, NULL, 'e' },
+        { "job", required_argument, NULL, 'J' },
         { "fingerprint", no_argument, NULL, 'f' },
         { "config", no_argument, NULL, 'c' },
         { "pid", required_argument, NULL, 'p' },
@@ -246,12 +248,13 @@ int main(int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     bool json = false, config = false;
-    const char *ep = NULL, *pid = NULL;
+    const char *ep = NULL, *pid = NULL, *job = NULL;
     int c;
     while ((c = getopt_long(argc, argv, "je:fh", opts, NULL)) != -1) {
         switch (c) {
         case 'j': json = true; break;
         case 'e': ep = optarg; break;
+        case 'J': job = optarg; break;
         case 'c': config = true; break;
         case 'p': pid = optarg; break;
         case 'h': s_usage(stdout); return 0;
@@ -260,7 +263,7 @@ int main(int argc, char **argv)
         default: s_usage(stderr); return 2;
         }
     }
-    if ((pid && !config) || (config && (ep || optind < argc))) {
+    if ((pid && !config) || (config && (ep || job || optind < argc)) || (ep && job)) {
         s_usage(stderr);
         return 2;
     }
@@ -279,9 +282,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "gimpi-stat: group name longer than %d bytes\n", GD_MAX_NAME);
         return 1;
     }
-    char buf[512];
-    if (!ep && (ep = gimpi_env("GIMPI_GROUPD")) && !*ep)
+    char buf[600];
+    if (!ep && !job && (ep = gimpi_env("GIMPI_GROUPD")) && !*ep)
         ep = NULL;
+    /* no endpoint given: the running gimpirun job's groupd, as the console finds it */
+    int found = ep ? 0 : run_jobfile_pick("gimpi-stat", "--job", job, buf, sizeof buf);
+    if (found < 0)
+        return 1;
+    if (found)
+        ep = buf;
     char why[GIMPI_KEY_ERRLEN];
     if (!ep && !(ep = gd_default_endpoint(buf, sizeof buf, why, sizeof why))) {
         fprintf(stderr, "gimpi-stat: %s\n", why);

@@ -30,6 +30,8 @@
 #include "programs/run_tasks.h"
 #include "programs/run_vm.h"
 #include "programs/run_pvmabi.h"
+#include "programs/run_jobfile.h"
+#include "programs/run_catchfwd.h"
 #include "programs/proctree.h"
 #include "base/gimpi_key.h"
 #include "net/gimpi_host.h"
@@ -602,12 +604,17 @@ static int s_run(launcher_t *self)
         run_tasks_signal_all(self, SIGKILL);
     s_go(self, started, tables_fd);
     close(tables_fd);
+    /* the console and gimpi-stat find the job's groupd by its run file */
+    if (!self->failed && run_jobfile_write(NULL, self->nhosts, from, self->tasks[0]->argv) == 0)
+        self->catchfwd = run_catchfwd_new(self->loop);
 
     /* the loop: output, ends, signals, the virtual machine's requests, the grace deadline */
     run_tasks_reap(self);       /* a task may have died before the loop ran */
     if (self->nrunning > 0 || self->nstreams > 0 || run_hosts_busy(self))
         gimpi_loop_run(self->loop);
     run_vm_fini(self);
+    run_catchfwd_destroy(&self->catchfwd);
+    run_jobfile_remove();
     gimpi_loop_destroy(&self->loop);
     if (self->client) {
         if (impi_client_fini(self->client, err, sizeof err) < 0) {

@@ -64,6 +64,7 @@ struct task_t {
     char **argv;                /* static: points into the command line; spawned: owned */
     bool spawned;               /* started later at a task's request (not in the tables) */
     bool catchout;              /* its spawner catches output: PVM's catchout format */
+    int ptid;                   /* spawned: its spawner's tid (caught output goes there) */
     int tid;                    /* spawned: its tid; static: set once the base is known */
     pid_t pid;                  /* the process on its host */
     int port;                   /* static: the port it listens on */
@@ -149,6 +150,7 @@ struct launcher_t {
     pid_t groupd_pid;           /* a groupd we started, or 0 */
     gimpi_key_t key;            /* the job's key, sent to every agent first */
     struct run_vm_t *vm;        /* run_vm.c's own: groupd's endpoint, the manager, requests */
+    struct run_catchfwd_t *catchfwd;  /* caught output handed to catching tasks here */
     const run_events_t *ev;     /* where run_hosts.c and run_tasks.c report */
 };
 

@@ -19,6 +19,8 @@
 #include "programs/run_hosts.h"
 #include "programs/run_proc.h"
 #include "programs/proctree.h"
+#include "programs/run_catchfwd.h"
+#include "task/gimpi_catch.h"
 #include "task/gimpi_job.h"
 #include "base/gimpi_tagout.h"
 
@@ -104,6 +106,9 @@ void run_task_output(launcher_t *self, task_t *t, int which, const char *line, s
         run_task_output(self, t, which, m, len - (size_t)(m - line));
         return;
     }
+    if (t->catchout
+        && run_catchfwd_send(self->catchfwd, t->ptid, t->tid, CATCH_DATA, line, len) == 0)
+        return;                 /* to the catching task (the console) on this machine */
     if (len && line[0] == GIMPI_TAGOUT_MARK) {
         fwrite(line + 1, 1, len - 1, to);
         fputc('\n', to);
@@ -129,7 +134,9 @@ void run_task_output(launcher_t *self, task_t *t, int which, const char *line, s
 /*  A caught task's "[t<hex tid>] BEGIN" or "EOF" line (PVM's catchout format). */
 void run_task_catch_mark(task_t *t, const char *what)
 {
-    if (!t->catchout)
+    if (!t->catchout
+        || run_catchfwd_send(t->self->catchfwd, t->ptid, t->tid,
+                             strcmp(what, "EOF") ? CATCH_BEGIN : CATCH_EOF, NULL, 0) == 0)
         return;
     printf("[t%x] %s\n", (unsigned)t->tid, what);
     fflush(stdout);

@@ -379,6 +379,16 @@ void run_vm_progress(launcher_t *self)
     }
 }
 
+/*  The number variable name=N of env, or 0. */
+static int s_env_int(char **env, const char *name)
+{
+    size_t len = strlen(name);
+    for (int i = 0; env && env[i]; i++)
+        if (!strncmp(env[i], name, len) && env[i][len] == '=')
+            return atoi(env[i] + len + 1);
+    return 0;
+}
+
 /*  VM_SPAWN: n tasks with tids first..first+n-1 (reserved by the caller), each placed by
  *  where and flags, started here or by the host's agent. */
 static void s_spawn(launcher_t *self, int token, vmw_msg_t *m)
@@ -417,6 +427,7 @@ static void s_spawn(launcher_t *self, int token, vmw_msg_t *m)
             targv[k + 1] = strdup(argv[k]);
         t->tid = first + i;
         t->catchout = flags & VM_SPAWN_CATCH;
+        t->ptid = s_env_int(env, GIMPI_ENV_PARENT);
         p->ref[i] = t->id;
         /* its environment: ours, then the caller's (hand-over and exported variables: they
            win), and its tid */

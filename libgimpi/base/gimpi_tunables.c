@@ -77,8 +77,9 @@ static const gimpi_tunable_t s_table[] = {
       "deadline of finalize's world barrier and PK_FINI exchange (1 to 86399)",
       "libgimpi/task/gimpi_task.c libgimpi/pvm/pvm_transport_impi.c", false },
     { "GIMPI_CATCHOUT_WAIT", U, "30", "s",
-      "how long a task waits at its end for its children's output to end (pvm_catchout)",
-      "libgimpi/task/gimpi_task.c libgimpi/pvm/pvm_task.c", false },
+      "how long a task waits at its end for its children's output to end (pvm_catchout, "
+      "the console's spawn ->)",
+      "libgimpi/task/gimpi_task.c libgimpi/pvm/pvm_task.c programs/gimpi_console.c", false },
     { "GIMPI_VM_TIMEOUT_MS", U, "120000", "ms",
       "how long a request to the virtual machine's manager (spawn elsewhere, addhosts, "
       "kill) waits for its answer", "libgimpi/task/gimpi_vm.c", false },

@@ -485,7 +485,12 @@ static void s_dial_event(gimpi_msg_t *self, int h, short revents)
         socklen_t el = sizeof e;
         getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &e, &el);
         if (e) {
+            /* a task that has ended (a console that spawned us and quit) refuses: PVM
+             * prints nothing; the call that needs the peer reports it, debug says it */
+            int quiet = self->dyn.quiet_fail;
+            self->dyn.quiet_fail |= !self->debug;
             s_dyn_fail(self, h, GIMPI_ESYSERR, "connect: %s", strerror(e));
+            self->dyn.quiet_fail = quiet;
             return;
         }
         if (!(revents & POLLOUT))
