@@ -278,11 +278,15 @@ int run_vm_publish(launcher_t *self)
 
 /* ------------------------------------------------------------------ requests */
 
-/*  Answers a request: status and, when there are results, a VM_RESULTS frame. */
+/*  Answers a request: status and, when there are results, a VM_RESULTS frame.  Once the
+ *  job's groupd is lost (its connection destroyed) nobody can be answered: the request
+ *  (an addhosts that ended after the loss, say) is dropped with it. */
 static void s_reply(launcher_t *self, int token, int status, const int32_t *results, int n)
 {
     uint8_t *f = NULL;
     size_t len = 0;
+    if (!self->vm->mgr)
+        return;
     if (results) {
         uint8_t *b = malloc((size_t)n * 4 + 1);
         for (int i = 0; b && i < n; i++) {
