@@ -162,7 +162,7 @@ static int s_probe(console_t *self)
     else if (ready < 0)
         fprintf(stderr, "gimpi: groupd at %s refused us: %s\n", self->ep, err);
     else
-        fprintf(stderr, "gimpi: groupd at %s does not answer (%d s)\n", self->ep,
+        fprintf(stderr, "gimpi: groupd at %s does not answer within %d s\n", self->ep,
                 PROBE_MS / 1000);
 out:
     gd_sock_destroy(&s, &monitor);
