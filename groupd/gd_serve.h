@@ -77,6 +77,8 @@ typedef struct {
     bool quiet;                 /* --quiet: no key fingerprint line (gimpirun's own) */
     bool foreground;
     bool bound;                 /* our ipc socket files exist (we hold the lock) */
+    uint64_t sock_id[2][2];     /* dev and inode of our ipc socket files (request, event)
+                                   at bind: teardown removes only these very files */
     int heartbeat_ms;
     int idle_exit_ms;           /* 0: serve until killed */
     int64_t last_busy_ms;       /* last moment a task was registered or a request came */

@@ -79,7 +79,23 @@ static int s_make_parents(const char *file)
     }
 }
 
-/*  For ipc endpoints: takes "<path>.lock"; refuses when another groupd holds it. */
+/*  True when groupd may serve on endpoint: only ipc:// (the ZAP handler checks the
+ *  peer's uid) and tcp:// (CURVE with the key) authenticate their peers; on any other
+ *  transport (tipc, ws, inproc, ...) libzmq would admit everyone, so it is refused with
+ *  a message. */
+static bool s_scheme_ok(const char *endpoint)
+{
+    if (!strncmp(endpoint, "ipc://", 6) || gd_sock_needs_key(endpoint))
+        return true;
+    fprintf(stderr, "groupd: refusing endpoint %s: only ipc:// (peers of our uid) and "
+            "tcp:// (CURVE with the key) authenticate their peers\n", endpoint);
+    return false;
+}
+
+/*  For ipc endpoints: takes "<path>.lock"; refuses when another groupd holds it.  The
+ *  lock file is opened without following a symbolic link (one planted there by someone
+ *  who can write the directory would make us truncate and write the file it names),
+ *  and it must be a regular file of ours. */
 static int s_lock(groupd_t *self)
 {
     if (strncmp(self->endpoint, "ipc://", 6) != 0)
@@ -88,9 +104,16 @@ static int s_lock(groupd_t *self)
         return -1;
     char path[600];
     snprintf(path, sizeof path, "%s.lock", self->endpoint + 6);
-    self->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    self->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
     if (self->lock_fd < 0) {
-        fprintf(stderr, "groupd: cannot open lock file %s: %s\n", path, strerror(errno));
+        fprintf(stderr, "groupd: cannot open lock file %s: %s%s\n", path, strerror(errno),
+                errno == ELOOP ? " (a symbolic link: not followed)" : "");
+        return -1;
+    }
+    struct stat st;
+    if (fstat(self->lock_fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+        fprintf(stderr, "groupd: lock file %s is not a regular file of ours; not using it\n",
+                path);
         return -1;
     }
     if (flock(self->lock_fd, LOCK_EX | LOCK_NB) < 0) {
@@ -162,6 +185,33 @@ static void s_pin(groupd_t *self)
         fprintf(stderr, "groupd: threads on CPU %d\n", cpu);
 }
 
+/*  Records the device and inode of an ipc endpoint's socket file into id (zeros when it
+ *  is not an ipc endpoint or cannot be seen). */
+static void s_note_socket(const char *endpoint, uint64_t id[2])
+{
+    struct stat st;
+    id[0] = id[1] = 0;
+    if (!strncmp(endpoint, "ipc://", 6) && lstat(endpoint + 6, &st) == 0
+        && S_ISSOCK(st.st_mode)) {
+        id[0] = (uint64_t)st.st_dev;
+        id[1] = (uint64_t)st.st_ino;
+    }
+}
+
+/*  Removes an ipc endpoint's socket file if it is still the one we bound (id): a newer
+ *  groupd that serves the same path, in a directory removed and made again since we
+ *  started, keeps its socket (libzmq leaves ipc socket files behind, so this is ours to
+ *  do).  The check and the unlink are two steps; only the directory's owner can swap the
+ *  file between them. */
+static void s_remove_socket(const char *endpoint, const uint64_t id[2])
+{
+    struct stat st;
+    if (strncmp(endpoint, "ipc://", 6) || !id[1] || lstat(endpoint + 6, &st) < 0)
+        return;
+    if ((uint64_t)st.st_dev == id[0] && (uint64_t)st.st_ino == id[1])
+        unlink(endpoint + 6);
+}
+
 /*  Opens and binds everything (key: the key, NULL when there is none, which only an ipc
  *  endpoint allows); returns 0 or -1 with a message on stderr. */
 static int s_setup(groupd_t *self, const gimpi_key_t *key)
@@ -225,6 +275,8 @@ static int s_setup(groupd_t *self, const gimpi_key_t *key)
         return -1;
     }
     gd_sock_last_endpoint(self->xpub, self->pub_endpoint, sizeof self->pub_endpoint);
+    s_note_socket(self->endpoint, self->sock_id[0]);
+    s_note_socket(self->pub_endpoint, self->sock_id[1]);
     self->bound = true;
     sigset_t set;
     sigemptyset(&set);
@@ -290,11 +342,9 @@ static void s_teardown(groupd_t *self)
     gd_zap_destroy(&self->zap);
     if (self->zctx)
         zmq_ctx_term(self->zctx);
-    if (self->bound && strncmp(self->endpoint, "ipc://", 6) == 0) {
-        /* ours: we hold the lock (libzmq leaves ipc socket files behind) */
-        unlink(self->endpoint + 6);
-        if (strncmp(self->pub_endpoint, "ipc://", 6) == 0)
-            unlink(self->pub_endpoint + 6);
+    if (self->bound) {
+        s_remove_socket(self->endpoint, self->sock_id[0]);
+        s_remove_socket(self->pub_endpoint, self->sock_id[1]);
     }
     if (self->sig_fd >= 0)
         close(self->sig_fd);
@@ -661,6 +711,8 @@ int main(int argc, char **argv)
     }
     if (ep != self.endpoint)
         snprintf(self.endpoint, sizeof self.endpoint, "%s", ep);
+    if (!s_scheme_ok(self.endpoint))
+        return 2;
     gimpi_key_t key;
     bool have_key;
     if (s_load_key(&self, keyfile, &key, &have_key) < 0)
