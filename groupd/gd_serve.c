@@ -440,7 +440,12 @@ static void s_handle_vm(groupd_t *self, const gd_waiter_t *w, const gd_msg_t *ms
         uint8_t *old = len ? malloc(len) : NULL;
         if (old)
             memcpy(old, table, len);
-        status = gd_vm_hosts_set(self->vm, w->key, w->keylen, conn, v[0].i, v[1].data, v[1].len);
+        status = gd_vm_hosts_set(self->vm, w->key, w->keylen, conn, v[0].i, v[1].data, v[1].len,
+                                 v[2].data, v[2].len);
+        if (status == GIMPI_EBADPARAM || status == GIMPI_EDENIED)
+            s_log_refusal(self, &self->quota_log, "HOSTS_SET refused (fd %d): %s", srcfd,
+                          status == GIMPI_EDENIED ? "not the launcher's token"
+                                                  : "not a valid host table");
         if (status == 0)
             gd_notify_hosts(self, old, old ? len : 0, v[1].data, v[1].len);
         free(old);

@@ -76,6 +76,7 @@ typedef struct {
     bool verbose;
     bool quiet;                 /* --quiet: no key fingerprint line (gimpirun's own) */
     bool foreground;
+    bool launcher;              /* --launcher: a manager token, printed first (gd_vm.h) */
     bool bound;                 /* our ipc socket files exist (we hold the lock) */
     uint64_t sock_id[2][2];     /* dev and inode of our ipc socket files (request, event)
                                    at bind: teardown removes only these very files */

@@ -45,6 +45,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <sched.h>
+#include <sodium.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -467,9 +468,11 @@ static void s_usage(FILE *out)
                  "              [--max-tasks N] [--max-groups N] [--max-reserve N]\n"
                  "              [--max-unregistered N] [--pub-port P]\n"
                  "              [--mbox-max-entry BYTES] [--mbox-max-per-task N]\n"
-                 "              [--mbox-max-bytes BYTES]\n"
+                 "              [--mbox-max-bytes BYTES] [--launcher]\n"
                  "  --port P      requests on tcp://ADDR:P, events on port P+1 (fixed ports)\n"
-                 "  --bind ADDR   the address (or interface) of --port (default 0.0.0.0)\n");
+                 "  --bind ADDR   the address (or interface) of --port (default 0.0.0.0)\n"
+                 "  --launcher    print 'manager-token HEX' first: only a HOSTS_SET with it\n"
+                 "                makes its connection the VM's manager\n");
 }
 
 /*  Parses a number option within [lo, hi]; false with a message when it is not one. */
@@ -589,6 +592,7 @@ static int s_options(groupd_t *self, int argc, char **argv, gd_registry_limits_t
         { "mbox-max-bytes", required_argument, NULL, 'B' },
         { "port", required_argument, NULL, 'p' },
         { "bind", required_argument, NULL, 'b' },
+        { "launcher", no_argument, NULL, 'L' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -641,6 +645,7 @@ static int s_options(groupd_t *self, int argc, char **argv, gd_registry_limits_t
             port = (int)v;
             break;
         case 'b': bind_addr = optarg; break;
+        case 'L': self->launcher = true; break;
         case 'e': *ep = optarg; break;
         case 'f': self->foreground = true; break;
         case 'v': self->verbose = true; break;
@@ -688,6 +693,23 @@ static int s_options(groupd_t *self, int argc, char **argv, gd_registry_limits_t
     return s_port_endpoint(self, port, bind_addr, ep) < 0 ? 2 : -1;
 }
 
+/*  --launcher: makes the manager token (random), hands it to the relay and prints it as
+ *  the first stdout line, "manager-token HEX", for the launcher that started us (our
+ *  stdout is its pipe): only a HOSTS_SET that carries it makes the VM's manager, so a
+ *  holder of the key cannot take the role from the job's own launcher. */
+static void s_print_token(groupd_t *self)
+{
+    if (!self->launcher)
+        return;
+    uint8_t tok[GD_TOKEN_SIZE];
+    char hex[2 * GD_TOKEN_SIZE + 1];
+    randombytes_buf(tok, sizeof tok);
+    gd_vm_set_token(self->vm, tok);
+    printf("manager-token %s\n", sodium_bin2hex(hex, sizeof hex, tok, sizeof tok));
+    gimpi_key_wipe(tok, sizeof tok);
+    gimpi_key_wipe(hex, sizeof hex);
+}
+
 /*  Parses the command line, sets up, serves until a signal. */
 int main(int argc, char **argv)
 {
@@ -728,6 +750,7 @@ int main(int argc, char **argv)
         s_teardown(&self);
         return 1;
     }
+    s_print_token(&self);
     printf("%s\n", self.endpoint);
     fflush(stdout);
     if (ready_fd >= 0)
