@@ -224,7 +224,12 @@ static int s_setup(groupd_t *self, const gimpi_key_t *key)
     }
     if (s_lock(self) < 0)
         return -1;
+    self->guard = gd_guard_new(self->max_handshakes ? self->max_handshakes
+                                                    : GD_GUARD_MAX_PENDING);
+    self->max_handshakes = self->max_handshakes ? self->max_handshakes : GD_GUARD_MAX_PENDING;
     self->zctx = zmq_ctx_new();
+    if (!self->guard)
+        return -1;
     if (!self->zctx)
         return -1;
     zmq_ctx_set(self->zctx, ZMQ_MAX_SOCKETS, 65536);
@@ -269,7 +274,13 @@ static int s_setup(groupd_t *self, const gimpi_key_t *key)
         fprintf(stderr, "groupd: %s\n", err);
         return -1;
     }
-    self->xpub = gd_sock_new(self->zctx, &o, NULL, err, sizeof err);
+    /* on tcp the XPUB's connections count for the guard too (gd_guard.h) */
+    char pubmon[64];
+    snprintf(pubmon, sizeof pubmon, "inproc://groupd-pubmon-%d", (int)getpid());
+    o.monitor_events = gd_sock_needs_key(pub) ? ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED : 0;
+    o.monitor_endpoint = o.monitor_events ? pubmon : NULL;
+    self->xpub = gd_sock_new(self->zctx, &o, o.monitor_events ? &self->pub_monitor : NULL, err,
+                             sizeof err);
     gimpi_key_wipe(&o.security, sizeof o.security);
     if (!self->xpub) {
         fprintf(stderr, "groupd: %s\n", err);
@@ -339,7 +350,8 @@ static void s_teardown(groupd_t *self)
 {
     gd_serve_fini(self);
     gd_sock_destroy(&self->router, &self->monitor);
-    gd_sock_destroy(&self->xpub, NULL);
+    gd_sock_destroy(&self->xpub, self->pub_monitor ? &self->pub_monitor : NULL);
+    gd_guard_destroy(&self->guard);
     gd_zap_destroy(&self->zap);
     if (self->zctx)
         zmq_ctx_term(self->zctx);
@@ -388,22 +400,25 @@ static int s_readable(void *socket)
  *  The monitor comes first: a connection's end is known before a recycled fd's requests. */
 static int s_serve(groupd_t *self)
 {
-    struct pollfd pf[5] = { { .events = POLLIN }, { .events = POLLIN },
+    struct pollfd pf[6] = { { .events = POLLIN }, { .events = POLLIN },
                             { .events = POLLIN }, { .fd = self->sig_fd, .events = POLLIN },
-                            { .events = POLLIN } };
+                            { .events = POLLIN }, { .fd = -1, .events = POLLIN } };
     size_t fl = sizeof pf[0].fd;
     if (zmq_getsockopt(self->router, ZMQ_FD, &pf[0].fd, &fl) < 0
         || zmq_getsockopt(self->xpub, ZMQ_FD, &pf[1].fd, &fl) < 0
         || zmq_getsockopt(self->monitor, ZMQ_FD, &pf[2].fd, &fl) < 0
-        || zmq_getsockopt(gd_zap_socket(self->zap), ZMQ_FD, &pf[4].fd, &fl) < 0)
+        || zmq_getsockopt(gd_zap_socket(self->zap), ZMQ_FD, &pf[4].fd, &fl) < 0
+        || (self->pub_monitor && zmq_getsockopt(self->pub_monitor, ZMQ_FD, &pf[5].fd, &fl) < 0))
         return -1;
     bool monitor_due = true, zap_due = true;
     self->last_busy_ms = gimpi_now_ms();
     for (;;) {
         if (zap_due)
             gd_zap_serve(self->zap);
-        if (monitor_due)
+        if (monitor_due) {
             gd_serve_drain_monitor(self);
+            gd_serve_drain_pub_monitor(self);
+        }
         int rc = s_readable(self->router);
         for (int k = 0; rc > 0 && k < 256; k++, rc = s_readable(self->router))
             gd_serve_request_next(self);
@@ -431,6 +446,10 @@ static int s_serve(groupd_t *self)
             continue;
         long timeout = s_idle_timeout(self);
         int due = gd_serve_flush_logs(self);        /* a held-back summary line */
+        gd_guard_trim(self->guard, gimpi_now_ms());  /* memory back after a flood */
+        int trim = gd_guard_trim_due_ms(self->guard, gimpi_now_ms());
+        if (trim >= 0 && (due < 0 || trim < due))
+            due = trim;
         bool idle_over = timeout == 0;
         if (due >= 0 && (timeout < 0 || due < timeout))
             timeout = due + 1;
@@ -439,7 +458,7 @@ static int s_serve(groupd_t *self)
                 fprintf(stderr, "groupd: idle for %d s, exiting\n", self->idle_exit_ms / 1000);
             return 0;
         }
-        int np = poll(pf, 5, timeout > INT_MAX ? INT_MAX : (int)timeout);
+        int np = poll(pf, 6, timeout > INT_MAX ? INT_MAX : (int)timeout);
         if (np < 0) {
             if (errno == EINTR)
                 continue;
@@ -454,7 +473,7 @@ static int s_serve(groupd_t *self)
                 fprintf(stderr, "groupd: signal, exiting\n");
             return 0;
         }
-        monitor_due = pf[2].revents != 0;
+        monitor_due = pf[2].revents != 0 || pf[5].revents != 0;
         zap_due = pf[4].revents != 0;
     }
 }
@@ -468,7 +487,8 @@ static void s_usage(FILE *out)
                  "              [--max-tasks N] [--max-groups N] [--max-reserve N]\n"
                  "              [--max-unregistered N] [--pub-port P]\n"
                  "              [--mbox-max-entry BYTES] [--mbox-max-per-task N]\n"
-                 "              [--mbox-max-bytes BYTES] [--launcher]\n"
+                 "              [--mbox-max-bytes BYTES] [--max-handshakes N]\n"
+                 "              [--max-sub-bytes BYTES] [--launcher]\n"
                  "  --port P      requests on tcp://ADDR:P, events on port P+1 (fixed ports)\n"
                  "  --bind ADDR   the address (or interface) of --port (default 0.0.0.0)\n"
                  "  --launcher    print 'manager-token HEX' first: only a HOSTS_SET with it\n"
@@ -543,11 +563,16 @@ static int s_port_endpoint(groupd_t *self, int port, const char *bind_addr, cons
 }
 
 /*  --mbox-max-entry (c 'E'), --mbox-max-per-task ('N'), --mbox-max-bytes ('B'): the
- *  message box's bounds; false with a message when arg is not one. */
+ *  message box's bounds; --max-handshakes ('S'), --max-sub-bytes ('Y'): the floods'
+ *  (gd_guard.h, gd_serve.h).  False with a message when arg is not one. */
 static bool s_mbox_option(groupd_t *self, int c, const char *arg)
 {
     long v;
-    if (c == 'E' && s_num(arg, 1, GD_MBOX_MAX_ENTRY, "mbox-max-entry", &v))
+    if (c == 'S' && s_num(arg, 1, INT32_MAX, "max-handshakes", &v))
+        self->max_handshakes = (int)v;
+    else if (c == 'Y' && s_num(arg, GD_MAX_NAME + 2, LONG_MAX, "max-sub-bytes", &v))
+        self->max_sub_bytes = (size_t)v;
+    else if (c == 'E' && s_num(arg, 1, GD_MBOX_MAX_ENTRY, "mbox-max-entry", &v))
         self->mbox_lim.max_entry = (size_t)v;
     else if (c == 'N' && s_num(arg, 1, INT32_MAX, "mbox-max-per-task", &v))
         self->mbox_lim.max_per_task = (int)v;
@@ -593,6 +618,8 @@ static int s_options(groupd_t *self, int argc, char **argv, gd_registry_limits_t
         { "port", required_argument, NULL, 'p' },
         { "bind", required_argument, NULL, 'b' },
         { "launcher", no_argument, NULL, 'L' },
+        { "max-handshakes", required_argument, NULL, 'S' },
+        { "max-sub-bytes", required_argument, NULL, 'Y' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -631,6 +658,8 @@ static int s_options(groupd_t *self, int argc, char **argv, gd_registry_limits_t
         case 'E':
         case 'N':
         case 'B':
+        case 'S':
+        case 'Y':
             if (!s_mbox_option(self, c, optarg))
                 return 2;
             break;
@@ -650,26 +679,16 @@ static int s_options(groupd_t *self, int argc, char **argv, gd_registry_limits_t
         case 'f': self->foreground = true; break;
         case 'v': self->verbose = true; break;
         case 'q': self->quiet = true; break;
-        case 'H': {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || v < 0 || v > 3600000) {
-                fprintf(stderr, "groupd: bad --heartbeat '%s'\n", optarg);
+        case 'H':
+            if (!s_num(optarg, 0, 3600000, "heartbeat", &v))
                 return 2;
-            }
             self->heartbeat_ms = (int)v;
             break;
-        }
-        case 'I': {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || end == optarg || v < 0 || v > 86400 * 365) {
-                fprintf(stderr, "groupd: bad --idle-exit '%s'\n", optarg);
+        case 'I':
+            if (!s_num(optarg, 0, 86400 * 365, "idle-exit", &v))
                 return 2;
-            }
             self->idle_exit_ms = (int)v * 1000;
             break;
-        }
         case 'c': {
             char *end;
             long v = strtol(optarg, &end, 10);
