@@ -10,7 +10,9 @@
 # flood's rate times that comes on top) leave groupd's descriptors and memory bounded while
 # a real task joins and passes its barrier, and the memory comes back after them; a key
 # holder's 2,000 subscriptions of 4 KiB (--max-sub-bytes 1 MiB; libzmq keeps some 140 KB
-# for each) get its event connection shut down, and the memory is given back.
+# for each) get its event connection shut down, and the memory is given back.  Last, a
+# task of a one-client gimpirun job that knows the job's tables cannot find the job's
+# tid block in groupd by its identity key (t/job_reserve).
 # Every wait is bounded.
 set -u
 top_builddir=${top_builddir:-.}
@@ -30,7 +32,7 @@ mkkey() { od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$1"; echo >>"$1"; chmod 
 # waits (bounded) until process $1 has ended
 waitgone() { for _ in $(seq 1 400); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.05; done; return 1; }
 
-echo "1..13"
+echo "1..14"
 # 1-3: transports without authentication
 for ep in 'tipc://{5560,0,0}' "ws://127.0.0.1:$((20000 + RANDOM % 20000))" inproc://gd; do
     timeout 10 "$GROUPD" --foreground --endpoint "$ep" >"$tmp/sch.out" 2>"$tmp/sch.err"; rc=$?
@@ -118,5 +120,16 @@ after=$(rss $gd)
 check $? "and its memory comes back: +$((after - base)) KiB" "$tmp/t.err"
 timeout 30 "$ATT" member "$ep" last 1 >"$tmp/m.out" 2>&1
 check $? "groupd still serves a real task" "$tmp/m.out" "$tmp/t.err"
+kill -TERM $gd; waitgone $gd
+
+# 14: the reservation key of a one-client job is random
+mkdir -m 700 "$tmp/r"
+"$GROUPD" --foreground --endpoint "ipc://$tmp/r/gd" >"$tmp/r.out" 2>"$tmp/r.err" &
+gd=$!
+waitfor "$tmp/r.out" '://'
+GIMPI_GROUPD="ipc://$tmp/r/gd" timeout 60 "$top_builddir/programs/gimpirun" -np 2 \
+    "$top_builddir/t/job_reserve" >"$tmp/jr.out" 2>&1
+[ "$(grep -c '^reserve got another block' "$tmp/jr.out")" = 2 ]
+check $? "a one-client job's tid block cannot be found from its tables" "$tmp/jr.out"
 kill -TERM $gd; waitgone $gd
 exit $((failed > 0))
