@@ -129,10 +129,14 @@ void gd_notify_note_sub(groupd_t *self, const uint8_t *msg, size_t len)
     if (msg[0] == 1 && !had) {
         if (gd_hash_put(self->subs, topic, tlen, self) < 0)
             self->subs_all = true;      /* cannot tell who listens: skip nothing */
-        else if (tlen <= GD_TOPIC_MAX)
-            self->subs_len[tlen]++;
+        else {
+            self->subs_bytes += tlen;
+            if (tlen <= GD_TOPIC_MAX)
+                self->subs_len[tlen]++;
+        }
     } else if (msg[0] == 0 && had) {
         gd_hash_del(self->subs, topic, tlen);
+        self->subs_bytes -= tlen;
         if (tlen <= GD_TOPIC_MAX)
             self->subs_len[tlen]--;
     }

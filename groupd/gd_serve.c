@@ -440,7 +440,12 @@ static void s_handle_vm(groupd_t *self, const gd_waiter_t *w, const gd_msg_t *ms
         uint8_t *old = len ? malloc(len) : NULL;
         if (old)
             memcpy(old, table, len);
-        status = gd_vm_hosts_set(self->vm, w->key, w->keylen, conn, v[0].i, v[1].data, v[1].len);
+        status = gd_vm_hosts_set(self->vm, w->key, w->keylen, conn, v[0].i, v[1].data, v[1].len,
+                                 v[2].data, v[2].len);
+        if (status == GIMPI_EBADPARAM || status == GIMPI_EDENIED)
+            s_log_refusal(self, &self->quota_log, "HOSTS_SET refused (fd %d): %s", srcfd,
+                          status == GIMPI_EDENIED ? "not the launcher's token"
+                                                  : "not a valid host table");
         if (status == 0)
             gd_notify_hosts(self, old, old ? len : 0, v[1].data, v[1].len);
         free(old);
@@ -799,6 +804,23 @@ bool gd_serve_request_next(groupd_t *self)
     return true;
 }
 
+/*  Over --max-sub-bytes of distinct topics: shuts down the event connection whose peer
+ *  has sent the most (gd_guard.h), at most one every GD_SERVE_SHED_MS so that the topics
+ *  of the last one are gone first; logged (rate-limited). */
+static void s_shed_subscriber(groupd_t *self)
+{
+    size_t max = self->max_sub_bytes ? self->max_sub_bytes : GD_SERVE_SUB_BYTES;
+    int64_t now = gimpi_now_ms();
+    if (self->subs_bytes <= max || !self->guard || now - self->shed_ms < GD_SERVE_SHED_MS)
+        return;
+    self->shed_ms = now;
+    uint64_t sent = 0;
+    if (gd_guard_shed_subscriber(self->guard, &sent) >= 0)
+        s_log_refusal(self, &self->quota_log, "%zu bytes of topics subscribed, over %zu: "
+                      "the event connection that sent the most (%llu bytes) shut down "
+                      "(--max-sub-bytes)", self->subs_bytes, max, (unsigned long long)sent);
+}
+
 /*  A subscription reached the XPUB: a MARK is due on its topic, so that the subscriber
  *  knows it is live (published by s_publish_marks).  False when there was none. */
 bool gd_serve_subscription(groupd_t *self)
@@ -808,6 +830,9 @@ bool gd_serve_subscription(groupd_t *self)
         return false;
     if (mp.nparts >= 1)
         gd_notify_note_sub(self, mp.frames[0].data, mp.frames[0].len);
+    if (mp.nparts >= 1 && mp.frames[0].len >= 1 && mp.frames[0].data[0] == 0 && self->guard)
+        gd_guard_released(self->guard, 1);  /* a topic's memory freed: a trim may be due */
+    s_shed_subscriber(self);
     if (mp.nparts >= 1 && mp.frames[0].len >= 2 && mp.frames[0].data[0] == 1
         && gd_notify_subscribed(self, mp.frames[0].data + 1, mp.frames[0].len - 1))
         ;                               /* a notify topic: its MARK is out */
@@ -850,6 +875,44 @@ void gd_serve_publish_marks(groupd_t *self)
     self->marks = gd_hash_new();
 }
 
+/*  A connection accepted or ended on fd (either socket's monitor; pub: the XPUB's): the
+ *  guard's count; connections it shut down are logged (rate-limited). */
+static void s_guard_event(groupd_t *self, uint16_t event, int fd, bool pub)
+{
+    if (!self->guard)
+        return;
+    gd_guard_subscriber(self->guard, fd, pub && event == ZMQ_EVENT_ACCEPTED);
+    if (event == ZMQ_EVENT_DISCONNECTED) {
+        gd_guard_gone(self->guard, fd);
+        return;
+    }
+    if (gd_guard_accepted(self->guard, fd) > 0)
+        s_log_refusal(self, &self->hs_log, "more than %d connections in their handshake: "
+                      "the oldest shut down (%llu so far; --max-handshakes)",
+                      self->max_handshakes, (unsigned long long)gd_guard_evicted(self->guard));
+}
+
+/*  Handles the XPUB monitor's queued events: its connections, for the guard. */
+void gd_serve_drain_pub_monitor(groupd_t *self)
+{
+    assert(self);
+    for (int k = 0; self->pub_monitor && k < 4096; k++) {
+        int ev = 0;
+        size_t el = sizeof ev;
+        gd_multipart_t mp;
+        if (zmq_getsockopt(self->pub_monitor, ZMQ_EVENTS, &ev, &el) < 0 || !(ev & ZMQ_POLLIN)
+            || gd_multipart_recv(self->pub_monitor, &mp, ZMQ_DONTWAIT) < 0)
+            return;
+        if (mp.nparts >= 1 && mp.frames[0].len >= 6) {
+            uint32_t value;
+            memcpy(&value, mp.frames[0].data + 2, 4);
+            s_guard_event(self, (uint16_t)(mp.frames[0].data[0] | mp.frames[0].data[1] << 8),
+                          (int)value, true);
+        }
+        gd_multipart_close(&mp);
+    }
+}
+
 /*  A monitor event: a connection ended -> the task on it is gone.  False when none. */
 static bool s_on_monitor(groupd_t *self)
 {
@@ -861,6 +924,8 @@ static bool s_on_monitor(groupd_t *self)
         memcpy(&value, mp.frames[0].data + 2, 4);
         uint16_t event = (uint16_t)(mp.frames[0].data[0] | mp.frames[0].data[1] << 8);
         int32_t fdkey = (int32_t)value;
+        if (event == ZMQ_EVENT_ACCEPTED || event == ZMQ_EVENT_DISCONNECTED)
+            s_guard_event(self, event, fdkey, false);
         if (event == ZMQ_EVENT_ACCEPTED) {
             gd_conn_t *c = calloc(1, sizeof *c);
             if (c) {

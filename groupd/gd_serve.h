@@ -16,6 +16,7 @@
 #include "groupd/gd_registry.h"
 #include "groupd/gd_vm.h"
 #include "groupd/gd_mbox.h"
+#include "groupd/gd_guard.h"
 #include "groups/gd_proto.h"
 #include "groups/gd_sock.h"
 #include "base/gd_hash.h"
@@ -41,6 +42,17 @@ enum {
  *  peer (GD_SOCK_GROUPD_HWM), this bounds what peers that never read can cost groupd. */
 #define GD_SERVE_INFLIGHT_BYTES ((size_t)8 << 20)
 
+/*  Bytes of distinct topics subscribed on the XPUB at most (groupd --max-sub-bytes).
+ *  libzmq 4.3 keeps subscriptions in a trie of one node per byte, some 35 bytes each
+ *  (measured: 1,000 subscriptions of 4 KiB took 137 MB), and its XPUB does not say which
+ *  connection a subscription came from; beyond this bound groupd shuts down the event
+ *  connection whose peer has sent the most bytes (TCP_INFO), whose topics then go, at
+ *  most one every GD_SERVE_SHED_MS (a task whose connection is shut down reconnects and
+ *  refreshes its cache from a SNAPSHOT).  2 MiB: 500 groups of 4 KiB names, or 32,000
+ *  of 64 bytes; some 70 MB of trie at worst. */
+#define GD_SERVE_SUB_BYTES ((size_t)2 << 20)
+enum { GD_SERVE_SHED_MS = 200 };
+
 /*  One live connection of the ROUTER (by fd, from the monitor). */
 typedef struct {
     uint64_t id;                /* serial number, never reused (the registry's owner id) */
@@ -55,6 +67,9 @@ typedef struct {
 /*  The daemon's state. */
 typedef struct {
     void *zctx, *router, *xpub, *monitor;
+    void *pub_monitor;          /* the XPUB's monitor (connections for the guard), or NULL */
+    gd_guard_t *guard;          /* handshake floods, memory trim (gd_guard.h), or NULL */
+    int max_handshakes;         /* --max-handshakes (0: GD_GUARD_MAX_PENDING) */
     gd_zap_t *zap;
     gd_registry_t *reg;
     gd_vm_t *vm;                /* host table, manager, request relay (gd_vm.h) */
@@ -67,6 +82,9 @@ typedef struct {
     gd_hash_t *subs;            /* topics the XPUB has subscribers for (gd_notify_watched) */
     uint32_t *subs_len;         /* how many of them are l bytes long, l <= GD_TOPIC_MAX */
     bool subs_all;              /* a subscription could not be noted: publish everything */
+    size_t subs_bytes;          /* bytes of the distinct topics in subs (the XPUB's too) */
+    size_t max_sub_bytes;       /* --max-sub-bytes (0: GD_SERVE_SUB_BYTES) */
+    int64_t shed_ms;            /* when a subscriber was last shut down for it */
     uint64_t next_conn;         /* last connection serial given */
     char endpoint[512];
     char pub_endpoint[512];
@@ -76,7 +94,10 @@ typedef struct {
     bool verbose;
     bool quiet;                 /* --quiet: no key fingerprint line (gimpirun's own) */
     bool foreground;
+    bool launcher;              /* --launcher: a manager token, printed first (gd_vm.h) */
     bool bound;                 /* our ipc socket files exist (we hold the lock) */
+    uint64_t sock_id[2][2];     /* dev and inode of our ipc socket files (request, event)
+                                   at bind: teardown removes only these very files */
     int heartbeat_ms;
     int idle_exit_ms;           /* 0: serve until killed */
     int64_t last_busy_ms;       /* last moment a task was registered or a request came */
@@ -113,4 +134,6 @@ void gd_serve_publish_marks(groupd_t *self);
 int gd_serve_flush_logs(groupd_t *self);
 /*  Handles every monitor event queued (connections accepted and ended). */
 void gd_serve_drain_monitor(groupd_t *self);
+/*  Handles every event queued on the XPUB's monitor (the guard's connections). */
+void gd_serve_drain_pub_monitor(groupd_t *self);
 #endif

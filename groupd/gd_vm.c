@@ -5,9 +5,12 @@
  *  negative, so a VMREP cannot be taken for a status.
  */
 #include "groupd/gd_vm.h"
+#include "base/gimpi_vmwire.h"
 #include "gimpi.h"
 
 #include <assert.h>
+#include <sodium.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +30,8 @@ struct gd_vm_t {
     size_t table_len;
     int32_t nhosts;
     bool have_manager;
+    bool need_token;            /* only a HOSTS_SET with `token` makes the manager */
+    uint8_t token[GD_TOKEN_SIZE];
     uint8_t mgr_key[256];       /* the manager's routing id ... */
     size_t mgr_keylen;
     uint64_t mgr_conn;          /* ... and connection serial */
@@ -81,16 +86,61 @@ bool gd_vm_has_manager(gd_vm_t *self)
     return self->have_manager;
 }
 
-/*  Stores the host table; the first setter is the manager. */
+/*  Only a HOSTS_SET that carries this token makes its connection the manager. */
+void gd_vm_set_token(gd_vm_t *self, const uint8_t token[GD_TOKEN_SIZE])
+{
+    assert(self);
+    assert(token);
+    memcpy(self->token, token, GD_TOKEN_SIZE);
+    self->need_token = true;
+}
+
+/*  True when row is a host table row "dtid name arch speed slots ncpu": a positive dtid,
+ *  a name and an architecture without blanks, positive numbers, nothing after them. */
+static bool s_row_ok(const char *row)
+{
+    int dtid, speed, slots, ncpu, end = -1;
+    char name[256], arch[64];
+    if (sscanf(row, "%d %255s %63s %d %d %d%n", &dtid, name, arch, &speed, &slots, &ncpu,
+               &end) != 6 || end < 0 || row[end])
+        return false;
+    return dtid > 0 && speed > 0 && slots > 0 && ncpu >= 0;
+}
+
+/*  True when data (len bytes) is one whole VM_HOSTS frame of exactly nhosts valid rows
+ *  with no dtid twice: the table every task's pvm_config reads (gimpi_vmwire.h). */
+static bool s_table_ok(int32_t nhosts, const uint8_t *data, size_t len)
+{
+    vmw_msg_t m;
+    if (!len || vmw_frame_len(data) != len || vmw_decode(data, len, &m, NULL, 0) < 0)
+        return false;
+    bool ok = m.type == VM_HOSTS && m.nfields == 1 && m.v[0];
+    int n = 0;
+    for (; ok && m.v[0][n]; n++) {
+        ok = s_row_ok(m.v[0][n]);
+        for (int k = 0; ok && k < n; k++)
+            ok = atoi(m.v[0][k]) != atoi(m.v[0][n]);
+    }
+    vmw_msg_free(&m);
+    return ok && n == nhosts;
+}
+
+/*  Stores the host table; the first setter (with the token, when one is set) is the
+ *  manager. */
 int gd_vm_hosts_set(gd_vm_t *self, const uint8_t *key, size_t keylen, uint64_t conn,
-                    int32_t nhosts, const uint8_t *data, size_t len)
+                    int32_t nhosts, const uint8_t *data, size_t len, const uint8_t *token,
+                    size_t token_len)
 {
     assert(self);
     if (nhosts < 0 || (size_t)nhosts > len || len > GD_VM_MAX_TABLE
-        || keylen == 0 || keylen > sizeof self->mgr_key)
+        || keylen == 0 || keylen > sizeof self->mgr_key
+        || (token_len != 0 && token_len != GD_TOKEN_SIZE) || !s_table_ok(nhosts, data, len))
         return GIMPI_EBADPARAM;
     if (self->have_manager && !gd_vm_is_manager(self, key, keylen, conn))
         return GIMPI_EEXISTS;
+    if (!self->have_manager && self->need_token
+        && (token_len != GD_TOKEN_SIZE || sodium_memcmp(token, self->token, GD_TOKEN_SIZE)))
+        return GIMPI_EDENIED;
     uint8_t *copy = malloc(len ? len : 1);
     if (!copy)
         return GIMPI_ENOMEM;

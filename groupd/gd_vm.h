@@ -35,11 +35,18 @@ bool gd_vm_is_manager(gd_vm_t *self, const uint8_t *key, size_t keylen, uint64_t
 /*  True while a manager is connected. */
 bool gd_vm_has_manager(gd_vm_t *self);
 
-/*  HOSTS_SET: stores the table (nhosts 0..len, len <= GD_VM_MAX_TABLE, else
- *  GIMPI_EBADPARAM); the first setter becomes the manager, another connection is refused
+/*  HOSTS_SET: stores the table, which must be one VM_HOSTS frame (gimpi_vmwire.h) of
+ *  exactly nhosts rows "dtid name arch speed slots ncpu" (positive dtids, none twice;
+ *  len <= GD_VM_MAX_TABLE), else GIMPI_EBADPARAM.  The first setter becomes the manager;
+ *  when gd_vm_set_token gave a token, only a setter that carries it (token_len
+ *  GD_TOKEN_SIZE, else 0) may, others get GIMPI_EDENIED.  Another connection is refused
  *  with GIMPI_EEXISTS while the manager's lives.  0 or an error. */
 int gd_vm_hosts_set(gd_vm_t *self, const uint8_t *key, size_t keylen, uint64_t conn,
-                    int32_t nhosts, const uint8_t *data, size_t len);
+                    int32_t nhosts, const uint8_t *data, size_t len, const uint8_t *token,
+                    size_t token_len);
+/*  Sets the launcher's token (groupd --launcher): from now on only a HOSTS_SET that
+ *  carries it makes its connection the manager. */
+void gd_vm_set_token(gd_vm_t *self, const uint8_t token[GD_TOKEN_SIZE]);
 /*  HOSTS: the table as last set (*data NULL and *len 0 when none); returns its host count. */
 int32_t gd_vm_hosts(gd_vm_t *self, const uint8_t **data, size_t *len);
 

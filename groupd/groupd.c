@@ -45,6 +45,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <sched.h>
+#include <sodium.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -79,7 +80,23 @@ static int s_make_parents(const char *file)
     }
 }
 
-/*  For ipc endpoints: takes "<path>.lock"; refuses when another groupd holds it. */
+/*  True when groupd may serve on endpoint: only ipc:// (the ZAP handler checks the
+ *  peer's uid) and tcp:// (CURVE with the key) authenticate their peers; on any other
+ *  transport (tipc, ws, inproc, ...) libzmq would admit everyone, so it is refused with
+ *  a message. */
+static bool s_scheme_ok(const char *endpoint)
+{
+    if (!strncmp(endpoint, "ipc://", 6) || gd_sock_needs_key(endpoint))
+        return true;
+    fprintf(stderr, "groupd: refusing endpoint %s: only ipc:// (peers of our uid) and "
+            "tcp:// (CURVE with the key) authenticate their peers\n", endpoint);
+    return false;
+}
+
+/*  For ipc endpoints: takes "<path>.lock"; refuses when another groupd holds it.  The
+ *  lock file is opened without following a symbolic link (one planted there by someone
+ *  who can write the directory would make us truncate and write the file it names),
+ *  and it must be a regular file of ours. */
 static int s_lock(groupd_t *self)
 {
     if (strncmp(self->endpoint, "ipc://", 6) != 0)
@@ -88,9 +105,16 @@ static int s_lock(groupd_t *self)
         return -1;
     char path[600];
     snprintf(path, sizeof path, "%s.lock", self->endpoint + 6);
-    self->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    self->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
     if (self->lock_fd < 0) {
-        fprintf(stderr, "groupd: cannot open lock file %s: %s\n", path, strerror(errno));
+        fprintf(stderr, "groupd: cannot open lock file %s: %s%s\n", path, strerror(errno),
+                errno == ELOOP ? " (a symbolic link: not followed)" : "");
+        return -1;
+    }
+    struct stat st;
+    if (fstat(self->lock_fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+        fprintf(stderr, "groupd: lock file %s is not a regular file of ours; not using it\n",
+                path);
         return -1;
     }
     if (flock(self->lock_fd, LOCK_EX | LOCK_NB) < 0) {
@@ -162,6 +186,33 @@ static void s_pin(groupd_t *self)
         fprintf(stderr, "groupd: threads on CPU %d\n", cpu);
 }
 
+/*  Records the device and inode of an ipc endpoint's socket file into id (zeros when it
+ *  is not an ipc endpoint or cannot be seen). */
+static void s_note_socket(const char *endpoint, uint64_t id[2])
+{
+    struct stat st;
+    id[0] = id[1] = 0;
+    if (!strncmp(endpoint, "ipc://", 6) && lstat(endpoint + 6, &st) == 0
+        && S_ISSOCK(st.st_mode)) {
+        id[0] = (uint64_t)st.st_dev;
+        id[1] = (uint64_t)st.st_ino;
+    }
+}
+
+/*  Removes an ipc endpoint's socket file if it is still the one we bound (id): a newer
+ *  groupd that serves the same path, in a directory removed and made again since we
+ *  started, keeps its socket (libzmq leaves ipc socket files behind, so this is ours to
+ *  do).  The check and the unlink are two steps; only the directory's owner can swap the
+ *  file between them. */
+static void s_remove_socket(const char *endpoint, const uint64_t id[2])
+{
+    struct stat st;
+    if (strncmp(endpoint, "ipc://", 6) || !id[1] || lstat(endpoint + 6, &st) < 0)
+        return;
+    if ((uint64_t)st.st_dev == id[0] && (uint64_t)st.st_ino == id[1])
+        unlink(endpoint + 6);
+}
+
 /*  Opens and binds everything (key: the key, NULL when there is none, which only an ipc
  *  endpoint allows); returns 0 or -1 with a message on stderr. */
 static int s_setup(groupd_t *self, const gimpi_key_t *key)
@@ -173,7 +224,12 @@ static int s_setup(groupd_t *self, const gimpi_key_t *key)
     }
     if (s_lock(self) < 0)
         return -1;
+    self->guard = gd_guard_new(self->max_handshakes ? self->max_handshakes
+                                                    : GD_GUARD_MAX_PENDING);
+    self->max_handshakes = self->max_handshakes ? self->max_handshakes : GD_GUARD_MAX_PENDING;
     self->zctx = zmq_ctx_new();
+    if (!self->guard)
+        return -1;
     if (!self->zctx)
         return -1;
     zmq_ctx_set(self->zctx, ZMQ_MAX_SOCKETS, 65536);
@@ -218,13 +274,21 @@ static int s_setup(groupd_t *self, const gimpi_key_t *key)
         fprintf(stderr, "groupd: %s\n", err);
         return -1;
     }
-    self->xpub = gd_sock_new(self->zctx, &o, NULL, err, sizeof err);
+    /* on tcp the XPUB's connections count for the guard too (gd_guard.h) */
+    char pubmon[64];
+    snprintf(pubmon, sizeof pubmon, "inproc://groupd-pubmon-%d", (int)getpid());
+    o.monitor_events = gd_sock_needs_key(pub) ? ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED : 0;
+    o.monitor_endpoint = o.monitor_events ? pubmon : NULL;
+    self->xpub = gd_sock_new(self->zctx, &o, o.monitor_events ? &self->pub_monitor : NULL, err,
+                             sizeof err);
     gimpi_key_wipe(&o.security, sizeof o.security);
     if (!self->xpub) {
         fprintf(stderr, "groupd: %s\n", err);
         return -1;
     }
     gd_sock_last_endpoint(self->xpub, self->pub_endpoint, sizeof self->pub_endpoint);
+    s_note_socket(self->endpoint, self->sock_id[0]);
+    s_note_socket(self->pub_endpoint, self->sock_id[1]);
     self->bound = true;
     sigset_t set;
     sigemptyset(&set);
@@ -286,15 +350,14 @@ static void s_teardown(groupd_t *self)
 {
     gd_serve_fini(self);
     gd_sock_destroy(&self->router, &self->monitor);
-    gd_sock_destroy(&self->xpub, NULL);
+    gd_sock_destroy(&self->xpub, self->pub_monitor ? &self->pub_monitor : NULL);
+    gd_guard_destroy(&self->guard);
     gd_zap_destroy(&self->zap);
     if (self->zctx)
         zmq_ctx_term(self->zctx);
-    if (self->bound && strncmp(self->endpoint, "ipc://", 6) == 0) {
-        /* ours: we hold the lock (libzmq leaves ipc socket files behind) */
-        unlink(self->endpoint + 6);
-        if (strncmp(self->pub_endpoint, "ipc://", 6) == 0)
-            unlink(self->pub_endpoint + 6);
+    if (self->bound) {
+        s_remove_socket(self->endpoint, self->sock_id[0]);
+        s_remove_socket(self->pub_endpoint, self->sock_id[1]);
     }
     if (self->sig_fd >= 0)
         close(self->sig_fd);
@@ -337,22 +400,25 @@ static int s_readable(void *socket)
  *  The monitor comes first: a connection's end is known before a recycled fd's requests. */
 static int s_serve(groupd_t *self)
 {
-    struct pollfd pf[5] = { { .events = POLLIN }, { .events = POLLIN },
+    struct pollfd pf[6] = { { .events = POLLIN }, { .events = POLLIN },
                             { .events = POLLIN }, { .fd = self->sig_fd, .events = POLLIN },
-                            { .events = POLLIN } };
+                            { .events = POLLIN }, { .fd = -1, .events = POLLIN } };
     size_t fl = sizeof pf[0].fd;
     if (zmq_getsockopt(self->router, ZMQ_FD, &pf[0].fd, &fl) < 0
         || zmq_getsockopt(self->xpub, ZMQ_FD, &pf[1].fd, &fl) < 0
         || zmq_getsockopt(self->monitor, ZMQ_FD, &pf[2].fd, &fl) < 0
-        || zmq_getsockopt(gd_zap_socket(self->zap), ZMQ_FD, &pf[4].fd, &fl) < 0)
+        || zmq_getsockopt(gd_zap_socket(self->zap), ZMQ_FD, &pf[4].fd, &fl) < 0
+        || (self->pub_monitor && zmq_getsockopt(self->pub_monitor, ZMQ_FD, &pf[5].fd, &fl) < 0))
         return -1;
     bool monitor_due = true, zap_due = true;
     self->last_busy_ms = gimpi_now_ms();
     for (;;) {
         if (zap_due)
             gd_zap_serve(self->zap);
-        if (monitor_due)
+        if (monitor_due) {
             gd_serve_drain_monitor(self);
+            gd_serve_drain_pub_monitor(self);
+        }
         int rc = s_readable(self->router);
         for (int k = 0; rc > 0 && k < 256; k++, rc = s_readable(self->router))
             gd_serve_request_next(self);
@@ -380,6 +446,10 @@ static int s_serve(groupd_t *self)
             continue;
         long timeout = s_idle_timeout(self);
         int due = gd_serve_flush_logs(self);        /* a held-back summary line */
+        gd_guard_trim(self->guard, gimpi_now_ms());  /* memory back after a flood */
+        int trim = gd_guard_trim_due_ms(self->guard, gimpi_now_ms());
+        if (trim >= 0 && (due < 0 || trim < due))
+            due = trim;
         bool idle_over = timeout == 0;
         if (due >= 0 && (timeout < 0 || due < timeout))
             timeout = due + 1;
@@ -388,7 +458,7 @@ static int s_serve(groupd_t *self)
                 fprintf(stderr, "groupd: idle for %d s, exiting\n", self->idle_exit_ms / 1000);
             return 0;
         }
-        int np = poll(pf, 5, timeout > INT_MAX ? INT_MAX : (int)timeout);
+        int np = poll(pf, 6, timeout > INT_MAX ? INT_MAX : (int)timeout);
         if (np < 0) {
             if (errno == EINTR)
                 continue;
@@ -403,7 +473,7 @@ static int s_serve(groupd_t *self)
                 fprintf(stderr, "groupd: signal, exiting\n");
             return 0;
         }
-        monitor_due = pf[2].revents != 0;
+        monitor_due = pf[2].revents != 0 || pf[5].revents != 0;
         zap_due = pf[4].revents != 0;
     }
 }
@@ -417,9 +487,12 @@ static void s_usage(FILE *out)
                  "              [--max-tasks N] [--max-groups N] [--max-reserve N]\n"
                  "              [--max-unregistered N] [--pub-port P]\n"
                  "              [--mbox-max-entry BYTES] [--mbox-max-per-task N]\n"
-                 "              [--mbox-max-bytes BYTES]\n"
+                 "              [--mbox-max-bytes BYTES] [--max-handshakes N]\n"
+                 "              [--max-sub-bytes BYTES] [--launcher]\n"
                  "  --port P      requests on tcp://ADDR:P, events on port P+1 (fixed ports)\n"
-                 "  --bind ADDR   the address (or interface) of --port (default 0.0.0.0)\n");
+                 "  --bind ADDR   the address (or interface) of --port (default 0.0.0.0)\n"
+                 "  --launcher    print 'manager-token HEX' first: only a HOSTS_SET with it\n"
+                 "                makes its connection the VM's manager\n");
 }
 
 /*  Parses a number option within [lo, hi]; false with a message when it is not one. */
@@ -490,11 +563,16 @@ static int s_port_endpoint(groupd_t *self, int port, const char *bind_addr, cons
 }
 
 /*  --mbox-max-entry (c 'E'), --mbox-max-per-task ('N'), --mbox-max-bytes ('B'): the
- *  message box's bounds; false with a message when arg is not one. */
+ *  message box's bounds; --max-handshakes ('S'), --max-sub-bytes ('Y'): the floods'
+ *  (gd_guard.h, gd_serve.h).  False with a message when arg is not one. */
 static bool s_mbox_option(groupd_t *self, int c, const char *arg)
 {
     long v;
-    if (c == 'E' && s_num(arg, 1, GD_MBOX_MAX_ENTRY, "mbox-max-entry", &v))
+    if (c == 'S' && s_num(arg, 1, INT32_MAX, "max-handshakes", &v))
+        self->max_handshakes = (int)v;
+    else if (c == 'Y' && s_num(arg, GD_MAX_NAME + 2, LONG_MAX, "max-sub-bytes", &v))
+        self->max_sub_bytes = (size_t)v;
+    else if (c == 'E' && s_num(arg, 1, GD_MBOX_MAX_ENTRY, "mbox-max-entry", &v))
         self->mbox_lim.max_entry = (size_t)v;
     else if (c == 'N' && s_num(arg, 1, INT32_MAX, "mbox-max-per-task", &v))
         self->mbox_lim.max_per_task = (int)v;
@@ -539,6 +617,9 @@ static int s_options(groupd_t *self, int argc, char **argv, gd_registry_limits_t
         { "mbox-max-bytes", required_argument, NULL, 'B' },
         { "port", required_argument, NULL, 'p' },
         { "bind", required_argument, NULL, 'b' },
+        { "launcher", no_argument, NULL, 'L' },
+        { "max-handshakes", required_argument, NULL, 'S' },
+        { "max-sub-bytes", required_argument, NULL, 'Y' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -577,6 +658,8 @@ static int s_options(groupd_t *self, int argc, char **argv, gd_registry_limits_t
         case 'E':
         case 'N':
         case 'B':
+        case 'S':
+        case 'Y':
             if (!s_mbox_option(self, c, optarg))
                 return 2;
             break;
@@ -591,30 +674,21 @@ static int s_options(groupd_t *self, int argc, char **argv, gd_registry_limits_t
             port = (int)v;
             break;
         case 'b': bind_addr = optarg; break;
+        case 'L': self->launcher = true; break;
         case 'e': *ep = optarg; break;
         case 'f': self->foreground = true; break;
         case 'v': self->verbose = true; break;
         case 'q': self->quiet = true; break;
-        case 'H': {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || v < 0 || v > 3600000) {
-                fprintf(stderr, "groupd: bad --heartbeat '%s'\n", optarg);
+        case 'H':
+            if (!s_num(optarg, 0, 3600000, "heartbeat", &v))
                 return 2;
-            }
             self->heartbeat_ms = (int)v;
             break;
-        }
-        case 'I': {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || end == optarg || v < 0 || v > 86400 * 365) {
-                fprintf(stderr, "groupd: bad --idle-exit '%s'\n", optarg);
+        case 'I':
+            if (!s_num(optarg, 0, 86400 * 365, "idle-exit", &v))
                 return 2;
-            }
             self->idle_exit_ms = (int)v * 1000;
             break;
-        }
         case 'c': {
             char *end;
             long v = strtol(optarg, &end, 10);
@@ -636,6 +710,23 @@ static int s_options(groupd_t *self, int argc, char **argv, gd_registry_limits_t
         return 2;
     }
     return s_port_endpoint(self, port, bind_addr, ep) < 0 ? 2 : -1;
+}
+
+/*  --launcher: makes the manager token (random), hands it to the relay and prints it as
+ *  the first stdout line, "manager-token HEX", for the launcher that started us (our
+ *  stdout is its pipe): only a HOSTS_SET that carries it makes the VM's manager, so a
+ *  holder of the key cannot take the role from the job's own launcher. */
+static void s_print_token(groupd_t *self)
+{
+    if (!self->launcher)
+        return;
+    uint8_t tok[GD_TOKEN_SIZE];
+    char hex[2 * GD_TOKEN_SIZE + 1];
+    randombytes_buf(tok, sizeof tok);
+    gd_vm_set_token(self->vm, tok);
+    printf("manager-token %s\n", sodium_bin2hex(hex, sizeof hex, tok, sizeof tok));
+    gimpi_key_wipe(tok, sizeof tok);
+    gimpi_key_wipe(hex, sizeof hex);
 }
 
 /*  Parses the command line, sets up, serves until a signal. */
@@ -662,6 +753,8 @@ int main(int argc, char **argv)
     }
     if (ep != self.endpoint)
         snprintf(self.endpoint, sizeof self.endpoint, "%s", ep);
+    if (!s_scheme_ok(self.endpoint))
+        return 2;
     gimpi_key_t key;
     bool have_key;
     if (s_load_key(&self, keyfile, &key, &have_key) < 0)
@@ -677,6 +770,7 @@ int main(int argc, char **argv)
         s_teardown(&self);
         return 1;
     }
+    s_print_token(&self);
     printf("%s\n", self.endpoint);
     fflush(stdout);
     if (ready_fd >= 0)

@@ -199,6 +199,12 @@ GIMPI_EXPORT int gimpi_groups_hosts(gimpi_groups_t *self, void **blob, size_t *l
  *  connection lives; another one gets GIMPI_EEXISTS meanwhile.  0 or an error. */
 GIMPI_EXPORT int gimpi_groups_hosts_set(gimpi_groups_t *self, int nhosts, const void *blob,
                                         size_t len);
+/*  gimpi_groups_hosts_set with the launcher's token (GIMPI_GROUPS_TOKEN_LEN hex digits,
+ *  printed by a groupd started with --launcher; NULL: none).  Such a groupd makes only a
+ *  setter with its token the manager, and refuses others with GIMPI_EDENIED.  A table
+ *  that is not one VM_HOSTS frame of nhosts valid rows is GIMPI_EBADPARAM (groupd(1)). */
+GIMPI_EXPORT int gimpi_groups_hosts_set_token(gimpi_groups_t *self, int nhosts,
+                                              const void *blob, size_t len, const char *token);
 
 /*  One task of the virtual machine, as gimpi_groups_tasks lists it. */
 typedef struct {

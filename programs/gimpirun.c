@@ -54,6 +54,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -341,11 +342,17 @@ static int s_startup(launcher_t *self)
 /*  Reserves the job's tids in groupd (the same block and token for every client of the
  *  job: the key is the job's identity) and returns the base (the token in token), or -1
  *  with a warning when groupd cannot be reached (the tasks then use tids 1..N and their
- *  group calls fail). */
+ *  group calls fail).  A job of one client needs no shared key: its key is random, so
+ *  that nobody who sees the tasks' addresses and pids can reserve the block first and
+ *  get its token (doc/security.md §3.1). */
 static int s_reserve_tids(launcher_t *self, char token[GIMPI_GROUPS_TOKEN_LEN + 1])
 {
     char key[GIMPI_JOB_KEY_SIZE];
+    uint8_t r[16];
     gimpi_job_key(self->tables, key);
+    if (self->client_rank < 0 && getrandom(r, sizeof r, 0) == (ssize_t)sizeof r)
+        for (size_t k = 0; k < sizeof r; k++)
+            snprintf(key + 4 + 2 * k, 3, "%02x", r[k]);
     gimpi_groups_t *g = gimpi_groups_new(NULL, NULL);
     int base = g ? gimpi_groups_reserve_token(g, key, self->tables->nprocs, token)
                  : GIMPI_ENOMEM;

@@ -53,6 +53,7 @@ typedef struct pending_t {
 typedef struct run_vm_t {
     gimpi_groups_t *mgr;        /* our manager connection to groupd, or NULL */
     char groupd_ep[600];        /* the endpoint every task is given */
+    char token[GIMPI_GROUPS_TOKEN_LEN + 1];     /* our groupd's manager token, or "" */
     pending_t *pending;
     int npending;
     task_t *groupd_task;        /* -groupd HOST: the groupd started by HOST's agent */
@@ -132,6 +133,7 @@ static void s_groupd_argv(launcher_t *self, char *bin, char **argv, char *ep, si
     argv[n++] = bin;
     argv[n++] = "--foreground";
     argv[n++] = "--quiet";      /* the job's own: no key fingerprint line on the terminal */
+    argv[n++] = "--launcher";   /* only we may manage it: its token comes first */
     argv[n++] = "--endpoint";
     if (self->groupd_port > 0)
         snprintf(ep, epsize, "tcp://0.0.0.0:%d", self->groupd_port);
@@ -144,6 +146,18 @@ static void s_groupd_argv(launcher_t *self, char *bin, char **argv, char *ep, si
         argv[n++] = pub;
     }
     argv[n] = NULL;
+}
+
+/*  Our groupd's "manager-token HEX" line (groupd --launcher): kept for HOSTS_SET.  True
+ *  when line was it. */
+static bool s_groupd_token(launcher_t *self, const char *line)
+{
+    static const char tag[] = "manager-token ";
+    if (strncmp(line, tag, sizeof tag - 1)
+        || strlen(line + sizeof tag - 1) != GIMPI_GROUPS_TOKEN_LEN)
+        return false;
+    snprintf(self->vm->token, sizeof self->vm->token, "%s", line + sizeof tag - 1);
+    return true;
 }
 
 /*  Starts a groupd here, as our child.  0 with self->vm->groupd_ep set, or -1. */
@@ -183,6 +197,8 @@ static int s_start_local_groupd(launcher_t *self, char *err, size_t errsize)
     self->groupd_pid = pid;
     char line[600];
     int rc = s_read_line(p[0], line, sizeof line, GROUPD_START_MS);
+    if (rc == 0 && s_groupd_token(self, line))
+        rc = s_read_line(p[0], line, sizeof line, GROUPD_START_MS);
     close(p[0]);
     int port = rc == 0 ? s_ep_port(line) : -1;
     if (port < 0) {
@@ -206,7 +222,7 @@ static int s_start_remote_groupd(launcher_t *self, host_t *h, char *err, size_t 
     char bin[PATH_MAX], ep[64], pub[16], *argv[10];
     s_groupd_bin(bin, sizeof bin, NULL, 0);     /* not here: it may be there */
     s_groupd_argv(self, bin, argv, ep, sizeof ep, pub, sizeof pub);
-    char **copy = calloc(8, sizeof *copy);
+    char **copy = calloc(10, sizeof *copy);
     for (int k = 0; copy && argv[k]; k++)
         copy[k] = strdup(argv[k]);
     task_t *t = copy ? run_task_new(self, h->index, copy, true) : NULL;
@@ -235,6 +251,9 @@ int run_vm_groupd_line(launcher_t *self, task_t *t, const char *line, size_t len
     if (!self->vm || t != self->vm->groupd_task || self->vm->groupd_ep[0])
         return 0;
     char ep[600];
+    snprintf(ep, sizeof ep, "%.*s", (int)len, line);
+    if (s_groupd_token(self, ep))
+        return 1;
     snprintf(ep, sizeof ep, "%.*s", (int)len, line);
     int port = s_ep_port(ep);
     const char *host = self->hosts[t->host]->info.ip[0] ? self->hosts[t->host]->info.ip
@@ -270,7 +289,9 @@ int run_vm_publish(launcher_t *self)
     for (int i = 0; i < k; i++)
         free(rows[i]);
     free(rows);
-    int rc = f ? gimpi_groups_hosts_set(self->vm->mgr, k, f, len) : GIMPI_ENOMEM;
+    int rc = f ? gimpi_groups_hosts_set_token(self->vm->mgr, k, f, len,
+                                              self->vm->token[0] ? self->vm->token : NULL)
+               : GIMPI_ENOMEM;
     free(f);
     s_drain(self);
     return rc;

@@ -15,15 +15,25 @@
  *                            some MB), held until stdin closes: "groups ok NG"
  *    unread EP N             sends N STATs and never reads; holds the connection until
  *                            stdin closes: "unread sent N" after the last send
+ *    subs EP N LEN           a SUB connection sends N subscriptions of LEN bytes and holds
+ *                            them until stdin closes: "subs sent N"
+ *    flood EP N              N connections that send a ZMTP greeting and stall, held until
+ *                            stdin closes: "flood opened N"
  *  The key comes as for any client (GIMPI_KEY_FILE ...).  Exit 0 when the line was printed.
  */
 #include "groups/gd_proto.h"
 #include "groups/gd_sock.h"
 #include "gimpi.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -218,6 +228,103 @@ static int s_unread(const char *ep, int n)
     return 0;
 }
 
+/*  A key holder's SUB connection that sends N subscriptions of LEN bytes, each one a
+ *  different topic from its second byte on, then holds the connection until stdin
+ *  closes (its subscriptions end with it). */
+static int s_subs(const char *ep, int n, int len)
+{
+    void *zctx = zmq_ctx_new();
+    char err[GD_SOCK_ERRLEN], pub[GD_MAX_ENDPOINT + 1] = "";
+    void *s = gd_sock_tool_new(zctx, ep, NULL, NULL, 0, err, sizeof err);
+    uint8_t hdr[GD_HDR_SIZE];
+    gd_header_encode(hdr, GD_HELLO, 1);
+    gd_frame_t req[1] = { { hdr, sizeof hdr } };
+    gd_multipart_t mp;
+    if (!s || gd_send_frames(s, NULL, 0, req, 1, 0) < 0 || gd_multipart_recv(s, &mp, 0) < 0)
+        return 1;
+    if (mp.nparts >= 4 && mp.frames[3].len < sizeof pub)
+        memcpy(pub, mp.frames[3].data, mp.frames[3].len);
+    gd_multipart_close(&mp);
+    gimpi_key_t key;
+    gd_sock_opts_t o;
+    gd_sock_opts_init(&o, GD_SOCK_TASK_SUB, pub);
+    o.sndhwm = 0;                       /* every subscription goes out */
+    void *sub = NULL;
+    if (gd_sock_client_key(&key, NULL, 0, err, sizeof err) == 0
+        && gd_sock_secure(&o, &key, err, sizeof err) == 0)
+        sub = gd_sock_new(zctx, &o, NULL, err, sizeof err);
+    char *topic = malloc((size_t)len + 1);
+    int sent = 0;
+    for (int k = 0; sub && topic && k < n; k++) {
+        memset(topic, 'x', (size_t)len);
+        topic[0] = 'G';
+        snprintf(topic + 1, 16, "%09d", k);
+        topic[10] = 'x';
+        sent += gd_sock_subscribe(sub, topic, (size_t)len) == 0;
+    }
+    free(topic);
+    printf("subs sent %d\n", sent);
+    fflush(stdout);
+    char line[16];
+    while (fgets(line, sizeof line, stdin))
+        ;
+    gd_sock_destroy(&sub, NULL);
+    gd_sock_destroy(&s, NULL);
+    zmq_ctx_term(zctx);
+    return 0;
+}
+
+/*  N TCP connections to EP's port that send a ZMTP greeting for CURVE and nothing more
+ *  (a stranger cannot make a HELLO), held until stdin closes or groupd closes them; the
+ *  connects are non-blocking, so the flood is as fast as the machine.  "flood opened N"
+ *  once every connect was made and every greeting sent (or refused). */
+static int s_flood(const char *ep, int n)
+{
+    const char *colon = strrchr(ep, ':');
+    struct sockaddr_in sa = { .sin_family = AF_INET };
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && (rlim_t)n + 64 > rl.rlim_cur)
+        n = (int)rl.rlim_cur - 64;
+    if (!colon || strncmp(ep, "tcp://", 6) || n <= 0)
+        return 1;
+    char host[64];
+    snprintf(host, sizeof host, "%.*s", (int)(colon - ep - 6), ep + 6);
+    sa.sin_port = htons((uint16_t)atoi(colon + 1));
+    if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+        return 1;
+    static const uint8_t greeting[64] = { 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0x7f, 3, 0,
+                                          'C', 'U', 'R', 'V', 'E' };
+    int *fds = calloc((size_t)n, sizeof *fds), made = 0;
+    for (int k = 0; fds && k < n; k++) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            break;
+        if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0 && errno != EINPROGRESS) {
+            close(fd);
+            continue;
+        }
+        fds[made++] = fd;
+    }
+    for (int k = 0; k < made; k++) {
+        struct pollfd p = { .fd = fds[k], .events = POLLOUT };
+        if (poll(&p, 1, 2000) == 1 && (p.revents & POLLOUT))
+            (void)!write(fds[k], greeting, sizeof greeting);
+    }
+    printf("flood opened %d\n", made);
+    fflush(stdout);
+    char line[16];
+    while (fgets(line, sizeof line, stdin))
+        ;
+    for (int k = 0; k < made; k++)
+        close(fds[k]);
+    free(fds);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -235,8 +342,12 @@ int main(int argc, char **argv)
         return s_bigframe(argv[2], atoi(argv[3]));
     if (argc >= 4 && !strcmp(argv[1], "groups"))
         return s_groups(argv[2], atoi(argv[3]));
+    if (argc >= 4 && !strcmp(argv[1], "flood"))
+        return s_flood(argv[2], atoi(argv[3]));
+    if (argc >= 5 && !strcmp(argv[1], "subs"))
+        return s_subs(argv[2], atoi(argv[3]), atoi(argv[4]));
     if (argc >= 4 && !strcmp(argv[1], "unread"))
         return s_unread(argv[2], atoi(argv[3]));
-    fprintf(stderr, "usage: gd_attack member|stranger|nullmech|hijack|exhaust|bigframe|unread EP ...\n");
+    fprintf(stderr, "usage: gd_attack member|stranger|nullmech|hijack|exhaust|bigframe|unread|subs|flood EP ...\n");
     return 2;
 }

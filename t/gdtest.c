@@ -42,6 +42,11 @@ int gdt_start_ep(gdt_daemon_t *d, const char *endpoint, const char *extra)
     char line[512];
     if (tl_read_line(d->child.out, line, sizeof line, 20000) < 0)
         return -1;
+    if (!strncmp(line, "manager-token ", 14)) {     /* --launcher: its token comes first */
+        snprintf(d->token, sizeof d->token, "%.63s", line + 14);
+        if (tl_read_line(d->child.out, line, sizeof line, 20000) < 0)
+            return -1;
+    }
     if (endpoint && strncmp(endpoint, "tcp://", 6) == 0)
         snprintf(d->endpoint, sizeof d->endpoint, "%s", line);
     else if (strcmp(line, d->endpoint))

@@ -14,6 +14,7 @@ typedef struct {
     tl_child_t child;
     char dir[256];
     char endpoint[600];
+    char token[64];             /* --launcher: its manager token ("" without) */
     bool running;
 } gdt_daemon_t;
 

@@ -12,10 +12,12 @@
 #include "gtap.h"
 #include "gdtest.h"
 #include "gimpi.h"
+#include "base/gimpi_vmwire.h"
 
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,13 +108,39 @@ static int s_mgr_wait(gimpi_groups_t *m, int *token, void **payload, size_t *len
     return 0;
 }
 
+/*  A host table (a VM_HOSTS frame, malloc'ed, its length in *len) of the rows given. */
+static uint8_t *s_table(size_t *len, const char *row, ...)
+{
+    char *rows[16];
+    int n = 0;
+    va_list ap;
+    va_start(ap, row);
+    for (const char *r = row; r && n < 15; r = va_arg(ap, const char *))
+        rows[n++] = (char *)r;
+    va_end(ap);
+    rows[n] = NULL;
+    return vmw_encode(len, VM_HOSTS, rows);
+}
+
+/*  HOSTS_SET of a one-host table whose host is `name`: its status. */
+static int s_set_one(gimpi_groups_t *g, const char *name)
+{
+    char row[300];
+    snprintf(row, sizeof row, "262144 %s LINUX64 1000 1 2", name);
+    size_t len;
+    uint8_t *t = s_table(&len, row, NULL);
+    int rc = gimpi_groups_hosts_set(g, 1, t, len);
+    free(t);
+    return rc;
+}
+
 /*  Makes g the manager (a table of one host, `name`) once the previous manager's
  *  connection has ended at groupd (bounded); the last HOSTS_SET status. */
 static int s_take_manager(gimpi_groups_t *g, const char *name)
 {
     int rc = GIMPI_EEXISTS;
     for (int64_t end = tl_now_ms() + WAIT_MS; rc == GIMPI_EEXISTS && tl_now_ms() < end; s_nap())
-        rc = gimpi_groups_hosts_set(g, 1, name, strlen(name));
+        rc = s_set_one(g, name);
     return rc;
 }
 
@@ -144,6 +172,66 @@ static void *s_req_thread(void *arg)
     return NULL;
 }
 
+/*  Garbage host tables are refused with BadParam and make nobody the manager. */
+static void test_bad_tables(gimpi_groups_t *m)
+{
+    static const struct { int n; const char *row[3]; const char *what; } bad[] = {
+        { 1, { "262144 h LINUX64 1000 1 1" }, NULL },      /* (the frame cut short) */
+        { 2, { "262144 h LINUX64 1000 1 1" }, "fewer rows than hosts" },
+        { 1, { "0 h LINUX64 1000 1 1" }, "a dtid 0" },
+        { 1, { "262144 h LINUX64 1000 1" }, "a row of 5 fields" },
+        { 1, { "262144 h LINUX64 1000 1 1 x" }, "a row of 7 fields" },
+        { 1, { "262144 h LINUX64 -5 1 1" }, "a negative speed" },
+        { 2, { "262144 h LINUX64 1000 1 1", "262144 g LINUX64 1000 1 1" }, "a dtid twice" },
+    };
+    cmp_ok(gimpi_groups_hosts_set(m, 1, "garbage", 7), "==", GIMPI_EBADPARAM,
+           "HOSTS_SET of bytes that are no VM_HOSTS frame: BadParam");
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        size_t len;
+        uint8_t *t = s_table(&len, bad[k].row[0], bad[k].row[1], bad[k].row[2], NULL);
+        int rc = gimpi_groups_hosts_set(m, bad[k].n, t, bad[k].what ? len : len - 1);
+        cmp_ok(rc, "==", GIMPI_EBADPARAM, "HOSTS_SET with %s: BadParam",
+               bad[k].what ? bad[k].what : "a frame cut short");
+        free(t);
+    }
+    void *blob = NULL;
+    size_t len = 0;
+    cmp_ok(gimpi_groups_hosts(m, &blob, &len), "==", 0, "no table stored");
+    free(blob);
+}
+
+/*  A groupd started with --launcher (as gimpirun starts the job's): only a HOSTS_SET with
+ *  its manager token makes the manager. */
+static void test_launcher_token(void)
+{
+    gdt_daemon_t d;
+    if (gdt_start(&d, "--launcher") < 0)
+        BAIL_OUT("groupd --launcher did not start");
+    cmp_ok(strlen(d.token), "==", GIMPI_GROUPS_TOKEN_LEN, "--launcher prints its token first");
+    gimpi_groups_t *x = gimpi_groups_new(d.endpoint, NULL), *l = gimpi_groups_new(d.endpoint, NULL);
+    size_t len;
+    uint8_t *t = s_table(&len, "262144 h LINUX64 1000 1 1", NULL);
+    cmp_ok(gimpi_groups_hosts_set(x, 1, t, len), "==", GIMPI_EDENIED,
+           "a key holder without the token cannot become the manager: Denied");
+    char wrong[GIMPI_GROUPS_TOKEN_LEN + 1];
+    snprintf(wrong, sizeof wrong, "%s", d.token);
+    wrong[0] = wrong[0] == '0' ? '1' : '0';
+    cmp_ok(gimpi_groups_hosts_set_token(x, 1, t, len, wrong), "==", GIMPI_EDENIED,
+           "nor with another token: Denied");
+    cmp_ok(gimpi_groups_hosts_set_token(x, 1, t, len, "xyz"), "==", GIMPI_EBADPARAM,
+           "a token that is not hex of 16 bytes: BadParam (library)");
+    cmp_ok(gimpi_groups_hosts_set_token(l, 1, t, len, d.token), "==", 0,
+           "the launcher's token makes the manager");
+    cmp_ok(gimpi_groups_task_exit(x, 0x40001, 0), "==", GIMPI_EDENIED,
+           "and the other connection is not it");
+    free(t);
+    gimpi_groups_destroy(&x);
+    gimpi_groups_destroy(&l);
+    int st = gdt_stop(&d);
+    ok(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "groupd --launcher exits 0");
+    gdt_cleanup(&d);
+}
+
 /*  The host table and the manager slot. */
 static void test_hosts(const char *ep)
 {
@@ -167,17 +255,23 @@ static void test_hosts(const char *ep)
            "TASK_EXIT from a non-manager: Denied");
     cmp_ok(gimpi_groups_hosts_set(m, 4, "abc", 3), "==", GIMPI_EBADPARAM,
            "more hosts than bytes: BadParam (library)");
-    static const char table[] = "node1 x86_64 1000\nnode2 x86_64 1000\nnode3 arm64 500\n";
-    cmp_ok(gimpi_groups_hosts_set(m, 3, table, sizeof table - 1), "==", 0,
+    size_t tlen, t2len;
+    uint8_t *table = s_table(&tlen, "262144 node1 LINUX64 1000 1 4", "524288 node2 LINUX64 1000 1 4",
+                             "786432 node3 LINUXARM 500 2 8", NULL);
+    test_bad_tables(m);
+    cmp_ok(gimpi_groups_hosts_set(m, 3, table, tlen), "==", 0,
            "HOSTS_SET: the first setter becomes the manager");
     cmp_ok(gimpi_groups_hosts(a, &blob, &len), "==", 3, "HOSTS from another client: 3 hosts");
-    ok(len == sizeof table - 1 && blob && memcmp(blob, table, len) == 0, "the same bytes");
+    ok(len == tlen && blob && memcmp(blob, table, len) == 0, "the same bytes");
     free(blob);
-    cmp_ok(gimpi_groups_hosts_set(m, 2, "n1\nn2\n", 6), "==", 0, "the manager sets it again");
+    uint8_t *t2 = s_table(&t2len, "262144 n1 LINUX64 1000 1 1", "524288 n2 LINUX64 1000 1 1", NULL);
+    cmp_ok(gimpi_groups_hosts_set(m, 2, t2, t2len), "==", 0, "the manager sets it again");
     cmp_ok(gimpi_groups_hosts(a, &blob, &len), "==", 2, "HOSTS sees the new table");
     free(blob);
-    cmp_ok(gimpi_groups_hosts_set(b, 1, "z", 1), "==", GIMPI_EEXISTS,
+    cmp_ok(gimpi_groups_hosts_set(b, 3, table, tlen), "==", GIMPI_EEXISTS,
            "HOSTS_SET from a second connection: Exists");
+    free(t2);
+    free(table);
     void *big = calloc(1, GD_VM_MAX_TABLE + 1);
     cmp_ok(gimpi_groups_hosts_set(m, 1, big, GD_VM_MAX_TABLE + 1), "==", GIMPI_EBADPARAM,
            "a table over 1 MiB: BadParam");
@@ -185,9 +279,11 @@ static void test_hosts(const char *ep)
     uint8_t n[4];
     gimpi_be_put32(n, 5);
     void *zctx, *raw = gdt_dealer(ep, &zctx);
-    gd_frame_t body[2] = { { n, 4 }, { (const uint8_t *)"ab", 2 } };
-    cmp_ok(s_raw(raw, GD_HOSTS_SET, body, 2), "==", GIMPI_EBADPARAM,
+    gd_frame_t body[3] = { { n, 4 }, { (const uint8_t *)"ab", 2 }, { n, 0 } };
+    cmp_ok(s_raw(raw, GD_HOSTS_SET, body, 3), "==", GIMPI_EBADPARAM,
            "groupd: 5 hosts in 2 bytes is BadParam");
+    cmp_ok(s_raw(raw, GD_HOSTS_SET, body, 2), "==", GIMPI_EBADMSG,
+           "groupd: HOSTS_SET without its token frame is BadMsg");
     cmp_ok(s_raw(raw, GD_HOSTS_SET, body + 1, 1), "==", GIMPI_EBADMSG,
            "groupd: HOSTS_SET without its count is BadMsg");
     gd_frame_t tok3[3] = { { n, 3 }, { n, 4 }, { n, 0 } };
@@ -276,7 +372,7 @@ static void test_tasks(const char *ep)
 static void test_relay(const char *ep)
 {
     gimpi_groups_t *m = gimpi_groups_new(ep, NULL);
-    cmp_ok(gimpi_groups_hosts_set(m, 1, "h", 1), "==", 0, "a manager");
+    cmp_ok(s_set_one(m, "h"), "==", 0, "a manager");
     cmp_ok(gimpi_groups_fd(m), ">=", 0, "its fd");
     int tok = 0;
     void *p = NULL;
@@ -424,7 +520,7 @@ static void test_manager_death(const char *ep)
            "no manager now: NoHost");
     /* a requester's own timeout leaves its object usable */
     gimpi_groups_t *m = gimpi_groups_new(ep, NULL);
-    cmp_ok(gimpi_groups_hosts_set(m, 1, "y", 1), "==", 0, "a new manager");
+    cmp_ok(s_set_one(m, "y"), "==", 0, "a new manager");
     t0 = tl_now_ms();
     rc = gimpi_groups_vmreq(g, "slow", 4, &rep, &len, 300);
     cmp_ok(rc, "==", GIMPI_ESYSERR, "a request the manager does not answer in time: SysErr");
@@ -499,6 +595,7 @@ int main(void)
     test_relay(d.endpoint);
     test_manager_death(d.endpoint);
     test_task_exit(d.endpoint);
+    test_launcher_token();
     int st = gdt_stop(&d);
     ok(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "groupd healthy, exits 0");
     gdt_cleanup(&d);

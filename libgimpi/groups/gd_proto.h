@@ -51,7 +51,7 @@
     X(REGISTER_TID, 0x0F, "paiitik", "") /* REGISTER + reserved tid + its block's token */ \
     X(RESERVE,    0x10, "ti",    "k")   /* key, n -> base (tids base+1 .. base+n), token */ \
     X(HOSTS,      0x11, "",      "b")   /* -> number of hosts; the VM's host table */ \
-    X(HOSTS_SET,  0x12, "ib",    "")    /* number of hosts, table: the sender manages the VM */ \
+    X(HOSTS_SET,  0x12, "ibb",   "")    /* hosts, table, launcher token (0 or 16 bytes) */ \
     X(TASKS,      0x13, "t",     "b")   /* host ("" = all) -> count; task records */ \
     X(TASKINFO,   0x14, "it",    "")    /* parent tid, program name of the caller's task */ \
     X(VMREQ,      0x15, "b",     "b")   /* request for the manager -> its status, answer */ \

@@ -9,6 +9,7 @@
 #include "groups/groups_internal.h"
 
 #include <assert.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,14 +47,29 @@ int gimpi_groups_hosts(gimpi_groups_t *self, void **blob, size_t *len)
 /*  HOSTS_SET: stores the host table; the first caller becomes the VM's manager. */
 int gimpi_groups_hosts_set(gimpi_groups_t *self, int nhosts, const void *blob, size_t len)
 {
+    return gimpi_groups_hosts_set_token(self, nhosts, blob, len, NULL);
+}
+
+/*  HOSTS_SET with the launcher's token of a groupd started with --launcher. */
+int gimpi_groups_hosts_set_token(gimpi_groups_t *self, int nhosts, const void *blob,
+                                 size_t len, const char *token)
+{
     assert(self);
-    if (nhosts < 0 || (size_t)nhosts > len || len > GD_VM_MAX_TABLE || (len && !blob))
+    uint8_t tok[GD_TOKEN_SIZE];
+    size_t toklen = 0;
+    if (nhosts < 0 || (size_t)nhosts > len || len > GD_VM_MAX_TABLE || (len && !blob)
+        || (token && (strlen(token) != GIMPI_GROUPS_TOKEN_LEN
+                      || sodium_hex2bin(tok, sizeof tok, token, GIMPI_GROUPS_TOKEN_LEN, NULL,
+                                        &toklen, NULL) != 0 || toklen != GD_TOKEN_SIZE)))
         return GIMPI_EBADPARAM;
     int rc = groups_connect(self);
     if (rc)
         return rc;
-    gd_value_t v[2] = { { .i = nhosts }, { .data = len ? blob : (const void *)"", .len = len } };
-    return groups_request(self, GD_HOSTS_SET, v, 2, REQUEST_TIMEOUT_MS, NULL, NULL);
+    gd_value_t v[3] = { { .i = nhosts }, { .data = len ? blob : (const void *)"", .len = len },
+                        { .data = tok, .len = token ? sizeof tok : 0 } };
+    rc = groups_request(self, GD_HOSTS_SET, v, 3, REQUEST_TIMEOUT_MS, NULL, NULL);
+    gimpi_key_wipe(tok, sizeof tok);
+    return rc;
 }
 
 /*  TASKS: the tasks of one host (or all) from groupd's registry. */
