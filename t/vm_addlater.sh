@@ -14,12 +14,8 @@ top_builddir=${top_builddir:-.}
 . "${top_srcdir:-.}/t/tap.sh"
 . "${top_srcdir:-.}/t/vmhosts.sh"
 
-vm_up 2
-B=$(cd "$top_builddir" && pwd)
-RUN="$B/programs/gimpirun"
+vm_begin 2
 T="$B/t/vm_task"
-H0=${VM_ADDRS[0]} H1=${VM_ADDRS[1]}
-out=$VM_DIR/out
 
 # run ARGS...: gimpirun on h0 (bounded), in $VM_DIR/wd, output in $out, status in $rc,
 # seconds taken in $took

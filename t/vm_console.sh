@@ -14,14 +14,10 @@ top_builddir=${top_builddir:-.}
 . "${top_srcdir:-.}/t/tap.sh"
 . "${top_srcdir:-.}/t/vmhosts.sh"
 
-vm_up 2
-B=$(cd "$top_builddir" && pwd)
-RUN="$B/programs/gimpirun"
+vm_begin 2
 G="$B/programs/gimpi"
 T="$B/t/vm_task"
 CHILD="$B/t/console_child"
-H0=${VM_ADDRS[0]} H1=${VM_ADDRS[1]}
-out=$VM_DIR/out
 RD="$VM_DIR/rd"
 mkdir -m 700 "$RD"
 printf '%s\n' "$H0" "$H1" >"$VM_DIR/hosts"

@@ -12,12 +12,8 @@ top_builddir=${top_builddir:-.}
 . "${top_srcdir:-.}/t/tap.sh"
 . "${top_srcdir:-.}/t/vmhosts.sh"
 
-vm_up 2
-B=$(cd "$top_builddir" && pwd)
-RUN="$B/programs/gimpirun"
+vm_begin 2
 TASK="$B/t/spawn_task"
-H0=${VM_ADDRS[0]} H1=${VM_ADDRS[1]}
-out=$VM_DIR/out
 printf '%s\n' "$H0" "$H1" >"$VM_DIR/hosts"
 unset GIMPI_PATH GIMPI_TAG
 

@@ -16,12 +16,8 @@ top_builddir=${top_builddir:-.}
 . "${top_srcdir:-.}/t/tap.sh"
 . "${top_srcdir:-.}/t/vmhosts.sh"
 
-vm_up 3
-B=$(cd "$top_builddir" && pwd)
-RUN="$B/programs/gimpirun"
+vm_begin 3
 T="$B/t/vm_task"
-H0=${VM_ADDRS[0]} H1=${VM_ADDRS[1]} H2=${VM_ADDRS[2]}
-out=$VM_DIR/out
 printf '%s\n' "$H0" "$H1" "$H2" >"$VM_DIR/hosts"
 
 # run ARGS...: gimpirun on h0 (bounded), output in $out, status in $rc

@@ -13,6 +13,9 @@
 #                   sets VM_N, VM_NS, VM_ADDRS, VM_HOSTS (names), VM_PREFIX, VM_DIR, VM_UTS
 #   vm_up N         vm_net_up N, then an sshd on every host, ready when it returns; exports
 #                   VM_SSH="ssh -F $VM_SSH_CONFIG", VM_RSH (the same), VM_SSH_CONFIG, VM_KEY
+#   vm_begin N      vm_up N, then the names a test of gimpirun uses: B (the build tree,
+#                   absolute), RUN (its gimpirun), H0 .. H<N-1> (the hosts' addresses),
+#                   out ($VM_DIR/out, where the test's run keeps the output)
 #   vm_exec I CMD…  runs CMD on host I (its network namespace and hostname hI)
 #   vm_ns_add NAME ADDR HOSTNAME   one more namespace on the bridge (t/slurm.sh's controller)
 #   vm_link_down I / vm_link_up I  takes host I's link down / up at the bridge
@@ -197,6 +200,16 @@ vm_up() {
         vm_exec 0 timeout 10 $VM_SSH "h$i" true 2>"$VM_DIR/h$i/ssh.err" ||
             vm_bail "ssh h0 -> h$i: $(head -n 1 "$VM_DIR/h$i/ssh.err")"
     done
+}
+
+# vm_begin N: vm_up N and the names every gimpirun test over the hosts uses (the header)
+vm_begin() {
+    vm_up "$1"
+    B=$(cd "${top_builddir:-.}" && pwd)
+    RUN="$B/programs/gimpirun"
+    local i
+    for ((i = 0; i < VM_N; i++)); do printf -v "H$i" '%s' "${VM_ADDRS[$i]}"; done
+    out=$VM_DIR/out
 }
 
 # vm_link_down I: host I's veth end on the bridge goes down (a broken cable).
