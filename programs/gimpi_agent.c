@@ -589,6 +589,33 @@ static void s_on_signal(gimpi_loop_t *loop, int fd, int events, void *arg)
     s_check_done(self);
 }
 
+/*  The launcher sent the key's fingerprint only (its engine may not encrypt): this host's
+ *  own key for the user (gimpi_key.h's order: GIMPI_KEY_FILE, ~/.gimpi/key, ...) must be
+ *  the job's.  It goes into the tasks' sealed memfd as a shipped key would.  0 or -1. */
+static int s_own_key(agent_t *self, const char *want)
+{
+    gimpi_key_t key;
+    char from[GIMPI_KEY_PATHLEN + 64], err[GIMPI_KEY_ERRLEN], fp[9];
+    if (gimpi_key_default(&key, from, sizeof from, err, sizeof err) < 0) {
+        fprintf(stderr, "gimpi-agent on %s: the launcher sends no key over this engine, and "
+                "there is none here: %s; give every host the same ~/.gimpi/key\n", self->host,
+                err);
+        return -1;
+    }
+    int rc = -1;
+    if (strcmp(gimpi_key_fingerprint(&key, fp), want ? want : ""))
+        fprintf(stderr, "gimpi-agent on %s: the key here, %s (fingerprint %s), is not the "
+                "job's (fingerprint %.8s); the launcher sends no key over this engine: give "
+                "every host the same ~/.gimpi/key\n", self->host, from, fp, want ? want : "");
+    else if ((self->key_fd = gimpi_key_memfd(&key, 1)) < 0)
+        fprintf(stderr, "gimpi-agent on %s: cannot keep the key in a sealed memfd: %s\n",
+                self->host, strerror(errno));
+    else
+        rc = 0;
+    gimpi_key_wipe(&key, sizeof key);
+    return rc;
+}
+
 /*  Reads the KEY frame (bounded) into a memfd the tasks inherit.  0 or -1. */
 static int s_read_key(agent_t *self)
 {
@@ -611,7 +638,9 @@ static int s_read_key(agent_t *self)
         }
     }
     int rc = -1;
-    if (m.type != AGENT_KEY || m.blen[0] != sizeof(gimpi_key_t))
+    if (m.type == AGENT_KEYFP)
+        rc = s_own_key(self, m.s[0]);
+    else if (m.type != AGENT_KEY || m.blen[0] != sizeof(gimpi_key_t))
         fprintf(stderr, "gimpi-agent on %s: the launcher's first frame is not the key\n",
                 self->host);
     else {

@@ -529,7 +529,28 @@ static int s_engine_argv(launcher_t *self, host_t *h, char **argv, char *words, 
     return 0;
 }
 
-/*  Starts the agent of host h: the engine with three pipes, and the key as first frame. */
+/*  1 when the engine is known to encrypt what it carries (ssh: GIMPI_RSH unset, or an
+ *  ssh); 0 for srun (whether Slurm's I/O crosses the network encrypted depends on the
+ *  site) and any other GIMPI_RSH (rsh sends it in clear).  Such an engine carries only the
+ *  key's fingerprint: the agent reads the user's own key there (doc/security.md). */
+static int s_engine_encrypts(const launcher_t *self)
+{
+    if (self->slurm)
+        return 0;
+    const char *rsh = gimpi_env("GIMPI_RSH");
+    if (!rsh || !*rsh)
+        return 1;
+    size_t n = strcspn(rsh + strspn(rsh, " \t"), " \t");
+    const char *w = rsh + strspn(rsh, " \t");
+    const char *base = w;
+    for (size_t i = 0; i < n; i++)
+        if (w[i] == '/')
+            base = w + i + 1;
+    return (size_t)(w + n - base) == 3 && !strncmp(base, "ssh", 3);
+}
+
+/*  Starts the agent of host h: the engine with three pipes, and the key as first frame
+ *  (its fingerprint only, over an engine not known to encrypt). */
 static int s_start_agent(launcher_t *self, host_t *h, char *err, size_t errsize)
 {
     char *argv[RSH_MAX_ARGS + 8], words[4096], cmd[PATH_MAX * 3];
@@ -576,6 +597,11 @@ static int s_start_agent(launcher_t *self, host_t *h, char *err, size_t errsize)
     gimpi_loop_fd_add(self->loop, h->from_fd, GIMPI_LOOP_READ, s_on_frames, h);
     gimpi_loop_fd_add(self->loop, h->err_fd, GIMPI_LOOP_READ, s_on_stderr, h);
     size_t len;
+    if (!s_engine_encrypts(self)) {
+        char fp[9];
+        gimpi_key_fingerprint(&self->key, fp);
+        return run_hosts_send(h, vmw_encode(&len, AGENT_KEYFP, fp));
+    }
     return run_hosts_send(h, vmw_encode(&len, AGENT_KEY, &self->key, sizeof self->key));
 }
 

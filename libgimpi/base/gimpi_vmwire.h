@@ -38,6 +38,7 @@
     X(AGENT_CLOCKED, 0x0C, "iii")    /* agent ->: the id, the clock's seconds, microseconds */ \
     X(AGENT_PROBE,   0x0D, "si")     /* -> agent: can this host connect to address, port? */  \
     X(AGENT_PROBED,  0x0E, "is")     /* agent ->: 0 or an errno, a message naming the cause */ \
+    X(AGENT_KEYFP,   0x0F, "s")      /* -> agent, first: the key's fingerprint, not the key */  \
     /* task -> manager (VMREQ) and the manager's answers */                               \
     X(VM_SPAWN, 0x21, "ssvviii") /* file, where, argv, env, flags, n, first tid */        \
     X(VM_ADDHOSTS, 0x22, "v")  /* hostfile lines */                                       \
