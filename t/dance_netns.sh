@@ -2,12 +2,13 @@
 # t/dance_netns.sh — strangers from another network namespace at the hosts' meeting: the
 # hosts of a job listen on 192.0.2.1-3 (TEST-NET-1, never routed) in one namespace, the
 # stranger calls from 192.0.2.99 in another, joined by a veth pair; t/dance_strangers
-# runs the cases ("netns NS") and prints the TAP.  Namespaces are created and removed
-# here; the test skips when not root or when the kernel refuses them.
+# runs the cases ("netns NS") and prints the TAP (t/dance_callers instead when
+# DANCE_NETNS_PROG names it: t/dance_callers_netns.sh).  Namespaces are created and
+# removed here; the test skips when not root or when the kernel refuses them.
 set -u
 top_builddir=${top_builddir:-.}
 P=gdance$$
-PROG="$top_builddir/t/dance_strangers"
+PROG="$top_builddir/t/${DANCE_NETNS_PROG:-dance_strangers}"
 
 cleanup() {
     for ns in "$P-h" "$P-s"; do

@@ -15,6 +15,7 @@
  *  CASE ..."), started through setpriv and/or `ip netns exec` where the case says.
  */
 #include "dp_harness.h"
+#include "dance_lib.h"
 #include "net/gimpi_host.h"
 #include "gtap.h"
 #include "testlib.h"
@@ -254,19 +255,7 @@ static int s_run(job_t *j)
  *  chooses), or -1. */
 static int s_call(const char *from, const char *to, int port)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in sa = { .sin_family = AF_INET };
-    if (fd < 0)
-        return -1;
-    if (from && inet_pton(AF_INET, from, &sa.sin_addr) == 1)
-        (void)bind(fd, (struct sockaddr *)&sa, sizeof sa);     /* not ours: any */
-    sa.sin_port = htons((uint16_t)port);
-    if (inet_pton(AF_INET, to, &sa.sin_addr) != 1
-        || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
+    return dance_call(from, to, port, 0);
 }
 
 /*  A connection to the local twin of to:port (the abstract name gimpi_host.c uses), or

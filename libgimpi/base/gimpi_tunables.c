@@ -261,6 +261,10 @@ static const gimpi_tunable_t s_table[] = {
       "bench/coll_figures.c", false },
     { "GIMPI_BENCH_GIMPIRUN", T, "(gimpirun on PATH)", "path",
       "the gimpirun gimpi-pvm-bench runs", "bench/pvm_figures.c", false },
+    { "GIMPI_DANCE_SOCK_DIAG", T, "1", "switch",
+      "0: the kernel's socket diagnostics never name a TCP caller's user, as where the "
+      "kernel lacks them (the meeting then refuses TCP callers from this machine)",
+      "libgimpi/net/gimpi_host.c", false },
     { "GD_BENCH_ENDPOINT", T, "(a fresh ipc endpoint)", "endpoint",
       "the groupd gd-bench measures", "bench/gd_bench.c", false },
 };

@@ -8,9 +8,11 @@
  *  (the 4-byte rank read from each caller).  Doing it all concurrently means the order in
  *  which hosts arrive does not matter and nothing can deadlock; the deadline bounds it
  *  all.  Anyone can reach a fresh listener, so a caller that is not a host of the job is
- *  refused (closed, logged at a bounded rate) and the meeting goes on: checked at accept
- *  (source address, the user of a local peer) and at the rank (range, address, duplicate,
- *  hang-up, silence), with the waiting callers held in a table of fixed size.  Dynamic
+ *  refused (closed, logged at a bounded rate, with what to do when a host of the job may
+ *  be the one refused) and the meeting goes on: checked at accept (source address, the
+ *  user of a local peer, refused when the kernel cannot tell it) and at the rank (range,
+ *  address, duplicate, hang-up, silence), with the waiting callers held in a table of
+ *  fixed size.  A meeting that times out names the last refusal in its error.  Dynamic
  *  hosts use the same listeners and dialling later (msg_dynhost.c).
  *
  *  Local sockets: a host also listens on a Unix-domain stream socket in the abstract
@@ -27,6 +29,7 @@
 #include "base/gimpi_ratelog.h"
 #include "base/gimpi_clock.h"
 #include "base/gimpi_err.h"
+#include "base/gimpi_hostset.h"
 #include "base/gimpi_tunables.h"
 
 #include <arpa/inet.h>
@@ -196,6 +199,9 @@ int gimpi_host_accept(int listen_fd)
  *  ours as destination. */
 int gimpi_host_peer_uid(int fd, unsigned *uid)
 {
+    const char *diag = gimpi_env("GIMPI_DANCE_SOCK_DIAG");
+    if (diag && strcmp(diag, "0") == 0)
+        return 0;               /* tests: the lookup failing, as where the kernel lacks it */
     struct sockaddr_in me, peer;
     socklen_t ml = sizeof me, pl = sizeof peer;
     if (getsockname(fd, (struct sockaddr *)&me, &ml) < 0 || me.sin_family != AF_INET
@@ -319,6 +325,7 @@ typedef struct {
     int rank_ms;                /* how long a caller has for its rank */
     int check_callers;          /* source address and user checks on TCP callers */
     gimpi_ratelog_t log;        /* refusals: GIMPI_DANCE_LOG_PER_SEC lines a second */
+    char last[512];             /* the last refusal, "who: why", for the timeout's error */
     char *err;
     size_t errsize;
 } dance_t;
@@ -350,20 +357,21 @@ static void s_log_refusal(dance_t *d, const char *who, const char *fmt, ...)
 {
     int64_t now = gimpi_now_ms();
     s_log_tick(d, now, false);
-    if (!gimpi_ratelog_event(&d->log, now))
-        return;
-    char why[160];
+    char why[448];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
+    snprintf(d->last, sizeof d->last, "%s: %s", who, why);
+    if (!gimpi_ratelog_event(&d->log, now))
+        return;
     fprintf(stderr, "gimpi[host %d]: refused a caller from %s: %s\n", d->myhost, who, why);
 }
 
 /*  Closes caller s, frees its slot and logs why. */
 static void s_refuse(dance_t *d, dance_sock_t *s, const char *fmt, ...)
 {
-    char who[48], why[160];
+    char who[48], why[448];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
@@ -383,6 +391,74 @@ static int s_from_caller_host(const dance_t *d, uint32_t src)
             return 1;
     }
     return 0;
+}
+
+/*  The dotted text of IPv4 address a (host order) into buf. */
+static const char *s_ip(uint32_t a, char *buf, size_t size)
+{
+    struct in_addr in = { htonl(a) };
+    if (!inet_ntop(AF_INET, &in, buf, (socklen_t)size))
+        snprintf(buf, size, "?");
+    return buf;
+}
+
+/*  What to do about a caller refused for its address, which it called from (src): a host
+ *  with several addresses where the kernel's choice of source differs from the address it
+ *  announced (LAM announces its host name's address and lets the kernel choose) must
+ *  announce the one it calls from, or we announce one on its network, or the check goes. */
+static const char *s_addr_hint(uint32_t src, char *buf, size_t size)
+{
+    char ip[INET_ADDRSTRLEN];
+    s_ip(src, ip, sizeof ip);
+    snprintf(buf, size, "if it is a host of the job, have it announce %s (LAM: "
+             "IMPI_HOST_NAME=%s), or announce ours on its network (gimpirun -if), or set "
+             "GIMPI_DANCE_CHECK_CALLERS=0 here", ip, ip);
+    return buf;
+}
+
+/*  Refuses TCP caller c, whose source address no host that calls us announced, saying
+ *  which addresses they announced and what to do. */
+static void s_refuse_address(dance_t *d, dance_sock_t *c)
+{
+    char list[96] = "", hint[256], ip[INET_ADDRSTRLEN], who[32];
+    size_t off = 0;
+    if (d->n - d->myhost > 2)
+        snprintf(who, sizeof who, "hosts %d..%d", d->myhost + 1, d->n - 1);
+    else
+        snprintf(who, sizeof who, "host %d", d->myhost + 1);
+    for (int i = d->myhost + 1; i < d->n && off < sizeof list; i++) {
+        if (i - d->myhost > 3) {
+            snprintf(list + off, sizeof list - off, ", ...");
+            break;
+        }
+        off += (size_t)snprintf(list + off, sizeof list - off, "%s%s", off ? ", " : "",
+                                s_ip(impi_addr16_ipv4(d->t->hosts[i].addr), ip, sizeof ip));
+    }
+    s_refuse(d, c, "not the address of a host that calls us; %s announced %s; %s", who, list,
+             s_addr_hint(c->src, hint, sizeof hint));
+}
+
+/*  The user check of TCP caller c: refuses it (1) when it is a socket of this machine that
+ *  runs under another user, or when it comes from an address of this machine and the
+ *  kernel's socket diagnostics cannot say whose it is (a failed lookup must not let
+ *  another user in); 0 when it may stay.  A caller from another address (another machine,
+ *  or another network namespace of this one) is left to the address and rank checks. */
+static int s_refuse_user(dance_t *d, dance_sock_t *c)
+{
+    unsigned uid;
+    if (gimpi_host_peer_uid(c->fd, &uid)) {
+        if (uid == (unsigned)geteuid())
+            return 0;
+        s_refuse(d, c, "runs under another user (uid %u); the hosts of a job on one machine "
+                 "must run as one user, or set GIMPI_DANCE_CHECK_CALLERS=0 here", uid);
+        return 1;
+    }
+    char ip[INET_ADDRSTRLEN];
+    if (!gimpi_hostset_is_local(s_ip(c->src, ip, sizeof ip)))
+        return 0;
+    s_refuse(d, c, "comes from this machine, but the kernel's socket diagnostics do not say "
+             "which user it runs as; set GIMPI_DANCE_CHECK_CALLERS=0 here to admit it");
+    return 1;
 }
 
 /*  Starts a non-blocking connect to host i from our own announced address. */
@@ -470,9 +546,10 @@ static void s_read_rank_step(dance_t *d, dance_sock_t *s)
     }
     uint32_t a = impi_addr16_ipv4(d->t->hosts[who].addr);
     if (d->check_callers && !s->local && a && a != s->src) {
-        char want[48];
-        s_refuse(d, s, "announced rank %u, whose address is %s", who,
-                 impi_addr16_format(d->t->hosts[who].addr, want, sizeof want));
+        char want[48], hint[256];
+        s_refuse(d, s, "announced rank %u, whose address is %s; %s", who,
+                 impi_addr16_format(d->t->hosts[who].addr, want, sizeof want),
+                 s_addr_hint(s->src, hint, sizeof hint));
         return;
     }
     if (d->fds[who] >= 0) {
@@ -517,7 +594,8 @@ static dance_sock_t *s_caller_slot(dance_t *d)
 
 /*  Takes one caller from listener lfd: refuses it at once when it is a local socket of
  *  another user, a TCP caller from an address no higher host announced, or a TCP caller
- *  on this machine that runs under another user (gimpi_host_peer_uid); else gives it a
+ *  on this machine that runs under another user or whose user the kernel does not tell
+ *  (s_refuse_user); else gives it a
  *  slot, where its rank is read (s_read_pass).  1 when a caller was taken, 0 when none
  *  was waiting, -1 with a message when accept failed. */
 static int s_accept_one(dance_t *d, int lfd)
@@ -545,15 +623,12 @@ static int s_accept_one(dance_t *d, int lfd)
         }
         c.src = ntohl(sa.sin_addr.s_addr);
         c.sport = ntohs(sa.sin_port);
-        unsigned uid;
         if (d->check_callers && !s_from_caller_host(d, c.src)) {
-            s_refuse(d, &c, "not the address of a host that calls us");
+            s_refuse_address(d, &c);
             return 1;
         }
-        if (d->check_callers && gimpi_host_peer_uid(fd, &uid) && uid != (unsigned)geteuid()) {
-            s_refuse(d, &c, "runs under another user (uid %u)", uid);
+        if (d->check_callers && s_refuse_user(d, &c))
             return 1;
-        }
     }
     *s_caller_slot(d) = c;
     return 1;
@@ -614,9 +689,13 @@ static void s_dance_timeout(dance_t *d, int timeout_ms)
     for (int i = 0; i < d->n && off < sizeof missing - 16; i++)
         if (i != d->myhost && d->fds[i] < 0)
             off += (size_t)snprintf(missing + off, sizeof missing - off, " %d", i);
-    gimpi_fail(d->err, d->errsize,
-          "host connections: timed out after %d ms; missing hosts:%s (%ld callers refused)",
-          timeout_ms, missing, (long)d->log.total);
+    if (d->log.total == 0)
+        gimpi_fail(d->err, d->errsize, "host connections: timed out after %d ms; missing hosts:%s",
+                   timeout_ms, missing);
+    else
+        gimpi_fail(d->err, d->errsize, "host connections: timed out after %d ms; missing "
+                   "hosts:%s; %ld callers refused, the last from %s", timeout_ms, missing,
+                   (long)d->log.total, d->last);
 }
 
 /*  Read pass: reads the rank of every caller that still owes it, in the order they were

@@ -70,7 +70,8 @@ int gimpi_host_accept(int listen_fd);
 
 /*  The user id of the other end of TCP connection fd when that end is a socket of this
  *  machine and network namespace (asked of the kernel's socket diagnostics): 1 with *uid
- *  set; 0 when it is elsewhere, already closed, or the kernel does not say. */
+ *  set; 0 when it is elsewhere, already closed, or the kernel does not say (always, with
+ *  GIMPI_DANCE_SOCK_DIAG=0, which tests use to simulate a kernel that does not). */
 int gimpi_host_peer_uid(int fd, unsigned *uid);
 
 /*  1 when fd is a Unix-domain (local) socket. */
@@ -80,7 +81,8 @@ int gimpi_host_is_local(int fd);
  *  listening socket and local_fd its local listener or -1 (both left open).  A caller is
  *  refused (closed, logged) and the meeting goes on when: it is a local socket of another
  *  user; a TCP caller comes from an address no higher host announced, or is a socket of
- *  another user on this machine; it hangs up or stays silent (GIMPI_DANCE_RANK_MS) before
+ *  another user on this machine, or comes from an address of this machine and the kernel
+ *  does not tell its user (gimpi_host_peer_uid); it hangs up or stays silent (GIMPI_DANCE_RANK_MS) before
  *  its rank is whole; the rank is not a higher host's, or a TCP caller's source is not the
  *  address that rank announced; the rank is connected already (the first caller stays).
  *  GIMPI_DANCE_CHECK_CALLERS=0 drops the address and user checks on TCP callers (hosts
@@ -88,7 +90,8 @@ int gimpi_host_is_local(int fd);
  *  fds[0..nhosts-1] hold one connected, non-blocking socket per other host (a local one
  *  when both ends have it, else TCP with TCP_NODELAY; fds[myhost] = -1) and 0 is returned;
  *  on failure every socket opened here is closed, fds[] is all -1, and -1 is returned with
- *  a message in err. */
+ *  a message in err (at the deadline: the missing hosts and the last refusal, whose line
+ *  in the log says what to do when a host of the job calls from another address). */
 int gimpi_host_dance(const impi_tables_t *tables, int myhost, int listen_fd, int local_fd,
                      int *fds, int timeout_ms, char *err, size_t errsize);
 
