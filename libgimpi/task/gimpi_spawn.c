@@ -27,6 +27,7 @@
 #include "task/gimpi_vm.h"
 #include "base/gimpi_vmwire.h"
 #include "task/gimpi_catch.h"
+#include "task/gimpi_kids.h"
 #include "base/gimpi_tunables.h"
 #include "base/gimpi_findprog.h"
 #include "base/gimpi_tagout.h"
@@ -380,6 +381,7 @@ int gimpi_spawn(gimpi_t *self, const char *file, char *const argv[], int flags, 
             tids[i] = rc;
         return 0;
     }
+    gimpi_spawn_reap(self);
     char token[GIMPI_GROUPS_TOKEN_LEN + 1];
     int base = gimpi_groups_reserve_token(gimpi_groups(self), "", n, token);
     if (base < 0)
@@ -444,7 +446,11 @@ int gimpi_spawn(gimpi_t *self, const char *file, char *const argv[], int flags, 
                                                                           : GIMPI_ENOFILE;
             continue;
         }
-        gimpi_msg_expect(gimpi_msg(self), tid, s_alive_fd(pid));
+        int alive = s_alive_fd(pid);
+        int mine = alive >= 0 ? fcntl(alive, F_DUPFD_CLOEXEC, 3) : -1;
+        if (mine >= 0)              /* its death before it registers is told to groupd */
+            gimpi_kids_add(gimpi_task_kids(self), tid, mine, token);
+        gimpi_msg_expect(gimpi_msg(self), tid, alive);
         tids[i] = tid;
         started++;
     }
@@ -457,6 +463,13 @@ int gimpi_spawn(gimpi_t *self, const char *file, char *const argv[], int flags, 
     gimpi_key_wipe(tokvar, sizeof tokvar);
     gimpi_key_wipe(token, sizeof token);
     return started;
+}
+
+/*  Reports the children spawned here that died before registering (gimpi_kids.c). */
+int gimpi_spawn_reap(gimpi_t *self)
+{
+    assert(self);
+    return gimpi_kids_reap(gimpi_task_kids(self), gimpi_groups(self));
 }
 
 /*  1 when where names this host: "", ".", "localhost", its name in the virtual machine

@@ -1,0 +1,30 @@
+/*  gimpi_kids.h — the children a task spawned on its own host that have not registered
+ *  yet, watched so that one that dies first is reported to groupd (SPAWN_EXIT, with its
+ *  block's token): its PvmTaskExit notice then goes out as for any task that ends.
+ */
+#ifndef GIMPI_KIDS_H
+#define GIMPI_KIDS_H
+
+#include "gimpi.h"
+#include "gimpi_group.h"
+
+typedef struct gimpi_kids_t gimpi_kids_t;
+
+/*  An empty watch list, or NULL. */
+gimpi_kids_t *gimpi_kids_new(void);
+/*  Closes every descriptor and frees. */
+void gimpi_kids_destroy(gimpi_kids_t **self_p);
+/*  Watches child tid through alive_fd (readable once it has ended; taken over, closed
+ *  here) with its block's token (text).  0, or GIMPI_ENOMEM (alive_fd closed). */
+int gimpi_kids_add(gimpi_kids_t *self, int tid, int alive_fd, const char *token);
+/*  Without waiting: each watched child that has ended is reported to groupd through gd
+ *  and forgotten, and a few that registered meanwhile (asked with LOOKUP, backing off)
+ *  are forgotten too.  How many deaths were reported. */
+int gimpi_kids_reap(gimpi_kids_t *self, gimpi_groups_t *gd);
+/*  How many children are watched. */
+int gimpi_kids_count(gimpi_kids_t *self);
+
+/*  The watch list of a task (gimpi_task.c). */
+gimpi_kids_t *gimpi_task_kids(gimpi_t *self);
+
+#endif
