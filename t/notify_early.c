@@ -26,8 +26,8 @@ static double s_now(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/*  How many zombies have parent a or b (our own process excepted). */
-static int s_zombies(int a, int b)
+/*  How many zombies have parent a or b; with say, the first one is shown on stderr. */
+static int s_zombies(int a, int b, int say)
 {
     DIR *d = opendir("/proc");
     int n = 0;
@@ -45,10 +45,8 @@ static int s_zombies(int a, int b)
         char *rp = strrchr(buf, ')'), state = 0;
         int ppid = 0;
         if (rp && sscanf(rp + 1, " %c %d", &state, &ppid) == 2 && state == 'Z'
-            && (ppid == a || ppid == b)) {
+            && (ppid == a || ppid == b) && ++n == 1 && say)
             fprintf(stderr, "zombie: %s", buf);
-            n++;
-        }
     }
     if (d)
         closedir(d);
@@ -88,7 +86,7 @@ static int s_master(const char *self, const char *how, char *script)
         rc = fprintf(stderr, "a notice for the live one too\n") > 0;
     /* a dead child's zombie may last until its reaper runs: give it a bounded while */
     int z = 0;
-    for (int i = 0; i < 100 && (z = s_zombies(getpid(), getppid())) > 0; i++)
+    for (int i = 0; i < 100 && (z = s_zombies(getpid(), getppid(), i == 99)) > 0; i++)
         nanosleep(&(struct timespec){ 0, 20000000 }, NULL);
     if (z > 0)
         rc = fprintf(stderr, "%d zombie(s) left\n", z) > 0;

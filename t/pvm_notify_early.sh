@@ -3,7 +3,9 @@
 # (issue 25 point 7): a master (t/notify_early) spawns a live child and one that SIGKILLs
 # itself, runs a script that does, or exits at once; the dead one's notice comes within
 # 1 s, as PVM 3.4.6 sends it, none comes for the live one, and no zombie is left below the
-# master or gimpirun.  From the shell with a private groupd, under gimpirun -np 1 (the
+# master or gimpirun.  From the shell with a private groupd (also as the first process of
+# a pid namespace, as in a container: the orphans are then the master's own, and it must
+# reap them), under gimpirun -np 1 (the
 # spawns are local: the spawner tells groupd), and in a two-host virtual machine (an
 # emulated host through t/rsh_here.sh: gimpirun's agents start the children and tell).
 set -u
@@ -12,7 +14,7 @@ TASK="$(cd "$top_builddir/t" && pwd)/notify_early"
 RUN="$top_builddir/programs/gimpirun"
 GROUPD="$top_builddir/groupd/groupd"
 . "${top_srcdir:-.}/t/tap.sh"
-echo "1..8"
+echo "1..10"
 export GIMPI_GROUPD="ipc://$tmp/gd" GIMPI_GROUPD_BIN="$GROUPD"
 timeout 300 "$GROUPD" --foreground --endpoint "$GIMPI_GROUPD" >"$tmp/gd.out" 2>&1 &
 for _ in $(seq 1 500); do [ -s "$tmp/gd.out" ] && break; sleep 0.02; done
@@ -25,6 +27,17 @@ for how in kill exit script; do
     [ $rc = 0 ] && grep -q "^early ok" "$tmp/$how"
     check $? "shell: a child that dies at once ($how): notice within 1 s, no zombie (exit $rc)" \
         "$tmp/$how" "$tmp/$how.err"
+done
+for how in kill exit; do
+    if ! unshare -fp --mount-proc true 2>/dev/null; then
+        ok 0 "# SKIP no pid namespace here (unshare -fp): the master as a first process"
+        continue
+    fi
+    timeout 60 unshare -fp --mount-proc "$TASK" master "$how" >"$tmp/ns$how" 2>"$tmp/ns$how.err"
+    rc=$?
+    [ $rc = 0 ] && grep -q "^early ok" "$tmp/ns$how"
+    check $? "the master as pid 1 of a namespace ($how): notice, its orphan reaped (exit $rc)" \
+        "$tmp/ns$how" "$tmp/ns$how.err"
 done
 unset GIMPI_GROUPD GIMPI_GROUPD_BIN
 for how in kill script; do
@@ -46,3 +59,4 @@ for how in kill script; do
     check $? "two-host VM: a child that dies at once ($how): notice within 1 s (exit $rc)" \
         "$tmp/v$how" "$tmp/v$how.err"
 done
+exit $((failed > 0))

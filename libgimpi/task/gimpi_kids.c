@@ -7,13 +7,22 @@
  *  publishes it once: a child that registered is left to its connection.  A child that has
  *  registered is dropped from the list when a LOOKUP says so (asked 1 s after the spawn,
  *  then less and less often), so that the list does not hold a descriptor per live task.
+ *
+ *  Zombies: children are started through a middle process, so they are normally the
+ *  system's (or a launcher's) to reap.  But a task that is its namespace's first process
+ *  (a container's) or a child subreaper adopts them itself, and would keep each dead one
+ *  as its zombie: such a task keeps watching every child until it ends and reaps it
+ *  through its pidfd (waitid P_PIDFD, which touches no other child of the program).
  */
 #include "task/gimpi_kids.h"
 #include "base/gimpi_key.h"
 #include "base/gimpi_clock.h"
 
 #include <assert.h>
+#include <errno.h>
 #include <poll.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +31,9 @@
 #define FIRST_LOOK_MS 1000      /* the first LOOKUP of a child: it has had time to register */
 #define MAX_LOOK_MS 30000       /* the longest pause between LOOKUPs */
 #define LOOKS_PER_REAP 4        /* LOOKUPs one reap may make (each is a round trip) */
+#ifndef P_PIDFD
+#define P_PIDFD 3               /* waitid's id type for a pidfd (Linux 5.4) */
+#endif
 
 typedef struct {
     int tid;
@@ -35,12 +47,18 @@ struct gimpi_kids_t {
     kid_t *k;
     int n, cap;
     struct pollfd *pfd;         /* scratch for reap, cap entries */
+    int adopter;                /* our children's orphans are ours: reap each one */
 };
 
 /*  An empty list. */
 gimpi_kids_t *gimpi_kids_new(void)
 {
-    return calloc(1, sizeof(gimpi_kids_t));
+    gimpi_kids_t *self = calloc(1, sizeof(gimpi_kids_t));
+    int sub = 0;
+    if (self)
+        self->adopter = getpid() == 1
+                        || (prctl(PR_GET_CHILD_SUBREAPER, &sub, 0, 0, 0) == 0 && sub);
+    return self;
 }
 
 /*  Forgets entry i (its descriptor closed, its token wiped). */
@@ -109,14 +127,17 @@ int gimpi_kids_reap(gimpi_kids_t *self, gimpi_groups_t *gd)
     for (int i = self->n - 1; i >= 0; i--) {    /* backwards: s_drop moves the last here */
         kid_t *e = &self->k[i];
         if (ended > 0 && self->pfd[i].revents) {
+            siginfo_t si;               /* adopted: reaped; else ECHILD, nothing done */
+            while (waitid(P_PIDFD, (id_t)e->fd, &si, WEXITED | WNOHANG) < 0 && errno == EINTR)
+                ;
             /* EEXISTS: it registered and its connection tells; ENOTASK: already told */
             if (gimpi_groups_spawn_exit(gd, e->tid, e->token) == 0)
                 reported++;
             s_drop(self, i);
             continue;
         }
-        if (now < e->look_at || looks >= LOOKS_PER_REAP)
-            continue;
+        if (self->adopter || now < e->look_at || looks >= LOOKS_PER_REAP)
+            continue;                   /* an adopter watches each child to its end */
         looks++;
         gimpi_task_info_t info;
         int rc = gimpi_group_lookup(gd, e->tid, &info);
