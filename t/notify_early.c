@@ -3,6 +3,8 @@
  *  SIGKILLs itself, or execs a script that does, or exits at once); the master must get
  *  that one's notice within 1 s (PVM 3.4.6 delivers it), nothing for the live one, and no
  *  zombie of the dead one may stay below the master or the master's parent (gimpirun).
+ *  "sibling": a master that asks for no notice spawns a child that dies at once and a
+ *  sibling that watches it; the sibling gets the notice while the master waits for it.
  *  Prints "early ok" and exits 0 when all holds, else says what failed on stderr.  Every
  *  wait is bounded (pvm_trecv, alarm).
  */
@@ -16,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { TAG = 77, NEVER = 99 };
+enum { TAG = 77, RESULT = 78, NEVER = 99 };
 
 /*  Seconds since an arbitrary origin. */
 static double s_now(void)
@@ -100,6 +102,51 @@ static int s_master(const char *self, const char *how, char *script)
     return rc;
 }
 
+/*  A watcher child: asks for PvmTaskExit of tid, waits up to 3 s for it, and sends its
+ *  parent 1 and the seconds it took, or 0. */
+static int s_watch(int tid)
+{
+    double t0 = s_now();
+    int got = pvm_notify(PvmTaskExit, TAG, 1, &tid) == 0
+              && pvm_trecv(-1, TAG, &(struct timeval){ 3, 0 }) > 0;
+    double took = s_now() - t0;
+    pvm_initsend(PvmDataDefault);
+    pvm_pkint(&got, 1, 1);
+    pvm_pkdouble(&took, 1, 1);
+    pvm_send(pvm_parent(), RESULT);
+    pvm_exit();
+    return 0;
+}
+
+/*  A master that never asks for notices: it spawns a child that dies at once, then a
+ *  sibling that watches it, and waits in a receive naming the sibling; the sibling must
+ *  get the dead one's notice within 1.5 s (the master tells groupd from that wait). */
+static int s_sibling(const char *self)
+{
+    alarm(60);
+    pvm_setopt(PvmAutoErr, 0);
+    int dead = 0, watcher = 0;
+    char *die[] = { (char *)"kill", NULL }, tidarg[16];
+    if (pvm_mytid() <= 0 || pvm_spawn((char *)self, die, PvmTaskDefault, NULL, 1, &dead) != 1)
+        return fprintf(stderr, "spawn failed\n"), 1;
+    snprintf(tidarg, sizeof tidarg, "%x", (unsigned)dead);
+    char *watch[] = { (char *)"watch", tidarg, NULL };
+    if (pvm_spawn((char *)self, watch, PvmTaskDefault, NULL, 1, &watcher) != 1)
+        return fprintf(stderr, "spawn of the watcher failed\n"), 1;
+    int got = 0;
+    double took = -1;
+    if (pvm_trecv(watcher, RESULT, &(struct timeval){ 10, 0 }) > 0) {
+        pvm_upkint(&got, 1, 1);
+        pvm_upkdouble(&took, 1, 1);
+    }
+    pvm_exit();
+    if (!got || took > 1.5)
+        return fprintf(stderr, "the sibling's notice: %s (%.3f s)\n", got ? "late" : "none",
+                       took), 1;
+    printf("early ok (%.3f s)\n", took);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "kill"))
@@ -113,6 +160,10 @@ int main(int argc, char **argv)
     if (argc > 2 && !strcmp(argv[1], "master"))
         return s_master(argv[0], argv[2], argc > 3 && !strcmp(argv[2], "script") ? argv[3]
                                                                                 : NULL);
-    fprintf(stderr, "usage: notify_early master kill|exit|script [script]\n");
+    if (argc > 1 && !strcmp(argv[1], "sibling"))
+        return s_sibling(argv[0]);
+    if (argc > 2 && !strcmp(argv[1], "watch"))
+        return s_watch((int)strtol(argv[2], NULL, 16));
+    fprintf(stderr, "usage: notify_early master kill|exit|script [script] | sibling\n");
     return 2;
 }

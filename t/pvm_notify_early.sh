@@ -3,7 +3,9 @@
 # (issue 25 point 7): a master (t/notify_early) spawns a live child and one that SIGKILLs
 # itself, runs a script that does, or exits at once; the dead one's notice comes within
 # 1 s, as PVM 3.4.6 sends it, none comes for the live one, and no zombie is left below the
-# master or gimpirun.  From the shell with a private groupd (also as the first process of
+# master or gimpirun; and a sibling that watches the dead one gets its notice while the
+# master, which asks for none, waits for the sibling.  From the shell with a private
+# groupd (also as the first process of
 # a pid namespace, as in a container: the orphans are then the master's own, and it must
 # reap them), under gimpirun -np 1 (the
 # spawns are local: the spawner tells groupd), and in a two-host virtual machine (an
@@ -14,7 +16,7 @@ TASK="$(cd "$top_builddir/t" && pwd)/notify_early"
 RUN="$top_builddir/programs/gimpirun"
 GROUPD="$top_builddir/groupd/groupd"
 . "${top_srcdir:-.}/t/tap.sh"
-echo "1..10"
+echo "1..11"
 export GIMPI_GROUPD="ipc://$tmp/gd" GIMPI_GROUPD_BIN="$GROUPD"
 timeout 300 "$GROUPD" --foreground --endpoint "$GIMPI_GROUPD" >"$tmp/gd.out" 2>&1 &
 for _ in $(seq 1 500); do [ -s "$tmp/gd.out" ] && break; sleep 0.02; done
@@ -28,6 +30,10 @@ for how in kill exit script; do
     check $? "shell: a child that dies at once ($how): notice within 1 s, no zombie (exit $rc)" \
         "$tmp/$how" "$tmp/$how.err"
 done
+timeout 60 "$TASK" sibling >"$tmp/sib" 2>"$tmp/sib.err"; rc=$?
+[ $rc = 0 ] && grep -q "^early ok" "$tmp/sib"
+check $? "a sibling watches; the master asks nothing, waits for the sibling: notice in 1.5 s" \
+    "$tmp/sib" "$tmp/sib.err"
 for how in kill exit; do
     if ! unshare -fp --mount-proc true 2>/dev/null; then
         ok 0 "# SKIP no pid namespace here (unshare -fp): the master as a first process"

@@ -222,10 +222,13 @@ static int s_resolve(void *arg, int tid, uint8_t addr[16], int *port)
 
 /*  The data plane's liveness hook: does groupd still know tid?  A task it dropped (dead,
  *  stopped past its heartbeat, cut off) is gone; one reserved and not registered yet is
- *  being born; any other answer (groupd itself unreachable) is no verdict. */
+ *  being born; any other answer (groupd itself unreachable) is no verdict.  Our own
+ *  children that died unregistered are told to groupd first (a blocked call asks every
+ *  500 ms: their exits are published while we wait for something else). */
 static int s_alive(void *arg, int tid)
 {
     gimpi_t *self = arg;
+    gimpi_kids_reap(self->kids, self->groups);
     gimpi_task_info_t info;
     int rc = gimpi_group_lookup(self->groups, tid, &info);
     return rc == 0 || rc == GIMPI_ENOTFOUND ? 1 : rc == GIMPI_ENOTASK ? 0 : -1;
