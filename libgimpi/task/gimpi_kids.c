@@ -21,6 +21,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <stdint.h>
@@ -48,6 +49,7 @@ struct gimpi_kids_t {
     int n, cap;
     struct pollfd *pfd;         /* scratch for reap, cap entries */
     int adopter;                /* our children's orphans are ours: reap each one */
+    pthread_mutex_t mu;         /* spawns and reaps may come from two threads */
 };
 
 /*  An empty list. */
@@ -55,9 +57,11 @@ gimpi_kids_t *gimpi_kids_new(void)
 {
     gimpi_kids_t *self = calloc(1, sizeof(gimpi_kids_t));
     int sub = 0;
-    if (self)
+    if (self) {
         self->adopter = getpid() == 1
                         || (prctl(PR_GET_CHILD_SUBREAPER, &sub, 0, 0, 0) == 0 && sub);
+        pthread_mutex_init(&self->mu, NULL);
+    }
     return self;
 }
 
@@ -80,8 +84,26 @@ void gimpi_kids_destroy(gimpi_kids_t **self_p)
         s_drop(self, self->n - 1);
     free(self->k);
     free(self->pfd);
+    pthread_mutex_destroy(&self->mu);
     free(self);
     *self_p = NULL;
+}
+
+/*  Makes room for one more entry (lock held).  0 or GIMPI_ENOMEM. */
+static int s_grow(gimpi_kids_t *self)
+{
+    if (self->n < self->cap)
+        return 0;
+    int cap = self->cap ? 2 * self->cap : 8;
+    kid_t *k = realloc(self->k, (size_t)cap * sizeof *k);
+    struct pollfd *p = k ? realloc(self->pfd, (size_t)cap * sizeof *p) : NULL;
+    if (k)
+        self->k = k;
+    if (!p)
+        return GIMPI_ENOMEM;
+    self->pfd = p;
+    self->cap = cap;
+    return 0;
 }
 
 /*  Watches a child. */
@@ -93,31 +115,26 @@ int gimpi_kids_add(gimpi_kids_t *self, int tid, int alive_fd, const char *token)
             close(alive_fd);
         return GIMPI_EBADPARAM;
     }
-    if (self->n == self->cap) {
-        int cap = self->cap ? 2 * self->cap : 8;
-        kid_t *k = realloc(self->k, (size_t)cap * sizeof *k);
-        struct pollfd *p = k ? realloc(self->pfd, (size_t)cap * sizeof *p) : NULL;
-        if (k)
-            self->k = k;
-        if (!p) {
-            close(alive_fd);
-            return GIMPI_ENOMEM;
-        }
-        self->pfd = p;
-        self->cap = cap;
+    pthread_mutex_lock(&self->mu);
+    if (s_grow(self) < 0) {
+        pthread_mutex_unlock(&self->mu);
+        close(alive_fd);
+        return GIMPI_ENOMEM;
     }
     kid_t *e = &self->k[self->n++];
     *e = (kid_t){ .tid = tid, .fd = alive_fd, .look_ms = FIRST_LOOK_MS };
     e->look_at = gimpi_now_ms() + FIRST_LOOK_MS;
     memcpy(e->token, token, sizeof e->token);
+    pthread_mutex_unlock(&self->mu);
     return 0;
 }
 
-/*  Reports the ended children, forgets the registered ones. */
+/*  Reports the ended children, forgets the registered ones; another thread reaping
+ *  meanwhile makes this call do nothing. */
 int gimpi_kids_reap(gimpi_kids_t *self, gimpi_groups_t *gd)
 {
     assert(self);
-    if (self->n == 0 || !gd)
+    if (!gd || pthread_mutex_trylock(&self->mu) != 0)
         return 0;
     for (int i = 0; i < self->n; i++)
         self->pfd[i] = (struct pollfd){ .fd = self->k[i].fd, .events = POLLIN };
@@ -148,12 +165,6 @@ int gimpi_kids_reap(gimpi_kids_t *self, gimpi_groups_t *gd)
         e->look_ms = e->look_ms * 2 < MAX_LOOK_MS ? e->look_ms * 2 : MAX_LOOK_MS;
         e->look_at = now + e->look_ms;
     }
+    pthread_mutex_unlock(&self->mu);
     return reported;
-}
-
-/*  How many are watched. */
-int gimpi_kids_count(gimpi_kids_t *self)
-{
-    assert(self);
-    return self->n;
 }

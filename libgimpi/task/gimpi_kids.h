@@ -21,9 +21,6 @@ int gimpi_kids_add(gimpi_kids_t *self, int tid, int alive_fd, const char *token)
  *  and forgotten, and a few that registered meanwhile (asked with LOOKUP, backing off)
  *  are forgotten too.  How many deaths were reported. */
 int gimpi_kids_reap(gimpi_kids_t *self, gimpi_groups_t *gd);
-/*  How many children are watched. */
-int gimpi_kids_count(gimpi_kids_t *self);
-
 /*  The watch list of a task (gimpi_task.c). */
 gimpi_kids_t *gimpi_task_kids(gimpi_t *self);
 
