@@ -6,7 +6,10 @@
  *  with the token of the child's block (only the spawner and the child hold it).  groupd
  *  publishes it once: a child that registered is left to its connection.  A child that has
  *  registered is dropped from the list when a LOOKUP says so (asked 1 s after the spawn,
- *  then less and less often), so that the list does not hold a descriptor per live task.
+ *  then less and less often), so that the list does not hold a descriptor per live task;
+ *  and a child whose descriptor would lie in the last quarter of the descriptor table
+ *  (RLIMIT_NOFILE: a spawn of many children at once) is not watched, so that the watch
+ *  never takes the descriptors the data plane needs for its connections.
  *
  *  Zombies: children are started through a middle process, so they are normally the
  *  system's (or a launcher's) to reap.  But a task that is its namespace's first process
@@ -23,6 +26,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -114,6 +118,12 @@ int gimpi_kids_add(gimpi_kids_t *self, int tid, int alive_fd, const char *token)
         if (alive_fd >= 0)
             close(alive_fd);
         return GIMPI_EBADPARAM;
+    }
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+        && (rlim_t)alive_fd >= rl.rlim_cur / 4 * 3) {
+        close(alive_fd);                /* the table is filling up: leave it the rest */
+        return GIMPI_EOUTOFRES;
     }
     pthread_mutex_lock(&self->mu);
     if (s_grow(self) < 0) {

@@ -15,7 +15,8 @@ gimpi_kids_t *gimpi_kids_new(void);
 /*  Closes every descriptor and frees. */
 void gimpi_kids_destroy(gimpi_kids_t **self_p);
 /*  Watches child tid through alive_fd (readable once it has ended; taken over, closed
- *  here) with its block's token (text).  0, or GIMPI_ENOMEM (alive_fd closed). */
+ *  here) with its block's token (text).  0, or GIMPI_ENOMEM, or GIMPI_EOUTOFRES when
+ *  alive_fd lies in the last quarter of the descriptor table (alive_fd closed). */
 int gimpi_kids_add(gimpi_kids_t *self, int tid, int alive_fd, const char *token);
 /*  Without waiting: each watched child that has ended is reported to groupd through gd
  *  and forgotten, and a few that registered meanwhile (asked with LOOKUP, backing off)
