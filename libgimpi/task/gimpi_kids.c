@@ -14,8 +14,9 @@
  *  Zombies: children are started through a middle process, so they are normally the
  *  system's (or a launcher's) to reap.  But a task that is its namespace's first process
  *  (a container's) or a child subreaper adopts them itself, and would keep each dead one
- *  as its zombie: such a task keeps watching every child until it ends and reaps it
- *  through its pidfd (waitid P_PIDFD, which touches no other child of the program).
+ *  as its zombie: such a task keeps watching every child, and every tagger or copier of
+ *  a spawn (tid 0 here: never told to groupd), until it ends and reaps it through its
+ *  pidfd (waitid P_PIDFD, which touches no other child of the program).
  */
 #include "task/gimpi_kids.h"
 #include "base/gimpi_key.h"
@@ -110,11 +111,24 @@ static int s_grow(gimpi_kids_t *self)
     return 0;
 }
 
-/*  Watches a child. */
+/*  Does this process adopt orphans? */
+int gimpi_kids_adopter(gimpi_kids_t *self)
+{
+    assert(self);
+    return self->adopter;
+}
+
+/*  Watches a helper process (tid 0, no token: reaped, never told). */
+int gimpi_kids_add_helper(gimpi_kids_t *self, int alive_fd)
+{
+    return gimpi_kids_add(self, 0, alive_fd, NULL);
+}
+
+/*  Watches a child (tid 0: a helper). */
 int gimpi_kids_add(gimpi_kids_t *self, int tid, int alive_fd, const char *token)
 {
     assert(self);
-    if (alive_fd < 0 || !token || strlen(token) != GIMPI_GROUPS_TOKEN_LEN) {
+    if (alive_fd < 0 || (tid != 0 && (!token || strlen(token) != GIMPI_GROUPS_TOKEN_LEN))) {
         if (alive_fd >= 0)
             close(alive_fd);
         return GIMPI_EBADPARAM;
@@ -134,7 +148,8 @@ int gimpi_kids_add(gimpi_kids_t *self, int tid, int alive_fd, const char *token)
     kid_t *e = &self->k[self->n++];
     *e = (kid_t){ .tid = tid, .fd = alive_fd, .look_ms = FIRST_LOOK_MS };
     e->look_at = gimpi_now_ms() + FIRST_LOOK_MS;
-    memcpy(e->token, token, sizeof e->token);
+    if (token)
+        memcpy(e->token, token, sizeof e->token);
     pthread_mutex_unlock(&self->mu);
     return 0;
 }
@@ -158,12 +173,12 @@ int gimpi_kids_reap(gimpi_kids_t *self, gimpi_groups_t *gd)
             while (waitid(P_PIDFD, (id_t)e->fd, &si, WEXITED | WNOHANG) < 0 && errno == EINTR)
                 ;
             /* EEXISTS: it registered and its connection tells; ENOTASK: already told */
-            if (gimpi_groups_spawn_exit(gd, e->tid, e->token) == 0)
+            if (e->tid != 0 && gimpi_groups_spawn_exit(gd, e->tid, e->token) == 0)
                 reported++;
             s_drop(self, i);
             continue;
         }
-        if (self->adopter || now < e->look_at || looks >= LOOKS_PER_REAP)
+        if (self->adopter || e->tid == 0 || now < e->look_at || looks >= LOOKS_PER_REAP)
             continue;                   /* an adopter watches each child to its end */
         looks++;
         gimpi_task_info_t info;

@@ -18,6 +18,14 @@ void gimpi_kids_destroy(gimpi_kids_t **self_p);
  *  here) with its block's token (text).  0, or GIMPI_ENOMEM, or GIMPI_EOUTOFRES when
  *  alive_fd lies in the last quarter of the descriptor table (alive_fd closed). */
 int gimpi_kids_add(gimpi_kids_t *self, int tid, int alive_fd, const char *token);
+/*  1 when this process adopts its children's orphans (the first process of its pid
+ *  namespace, or a child subreaper): its spawns' helper processes are then its own to
+ *  reap too. */
+int gimpi_kids_adopter(gimpi_kids_t *self);
+/*  Watches a spawn's helper process (tagger or copier) through alive_fd (taken over), only
+ *  to reap it when it ends.  0, GIMPI_EBADPARAM, GIMPI_ENOMEM or GIMPI_EOUTOFRES as
+ *  gimpi_kids_add. */
+int gimpi_kids_add_helper(gimpi_kids_t *self, int alive_fd);
 /*  Without waiting: each watched child that has ended is reported to groupd through gd
  *  and forgotten, and a few that registered meanwhile (asked with LOOKUP, backing off)
  *  are forgotten too.  How many deaths were reported. */
