@@ -940,6 +940,21 @@ int gd_registry_task_exit(gd_registry_t *self, int32_t tid)
     return 0;
 }
 
+/*  A reserved tid that never registered died, as the holder of its block's token says. */
+int gd_registry_spawn_exit(gd_registry_t *self, int32_t tid, const uint8_t *token)
+{
+    assert(self);
+    if (s_task(self, tid))
+        return GIMPI_EEXISTS;
+    int k = s_block_of(self, tid);
+    if (k < 0 || !s_block_unused(self, k, tid))
+        return GIMPI_ENOTASK;
+    if (!token || sodium_memcmp(token, self->blocks[k].token, GD_TOKEN_SIZE) != 0)
+        return GIMPI_EDENIED;
+    s_block_use(self, k, tid);
+    return 0;
+}
+
 /*  BARRIER_NOTE: a member says it waits in a barrier on the data plane (count > 0), or no
  *  longer does (0).  Only for gimpi-stat: nothing waits on it here. */
 int gd_registry_barrier_note(gd_registry_t *self, int32_t tid, const char *name, int32_t count)

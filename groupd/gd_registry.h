@@ -142,6 +142,12 @@ int gd_registry_stat(gd_registry_t *self, const char *group, uint8_t ***recs, si
  *  reserved and not registered yet is used up, so that LOOKUP says PvmNoTask at once
  *  instead of PvmNotFound and REGISTER_TID of it fails.  0, or GIMPI_ENOTASK. */
 int gd_registry_task_exit(gd_registry_t *self, int32_t tid);
+/*  SPAWN_EXIT: a tid reserved and never registered died before registering, as its
+ *  spawner, who holds its block's token, says: it is used up as by TASK_EXIT.  0 (the
+ *  caller publishes its exit), GIMPI_EEXISTS (registered: its connection tells its end),
+ *  GIMPI_ENOTASK (not a reserved, unused tid: already gone), GIMPI_EDENIED (not the
+ *  block's token). */
+int gd_registry_spawn_exit(gd_registry_t *self, int32_t tid, const uint8_t *token);
 /*  BARRIER_NOTE: tid, a member of group, waits in a barrier of `count` on the data plane
  *  (count > 0) or no longer does (0); shown by STAT.  0, GIMPI_ENOGROUP, GIMPI_ENOTINGROUP,
  *  GIMPI_EBADPARAM (count < 0) or GIMPI_ENOMEM.  Leaving the group forgets it. */

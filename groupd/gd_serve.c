@@ -488,6 +488,26 @@ static void s_handle_vm(groupd_t *self, const gd_waiter_t *w, const gd_msg_t *ms
                      NULL, 0);
 }
 
+/*  SPAWN_EXIT: a spawner saw its child die before it registered; the tid's block's token
+ *  is its authority.  Published once: a tid registered, or already used up, is left to
+ *  what ends it otherwise (its connection, TASK_EXIT). */
+static void s_handle_spawn_exit(groupd_t *self, const uint8_t *key, size_t keylen,
+                                const gd_msg_t *msg, int srcfd)
+{
+    int32_t tid = msg->values[0].i;
+    int32_t status = gd_registry_spawn_exit(self->reg, tid, msg->values[1].data);
+    if (status == 0) {
+        gd_notify_task_gone(self, tid);
+        gd_mbox_task_gone(self->mbox, tid);
+    } else if (status == GIMPI_EDENIED)
+        s_log_refusal(self, &self->quota_log, "SPAWN_EXIT of t%x without its block's token "
+                      "refused (fd %d)", (unsigned)tid, srcfd);
+    if (self->verbose)
+        fprintf(stderr, "groupd: task 0x%x died before registering (spawner): %d\n",
+                (unsigned)tid, (int)status);
+    s_send_reply(self, key, keylen, msg->kind | GD_REPLY_FLAG, msg->reqid, status, 0, NULL, 0);
+}
+
 /*  RESERVE: a block of tids for the connection, with its token. */
 static void s_handle_reserve(groupd_t *self, const uint8_t *key, size_t keylen,
                              const gd_msg_t *msg, int srcfd)
@@ -652,6 +672,9 @@ static void s_handle(groupd_t *self, const uint8_t *key, size_t keylen, const gd
     case GD_REGISTER:
     case GD_REGISTER_TID:
         s_handle_register(self, key, keylen, msg, srcfd);
+        break;
+    case GD_SPAWN_EXIT:
+        s_handle_spawn_exit(self, key, keylen, msg, srcfd);
         break;
     case GD_RESERVE:
         s_handle_reserve(self, key, keylen, msg, srcfd);

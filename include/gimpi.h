@@ -110,6 +110,12 @@ GIMPI_EXPORT
 int gimpi_spawn(gimpi_t *self, const char *file, char *const argv[], int flags, int n,
                 int *tids);
 
+/*  Without waiting, tells groupd about each task this one spawned on its own host that has
+ *  died before it registered (before its first PVM call): its exit is published then, as
+ *  for any task that ends, and PvmTaskExit notices of it go out.  pvm_notify's waits call
+ *  it; so does every spawn.  Returns how many such deaths were told. */
+GIMPI_EXPORT int gimpi_spawn_reap(gimpi_t *self);
+
 /*  Children's output caught by this task (doc/spawn.md, "Catching output"; PVM's
  *  pvm_catchout).  With `to` set, tasks spawned from now on (on this host) write their
  *  stdout and stderr into one pipe that a copier process sends here, and a thread of this

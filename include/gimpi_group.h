@@ -240,6 +240,13 @@ GIMPI_EXPORT int gimpi_groups_vmreq(gimpi_groups_t *self, const void *req, size_
  *  longer register.  0, GIMPI_ENOTASK (no such task), GIMPI_EDENIED (not the manager). */
 GIMPI_EXPORT int gimpi_groups_task_exit(gimpi_groups_t *self, int tid, int status);
 
+/*  A spawner tells groupd that its child tid died before registering, with the token of
+ *  the tid's block (text, gimpi_groups_reserve_token) as its authority: the tid is used
+ *  up as by gimpi_groups_task_exit and its exit published once.  0; GIMPI_EEXISTS (it
+ *  registered: its own end is published when its connection closes), GIMPI_ENOTASK
+ *  (already gone), GIMPI_EDENIED (not the block's token), GIMPI_EBADPARAM. */
+GIMPI_EXPORT int gimpi_groups_spawn_exit(gimpi_groups_t *self, int tid, const char *token);
+
 /*  The manager's side, for a poll(2) loop.  gimpi_groups_fd: the request socket's
  *  notification fd (ZMQ_FD; connects first), to poll for POLLIN.  It is edge-triggered:
  *  when it fires, and after any other call on the same object, call

@@ -64,7 +64,8 @@
     X(MBOX_GET,   0x1C, "nii",   "ib")  /* name, index, flags -> index; encoding, entry */ \
     X(MBOX_DEL,   0x1D, "nii",   "")    /* name, index, flags -> index */             \
     X(MBOX_LIST,  0x1E, "n",     "b")   /* pattern -> classes; their records */ \
-    X(MBOX_PUTQ,  0x1F, "niiib", "")    /* MBOX_PUT whose answer the sender knows: none */
+    X(MBOX_PUTQ,  0x1F, "niiib", "")    /* MBOX_PUT whose answer the sender knows: none */ \
+    X(SPAWN_EXIT, 0x20, "ik",    "")    /* spawner: tid, its block's token: died unregistered */
 
 /*  Events on the PUB socket: X(name, code).  Frames: [topic "G"+name][header]
  *  [q previous version][q version][i instance][i tid][i argument].  See the doc.

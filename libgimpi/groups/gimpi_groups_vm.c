@@ -166,6 +166,23 @@ int gimpi_groups_task_exit(gimpi_groups_t *self, int tid, int status)
     return groups_request(self, GD_TASK_EXIT, v, 2, REQUEST_TIMEOUT_MS, NULL, NULL);
 }
 
+/*  SPAWN_EXIT: a spawner says its child tid died before registering. */
+int gimpi_groups_spawn_exit(gimpi_groups_t *self, int tid, const char *token)
+{
+    assert(self);
+    uint8_t tok[GD_TOKEN_SIZE];
+    if (tid <= 0 || !token || strlen(token) != GIMPI_GROUPS_TOKEN_LEN
+        || sodium_hex2bin(tok, sizeof tok, token, GIMPI_GROUPS_TOKEN_LEN, NULL, NULL, NULL))
+        return GIMPI_EBADPARAM;
+    int rc = groups_connect(self);
+    if (rc)
+        return rc;
+    gd_value_t v[2] = { { .i = tid }, { .data = tok, .len = sizeof tok } };
+    rc = groups_request(self, GD_SPAWN_EXIT, v, 2, REQUEST_TIMEOUT_MS, NULL, NULL);
+    sodium_memzero(tok, sizeof tok);
+    return rc;
+}
+
 /*  The request socket's notification fd (ZMQ_FD), for the manager's poll(2) loop. */
 int gimpi_groups_fd(gimpi_groups_t *self)
 {

@@ -105,6 +105,11 @@ static int s_poll(void *arg, pvm_ctx_t *ctx, int wait_ms)
     notify_t *self = arg;
     gimpi_groups_event_t ev;
     int rc;
+    void *impl = NULL;
+    const pvm_transport_ops_t *ops = pvm_ctx_ops(ctx, &impl);
+    gimpi_t *task = ops && ops->task ? ops->task(impl) : NULL;
+    if (task)                   /* children dead before registering: their exits first */
+        gimpi_spawn_reap(task);
     while ((rc = gimpi_groups_watch_next(self->gd, wait_ms, &ev)) > 0) {
         wait_ms = 0;
         if (ev.kind == GD_EV_TASK_EXIT)

@@ -27,6 +27,7 @@
 #include "task/gimpi_vm.h"
 #include "base/gimpi_vmwire.h"
 #include "task/gimpi_catch.h"
+#include "task/gimpi_kids.h"
 #include "base/gimpi_tunables.h"
 #include "base/gimpi_findprog.h"
 #include "base/gimpi_tagout.h"
@@ -190,7 +191,8 @@ static void s_exec_helper(const char *helper, char *const hargv[], int *a, int *
 }
 
 /*  Starts one child through a middle process.  status_w is the close-on-exec pipe the
- *  middle writes the child's pid to, then the child's execve errno if it failed (the
+ *  middle writes the child's pid and its tagger's or copier's (0: none) to, then the
+ *  child's execve errno if it failed (the
  *  middle learns it on a close-on-exec pipe of its own before it answers).  With tag, a
  *  tagger copies the child's lines to our stdout and stderr; with catchfd >= 0 (a
  *  collector's socket, gimpi_catch.h) the child's stdout and stderr are one pipe, the
@@ -242,7 +244,8 @@ static pid_t s_start(const char *path, char *const argv[], char *const envp[], i
     }
     if (child > 0 && !e && catchfd >= 0)
         gimpi_catch_send(catchfd, tid, CATCH_BEGIN, NULL, 0);
-    if (child > 0 && !e && (tag || catchfd >= 0) && fork() == 0) {
+    pid_t helper_pid = child > 0 && !e && (tag || catchfd >= 0) ? fork() : -1;
+    if (helper_pid == 0) {
         /* named, so that a launcher tells it from the tasks (it ends with their output) */
         prctl(PR_SET_NAME, "gimpi-tagger", 0, 0, 0);
         /* keep nothing of the spawner's (its connections must close when it dies) */
@@ -259,8 +262,8 @@ static pid_t s_start(const char *path, char *const argv[], char *const envp[], i
         }
         _exit(0);
     }
-    int32_t pid = child;
-    vmw_write_all(status_w, (const char *)&pid, sizeof pid);
+    int32_t pids[2] = { child, helper_pid > 0 ? helper_pid : 0 };
+    vmw_write_all(status_w, (const char *)pids, sizeof pids);
     if (e)
         vmw_write_all(status_w, (const char *)&e, sizeof e);
     _exit(child > 0 ? 0 : 1);
@@ -380,6 +383,7 @@ int gimpi_spawn(gimpi_t *self, const char *file, char *const argv[], int flags, 
             tids[i] = rc;
         return 0;
     }
+    gimpi_spawn_reap(self);
     char token[GIMPI_GROUPS_TOKEN_LEN + 1];
     int base = gimpi_groups_reserve_token(gimpi_groups(self), "", n, token);
     if (base < 0)
@@ -429,12 +433,14 @@ int gimpi_spawn(gimpi_t *self, const char *file, char *const argv[], int flags, 
                                flags & GIMPI_SPAWN_TAG ? tag : NULL, catchfd, tid,
                                bound ? &home : NULL, have_helper ? helper : NULL, hargv);
         close(st[1]);
-        int32_t pid = -1;
+        int32_t pids[2] = { -1, 0 }, pid = -1;
         int e = 0;
         if (middle > 0) {
-            if (s_read_all(st[0], &pid, sizeof pid) == sizeof pid
-                && s_read_all(st[0], &e, sizeof e) == sizeof e)
-                pid = -1;               /* the child's execve failed */
+            if (s_read_all(st[0], pids, sizeof pids) == sizeof pids) {
+                pid = pids[0];
+                if (s_read_all(st[0], &e, sizeof e) == sizeof e)
+                    pid = -1;           /* the child's execve failed */
+            }
             while (waitpid(middle, NULL, 0) < 0 && errno == EINTR)
                 ;
         }
@@ -444,7 +450,13 @@ int gimpi_spawn(gimpi_t *self, const char *file, char *const argv[], int flags, 
                                                                           : GIMPI_ENOFILE;
             continue;
         }
-        gimpi_msg_expect(gimpi_msg(self), tid, s_alive_fd(pid));
+        int alive = s_alive_fd(pid);
+        int mine = alive >= 0 ? fcntl(alive, F_DUPFD_CLOEXEC, 3) : -1;
+        if (mine >= 0)              /* its death before it registers is told to groupd */
+            gimpi_kids_add(gimpi_task_kids(self), tid, mine, token);
+        if (pids[1] > 0 && gimpi_kids_adopter(gimpi_task_kids(self)))
+            gimpi_kids_add_helper(gimpi_task_kids(self), s_alive_fd(pids[1]));
+        gimpi_msg_expect(gimpi_msg(self), tid, alive);
         tids[i] = tid;
         started++;
     }
@@ -457,6 +469,13 @@ int gimpi_spawn(gimpi_t *self, const char *file, char *const argv[], int flags, 
     gimpi_key_wipe(tokvar, sizeof tokvar);
     gimpi_key_wipe(token, sizeof token);
     return started;
+}
+
+/*  Reports the children spawned here that died before registering (gimpi_kids.c). */
+int gimpi_spawn_reap(gimpi_t *self)
+{
+    assert(self);
+    return gimpi_kids_reap(gimpi_task_kids(self), gimpi_groups(self));
 }
 
 /*  1 when where names this host: "", ".", "localhost", its name in the virtual machine

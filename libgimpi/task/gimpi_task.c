@@ -16,6 +16,7 @@
 #include "base/gimpi_key.h"
 #include "task/gimpi_job.h"
 #include "task/gimpi_catch.h"
+#include "task/gimpi_kids.h"
 #include "coll/impi_coll.h"
 #include "groups/gd_proto.h"
 #include "base/gimpi_tunables.h"
@@ -42,6 +43,7 @@ struct gimpi_t {
     int nsiblings;
     char hostname[256];         /* this host's name in the virtual machine */
     gimpi_catch_t *catch;       /* children's output (gimpi_catchout) */
+    gimpi_kids_t *kids;         /* children spawned here that have not registered */
 };
 
 /*  Seconds from the environment, else a default, as milliseconds. */
@@ -220,10 +222,13 @@ static int s_resolve(void *arg, int tid, uint8_t addr[16], int *port)
 
 /*  The data plane's liveness hook: does groupd still know tid?  A task it dropped (dead,
  *  stopped past its heartbeat, cut off) is gone; one reserved and not registered yet is
- *  being born; any other answer (groupd itself unreachable) is no verdict. */
+ *  being born; any other answer (groupd itself unreachable) is no verdict.  Our own
+ *  children that died unregistered are told to groupd first (a blocked call asks every
+ *  500 ms: their exits are published while we wait for something else). */
 static int s_alive(void *arg, int tid)
 {
     gimpi_t *self = arg;
+    gimpi_kids_reap(self->kids, self->groups);
     gimpi_task_info_t info;
     int rc = gimpi_group_lookup(self->groups, tid, &info);
     return rc == 0 || rc == GIMPI_ENOTFOUND ? 1 : rc == GIMPI_ENOTASK ? 0 : -1;
@@ -274,7 +279,8 @@ static void s_spawned(gimpi_t *self)
 gimpi_t *gimpi_init(char *err, size_t errsize)
 {
     gimpi_t *self = calloc(1, sizeof *self);
-    if (self && !(self->catch = gimpi_catch_new())) {
+    if (self && (!(self->catch = gimpi_catch_new()) || !(self->kids = gimpi_kids_new()))) {
+        gimpi_catch_destroy(&self->catch);
         free(self);
         self = NULL;
     }
@@ -322,13 +328,15 @@ gimpi_t *gimpi_init(char *err, size_t errsize)
     return self;
 }
 
-/*  Caught children's output ended (bounded), world barrier, PK_FINI, free. */
+/*  Children dead before registering told, caught children's output ended (bounded),
+ *  world barrier, PK_FINI, free. */
 int gimpi_finalize(gimpi_t **self_p)
 {
     assert(self_p);
     gimpi_t *self = *self_p;
     if (!self)
         return 0;
+    gimpi_kids_reap(self->kids, self->groups);
     gimpi_catch_wait(self->catch, s_timeout_ms("GIMPI_CATCHOUT_WAIT", 30));
     int timeout = s_timeout_ms("GIMPI_FINALIZE_TIMEOUT", 60);
     gimpi_msg_set_timeout(self->msg, timeout);
@@ -353,8 +361,16 @@ void gimpi_abort(gimpi_t **self_p)
     gimpi_coll_destroy(&self->coll);
     gimpi_job_fini(&self->job);
     gimpi_catch_destroy(&self->catch);
+    gimpi_kids_destroy(&self->kids);
     free(self);
     *self_p = NULL;
+}
+
+/*  The children spawned here that have not registered (gimpi_spawn.c). */
+gimpi_kids_t *gimpi_task_kids(gimpi_t *self)
+{
+    assert(self);
+    return self->kids;
 }
 
 /*  Starts or stops catching children's output (gimpi_catch.c). */
