@@ -267,12 +267,12 @@ static void s_dial_retry(gimpi_msg_t *self, int h, const char *what, const char 
     int64_t at = gimpi_now_us() + (int64_t)c->backoff_ms * 1000
                  + (int64_t)randombytes_uniform((uint32_t)c->backoff_ms + 1) * 500;
     if (at >= c->dial_deadline || self->dyn.finishing) {
-        s_dyn_fail(self, h, GIMPI_ESYSERR, "%s (%s), calling again for %d ms", what, why,
-                   self->dyn.connect_ms);
+        s_dyn_fail(self, h, GIMPI_ESYSERR, "%s, every call for %d ms (the task is flooded "
+                   "with callers, or not a gimpi task): %s", what, self->dyn.connect_ms, why);
         return;
     }
     if (self->debug)
-        fprintf(stderr, "gimpi[t%x]: t%x %s (%s): calling again in %d ms\n",
+        fprintf(stderr, "gimpi[t%x]: t%x %s: %s; calling again in %d ms\n",
                 (unsigned)msg_mytid(self), (unsigned)self->peers[c->procs[0]].tid, what, why,
                 c->backoff_ms);
     close(c->fd);
@@ -310,8 +310,7 @@ static int s_dial_read(gimpi_msg_t *self, int h, size_t len)
     ssize_t got = recv(c->fd, c->ibuf + c->ioff, len - c->ioff, MSG_DONTWAIT);
     if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
         s_dial_retry(self, h, c->dial == D_CHALLENGE
-                              ? "closed the connection before its challenge (not a gimpi "
-                                "task, or too many callers at once)"
+                              ? "closed the connection before its challenge"
                               : "closed the connection before answering",
                      got == 0 ? "end of stream" : strerror(errno));
         return -1;
