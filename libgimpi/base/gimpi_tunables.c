@@ -107,7 +107,8 @@ static const gimpi_tunable_t s_table[] = {
       "nothing is dropped first, else the oldest)",
       "libgimpi/net/msg_new.c", false },
     { "GIMPI_HANDSHAKE_PER_SOURCE", U, "16", "count",
-      "of those, callers from one address (a local socket counts as one address)",
+      "of those, callers from one network address (local-socket callers, of our user, are "
+      "bounded by the total only)",
       "libgimpi/net/msg_new.c", false },
     { "GIMPI_HANDSHAKE_TIMEOUT", U, "5", "s",
       "how long such a caller has to finish its introduction",

@@ -675,7 +675,7 @@ static void s_pend_event(gimpi_msg_t *self, int k)
         s_pend_intro(self, k);
 }
 
-/*  The address of caller fd, IPv4-mapped (zeros: a local socket, one source). */
+/*  The address of caller fd, IPv4-mapped (zeros: a local socket). */
 static void s_source(int fd, uint8_t src[16])
 {
     struct sockaddr_storage ss;
@@ -710,16 +710,19 @@ static int s_evictee(gimpi_msg_t *self, const uint8_t *src)
 }
 
 /*  Makes room for one more unauthenticated caller from src: at most per_source of them
- *  from one address, handshake_max in all (s_evictee chooses who goes). */
+ *  from one network address, handshake_max in all (s_evictee chooses who goes).  Local
+ *  sockets (src zeros) admit only our user's processes (SO_PEERCRED at accept): a
+ *  spawner's burst of children, not strangers, so only the total bounds them. */
 static void s_make_room(gimpi_msg_t *self, const uint8_t src[16])
 {
-    int unauth = 0, mine = 0;
+    static const uint8_t local[16];
+    int unauth = 0, mine = 0, net = memcmp(src, local, 16) != 0;
     for (int k = 0; k < self->dyn.npend; k++)
         if (self->dyn.pend[k].phase < P_AUTHED) {
             unauth++;
             mine += !memcmp(self->dyn.pend[k].src, src, 16);
         }
-    if (mine >= self->dyn.per_source)
+    if (net && mine >= self->dyn.per_source)
         s_pend_drop(self, s_evictee(self, src), "%d callers from its address not introduced "
                     "yet, the most held (GIMPI_HANDSHAKE_PER_SOURCE)", mine);
     else if (unauth >= self->dyn.handshake_max)
