@@ -11,7 +11,8 @@
  *  that have their challenge survive 300 silent connections from their own address, and
  *  300 that sent their HELLO from another address (the cap per address).  Last, a callee that always hangs up before its challenge:
  *  the dialer calls again (backoff) until its connect timeout, then says on stderr how
- *  many messages are lost (never a silent loss).
+ *  many messages are lost (a standard send had returned 0), or its synchronous send
+ *  fails: never a silent loss.
  */
 #include "dp_harness.h"
 #include "net/gimpi_host.h"
@@ -295,13 +296,15 @@ static int s_hangup(int lfd, int stop, int out)
     return write(out, line, (size_t)len) == len ? 0 : 1;
 }
 
-/*  The dialer of s_test_hangup: its stderr to err, a 1.5 s connect timeout. */
-static int s_hangup_dialer(reg_t *reg, int err)
+/*  The dialer of s_test_hangup: its stderr to err, a 1.5 s connect timeout; a standard
+ *  send (sync 0: it returns at once) or a synchronous one (it waits for the peer). */
+static int s_hangup_dialer(reg_t *reg, int err, int sync)
 {
     dup2(err, 2);
     gimpi_msg_t *m = s_solo(reg->dlfd[0], reg->dport[0], DIALER0, reg, 1500);
     int i = 7;
-    int rs = m ? gimpi_msg_send(m, VICTIM, 1, &i, sizeof i) : -1;
+    int rs = !m ? -1 : sync ? gimpi_msg_ssend(m, VICTIM, 1, &i, sizeof i)
+                            : gimpi_msg_send(m, VICTIM, 1, &i, sizeof i);
     int rf = m ? gimpi_msg_finalize(m, 5000) : -1;
     if (m)
         gimpi_msg_destroy(&m);
@@ -310,9 +313,11 @@ static int s_hangup_dialer(reg_t *reg, int err)
 }
 
 /*  A dialer whose callee always hangs up: calls again until its connect timeout (1.5 s),
- *  then reports the lost message on stderr. */
-static void s_test_hangup(void)
+ *  then reports the lost message on stderr (a standard send, which had returned 0), or
+ *  its synchronous send fails. */
+static void s_test_hangup(int sync)
 {
+    const char *name = sync ? "synchronous send" : "standard send";
     reg_t reg;
     s_reg_open(&reg);
     int hp[2], sp[2], ep[2];
@@ -327,21 +332,26 @@ static void s_test_hangup(void)
         BAIL_OUT("pipe: %s", strerror(errno));
     pid_t dialer = s_fork();
     if (dialer == 0)
-        _exit(s_hangup_dialer(&reg, ep[1]));
+        _exit(s_hangup_dialer(&reg, ep[1], sync));
     close(ep[1]);
     char log[4096];
     size_t len = tl_read_all(ep[0], log, sizeof log - 1, 15000);
     log[len] = 0;
-    ok(write(sp[1], "s", 1) == 1, "the hanging-up callee stops");
+    ok(write(sp[1], "s", 1) == 1, "%s: the hanging-up callee stops", name);
     char line[32];
     int calls = tl_read_line(hp[0], line, sizeof line, 5000) > 0 ? atoi(line) : -1;
     int st;
     waitpid(dialer, &st, 0);
     waitpid(callee, &st, 0);
-    diag("hang-up: %d calls; the dialer said: %s", calls, log);
-    ok(calls >= 3, "a dialer whose callee hangs up calls again (%d calls in 1.5 s)", calls);
-    ok(strstr(log, "1 message(s) sent to it are lost") != NULL,
-       "when it gives up, it says the message is lost");
+    diag("hang-up, %s: %d calls; the dialer said: %s", name, calls, log);
+    ok(calls >= 3, "%s: a dialer whose callee hangs up calls again (%d calls in 1.5 s)", name,
+       calls);
+    if (sync)
+        ok(strstr(log, "every call for 1500 ms") && strstr(log, "done -")
+           && !strstr(log, "are lost"), "%s: when it gives up, the send fails", name);
+    else
+        ok(strstr(log, "1 message(s) sent to it are lost") && strstr(log, "done 0 "),
+           "%s: it returned 0; when it gives up, it says the message is lost", name);
     close(hp[0]);
     close(ep[0]);
     close(sp[1]);
@@ -476,6 +486,7 @@ int main(int argc, char **argv)
     s_test_evict("a cap per address", INADDR_LOOPBACK + 1, 1, 300);
     s_round("silent flood", SILENT_HOLD);
     s_round("quick flood", QUICK_HOLD);
-    s_test_hangup();
+    s_test_hangup(0);
+    s_test_hangup(1);
     done_testing();
 }
