@@ -103,7 +103,12 @@ static const gimpi_tunable_t s_table[] = {
       "0: accept TCP callers of the meeting from any address and user (NAT); the rank "
       "checks stay", "libgimpi/net/gimpi_host.c", false },
     { "GIMPI_HANDSHAKE_MAX", U, "32", "count",
-      "callers not yet proven to hold the key, held at once (the oldest is dropped)",
+      "callers not yet proven to hold the key, held at once (when full, one that has sent "
+      "nothing is dropped first, else the oldest)",
+      "libgimpi/net/msg_new.c", false },
+    { "GIMPI_HANDSHAKE_PER_SOURCE", U, "16", "count",
+      "of those, callers from one network address (local-socket callers, of our user, are "
+      "bounded by the total only)",
       "libgimpi/net/msg_new.c", false },
     { "GIMPI_HANDSHAKE_TIMEOUT", U, "5", "s",
       "how long such a caller has to finish its introduction",

@@ -3,12 +3,14 @@
  *  meeting of gimpi_host.c.
  *
  *  A caller dials the task's listener (gimpi_host_dial) and introduces itself with a
- *  challenge-response under the job's key (the records and their codec are here, the
+ *  challenge-response under the job's key (the records' codec is msg_intro.c, the
  *  format in msg_dynhost.h): HELLO, the callee's CHALLENGE, the caller's INTRO with its
  *  MAC, the callee's ANSWER with its own.  The callee, reading introductions from its
  *  listener inside the poll loop, spends nothing on a caller beyond a small pend_t until
- *  the MAC holds: unauthenticated callers are capped (the oldest goes) and timed out, and
- *  the lines about refused ones are rate-limited.  An authenticated caller's tid may be
+ *  the MAC holds: unauthenticated callers are capped (those that sent nothing go first,
+ *  then the oldest; fewer from one address) and timed out, and the lines about refused
+ *  ones are rate-limited.  A caller whose callee hangs up before answering (flooded)
+ *  calls again with a backoff, its messages waiting.  An authenticated caller's tid may be
  *  checked by the verifier (groupd's registry) before it becomes a peer; introduced
  *  connections are capped too.  Both ends then use the connection as an IMPI host
  *  connection with the smaller of the two flow-control parameters.  Unknown tids are
@@ -27,128 +29,6 @@
 #include <netinet/in.h>
 #include <sodium.h>
 #include <sys/socket.h>
-
-_Static_assert(GIMPI_MSG_KEY_SIZE == GIMPI_KEY_SIZE, "the public key size is the secret's");
-
-/* ------------------------------------------------------------- the introduction codec */
-
-/*  Offsets in a record (msg_dynhost.h). */
-enum { AT_PROC = 28, AT_ADDR = 52, AT_PORT = 68, AT_NONCE = 72 };
-
-/*  Writes an introduction or answer record. */
-void gimpi_intro_encode(uint8_t out[GIMPI_INTRO_SIZE], const gimpi_intro_t *in)
-{
-    gimpi_be_put32(out, GIMPI_INTRO_MARKER);
-    gimpi_be_put32(out + 4, in->word);
-    gimpi_be_put32(out + 8, (uint32_t)in->tid);
-    gimpi_be_put32(out + 12, (uint32_t)in->target);
-    gimpi_be_put32(out + 16, in->pktlen);
-    gimpi_be_put32(out + 20, in->ackmark);
-    gimpi_be_put32(out + 24, in->hiwater);
-    impi_proc_encode(out + AT_PROC, &in->proc);
-    memcpy(out + AT_ADDR, in->addr, 16);
-    gimpi_be_put32(out + AT_PORT, (uint32_t)in->port);
-    memcpy(out + AT_NONCE, in->nonce, GIMPI_INTRO_NONCE);
-    memcpy(out + GIMPI_INTRO_MAC_AT, in->mac, GIMPI_KEY_MACLEN);
-}
-
-/*  Reads an introduction or answer record. */
-int gimpi_intro_decode(const uint8_t in[GIMPI_INTRO_SIZE], gimpi_intro_t *out)
-{
-    if (gimpi_be_get32(in) != GIMPI_INTRO_MARKER)
-        return -1;
-    out->word = gimpi_be_get32(in + 4);
-    out->tid = (int)gimpi_be_get32(in + 8);
-    out->target = (int)gimpi_be_get32(in + 12);
-    out->pktlen = gimpi_be_get32(in + 16);
-    out->ackmark = gimpi_be_get32(in + 20);
-    out->hiwater = gimpi_be_get32(in + 24);
-    impi_proc_decode(in + AT_PROC, &out->proc);
-    memcpy(out->addr, in + AT_ADDR, 16);
-    out->port = (int)gimpi_be_get32(in + AT_PORT);
-    memcpy(out->nonce, in + AT_NONCE, GIMPI_INTRO_NONCE);
-    memcpy(out->mac, in + GIMPI_INTRO_MAC_AT, GIMPI_KEY_MACLEN);
-    return 0;
-}
-
-/*  The HELLO. */
-void gimpi_intro_hello(uint8_t out[GIMPI_INTRO_HELLO_SIZE])
-{
-    gimpi_be_put32(out, GIMPI_INTRO_MARKER);
-    gimpi_be_put32(out + 4, GIMPI_INTRO_VERSION);
-}
-
-/*  A CHALLENGE. */
-void gimpi_intro_challenge(uint8_t out[GIMPI_INTRO_CHALLENGE_SIZE], uint32_t status,
-                           const uint8_t nonce[GIMPI_INTRO_NONCE])
-{
-    gimpi_be_put32(out, GIMPI_INTRO_MARKER);
-    gimpi_be_put32(out + 4, status);
-    memcpy(out + 8, nonce, GIMPI_INTRO_NONCE);
-}
-
-/*  The word of a HELLO or CHALLENGE, or -1 when it is not one. */
-int64_t gimpi_intro_head(const uint8_t in[8])
-{
-    return gimpi_be_get32(in) == GIMPI_INTRO_MARKER ? (int64_t)gimpi_be_get32(in + 4) : -1;
-}
-
-/*  Makes (check false) or checks the MAC at rec + GIMPI_INTRO_MAC_AT under context ctx,
- *  over alen bytes of a followed by rec up to its MAC: the challenge nonce and the INTRO
- *  for the caller's, the whole INTRO and the ANSWER for the callee's. */
-static bool s_mac(const gimpi_key_t *key, const char ctx[8], const uint8_t *a, size_t alen,
-                  uint8_t *rec, bool check)
-{
-    uint8_t d[GIMPI_INTRO_SIZE + GIMPI_INTRO_MAC_AT];
-    assert(alen <= GIMPI_INTRO_SIZE);
-    memcpy(d, a, alen);
-    memcpy(d + alen, rec, GIMPI_INTRO_MAC_AT);
-    if (check)
-        return gimpi_key_mac_ok(key, ctx, d, alen + GIMPI_INTRO_MAC_AT, rec + GIMPI_INTRO_MAC_AT);
-    gimpi_key_mac(key, ctx, d, alen + GIMPI_INTRO_MAC_AT, rec + GIMPI_INTRO_MAC_AT);
-    return true;
-}
-
-/*  Puts the caller's MAC into an INTRO. */
-void gimpi_intro_seal(const gimpi_key_t *key, const uint8_t nc[GIMPI_INTRO_NONCE],
-                      uint8_t intro[GIMPI_INTRO_SIZE])
-{
-    s_mac(key, GIMPI_INTRO_CTX_IN, nc, GIMPI_INTRO_NONCE, intro, false);
-}
-
-/*  Whether an INTRO's MAC holds for challenge nonce nc. */
-bool gimpi_intro_sealed(const gimpi_key_t *key, const uint8_t nc[GIMPI_INTRO_NONCE],
-                        const uint8_t intro[GIMPI_INTRO_SIZE])
-{
-    return s_mac(key, GIMPI_INTRO_CTX_IN, nc, GIMPI_INTRO_NONCE, (uint8_t *)intro, true);
-}
-
-/*  Puts the callee's MAC into an ANSWER. */
-void gimpi_intro_seal_answer(const gimpi_key_t *key, const uint8_t intro[GIMPI_INTRO_SIZE],
-                             uint8_t answer[GIMPI_INTRO_SIZE])
-{
-    s_mac(key, GIMPI_INTRO_CTX_AN, intro, GIMPI_INTRO_SIZE, answer, false);
-}
-
-/*  Whether an ANSWER's MAC holds for the INTRO it answers. */
-bool gimpi_intro_answer_sealed(const gimpi_key_t *key, const uint8_t intro[GIMPI_INTRO_SIZE],
-                               const uint8_t answer[GIMPI_INTRO_SIZE])
-{
-    return s_mac(key, GIMPI_INTRO_CTX_AN, intro, GIMPI_INTRO_SIZE, (uint8_t *)answer, true);
-}
-
-/*  Words for the answer statuses. */
-const char *gimpi_intro_strstatus(uint32_t status)
-{
-    static const char *const text[] = {
-        "accepted", "unknown introduction version", "not the task asked for",
-        "already connected", "both called at once (the other call wins)",
-        "the task is leaving or knows the caller gone", "bad tid or parameters",
-        "the keys differ", "groupd does not know that tid at that contact",
-        "too many introduced connections",
-    };
-    return status < sizeof text / sizeof *text ? text[status] : "unknown status";
-}
 
 /* ------------------------------------------------------------------ refusals */
 
@@ -317,10 +197,16 @@ static void s_dyn_fail(gimpi_msg_t *self, int h, int err, const char *fmt, ...)
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     peer_t *peer = &self->peers[self->conns[h].procs[0]];
+    int lost = 0;                       /* sends whose callers have gone on: said here */
+    for (gimpi_msg_req_t *r = peer->pending_sends.head; r; r = QUEUE_NEXT(r))
+        lost += r->detached;
     snprintf(self->errmsg, sizeof self->errmsg, "t%x: %s", (unsigned)peer->tid, what);
-    if (err != GIMPI_ENOTASK && !self->dyn.quiet_fail)
-        fprintf(stderr, "gimpi[t%x]: %s\n", (unsigned)(self->tidbase + self->rank + 1),
-                self->errmsg);
+    char tail[64] = "";
+    if (lost)
+        snprintf(tail, sizeof tail, ": %d message(s) sent to it are lost", lost);
+    if (lost || (err != GIMPI_ENOTASK && !self->dyn.quiet_fail))
+        fprintf(stderr, "gimpi[t%x]: %s%s\n", (unsigned)(self->tidbase + self->rank + 1),
+                self->errmsg, tail);
     if (peer->alive_fd >= 0) {
         close(peer->alive_fd);
         peer->alive_fd = -1;
@@ -329,14 +215,12 @@ static void s_dyn_fail(gimpi_msg_t *self, int h, int err, const char *fmt, ...)
     msg_host_gone(self, h, err, 0);
 }
 
-/*  Starts calling peer p at addr:port (its connection is C_CLOSED or D_RESOLVE). */
-static void s_dial_start(gimpi_msg_t *self, int p, const uint8_t addr[16], int port)
+/*  Calls (again) the contact of connection h, being dialled. */
+static void s_dial_open(gimpi_msg_t *self, int h)
 {
-    int h = self->peers[p].host;
     conn_t *c = &self->conns[h];
     char err[160];
     int inprogress = 0;
-    c->state = C_DIAL;
     if (!self->dyn.have_key) {
         s_dyn_fail(self, h, GIMPI_ESYSERR, "cannot introduce ourselves: this task has no key");
         return;
@@ -347,18 +231,57 @@ static void s_dial_start(gimpi_msg_t *self, int p, const uint8_t addr[16], int p
                    "the most allowed (GIMPI_MAX_DYN_CONNS raises it)", open);
         return;
     }
-    int fd = gimpi_host_dial(addr, port, NULL, &inprogress, err, sizeof err);
+    int fd = gimpi_host_dial(c->dial_addr, c->dial_port, NULL, &inprogress, err, sizeof err);
     if (fd < 0) {
         s_dyn_fail(self, h, GIMPI_ESYSERR, "%s", err);
         return;
     }
     c->fd = fd;
     c->dial = inprogress ? D_CONNECT : D_HELLO;
-    c->dial_deadline = gimpi_now_us() + (int64_t)self->dyn.connect_ms * 1000;
     gimpi_intro_hello(c->iout);
     c->ioff = 0;
     if (self->prog.thread_polling || self->prog.app_polling)
         msg_kick(self);                   /* pollers must watch the new socket */
+}
+
+/*  Starts calling peer p at addr:port (its connection is C_CLOSED or D_RESOLVE): every
+ *  call again included, within connect_ms. */
+static void s_dial_start(gimpi_msg_t *self, int p, const uint8_t addr[16], int port)
+{
+    conn_t *c = &self->conns[self->peers[p].host];
+    c->state = C_DIAL;
+    memcpy(c->dial_addr, addr, 16);
+    c->dial_port = port;
+    c->backoff_ms = DIAL_BACKOFF_MIN_MS;
+    c->dial_deadline = gimpi_now_us() + (int64_t)self->dyn.connect_ms * 1000;
+    s_dial_open(self, self->peers[p].host);
+}
+
+/*  The callee of dialled connection h hung up (or reset) before its answer: a task
+ *  flooded with callers drops some, so we call again after a backoff (doubling, with
+ *  jitter) while connect_ms lasts; the messages for it wait meanwhile.  Past that, the
+ *  peer fails with the cause. */
+static void s_dial_retry(gimpi_msg_t *self, int h, const char *what, const char *why)
+{
+    conn_t *c = &self->conns[h];
+    int64_t at = gimpi_now_us() + (int64_t)c->backoff_ms * 1000
+                 + (int64_t)randombytes_uniform((uint32_t)c->backoff_ms + 1) * 500;
+    if (at >= c->dial_deadline || self->dyn.finishing) {
+        s_dyn_fail(self, h, GIMPI_ESYSERR, "%s, every call for %d ms (the task is flooded "
+                   "with callers, or not a gimpi task): %s", what, self->dyn.connect_ms, why);
+        return;
+    }
+    if (self->debug)
+        fprintf(stderr, "gimpi[t%x]: t%x %s: %s; calling again in %d ms\n",
+                (unsigned)msg_mytid(self), (unsigned)self->peers[c->procs[0]].tid, what, why,
+                c->backoff_ms);
+    close(c->fd);
+    c->fd = -1;
+    c->ioff = 0;
+    c->dial = D_BACKOFF;
+    c->retry_at = at;
+    c->backoff_ms = c->backoff_ms * 2 > DIAL_BACKOFF_MAX_MS ? DIAL_BACKOFF_MAX_MS
+                                                             : c->backoff_ms * 2;
 }
 
 /*  Writes the rest of the HELLO or INTRO of dialled connection h: 1 when all is out, 0
@@ -368,7 +291,7 @@ static int s_dial_write(gimpi_msg_t *self, int h, size_t len)
     conn_t *c = &self->conns[h];
     ssize_t w = send(c->fd, c->iout + c->ioff, len - c->ioff, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (w < 0 && errno != EAGAIN && errno != EINTR) {
-        s_dyn_fail(self, h, GIMPI_ESYSERR, "sending the introduction: %s", strerror(errno));
+        s_dial_retry(self, h, "hung up before our introduction", strerror(errno));
         return -1;
     }
     if (w > 0)
@@ -386,11 +309,10 @@ static int s_dial_read(gimpi_msg_t *self, int h, size_t len)
     conn_t *c = &self->conns[h];
     ssize_t got = recv(c->fd, c->ibuf + c->ioff, len - c->ioff, MSG_DONTWAIT);
     if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
-        s_dyn_fail(self, h, GIMPI_ESYSERR, "closed the connection before %s (%s)",
-                   c->dial == D_CHALLENGE ? "its challenge: not a gimpi task, or too many "
-                                            "callers at once"
-                                          : "answering",
-                   got == 0 ? "end of stream" : strerror(errno));
+        s_dial_retry(self, h, c->dial == D_CHALLENGE
+                              ? "closed the connection before its challenge"
+                              : "closed the connection before answering",
+                     got == 0 ? "end of stream" : strerror(errno));
         return -1;
     }
     if (got > 0)
@@ -484,6 +406,10 @@ static void s_dial_event(gimpi_msg_t *self, int h, short revents)
         int e = 0;
         socklen_t el = sizeof e;
         getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &e, &el);
+        if (e == ECONNRESET || e == ETIMEDOUT || e == ECONNABORTED || e == EAGAIN) {
+            s_dial_retry(self, h, "did not take the connection", strerror(e));
+            return;
+        }
         if (e) {
             /* a task that has ended (a console that spawned us and quit) refuses: PVM
              * prints nothing; the call that needs the peer reports it, debug says it */
@@ -749,43 +675,95 @@ static void s_pend_event(gimpi_msg_t *self, int k)
         s_pend_intro(self, k);
 }
 
-/*  A listening socket (TCP or local) is readable: takes the waiting callers.  At most
- *  handshake_max of them may be unauthenticated at once: the oldest makes room. */
+/*  The address of caller fd, IPv4-mapped (zeros: a local socket). */
+static void s_source(int fd, uint8_t src[16])
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    memset(src, 0, 16);
+    if (getpeername(fd, (struct sockaddr *)&ss, &len) < 0)
+        return;
+    if (ss.ss_family == AF_INET)
+        impi_addr16_from_ipv4(src, ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr));
+    else if (ss.ss_family == AF_INET6)
+        memcpy(src, &((struct sockaddr_in6 *)&ss)->sin6_addr, 16);
+}
+
+/*  The unauthenticated caller to drop for room (among those from src, unless NULL): one
+ *  that has sent nothing yet first (a silent connection costs a real caller nothing),
+ *  else the oldest.  Callers that proved the key are never chosen. */
+static int s_evictee(gimpi_msg_t *self, const uint8_t *src)
+{
+    int best = -1, best_silent = 0;
+    for (int k = 0; k < self->dyn.npend; k++) {
+        const pend_t *pd = &self->dyn.pend[k];
+        if (pd->phase >= P_AUTHED || (src && memcmp(pd->src, src, 16)))
+            continue;
+        int silent = pd->phase == P_HELLO && pd->got == 0;
+        if (best < 0 || silent > best_silent
+            || (silent == best_silent && pd->serial < self->dyn.pend[best].serial)) {
+            best = k;
+            best_silent = silent;
+        }
+    }
+    return best;
+}
+
+/*  Makes room for one more unauthenticated caller from src: at most per_source of them
+ *  from one network address, handshake_max in all (s_evictee chooses who goes).  Local
+ *  sockets (src zeros) admit only our user's processes (SO_PEERCRED at accept): a
+ *  spawner's burst of children, not strangers, so only the total bounds them. */
+static void s_make_room(gimpi_msg_t *self, const uint8_t src[16])
+{
+    static const uint8_t local[16];
+    int unauth = 0, mine = 0, net = memcmp(src, local, 16) != 0;
+    for (int k = 0; k < self->dyn.npend; k++)
+        if (self->dyn.pend[k].phase < P_AUTHED) {
+            unauth++;
+            mine += !memcmp(self->dyn.pend[k].src, src, 16);
+        }
+    if (net && mine >= self->dyn.per_source)
+        s_pend_drop(self, s_evictee(self, src), "%d callers from its address not introduced "
+                    "yet, the most held (GIMPI_HANDSHAKE_PER_SOURCE)", mine);
+    else if (unauth >= self->dyn.handshake_max)
+        s_pend_drop(self, s_evictee(self, NULL), "%d callers not introduced yet, the most "
+                    "held (GIMPI_HANDSHAKE_MAX)", unauth);
+}
+
+/*  A listening socket (TCP or local) is readable: takes the waiting callers, reading at
+ *  once what each has sent (a real caller's HELLO is usually there: it gets its
+ *  challenge and is no longer silent; a caller that already hung up goes). */
 static void s_accept(gimpi_msg_t *self, int lfd)
 {
     for (int i = 0; i < 16; i++) {
         int fd = gimpi_host_accept(lfd);
         if (fd < 0)
             return;
-        int unauth = 0, oldest = -1;
-        for (int k = 0; k < self->dyn.npend; k++)
-            if (self->dyn.pend[k].phase < P_AUTHED) {
-                unauth++;
-                if (oldest < 0 || self->dyn.pend[k].serial < self->dyn.pend[oldest].serial)
-                    oldest = k;
-            }
-        if (unauth >= self->dyn.handshake_max)
-            s_pend_drop(self, oldest, "the oldest of %d callers not introduced yet, the "
-                        "most held (GIMPI_HANDSHAKE_MAX)", unauth);
+        uint8_t src[16];
+        s_source(fd, src);
+        s_make_room(self, src);
         if (s_grow(&self->dyn.pend, &self->dyn.cap_pend, self->dyn.npend,
                    sizeof *self->dyn.pend, 1024)) {
             s_refused(self, "too many introductions under way");
             close(fd);
             continue;
         }
-        self->dyn.pend[self->dyn.npend++] = (pend_t){
-            .fd = fd, .phase = P_HELLO, .serial = ++self->dyn.serial,
-            .deadline = gimpi_now_us() + (int64_t)self->dyn.handshake_ms * 1000 };
+        pend_t *pd = &self->dyn.pend[self->dyn.npend++];
+        *pd = (pend_t){ .fd = fd, .phase = P_HELLO, .serial = ++self->dyn.serial,
+                        .deadline = gimpi_now_us() + (int64_t)self->dyn.handshake_ms * 1000 };
+        memcpy(pd->src, src, 16);
+        s_pend_event(self, self->dyn.npend - 1);
     }
 }
 
 /* ------------------------------------------------------- deadlines, deaths, resolving */
 
 /*  Gives up dials and introductions past their deadline (unauthenticated callers: the
- *  handshake timeout; authenticated ones: connect_ms). */
-void msg_dyn_deadlines(gimpi_msg_t *self)
+ *  handshake timeout; authenticated ones: connect_ms), and calls again the callees whose
+ *  backoff is over.  Returns the ms until the next call again, -1 when none waits. */
+int msg_dyn_deadlines(gimpi_msg_t *self)
 {
-    int64_t now = gimpi_now_us();
+    int64_t now = gimpi_now_us(), wake = -1;
     s_log_flush(self, 0);
     for (int k = self->dyn.npend - 1; k >= 0; k--)    /* callers waiting for our tid: the */
         if (self->dyn.pend[k].phase == P_AUTHED             /* grace is over (set_tidbase */
@@ -805,7 +783,12 @@ void msg_dyn_deadlines(gimpi_msg_t *self)
         if (c->state == C_DIAL && c->dial != D_RESOLVE && now >= c->dial_deadline)
             s_dyn_fail(self, h, GIMPI_ESYSERR, "no connection within %d ms",
                        self->dyn.connect_ms);
-        else if (c->state == C_EXPECT && self->peers[c->procs[0]].alive_fd < 0
+        else if (c->state == C_DIAL && c->dial == D_BACKOFF) {
+            if (now >= c->retry_at)
+                s_dial_open(self, h);
+            else if (wake < 0 || c->retry_at - now < wake)
+                wake = c->retry_at - now;
+        } else if (c->state == C_EXPECT && self->peers[c->procs[0]].alive_fd < 0
                  && now >= c->dial_deadline) {
             /* expected without a way to see it die (started on another host): after
                connect_ms, groupd says whether it lives (then we call it) or not */
@@ -815,6 +798,7 @@ void msg_dyn_deadlines(gimpi_msg_t *self)
             self->dyn.nresolve++;
         }
     }
+    return wake < 0 ? -1 : (int)((wake + 999) / 1000);
 }
 
 /*  1 when an operation of ours involves peer p: a send to it, a receive naming it, a

@@ -102,11 +102,20 @@
 /*  Limits on strangers at the listener (doc/data-plane.md, "Dynamic hosts").  A caller
  *  that has not proved it holds the key costs one pend_t (about 200 bytes) and one
  *  descriptor, nothing else, and only for a while: */
-#define HANDSHAKE_MAX_DEFAULT 32    /* unauthenticated callers held at once; when full the
-                                       oldest is dropped.  32 is far above what a job's own
+#define HANDSHAKE_MAX_DEFAULT 32    /* unauthenticated callers held at once; when full a
+                                       caller that has sent nothing goes first, else the
+                                       oldest (never one that proved the key).  32 is far above what a job's own
                                        tasks have under way at once (each handshake lasts
                                        two round trips), and small beside the descriptor
                                        limit; GIMPI_HANDSHAKE_MAX changes it */
+#define HANDSHAKE_PER_SOURCE_DEFAULT 16 /* of those, from one address: a flood from one
+                                       host leaves half the slots to the others' callers
+                                       (tasks of one machine share an address, and 16
+                                       handshakes under way at once is already a burst);
+                                       GIMPI_HANDSHAKE_PER_SOURCE changes it */
+#define DIAL_BACKOFF_MIN_MS 10      /* a dial whose callee hung up before answering (it was
+                                       flooded) is tried again after this, */
+#define DIAL_BACKOFF_MAX_MS 500     /* doubling up to this, until connect_ms is over */
 #define HANDSHAKE_MS_DEFAULT 5000   /* an unauthenticated caller has this long to finish
                                        the introduction: two round trips on a healthy
                                        network, with room for a loaded machine;
@@ -229,8 +238,9 @@ typedef struct {
 enum { C_OPEN, C_CLOSED, C_DIAL, C_EXPECT };
 /*  Phases of a dial: resolving the tid (a caller does it, unlocked), connecting, writing
  *  the HELLO, reading the CHALLENGE, writing the INTRO, reading the ANSWER, waiting for
- *  the peer's own call (it won a race).  msg_dynhost.h has the records. */
-enum { D_RESOLVE, D_CONNECT, D_HELLO, D_CHALLENGE, D_INTRO, D_ANSWER, D_WAIT };
+ *  the peer's own call (it won a race), waiting to call again (the callee hung up before
+ *  answering).  msg_dynhost.h has the records. */
+enum { D_RESOLVE, D_CONNECT, D_HELLO, D_CHALLENGE, D_INTRO, D_ANSWER, D_WAIT, D_BACKOFF };
 enum { T_CTL, T_FIRST, T_REST };
 enum { R_DISCARD, R_MATCHED, R_CONT, R_UNEXP };
 
@@ -245,6 +255,10 @@ typedef struct {
     int dial;                       /* C_DIAL: D_* */
     int resolve_later;              /* D_RESOLVE: nobody is resolving it yet */
     int64_t dial_deadline;          /* C_DIAL: give up then (monotonic us) */
+    int64_t retry_at;               /* D_BACKOFF: call again then (monotonic us) */
+    int backoff_ms;                 /* the wait before the next call again */
+    int dial_port;                  /* C_DIAL: the contact being called, */
+    uint8_t dial_addr[16];          /* kept for calling again */
     uint8_t iout[GIMPI_INTRO_SIZE]; /* C_DIAL: HELLO, then our INTRO (kept for the MAC) */
     uint8_t ibuf[GIMPI_INTRO_SIZE]; /* C_DIAL: CHALLENGE, then ANSWER in */
     size_t ioff;                    /* bytes of the record being written or read */
@@ -286,6 +300,7 @@ typedef struct {
     int64_t deadline;               /* monotonic us */
     uint64_t serial;                /* accept order: the oldest goes first; its name while
                                        the verifier runs unlocked */
+    uint8_t src[16];                /* its address (IPv4-mapped; zeros: a local socket) */
     uint8_t nonce[GIMPI_INTRO_NONCE];   /* our challenge */
     uint8_t buf[GIMPI_INTRO_SIZE];
 } pend_t;
@@ -314,7 +329,7 @@ struct gimpi_msg_t {
     int timeout_ms;                 /* bound on blocking calls, 0 = none */
     int debug;                      /* GIMPI_DEBUG=1: every packet on stderr */
     size_t shm_ring;                /* ring bytes offered to local peers (0: GIMPI_SHM=0) */
-    char errmsg[256];
+    char errmsg[512];               /* the last failure (room for a refusal's advice) */
     struct {                        /* requests and messages (msg_match.c) */
         req_list_t posted_recvs;    /* receives not matched yet, oldest first */
         req_list_t long_recvs;      /* matched long receives waiting for their rest */
@@ -369,6 +384,8 @@ struct gimpi_msg_t {
         int npend, cap_pend;
         uint64_t serial;            /* accepts so far */
         int handshake_max;          /* HANDSHAKE_MAX_DEFAULT or GIMPI_HANDSHAKE_MAX */
+        int per_source;             /* HANDSHAKE_PER_SOURCE_DEFAULT or
+                                       GIMPI_HANDSHAKE_PER_SOURCE */
         int handshake_ms;           /* HANDSHAKE_MS_DEFAULT or GIMPI_HANDSHAKE_TIMEOUT */
         int max_conns;              /* DYN_CONNS_DEFAULT or GIMPI_MAX_DYN_CONNS */
         int nresolve;               /* dynamic peers waiting for a resolver call */
@@ -665,8 +682,9 @@ int msg_peer(gimpi_msg_t *self, int tid);
 int msg_dyn_fds(gimpi_msg_t *self, struct pollfd *pfd, int *busy);
 /*  Handles a ready dynamic-host socket. */
 void msg_dyn_event(gimpi_msg_t *self, int fd, short revents);
-/*  Gives up dials and introductions past their deadline. */
-void msg_dyn_deadlines(gimpi_msg_t *self);
+/*  Gives up dials and introductions past their deadline, calls again where a backoff is
+ *  over; returns the ms until the next such call again, or -1 when none waits. */
+int msg_dyn_deadlines(gimpi_msg_t *self);
 /*  Resolves the peers the engine named while it could not, and asks the verifier about
  *  authenticated callers (may drop the lock). */
 void msg_resolve_later(gimpi_msg_t *self);

@@ -37,8 +37,8 @@ static int s_env_pos(const char *name, double mul, int dflt)
 
 /*  The context's settings: tables' parameters (IMPI's defaults where they have none),
  *  the environment's (GIMPI_DEBUG, GIMPI_SPIN_US, the limits on callers:
- *  GIMPI_HANDSHAKE_MAX, GIMPI_HANDSHAKE_TIMEOUT in seconds, GIMPI_MAX_DYN_CONNS), our
- *  contact as the tables announce it, locks, listeners. */
+ *  GIMPI_HANDSHAKE_MAX, GIMPI_HANDSHAKE_PER_SOURCE, GIMPI_HANDSHAKE_TIMEOUT in seconds,
+ *  GIMPI_MAX_DYN_CONNS), our contact as the tables announce it, locks, listeners. */
 static void s_settings(gimpi_msg_t *self, const impi_tables_t *t, int rank, int myhost,
                        int listen_fd, int local_fd, int timeout_ms)
 {
@@ -57,6 +57,8 @@ static void s_settings(gimpi_msg_t *self, const impi_tables_t *t, int rank, int 
     self->nhosts = self->nstatic_hosts = self->cap_hosts = t->nhosts;
     self->dyn.connect_ms = timeout_ms > 0 ? timeout_ms : 60000;
     self->dyn.handshake_max = s_env_pos("GIMPI_HANDSHAKE_MAX", 1, HANDSHAKE_MAX_DEFAULT);
+    self->dyn.per_source = s_env_pos("GIMPI_HANDSHAKE_PER_SOURCE", 1,
+                                     HANDSHAKE_PER_SOURCE_DEFAULT);
     self->dyn.handshake_ms = s_env_pos("GIMPI_HANDSHAKE_TIMEOUT", 1000, HANDSHAKE_MS_DEFAULT);
     self->dyn.max_conns = s_env_pos("GIMPI_MAX_DYN_CONNS", 1, DYN_CONNS_DEFAULT);
     memcpy(self->dyn.contact, t->hosts[myhost].addr, 16);

@@ -147,8 +147,11 @@ void msg_drive(gimpi_msg_t *self, int timeout_ms, int app)
     if (s_read_staged(self))
         timeout_ms = 0;
     int dyn = self->dyn.npend || self->nhosts > self->nstatic_hosts;
-    if (dyn)
-        msg_dyn_deadlines(self);
+    if (dyn) {
+        int wake = msg_dyn_deadlines(self);     /* a dial waits to call again: in time */
+        if (wake >= 0 && timeout_ms > 0 && timeout_ms > wake)
+            timeout_ms = wake > 0 ? wake : 1;
+    }
     int nmax = self->nhosts + 2 + self->dyn.npend + (self->nhosts - self->nstatic_hosts)
                + (self->nprocs - self->nstatic) + 1;
     struct pollfd pfd[nmax];
