@@ -37,7 +37,6 @@ FF="-w -fallow-argument-mismatch"
 SRC="$tmp/src" REF="$tmp/ref" GI="$tmp/gi" OUT="$tmp/out"
 mkdir -p "$SRC" "$REF" "$GI" "$OUT"
 HOST=$(hostname)
-skip() { n=$((n + 1)); echo "ok $n # SKIP $*"; }
 
 # the reference side's helper, a PVM task: `wait SECS` returns once no task is left but
 # pvmgs (the pvmd logs a spawned task's output before it notifies the task's exit), `spawn

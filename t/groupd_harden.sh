@@ -102,8 +102,14 @@ for _ in $(seq 1 200); do [ "$(nfds $gd)" -le $((basefds + 2)) ] && break; sleep
 sleep 1.2                                                   # (at most one trim a second)
 timeout 30 "$ATT" member "$ep" again 1 >/dev/null 2>&1
 after=$(rss $gd)
-[ $((after - base)) -lt 4096 ]
-check $? "and it comes back after the flood: +$((after - base)) KiB" "$tmp/t.err"
+# a sanitizer's allocator keeps what it had (malloc_trim does not reach it): the two
+# "comes back" checks are for the real allocator
+SAN=
+grep -qa __asan_init "$GROUPD" && SAN="a sanitizer build's allocator keeps its memory"
+if [ -n "$SAN" ]; then skip "and it comes back after the flood: $SAN"; else
+    [ $((after - base)) -lt 4096 ]
+    check $? "and it comes back after the flood: +$((after - base)) KiB" "$tmp/t.err"
+fi
 
 # 11-13: a subscription flood from a key holder
 base=$(rss $gd)
@@ -116,8 +122,10 @@ check $st "a subscription flood: its connection shut down (memory then +$((peak 
 exec 7>&-
 for _ in $(seq 1 100); do [ $(($(rss $gd) - base)) -lt 8192 ] && break; sleep 0.05; done
 after=$(rss $gd)
-[ $((after - base)) -lt 8192 ]
-check $? "and its memory comes back: +$((after - base)) KiB" "$tmp/t.err"
+if [ -n "$SAN" ]; then skip "and its memory comes back: $SAN"; else
+    [ $((after - base)) -lt 8192 ]
+    check $? "and its memory comes back: +$((after - base)) KiB" "$tmp/t.err"
+fi
 timeout 30 "$ATT" member "$ep" last 1 >"$tmp/m.out" 2>&1
 check $? "groupd still serves a real task" "$tmp/m.out" "$tmp/t.err"
 kill -TERM $gd; waitgone $gd

@@ -9,7 +9,6 @@ top_srcdir=${top_srcdir:-.}
 GCC="$top_builddir/programs/gimpicc"
 export GIMPICC_INCDIR="$top_srcdir/include" GIMPICC_LIBDIR="$top_builddir/.libs"
 . "${top_srcdir:-.}/t/tap.sh"
-skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
 
 cat >"$tmp/kr.c" <<'C'
 #include <pvm3.h>

@@ -22,7 +22,6 @@ E="$tmp/examples"
 # PVM's code is K&R (-w), and bwtest.c's validation overflows int (n*n for n > 46340):
 # harmless there, but a sanitizer build must not stop on PVM's own undefined behaviour
 XF="-std=gnu17 -w -fno-sanitize=signed-integer-overflow"
-skip() { n=$((n + 1)); echo "ok $n # SKIP $1"; }
 # run NAME REGEX ARGS...: runs ARGS (bounded), checks its output (stdout, stderr) for REGEX
 run() {
     local name=$1 re=$2; shift 2

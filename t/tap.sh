@@ -16,6 +16,8 @@ count() { grep -cF -- "$1" "$out"; }
 diag_out() { sed 's/^/# /' "$out"; }
 # okd STATUS TEXT: ok, and the output as diagnostics when it failed
 okd() { ok "$1" "$2"; [ "$1" = 0 ] || diag_out; }
+# skip REASON: the next test, skipped for REASON
+skip() { n=$((n + 1)); echo "ok $n # SKIP $*"; }
 tmp=$(mktemp -d)
 # every process this test starts inherits TAP_TAG, so that `tap_mine PATTERN` counts this
 # test's processes only (other tests, and other builds' tests, may run the same programs)
