@@ -204,7 +204,7 @@ static void s_dyn_fail(gimpi_msg_t *self, int h, int err, const char *fmt, ...)
     char tail[64] = "";
     if (lost)
         snprintf(tail, sizeof tail, ": %d message(s) sent to it are lost", lost);
-    if (lost || (err != GIMPI_ENOTASK && !self->dyn.quiet_fail))
+    if ((lost && self->dyn.quiet_fail < 2) || (err != GIMPI_ENOTASK && !self->dyn.quiet_fail))
         fprintf(stderr, "gimpi[t%x]: %s%s\n", (unsigned)(self->tidbase + self->rank + 1),
                 self->errmsg, tail);
     if (peer->alive_fd >= 0) {
@@ -414,7 +414,8 @@ static void s_dial_event(gimpi_msg_t *self, int h, short revents)
             /* a task that has ended (a console that spawned us and quit) refuses: PVM
              * prints nothing; the call that needs the peer reports it, debug says it */
             int quiet = self->dyn.quiet_fail;
-            self->dyn.quiet_fail |= !self->debug;
+            self->dyn.quiet_fail = self->debug ? quiet : 2;  /* 2: its messages too, as
+                                                               PVM drops them in silence */
             s_dyn_fail(self, h, GIMPI_ESYSERR, "connect: %s", strerror(e));
             self->dyn.quiet_fail = quiet;
             return;
