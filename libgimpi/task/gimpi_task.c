@@ -275,15 +275,21 @@ static void s_spawned(gimpi_t *self)
     unsetenv(GIMPI_ENV_SIBLINGS);
 }
 
+/*  Frees what gimpi_init made before the job was joined; returns NULL. */
+static gimpi_t *s_init_undo(gimpi_t *self)
+{
+    gimpi_catch_destroy(&self->catch);
+    gimpi_kids_destroy(&self->kids);
+    free(self);
+    return NULL;
+}
+
 /*  Joins the job and brings the data plane up. */
 gimpi_t *gimpi_init(char *err, size_t errsize)
 {
     gimpi_t *self = calloc(1, sizeof *self);
-    if (self && (!(self->catch = gimpi_catch_new()) || !(self->kids = gimpi_kids_new()))) {
-        gimpi_catch_destroy(&self->catch);
-        free(self);
-        self = NULL;
-    }
+    if (self && (!(self->catch = gimpi_catch_new()) || !(self->kids = gimpi_kids_new())))
+        self = s_init_undo(self);
     if (!self) {
         snprintf(err, errsize, "out of memory");
         return NULL;
@@ -293,16 +299,12 @@ gimpi_t *gimpi_init(char *err, size_t errsize)
     char kerr[GIMPI_KEY_ERRLEN];
     if (gimpi_key_default(&key, NULL, 0, kerr, sizeof kerr) < 0) {
         snprintf(err, errsize, "no job key: %s", kerr);
-        gimpi_catch_destroy(&self->catch);
-        free(self);
-        return NULL;
+        return s_init_undo(self);
     }
     gimpi_bind_settle();                /* the core's claim ends with this task */
     if (gimpi_job_init(&self->job, timeout, err, errsize) < 0) {
         gimpi_key_wipe(&key, sizeof key);
-        gimpi_catch_destroy(&self->catch);
-        free(self);
-        return NULL;
+        return s_init_undo(self);
     }
     pthread_mutex_init(&self->vmu, NULL);
     int fd = self->job.listen_fd, lfd = self->job.local_fd;
