@@ -186,16 +186,50 @@ static int s_bind(gimpi_msg_t *self, int h, const gimpi_intro_t *in)
     return 0;
 }
 
+/*  How loudly a dynamic connection that never opened is given up (s_dyn_quiet). */
+enum {
+    DYN_LOUD = 0,       /* its cause on stderr (unless GIMPI_ENOTASK) */
+    DYN_QUIET = 1,      /* the cause only recorded; sends already returned still said lost */
+    DYN_ENDED = 2,      /* the peer has ended: its messages dropped in silence too, as PVM */
+};
+
+static void s_dyn_vfail(gimpi_msg_t *self, int h, int quiet, int err, const char *fmt,
+                        va_list ap) __attribute__((format(printf, 5, 0)));
+
 /*  Gives up a dynamic connection that never opened: its peer is gone with err. */
 static void s_dyn_fail(gimpi_msg_t *self, int h, int err, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static void s_dyn_fail(gimpi_msg_t *self, int h, int err, const char *fmt, ...)
 {
-    char what[200];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    s_dyn_vfail(self, h, DYN_LOUD, err, fmt, ap);
     va_end(ap);
+}
+
+/*  s_dyn_fail with a loudness (DYN_*). */
+static void s_dyn_quiet(gimpi_msg_t *self, int h, int quiet, int err, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static void s_dyn_quiet(gimpi_msg_t *self, int h, int quiet, int err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    s_dyn_vfail(self, h, quiet, err, fmt, ap);
+    va_end(ap);
+}
+
+/*  quiet, unless GIMPI_DEBUG asks for every failure's line. */
+static int s_unless_debug(const gimpi_msg_t *self, int quiet)
+{
+    return self->debug ? DYN_LOUD : quiet;
+}
+
+/*  The common part of s_dyn_fail and s_dyn_quiet. */
+static void s_dyn_vfail(gimpi_msg_t *self, int h, int quiet, int err, const char *fmt,
+                        va_list ap)
+{
+    char what[200];
+    vsnprintf(what, sizeof what, fmt, ap);
     peer_t *peer = &self->peers[self->conns[h].procs[0]];
     int lost = 0;                       /* sends whose callers have gone on: said here */
     for (gimpi_msg_req_t *r = peer->pending_sends.head; r; r = QUEUE_NEXT(r))
@@ -204,7 +238,7 @@ static void s_dyn_fail(gimpi_msg_t *self, int h, int err, const char *fmt, ...)
     char tail[64] = "";
     if (lost)
         snprintf(tail, sizeof tail, ": %d message(s) sent to it are lost", lost);
-    if ((lost && self->dyn.quiet_fail < 2) || (err != GIMPI_ENOTASK && !self->dyn.quiet_fail))
+    if ((lost && quiet < DYN_ENDED) || (err != GIMPI_ENOTASK && quiet == DYN_LOUD))
         fprintf(stderr, "gimpi[t%x]: %s%s\n", (unsigned)(self->tidbase + self->rank + 1),
                 self->errmsg, tail);
     if (peer->alive_fd >= 0) {
@@ -382,12 +416,10 @@ static void s_on_answer(gimpi_msg_t *self, int h)
     if (in.word != GIMPI_INTRO_OK || !s_intro_params_ok(&in)) {
         /* a task that is leaving is PVM's everyday race (its messages would be dropped):
          * the cause is kept for the call that needs it, printed only under debug */
-        int quiet = self->dyn.quiet_fail;
-        self->dyn.quiet_fail |= in.word == GIMPI_INTRO_LEAVING && !self->debug;
-        s_dyn_fail(self, h, GIMPI_ESYSERR, "refused the connection: %s",
-                   in.word == GIMPI_INTRO_OK ? "bad parameters"
-                                             : gimpi_intro_strstatus(in.word));
-        self->dyn.quiet_fail = quiet;
+        s_dyn_quiet(self, h, s_unless_debug(self, in.word == GIMPI_INTRO_LEAVING),
+                    GIMPI_ESYSERR, "refused the connection: %s",
+                    in.word == GIMPI_INTRO_OK ? "bad parameters"
+                                              : gimpi_intro_strstatus(in.word));
         return;
     }
     if (s_bind(self, h, &in) < 0) {
@@ -413,11 +445,8 @@ static void s_dial_event(gimpi_msg_t *self, int h, short revents)
         if (e) {
             /* a task that has ended (a console that spawned us and quit) refuses: PVM
              * prints nothing; the call that needs the peer reports it, debug says it */
-            int quiet = self->dyn.quiet_fail;
-            self->dyn.quiet_fail = self->debug ? quiet : 2;  /* 2: its messages too, as
-                                                               PVM drops them in silence */
-            s_dyn_fail(self, h, GIMPI_ESYSERR, "connect: %s", strerror(e));
-            self->dyn.quiet_fail = quiet;
+            s_dyn_quiet(self, h, s_unless_debug(self, DYN_ENDED), GIMPI_ESYSERR, "connect: %s",
+                        strerror(e));
             return;
         }
         if (!(revents & POLLOUT))
@@ -545,10 +574,8 @@ static void s_pend_admit(gimpi_msg_t *self, int k, const gimpi_intro_t *in)
     /* a fresh socket's buffer takes the answer whole */
     if (s_answer(self, c->fd, &pd, GIMPI_INTRO_OK, in->tid) < 0) {
         /* it hung up: a caller that exited meanwhile, said only when we wait for it */
-        int quiet = self->dyn.quiet_fail;
-        self->dyn.quiet_fail |= !s_involved(self, p) && !self->debug;
-        s_dyn_fail(self, h, GIMPI_ESYSERR, "could not answer its introduction");
-        self->dyn.quiet_fail = quiet;
+        s_dyn_quiet(self, h, s_unless_debug(self, !s_involved(self, p)), GIMPI_ESYSERR,
+                    "could not answer its introduction");
         return;
     }
     if (s_bind(self, h, in) < 0) {
@@ -823,9 +850,7 @@ static void s_alive_event(gimpi_msg_t *self, int p)
     int h = self->peers[p].host;
     if (self->conns[h].state != C_EXPECT)
         return;
-    self->dyn.quiet_fail = !s_involved(self, p);
-    s_dyn_fail(self, h, GIMPI_ESYSERR, "exited before connecting");
-    self->dyn.quiet_fail = 0;
+    s_dyn_quiet(self, h, !s_involved(self, p), GIMPI_ESYSERR, "exited before connecting");
 }
 
 /*  Resolves and calls dynamic peer p, whose connection is in D_RESOLVE (lock held; the

@@ -393,8 +393,6 @@ struct gimpi_msg_t {
         gimpi_ratelog_t log;        /* lines about refused callers (REFUSED_LOG_PER_S) */
         int in_engine;              /* > 0: inside the engine, the lock may not be dropped */
         int finishing;              /* finalize under way: no new dynamic hosts */
-        int quiet_fail;             /* s_dyn_fail records its reason without a line (2: nor
-                                       a line about messages lost: the peer has ended) */
         int connect_ms;             /* bound on setting up a dynamic connection */
         int tid_final;              /* gimpi_msg_set_tidbase was called */
         int64_t born_us;            /* creation (the grace for learning our tid) */
