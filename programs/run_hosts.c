@@ -473,6 +473,30 @@ static void s_agent_path(launcher_t *self, host_t *h, char *out, size_t size)
         snprintf(out, size, "gimpi-agent");
 }
 
+/*  1 when the first word of the command rsh names ssh (a path to it, too). */
+static int s_rsh_is_ssh(const char *rsh)
+{
+    const char *w = rsh + strspn(rsh, " \t");
+    size_t n = strcspn(w, " \t");
+    const char *base = w;
+    for (size_t i = 0; i < n; i++)
+        if (w[i] == '/')
+            base = w + i + 1;
+    return (size_t)(w + n - base) == 3 && !strncmp(base, "ssh", 3);
+}
+
+/*  1 when the engine is known to encrypt what it carries (ssh: GIMPI_RSH unset, or an
+ *  ssh); 0 for srun (whether Slurm's I/O crosses the network encrypted depends on the
+ *  site) and any other GIMPI_RSH (rsh sends it in clear).  Such an engine carries only the
+ *  key's fingerprint: the agent reads the user's own key there (doc/security.md). */
+static int s_engine_encrypts(const launcher_t *self)
+{
+    if (self->slurm)
+        return 0;
+    const char *rsh = gimpi_env("GIMPI_RSH");
+    return !rsh || !*rsh || s_rsh_is_ssh(rsh);
+}
+
 /*  Fills argv with the engine's command for host h. */
 static int s_engine_argv(launcher_t *self, host_t *h, char **argv, char *words, size_t wsize,
                          char *cmd, size_t csize)
@@ -507,8 +531,7 @@ static int s_engine_argv(launcher_t *self, host_t *h, char **argv, char *words, 
         return -1;
     /* an ssh given in GIMPI_RSH keeps our safety options (ssh takes the first value of
        an option: these come first): never a prompt, and a dead link seen in ~5 s */
-    const char *base = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
-    if (rsh && *rsh && !strcmp(base, "ssh") && n + 6 < RSH_MAX_ARGS - 6) {
+    if (rsh && *rsh && s_rsh_is_ssh(rsh) && n + 6 < RSH_MAX_ARGS - 6) {
         static char *const safe[] = { "-o", "BatchMode=yes", "-o", "ServerAliveInterval=1",
                                       "-o", "ServerAliveCountMax=5" };
         memmove(argv + 7, argv + 1, (size_t)(n - 1) * sizeof *argv);
@@ -527,26 +550,6 @@ static int s_engine_argv(launcher_t *self, host_t *h, char **argv, char *words, 
     argv[n++] = cmd;
     argv[n] = NULL;
     return 0;
-}
-
-/*  1 when the engine is known to encrypt what it carries (ssh: GIMPI_RSH unset, or an
- *  ssh); 0 for srun (whether Slurm's I/O crosses the network encrypted depends on the
- *  site) and any other GIMPI_RSH (rsh sends it in clear).  Such an engine carries only the
- *  key's fingerprint: the agent reads the user's own key there (doc/security.md). */
-static int s_engine_encrypts(const launcher_t *self)
-{
-    if (self->slurm)
-        return 0;
-    const char *rsh = gimpi_env("GIMPI_RSH");
-    if (!rsh || !*rsh)
-        return 1;
-    size_t n = strcspn(rsh + strspn(rsh, " \t"), " \t");
-    const char *w = rsh + strspn(rsh, " \t");
-    const char *base = w;
-    for (size_t i = 0; i < n; i++)
-        if (w[i] == '/')
-            base = w + i + 1;
-    return (size_t)(w + n - base) == 3 && !strncmp(base, "ssh", 3);
 }
 
 /*  Starts the agent of host h: the engine with three pipes, and the key as first frame
