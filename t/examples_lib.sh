@@ -29,6 +29,7 @@ if [ ! -r "$EX_TAR" ] || [ ! -r "$EX_GTAR" ] || [ ! -r /usr/include/pvm3.h ] ||
     echo "1..0 # SKIP needs Debian's pvm, pvm-dev and pvm-examples"; exit 0
 fi
 . "$top_srcdir/t/tap.sh"
+. "$top_srcdir/t/pvmd_lib.sh"
 # PVM's code is K&R (-w), and bwtest.c's validation overflows int (n*n for n > 46340):
 # harmless there, but a sanitizer build must not stop on PVM's own undefined behaviour
 XF="-std=gnu17 -w -fno-sanitize=signed-integer-overflow"
@@ -102,12 +103,11 @@ EOF
 ex_pvmd_stop() {
     if [ -n "${EX_GD:-}" ]; then { kill -TERM $EX_GD; wait $EX_GD; } 2>/dev/null; EX_GD=; fi
     [ -n "${EX_KEEP:-}" ] && [ -d "$OUT" ] && mkdir -p "$EX_KEEP" && cp -r "$OUT/." "$EX_KEEP/"
-    [ -n "${EX_PVMD:-}" ] || return 0
+    [ -n "${PVMD_PID:-}" ] || return 0
     # (the pvmd ends the helper too: its subshell, not the test, reports it)
     (timeout 10 "$REF/pvmhelp" halt; :) >/dev/null 2>&1
-    for _ in $(seq 1 100); do kill -0 "$EX_PVMD" 2>/dev/null || break; sleep 0.05; done
-    { kill -TERM "$EX_PVMD"; wait "$EX_PVMD"; } 2>/dev/null
-    EX_PVMD=
+    for _ in $(seq 1 100); do kill -0 "$PVMD_PID" 2>/dev/null || break; sleep 0.05; done
+    pvmd_stop
 }
 
 # ex_groupd KIND: starts a private groupd at ipc://$tmp/gd-KIND, ready once it prints its
@@ -123,9 +123,6 @@ ex_groupd() {
     [ "$ep" = "ipc://$tmp/gd-$1" ] || echo "# groupd for $1 did not start: $(head -c 200 "$tmp/gd-$1.err")"
 }
 
-# ex_pvmd_up: the private pvmd's address file names its socket
-ex_pvmd_up() { [ -S "$(cat "$PVM_TMP/pvmd.$(id -u)" 2>/dev/null)" ]; }
-
 # ex_begin: extracts the tarballs, builds the helper, starts a private pvmd (its own
 # PVM_TMP, the reference binaries then Debian's on its PVM_PATH) with its pvmgs, and the
 # private groupds; finds out whether gimpirun has -pvm-abi
@@ -135,16 +132,9 @@ ex_begin() {
     ex_helper_src >"$REF/pvmhelp.c"
     cc -o "$REF/pvmhelp" "$REF/pvmhelp.c" -lgpvm3 -lpvm3 ||
         { echo "Bail out! cannot build the PVM helper"; exit 1; }
-    export PVM_ROOT=/usr/lib/pvm3 PVM_ARCH=LINUX64 PVM_ALLOW_ROOT=1 PVM_TMP="$tmp/pvm"
-    export PVM_PATH="$REF:/usr/lib/pvm3/lib:/usr/bin"
-    mkdir -p "$PVM_TMP"
-    EX_PVMLOG="$PVM_TMP/pvml.$(id -u)"
-    pvmd >"$PVM_TMP/stdout" 2>&1 &
-    EX_PVMD=$!
     trap 'ex_pvmd_stop; tap_stop_jobs; rm -rf "$tmp"' EXIT
-    # ready once its address file names its socket
-    for _ in $(seq 1 400); do ex_pvmd_up && break; sleep 0.025; done
-    ex_pvmd_up || EX_PVMD_BAD="the private pvmd did not start"
+    pvmd_start "$REF" || EX_PVMD_BAD="the private pvmd did not start"
+    EX_PVMLOG=$PVMD_LOG
     timeout 30 "$REF/pvmhelp" groups || EX_PVMD_BAD="the private pvmd does not start pvmgs"
     # gimpi: a groupd of the test's own for each kind of run (a persistent mailbox entry
     # of the gimpi build's run must not be there for the ABI run's)

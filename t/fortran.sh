@@ -69,7 +69,7 @@ echo "# fortran_calls exit $?"
 tap_lines "$tmp/out" "$ncalls"
 
 # the same checks under PVM 3.4.6
-if have_pvm && pbuild fortran_self && pvmd_start; then
+if have_pvm && pbuild fortran_self && pvmd_start "$tmp/p"; then
     timeout 60 "$tmp/p/fortran_self" >"$tmp/pout" 2>"$tmp/perr"
     all_ok "$tmp/pout" "$nself"
     ok $? "PVM 3.4.6: fortran_self built with -lfpvm3 -lgpvm3 -lpvm3 passes the same $nself checks"

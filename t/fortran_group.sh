@@ -32,7 +32,7 @@ tap_lines "$tmp/out" "$nmaster"
 run "gimpirun -np 1 fortran_master" "$RUN" -np 1 "$tmp/g/fortran_master"
 tap_lines "$tmp/out" "$nmaster"
 
-if have_pvm && pbuild fortran_group fortran_master fortran_slave && pvmd_start; then
+if have_pvm && pbuild fortran_group fortran_master fortran_slave && pvmd_start "$tmp/p"; then
     run "PVM: fortran_group" "$tmp/p/fortran_group"
     all_ok "$tmp/out" "$ngroup"
     ok $? "PVM 3.4.6: fortran_group (spawning its 3 members) passes the same $ngroup checks"

@@ -64,24 +64,5 @@ all_ok() {
     return 1
 }
 
-# pvmd_start: a private pvmd finding programs in $tmp/p; 0 once it answers
-pvmd_start() {
-    export PVM_ROOT=/usr/lib/pvm3 PVM_ARCH=LINUX64 PVM_ALLOW_ROOT=1 PVM_TMP="$tmp/pvm"
-    export PVM_PATH="$tmp/p:/usr/lib/pvm3/lib:/usr/bin"
-    mkdir -p "$PVM_TMP"
-    pvmd >"$PVM_TMP/stdout" 2>&1 &
-    pvmd_pid=$!
-    local uid
-    uid=$(id -u)
-    for _ in $(seq 1 400); do
-        [ -S "$(cat "$PVM_TMP/pvmd.$uid" 2>/dev/null)" ] && return 0
-        sleep 0.025
-    done
-    return 1
-}
-
-# pvmd_stop: stops it
-pvmd_stop() {
-    kill -TERM "$pvmd_pid" 2>/dev/null
-    wait "$pvmd_pid" 2>/dev/null
-}
+# a private pvmd finding programs in $tmp/p (pvmd_start "$tmp/p", pvmd_stop)
+. "$top_srcdir/t/pvmd_lib.sh"

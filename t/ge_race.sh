@@ -27,13 +27,8 @@ cc -std=gnu17 -w -o "$tmp/ge_pvm" "$tmp/gexamples/ge.c" -lgpvm3 -lpvm3
 ok $? "ge builds with PVM 3.4.6"
 
 # a private pvmd: its own directory, the group server on its path
-export PVM_ROOT=/usr/lib/pvm3 PVM_ARCH=LINUX64 PVM_ALLOW_ROOT=1 PVM_TMP="$tmp/pvm"
-export PVM_PATH="$tmp:/usr/lib/pvm3/lib:/usr/bin"
-mkdir -p "$PVM_TMP"
-pvmd >"$PVM_TMP/stdout" 2>&1 &
-pvmd_pid=$!
-uid=$(id -u)
-for _ in $(seq 1 400); do [ -S "$(cat "$PVM_TMP/pvmd.$uid" 2>/dev/null)" ] && break; sleep 0.025; done
+. "$top_srcdir/t/pvmd_lib.sh"
+pvmd_start "$tmp"
 # count_done FILE N: waits (bounded) until FILE holds N "done" lines
 count_done() {
     for _ in $(seq 1 800); do [ "$(grep -c 'done$' "$1" 2>/dev/null)" -ge "$2" ] && return 0; sleep 0.025; done
@@ -41,16 +36,15 @@ count_done() {
 }
 pvm_done=0
 : >"$tmp/pvm.err"
-if [ -S "$(cat "$PVM_TMP/pvmd.$uid" 2>/dev/null)" ]; then
+if pvmd_up; then
     for k in $(seq 1 "$RUNS"); do
         timeout 60 "$tmp/ge_pvm" 4 >>"$tmp/pvm.out" 2>>"$tmp/pvm.err"
         # the children write to the pvmd's log: wait for their three "done" lines
-        count_done "$PVM_TMP/pvml.$uid" $((3 * k)) && pvm_done=$((pvm_done + 1))
+        count_done "$PVMD_LOG" $((3 * k)) && pvm_done=$((pvm_done + 1))
     done
 fi
-kill -TERM "$pvmd_pid" 2>/dev/null
-wait "$pvmd_pid" 2>/dev/null
-pvm_bad=$(cat "$tmp/pvm.err" "$PVM_TMP/pvml.$uid" 2>/dev/null | grep -c "match up")
+pvmd_stop
+pvm_bad=$(cat "$tmp/pvm.err" "$PVMD_LOG" 2>/dev/null | grep -c "match up")
 [ "$pvm_done" = "$RUNS" ]; ok $? "PVM: $pvm_done of $RUNS runs of ge 4 completed; \"doesn't match up\" printed $pvm_bad times"
 
 gimpi_done=0

@@ -18,19 +18,13 @@ echo "1..4"
 cc -std=gnu17 -w -o "$tmp/mbox_pvm" "$top_srcdir/t/mbox_cmp.c" -lpvm3
 ok $? "t/mbox_cmp.c builds with PVM 3.4.6"
 
-# a private pvmd (as t/ge_race.sh): its own directory
+# a private pvmd, in a subshell so that PVM's environment stays there
 (
-    export PVM_ROOT=/usr/lib/pvm3 PVM_ARCH=LINUX64 PVM_ALLOW_ROOT=1 PVM_TMP="$tmp/pvm"
-    export PVM_PATH="$tmp:/usr/lib/pvm3/lib:/usr/bin"
-    mkdir -p "$PVM_TMP"
-    pvmd >"$PVM_TMP/stdout" 2>&1 &
-    pvmd_pid=$!
-    uid=$(id -u)
-    for _ in $(seq 1 400); do [ -S "$(cat "$PVM_TMP/pvmd.$uid" 2>/dev/null)" ] && break; sleep 0.025; done
+    . "$top_srcdir/t/pvmd_lib.sh"
+    pvmd_start "$tmp"
     timeout 60 "$tmp/mbox_pvm" main "$tmp/mbox_pvm" >"$tmp/pvm.out" 2>"$tmp/pvm.err"
     echo $? >"$tmp/pvm.rc"
-    kill -TERM "$pvmd_pid" 2>/dev/null
-    wait "$pvmd_pid" 2>/dev/null
+    pvmd_stop
 )
 [ "$(cat "$tmp/pvm.rc")" = 0 ] && [ "$(wc -l <"$tmp/pvm.out")" -gt 80 ]
 ok $? "PVM: the sequence runs ($(wc -l <"$tmp/pvm.out") lines)" || sed 's/^/# /' "$tmp/pvm.err" | head
