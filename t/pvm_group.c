@@ -15,6 +15,7 @@
 #include "gimpi.h"
 #include "pvm3.h"
 #include "pvmtest.h"
+#include "pvmpeer.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -61,69 +62,18 @@ static int s_peer_main(void)
 
 /* ------------------------------------------------------------------ driving peers */
 
-typedef struct {
-    pid_t pid;
-    int in;                     /* its commands */
-    int out;                    /* its results */
-} peer_t;
-
-/*  Starts a peer (this program, re-executed). */
-static int s_peer_start(peer_t *p)
-{
-    int cmd[2], res[2];
-    if (pipe2(cmd, O_CLOEXEC) < 0 || pipe2(res, O_CLOEXEC) < 0)
-        return -1;
-    fflush(stdout);
-    p->pid = fork();
-    if (p->pid < 0)
-        return -1;
-    if (p->pid == 0) {
-        dup2(cmd[0], 0);
-        dup2(res[1], 1);
-        execl("/proc/self/exe", "pvm_group", "peer", (char *)NULL);
-        _exit(127);
-    }
-    close(cmd[0]);
-    close(res[1]);
-    p->in = cmd[1];
-    p->out = res[0];
-    return 0;
-}
-
-/*  Sends a command line. */
-static void s_send(peer_t *p, const char *fmt, ...)
-{
-    char line[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
-    va_end(ap);
-    line[n++] = '\n';
-    if (write(p->in, line, (size_t)n) != n)
-        diag("peer %d: write failed", (int)p->pid);
-}
-
 /*  The result of the peer's current command (20 s bound; -9999 when none came). */
 static int s_result(peer_t *p)
 {
     char line[64];
-    return tl_read_line(p->out, line, sizeof line, 20000) > 0 ? atoi(line) : -9999;
+    return peer_line(p, line, sizeof line) > 0 ? atoi(line) : -9999;
 }
 
 /*  A command and its result. */
 static int s_do(peer_t *p, const char *op, const char *group, int arg)
 {
-    s_send(p, "%s %s %d", op, group, arg);
+    peer_send(p, "%s %s %d", op, group, arg);
     return s_result(p);
-}
-
-/*  Ends a peer (bounded). */
-static void s_peer_stop(peer_t *p)
-{
-    close(p->in);
-    tl_child_t c = { .pid = p->pid, .out = p->out, .err = -1 };
-    tl_wait(&c, 20000);
-    close(p->out);
 }
 
 /*  Waits (bounded, 20 s) until n arrivals are recorded. */
@@ -302,24 +252,24 @@ static void test_members(peer_t *a, peer_t *b, peer_t *c)
            "scatter by a non-member: PvmNotInGroup");
     pvm_setopt(PvmAutoErr, 1);
 
-    s_send(a, "barrier m 3");
+    peer_send(a, "barrier m 3");
     ok(s_wait_arrived("m", 1, false), "a waits in barrier(m, 3)");
     cmp_ok(pvm_barrier("m", 2), "==", PvmMismatch, "my barrier(m, 2): PvmMismatch at once");
-    s_send(b, "barrier m 3");
+    peer_send(b, "barrier m 3");
     ok(s_wait_arrived("m", 2, false), "b waits too: my mismatch was not counted");
     cmp_ok(pvm_barrier("m", 3), "==", 0, "I retry with 3: released");
     ok(s_result(a) == 0 && s_result(b) == 0, "a and b released with 0");
-    s_send(a, "barrier m -1");       /* membership unchanged: a data-plane barrier */
-    s_send(b, "barrier m -1");
+    peer_send(a, "barrier m -1");       /* membership unchanged: a data-plane barrier */
+    peer_send(b, "barrier m -1");
     cmp_ok(pvm_barrier("m", -1), "==", 0, "barrier(m, -1) with the others: released");
     ok(s_result(a) == 0 && s_result(b) == 0, "all released");
 
-    s_send(a, "freeze m 3");
+    peer_send(a, "freeze m 3");
     ok(s_wait_arrived("m", 1, true), "a waits in freeze(m, 3)");
     pvm_errno = 0;
     cmp_ok(pvm_freezegroup("m", 2), "==", PvmMismatch, "freeze(m, 2): PvmMismatch");
     cmp_ok(pvm_errno, "==", 0, "(pvm_errno untouched)");
-    s_send(b, "freeze m -1");
+    peer_send(b, "freeze m -1");
     ok(s_wait_arrived("m", 2, true), "b waits with -1");
     cmp_ok(pvm_freezegroup("m", 3), "==", 3, "I complete it: freezegroup returns the size (3)");
     ok(s_result(a) == 3 && s_result(b) == 3, "a and b get 3 too");
@@ -328,8 +278,8 @@ static void test_members(peer_t *a, peer_t *b, peer_t *c)
     cmp_ok(pvm_gsize("m"), "==", 3, "frozen: gsize 3");
     cmp_ok(pvm_gettid("m", 0), "==", ta, "frozen: gettid");
     cmp_ok(s_do(b, "barrier", "m", 0), "==", PvmBadParam, "b's barrier(m, 0): PvmBadParam");
-    s_send(a, "barrier m 3");
-    s_send(b, "barrier m 3");
+    peer_send(a, "barrier m 3");
+    peer_send(b, "barrier m 3");
     ok(s_wait_arrived("m", 2, false), "a barrier on the frozen group");
     cmp_ok(pvm_barrier("m", 3), "==", 0, "completes");
     ok(s_result(a) == 0 && s_result(b) == 0, "for all three");
@@ -394,14 +344,14 @@ int main(int argc, char **argv)
     snprintf(s_ep, sizeof s_ep, "%s", d.endpoint);
     setenv("GIMPI_GROUPD", d.endpoint, 1);
     peer_t a, b, c;
-    if (s_peer_start(&a) < 0 || s_peer_start(&b) < 0 || s_peer_start(&c) < 0)
+    if (peer_start(&a, "pvm_group") < 0 || peer_start(&b, "pvm_group") < 0 || peer_start(&c, "pvm_group") < 0)
         BAIL_OUT("cannot start peers");
     test_alone();
     test_members(&a, &b, &c);
     test_groupd_death(&d, &a);
-    s_peer_stop(&a);
-    s_peer_stop(&b);
-    s_peer_stop(&c);
+    peer_stop(&a);
+    peer_stop(&b);
+    peer_stop(&c);
     cmp_ok(pvm_exit(), "==", 0, "pvm_exit");
     gdt_stop(&d);
     gdt_cleanup(&d);

@@ -14,6 +14,7 @@
 #include "gimpi.h"
 #include "pvm3.h"
 #include "pvmtest.h"
+#include "pvmpeer.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -68,53 +69,12 @@ static int s_peer_main(void)
 
 /* ------------------------------------------------------------------ driving peers */
 
-typedef struct {
-    pid_t pid;
-    int in, out;
-} peer_t;
-
-/*  Starts a peer (this program, re-executed). */
-static int s_peer_start(peer_t *p)
-{
-    int cmd[2], res[2];
-    if (pipe2(cmd, O_CLOEXEC) < 0 || pipe2(res, O_CLOEXEC) < 0)
-        return -1;
-    fflush(stdout);
-    p->pid = fork();
-    if (p->pid < 0)
-        return -1;
-    if (p->pid == 0) {
-        dup2(cmd[0], 0);
-        dup2(res[1], 1);
-        execl("/proc/self/exe", "pvm_mbox", "peer", (char *)NULL);
-        _exit(127);
-    }
-    close(cmd[0]);
-    close(res[1]);
-    p->in = cmd[1];
-    p->out = res[0];
-    return 0;
-}
-
-/*  Sends a command line. */
-static void s_send(peer_t *p, const char *fmt, ...)
-{
-    char line[256];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
-    va_end(ap);
-    line[n++] = '\n';
-    if (write(p->in, line, (size_t)n) != n)
-        diag("peer %d: write failed", (int)p->pid);
-}
-
 /*  The peer's next result line (20 s bound): its result, *v its value; -9999 if none. */
 static int s_result(peer_t *p, int *v)
 {
     char line[64];
     int rc = -9999, val = -1;
-    if (tl_read_line(p->out, line, sizeof line, 20000) > 0)
+    if (peer_line(p, line, sizeof line) > 0)
         sscanf(line, "%d %d", &rc, &val);
     if (v)
         *v = val;
@@ -125,16 +85,7 @@ static int s_result(peer_t *p, int *v)
 static bool s_go(peer_t *p)
 {
     char line[16];
-    return tl_read_line(p->out, line, sizeof line, 20000) > 0 && !strncmp(line, "go", 2);
-}
-
-/*  Ends a peer (bounded). */
-static void s_peer_stop(peer_t *p)
-{
-    close(p->in);
-    tl_child_t c = { .pid = p->pid, .out = p->out, .err = -1 };
-    tl_wait(&c, 20000);
-    close(p->out);
+    return peer_line(p, line, sizeof line) > 0 && !strncmp(line, "go", 2);
 }
 
 /* ------------------------------------------------------------------ helpers */
@@ -283,20 +234,20 @@ static void test_info_and_33(int me)
 static void test_others(peer_t *a, peer_t *b, int me)
 {
     int v;
-    s_send(a, "tid");
+    peer_send(a, "tid");
     int atid = s_result(a, NULL);
     cmp_ok(atid, ">", 0, "peer a is a task");
-    s_send(a, "put a 9 0");
+    peer_send(a, "put a 9 0");
     ieq(s_result(a, NULL), PvmDenied, "another task's put over my entry: PvmDenied");
-    s_send(a, "del a 0");
+    peer_send(a, "del a 0");
     ieq(s_result(a, NULL), PvmDenied, "its delete: PvmDenied");
-    s_send(a, "get a 0 16");
+    peer_send(a, "get a 0 16");
     s_go(a);
     ieq(s_result(a, NULL), PvmDenied, "its ReadAndDelete: PvmDenied");
-    s_send(a, "get a 0 0");
+    peer_send(a, "get a 0 0");
     s_go(a);
     ok(s_result(a, &v) > 0 && v == 2, "its plain read: my entry");
-    s_send(a, "put d 10 %d", PvmMboxDirectIndex(7));
+    peer_send(a, "put d 10 %d", PvmMboxDirectIndex(7));
     ieq(s_result(a, NULL), 7, "it replaces my overwritable entry d 7 (PvmMboxDirectIndex)");
     ieq(s_put("d", 11, PvmMboxDirectIndex(7), PvmDataDefault), PvmDenied,
         "a's now, not overwritable: my put is denied");
@@ -306,27 +257,27 @@ static void test_others(peer_t *a, peer_t *b, int me)
     ieq(s_put("seq", 2, 0, PvmDataDefault), 0, "seq: 2 (replacing my own: not waited for)");
     ok(s_get("seq", 0, 0, &v) > 0 && v == 2, "I read 2");
     ieq(pvm_getmboxinfo("seq", NULL, NULL), 0, "any later request of mine ...");
-    s_send(a, "get seq 0 0");
+    peer_send(a, "get seq 0 0");
     s_go(a);
     ok(s_result(a, &v) > 0 && v == 2, "... comes after it: a reads 2");
-    s_send(a, "rget seq 77");
+    peer_send(a, "rget seq 77");
     s_go(a);
     ieq(s_put("seq", 3, 0, PvmDataDefault), 0, "seq: 3 (not waited for)");
     pvm_initsend(PvmDataDefault);
     ieq(pvm_send(atid, 77), 0, "then I send a a message");
     ok(s_result(a, &v) > 0 && v == 3, "a, having the message, reads 3 (the send waited for "
        "the put's receipt)");
-    s_send(a, "put cls 12 0");
+    peer_send(a, "put cls 12 0");
     ieq(s_result(a, NULL), 0, "a puts cls");
-    s_send(a, "put per 13 1");
+    peer_send(a, "put per 13 1");
     ieq(s_result(a, NULL), 0, "and the persistent per");
     /* waiting: b waits for w, a's put wakes it */
-    s_send(b, "get w 0 32");
+    peer_send(b, "get w 0 32");
     ok(s_go(b), "b waits for w (PvmMboxWaitForInfo)");
-    s_send(a, "put w 14 0");
+    peer_send(a, "put w 14 0");
     ieq(s_result(a, NULL), 0, "a puts w");
     ok(s_result(b, &v) > 0 && v == 14, "b wakes with a's entry");
-    s_peer_stop(a);
+    peer_stop(a);
     int owner = -1, k;
     for (k = 0; k < 400 && s_entries("cls", NULL) != -1; k++)
         usleep(50000);
@@ -345,15 +296,15 @@ static void test_others(peer_t *a, peer_t *b, int me)
 static void test_killed_waiter(peer_t *b)
 {
     peer_t c;
-    if (s_peer_start(&c) < 0)
+    if (peer_start(&c, "pvm_mbox") < 0)
         BAIL_OUT("cannot start a peer");
-    s_send(&c, "get kw 0 48");
+    peer_send(&c, "get kw 0 48");
     ok(s_go(&c), "c waits for kw with ReadAndDelete");
     kill(c.pid, SIGKILL);
     waitpid(c.pid, NULL, 0);
     close(c.in);
     close(c.out);
-    s_send(b, "get kw 0 32");
+    peer_send(b, "get kw 0 32");
     ok(s_go(b), "b waits for kw");
     int v;
     ieq(s_put("kw", 21, PvmMboxOverWritable, PvmDataDefault), 0, "I put kw");
@@ -384,7 +335,7 @@ static void test_quota(void)
 /*  groupd dies while b waits: PvmSysErr, no hang. */
 static void test_groupd_death(gdt_daemon_t *d, peer_t *b)
 {
-    s_send(b, "get never 0 32");
+    peer_send(b, "get never 0 32");
     ok(s_go(b), "b waits for an entry nobody puts");
     int64_t t0 = tl_now_ms();
     gdt_kill(d);
@@ -411,7 +362,7 @@ int main(int argc, char **argv)
     int me = pvm_mytid();
     cmp_ok(me, ">", 0, "I am a task");
     peer_t a, b;
-    if (s_peer_start(&a) < 0 || s_peer_start(&b) < 0)
+    if (peer_start(&a, "pvm_mbox") < 0 || peer_start(&b, "pvm_mbox") < 0)
         BAIL_OUT("cannot start peers");
     test_alone();
     test_info_and_33(me);
@@ -419,7 +370,7 @@ int main(int argc, char **argv)
     test_killed_waiter(&b);
     test_quota();
     test_groupd_death(&d, &b);
-    s_peer_stop(&b);
+    peer_stop(&b);
     pvm_exit();
     gdt_stop(&d);
     gdt_cleanup(&d);
