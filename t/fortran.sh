@@ -92,7 +92,7 @@ ok $? "make install puts fpvm3.h and the linker script libfpvm3.so beside libgim
 read -r _ flags < <("$top_builddir/programs/gimpicc" -show -c x.c)
 san=$(printf '%s\n' $flags | grep -- '^-fsanitize' | tr '\n' ' ')
 gfortran $san -fallow-argument-mismatch -w -I"$iinc" -o "$tmp/plain" \
-    "$top_srcdir/t/fortran_self.f" -L"$ilib" -lfpvm3 -lgpvm3 -lpvm3 >"$tmp/cc.out" 2>&1 &&
+    "$top_srcdir/t/fortran_self.f" "$top_srcdir/t/fortran_chk.f" -L"$ilib" -lfpvm3 -lgpvm3 -lpvm3 >"$tmp/cc.out" 2>&1 &&
     readelf -d "$tmp/plain" | grep -q 'NEEDED.*libgimpi'
 ok $? "gfortran prog.f -lfpvm3 -lgpvm3 -lpvm3 links libgimpi" || sed 's/^/# /' "$tmp/cc.out" | head
 LD_LIBRARY_PATH="$ilib" timeout 60 "$tmp/plain" >"$tmp/out" 2>/dev/null

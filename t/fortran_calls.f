@@ -189,15 +189,3 @@ c     a message handler: gets the message id by value, as in PVM
       integer, value :: mid
       hand = mid
       end
-
-c     prints "ok NAME" when cond holds, else "not ok NAME (got GOT)"
-      subroutine chk(cond, name, got)
-      logical cond
-      character*(*) name
-      integer got
-      if (cond) then
-         write (*, '(A,A)') 'ok ', name
-      else
-         write (*, '(A,A,A,I12,A)') 'not ok ', name, ' (got', got, ')'
-      endif
-      end

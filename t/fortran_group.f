@@ -38,15 +38,15 @@ c     check is that the sum of the counts is 0.
          endif
       endif
       call pvmfbarrier(group, NPROC, info)
-      call chk(inum, info .eq. 0, 'barrier of 4 on a padded name',
+      call gchk(inum, info .eq. 0, 'barrier of 4 on a padded name',
      +         info)
-      call chk(inum, inum .ge. 0 .and. inum .lt. NPROC,
+      call gchk(inum, inum .ge. 0 .and. inum .lt. NPROC,
      +         'instances 0 to 3', inum)
       call pvmfgsize('fgroup', n)
-      call chk(inum, n .eq. NPROC, 'gsize is 4', n)
+      call gchk(inum, n .eq. NPROC, 'gsize is 4', n)
       call pvmfgettid(group, inum, t)
       call pvmfgetinst('fgroup  ', mytid, i)
-      call chk(inum, t .eq. mytid .and. i .eq. inum,
+      call gchk(inum, t .eq. mytid .and. i .eq. inum,
      +         'gettid and getinst agree', t)
 
 c     the predefined reduce functions as EXTERNALs, and a Fortran one
@@ -57,38 +57,38 @@ c     the predefined reduce functions as EXTERNALs, and a Fortran one
       jv(2) = iv(2)
       jv(3) = iv(3)
       call pvmfreduce(PvmSum, iv, 3, INTEGER4, 11, group, 0, info)
-      call chk(inum, info .eq. 0, 'reduce PvmSum returns 0', info)
-      if (inum .eq. 0) call chk(inum, iv(1) .eq. 10 .and.
+      call gchk(inum, info .eq. 0, 'reduce PvmSum returns 0', info)
+      if (inum .eq. 0) call gchk(inum, iv(1) .eq. 10 .and.
      +    iv(2) .eq. 100 .and. iv(3) .eq. -6, 'PvmSum INTEGER4', iv(1))
       kv(1) = jv(1)
       kv(2) = jv(3)
       call pvmfreduce(PvmMax, kv, 2, INTEGER4, 12, group, 0, info)
-      if (inum .eq. 0) call chk(inum, kv(1) .eq. 4 .and. kv(2) .eq. 0,
+      if (inum .eq. 0) call gchk(inum, kv(1) .eq. 4 .and. kv(2) .eq. 0,
      +    'PvmMax INTEGER4', kv(1))
       kv(1) = jv(1)
       kv(2) = jv(3)
       call pvmfreduce(PvmMin, kv, 2, INTEGER4, 13, group, 0, info)
-      if (inum .eq. 0) call chk(inum, kv(1) .eq. 1 .and. kv(2) .eq. -3,
+      if (inum .eq. 0) call gchk(inum, kv(1) .eq. 1 .and. kv(2) .eq. -3,
      +    'PvmMin INTEGER4', kv(1))
       kv(1) = jv(1)
       call pvmfreduce(PvmProduct, kv, 1, INTEGER4, 14, group, 0, info)
-      if (inum .eq. 0) call chk(inum, kv(1) .eq. 24,
+      if (inum .eq. 0) call gchk(inum, kv(1) .eq. 24,
      +    'PvmProduct INTEGER4', kv(1))
       dv(1) = 0.5d0 * (inum + 1)
       call pvmfreduce(fmul, dv, 1, REAL8, 15, group, 0, info)
-      if (inum .eq. 0) call chk(inum, dv(1) .eq. 1.5d0,
+      if (inum .eq. 0) call gchk(inum, dv(1) .eq. 1.5d0,
      +    'a Fortran reduce function on REAL8', info)
 
 c     gather, scatter, bcast
       call pvmfgather(all, 100 + inum, 1, INTEGER4, 16, group, 0, info)
-      call chk(inum, info .eq. 0, 'gather returns 0', info)
-      if (inum .eq. 0) call chk(inum, all(1) .eq. 100 .and.
+      call gchk(inum, info .eq. 0, 'gather returns 0', info)
+      if (inum .eq. 0) call gchk(inum, all(1) .eq. 100 .and.
      +    all(4) .eq. 103, 'gather INTEGER4 in instance order', all(4))
       do 10 i = 1, 2 * NPROC
          whole(i) = i
  10   continue
       call pvmfscatter(part, whole, 2, INTEGER4, 17, group, 0, info)
-      call chk(inum, info .eq. 0 .and. part(1) .eq. 2 * inum + 1 .and.
+      call gchk(inum, info .eq. 0 .and. part(1) .eq. 2 * inum + 1 .and.
      +         part(2) .eq. 2 * inum + 2, 'scatter INTEGER4', part(1))
       if (inum .eq. 0) then
          call pvmfinitsend(PVMDEFAULT, bufid)
@@ -100,15 +100,16 @@ c     gather, scatter, bcast
          call pvmfunpack(STRING, msg, 13, 1, info)
          sent = bufid .gt. 0 .and. msg .eq. 'hello fortran'
       endif
-      call chk(inum, sent, 'bcast of a STRING: sent, and arrives', info)
+      call gchk(inum, sent, 'bcast of a STRING: sent, and arrives',
+     &          info)
       call pvmfreduce(PvmSum, 0, 1, INTEGER4, 19, '   ', 0, info)
-      call chk(inum, info .eq. PvmNullGroup,
+      call gchk(inum, info .eq. PvmNullGroup,
      +         'reduce on a blank name: PvmNullGroup', info)
 
 c     the members' own failures, summed at instance 0
       n = bad
       call pvmfreduce(PvmSum, n, 1, INTEGER4, 20, group, 0, info)
-      if (inum .eq. 0) call chk(inum, n .eq. 0,
+      if (inum .eq. 0) call gchk(inum, n .eq. 0,
      +    'every member''s own checks passed', n)
       call pvmfbarrier(group, NPROC, info)
       call pvmflvgroup(group, info)
@@ -125,18 +126,16 @@ c     x(i) = x(i) * y(i): a reduce function written in Fortran
       info = 0
       end
 
-c     instance 0 prints "ok NAME" or "not ok NAME (got GOT)"; the others
-c     count their failures in /fails/
-      subroutine chk(inum, cond, name, got)
+c     instance 0 prints its check line (chk); the others count their
+c     failures in /fails/
+      subroutine gchk(inum, cond, name, got)
       integer inum, got, bad
       logical cond
       character*(*) name
       common /fails/ bad
       if (inum .ne. 0) then
          if (.not. cond) bad = bad + 1
-      else if (cond) then
-         write (*, '(A,A)') 'ok ', name
       else
-         write (*, '(A,A,A,I12,A)') 'not ok ', name, ' (got', got, ')'
+         call chk(cond, name, got)
       endif
       end

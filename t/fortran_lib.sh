@@ -12,14 +12,18 @@ export GIMPICC_INCDIR="$top_srcdir/include" GIMPICC_LIBDIR="$top_builddir/.libs"
 export GIMPI_GROUPD="ipc://$tmp/groupd"
 mkdir -p "$tmp/g" "$tmp/p"
 
-# nchecks NAME: how many check lines t/NAME.f prints (one per line with `call chk(`)
-nchecks() { grep -v '^[cC]' "$top_srcdir/t/$1.f" | grep -c 'call chk('; }
+# nchecks NAME: how many check lines t/NAME.f prints (one per line with `call chk(` or
+# fortran_group's `call gchk(`, less gchk's own call of chk)
+nchecks() {
+    grep -v '^[cC]' "$top_srcdir/t/$1.f" | grep 'call g\?chk(' | grep -vc 'call chk(cond,'
+}
 
 # fbuild NAME...: builds each t/NAME.f with gimpifort into $tmp/g/NAME; 0 when all built
 fbuild() {
     local p rc=0
     for p in "$@"; do
-        "$FORT" -o "$tmp/g/$p" "$top_srcdir/t/$p.f" >"$tmp/fc.out" 2>&1 ||
+        "$FORT" -o "$tmp/g/$p" "$top_srcdir/t/$p.f" "$top_srcdir/t/fortran_chk.f" \
+            >"$tmp/fc.out" 2>&1 ||
             { rc=1; sed 's/^/# /' "$tmp/fc.out" | grep -v Warning | head -10; }
     done
     return $rc
@@ -38,7 +42,8 @@ pbuild() {
     local p rc=0
     for p in "$@"; do
         gfortran -fallow-argument-mismatch -w -I/usr/include -o "$tmp/p/$p" \
-            "$top_srcdir/t/$p.f" -lfpvm3 -lgpvm3 -lpvm3 >"$tmp/fc.out" 2>&1 ||
+            "$top_srcdir/t/$p.f" "$top_srcdir/t/fortran_chk.f" \
+            -lfpvm3 -lgpvm3 -lpvm3 >"$tmp/fc.out" 2>&1 ||
             { rc=1; sed 's/^/# /' "$tmp/fc.out" | head -10; }
     done
     return $rc

@@ -86,15 +86,3 @@ c     per call
       call chk(seen .eq. 4, 'the 4 exits were notified', seen)
       call pvmfexit(info)
       end
-
-c     prints "ok NAME" when cond holds, else "not ok NAME (got GOT)"
-      subroutine chk(cond, name, got)
-      logical cond
-      character*(*) name
-      integer got
-      if (cond) then
-         write (*, '(A,A)') 'ok ', name
-      else
-         write (*, '(A,A,A,I12,A)') 'not ok ', name, ' (got', got, ')'
-      endif
-      end

@@ -184,15 +184,3 @@ c     options and buffers
       call pvmfexit(info)
       call chk(info .eq. 0, 'pvmfexit', info)
       end
-
-c     prints "ok NAME" when cond holds, else "not ok NAME (got GOT)"
-      subroutine chk(cond, name, got)
-      logical cond
-      character*(*) name
-      integer got
-      if (cond) then
-         write (*, '(A,A)') 'ok ', name
-      else
-         write (*, '(A,A,A,I12,A)') 'not ok ', name, ' (got', got, ')'
-      endif
-      end
