@@ -5,9 +5,10 @@
    computing / overhead / waiting, a red line per message from send to receive) and the
    utilisation strip below it (how many tasks compute, are in overhead or wait, over
    time).  Wheel, buttons, keys and drag zoom and pan; a hover shows what is under the
-   mouse.  The page's body carries data-status ("ok" or "error"), data-rows and data-msgs
-   for tests; "#selftest" in the address drives the zoom and pan and writes the outcome
-   into data-selftest.  gimpi-trace inlines it in the page. */
+   mouse.  The page's body carries data-status ("ok" or "error"), data-rows, data-msgs
+   and data-draw-ms (how long the first drawing took) for tests; "#selftest" in the
+   address drives the zoom, the pan and a hover, and writes the outcome into
+   data-selftest.  gimpi-trace inlines it in the page. */
 (function () {
   'use strict';
   var NS = 'http://www.w3.org/2000/svg';
@@ -43,6 +44,11 @@
     return p(us / 1e6) + ' s';
   }
 
+  /* A task id as PVM writes it: a number in hex after a t; a string as it is. */
+  function fmtTid(v) {
+    return typeof v === 'number' ? 't' + v.toString(16) : String(v);
+  }
+
   /* The category of a slice: computing, overhead, waiting or other. */
   function classify(ev) {
     var cats = String(ev.cat || '').split(',');
@@ -72,7 +78,7 @@
     var gimpi = other.gimpi || null;
     var m = { rows: [], msgs: [], pending: [], globals: [], ignored: {}, gimpi: gimpi,
               t0: Infinity, t1: -Infinity, nslices: 0 };
-    var byKey = {}, pnames = {}, psort = {}, flows = {};
+    var byKey = {}, pnames = {}, psort = {}, flows = {}, later = [];
     function row(pid, tid) {
       var key = pid + '/' + tid;
       var r = byKey[key];
@@ -119,15 +125,9 @@
           m.msgs.push({ from: s.row, to: row(pid, tid), ts: s.ts, te: ts,
                         args: Object.assign({}, s.ev.args, args), name: s.ev.name || ev.name });
         }
-      } else if (ph === 'i' || ph === 'I' || ph === 'R') {
+      } else if (ph === 'i' || ph === 'I' || ph === 'R' || ph === 'C') {
         seen(ts);
-        var inst = { ts: ts, name: String(ev.name), args: args };
-        if (ev.s === 'g') m.globals.push(inst); else row(pid, tid).instants.push(inst);
-      } else if (ph === 'C') {
-        seen(ts);
-        var n = args.messages !== undefined ? Number(args.messages) : NaN;
-        if (ev.name === 'queue' && isFinite(n)) row(pid, tid).queue.push({ ts: ts, n: n });
-        else m.ignored.C = (m.ignored.C || 0) + 1;
+        later.push({ ev: ev, ts: ts, key: pid + '/' + tid, pid: pid });
       } else {
         m.ignored[ph] = (m.ignored[ph] || 0) + 1;
       }
@@ -135,8 +135,30 @@
     for (var k in flows) for (var j = 0; j < flows[k].length; j++) m.pending.push(flows[k][j]);
     if (!(m.t1 >= m.t0)) { m.t0 = 0; m.t1 = 1; }
     if (m.t1 === m.t0) m.t1 = m.t0 + 1;
+    attachMarks(m, later, byKey);
     finishRows(m, pnames, psort);
     return m;
+  }
+
+  /* Puts the instants and the queue counters on the rows they belong to, once every row
+     is known: a thread's, or else the process's only row; an instant of the whole job,
+     or of a process with no single row, is drawn across all rows; a counter with no row
+     is ignored (neither makes a row of its own). */
+  function attachMarks(m, later, byKey) {
+    var perPid = {};
+    m.rows.forEach(function (r) { (perPid[r.pid] = perPid[r.pid] || []).push(r); });
+    later.forEach(function (x) {
+      var ev = x.ev, args = ev.args || {}, r = byKey[x.key];
+      if (!r && perPid[x.pid] && perPid[x.pid].length === 1) r = perPid[x.pid][0];
+      if (ev.ph === 'C') {
+        var n = Number(args.messages);
+        if (ev.name === 'queue' && isFinite(n) && r) r.queue.push({ ts: x.ts, n: n });
+        else m.ignored.C = (m.ignored.C || 0) + 1;
+        return;
+      }
+      var inst = { ts: x.ts, name: String(ev.name), args: args };
+      if (ev.s === 'g' || !r) m.globals.push(inst); else r.instants.push(inst);
+    });
   }
 
   /* Closes the slices left open at the end (a B without its E: a call the task was still
@@ -298,7 +320,7 @@
   View.prototype.layout = function () {
     var top = this.host.getBoundingClientRect().top + window.scrollY;
     var room = (window.innerHeight || 700) - top - AXIS_H - GAP - UTIL_H - 60;
-    this.rowH = Math.max(12, Math.min(44, Math.floor(room / Math.max(1, this.m.rows.length))));
+    this.rowH = Math.max(12, Math.min(52, Math.floor(room / Math.max(1, this.m.rows.length))));
     this.barH = Math.round(this.rowH * 0.7);
     this.utilY = AXIS_H + this.m.rows.length * this.rowH + GAP;
     this.height = this.utilY + UTIL_H + 18;
@@ -418,16 +440,22 @@
            (fmtArgs(s.args) ? '\n' + fmtArgs(s.args) : '');
   };
 
+  /* The first lines of a message's hover text: who to whom, tag, bytes, context. */
+  function msgTip(a, from, to) {
+    return 'message ' + fmtTid(a.src !== undefined ? a.src : from.id) + ' \u2192 ' +
+      (a.dst !== undefined ? fmtTid(a.dst) : to ? to.id : '?') + '\ntag ' + a.tag + ', ' + a.bytes +
+      ' bytes' + (a.ctx !== undefined ? ', context ' + a.ctx : '');
+  }
+
   /* One line per message, from the sender's row at the send to the receiver's row at the
-     receive; messages never received, as dashed stubs to the end of the trace. */
+     receive; messages never received, as dashed stubs to the end of the trace (towards
+     the addressee's row when it is known). */
   View.prototype.drawMsgs = function (plot) {
     var self = this, m = this.m, g = el('g', { 'class': 'msgs' }, plot);
     function cy(r) { return self.rowsY + r.index * self.rowH + self.rowH / 2; }
     m.msgs.forEach(function (msg) {
       if (msg.te < self.v0 || msg.ts > self.v1) return;
-      var a = msg.args, tip = 'message ' + (a.src !== undefined ? a.src : msg.from.id) + ' \u2192 ' +
-          (a.dst !== undefined ? a.dst : msg.to.id) + '\ntag ' + a.tag + ', ' + a.bytes + ' bytes' +
-          (a.ctx !== undefined ? ', context ' + a.ctx : '') + '\nsent at ' + fmtDur(msg.ts - m.t0) +
+      var a = msg.args, tip = msgTip(a, msg.from, msg.to) + '\nsent at ' + fmtDur(msg.ts - m.t0) +
           ', received ' + fmtDur(msg.te - msg.ts) + ' later';
       var attrs = { x1: self.x(msg.ts), y1: cy(msg.from), x2: self.x(msg.te), y2: cy(msg.to) };
       var line = el('line', Object.assign({ 'class': 'msg', 'data-tag': a.tag, 'data-bytes': a.bytes,
@@ -439,11 +467,10 @@
     m.rows.forEach(function (r) { byId[r.id] = r; });
     m.pending.forEach(function (p) {
       if (p.ts > self.v1) return;
-      var a = p.ev.args || {}, to = byId[a.dst], y1 = cy(p.row);
+      var a = p.ev.args || {}, to = a.dst !== undefined ? byId[fmtTid(a.dst)] : null, y1 = cy(p.row);
       var y2 = to ? y1 + (cy(to) - y1) / 3 : y1 - self.rowH / 3;
       el('line', { 'class': 'msg-pending', x1: self.x(p.ts), y1: y1, x2: self.x(m.t1), y2: y2,
-                   'data-tip': 'message ' + (a.src !== undefined ? a.src : p.row.id) + ' \u2192 ' + a.dst +
-                   ', tag ' + a.tag + ', ' + a.bytes + ' bytes\nsent at ' + fmtDur(p.ts - m.t0) +
+                   'data-tip': msgTip(a, p.row, to) + '\nsent at ' + fmtDur(p.ts - m.t0) +
                    ', not received by the end of the trace' }, g);
     });
   };
@@ -630,6 +657,13 @@
     check('fit shows the whole trace', view.v0 === m.t0 && view.v1 === m.t1);
     view.draw();
     check('redraw keeps one row per task', document.querySelectorAll('g.row').length === m.rows.length);
+    var line = document.querySelector('line.msghit'), tip = document.getElementById('tip');
+    if (line) {
+      var lr = line.getBoundingClientRect();
+      line.dispatchEvent(new MouseEvent('mousemove', { clientX: lr.left + lr.width / 2, clientY: lr.top + lr.height / 2, bubbles: true }));
+      check('hover on a message shows its tag and bytes', tip.style.display === 'block' &&
+            /tag .*bytes/.test(tip.textContent) && document.querySelectorAll('line.msg.hot').length === 1);
+    }
     var bad = steps.filter(function (s) { return s.indexOf('FAILED') === 0; }).length;
     document.body.setAttribute('data-selftest', (bad ? 'failed' : 'ok') + ': ' + steps.join('; '));
   }
@@ -660,7 +694,9 @@
       hel('footer', '', m.rows.length + ' rows, ' + m.nslices + ' slices, ' + m.msgs.length + ' messages' +
           (ign.length ? '; ignored: ' + ign.map(function (k) { return m.ignored[k] + ' of phase ' + k; }).join(', ') : '') +
           '.  Wheel: zoom; drag: pan; shift-drag or drag on the axis: zoom into a window.', body);
+      var t0 = performance.now();
       view.draw();
+      body.setAttribute('data-draw-ms', Math.round(performance.now() - t0));
       tooltip(view, status);
       interact(view);
       body.setAttribute('data-rows', m.rows.length);
