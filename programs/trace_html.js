@@ -358,7 +358,8 @@
       var x = this.x(m.t0 + t);
       el('line', { x1: x, x2: x, y1: AXIS_H - 5, y2: AXIS_H }, g);
       el('line', { 'class': 'grid', x1: x, x2: x, y1: AXIS_H, y2: this.height - 18 }, g);
-      el('text', { x: x + 2, y: AXIS_H - 8 }, g).textContent = fmtDur(Math.round(t / step) * step);
+      if (x < this.labelW + this.plotW - 45)      /* (no label cut at the right edge) */
+        el('text', { x: x + 2, y: AXIS_H - 8 }, g).textContent = fmtDur(Math.round(t / step) * step);
     }
     el('line', { x1: this.labelW, x2: this.labelW + this.plotW, y1: AXIS_H, y2: AXIS_H }, g);
   };
