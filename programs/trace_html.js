@@ -107,7 +107,7 @@
         var dur = Math.max(0, Number(ev.dur) || 0);
         if (!isFinite(ts + dur)) { m.ignored[ph] = (m.ignored[ph] || 0) + 1; continue; }
         row(pid, tid).slices.push({ ts: ts, end: ts + dur, name: String(ev.name), cls: classify(ev),
-                                    args: args });
+                                    args: args, open: args.unfinished === true });
         seen(ts); seen(ts + dur);
       } else if (ph === 'B') {
         row(pid, tid).open.push(ev); seen(ts);
@@ -519,6 +519,11 @@
     hel('span', 'summary', nt + ' tasks, ' + m.msgs.length + ' messages' +
         (m.pending.length ? ' (' + m.pending.length + ' never received)' : '') +
         ', ' + fmtDur(m.t1 - m.t0), h);
+    var stuck = m.rows.filter(function (r) { return r.stuck; });
+    if (stuck.length)
+      hel('span', 'stuck-list', 'in a call at the end: ' + stuck.slice(0, 4).map(function (r) {
+        return r.id + ' ' + r.lastCall.name;
+      }).join(', ') + (stuck.length > 4 ? ' and ' + (stuck.length - 4) + ' more' : ''), h);
     var tools = hel('span', 'tools', undefined, h);
     [['+', 'in', 'zoom in (wheel, +)', function () { view.zoom(0.5); }],
      ['\u2212', 'out', 'zoom out (wheel, -)', function () { view.zoom(2); }],
@@ -669,6 +674,26 @@
     document.body.setAttribute('data-selftest', (bad ? 'failed' : 'ok') + ': ' + steps.join('; '));
   }
 
+  /* What gimpi's merge says of the job (otherData.gimpi), as lines for the footer: when
+     it started, each host's clock against the reference, and what the trace lacks. */
+  function jobInfo(m) {
+    var g = m.gimpi, out = [];
+    if (!g) return out;
+    var t0 = Number(g.t0_ns);
+    if (t0 > 0) out.push('started ' + new Date(t0 / 1e6).toISOString().replace('T', ' ').replace(/\..*/, ' UTC'));
+    if (Array.isArray(g.hosts))
+      out.push('clocks: ' + g.hosts.map(function (h) {
+        return h.name + ' ' + fmtDur(Number(h.offset_ns) / 1000) + ' \u00b1 ' + fmtDur(Number(h.offset_err_ns) / 1000) +
+          (Number(h.shift_ns) ? ', shifted ' + fmtDur(Number(h.shift_ns) / 1000) + (h.shift_within_error ? '' : ' (beyond its error)') : '');
+      }).join('; '));
+    var lacks = [['lost_records', 'records lost (a ring filled)'], ['unpaired_calls', 'calls unpaired'],
+                 ['unmatched_sends', 'sends never received'], ['unmatched_receives', 'receives of unrecorded sends']]
+      .filter(function (x) { return Number(g[x[0]]) > 0; })
+      .map(function (x) { return g[x[0]] + ' ' + x[1]; });
+    if (lacks.length) out.push('the trace lacks: ' + lacks.join(', '));
+    return out;
+  }
+
   /* Loads, builds and draws; a failure is shown on the page and in data-status. */
   function main() {
     var body = document.body;
@@ -681,7 +706,7 @@
           if (s.cls !== 'compute' && (!last || s.ts >= last.ts)) last = s;
         });
         r.lastCall = last; r.lastEnd = lastEnd;
-        r.stuck = !!(last && last.open);
+        r.stuck = !!(last && (last.open || (last.cls === 'wait' && last.end >= m.t1)));
       });
       var view;
       var holder = hel('div', '', undefined, null);
@@ -692,9 +717,10 @@
       status.id = 'status';
       body.appendChild(holder);
       var ign = Object.keys(m.ignored);
-      hel('footer', '', m.rows.length + ' rows, ' + m.nslices + ' slices, ' + m.msgs.length + ' messages' +
+      var foot = hel('footer', '', m.rows.length + ' rows, ' + m.nslices + ' slices, ' + m.msgs.length + ' messages' +
           (ign.length ? '; ignored: ' + ign.map(function (k) { return m.ignored[k] + ' of phase ' + k; }).join(', ') : '') +
           '.  Wheel: zoom; drag: pan; shift-drag or drag on the axis: zoom into a window.', body);
+      jobInfo(m).forEach(function (line) { hel('div', 'job', line, foot); });
       var t0 = performance.now();
       view.draw();
       body.setAttribute('data-draw-ms', Math.round(performance.now() - t0));

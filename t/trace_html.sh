@@ -49,7 +49,7 @@ ok $? "the page exists with the umask's mode ($(stat -c %a "$P" 2>&1))"
 ok $? "the page loads nothing from elsewhere (no src, link, url( or @import)"
 [ "$(grep -o '</script' "$P" | wc -l)" = 2 ] && [ "$(grep -c 'type="application/json" id="gimpi-trace-data"' "$P")" = 1 ]
 ok $? "one embedded trace and one script, each closed once"
-grep -qF '{"ph":"X","name":"pvm_send","cat":"overhead"' "$P" && grep -qF '"messages":18}' "$P"
+grep -qF '{"ph":"X","name":"pvm_send","cat":"overhead","ts":' "$P" && grep -qF '"messages":18,' "$P"
 ok $? "the trace is in the page verbatim"
 "$T" --title 'a <b>&"title' "$MW" -o "$tmp/t.html" && grep -qF '<title>a &lt;b&gt;&amp;&quot;title</title>' "$tmp/t.html"
 ok $? "--title sets the page's title, HTML-escaped"
@@ -125,7 +125,7 @@ body() { grep -o '<body[^>]*>' "$tmp/dom" | grep -o " $1=\"[^\"]*\"" | sed 's/^[
 # nodes PATTERN: how many matches of PATTERN (a grep -E regex) the dumped DOM has
 nodes() { grep -Eo "$1" "$tmp/dom" | wc -l; }
 if [ -z "$CHROME" ]; then
-    for i in $(seq 12); do skip "chromium is not installed"; done
+    for i in $(seq 14); do skip "chromium is not installed"; done
     echo "1..$n"
     exit $((failed > 0))
 fi
@@ -145,15 +145,20 @@ ok $? "no message line ends before it starts ($back do)"
 [ "$(nodes '<path class="util-(compute|overhead|wait)" d="M')" = 3 ] &&
     [ "$(nodes '<rect class="slice (compute|overhead|wait)"')" -gt 100 ]
 ok $? "slices in the three colours, and the utilisation strip's three areas"
+foot=$(grep -o '<footer>.*</footer>' "$tmp/dom")
+case $foot in *'<div class="job">started 2026-11-30 14:00:00 UTC</div><div class="job">clocks: h0 0 ± 0; h1 -1.318 µs ± 37.18 µs</div></footer>') true ;; *) false ;; esac
+ok $? "the footer gives the job's start and each host's clock against the reference"
 dom "$P" "#selftest"
 case $(body data-selftest) in ok:*) true ;; *) false ;; esac
 ok $? "zoom and pan in the browser: $(body data-selftest)"
 "$T" "$S/generic.json" -o "$tmp/gen.html" && dom "$tmp/gen.html"
 [ "$(body data-status)" = ok ] && [ "$(body data-rows)" = 3 ] && [ "$(body data-msgs)" = 2 ]
 ok $? "a generic trace: 3 rows, 2 messages (rows $(body data-rows), messages $(body data-msgs) $(body data-error))"
-[ "$(nodes '<line class="msg-pending"')" = 1 ] && [ "$(nodes '<text class="label stuck"')" = 1 ] &&
-    [ "$(nodes '<rect class="slice wait open"')" = 1 ] && [ "$(nodes '<rect class="slice other"')" = 4 ]
-ok $? "... the unreceived message, the call never returned, the uncategorised slices"
+[ "$(nodes '<line class="msg-pending"')" = 1 ] && [ "$(nodes '<text class="label stuck"')" = 2 ] &&
+    [ "$(nodes '<rect class="slice wait open"')" = 2 ] && [ "$(nodes '<rect class="slice other"')" = 4 ]
+ok $? "... the unreceived message, the calls never returned (B alone, unfinished X), other slices"
+grep -q '<span class="stuck-list">in a call at the end: 7:2 pvm_recv, 9:0 stuck_call</span>' "$tmp/dom"
+ok $? "... and the header names the tasks still in a call at the end"
 grep -Eq '<footer>.*ignored: .*of phase b.*of phase Z' "$tmp/dom"
 ok $? "... and the ignored phases are counted in the footer"
 dom "$tmp/esc.html"
