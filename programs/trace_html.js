@@ -69,6 +69,12 @@
     return out.join('\n');
   }
 
+  /* Counts an event the page does not draw, by its phase (and why). */
+  function ignore(m, ph, why) {
+    var k = (typeof ph === 'string' ? 'phase ' + ph : 'entries that are not events') + why;
+    m.ignored[k] = (m.ignored[k] || 0) + 1;
+  }
+
   /* Builds the model from the trace: rows (one per task or thread, sorted by host and
      id), their slices, instants and queue counters, the messages, the time range. */
   function buildModel(raw) {
@@ -92,7 +98,7 @@
     function seen(t) { if (t < m.t0) m.t0 = t; if (t > m.t1) m.t1 = t; }
     for (var i = 0; i < events.length; i++) {
       var ev = events[i];
-      if (!ev || typeof ev !== 'object') continue;
+      if (!ev || typeof ev !== 'object' || Array.isArray(ev)) { ignore(m, null, ''); continue; }
       var ph = ev.ph, ts = Number(ev.ts), pid = ev.pid === undefined ? 0 : ev.pid;
       var tid = ev.tid === undefined ? 0 : ev.tid, args = ev.args || {};
       if (ph === 'M') {
@@ -102,10 +108,10 @@
         else if (ev.name === 'thread_sort_index') row(pid, tid).sort = Number(args.sort_index);
         continue;
       }
-      if (!isFinite(ts)) { m.ignored[ph] = (m.ignored[ph] || 0) + 1; continue; }
+      if (!isFinite(ts)) { ignore(m, ph, ' (no time)'); continue; }
       if (ph === 'X') {
         var dur = Math.max(0, Number(ev.dur) || 0);
-        if (!isFinite(ts + dur)) { m.ignored[ph] = (m.ignored[ph] || 0) + 1; continue; }
+        if (!isFinite(ts + dur)) { ignore(m, ph, ' (no time)'); continue; }
         row(pid, tid).slices.push({ ts: ts, end: ts + dur, name: String(ev.name), cls: classify(ev),
                                     args: args, open: args.unfinished === true });
         seen(ts); seen(ts + dur);
@@ -129,7 +135,7 @@
         seen(ts);
         later.push({ ev: ev, ts: ts, key: pid + '/' + tid, pid: pid });
       } else {
-        m.ignored[ph] = (m.ignored[ph] || 0) + 1;
+        ignore(m, ph, '');
       }
     }
     for (var k in flows) for (var j = 0; j < flows[k].length; j++) m.pending.push(flows[k][j]);
@@ -153,7 +159,7 @@
       if (ev.ph === 'C') {
         var n = Number(args.messages);
         if (ev.name === 'queue' && isFinite(n) && r) r.queue.push({ ts: x.ts, n: n });
-        else m.ignored.C = (m.ignored.C || 0) + 1;
+        else ignore(m, 'C', '');
         return;
       }
       var inst = { ts: x.ts, name: String(ev.name), args: args };
@@ -718,7 +724,7 @@
       body.appendChild(holder);
       var ign = Object.keys(m.ignored);
       var foot = hel('footer', '', m.rows.length + ' rows, ' + m.nslices + ' slices, ' + m.msgs.length + ' messages' +
-          (ign.length ? '; ignored: ' + ign.map(function (k) { return m.ignored[k] + ' of phase ' + k; }).join(', ') : '') +
+          (ign.length ? '; ignored: ' + ign.map(function (k) { return m.ignored[k] + ' of ' + k; }).join(', ') : '') +
           '.  Wheel: zoom; drag: pan; shift-drag or drag on the axis: zoom into a window.', body);
       jobInfo(m).forEach(function (line) { hel('div', 'job', line, foot); });
       var t0 = performance.now();
