@@ -33,6 +33,10 @@
     return e;
   }
 
+  /* An empty map whose keys can be any string (no inherited "constructor" or
+     "__proto__"): the trace's ids and names key these. */
+  function dict() { return Object.create(null); }
+
   /* A duration in microseconds as text with a unit (ns, us, ms, s). */
   function fmtDur(us) {
     var a = Math.abs(us);
@@ -75,6 +79,19 @@
     m.ignored[k] = (m.ignored[k] || 0) + 1;
   }
 
+  /* The events in time order (the format does not ask a file to be sorted, and a merge
+     writes task after task): at one time a flow's start before anything, its end after
+     anything, all else in the file's order, which keeps each thread's B and E paired. */
+  function byTime(events) {
+    var keyed = events.map(function (ev, i) {
+      var obj = ev && typeof ev === 'object', ts = obj ? Number(ev.ts) : NaN;
+      return { ev: ev, i: i, ts: isFinite(ts) ? ts : -Infinity,
+               r: obj && ev.ph === 's' ? 0 : obj && ev.ph === 'f' ? 2 : 1 };
+    });
+    keyed.sort(function (a, b) { return a.ts - b.ts || a.r - b.r || a.i - b.i; });
+    return keyed.map(function (k) { return k.ev; });
+  }
+
   /* Builds the model from the trace: rows (one per task or thread, sorted by host and
      id), their slices, instants and queue counters, the messages, the time range. */
   function buildModel(raw) {
@@ -82,9 +99,9 @@
     if (!Array.isArray(events)) throw new Error('the trace has no "traceEvents" array');
     var other = (raw && raw.otherData) || {};
     var gimpi = other.gimpi || null;
-    var m = { rows: [], msgs: [], pending: [], globals: [], ignored: {}, gimpi: gimpi,
+    var m = { rows: [], msgs: [], pending: [], globals: [], ignored: dict(), gimpi: gimpi,
               t0: Infinity, t1: -Infinity, nslices: 0 };
-    var byKey = {}, pnames = {}, psort = {}, flows = {}, later = [];
+    var byKey = dict(), pnames = dict(), psort = dict(), flows = dict(), later = [];
     function row(pid, tid) {
       var key = pid + '/' + tid;
       var r = byKey[key];
@@ -96,6 +113,7 @@
       return r;
     }
     function seen(t) { if (t < m.t0) m.t0 = t; if (t > m.t1) m.t1 = t; }
+    events = byTime(events);
     for (var i = 0; i < events.length; i++) {
       var ev = events[i];
       if (!ev || typeof ev !== 'object' || Array.isArray(ev)) { ignore(m, null, ''); continue; }
@@ -151,7 +169,7 @@
      or of a process with no single row, is drawn across all rows; a counter with no row
      is ignored (neither makes a row of its own). */
   function attachMarks(m, later, byKey) {
-    var perPid = {};
+    var perPid = dict();
     m.rows.forEach(function (r) { (perPid[r.pid] = perPid[r.pid] || []).push(r); });
     later.forEach(function (x) {
       var ev = x.ev, args = ev.args || {}, r = byKey[x.key];
@@ -170,7 +188,7 @@
   /* Closes the slices left open at the end (a B without its E: a call the task was still
      in), sorts and nests each row's slices, names and sorts the rows. */
   function finishRows(m, pnames, psort) {
-    var tasks = {};
+    var tasks = dict();
     if (m.gimpi && Array.isArray(m.gimpi.tasks))
       m.gimpi.tasks.forEach(function (t) { if (t && t.tid) tasks[t.tid] = t; });
     m.rows.forEach(function (r) {
@@ -470,7 +488,7 @@
       var hit = el('line', Object.assign({ 'class': 'msghit', 'data-tip': tip }, attrs), g);
       hit.peer = line;
     });
-    var byId = {};
+    var byId = dict();
     m.rows.forEach(function (r) { byId[r.id] = r; });
     m.pending.forEach(function (p) {
       if (p.ts > self.v1) return;
@@ -722,7 +740,7 @@
       var status = hel('div', '', 'Hover over a bar, a line or a task for details.', body);
       status.id = 'status';
       body.appendChild(holder);
-      var ign = Object.keys(m.ignored);
+      var ign = Object.keys(m.ignored).sort();
       var foot = hel('footer', '', m.rows.length + ' rows, ' + m.nslices + ' slices, ' + m.msgs.length + ' messages' +
           (ign.length ? '; ignored: ' + ign.map(function (k) { return m.ignored[k] + ' of ' + k; }).join(', ') : '') +
           '.  Wheel: zoom; drag: pan; shift-drag or drag on the axis: zoom into a window.', body);
