@@ -28,7 +28,7 @@
 static void s_usage(FILE *out)
 {
     fprintf(out, "usage: gimpi-trace [-o VIEW.html] [--title TEXT] FILE.json\n"
-                 "       gimpi-trace merge [OPTIONS] DIR   (gimpi-trace merge --help)\n"
+                 "       gimpi-trace merge DIR [-o FILE.json]\n"
                  "  FILE.json  a Chrome trace-event file (- reads standard input)\n"
                  "  -o FILE    the page to write (default FILE.json's name with .html;\n"
                  "             - writes standard output)\n"
