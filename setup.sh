@@ -28,6 +28,8 @@ FUZZ_PACKAGES="clang libclang-rt-dev"
 # and runs unchanged (t/pvm_abi_run.sh, with NetPIPE's NPpvm), and gfortran for the
 # Fortran binding's tests (t/fortran*.sh; they skip without it)
 CHECK_PACKAGES="pvm pvm-dev pvm-examples netpipe-pvm gfortran"
+# headless Chromium, in which t/trace_html.sh opens gimpi-trace's page (it skips without)
+CHECK_PACKAGES="$CHECK_PACKAGES chromium"
 
 # Prints a step on stderr.
 say() { echo "setup: $*" >&2; }
