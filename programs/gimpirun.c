@@ -344,15 +344,29 @@ static int s_startup(launcher_t *self)
  *  with a warning when groupd cannot be reached (the tasks then use tids 1..N and their
  *  group calls fail).  A job of one client needs no shared key: its key is random, so
  *  that nobody who sees the tasks' addresses and pids can reserve the block first and
- *  get its token (doc/security.md §3.1). */
+ *  get its token (doc/security.md §3.1).  The clients of a job of several keep the
+ *  identity computable from the tables, but MACed under the secret impi-server handed
+ *  each of them (authentication GIMPI_JOB), which no other job knows; only clients that
+ *  authenticate with KEY or NONE (or a server that does not know GIMPI_JOB) use the bare
+ *  identity. */
 static int s_reserve_tids(launcher_t *self, char token[GIMPI_GROUPS_TOKEN_LEN + 1])
 {
     char key[GIMPI_JOB_KEY_SIZE];
     uint8_t r[16];
+    gimpi_key_t secret;
     gimpi_job_key(self->tables, key);
     if (self->client_rank < 0 && getrandom(r, sizeof r, 0) == (ssize_t)sizeof r)
         for (size_t k = 0; k < sizeof r; k++)
             snprintf(key + 4 + 2 * k, 3, "%02x", r[k]);
+    else if (self->client_rank >= 0 && self->client
+             && impi_client_job_secret(self->client, secret.bytes) == 0) {
+        uint8_t mac[GIMPI_KEY_MACLEN];
+        gimpi_key_mac(&secret, "gimpi-tr", key, strlen(key), mac);
+        for (size_t k = 0; k < 16; k++)
+            snprintf(key + 4 + 2 * k, 3, "%02x", mac[k]);
+        gimpi_key_wipe(&secret, sizeof secret);
+        gimpi_key_wipe(mac, sizeof mac);
+    }
     gimpi_groups_t *g = gimpi_groups_new(NULL, NULL);
     int base = g ? gimpi_groups_reserve_token(g, key, self->tables->nprocs, token)
                  : GIMPI_ENOMEM;

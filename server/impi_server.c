@@ -232,6 +232,7 @@ impi_server_t *impi_server_new(int nclients, const char *bind_addr, int port,
         free(self);
         return NULL;
     }
+    gimpi_key_random_bytes(self->job_secret, sizeof self->job_secret);
     self->log = log;
     self->result = -1;
     self->join_timeout_ms = IMPI_SERVER_HANDSHAKE_MS;
@@ -298,6 +299,7 @@ void impi_server_destroy(impi_server_t **self_p)
     if (self->listen_fd >= 0)
         close(self->listen_fd);
     gimpi_key_wipe(&self->master, sizeof self->master);
+    gimpi_key_wipe(self->job_secret, sizeof self->job_secret);
     free(self);
     *self_p = NULL;
 }

@@ -47,6 +47,7 @@ typedef struct srv_conn {
     char peer[48];              /* "A.B.C.D:PORT" */
     srv_cstate_t state;
     uint8_t nonce[IMPI_AUTH_NONCE_SIZE];  /* GIMPI: the challenge sent (state C_PROOF) */
+    bool job_secret;            /* GIMPI_JOB: the job's secret follows a good proof */
     int rank;                   /* -1 until joined */
     int64_t born_ms;            /* accepted at (monotonic ms) */
     int timer;                  /* handshake timeout, 0 when none */
@@ -82,6 +83,7 @@ struct impi_server_t {
     uint32_t auth_mask;
     uint64_t key;
     gimpi_key_t master;         /* the user's key, when GIMPI is enabled */
+    uint8_t job_secret[IMPI_AUTH_JOB_SECRET_SIZE];  /* random: what GIMPI_JOB hands over */
     FILE *log;
     int listen_fd;
     int port;
