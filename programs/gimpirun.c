@@ -542,6 +542,29 @@ static void s_go(launcher_t *self, bool started, int tables_fd)
         self->failed = true;
 }
 
+/*  The server's connection while the job runs: the server sends nothing until our FINI,
+ *  so readable means it closed (it stops a job whose rank another holder of the key
+ *  claimed, or it was stopped): the job stops at once, its tasks get SIGTERM.  Bytes
+ *  (not expected) are left to the FINI exchange. */
+static void s_on_server(gimpi_loop_t *loop, int fd, int events, void *arg)
+{
+    (void)events;
+    launcher_t *self = arg;
+    char c;
+    ssize_t n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return;
+    gimpi_loop_fd_del(loop, fd);
+    if (n > 0)
+        return;
+    fprintf(stderr, "gimpirun: impi-server closed the job's connection while the job runs "
+            "(see its log: another holder of the key may have claimed a rank of this job); "
+            "stopping the job\n");
+    self->server_gone = true;
+    self->failed = true;
+    run_tasks_signal_all(self, SIGTERM);
+}
+
 /*  Runs the job; returns gimpirun's exit status. */
 static int s_run(launcher_t *self)
 {
@@ -629,6 +652,9 @@ static int s_run(launcher_t *self)
     if (!self->failed && run_jobfile_write(NULL, self->nhosts, from, self->tasks[0]->argv) == 0)
         self->catchfwd = run_catchfwd_new(self->loop);
 
+    if (started && self->client)
+        gimpi_loop_fd_add(self->loop, impi_client_fd(self->client), GIMPI_LOOP_READ,
+                          s_on_server, self);
     /* the loop: output, ends, signals, the virtual machine's requests, the grace deadline */
     run_tasks_reap(self);       /* a task may have died before the loop ran */
     if (self->nrunning > 0 || self->nstreams > 0 || run_hosts_busy(self))
@@ -637,7 +663,7 @@ static int s_run(launcher_t *self)
     run_catchfwd_destroy(&self->catchfwd);
     run_jobfile_remove();
     gimpi_loop_destroy(&self->loop);
-    if (self->client) {
+    if (self->client && !self->server_gone) {
         if (impi_client_fini(self->client, err, sizeof err) < 0) {
             fprintf(stderr, "gimpirun: FINI to the server failed: %s\n", err);
             self->failed = true;

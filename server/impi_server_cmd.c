@@ -38,6 +38,7 @@ static int s_on_auth(srv_conn_t *conn, const uint8_t *payload)
     }
     bool proof = which == IMPI_AUTH_GIMPI || which == IMPI_AUTH_GIMPI_JOB;
     conn->job_secret = which == IMPI_AUTH_GIMPI_JOB;
+    conn->keyed = which != IMPI_AUTH_NONE;
     srv_msg_t *msg = srv_msg_new(IMPI_AUTH_REPLY_SIZE + (proof ? IMPI_AUTH_NONCE_SIZE : 0));
     if (!msg) {
         srv_drop(conn, "out of memory");
@@ -87,7 +88,7 @@ static int s_on_key(srv_conn_t *conn, const uint8_t *bytes)
 static int s_on_join(srv_conn_t *conn, const uint8_t *payload)
 {
     impi_server_t *self = conn->server;
-    char reason[160];
+    char reason[256];
     int32_t rank = impi_cmd_int4_decode(payload);
     if (rank < 0 || rank >= self->nclients) {
         snprintf(reason, sizeof reason, "rank %" PRId32 " refused: out of range 0..%d", rank,
@@ -95,7 +96,17 @@ static int s_on_join(srv_conn_t *conn, const uint8_t *payload)
         srv_drop(conn, reason);
         return -1;
     }
-    if (self->ranks[rank].joined) {
+    if (self->ranks[rank].joined && conn->keyed) {  /* two holders of the key claim one */
+        char first[80] = "";        /* rank: one is not of this job, and nobody can tell */
+        if (self->ranks[rank].conn) /* which, so the job stops at once */
+            snprintf(first, sizeof first, ", which joined from %s", self->ranks[rank].conn->peer);
+        snprintf(reason, sizeof reason, "rank %" PRId32 " claimed again, from %s (after the "
+                 "rank's first client%s): another party holds this job's key", rank,
+                 conn->peer, first);
+        srv_stop_job(self, reason);
+        return -1;
+    }
+    if (self->ranks[rank].joined) {     /* (NONE: anyone may claim, nothing is proven) */
         snprintf(reason, sizeof reason, "rank %" PRId32 " refused: duplicate (already joined from %s)",
                  rank, self->ranks[rank].conn ? self->ranks[rank].conn->peer : "?");
         srv_drop(conn, reason);
