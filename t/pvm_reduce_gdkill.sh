@@ -49,7 +49,7 @@ case_() {
     grep -q PARTIAL "$d/out" && bad=1
     for rc in $rcs; do [ "$rc" = 3 ] || [ "$rc" -ge 124 ] && bad=1; done
     local full fail
-    full=$(grep -cE '^T0 R[0-9]+ B-?[0-9]+ D0 S10 ' "$d/out")
+    full=$(grep -cE '^T0 R[0-9]+ B-?[0-9]+ D0 ' "$d/out")
     fail=$(grep -cE '^T[0-9] .* D-[0-9]+ ' "$d/out")
     ok $bad "$label: every reduce full or failed, every task ended (root's full sums $full, failed reduces $fail, exits $rcs)" || {
         grep -m5 PARTIAL "$d/out" | sed 's/^/# /'

@@ -1,8 +1,9 @@
 /*  t/reduce_gdkill.c — the task of t/pvm_reduce_gdkill.sh (issue 25 point 6): N copies
  *  join group "g" and loop pvm_barrier + pvm_reduce(PvmSum, root 0) while the test kills
  *  groupd.  Every round each task prints its calls' return codes and what it holds; the
- *  root checks that a reduce returning 0 holds the full sum (1 + 2 + ... + N: each
- *  instance gives inst + 1) and prints "PARTIAL" (exit 3) when it does not.  The mode
+ *  root checks that a reduce returning 0 holds the full sum of its round (each instance
+ *  gives inst + 1 + 1000 * round: a sum that mixes rounds is caught too) and prints
+ *  "PARTIAL" (exit 3) when it does not.  The mode
  *  letters choose the loop's shape: r = the reduce before the barrier, q = pvm_gsize and
  *  pvm_getinst in the loop, x = stop at the first failed call (else the task loops on),
  *  k = skip the round's reduce when its barrier failed, o = the other members stop at
@@ -23,9 +24,9 @@ static int s_barrier(int n)
 }
 
 /*  One round's reduce: returns its code, *sum what this task holds after it. */
-static int s_reduce(int inst, int *sum)
+static int s_reduce(int inst, int round, int *sum)
 {
-    *sum = inst + 1;
+    *sum = inst + 1 + 1000 * round;
     return pvm_reduce(PvmSum, sum, 1, PVM_INT, 5, "g", 0);
 }
 
@@ -39,7 +40,7 @@ int main(int argc, char **argv)
     int early = strchr(mode, 'r') != NULL, query = strchr(mode, 'q') != NULL;
     int stop = strchr(mode, 'x') != NULL, others = strchr(mode, 'o') != NULL;
     int skip = strchr(mode, 'k') != NULL;
-    int expect = n * (n + 1) / 2, partial = 0;
+    int partial = 0;
     pvm_setopt(PvmAutoErr, 0);
     printf("start %d\n", pvm_mytid() > 0);
     fflush(stdout);
@@ -51,12 +52,12 @@ int main(int argc, char **argv)
     if (pvm_barrier("g", n) < 0)
         printf("T%d first barrier failed\n", inst);
     for (int r = 0; r < rounds; r++) {
-        int sum = -1, d = 0, b = 0, gs = 0, gi = 0;
+        int sum = -1, d = 0, b = 0, gs = 0, gi = 0, expect = n * (n + 1) / 2 + n * 1000 * r;
         if (early)
-            d = s_reduce(inst, &sum);
+            d = s_reduce(inst, r, &sum);
         b = s_barrier(n);
         if (!early && !(skip && b < 0))
-            d = s_reduce(inst, &sum);
+            d = s_reduce(inst, r, &sum);
         if (query) {
             gs = pvm_gsize("g");
             gi = pvm_getinst("g", pvm_mytid());

@@ -131,7 +131,7 @@ void gimpi_kids_destroy(gimpi_kids_t **self_p)
     }
     s_handoff(self);
     gimpi_groups_destroy(&self->own);
-    if (self->wake > 0)
+    if (self->wake >= 0)
         close(self->wake);
     while (self->n > 0)
         s_drop(self, self->n - 1);
