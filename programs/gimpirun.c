@@ -344,15 +344,29 @@ static int s_startup(launcher_t *self)
  *  with a warning when groupd cannot be reached (the tasks then use tids 1..N and their
  *  group calls fail).  A job of one client needs no shared key: its key is random, so
  *  that nobody who sees the tasks' addresses and pids can reserve the block first and
- *  get its token (doc/security.md §3.1). */
+ *  get its token (doc/security.md §3.1).  The clients of a job of several keep the
+ *  identity computable from the tables, but MACed under the secret impi-server handed
+ *  each of them (authentication GIMPI_JOB), which no other job knows; only clients that
+ *  authenticate with KEY or NONE (or a server that does not know GIMPI_JOB) use the bare
+ *  identity. */
 static int s_reserve_tids(launcher_t *self, char token[GIMPI_GROUPS_TOKEN_LEN + 1])
 {
     char key[GIMPI_JOB_KEY_SIZE];
     uint8_t r[16];
+    gimpi_key_t secret;
     gimpi_job_key(self->tables, key);
     if (self->client_rank < 0 && getrandom(r, sizeof r, 0) == (ssize_t)sizeof r)
         for (size_t k = 0; k < sizeof r; k++)
             snprintf(key + 4 + 2 * k, 3, "%02x", r[k]);
+    else if (self->client_rank >= 0 && self->client
+             && impi_client_job_secret(self->client, secret.bytes) == 0) {
+        uint8_t mac[GIMPI_KEY_MACLEN];
+        gimpi_key_mac(&secret, "gimpi-tr", key, strlen(key), mac);
+        for (size_t k = 0; k < 16; k++)
+            snprintf(key + 4 + 2 * k, 3, "%02x", mac[k]);
+        gimpi_key_wipe(&secret, sizeof secret);
+        gimpi_key_wipe(mac, sizeof mac);
+    }
     gimpi_groups_t *g = gimpi_groups_new(NULL, NULL);
     int base = g ? gimpi_groups_reserve_token(g, key, self->tables->nprocs, token)
                  : GIMPI_ENOMEM;
@@ -528,6 +542,29 @@ static void s_go(launcher_t *self, bool started, int tables_fd)
         self->failed = true;
 }
 
+/*  The server's connection while the job runs: the server sends nothing until our FINI,
+ *  so readable means it closed (it stops a job whose rank another holder of the key
+ *  claimed, or it was stopped): the job stops at once, its tasks get SIGTERM.  Bytes
+ *  (not expected) are left to the FINI exchange. */
+static void s_on_server(gimpi_loop_t *loop, int fd, int events, void *arg)
+{
+    (void)events;
+    launcher_t *self = arg;
+    char c;
+    ssize_t n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return;
+    gimpi_loop_fd_del(loop, fd);
+    if (n > 0)
+        return;
+    fprintf(stderr, "gimpirun: impi-server closed the job's connection while the job runs "
+            "(see its log: another holder of the key may have claimed a rank of this job); "
+            "stopping the job\n");
+    self->server_gone = true;
+    self->failed = true;
+    run_tasks_signal_all(self, SIGTERM);
+}
+
 /*  Runs the job; returns gimpirun's exit status. */
 static int s_run(launcher_t *self)
 {
@@ -615,6 +652,9 @@ static int s_run(launcher_t *self)
     if (!self->failed && run_jobfile_write(NULL, self->nhosts, from, self->tasks[0]->argv) == 0)
         self->catchfwd = run_catchfwd_new(self->loop);
 
+    if (started && self->client)
+        gimpi_loop_fd_add(self->loop, impi_client_fd(self->client), GIMPI_LOOP_READ,
+                          s_on_server, self);
     /* the loop: output, ends, signals, the virtual machine's requests, the grace deadline */
     run_tasks_reap(self);       /* a task may have died before the loop ran */
     if (self->nrunning > 0 || self->nstreams > 0 || run_hosts_busy(self))
@@ -623,7 +663,7 @@ static int s_run(launcher_t *self)
     run_catchfwd_destroy(&self->catchfwd);
     run_jobfile_remove();
     gimpi_loop_destroy(&self->loop);
-    if (self->client) {
+    if (self->client && !self->server_gone) {
         if (impi_client_fini(self->client, err, sizeof err) < 0) {
             fprintf(stderr, "gimpirun: FINI to the server failed: %s\n", err);
             self->failed = true;

@@ -133,6 +133,7 @@ struct launcher_t {
     task_t **tasks;
     /* job */
     impi_client_t *client;
+    bool server_gone;           /* impi-server closed the connection while the job ran */
     impi_tables_t *tables;
     gimpi_loop_t *loop;
     int sigfd;

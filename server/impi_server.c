@@ -119,12 +119,13 @@ static void s_accept(gimpi_loop_t *loop, int fd, int events, void *arg)
         char peer[48], ip[INET_ADDRSTRLEN] = "?";
         inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof ip);
         snprintf(peer, sizeof peer, "%s:%u", ip, ntohs(sa.sin_port));
-        if (self->started) {
-            srv_log_limited(self, "connection from %s refused: all clients have already joined",
-                            peer);
+        if (self->result >= 0) {        /* (after the job: an owner's loop may run on) */
             close(cfd);
             continue;
         }
+        /* after the start too: a caller that proves the key and claims a rank that has
+           joined stops the job (impi_server_cmd.c), so that a job whose rank another
+           holder of the key took fails at once instead of hanging in the dance */
         if (self->npending >= self->max_pending)
             s_evict_oldest(self);
         srv_conn_t *conn = calloc(1, sizeof *conn);
@@ -232,6 +233,7 @@ impi_server_t *impi_server_new(int nclients, const char *bind_addr, int port,
         free(self);
         return NULL;
     }
+    gimpi_key_random_bytes(self->job_secret, sizeof self->job_secret);
     self->log = log;
     self->result = -1;
     self->join_timeout_ms = IMPI_SERVER_HANDSHAKE_MS;
@@ -298,6 +300,7 @@ void impi_server_destroy(impi_server_t **self_p)
     if (self->listen_fd >= 0)
         close(self->listen_fd);
     gimpi_key_wipe(&self->master, sizeof self->master);
+    gimpi_key_wipe(self->job_secret, sizeof self->job_secret);
     free(self);
     *self_p = NULL;
 }

@@ -1,7 +1,8 @@
 /*  impi_server_cmd.c — a client connection's commands on the startup server.  Each TCP
  *  connection is a small state machine: AUTH (first command must be AUTH), KEY (8 raw key
  *  bytes, only when KEY was chosen), PROOF (32 raw bytes, the HMAC of the connection's
- *  fresh challenge under the user's key, only when GIMPI was chosen), JOIN (the IMPI command with a rank), JOINED (COLL,
+ *  fresh challenge under the user's key, only when GIMPI or GIMPI_JOB was chosen; after a
+ *  good one GIMPI_JOB's client gets the job's secret, sealed under the user's key), JOIN (the IMPI command with a rank), JOINED (COLL,
  *  DONE, FINI) and CLOSING (FINI received, flushing).  Bytes are read without blocking
  *  into a per-connection buffer, one chunk per connection per round, and cut into frames
  *  with impi_wire's decoders, which check every length against IMPI_MAX_PAYLOAD before the
@@ -35,7 +36,9 @@ static int s_on_auth(srv_conn_t *conn, const uint8_t *payload)
         srv_drop(conn, reason);
         return -1;
     }
-    bool proof = which == IMPI_AUTH_GIMPI;
+    bool proof = which == IMPI_AUTH_GIMPI || which == IMPI_AUTH_GIMPI_JOB;
+    conn->job_secret = which == IMPI_AUTH_GIMPI_JOB;
+    conn->keyed = which != IMPI_AUTH_NONE;
     srv_msg_t *msg = srv_msg_new(IMPI_AUTH_REPLY_SIZE + (proof ? IMPI_AUTH_NONCE_SIZE : 0));
     if (!msg) {
         srv_drop(conn, "out of memory");
@@ -67,6 +70,17 @@ static int s_on_key(srv_conn_t *conn, const uint8_t *bytes)
         return -1;
     }
     conn->state = C_JOIN;
+    if (!conn->job_secret)
+        return 0;
+    srv_msg_t *msg = srv_msg_new(IMPI_AUTH_JOB_SEALED_SIZE);
+    if (!msg) {
+        srv_drop(conn, "out of memory");
+        return -1;
+    }
+    gimpi_key_seal(&conn->server->master, IMPI_AUTH_JOB_CONTEXT, conn->server->job_secret,
+                   sizeof conn->server->job_secret, msg->data);
+    srv_send(conn, msg);
+    srv_msg_unref(msg);
     return 0;
 }
 
@@ -74,7 +88,7 @@ static int s_on_key(srv_conn_t *conn, const uint8_t *bytes)
 static int s_on_join(srv_conn_t *conn, const uint8_t *payload)
 {
     impi_server_t *self = conn->server;
-    char reason[160];
+    char reason[256];
     int32_t rank = impi_cmd_int4_decode(payload);
     if (rank < 0 || rank >= self->nclients) {
         snprintf(reason, sizeof reason, "rank %" PRId32 " refused: out of range 0..%d", rank,
@@ -82,7 +96,17 @@ static int s_on_join(srv_conn_t *conn, const uint8_t *payload)
         srv_drop(conn, reason);
         return -1;
     }
-    if (self->ranks[rank].joined) {
+    if (self->ranks[rank].joined && conn->keyed) {  /* two holders of the key claim one */
+        char first[80] = "";        /* rank: one is not of this job, and nobody can tell */
+        if (self->ranks[rank].conn) /* which, so the job stops at once */
+            snprintf(first, sizeof first, ", which joined from %s", self->ranks[rank].conn->peer);
+        snprintf(reason, sizeof reason, "rank %" PRId32 " claimed again, from %s (after the "
+                 "rank's first client%s): another party holds this job's key", rank,
+                 conn->peer, first);
+        srv_stop_job(self, reason);
+        return -1;
+    }
+    if (self->ranks[rank].joined) {     /* (NONE: anyone may claim, nothing is proven) */
         snprintf(reason, sizeof reason, "rank %" PRId32 " refused: duplicate (already joined from %s)",
                  rank, self->ranks[rank].conn ? self->ranks[rank].conn->peer : "?");
         srv_drop(conn, reason);

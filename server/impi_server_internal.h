@@ -47,6 +47,8 @@ typedef struct srv_conn {
     char peer[48];              /* "A.B.C.D:PORT" */
     srv_cstate_t state;
     uint8_t nonce[IMPI_AUTH_NONCE_SIZE];  /* GIMPI: the challenge sent (state C_PROOF) */
+    bool job_secret;            /* GIMPI_JOB: the job's secret follows a good proof */
+    bool keyed;                 /* it authenticated with a key (KEY, GIMPI, GIMPI_JOB) */
     int rank;                   /* -1 until joined */
     int64_t born_ms;            /* accepted at (monotonic ms) */
     int timer;                  /* handshake timeout, 0 when none */
@@ -82,6 +84,7 @@ struct impi_server_t {
     uint32_t auth_mask;
     uint64_t key;
     gimpi_key_t master;         /* the user's key, when GIMPI is enabled */
+    uint8_t job_secret[IMPI_AUTH_JOB_SECRET_SIZE];  /* random: what GIMPI_JOB hands over */
     FILE *log;
     int listen_fd;
     int port;
@@ -154,6 +157,9 @@ void srv_label_free(srv_label_t *l);
 int srv_add_contribution(impi_server_t *self, int r, const impi_coll_t *coll);
 /*  Answers the complete labels, sends DONE, ends the job when it is over. */
 void srv_check_progress(impi_server_t *self);
+/*  Ends the job at once, failed: why is logged, every connection closed (the clients see
+ *  the end of their connection and stop), the loop stopped or the owner told. */
+void srv_stop_job(impi_server_t *self, const char *why);
 /*  (Re)arms the silence timer at the earliest deadline of a rank the job waits for. */
 void srv_arm_silence(impi_server_t *self);
 

@@ -75,6 +75,8 @@ void srv_drop(srv_conn_t *conn, const char *reason)
 
 /* ------------------------------------------------------------------ job progress */
 
+static void s_end(impi_server_t *self, int result);
+
 /*  True when rank r can no longer contribute to `label`. */
 static bool s_rank_past(const srv_rank_t *rk, const srv_label_t *l, int r)
 {
@@ -236,21 +238,40 @@ void srv_check_progress(impi_server_t *self)
         }
     }
     if (all_over) {
-        self->result = any_dropped ? 1 : 0;
-        srv_arm_silence(self);    /* cancels it */
-        if (self->log_timer) {  /* the loop ends: the pending summary now */
-            gimpi_loop_timer_cancel(self->loop, self->log_timer);
-            srv_log_summary(self->loop, self->log_timer, self);
-        }
         if (any_dropped)
             srv_log(self, "no client left; the job failed (a client was dropped before FINI)");
-        if (self->own_loop)
-            gimpi_loop_stop(self->loop);
-        else if (self->done_fn)
-            self->done_fn(self, self->result, self->done_arg);
+        s_end(self, any_dropped ? 1 : 0);
         return;
     }
     srv_arm_silence(self);
+}
+
+/*  Ends the job with a result (the loop stops, or its owner is told). */
+static void s_end(impi_server_t *self, int result)
+{
+    self->result = result;
+    srv_arm_silence(self);    /* cancels it */
+    if (self->log_timer) {  /* the loop ends: the pending summary now */
+        gimpi_loop_timer_cancel(self->loop, self->log_timer);
+        srv_log_summary(self->loop, self->log_timer, self);
+    }
+    if (self->own_loop)
+        gimpi_loop_stop(self->loop);
+    else if (self->done_fn)
+        self->done_fn(self, self->result, self->done_arg);
+}
+
+/*  Ends the job at once, failed (impi_server_internal.h). */
+void srv_stop_job(impi_server_t *self, const char *why)
+{
+    srv_log(self, "%s; the job stops", why);
+    while (self->conns) {
+        srv_conn_t *c = self->conns;
+        if (c->rank >= 0 && c->state >= C_JOINED)
+            self->ranks[c->rank].conn = NULL;
+        srv_conn_free(c);
+    }
+    s_end(self, 1);
 }
 
 /*  Records a COLL contribution of rank r. */

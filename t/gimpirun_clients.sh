@@ -5,14 +5,17 @@
 # a client whose key the server refuses fails with a clear error and a non-zero exit;
 # a gimpirun presenting the derived KEY (what every job took before each connection had
 # to prove the key afresh, so what a captured startup gave away) is refused by a later
-# job's default server, whose own client then runs.
+# job's default server, whose own client then runs.  And the tid block of a job of two
+# clients cannot be taken from its tables: a task that computes the bare identity key
+# (t/job_reserve, what every -client job used before the clients got the job's secret from
+# the server) gets another block, in both clients.
 set -u
 top_builddir=${top_builddir:-.}
 SERVER="$top_builddir/programs/impi-server"
 RUN="$top_builddir/programs/gimpirun"
 TASK="$top_builddir/t/job_task"
 . "${top_srcdir:-.}/t/tap.sh"
-echo "1..10"
+echo "1..13"
 
 mkfifo "$tmp/srv"
 timeout 60 "$SERVER" -server 2 -host 127.0.0.1 >"$tmp/srv" 2>"$tmp/srv.err" &
@@ -55,6 +58,22 @@ rc=$?
 if [ $rc = 1 ] && grep -q "startup failed" "$tmp/cap"; then ok 0 "the derived KEY: refused, exit 1"; else ok 1 "the derived KEY (rc $rc)"; sed 's/^/# /' "$tmp/cap"; fi
 timeout 60 "$RUN" -client 0 "$addr" -np 1 "$TASK" info >"$tmp/c3" 2>&1
 ok $? "the job's own client (proof of the key file) runs after it"
+wait $srv; ok $? "server exits 0"
+exec 3<&-
+
+mkfifo "$tmp/srv4"
+timeout 60 "$SERVER" -server 2 -host 127.0.0.1 >"$tmp/srv4" 2>"$tmp/srv4.err" &
+srv=$!
+exec 3<"$tmp/srv4"
+read -r -t 20 addr <&3
+timeout 60 "$RUN" -client 1 "$addr" -np 1 "$top_builddir/t/job_reserve" >"$tmp/r1" 2>&1 &
+c1=$!
+timeout 60 "$RUN" -client 0 "$addr" -np 2 "$top_builddir/t/job_reserve" >"$tmp/r0" 2>&1
+ok $? "a two-client job of t/job_reserve: client 0 exits 0"
+wait $c1
+[ "$(grep -c '^reserve got another block' "$tmp/r0" "$tmp/r1" | awk -F: '{ s += $2 } END { print s }')" = 3 ]
+ok $? "its tasks compute the bare identity key: another block (no token of the job's)" ||
+    sed 's/^/# /' "$tmp/r0" "$tmp/r1"
 wait $srv; ok $? "server exits 0"
 exec 3<&-
 exit $((failed > 0))

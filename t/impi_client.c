@@ -586,8 +586,9 @@ static void test_auth_env(void)
     unsetenv("IMPI_AUTH_NONE");
     unsetenv("IMPI_AUTH_KEY");
     ok(impi_client_auth_from_env(&mask, &key, err, sizeof err) == 0
-       && mask == 1u << IMPI_AUTH_GIMPI && key == 0,
-       "neither variable set: GIMPI, the proof of the gimpi key (the derived KEY never unasked)");
+       && mask == (1u << IMPI_AUTH_GIMPI | 1u << IMPI_AUTH_GIMPI_JOB) && key == 0,
+       "neither variable set: GIMPI and GIMPI_JOB, the proof of the gimpi key (the derived "
+       "KEY never unasked)");
     const char *xdg = getenv("XDG_RUNTIME_DIR"), *home = getenv("HOME");
     char *saved_xdg = xdg ? strdup(xdg) : NULL, *saved_home = home ? strdup(home) : NULL;
     setenv("XDG_RUNTIME_DIR", "/nonexistent/dir", 1);

@@ -105,7 +105,8 @@ static void s_job_a(relay_t *r)
     uint32_t mask;
     uint64_t key;
     ok(impi_client_auth_from_env(&mask, &key, err, sizeof err) == 0
-       && mask == 1u << IMPI_AUTH_GIMPI, "a gimpi client offers GIMPI alone by default");
+       && mask == (1u << IMPI_AUTH_GIMPI | 1u << IMPI_AUTH_GIMPI_JOB),
+       "a gimpi client offers GIMPI and GIMPI_JOB alone by default");
     cmp_ok(st_real_client(via, 0, mask, key, ST_TIMEOUT_MS, err, sizeof err), "==",
            IMPI_CLIENT_OK, "job A: the real client through the recording relay: %s", err);
     pthread_join(th, NULL);

@@ -315,9 +315,32 @@ static void test_squat(void)
     setenv("HOME", home, 1);
 }
 
+/*  gimpi_key_seal / gimpi_key_open: only the same key and context open a box, and a
+ *  changed byte is refused. */
+static void test_seal(void)
+{
+    gimpi_key_t a, b;
+    gimpi_key_random(&a);
+    gimpi_key_random(&b);
+    uint8_t secret[32], box[32 + GIMPI_KEY_SEAL_EXTRA], box2[sizeof box], out[32];
+    gimpi_key_random_bytes(secret, sizeof secret);
+    gimpi_key_seal(&a, "gimpi-js", secret, sizeof secret, box);
+    gimpi_key_seal(&a, "gimpi-js", secret, sizeof secret, box2);
+    ok(memcmp(box, box2, sizeof box) != 0, "seal: a fresh nonce each time");
+    ok(gimpi_key_open(&a, "gimpi-js", box, sizeof box, out) == 0
+       && memcmp(out, secret, sizeof out) == 0, "seal: the same key and context open it");
+    ok(gimpi_key_open(&b, "gimpi-js", box, sizeof box, out) < 0, "seal: another key does not");
+    ok(gimpi_key_open(&a, "gimpi-xx", box, sizeof box, out) < 0, "seal: another context does not");
+    box[40] ^= 1;
+    ok(gimpi_key_open(&a, "gimpi-js", box, sizeof box, out) < 0, "seal: a changed byte is refused");
+    ok(gimpi_key_open(&a, "gimpi-js", box, GIMPI_KEY_SEAL_EXTRA - 1, out) < 0,
+       "seal: a short box is refused");
+}
+
 int main(void)
 {
     plan(NO_PLAN);
+    test_seal();
     snprintf(s_tmp, sizeof s_tmp, "/tmp/gimpi-t-key.XXXXXX");
     if (!mkdtemp(s_tmp))
         BAIL_OUT("mkdtemp");

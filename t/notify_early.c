@@ -5,13 +5,20 @@
  *  zombie of the dead one may stay below the master or the master's parent (gimpirun).
  *  "sibling": a master that asks for no notice spawns a child that dies at once and a
  *  sibling that watches it; the sibling gets the notice while the master waits for it.
+ *  "busy": the master spawns a watcher and a child that dies when the master opens a FIFO
+ *  (after its last PVM call), then spins in a computation for 3 s: the watcher's notice
+ *  must come within 1 s all the same.  "gone": the same, but the master exits instead
+ *  (the child dies when the master's end closes the FIFO); the watcher writes what it got
+ *  into a file.
  *  Prints "early ok" and exits 0 when all holds, else says what failed on stderr.  Every
  *  wait is bounded (pvm_trecv, alarm).
  */
 #include "pvm3.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +127,23 @@ static int s_watch(int tid)
     return 0;
 }
 
+/*  The master's end: the watcher's result (got, seconds), then pvm_exit; 0 and "early ok"
+ *  when the notice came within limit seconds, else 1 and what went wrong. */
+static int s_verdict(int watcher, double limit, const char *what)
+{
+    int got = 0;
+    double took = -1;
+    if (pvm_trecv(watcher, RESULT, &(struct timeval){ 10, 0 }) > 0) {
+        pvm_upkint(&got, 1, 1);
+        pvm_upkdouble(&took, 1, 1);
+    }
+    pvm_exit();
+    if (!got || took > limit)
+        return fprintf(stderr, "%s: %s (%.3f s)\n", what, got ? "late" : "none", took), 1;
+    printf("early ok (%.3f s)\n", took);
+    return 0;
+}
+
 /*  A master that never asks for notices: it spawns a child that dies at once, then a
  *  sibling that watches it, and waits in a receive naming the sibling; the sibling must
  *  get the dead one's notice within 1.5 s (the master tells groupd from that wait). */
@@ -135,18 +159,76 @@ static int s_sibling(const char *self)
     char *watch[] = { (char *)"watch", tidarg, NULL };
     if (pvm_spawn((char *)self, watch, PvmTaskDefault, NULL, 1, &watcher) != 1)
         return fprintf(stderr, "spawn of the watcher failed\n"), 1;
-    int got = 0;
-    double took = -1;
-    if (pvm_trecv(watcher, RESULT, &(struct timeval){ 10, 0 }) > 0) {
-        pvm_upkint(&got, 1, 1);
-        pvm_upkdouble(&took, 1, 1);
+    return s_verdict(watcher, 1.5, "the sibling's notice");
+}
+
+/*  A child that dies (SIGKILL, before any PVM call) when its FIFO's writer closes it. */
+static int s_fifokill(const char *fifo)
+{
+    alarm(60);
+    int fd = open(fifo, O_RDONLY);
+    char c;
+    while (fd >= 0 && read(fd, &c, 1) > 0)
+        ;
+    raise(SIGKILL);
+    return 1;
+}
+
+/*  A watcher told its target by its parent: asks for PvmTaskExit of it, waits up to 3 s,
+ *  and reports 1 and the seconds it took, or 0: to its parent, or into file out. */
+static int s_watchmsg(const char *out)
+{
+    alarm(60);
+    int tid = 0;
+    if (pvm_recv(pvm_parent(), TAG) > 0)
+        pvm_upkint(&tid, 1, 1);
+    double t0 = s_now();
+    int got = tid > 0 && pvm_notify(PvmTaskExit, TAG, 1, &tid) == 0
+              && pvm_trecv(-1, TAG, &(struct timeval){ 3, 0 }) > 0;
+    double took = s_now() - t0;
+    if (out) {
+        FILE *f = fopen(out, "w");
+        if (f) {
+            fprintf(f, "%d %.3f\n", got, took);
+            fclose(f);
+        }
+    } else {
+        pvm_initsend(PvmDataDefault);
+        pvm_pkint(&got, 1, 1);
+        pvm_pkdouble(&took, 1, 1);
+        pvm_send(pvm_parent(), RESULT);
     }
     pvm_exit();
-    if (!got || took > 1.5)
-        return fprintf(stderr, "the sibling's notice: %s (%.3f s)\n", got ? "late" : "none",
-                       took), 1;
-    printf("early ok (%.3f s)\n", took);
     return 0;
+}
+
+/*  "busy" (out NULL) or "gone" (out: the watcher's file): see the file's comment. */
+static int s_busy(const char *self, const char *fifo, char *out)
+{
+    alarm(60);
+    pvm_setopt(PvmAutoErr, 0);
+    int dead = 0, watcher = 0;
+    char *die[] = { (char *)"fifokill", (char *)fifo, NULL };
+    char *watch[] = { (char *)"watchmsg", out, NULL };
+    if (mkfifo(fifo, 0600) < 0)
+        return fprintf(stderr, "mkfifo %s failed\n", fifo), 1;
+    if (pvm_mytid() <= 0 || pvm_spawn((char *)self, watch, PvmTaskDefault, NULL, 1, &watcher) != 1
+        || pvm_spawn((char *)self, die, PvmTaskDefault, NULL, 1, &dead) != 1)
+        return fprintf(stderr, "spawn failed\n"), 1;
+    pvm_initsend(PvmDataDefault);
+    pvm_pkint(&dead, 1, 1);
+    pvm_send(watcher, TAG);
+    int fd = open(fifo, O_WRONLY);      /* the child holds it open: it dies when we close */
+    if (fd < 0)
+        return fprintf(stderr, "open %s failed\n", fifo), 1;
+    if (out)
+        return 0;                       /* "gone": our end closes it (no pvm_exit) */
+    close(fd);
+    volatile double x = 0;              /* 3 s of computation, no PVM call */
+    for (double t0 = s_now(); s_now() - t0 < 3.0;)
+        for (int i = 0; i < 100000; i++)
+            x += i * 0.5;
+    return s_verdict(watcher, 1.0, "the watcher's notice while the spawner computes");
 }
 
 int main(int argc, char **argv)
@@ -164,8 +246,17 @@ int main(int argc, char **argv)
                                                                                 : NULL);
     if (argc > 1 && !strcmp(argv[1], "sibling"))
         return s_sibling(argv[0]);
+    if (argc > 2 && !strcmp(argv[1], "fifokill"))
+        return s_fifokill(argv[2]);
+    if (argc > 1 && !strcmp(argv[1], "watchmsg"))
+        return s_watchmsg(argc > 2 ? argv[2] : NULL);
+    if (argc > 2 && !strcmp(argv[1], "busy"))
+        return s_busy(argv[0], argv[2], NULL);
+    if (argc > 3 && !strcmp(argv[1], "gone"))
+        return s_busy(argv[0], argv[2], argv[3]);
     if (argc > 2 && !strcmp(argv[1], "watch"))
         return s_watch((int)strtol(argv[2], NULL, 16));
-    fprintf(stderr, "usage: notify_early master kill|exit|script [script] | sibling\n");
+    fprintf(stderr, "usage: notify_early master kill|exit|script [script] | sibling | busy FIFO"
+                    " | gone FIFO OUT\n");
     return 2;
 }

@@ -10,13 +10,15 @@
 # reap them), under gimpirun -np 1 (the
 # spawns are local: the spawner tells groupd), and in a two-host virtual machine (an
 # emulated host through t/rsh_here.sh: gimpirun's agents start the children and tell).
+# And a spawner that is busy computing (no PVM call) when its child dies, or has exited:
+# a watcher's notice still comes within 1 s (the spawner's watcher thread, its heir).
 set -u
 top_builddir=${top_builddir:-.}
 TASK="$(cd "$top_builddir/t" && pwd)/notify_early"
 RUN="$top_builddir/programs/gimpirun"
 GROUPD="$top_builddir/groupd/groupd"
 . "${top_srcdir:-.}/t/tap.sh"
-echo "1..11"
+echo "1..15"
 export GIMPI_GROUPD="ipc://$tmp/gd" GIMPI_GROUPD_BIN="$GROUPD"
 timeout 300 "$GROUPD" --foreground --endpoint "$GIMPI_GROUPD" >"$tmp/gd.out" 2>&1 &
 for _ in $(seq 1 500); do [ -s "$tmp/gd.out" ] && break; sleep 0.02; done
@@ -47,7 +49,24 @@ for how in kill exit; do
     check $? "the master as pid 1 of a namespace ($how): notice, orphans reaped (exit $rc)" \
         "$tmp/ns$how" "$tmp/ns$how.err"
 done
+busy_gone() {   # $1: label; the rest: the launcher's words before the program
+    local label=$1; shift
+    rm -f "$tmp/fifo"
+    timeout 60 "$@" "$TASK" busy "$tmp/fifo" >"$tmp/busy" 2>"$tmp/busy.err"; rc=$?
+    [ $rc = 0 ] && grep -q "early ok" "$tmp/busy"
+    check $? "$label: the spawner computes for 3 s when its child dies: notice within 1 s" \
+        "$tmp/busy" "$tmp/busy.err"
+    rm -f "$tmp/fifo" "$tmp/gone.res"
+    timeout 60 "$@" "$TASK" gone "$tmp/fifo" "$tmp/gone.res" >"$tmp/gone" 2>"$tmp/gone.err"
+    for _ in $(seq 1 250); do [ -s "$tmp/gone.res" ] && break; sleep 0.02; done
+    read -r got took <"$tmp/gone.res" 2>/dev/null
+    [ "${got:-0}" = 1 ] && awk -v t="${took:-9}" 'BEGIN { exit !(t <= 1.0) }'
+    check $? "$label: the spawner exited, then its child died: notice within 1 s ($took s)" \
+        "$tmp/gone" "$tmp/gone.err"
+}
+busy_gone shell env
 unset GIMPI_GROUPD GIMPI_GROUPD_BIN
+busy_gone "gimpirun -np 1" "$RUN" -np 1
 for how in kill script; do
     timeout 60 "$RUN" -np 1 "$TASK" master "$how" "$tmp/die.sh" >"$tmp/r$how" 2>"$tmp/r$how.err"
     rc=$?

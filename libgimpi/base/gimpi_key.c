@@ -15,6 +15,9 @@
 #include <poll.h>
 #include <pwd.h>
 #include <sodium.h>
+
+_Static_assert(GIMPI_KEY_SEAL_EXTRA == crypto_secretbox_NONCEBYTES + crypto_secretbox_MACBYTES,
+               "the sealed box's overhead");
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -405,6 +408,31 @@ void gimpi_key_mac(const gimpi_key_t *key, const char context[8], const void *da
     gimpi_key_derive(key, context, 0, k, sizeof k);
     crypto_auth_hmacsha256(mac, data, len, k);
     gimpi_key_wipe(k, sizeof k);
+}
+
+/*  Seals data under a derived key (gimpi_key.h). */
+void gimpi_key_seal(const gimpi_key_t *key, const char context[8], const void *data, size_t len,
+                    uint8_t *out)
+{
+    uint8_t k[crypto_secretbox_KEYBYTES];
+    gimpi_key_derive(key, context, 0, k, sizeof k);
+    randombytes_buf(out, crypto_secretbox_NONCEBYTES);
+    crypto_secretbox_easy(out + crypto_secretbox_NONCEBYTES, data, len, out, k);
+    gimpi_key_wipe(k, sizeof k);
+}
+
+/*  Opens a sealed box (gimpi_key.h). */
+int gimpi_key_open(const gimpi_key_t *key, const char context[8], const uint8_t *sealed,
+                   size_t sealed_len, void *out)
+{
+    if (sealed_len < GIMPI_KEY_SEAL_EXTRA)
+        return -1;
+    uint8_t k[crypto_secretbox_KEYBYTES];
+    gimpi_key_derive(key, context, 0, k, sizeof k);
+    int rc = crypto_secretbox_open_easy(out, sealed + crypto_secretbox_NONCEBYTES,
+                                        sealed_len - crypto_secretbox_NONCEBYTES, sealed, k);
+    gimpi_key_wipe(k, sizeof k);
+    return rc == 0 ? 0 : -1;
 }
 
 /*  Checks a MAC in constant time (gimpi_key.h). */

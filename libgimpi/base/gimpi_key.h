@@ -25,6 +25,7 @@ enum {
     GIMPI_KEY_SIZE = 32,            /* bytes of secret */
     GIMPI_KEY_HEXLEN = 64,          /* its text form in a key file */
     GIMPI_KEY_MACLEN = 32,          /* HMAC-SHA-256 */
+    GIMPI_KEY_SEAL_EXTRA = 40,      /* a sealed box's nonce (24) and tag (16) */
     GIMPI_KEY_PATHLEN = 256,        /* room for any path this file makes */
     GIMPI_KEY_ERRLEN = 512,         /* room for any message this file writes */
     GIMPI_KEY_READ_MS = 5000,       /* longest wait for a GIMPI_KEY_FD pipe's end */
@@ -93,6 +94,16 @@ void gimpi_key_keypair(const gimpi_key_t *key, uint64_t id, uint8_t pub[32], uin
 /*  HMAC-SHA-256 over data under a key derived from the secret for context. */
 void gimpi_key_mac(const gimpi_key_t *key, const char context[8], const void *data, size_t len,
                    uint8_t mac[GIMPI_KEY_MACLEN]);
+
+/*  Seals len bytes of data under a sub-key for context (XSalsa20-Poly1305, a fresh random
+ *  nonce): out gets len + GIMPI_KEY_SEAL_EXTRA bytes that only a holder of the key opens. */
+void gimpi_key_seal(const gimpi_key_t *key, const char context[8], const void *data, size_t len,
+                    uint8_t *out);
+/*  Opens what gimpi_key_seal made (sealed_len bytes) into out (sealed_len -
+ *  GIMPI_KEY_SEAL_EXTRA bytes).  0, or -1 when it was not sealed under this key and
+ *  context, or was changed. */
+int gimpi_key_open(const gimpi_key_t *key, const char context[8], const uint8_t *sealed,
+                   size_t sealed_len, void *out);
 
 /*  Checks a MAC made by gimpi_key_mac, in constant time. */
 bool gimpi_key_mac_ok(const gimpi_key_t *key, const char context[8], const void *data,

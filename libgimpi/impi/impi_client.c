@@ -46,7 +46,12 @@ struct impi_client_t {
     int nclients;
     client_state_t state;
     impi_tables_t *tables;
+    bool have_secret;           /* GIMPI_JOB was chosen: the job's secret came */
+    uint8_t secret[IMPI_AUTH_JOB_SECRET_SIZE];
 };
+
+_Static_assert(IMPI_AUTH_JOB_SEALED_SIZE == IMPI_AUTH_JOB_SECRET_SIZE + GIMPI_KEY_SEAL_EXTRA,
+               "the sealed job secret's size");
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -344,7 +349,7 @@ int impi_client_auth_from_env(uint32_t *mask, uint64_t *key, char *err, size_t e
             return s_fail(err, errsize, IMPI_CLIENT_ERR_AUTH, "no IMPI authentication key: "
                           "%s (or set IMPI_AUTH_KEY=<decimal key>, or IMPI_AUTH_NONE)", why);
         gimpi_key_wipe(&gk, sizeof gk);
-        *mask = 1u << IMPI_AUTH_GIMPI;
+        *mask = 1u << IMPI_AUTH_GIMPI | 1u << IMPI_AUTH_GIMPI_JOB;
     }
     return IMPI_CLIENT_OK;
 }
@@ -420,8 +425,9 @@ static int s_connect(impi_client_t *self, char *err, size_t errsize)
 
 /* ------------------------------------------------------------------ AUTH and IMPI */
 
-/*  GIMPI: reads the server's challenge and answers with its HMAC under the user's key. */
-static int s_prove(impi_client_t *self, char *err, size_t errsize)
+/*  GIMPI: reads the server's challenge and answers with its HMAC under the user's key;
+ *  GIMPI_JOB (job set): then reads the job's secret, sealed under that key. */
+static int s_prove(impi_client_t *self, bool job, char *err, size_t errsize)
 {
     uint8_t nonce[IMPI_AUTH_NONCE_SIZE], mac[IMPI_AUTH_PROOF_SIZE];
     int rc = s_recv_exact(self, nonce, sizeof nonce, gimpi_now_ms() + self->timeout_ms,
@@ -434,12 +440,39 @@ static int s_prove(impi_client_t *self, char *err, size_t errsize)
         return s_fail(err, errsize, IMPI_CLIENT_ERR_AUTH, "no key to answer the server's "
                       "challenge: %s", why);
     gimpi_key_mac(&gk, IMPI_AUTH_PROOF_CONTEXT, nonce, sizeof nonce, mac);
-    gimpi_key_wipe(&gk, sizeof gk);
     if (self->trace)
         fprintf(self->trace, "-> AUTH proof (32 raw bytes)\n");
     rc = s_send_all(self, mac, sizeof mac, "the AUTH proof", err, errsize);
     gimpi_key_wipe(mac, sizeof mac);
+    uint8_t sealed[IMPI_AUTH_JOB_SEALED_SIZE];
+    if (!rc && job)
+        rc = s_recv_exact(self, sealed, sizeof sealed, gimpi_now_ms() + self->timeout_ms,
+                          "the job's secret", err, errsize);
+    if (rc == IMPI_CLIENT_ERR_CLOSED)
+        rc = s_fail(err, errsize, IMPI_CLIENT_ERR_CLOSED, "server %s closed the connection "
+                    "after our proof of the key (not the same key file: compare gimpi-stat "
+                    "--fingerprint here and on the server's host)", self->server);
+    else if (!rc && job) {
+        if (gimpi_key_open(&gk, IMPI_AUTH_JOB_CONTEXT, sealed, sizeof sealed, self->secret) < 0)
+            rc = s_fail(err, errsize, IMPI_CLIENT_ERR_AUTH, "the job's secret from server %s "
+                        "does not open under our key", self->server);
+        else
+            self->have_secret = true;
+        if (self->trace)
+            fprintf(self->trace, "<- the job's secret (%d sealed bytes)\n", (int)sizeof sealed);
+    }
+    gimpi_key_wipe(&gk, sizeof gk);
     return rc;
+}
+
+/*  The job's secret (impi_client.h). */
+int impi_client_job_secret(const impi_client_t *self, uint8_t out[IMPI_AUTH_JOB_SECRET_SIZE])
+{
+    assert(self && out);
+    if (!self->have_secret)
+        return -1;
+    memcpy(out, self->secret, IMPI_AUTH_JOB_SECRET_SIZE);
+    return 0;
 }
 
 /*  AUTH: mask, the raw reply, the raw key if KEY was chosen, the proof if GIMPI was. */
@@ -462,16 +495,18 @@ static int s_auth(impi_client_t *self, uint32_t mask, uint64_t key, char *err, s
     int32_t which, len;
     if (impi_auth_reply_decode(reply, &which, &len) != IMPI_OK)
         return s_fail(err, errsize, IMPI_CLIENT_ERR_AUTH, "server chose authentication method "
-                      "%" PRId32 ", which is neither NONE (0), KEY (1) nor GIMPI (16)", which);
+                      "%" PRId32 ", which is none of NONE (0), KEY (1), GIMPI (16) and GIMPI_JOB (17)",
+                      which);
     if (self->trace)
         fprintf(self->trace, "<- AUTH reply method=%" PRId32 " len=%" PRId32 "\n", which, len);
     if (!(mask & (1u << which)))
         return s_fail(err, errsize, IMPI_CLIENT_ERR_AUTH, "server chose authentication method "
                       "%s, which this client did not offer (mask 0x%" PRIx32 ")",
-                      which == IMPI_AUTH_KEY ? "KEY" : which == IMPI_AUTH_NONE ? "NONE" : "GIMPI",
+                      which == IMPI_AUTH_KEY ? "KEY" : which == IMPI_AUTH_NONE ? "NONE"
+                      : which == IMPI_AUTH_GIMPI ? "GIMPI" : "GIMPI_JOB",
                       mask);
-    if (which == IMPI_AUTH_GIMPI)
-        return s_prove(self, err, errsize);
+    if (which == IMPI_AUTH_GIMPI || which == IMPI_AUTH_GIMPI_JOB)
+        return s_prove(self, which == IMPI_AUTH_GIMPI_JOB, err, errsize);
     if (which == IMPI_AUTH_KEY) {
         uint8_t k[IMPI_AUTH_KEY_SIZE];
         gimpi_be_put64(k, key);
@@ -501,10 +536,11 @@ int impi_client_join(impi_client_t *self, int rank, char *err, size_t errsize)
         if (rc)
             return s_failed(self, rc);
     }
-    if (!(mask & ((1u << IMPI_AUTH_NONE) | (1u << IMPI_AUTH_KEY) | (1u << IMPI_AUTH_GIMPI))))
+    if (!(mask & ((1u << IMPI_AUTH_NONE) | (1u << IMPI_AUTH_KEY) | (1u << IMPI_AUTH_GIMPI)
+                  | (1u << IMPI_AUTH_GIMPI_JOB))))
         return s_failed(self, s_fail(err, errsize, IMPI_CLIENT_ERR_AUTH, "authentication mask "
-                                     "0x%" PRIx32 " enables none of NONE (0x1), KEY (0x2) and "
-                                     "GIMPI (0x10000)", mask));
+                                     "0x%" PRIx32 " enables none of NONE (0x1), KEY (0x2), "
+                                     "GIMPI (0x10000) and GIMPI_JOB (0x20000)", mask));
     int rc = s_connect(self, err, errsize);
     if (rc)
         return s_failed(self, rc);
@@ -524,7 +560,7 @@ int impi_client_join(impi_client_t *self, int rank, char *err, size_t errsize)
         rc = s_fail(err, errsize, IMPI_CLIENT_ERR_CLOSED, "server %s closed the connection "
                     "instead of answering IMPI (wrong key%s, rank %d taken or out of range, or "
                     "another client failed)", self->server,
-                    mask == 1u << IMPI_AUTH_GIMPI ? " file (compare gimpi-stat --fingerprint "
+                    mask & (1u << IMPI_AUTH_GIMPI) ? " file (compare gimpi-stat --fingerprint "
                     "here and on the server's host)" : "", rank);
     if (rc)
         return s_failed(self, rc);

@@ -80,6 +80,10 @@ const impi_tables_t *impi_client_tables(const impi_client_t *self);
 
 /*  Takes the tables away from the client (the caller destroys them), else NULL. */
 impi_tables_t *impi_client_take_tables(impi_client_t *self);
+/*  The job's secret the server handed over (authentication GIMPI_JOB, the default of a
+ *  client with a key file): the same for every client of the job, known to no other job.
+ *  0, or -1 when there is none (KEY or NONE, or a server that chose GIMPI). */
+int impi_client_job_secret(const impi_client_t *self, uint8_t out[IMPI_AUTH_JOB_SECRET_SIZE]);
 
 /*  The server socket (to watch it for the server's death between DONE and FINI), or -1. */
 int impi_client_fd(const impi_client_t *self);

@@ -147,16 +147,21 @@ int impi_auth_reply_decode(const uint8_t in[IMPI_AUTH_REPLY_SIZE], int32_t *whic
 {
     *which = (int32_t)gimpi_be_get32(in);
     *len = (int32_t)gimpi_be_get32(in + 4);
-    if (*which != IMPI_AUTH_NONE && *which != IMPI_AUTH_KEY && *which != IMPI_AUTH_GIMPI)
+    if (*which != IMPI_AUTH_NONE && *which != IMPI_AUTH_KEY && *which != IMPI_AUTH_GIMPI
+        && *which != IMPI_AUTH_GIMPI_JOB)
         return IMPI_ERR_VALUE;
     return IMPI_OK;
 }
 
-/*  The strongest method both sides enabled: GIMPI over KEY over NONE; -1 when none is
- *  common. */
+/*  The strongest method both sides enabled: GIMPI_JOB over GIMPI over KEY over NONE (a
+ *  server that enables GIMPI enables GIMPI_JOB); -1 when none is common. */
 int impi_auth_choose(uint32_t client_mask, uint32_t server_mask)
 {
+    if (server_mask & (1u << IMPI_AUTH_GIMPI))
+        server_mask |= 1u << IMPI_AUTH_GIMPI_JOB;
     uint32_t common = client_mask & server_mask;
+    if (common & (1u << IMPI_AUTH_GIMPI_JOB))
+        return IMPI_AUTH_GIMPI_JOB;
     if (common & (1u << IMPI_AUTH_GIMPI))
         return IMPI_AUTH_GIMPI;
     if (common & (1u << IMPI_AUTH_KEY))

@@ -93,6 +93,9 @@ enum {
     IMPI_AUTH_GIMPI = 16,       /* gimpi's own: a challenge answered under the user's key */
     IMPI_AUTH_NONCE_SIZE = 16,  /* GIMPI: raw challenge the server sends after its reply */
     IMPI_AUTH_PROOF_SIZE = 32,  /* GIMPI: raw HMAC-SHA-256 the client answers with */
+    IMPI_AUTH_GIMPI_JOB = 17,   /* GIMPI, then the server hands over the job's secret */
+    IMPI_AUTH_JOB_SECRET_SIZE = 32,     /* the job's secret (random, the server's) */
+    IMPI_AUTH_JOB_SEALED_SIZE = 72,     /* it sealed: nonce 24, secret 32, tag 16 */
     IMPI_DEFAULT_XSIZE = 1024,
     IMPI_DEFAULT_MAXLINEAR = 4,
     IMPI_MIN_TAGUB = 32767,
@@ -101,6 +104,8 @@ enum {
 /*  The gimpi_key_mac context of GIMPI's proof: HMAC-SHA-256 over the server's challenge
  *  under this sub-key of the user's key. */
 #define IMPI_AUTH_PROOF_CONTEXT "gimpi-ip"
+/*  The gimpi_key_seal context of the job's secret (GIMPI_JOB), sent after a good proof. */
+#define IMPI_AUTH_JOB_CONTEXT "gimpi-js"
 
 /*  Largest payload one client may send in one command (a COLL of 10,000 procs' addresses
  *  is 160 KB; this leaves room for a million).  Anything larger is refused before any
@@ -185,12 +190,16 @@ int impi_cmd_decode(const uint8_t in[IMPI_CMD_HDR_SIZE], uint64_t max_payload, i
 /*  Raw 8-byte server reply to AUTH: Int4 chosen method, Int4 len (bytes the client must send
  *  next: 0 for NONE, 8 for KEY, 32 for GIMPI).  With GIMPI (a method of gimpi's own, never
  *  chosen for a client that does not offer it) IMPI_AUTH_NONCE_SIZE raw random bytes follow
- *  the reply, and the client answers with the HMAC that proves it holds the user's key. */
+ *  the reply, and the client answers with the HMAC that proves it holds the user's key.
+ *  GIMPI_JOB (17) is GIMPI and then, once the proof is good, the server sends the job's
+ *  secret sealed under the user's key (IMPI_AUTH_JOB_SEALED_SIZE raw bytes): every client
+ *  of the job gets the same secret, which no other job of the user knows (gimpirun keys
+ *  its tid reservation with it).  A server that does not know 17 chooses 16. */
 void impi_auth_reply_encode(uint8_t out[IMPI_AUTH_REPLY_SIZE], int32_t which, int32_t len);
-/*  Decodes it; a method other than NONE, KEY and GIMPI is IMPI_ERR_VALUE. */
+/*  Decodes it; a method other than NONE, KEY, GIMPI and GIMPI_JOB is IMPI_ERR_VALUE. */
 int impi_auth_reply_decode(const uint8_t in[IMPI_AUTH_REPLY_SIZE], int32_t *which, int32_t *len);
-/*  Chooses the strongest method enabled on both sides (GIMPI over KEY over NONE); -1 when
- *  none. */
+/*  Chooses the strongest method enabled on both sides (GIMPI_JOB over GIMPI over KEY over
+ *  NONE; a server that enables GIMPI enables GIMPI_JOB); -1 when none. */
 int impi_auth_choose(uint32_t client_mask, uint32_t server_mask);
 /*  The raw 8-byte key (Uint8, big-endian, no header) a client sends after a KEY reply. */
 void impi_auth_key_encode(uint8_t out[IMPI_AUTH_KEY_SIZE], uint64_t key);

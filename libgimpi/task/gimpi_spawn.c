@@ -452,8 +452,9 @@ int gimpi_spawn(gimpi_t *self, const char *file, char *const argv[], int flags, 
         }
         int alive = s_alive_fd(pid);
         int mine = alive >= 0 ? fcntl(alive, F_DUPFD_CLOEXEC, 3) : -1;
-        if (mine >= 0)              /* its death before it registers is told to groupd */
-            gimpi_kids_add(gimpi_task_kids(self), tid, mine, token);
+        if (mine >= 0 && gimpi_kids_add(gimpi_task_kids(self), tid, mine, token) == 0)
+            gimpi_kids_watch(gimpi_task_kids(self),   /* its death before it registers */
+                             gimpi_groups_endpoint(gimpi_groups(self)));   /* is told */
         if (pids[1] > 0 && gimpi_kids_adopter(gimpi_task_kids(self)))
             gimpi_kids_add_helper(gimpi_task_kids(self), s_alive_fd(pids[1]));
         gimpi_msg_expect(gimpi_msg(self), tid, alive);
