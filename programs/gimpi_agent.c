@@ -46,6 +46,7 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #define LINE_MAX_BYTES 65536
@@ -494,6 +495,19 @@ static void s_clock(agent_t *self, int id)
     s_send(self, f, flen);
 }
 
+/*  TIME: this host's CLOCK_REALTIME in ns, at once (gimpirun -trace measures the offset
+ *  of this host's clock from its own over round trips, as pvm_hostsync does). */
+static void s_time(agent_t *self, int id)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    size_t flen;
+    uint8_t *f = vmw_encode(&flen, AGENT_TIMED, id, (int)(uint32_t)(ns >> 32),
+                            (int)(uint32_t)ns);
+    s_send(self, f, flen);
+}
+
 /*  PROBE: can this host open a TCP connection to addr (a name or an IPv4 address) at
  *  port, the job's groupd?  Answers PROBED: 0, or the errno and its text.  The connect
  *  is bounded by AGENT_PROBE_MS; it comes before any task of a host added later, so the
@@ -552,6 +566,8 @@ static void s_on_input(gimpi_loop_t *loop, int fd, int events, void *arg)
             s_quit(self);
         else if (m.type == AGENT_CLOCK)
             s_clock(self, m.i[0]);
+        else if (m.type == AGENT_TIME)
+            s_time(self, m.i[0]);
         else if (m.type == AGENT_PROBE)
             s_probe(self, m.s[0], m.i[1]);
         vmw_msg_free(&m);

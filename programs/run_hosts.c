@@ -337,6 +337,10 @@ static void s_frame(launcher_t *self, host_t *h, vmw_msg_t *m)
     case AGENT_CLOCKED:
         self->ev->host_clock(self->ev->arg, m->i[0], m->i[1], m->i[2]);
         break;
+    case AGENT_TIMED:
+        self->ev->host_time(self->ev->arg, h->index, m->i[0],
+                            (int64_t)((uint64_t)(uint32_t)m->i[1] << 32 | (uint32_t)m->i[2]));
+        break;
     default:
         fprintf(stderr, "gimpirun: host %s: unexpected %s frame from its agent\n",
                 h->info.name, vmw_name(m->type));

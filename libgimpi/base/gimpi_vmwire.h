@@ -39,6 +39,8 @@
     X(AGENT_PROBE,   0x0D, "si")     /* -> agent: can this host connect to address, port? */  \
     X(AGENT_PROBED,  0x0E, "is")     /* agent ->: 0 or an errno, a message naming the cause */ \
     X(AGENT_KEYFP,   0x0F, "s")      /* -> agent, first: the key's fingerprint, not the key */  \
+    X(AGENT_TIME,    0x10, "i")      /* -> agent: a sample id: read CLOCK_REALTIME (-trace) */  \
+    X(AGENT_TIMED,   0x11, "iii")    /* agent ->: the id, that clock in ns: high, low 32 bits */ \
     /* task -> manager (VMREQ) and the manager's answers */                               \
     X(VM_SPAWN, 0x21, "ssvviii") /* file, where, argv, env, flags, n, first tid */        \
     X(VM_ADDHOSTS, 0x22, "v")  /* hostfile lines */                                       \
@@ -53,9 +55,10 @@ enum { AGENT_FRAMES(AGENT_X_ENUM) };
 #undef AGENT_X_ENUM
 
 enum {
-    AGENT_VERSION = 4,              /* 2: START carries the core plan's place and count;
+    AGENT_VERSION = 5,              /* 2: START carries the core plan's place and count;
                                        3: CLOCK (pvm_hostsync); 4: PROBE (a host added
-                                       later reaches the job's address) */
+                                       later reaches the job's address); 5: TIME (the
+                                       clock offsets of gimpirun -trace) */
     AGENT_PROBE_MS = 3000,          /* the longest a PROBE's connect may take */
     AGENT_MAX_FRAME = 16 << 20,     /* a frame's length field at most (16 MiB: the
                                        startup tables of 4096 tasks fit many times) */
