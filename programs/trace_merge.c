@@ -518,24 +518,42 @@ static void s_slice(merge_t *m, const mtask_t *t, const char *name, int nlen, co
                                           : !strcmp(cat, "wait") ? "terrible" : "yellow");
 }
 
-/*  An open call of a task. */
+/*  One slice of a task: a call (its BEGIN, its END or NULL when it never ended) or, with
+ *  no BEGIN, computing between calls. */
 typedef struct {
-    const mrec_t *begin;
-} mframe_t;
+    int64_t a, b;
+    const mrec_t *begin, *end;
+    size_t order;               /* when it was made: ties' last key */
+} mslice_t;
 
-/*  Closes the call fr of task t at time at: its slice, with its arguments and (end given)
- *  its return value. */
-static void s_close(merge_t *m, const mtask_t *t, const mframe_t *fr, const mrec_t *end,
-                    int64_t at)
+/*  qsort: slices by start, the longer first (a call before the calls it made: a viewer
+ *  that sorts by time alone, stably, sees the parent open first), then as made. */
+static int s_cmp_slices(const void *x, const void *y)
 {
-    const mrec_t *b = fr->begin;
+    const mslice_t *p = x, *q = y;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    if (p->b != q->b)
+        return p->b > q->b ? -1 : 1;
+    return (p->order > q->order) - (p->order < q->order);
+}
+
+/*  Writes slice sl of task t: a call with its arguments and return value, or computing. */
+static void s_write_slice(merge_t *m, const mtask_t *t, const mslice_t *sl)
+{
+    const mrec_t *b = sl->begin;
+    if (!b) {
+        s_slice(m, t, "compute", 7, "compute", sl->a, sl->b);
+        fputc('}', m->out);
+        return;
+    }
     const char *name = b->slen ? b->s : "pvm_call";
     int nlen = b->slen ? b->slen : 8;
-    s_slice(m, t, name, nlen, s_is_wait(name, nlen) ? "wait" : "overhead", b->t, at);
+    s_slice(m, t, name, nlen, s_is_wait(name, nlen) ? "wait" : "overhead", sl->a, sl->b);
     fprintf(m->out, ",\"args\":{\"ev\":%d,\"a\":[%d,%d,%d,%d,%d,%d]", b->ev, b->i[0], b->i[1],
             b->i[2], b->i[3], b->i[4], b->i[5]);
-    if (end)
-        fprintf(m->out, ",\"ret\":%d}}", end->i[0]);
+    if (sl->end)
+        fprintf(m->out, ",\"ret\":%d}}", sl->end->i[0]);
     else
         fputs(",\"unfinished\":true}}", m->out);
 }
@@ -609,67 +627,114 @@ static void s_instant(merge_t *m, const mtask_t *t, const mrec_t *r)
 
 /*  An END of call ev: the index of the open call it closes (the innermost of that
  *  number), or -1 when none is open (its BEGIN was lost). */
-static int s_find_open(const mframe_t *stack, int depth, int ev)
+static int s_find_open(const mrec_t *const *stack, int depth, int ev)
 {
     for (int k = depth - 1; k >= 0; k--)
-        if (stack[k].begin->ev == ev)
+        if (stack[k]->ev == ev)
             return k;
     return -1;
 }
 
-/*  Every event of task t, in its order: calls as nested slices, the computing between
- *  top-level calls, messages, counters and instants.  Calls still open at the end (the
- *  task died in them, or the ring lost their END) end with its last record. */
-static void s_write_task(merge_t *m, const mtask_t *t)
+/*  Adds a slice to sl[*n]. */
+static void s_add_slice(mslice_t *sl, size_t *n, int64_t a, int64_t b, const mrec_t *begin,
+                        const mrec_t *end)
 {
-    mframe_t stack[MERGE_MAX_DEPTH];
+    sl[*n] = (mslice_t){ .a = a, .b = b, .begin = begin, .end = end, .order = *n };
+    ++*n;
+}
+
+/*  The slices of task t (at most one per BEGIN, and one of computing before each
+ *  top-level call and after the last): calls nest as their records say; a call still open
+ *  when an outer one ends, or at the end (the task died in it, the ring lost its END),
+ *  ends there, unfinished.  NULL when out of memory. */
+static mslice_t *s_slices(merge_t *m, const mtask_t *t, size_t *count)
+{
+    size_t nb = 1, n = 0;
+    for (size_t x = 0; x < t->n; x++)
+        nb += t->recs[x].kind == GIMPI_TEV_CALL_BEGIN;
+    mslice_t *sl = malloc(2 * nb * sizeof *sl);
+    if (!sl)
+        return NULL;
+    const mrec_t *stack[MERGE_MAX_DEPTH];
     int depth = 0;
     int64_t idle = t->begin, last = t->begin;
     for (size_t x = 0; x < t->n; x++) {
         const mrec_t *r = &t->recs[x];
         last = r->t;
-        switch (r->kind) {
-        case GIMPI_TEV_CALL_BEGIN:
+        if (r->kind == GIMPI_TEV_CALL_BEGIN) {
             if (depth == 0 && r->t > idle)
-                s_slice(m, t, "compute", 7, "compute", idle, r->t), fputc('}', m->out);
+                s_add_slice(sl, &n, idle, r->t, NULL, NULL);
             if (depth == MERGE_MAX_DEPTH)
                 m->dropped++;
             else
-                stack[depth++].begin = r;
-            break;
-        case GIMPI_TEV_CALL_END: {
+                stack[depth++] = r;
+        } else if (r->kind == GIMPI_TEV_CALL_END) {
             int k = s_find_open(stack, depth, r->ev);
-            if (k < 0) {
+            if (k < 0)
                 m->dropped++;
-                break;
+            while (k >= 0 && depth > k) {
+                depth--;
+                s_add_slice(sl, &n, stack[depth]->t, r->t, stack[depth],
+                            depth == k ? r : NULL);
             }
-            while (depth > k + 1)
-                s_close(m, t, &stack[--depth], NULL, r->t);
-            s_close(m, t, &stack[--depth], r, r->t);
-            if (depth == 0)
+            if (k >= 0 && depth == 0)
                 idle = r->t;
-            break;
-        }
-        case GIMPI_TEV_SEND:
-        case GIMPI_TEV_RECV:
-            if (r->flow)
-                s_flow(m, t, r);
-            break;
-        case GIMPI_TEV_QUEUE:
-            s_ev(m, t, "C", "queue", 5, NULL, r->t);
-            fprintf(m->out, ",\"id\":\"t%x\",\"args\":{\"messages\":%d}}", (unsigned)t->tid,
-                    r->i[0]);
-            break;
-        default:
-            m->lost += r->kind == GIMPI_TEV_LOST ? r->i[0] : 0;
-            s_instant(m, t, r);
-            break;
         }
     }
     if (depth == 0 && last > idle)
-        s_slice(m, t, "compute", 7, "compute", idle, last), fputc('}', m->out);
-    while (depth > 0)
-        s_close(m, t, &stack[--depth], NULL, last);
+        s_add_slice(sl, &n, idle, last, NULL, NULL);
+    while (depth > 0) {
+        depth--;
+        s_add_slice(sl, &n, stack[depth]->t, last, stack[depth], NULL);
+    }
+    qsort(sl, n, sizeof *sl, s_cmp_slices);
+    *count = n;
+    return sl;
+}
+
+/*  Writes record r of task t when it is a point event (a message's end, a counter, an
+ *  instant); nothing for a call's BEGIN or END (slices) or a message never matched. */
+static void s_write_point(merge_t *m, const mtask_t *t, const mrec_t *r)
+{
+    switch (r->kind) {
+    case GIMPI_TEV_CALL_BEGIN:
+    case GIMPI_TEV_CALL_END:
+        break;
+    case GIMPI_TEV_SEND:
+    case GIMPI_TEV_RECV:
+        if (r->flow)
+            s_flow(m, t, r);
+        break;
+    case GIMPI_TEV_QUEUE:
+        s_ev(m, t, "C", "queue", 5, NULL, r->t);
+        fprintf(m->out, ",\"id\":\"t%x\",\"args\":{\"messages\":%d}}", (unsigned)t->tid,
+                r->i[0]);
+        break;
+    default:
+        m->lost += r->kind == GIMPI_TEV_LOST ? r->i[0] : 0;
+        s_instant(m, t, r);
+        break;
+    }
+}
+
+/*  Every event of task t in time order, a slice before a point event at its start (so
+ *  that a flow binds to the slice it is in, for a viewer that sorts stably by time). */
+static int s_write_task(merge_t *m, const mtask_t *t)
+{
+    size_t ns, i = 0, x = 0;
+    mslice_t *sl = s_slices(m, t, &ns);
+    if (!sl)
+        return s_fail(m, "out of memory");
+    while (i < ns || x < t->n) {
+        const mrec_t *r = x < t->n ? &t->recs[x] : NULL;
+        int64_t pt = !r ? INT64_MAX : r->kind == GIMPI_TEV_RECV && r->flow ? r->ft : r->t;
+        if (i < ns && sl[i].a <= pt)
+            s_write_slice(m, t, &sl[i++]);
+        else
+            s_write_point(m, t, &t->recs[x++]);
+    }
+    free(sl);
+    return 0;
 }
 
 /*  The metadata events: each host's process and each task's thread, named and ordered. */
@@ -735,15 +800,17 @@ static void s_write_other(merge_t *m)
             m->cycle ? "true" : "false", m->clamped, m->lost, m->dropped, (long long)m->t0);
 }
 
-/*  Writes the whole JSON document to m->out. */
-static void s_write(merge_t *m)
+/*  Writes the whole JSON document to m->out.  0, or -1 when out of memory. */
+static int s_write(merge_t *m)
 {
     m->first = true;
     fputs("{\"traceEvents\":[", m->out);
     s_write_names(m);
     for (int k = 0; k < m->ntasks; k++)
-        s_write_task(m, &m->tasks[k]);
+        if (s_write_task(m, &m->tasks[k]) < 0)
+            return -1;
     s_write_other(m);
+    return 0;
 }
 
 /*  Frees what the merge holds. */
@@ -763,7 +830,8 @@ static int s_output(merge_t *m, const char *path)
 {
     if (!strcmp(path, "-")) {
         m->out = stdout;
-        s_write(m);
+        if (s_write(m) < 0)
+            return -1;
         return fflush(stdout) == 0 && !ferror(stdout) ? 0
                : s_fail(m, "standard output: %s", strerror(errno));
     }
@@ -773,12 +841,16 @@ static int s_output(merge_t *m, const char *path)
     m->out = fopen(tmp, "w");
     if (!m->out)
         return s_fail(m, "%s: %s", tmp, strerror(errno));
-    s_write(m);
+    int wrote = s_write(m);
     bool bad = ferror(m->out) != 0;
     int e = errno;
     if (fclose(m->out) != 0 && !bad)
         bad = true, e = errno;
     m->out = NULL;
+    if (wrote < 0) {
+        unlink(tmp);
+        return -1;
+    }
     if (bad || rename(tmp, path) < 0) {
         e = bad ? e : errno;
         unlink(tmp);
