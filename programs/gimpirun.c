@@ -93,8 +93,8 @@ static void s_usage(FILE *to)
         "  -grace S        seconds the others get after a task failed, and the tasks\n"
         "                  spawned after the job's own tasks ended (default 10)\n"
         "  -timeout S      bound on the startup (default 60)\n"
-        "  -trace FILE     record every task (on every host: FILE.d must be shared) and\n"
-        "                  merge into Chrome trace-event JSON FILE when the job ends\n",
+        "  -trace FILE     record every task on every host (into FILE.d) and merge their\n"
+        "                  files into Chrome trace-event JSON FILE when the job ends\n",
         GIMPI_DEFAULT_DATALEN, GIMPI_DEFAULT_ACKMARK, GIMPI_DEFAULT_HIWATER);
 }
 
@@ -711,11 +711,11 @@ static void s_ev_host_clock(void *arg, int id, int sec, int usec)
     run_vm_host_clock(arg, id, sec, usec);
 }
 
-/*  An agent read its clock for -trace. */
-static void s_ev_host_time(void *arg, int host, int id, int64_t ns)
+/*  An agent's -trace frame: its clock, its tasks' files. */
+static void s_ev_trace_frame(void *arg, int host, const vmw_msg_t *m)
 {
     assert(arg);
-    run_trace_sample(arg, host, id, ns);
+    run_trace_frame(arg, host, m);
 }
 
 int main(int argc, char **argv)
@@ -726,7 +726,7 @@ int main(int argc, char **argv)
         .task_output = s_ev_task_output, .task_ended = s_ev_task_ended,
         .progress = s_ev_progress, .task_gone = s_ev_task_gone,
         .check_done = s_ev_check_done, .host_clock = s_ev_host_clock,
-        .host_time = s_ev_host_time, .arg = &self,
+        .trace_frame = s_ev_trace_frame, .arg = &self,
     };
     self.ev = &events;
     self.life = run_life_new();

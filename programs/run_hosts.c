@@ -338,8 +338,9 @@ static void s_frame(launcher_t *self, host_t *h, vmw_msg_t *m)
         self->ev->host_clock(self->ev->arg, m->i[0], m->i[1], m->i[2]);
         break;
     case AGENT_TIMED:
-        self->ev->host_time(self->ev->arg, h->index, m->i[0],
-                            (int64_t)((uint64_t)(uint32_t)m->i[1] << 32 | (uint32_t)m->i[2]));
+    case AGENT_TRACE_FILE:
+    case AGENT_TRACE_DONE:
+        self->ev->trace_frame(self->ev->arg, h->index, m);
         break;
     default:
         fprintf(stderr, "gimpirun: host %s: unexpected %s frame from its agent\n",

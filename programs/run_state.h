@@ -43,7 +43,7 @@ typedef struct {
     void (*task_gone)(void *arg, task_t *t);        /* a task's end was counted */
     void (*check_done)(void *arg);                  /* something the loop waits for ended */
     void (*host_clock)(void *arg, int id, int sec, int usec);  /* an agent read its clock */
-    void (*host_time)(void *arg, int host, int id, int64_t ns);  /* TIMED (-trace) */
+    void (*trace_frame)(void *arg, int host, const vmw_msg_t *m); /* TIMED, TRACE_* */
     void *arg;
 } run_events_t;
 

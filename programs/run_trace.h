@@ -29,8 +29,15 @@ void run_trace_hosts(launcher_t *self);
  *  none, and the merge orders their messages).  0, or -1 when some host has none. */
 int run_trace_sync(launcher_t *self);
 
-/*  An agent's TIMED answer: a sample of host's clock (ns) for sample id. */
-void run_trace_sample(launcher_t *self, int host, int id, int64_t ns);
+/*  An agent's -trace frame: TIMED (a sample of its clock), TRACE_FILE (a piece of one of
+ *  its tasks' files, written into the directory here), TRACE_DONE (all sent). */
+void run_trace_frame(launcher_t *self, int host, const vmw_msg_t *m);
+
+/*  The job's tasks have all ended: asks every other host that is up for its tasks' files
+ *  (TRACE_GET; none are sent when the directory is shared), before the agents are told
+ *  to quit.  Returns how many hosts have not answered yet (0: go on), bounded by a
+ *  timer that calls the check_done event when it gives up. */
+int run_trace_collect(launcher_t *self);
 
 /*  Sets GIMPI_TRACE_OFFSET in env (NULL-terminated, with room for one more entry) for a
  *  task on host h: "offset,error" in ns, replacing any there; none when h has no

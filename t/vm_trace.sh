@@ -61,6 +61,49 @@ else
     skip "no netem: the link's delay cannot be set"
 fi
 
+# --- the tasks' files come back through the agents when the other host does not share
+# the directory: there the agent runs with a private, empty file system (tmpfs) over the
+# folder above it, so that it must also make the directory
+if [ $have_py = yes ] && command -v unshare >/dev/null; then
+    # fake_gtev TID HOST: a small valid trace file of a task (one call, its exit)
+    fake_gtev() {
+        python3 - "$1" "$2" <<'PY'
+import struct, sys, time
+tid, host = int(sys.argv[1], 16), sys.argv[2].encode()
+now = time.time_ns()
+head = struct.pack("=IIiiqqq64s64s88x", 0x56455447, 1, tid, 42, 0, 0, now, host, b"fake")
+def rec(kind, ev, t, ints, s=b""):
+    pad = (8 - (48 + len(s)) % 8) % 8
+    return struct.pack("=IHHq6iHHI", 48 + len(s) + pad, kind, ev, t, *ints, len(s), 0, 0) + s + bytes(pad)
+body = rec(1, 26, now + 1000, [0] * 6, b"pvm_mytid") + rec(2, 26, now + 2000, [tid] + [0] * 5)
+sys.stdout.buffer.write(head + body + rec(12, 0, now + 3000, [0] * 6))
+PY
+    }
+    fake_gtev 40001 h0 >"$VM_DIR/fake0.gtev"
+    fake_gtev 80001 h1 >"$VM_DIR/fake1.gtev"
+    cat >"$VM_DIR/faketask" <<EOF
+#!/bin/sh
+if [ "\$GIMPI_HOST" = "$H1" ]; then f=1; else f=0; fi
+cp "$VM_DIR/fake\$f.gtev" "\$GIMPI_TRACE/\$f.gtev"
+exec "$B/t/job_task" info
+EOF
+    cat >"$VM_DIR/agent-own" <<EOF
+#!/bin/sh
+exec unshare -m --propagation private sh -c 'mount -t tmpfs none "\$0" && exec "\$@"' \
+    "$VM_DIR/priv" "$B/programs/gimpi-agent" "\$@"
+EOF
+    chmod +x "$VM_DIR/faketask" "$VM_DIR/agent-own"
+    printf '%s\n' "$H0" "$H1 dx=$VM_DIR/agent-own" >"$VM_DIR/hosts.own"
+    mkdir "$VM_DIR/priv"
+    run -trace "$VM_DIR/priv/own.json" -hostfile "$VM_DIR/hosts.own" -np 2 "$VM_DIR/faketask"
+    okd $([ $rc = 0 ] && [ -f "$VM_DIR/priv/own.json" ]; echo $?) "a host with a file system of its own: its agent makes the directory, sends its tasks' files, the job's trace is merged"
+    python3 "$CHECK" "$VM_DIR/priv/own.json" --threads 2 --processes 2 >"$out" 2>&1
+    okd $? "with the task of each host in it"
+else
+    skip "no python3 or unshare: no private directory on a host"
+    skip "no python3 or unshare"
+fi
+
 # --- a traced master/worker: 4 tasks, 2 hosts
 rm -f "$VM_DIR/mw.json"
 run -trace "$VM_DIR/mw.json" -hostfile "$VM_DIR/hosts" -np 4 "$B/examples/pvm_master_worker" 1000
