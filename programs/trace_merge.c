@@ -581,48 +581,43 @@ static void s_flow(merge_t *m, const mtask_t *t, const mrec_t *r)
 /*  A point event of task t (group, collective, spawn, exit, host, lost records). */
 static void s_instant(merge_t *m, const mtask_t *t, const mrec_t *r)
 {
-    static const char *const names[] = {
-        [GIMPI_TEV_JOIN] = "join", [GIMPI_TEV_LEAVE] = "leave",
-        [GIMPI_TEV_BARRIER_IN] = "barrier_in", [GIMPI_TEV_BARRIER_OUT] = "barrier_out",
-        [GIMPI_TEV_COLL_SEND] = "coll_send", [GIMPI_TEV_SPAWN] = "spawn",
-        [GIMPI_TEV_EXIT] = "exit", [GIMPI_TEV_HOST_ADD] = "host_add",
-        [GIMPI_TEV_HOST_DEL] = "host_del", [GIMPI_TEV_LOST] = "lost",
+    /* per kind: name, category, the string's arg, i[0]'s (a tid when its name is in
+       tids), i[1]'s */
+    static const struct {
+        const char *name, *cat, *str, *i0, *i1;
+    } kinds[] = {
+        [GIMPI_TEV_JOIN] = { "join", "group", "group", "instance", NULL },
+        [GIMPI_TEV_LEAVE] = { "leave", "group", "group", NULL, NULL },
+        [GIMPI_TEV_BARRIER_IN] = { "barrier_in", "group", "group", "count", NULL },
+        [GIMPI_TEV_BARRIER_OUT] = { "barrier_out", "group", "group", "result", NULL },
+        [GIMPI_TEV_COLL_SEND] = { "coll_send", "msg", "op", "dst", "bytes" },
+        [GIMPI_TEV_SPAWN] = { "spawn", "task", "program", "child", NULL },
+        [GIMPI_TEV_EXIT] = { "exit", "task", NULL, "status", NULL },
+        [GIMPI_TEV_HOST_ADD] = { "host_add", "host", "host", "dtid", NULL },
+        [GIMPI_TEV_HOST_DEL] = { "host_del", "host", "host", "dtid", NULL },
+        [GIMPI_TEV_LOST] = { "lost", "task", NULL, "records", NULL },
     };
-    int k = r->kind;
-    bool host = k == GIMPI_TEV_HOST_ADD || k == GIMPI_TEV_HOST_DEL;
-    const char *cat = host ? "host" : k <= GIMPI_TEV_BARRIER_OUT ? "group"
-                    : k == GIMPI_TEV_COLL_SEND ? "msg" : "task";
-    s_ev(m, t, "i", names[k], (int)strlen(names[k]), cat, r->t);
-    fprintf(m->out, ",\"s\":\"%s\",\"args\":{", host ? "p" : "t");
+    const char *tids = " dst child dtid ";
     FILE *o = m->out;
-    const char *sname = k == GIMPI_TEV_COLL_SEND ? "op" : k == GIMPI_TEV_SPAWN ? "program"
-                      : host ? "host" : "group";
-    if (k != GIMPI_TEV_EXIT && k != GIMPI_TEV_LOST) {
-        fprintf(o, "\"%s\":", sname);
+    int k = r->kind;
+    s_ev(m, t, "i", kinds[k].name, (int)strlen(kinds[k].name), kinds[k].cat, r->t);
+    fprintf(o, ",\"s\":\"%s\",\"args\":{", !strcmp(kinds[k].cat, "host") ? "p" : "t");
+    if (kinds[k].str) {
+        fprintf(o, "\"%s\":", kinds[k].str);
         s_jstr(o, r->s, r->slen);
-        fputc(',', o);
     }
-    if (k == GIMPI_TEV_COLL_SEND) {
-        fputs("\"dst\":", o);
-        s_tid(o, r->i[0]);
-        fprintf(o, ",\"bytes\":%d}}", r->i[1]);
-    } else if (k == GIMPI_TEV_SPAWN) {
-        fputs("\"child\":", o);
-        s_tid(o, r->i[0]);
-        fputs("}}", o);
-    } else if (host) {
-        fputs("\"dtid\":", o);
-        s_tid(o, r->i[0]);
-        fputs("}}", o);
-    } else {
-        const char *iname = k == GIMPI_TEV_JOIN ? "instance" : k == GIMPI_TEV_BARRIER_IN
-                          ? "count" : k == GIMPI_TEV_EXIT ? "status" : k == GIMPI_TEV_LOST
-                          ? "records" : "result";
-        if (k == GIMPI_TEV_LEAVE)
-            fputs("}}", o);
+    if (kinds[k].i0) {
+        char word[16];
+        snprintf(word, sizeof word, " %s ", kinds[k].i0);
+        fprintf(o, "%s\"%s\":", kinds[k].str ? "," : "", kinds[k].i0);
+        if (strstr(tids, word))
+            s_tid(o, r->i[0]);
         else
-            fprintf(o, "\"%s\":%d}}", iname, r->i[0]);
+            fprintf(o, "%d", r->i[0]);
     }
+    if (kinds[k].i1)
+        fprintf(o, ",\"%s\":%d", kinds[k].i1, r->i[1]);
+    fputs("}}", o);
 }
 
 /*  An END of call ev: the index of the open call it closes (the innermost of that

@@ -304,6 +304,45 @@ static void t_same_start(void)
     ok(rc == 0 || rc == 77, "valid, nested%s", rc == 77 ? " (not checked)" : "");
 }
 
+/*  Every kind of point event as an instant with its args: valid JSON, each one there. */
+static void t_instants(void)
+{
+    char err[512];
+    buf_t b;
+    s_clear();
+    s_header(&b, 0x40001, "h0", "points", 0, 0);
+    s_rec(&b, 0, GIMPI_TEV_JOIN, 0, 1, "g", 3, 0, 0, 0, 0);
+    s_rec(&b, 0, GIMPI_TEV_BARRIER_IN, 0, 2, "g", 4, 0, 0, 0, 0);
+    s_rec(&b, 0, GIMPI_TEV_BARRIER_OUT, 0, 3, "g", 0, 0, 0, 0, 0);
+    s_rec(&b, 0, GIMPI_TEV_COLL_SEND, 0, 4, "bcast", 0x80001, 64, 0, 0, 0);
+    s_rec(&b, 0, GIMPI_TEV_LEAVE, 0, 5, "g", 0, 0, 0, 0, 0);
+    s_rec(&b, 0, GIMPI_TEV_SPAWN, 0, 6, "worker", 0x40002, 0, 0, 0, 0);
+    s_rec(&b, 0, GIMPI_TEV_HOST_ADD, 0, 7, "node\"9", 0x40000000, 0, 0, 0, 0);
+    s_rec(&b, 0, GIMPI_TEV_HOST_DEL, 0, 8, "node\"9", 0x40000000, 0, 0, 0, 0);
+    s_rec(&b, 0, GIMPI_TEV_LOST, 0, 9, NULL, 17, 0, 0, 0, 0);
+    s_rec(&b, 0, GIMPI_TEV_EXIT, 0, 10, NULL, 3, 0, 0, 0, 0);
+    s_save(&b, "40001.gtev");
+    ok(s_merge(err, sizeof err) == 0, "every kind of point event merges (%s)", err);
+    int rc = s_check("--instants 10 --threads 1");
+    ok(rc == 0 || rc == 77, "as 10 instants, valid JSON%s", rc == 77 ? " (not checked)" : "");
+    const char *want[] = {
+        "\"name\":\"join\",\"cat\":\"group\"", "\"args\":{\"group\":\"g\",\"instance\":3}}",
+        "\"args\":{\"group\":\"g\",\"count\":4}}", "\"args\":{\"group\":\"g\",\"result\":0}}",
+        "\"args\":{\"op\":\"bcast\",\"dst\":\"t80001\",\"bytes\":64}}",
+        "\"name\":\"leave\",\"cat\":\"group\"", "\"args\":{\"group\":\"g\"}}",
+        "\"args\":{\"program\":\"worker\",\"child\":\"t40002\"}}",
+        "\"s\":\"p\",\"args\":{\"host\":\"node\\\"9\",\"dtid\":\"t40000000\"}}",
+        "\"name\":\"host_del\",\"cat\":\"host\"", "\"args\":{\"records\":17}}",
+        "\"name\":\"exit\",\"cat\":\"task\"", "\"args\":{\"status\":3}}",
+        "\"lost_records\":17", NULL,
+    };
+    int missing = 0;
+    for (int k = 0; want[k]; k++)
+        if (!strstr(s_text(), want[k]) && missing++ < 3)
+            diag("missing: %s", want[k]);
+    cmp_ok(missing, "==", 0, "each with its name, category, scope and args");
+}
+
 /*  A file written in the other byte order reads the same. */
 static void t_swapped(void)
 {
@@ -567,6 +606,7 @@ int main(void)
     t_clock_cycle();
     t_unpaired();
     t_same_start();
+    t_instants();
     t_swapped();
     t_bad_files();
     t_truncated();
