@@ -9,7 +9,8 @@
  *  job's reference.  The offset is measured as pvm_hostsync does: round trips to the
  *  host's agent (TIME, answered at once with its clock in ns), the one with the smallest
  *  round trip kept, the offset taken at its middle, half the round trip its error bound.
- *  When the job ends the files are merged (trace_merge.c) and, once merged, removed.
+ *  When the job ends the files are merged (trace_merge.c; a file that a task killed while
+ *  writing left cut short is merged up to its last whole record) and then removed.
  */
 #include "config.h"
 #include "programs/run_trace.h"
@@ -377,10 +378,14 @@ int run_trace_finish(launcher_t *self)
         snprintf(err, sizeof err, "%s/%s", tr->dir, tr->token);
         unlink(err);
     }
-    if (trace_merge(tr->dir, tr->json, err, sizeof err) < 0) {
+    int cut = trace_merge_flags(tr->dir, tr->json, TRACE_MERGE_PARTIAL, err, sizeof err);
+    if (cut < 0) {
         fprintf(stderr, "gimpirun: -trace: %s (the tasks' files stay in %s)\n", err, tr->dir);
         return -1;
     }
+    if (cut > 0)        /* a task killed while it wrote its file */
+        fprintf(stderr, "gimpirun: -trace: %d task file%s cut short, merged up to the last "
+                "whole record\n", cut, cut > 1 ? "s" : "");
     s_clean(tr->dir);
     rmdir(tr->dir);
     return 0;

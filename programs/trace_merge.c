@@ -81,6 +81,8 @@ typedef struct {
     mhost_t *hosts;
     int nhosts;
     int nmsgs, unsent, unreceived, clamped, dropped;
+    bool partial;               /* TRACE_MERGE_PARTIAL */
+    int cut, skipped;           /* files ended early, files skipped (partial only) */
     long lost;
     bool cycle;                 /* the hosts' shifts could not satisfy every message */
     int64_t t0;                 /* the job's earliest time: ts 0 */
@@ -117,10 +119,13 @@ static bool s_is_wait(const char *name, int len)
 
 /* ------------------------------------------------------------------ loading */
 
-/*  The header of t's file (swap: the writer's byte order is not ours). */
+/*  The header of t's file (swap: the writer's byte order is not ours).  0, 1 when it is
+ *  not all there and the merge is partial (the file is skipped), or -1. */
 static int s_header(merge_t *m, mtask_t *t, size_t size, bool *swap)
 {
     gimpi_tev_file_t h;
+    if (size < sizeof h && m->partial)
+        return 1;
     if (size < sizeof h)
         return s_fail(m, "%s: truncated: %zu bytes, a trace file's header alone is %zu",
                       t->name, size, sizeof h);
@@ -180,6 +185,8 @@ static int s_records(merge_t *m, mtask_t *t, size_t size, bool swap)
     int64_t prev = INT64_MIN;
     while (at < size) {
         gimpi_tev_rec_t h;
+        if (size - at < sizeof h && m->partial)
+            break;
         if (size - at < sizeof h)
             return s_fail(m, "%s: truncated: a record at byte %zu has %zu of its %zu "
                           "bytes", t->name, at, size - at, sizeof h);
@@ -196,6 +203,8 @@ static int s_records(merge_t *m, mtask_t *t, size_t size, bool swap)
         if (h.len < sizeof h || h.len % 8 || h.slen > h.len - sizeof h)
             return s_fail(m, "%s: bad record at byte %zu: length %u (string %u)", t->name,
                           at, h.len, h.slen);
+        if (h.len > size - at && m->partial)
+            break;
         if (h.len > size - at)
             return s_fail(m, "%s: truncated: the record at byte %zu is %u bytes, %zu are "
                           "left", t->name, at, h.len, size - at);
@@ -215,6 +224,7 @@ static int s_records(merge_t *m, mtask_t *t, size_t size, bool swap)
             return -1;
         at += h.len;
     }
+    m->cut += at < size;
     if (t->n && t->recs[0].t < t->begin)
         t->begin = t->recs[0].t;
     return 0;
@@ -249,7 +259,15 @@ static int s_load(merge_t *m, const char *dir, const char *name)
     if (got != size)
         return s_fail(m, "%s: read %zu of %zu bytes", path, got, size);
     bool swap;
-    if (s_header(m, t, size, &swap) < 0 || s_records(m, t, size, swap) < 0)
+    int rc = s_header(m, t, size, &swap);
+    if (rc == 1) {                      /* partial: a file not begun yet */
+        free(t->name);
+        free(t->buf);
+        m->ntasks--;
+        m->skipped++;
+        return 0;
+    }
+    if (rc < 0 || s_records(m, t, size, swap) < 0)
         return -1;
     for (int k = 0; k < m->ntasks - 1; k++)
         if (m->tasks[k].tid == t->tid)
@@ -790,9 +808,10 @@ static void s_write_other(merge_t *m)
     fprintf(o, "],\n\"messages\":%d,\"unmatched_sends\":%d,\"unmatched_receives\":%d,"
             "\"clock\":{\"corrected\":%s,\"beyond_error\":%s,\"inconsistent\":%s,"
             "\"flows_clamped\":%d},\"lost_records\":%ld,\"unpaired_calls\":%d,"
-            "\"t0_ns\":%lld}}}\n", m->nmsgs, m->unreceived, m->unsent,
-            shifted || m->clamped ? "true" : "false", beyond ? "true" : "false",
-            m->cycle ? "true" : "false", m->clamped, m->lost, m->dropped, (long long)m->t0);
+            "\"files_cut_short\":%d,\"files_skipped\":%d,\"t0_ns\":%lld}}}\n", m->nmsgs,
+            m->unreceived, m->unsent, shifted || m->clamped ? "true" : "false",
+            beyond ? "true" : "false", m->cycle ? "true" : "false", m->clamped, m->lost,
+            m->dropped, m->cut, m->skipped, (long long)m->t0);
 }
 
 /*  Writes the whole JSON document to m->out.  0, or -1 when out of memory. */
@@ -856,10 +875,18 @@ static int s_output(merge_t *m, const char *path)
 
 int trace_merge(const char *dir, const char *json_out, char *err, size_t errlen)
 {
+    return trace_merge_flags(dir, json_out, 0, err, errlen) < 0 ? -1 : 0;
+}
+
+int trace_merge_flags(const char *dir, const char *json_out, int flags, char *err,
+                      size_t errlen)
+{
     assert(dir && json_out && err);
-    merge_t m = { .err = err, .errlen = errlen };
+    merge_t m = { .err = err, .errlen = errlen, .partial = flags & TRACE_MERGE_PARTIAL };
     err[0] = 0;
     int rc = s_load_dir(&m, dir);
+    if (rc == 0 && m.ntasks == 0)
+        rc = s_fail(&m, "%s: no task's file has its whole header yet", dir);
     if (rc == 0)
         rc = s_hosts(&m);
     if (rc == 0)
@@ -871,16 +898,18 @@ int trace_merge(const char *dir, const char *json_out, char *err, size_t errlen)
         rc = s_output(&m, json_out);
     }
     s_free(&m);
-    return rc;
+    return rc < 0 ? -1 : m.cut + m.skipped;
 }
 
 /*  gimpi-trace merge's synopsis. */
 static void s_merge_usage(FILE *to)
 {
-    fputs("usage: gimpi-trace merge DIR [-o FILE.json]\n"
+    fputs("usage: gimpi-trace merge DIR [-o FILE.json] [--partial]\n"
           "  merges the per-task trace files DIR/*.gtev of a job (written by tasks run\n"
           "  with GIMPI_TRACE=DIR) into one Chrome trace-event JSON file, which\n"
-          "  ui.perfetto.dev and chrome://tracing open (default output: DIR.json)\n", to);
+          "  ui.perfetto.dev and chrome://tracing open (default output: DIR.json);\n"
+          "  --partial: the job still runs, or a task died writing: files cut short\n"
+          "  are merged up to their last whole record\n", to);
 }
 
 int trace_merge_main(int argc, char **argv)
@@ -889,9 +918,12 @@ int trace_merge_main(int argc, char **argv)
     if (i < argc && !strcmp(argv[i], "merge"))
         i++;
     const char *dir = NULL, *out = NULL;
+    int flags = 0;
     for (; i < argc; i++) {
         if (!strcmp(argv[i], "-o") && i + 1 < argc && argv[i + 1][0])
             out = argv[++i];
+        else if (!strcmp(argv[i], "-p") || !strcmp(argv[i], "--partial"))
+            flags |= TRACE_MERGE_PARTIAL;
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             s_merge_usage(stdout);
             return 0;
@@ -914,9 +946,13 @@ int trace_merge_main(int argc, char **argv)
         snprintf(def, sizeof def, "%.*s.json", (int)l, dir);
         out = def;
     }
-    if (trace_merge(dir, out, err, sizeof err) < 0) {
+    int cut = trace_merge_flags(dir, out, flags, err, sizeof err);
+    if (cut < 0) {
         fprintf(stderr, "gimpi-trace: %s\n", err);
         return 1;
     }
+    if (cut > 0)
+        fprintf(stderr, "gimpi-trace: %d file%s of %s cut short: merged up to their last "
+                "whole record\n", cut, cut > 1 ? "s" : "", dir);
     return 0;
 }

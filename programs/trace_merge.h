@@ -19,7 +19,18 @@
  *  first that is truncated or not a trace is named in err.  0, or -1 with err set. */
 int trace_merge(const char *dir, const char *json_out, char *err, size_t errlen);
 
-/*  `gimpi-trace merge DIR [-o FILE.json]` (argv[0] is the program or the word "merge";
+enum {
+    TRACE_MERGE_PARTIAL = 1,    /* files still being written, or cut short by a task's
+                                   death: a header not all there skips the file, a last
+                                   record not all there ends it (otherData counts both) */
+};
+
+/*  trace_merge with flags (TRACE_MERGE_PARTIAL).  The number of files cut short or
+ *  skipped (0 without the flag), or -1 with err set. */
+int trace_merge_flags(const char *dir, const char *json_out, int flags, char *err,
+                      size_t errlen);
+
+/*  `gimpi-trace merge DIR [-o FILE.json] [--partial]` (argv[0] is the program or the word "merge";
  *  a "merge" that follows the program is skipped too).  The output defaults to DIR.json.
  *  Returns the exit status: 0, 1 on a failed merge, 2 on a usage error. */
 int trace_merge_main(int argc, char **argv);

@@ -481,9 +481,31 @@ static void t_truncated(void)
                 diag("cut at %zu: rc %d: %s", n, rc, err);
         }
     }
-    free(b.b);
     cmp_ok(wrong, "==", 0, "all %zu truncations: refused as truncated, but at the %zu "
            "record boundaries", b.n, nb);
+    wrong = 0;
+    int badjson = 0;
+    for (size_t n = 0; n < b.n; n++) {
+        s_write_cut(&b, n);
+        bool boundary = false;
+        for (size_t k = 0; k < nb; k++)
+            boundary |= bounds[k] == n;
+        int rc = trace_merge_flags(s_dir, s_json, TRACE_MERGE_PARTIAL, err, sizeof err);
+        int want = n < 256 ? -1 : boundary ? 0 : 1;
+        if (rc != want || (rc < 0 && !strstr(err, "whole header yet"))) {
+            if (wrong++ < 3)
+                diag("partial, cut at %zu: rc %d, not %d: %s", n, rc, want, err);
+        } else if (rc == 1 && n % 40 == 0) {
+            int c = s_check("");
+            badjson += c != 0 && c != 77;
+        }
+    }
+    free(b.b);
+    cmp_ok(wrong, "==", 0, "partial: each cut merged up to its last whole record (one file "
+           "cut short), a header not all there refused");
+    cmp_ok(badjson, "==", 0, "partial: the merged ones checked are valid");
+    ok(strstr(s_text(), "\"files_cut_short\":1,\"files_skipped\":0"),
+       "otherData counts the file cut short");
 }
 
 /*  Random byte flips in a valid file: the merge refuses or merges, never crashes, names
@@ -584,6 +606,8 @@ static void t_main(void)
     char *a2[] = { "merge", dirslash, NULL };
     cmp_ok(trace_merge_main(2, a2), "==", 0, "merge DIR/ (argv from the word merge)");
     ok(access(def, F_OK) == 0, "writes DIR.json by default");
+    char *a6[] = { "merge", s_dir, "--partial", "-o", out, NULL };
+    cmp_ok(trace_merge_main(5, a6), "==", 0, "merge DIR --partial");
     char *a3[] = { "merge", NULL };
     cmp_ok(trace_merge_main(1, a3), "==", 2, "no DIR: usage, status 2");
     char *a4[] = { "merge", s_dir, "-x", NULL };
