@@ -26,8 +26,9 @@ PACKAGES="build-essential autoconf automake libtool pkg-config libzmq3-dev libso
 FUZZ_PACKAGES="clang libclang-rt-dev"
 # PVM's own example programs, which the test suite builds with gimpicc (t/pvm_examples.sh)
 # and runs unchanged (t/pvm_abi_run.sh, with NetPIPE's NPpvm), and gfortran for the
-# Fortran binding's tests (t/fortran*.sh; they skip without it)
-CHECK_PACKAGES="pvm pvm-dev pvm-examples netpipe-pvm gfortran"
+# Fortran binding's tests (t/fortran*.sh; they skip without it), python3 for the trace
+# checker (t/trace_json_check.py)
+CHECK_PACKAGES="pvm pvm-dev pvm-examples netpipe-pvm gfortran python3"
 # headless Chromium, in which t/trace_html.sh opens gimpi-trace's page (it skips without)
 CHECK_PACKAGES="$CHECK_PACKAGES chromium"
 

@@ -202,3 +202,46 @@ pvmhdr() { bytes 80 1 "$1" "$2"; be32 "$3"; be64 "$4"; }
 { pvmhdr 2 8 0 0; } | seed fuzz_pvm_header bad-flags
 { pvmhdr 0 4 0 4; be32 77; bytes 0 0 0 42; } | seed fuzz_pvm_header inline-wid
 { pvmhdr 1 7 5 70000; be32 -3; be64 9; } | seed fuzz_pvm_header bcast-wid
+
+# fuzz_trace_merge: a flags byte (bit 0: partial; bits 1-2: files - 1), then the files,
+# each but the last after its length (2 bytes, little-endian); each file a task's trace
+# (base/gimpi_tev.h) in this machine's order: header, then records.
+python3 - <<'PY'
+import os, struct
+os.makedirs('fuzz_trace_merge', exist_ok=True)
+T0 = 1790000000000000000
+def head(tid, host, prog, off=0, err=0):
+    return struct.pack('<IIiiqqq64s64s88x', 0x56455447, 1, tid, 42, off, err, T0 - off,
+                       host.encode(), prog.encode())
+def rec(kind, ev, us, ints=(), s=b'', off=0):
+    i = (list(ints) + [0] * 6)[:6]
+    pad = (8 - (48 + len(s)) % 8) % 8
+    return struct.pack('<IHHq6iHHI', 48 + len(s) + pad, kind, ev, T0 + us * 1000 - off, *i,
+                       len(s), 0, 0) + s + bytes(pad)
+def inp(flags, files):
+    b = bytes([flags | (len(files) - 1) << 1])
+    for f in files[:-1]:
+        b += struct.pack('<H', len(f)) + f
+    return b + files[-1]
+send = head(0x40001, 'h0', 'master') + rec(1, 33, 10, (0x80001, 7), b'pvm_send') \
+    + rec(3, 0, 11, (0x80001, 7, 0, 64, 1)) + rec(2, 33, 12) + rec(12, 0, 20)
+recv = head(0x80001, 'h1', 'worker', 5000, 9000) + rec(1, 36, 5, (-1, 7), b'pvm_recv', 5000) \
+    + rec(5, 0, 8, (1,), off=5000) + rec(4, 0, 9, (0x40001, 7, 0, 64, 1), off=5000) \
+    + rec(2, 36, 9, (1,), off=5000) + rec(12, 0, 30, off=5000)
+points = head(0x40002, 'h0', 'points') + rec(6, 0, 1, (3,), b'g') + rec(8, 0, 2, (2,), b'g') \
+    + rec(9, 0, 3, (0,), b'g') + rec(10, 0, 4, (0x80001, 8), b'bcast') + rec(7, 0, 5, (), b'g') \
+    + rec(11, 0, 6, (0x40003,), b'w') + rec(13, 0, 7, (0x40000000,), b'h2') \
+    + rec(15, 0, 8, (4,)) + rec(1, 20, 9, (), b'pvm_bcast') + rec(1, 24, 9, (), b'pvm_mcast') \
+    + rec(2, 20, 10)
+seeds = {
+    'flow': inp(0, [send, recv]),
+    'backwards': inp(0, [send, recv.replace(struct.pack('<q', T0 + 9000 - 5000),
+                                            struct.pack('<q', T0 + 1000 - 5000))]),
+    'points': inp(0, [points]),
+    'three': inp(0, [send, recv, points]),
+    'cut-partial': inp(1, [send, recv[:-20]]),
+    'cut-strict': inp(0, [send[:-20]]),
+}
+for name, b in seeds.items():
+    open('fuzz_trace_merge/' + name, 'wb').write(b)
+PY

@@ -21,6 +21,7 @@
 #include "base/gimpi_bind.h"
 #include "base/gimpi_hostset.h"
 #include "base/gimpi_key.h"
+#include "base/gimpi_tev.h"
 #include "net/gimpi_host.h"
 #include "task/gimpi_job.h"
 #include "server/gimpi_loop.h"
@@ -28,6 +29,7 @@
 
 #include <arpa/inet.h>
 #include <assert.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -43,9 +45,11 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #define LINE_MAX_BYTES 65536
@@ -494,6 +498,92 @@ static void s_clock(agent_t *self, int id)
     s_send(self, f, flen);
 }
 
+/*  TIME: this host's CLOCK_REALTIME in ns, at once (gimpirun -trace measures the offset
+ *  of this host's clock from its own over round trips, as pvm_hostsync does). */
+static void s_time(agent_t *self, int id)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    size_t flen;
+    uint8_t *f = vmw_encode(&flen, AGENT_TIMED, id, (int)(uint32_t)(ns >> 32),
+                            (int)(uint32_t)ns);
+    s_send(self, f, flen);
+}
+
+/*  TRACE_DIR: makes the job's trace directory here, and the folders above it, so that
+ *  the tasks can write their files (gimpirun -trace; a shared one is there already). */
+static void s_trace_dir(agent_t *self, const char *dir)
+{
+    char path[PATH_MAX];
+    if (dir[0] != '/' || snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
+        return;
+    for (char *p = path + 1;; p++) {
+        if (*p && *p != '/')
+            continue;
+        char c = *p;
+        *p = 0;
+        if (mkdir(path, 0777) < 0 && errno != EEXIST) {
+            fprintf(stderr, "gimpi-agent on %s: cannot make the trace directory %s: %s\n",
+                    self->host, path, strerror(errno));
+            return;
+        }
+        if (!c)
+            return;
+        *p = c;
+    }
+}
+
+/*  TRACE_GET: the trace files of the job's tasks in dir (gimpirun -trace, at the job's
+ *  end: the tasks here have ended), sent as TRACE_FILE frames of at most
+ *  AGENT_TRACE_CHUNK bytes, then TRACE_DONE with their count and 0 or the last errno.
+ *  When dir holds the file token (gimpirun made it there), the directory is the
+ *  launcher's own, shared: nothing is sent.  Only regular files, never through a link. */
+static void s_trace_get(agent_t *self, const char *dir, const char *token)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    bool shared = token[0] && !strchr(token, '/')
+                  && snprintf(path, sizeof path, "%s/%s", dir, token) < (int)sizeof path
+                  && lstat(path, &st) == 0;
+    DIR *d = shared ? NULL : opendir(dir);
+    int nfiles = 0, err = shared || d ? 0 : errno;
+    uint8_t *buf = d ? malloc(AGENT_TRACE_CHUNK) : NULL;
+    size_t sl = strlen(GIMPI_TEV_SUFFIX), flen;
+    struct dirent *e;
+    while (buf && (e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (e->d_name[0] == '.' || l <= sl || strcmp(e->d_name + l - sl, GIMPI_TEV_SUFFIX)
+            || snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path)
+            continue;
+        int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+            err = fd < 0 ? errno : err;
+            if (fd >= 0)
+                close(fd);
+            continue;
+        }
+        ssize_t r;
+        int64_t off = 0;
+        while (off <= INT32_MAX - AGENT_TRACE_CHUNK && (r = read(fd, buf, AGENT_TRACE_CHUNK)) > 0) {
+            uint8_t *f = vmw_encode(&flen, AGENT_TRACE_FILE, e->d_name, (int)off, buf,
+                                    (size_t)r);
+            s_send(self, f, flen);
+            off += r;
+        }
+        close(fd);
+        nfiles += off > 0;
+        unlink(path);               /* a copy of what is now the launcher's */
+    }
+    free(buf);
+    if (d) {
+        closedir(d);
+        rmdir(dir);                 /* when the tasks left nothing else there */
+    }
+    uint8_t *f = vmw_encode(&flen, AGENT_TRACE_DONE, nfiles, shared, err);
+    s_send(self, f, flen);
+}
+
 /*  PROBE: can this host open a TCP connection to addr (a name or an IPv4 address) at
  *  port, the job's groupd?  Answers PROBED: 0, or the errno and its text.  The connect
  *  is bounded by AGENT_PROBE_MS; it comes before any task of a host added later, so the
@@ -552,6 +642,12 @@ static void s_on_input(gimpi_loop_t *loop, int fd, int events, void *arg)
             s_quit(self);
         else if (m.type == AGENT_CLOCK)
             s_clock(self, m.i[0]);
+        else if (m.type == AGENT_TIME)
+            s_time(self, m.i[0]);
+        else if (m.type == AGENT_TRACE_GET)
+            s_trace_get(self, m.s[0], m.s[1]);
+        else if (m.type == AGENT_TRACE_DIR)
+            s_trace_dir(self, m.s[0]);
         else if (m.type == AGENT_PROBE)
             s_probe(self, m.s[0], m.i[1]);
         vmw_msg_free(&m);

@@ -32,6 +32,7 @@
 #include "programs/run_pvmabi.h"
 #include "programs/run_jobfile.h"
 #include "programs/run_catchfwd.h"
+#include "programs/run_trace.h"
 #include "programs/proctree.h"
 #include "base/gimpi_key.h"
 #include "net/gimpi_host.h"
@@ -91,7 +92,9 @@ static void s_usage(FILE *to)
         "  -tagub T        largest tag offered (default 2147483647)\n"
         "  -grace S        seconds the others get after a task failed, and the tasks\n"
         "                  spawned after the job's own tasks ended (default 10)\n"
-        "  -timeout S      bound on the startup (default 60)\n",
+        "  -timeout S      bound on the startup (default 60)\n"
+        "  -trace FILE     record every task on every host (into FILE.d) and merge their\n"
+        "                  files into Chrome trace-event JSON FILE when the job ends\n",
         GIMPI_DEFAULT_DATALEN, GIMPI_DEFAULT_ACKMARK, GIMPI_DEFAULT_HIWATER);
 }
 
@@ -179,7 +182,13 @@ static void s_option(launcher_t *self, int argc, char **argv, int *i, int *np, b
         self->grace_s = (int)s_num(o, *i + 1 < argc ? argv[++*i] : NULL, 0, 86400);
     else if (!strcmp(o, "-timeout"))
         self->timeout_s = (int)s_num(o, *i + 1 < argc ? argv[++*i] : NULL, 1, 86400);
-    else if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+    else if (!strcmp(o, "-trace")) {
+        const char *file = s_str(o, i, argc, argv);
+        if (!self->trace && !(self->trace = run_trace_new(file, err, sizeof err))) {
+            fprintf(stderr, "gimpirun: %s\n", err);
+            exit(2);
+        }
+    } else if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
         s_usage(stdout);
         exit(0);
     } else {
@@ -419,6 +428,7 @@ static int s_start_task(launcher_t *self, task_t *t, int tables_fd)
         return rc;
     }
     char **env = run_export_env(&h->info, 4);
+    run_trace_env(self, h, env);
     char wd[PATH_MAX], spec[80], cl[40], lo[40];
     run_addr_spec(self->myaddr, self->ifspec, spec, sizeof spec);
     int k = 0;
@@ -604,6 +614,7 @@ static int s_run(launcher_t *self)
                         self->hosts[self->tasks[i]->host]->info.name);
                 return 1;
             }
+        run_trace_sync(self);       /* -trace: the hosts' clocks against ours */
         if (run_vm_start(self, err, sizeof err) < 0) {
             fprintf(stderr, "gimpirun: %s\n", err);
             return 1;
@@ -660,6 +671,7 @@ static int s_run(launcher_t *self)
     if (self->nrunning > 0 || self->nstreams > 0 || run_hosts_busy(self))
         gimpi_loop_run(self->loop);
     run_vm_fini(self);
+    run_trace_finish(self);     /* -trace: the tasks' files merged */
     run_catchfwd_destroy(&self->catchfwd);
     run_jobfile_remove();
     gimpi_loop_destroy(&self->loop);
@@ -679,6 +691,7 @@ static void s_ev_host_changed(void *arg)
 {
     launcher_t *self = arg;
     assert(self);
+    run_trace_hosts(self);      /* -trace: a host that came up gets its clock measured */
     run_vm_publish(self);
     run_vm_progress(self);
 }
@@ -738,6 +751,13 @@ static void s_ev_host_clock(void *arg, int id, int sec, int usec)
     run_vm_host_clock(arg, id, sec, usec);
 }
 
+/*  An agent's -trace frame: its clock, its tasks' files. */
+static void s_ev_trace_frame(void *arg, int host, const vmw_msg_t *m)
+{
+    assert(arg);
+    run_trace_frame(arg, host, m);
+}
+
 int main(int argc, char **argv)
 {
     launcher_t self = { .sigfd = -1, .tidbase = -1 };
@@ -745,7 +765,8 @@ int main(int argc, char **argv)
         .host_changed = s_ev_host_changed, .task_started = s_ev_task_started,
         .task_output = s_ev_task_output, .task_ended = s_ev_task_ended,
         .progress = s_ev_progress, .task_gone = s_ev_task_gone,
-        .check_done = s_ev_check_done, .host_clock = s_ev_host_clock, .arg = &self,
+        .check_done = s_ev_check_done, .host_clock = s_ev_host_clock,
+        .trace_frame = s_ev_trace_frame, .arg = &self,
     };
     self.ev = &events;
     self.life = run_life_new();
@@ -777,6 +798,7 @@ int main(int argc, char **argv)
     run_hosts_fini(&self);
     run_tasks_free(&self);
     run_life_destroy(&self.life);
+    run_trace_destroy(&self.trace);
     gimpi_hostset_destroy(&self.hostset);
     impi_tables_destroy(&self.tables);
     impi_client_destroy(&self.client);

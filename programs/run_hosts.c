@@ -337,6 +337,11 @@ static void s_frame(launcher_t *self, host_t *h, vmw_msg_t *m)
     case AGENT_CLOCKED:
         self->ev->host_clock(self->ev->arg, m->i[0], m->i[1], m->i[2]);
         break;
+    case AGENT_TIMED:
+    case AGENT_TRACE_FILE:
+    case AGENT_TRACE_DONE:
+        self->ev->trace_frame(self->ev->arg, h->index, m);
+        break;
     default:
         fprintf(stderr, "gimpirun: host %s: unexpected %s frame from its agent\n",
                 h->info.name, vmw_name(m->type));

@@ -43,6 +43,7 @@ typedef struct {
     void (*task_gone)(void *arg, task_t *t);        /* a task's end was counted */
     void (*check_done)(void *arg);                  /* something the loop waits for ended */
     void (*host_clock)(void *arg, int id, int sec, int usec);  /* an agent read its clock */
+    void (*trace_frame)(void *arg, int host, const vmw_msg_t *m); /* TIMED, TRACE_* */
     void *arg;
 } run_events_t;
 
@@ -152,6 +153,7 @@ struct launcher_t {
     gimpi_key_t key;            /* the job's key, sent to every agent first */
     struct run_vm_t *vm;        /* run_vm.c's own: groupd's endpoint, the manager, requests */
     struct run_catchfwd_t *catchfwd;  /* caught output handed to catching tasks here */
+    struct run_trace_t *trace;  /* -trace: the trace's directory, the hosts' clocks */
     const run_events_t *ev;     /* where run_hosts.c and run_tasks.c report */
 };
 

@@ -18,6 +18,7 @@
 #include "programs/run_tasks.h"
 #include "programs/run_hosts.h"
 #include "programs/run_proc.h"
+#include "programs/run_trace.h"
 #include "programs/proctree.h"
 #include "programs/run_catchfwd.h"
 #include "task/gimpi_catch.h"
@@ -257,6 +258,8 @@ void run_tasks_check_done(launcher_t *self)
     }
     if (self->nrunning > 0 || self->nstreams > 0)
         return;
+    if (run_trace_collect(self) > 0)
+        return;                         /* -trace: the agents send their tasks' files first */
     for (int i = 0; i < self->nhosts; i++)
         run_hosts_quit(self, self->hosts[i]);
     if (!run_hosts_busy(self))

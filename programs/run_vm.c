@@ -16,6 +16,7 @@
 #include "programs/run_hosts.h"
 #include "programs/run_proc.h"
 #include "programs/run_tasks.h"
+#include "programs/run_trace.h"
 #include "base/gimpi_findprog.h"
 #include "task/gimpi_job.h"
 #include "base/gimpi_tunables.h"
@@ -469,6 +470,7 @@ static void s_spawn(launcher_t *self, int token, vmw_msg_t *m)
         snprintf(buf, sizeof buf, "%s=%d", GIMPI_ENV_TID, t->tid);
         if (tenv)
             tenv[k++] = strdup(buf);
+        run_trace_env(self, h, tenv);   /* -trace: this host's clock offset */
         int code = 0;
         if (!tenv)
             t->start_err = GIMPI_ENOMEM;

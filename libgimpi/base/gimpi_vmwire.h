@@ -39,6 +39,12 @@
     X(AGENT_PROBE,   0x0D, "si")     /* -> agent: can this host connect to address, port? */  \
     X(AGENT_PROBED,  0x0E, "is")     /* agent ->: 0 or an errno, a message naming the cause */ \
     X(AGENT_KEYFP,   0x0F, "s")      /* -> agent, first: the key's fingerprint, not the key */  \
+    X(AGENT_TIME,    0x10, "i")      /* -> agent: a sample id: read CLOCK_REALTIME (-trace) */  \
+    X(AGENT_TIMED,   0x11, "iii")    /* agent ->: the id, that clock in ns: high, low 32 bits */ \
+    X(AGENT_TRACE_GET, 0x12, "ss")   /* -> agent: the trace directory, a file there if shared */ \
+    X(AGENT_TRACE_DIR, 0x15, "s")    /* -> agent: make the trace directory (before any task) */ \
+    X(AGENT_TRACE_FILE, 0x13, "sib") /* agent ->: a trace file's name, offset, bytes */        \
+    X(AGENT_TRACE_DONE, 0x14, "iii") /* agent ->: files sent, 1 if shared, 0 or an errno */     \
     /* task -> manager (VMREQ) and the manager's answers */                               \
     X(VM_SPAWN, 0x21, "ssvviii") /* file, where, argv, env, flags, n, first tid */        \
     X(VM_ADDHOSTS, 0x22, "v")  /* hostfile lines */                                       \
@@ -53,13 +59,15 @@ enum { AGENT_FRAMES(AGENT_X_ENUM) };
 #undef AGENT_X_ENUM
 
 enum {
-    AGENT_VERSION = 4,              /* 2: START carries the core plan's place and count;
+    AGENT_VERSION = 5,              /* 2: START carries the core plan's place and count;
                                        3: CLOCK (pvm_hostsync); 4: PROBE (a host added
-                                       later reaches the job's address) */
+                                       later reaches the job's address); 5: TIME, TRACE_*
+                                       (gimpirun -trace: clock offsets, the tasks' files) */
     AGENT_PROBE_MS = 3000,          /* the longest a PROBE's connect may take */
     AGENT_MAX_FRAME = 16 << 20,     /* a frame's length field at most (16 MiB: the
                                        startup tables of 4096 tasks fit many times) */
     AGENT_MAX_FIELDS = 8,
+    AGENT_TRACE_CHUNK = 1 << 20,    /* a TRACE_FILE frame's bytes at most */
     AGENT_MAX_VECTOR = 4096,        /* strings in one v field (argv, environment) */
     /* START flags */
     AGENT_START_STATIC = 1,         /* a task of the launcher's IMPI client: listen, wait
