@@ -8,6 +8,7 @@
  *  when it comes back and needs to block.  See doc/data-plane.md for the design.
  */
 #include "net/msg_internal.h"
+#include "net/msg_status_hook.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -291,6 +292,19 @@ static void s_ask_alive(gimpi_msg_t *self)
             msg_peer_lost(self, set[i]);
 }
 
+/*  Runs a hook of a blocked call without the context's lock: the blocked hook, or (status)
+ *  the live view's, told how long the call has waited (msg_status_hook.h). */
+static void s_run_wait_hook(gimpi_msg_t *self, bool status, int waited_ms)
+{
+    msg_hook_t h = status ? self->hooks.status : self->hooks.blocked;
+    pthread_mutex_unlock(&self->mu);
+    if (h.fn && status)
+        ((gimpi_msg_status_fn)h.fn)(h.arg, waited_ms);
+    else if (h.fn)
+        ((gimpi_msg_hook_fn)h.fn)(h.arg);
+    pthread_mutex_lock(&self->mu);
+}
+
 /*  Blocks the calling application thread until pred holds, driving the sockets itself:
  *  a short spin, then poll().  poll_cap_ms bounds one poll (for predicates that depend on
  *  time).  Returns 0, or GIMPI_ESYSERR when the context timeout (or deadline_us when not
@@ -339,6 +353,8 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
     int64_t next_ask = start + live_us;
     int64_t note_at = self->hooks.blocked.fn && self->hooks.note_ms > 0
                     ? start + (int64_t)self->hooks.note_ms * 1000 : 0;
+    int64_t status_at = self->hooks.status.fn ? start + (int64_t)self->hooks.status_ms * 1000
+                                              : 0;
     unsigned looks = 0;
     int64_t now = start;
     while (!pred(self, arg)) {
@@ -356,13 +372,10 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
             rc = GIMPI_ESYSERR;
             break;
         }
-        if (note_at && now >= note_at) {
-            note_at = 0;
-            gimpi_msg_hook_fn fn = (gimpi_msg_hook_fn)self->hooks.blocked.fn;
-            void *harg = self->hooks.blocked.arg;
-            pthread_mutex_unlock(&self->mu);
-            fn(harg);
-            pthread_mutex_lock(&self->mu);
+        if ((note_at && now >= note_at) || (status_at && now >= status_at)) {
+            bool status = status_at && now >= status_at;    /* (the live view's) */
+            *(status ? &status_at : &note_at) = 0;
+            s_run_wait_hook(self, status, (int)((now - start) / 1000));
             continue;
         }
         if (self->hooks.alive.fn && live_us > 0 && now >= next_ask) {
@@ -382,8 +395,10 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
             int64_t left = deadline ? (deadline - now + 999) / 1000 : 1000;
             if (self->hooks.alive.fn && live_us > 0 && (next_ask - now + 999) / 1000 < left)
                 left = (next_ask - now + 999) / 1000;
-            if (note_at && (note_at - now + 999) / 1000 < left)
-                left = (note_at - now + 999) / 1000;
+            int64_t hook_at = note_at && (!status_at || note_at < status_at) ? note_at
+                                                                              : status_at;
+            if (hook_at && (hook_at - now + 999) / 1000 < left)
+                left = (hook_at - now + 999) / 1000;
             t = left > 1000 ? 1000 : (int)left;
             if (poll_cap_ms > 0 && t > poll_cap_ms)
                 t = poll_cap_ms;
