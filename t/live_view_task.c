@@ -1,0 +1,65 @@
+/*  t/live_view_task.c — a PVM program that hangs on purpose, for t/live_view.sh: started
+ *  from the shell on the test's groupd, it prints "ready t<tid>" and then obeys lines on
+ *  stdin, answering each with one line, so that the script knows where it is without
+ *  sleeping:
+ *    recv TID TAG     pvm_recv(TID (hex, -1: any), TAG): "recv BUFID" once it returns
+ *    trecv TID TAG S  pvm_trecv(TID, TAG, S seconds): "trecv BUFID" once it returns
+ *    send TID TAG     one int to TID with TAG: "sent RC"
+ *    join GROUP       pvm_joingroup: "joined INST"
+ *    barrier G N      pvm_barrier(G, N): "barrier RC" once it returns
+ *    exit             pvm_exit, then the process ends ("bye" first)
+ *  End of input is exit.
+ */
+#include "pvm3.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+/*  Obeys one command line; 1 when the program must end. */
+static int s_command(char *line)
+{
+    char cmd[32] = "", a[256] = "", b[32] = "", c[32] = "";
+    if (sscanf(line, "%31s %255s %31s %31s", cmd, a, b, c) < 1)
+        return 0;
+    int tid = !strcmp(a, "-1") ? -1 : (int)strtol(a, NULL, 16);
+    if (!strcmp(cmd, "recv"))
+        printf("recv %d\n", pvm_recv(tid, atoi(b)));
+    else if (!strcmp(cmd, "trecv")) {
+        struct timeval tmout = { atoi(c), 0 };
+        printf("trecv %d\n", pvm_trecv(tid, atoi(b), &tmout));
+    } else if (!strcmp(cmd, "send")) {
+        int v = 42;
+        pvm_initsend(PvmDataDefault);
+        pvm_pkint(&v, 1, 1);
+        printf("sent %d\n", pvm_send(tid, atoi(b)));
+    } else if (!strcmp(cmd, "join"))
+        printf("joined %d\n", pvm_joingroup(a));
+    else if (!strcmp(cmd, "barrier"))
+        printf("barrier %d\n", pvm_barrier(a, atoi(b)));
+    else if (!strcmp(cmd, "exit"))
+        return 1;
+    else
+        printf("unknown %s\n", cmd);
+    fflush(stdout);
+    return 0;
+}
+
+/*  Enrols, then obeys stdin until exit or its end. */
+int main(void)
+{
+    int me = pvm_mytid();
+    if (me < 0)
+        return 1;
+    printf("ready t%x\n", (unsigned)me);
+    fflush(stdout);
+    char line[512];
+    while (fgets(line, sizeof line, stdin))
+        if (s_command(line))
+            break;
+    printf("bye\n");
+    fflush(stdout);
+    pvm_exit();
+    return 0;
+}
