@@ -5,7 +5,8 @@
 # peer and that the peer runs; once the message comes the status is cleared; a timed
 # receive from a task that then exits says "has exited"; a barrier that one member never
 # enters names the call, the time and the member that has not arrived, and is cleared
-# when it enters (arbitrated by groupd, then the next one on the data plane).  Each diagnosis must come from one question answered within 1 s, and
+# when it enters (arbitrated by groupd, then the next one on the data plane); a read of
+# the message box that waits for its entry likewise.  Each diagnosis must come from one question answered within 1 s, and
 # show within 5 s of the hang's start (GIMPI_STATUS_AFTER is 250 ms).  The tasks answer
 # each command with a line, so the script knows where they are; the view is polled,
 # bounded, never slept on.
@@ -15,7 +16,7 @@ top_builddir=${top_builddir:-.}
 STAT="$top_builddir/programs/gimpi-stat"
 G="$top_builddir/programs/gimpi"
 TASK="$top_builddir/t/live_view_task"
-echo "1..22"
+echo "1..25"
 export GIMPI_GROUPD="ipc://$tmp/gd"
 unset GIMPI_GROUPD_IDLE GIMPI_STATUS_AFTER
 out="$tmp/view"
@@ -144,6 +145,16 @@ say d "barrier lv 3"
 ok $? "which returns 0 everywhere once t$d enters"
 lacks "pvm_barrier"
 okd $? "and is cleared"
+
+# a read of the message box that waits for its entry
+say a "recvinfo lvbox"
+shows "t$a has been in pvm_recvinfo(\"lvbox\", 0, 32) for"
+okd $? "a waiting pvm_recvinfo names the entry"
+say c "putinfo lvbox"
+[ "$(answer c)" = "putinfo 0" ] && answer a | grep -q '^recvinfo [1-9]'
+ok $? "the entry is put: the read returns"
+lacks "pvm_recvinfo"
+okd $? "and its status is cleared"
 
 for t in a c d; do say $t exit; done
 exit $((failed > 0))

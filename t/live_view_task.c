@@ -7,6 +7,8 @@
  *    send TID TAG     one int to TID with TAG: "sent RC"
  *    join GROUP       pvm_joingroup: "joined INST"
  *    barrier G N      pvm_barrier(G, N): "barrier RC" once it returns
+ *    recvinfo NAME    pvm_recvinfo(NAME, 0, PvmMboxWaitForInfo): "recvinfo BUFID"
+ *    putinfo NAME     pvm_putinfo(NAME, one int, PvmMboxDefault): "putinfo INDEX"
  *    exit             pvm_exit, then the process ends ("bye" first)
  *  End of input is exit.
  */
@@ -38,7 +40,13 @@ static int s_command(char *line)
         printf("joined %d\n", pvm_joingroup(a));
     else if (!strcmp(cmd, "barrier"))
         printf("barrier %d\n", pvm_barrier(a, atoi(b)));
-    else if (!strcmp(cmd, "exit"))
+    else if (!strcmp(cmd, "recvinfo"))
+        printf("recvinfo %d\n", pvm_recvinfo(a, 0, PvmMboxWaitForInfo));
+    else if (!strcmp(cmd, "putinfo")) {
+        int v = 7, buf = pvm_initsend(PvmDataDefault);
+        pvm_pkint(&v, 1, 1);
+        printf("putinfo %d\n", pvm_putinfo(a, buf, PvmMboxDefault));
+    } else if (!strcmp(cmd, "exit"))
         return 1;
     else
         printf("unknown %s\n", cmd);

@@ -474,14 +474,19 @@ int gimpi_groups_status(gimpi_groups_t *self, const char *call, int ms, int queu
     return reqid < 0 ? (int)reqid : 0;
 }
 
-/*  A BARRIER or FREEZE that has waited waited_ms: its words go to groupd.  1 when sent. */
+/*  A BARRIER, FREEZE or waiting MBOX_GET that has waited waited_ms: its words go to
+ *  groupd.  1 when sent. */
 static int s_status_waiting(gimpi_groups_t *self, uint8_t cmd, int64_t waited_ms)
 {
     const gd_value_t *v = self->waiting;
-    char call[GD_MAX_TEXT + 1];
-    snprintf(call, sizeof call, "%s(\"%.*s\", %d)",
-             cmd == GD_BARRIER ? "pvm_barrier" : "pvm_freezegroup",
-             (int)(v[0].len > 200 ? 200 : v[0].len), (const char *)v[0].data, (int)v[1].i);
+    char call[GD_MAX_TEXT + 1], flags[24] = "";
+    if (cmd == GD_MBOX_GET)
+        snprintf(flags, sizeof flags, ", %d", (int)v[2].i);
+    snprintf(call, sizeof call, "%s(\"%.*s\", %d%s)",
+             cmd == GD_BARRIER ? "pvm_barrier" : cmd == GD_FREEZE ? "pvm_freezegroup"
+                                                                  : "pvm_recvinfo",
+             (int)(v[0].len > 200 ? 200 : v[0].len), (const char *)v[0].data, (int)v[1].i,
+             flags);
     return gimpi_groups_status(self, call, (int)waited_ms, -1, 0) == 0;
 }
 
@@ -553,8 +558,9 @@ int groups_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values, 
     int64_t reqid = groups_send_request(self, cmd, values, nvalues);
     if (reqid < 0)
         return (int)reqid;
-    self->waiting = (cmd == GD_BARRIER || cmd == GD_FREEZE) && self->status_ms > 0 ? values
-                                                                                  : NULL;
+    bool waits = cmd == GD_BARRIER || cmd == GD_FREEZE
+              || (cmd == GD_MBOX_GET && timeout_ms < 0);     /* (PvmMboxWaitForInfo) */
+    self->waiting = waits && self->status_ms > 0 ? values : NULL;
     int rc = s_await(self, cmd, (uint32_t)reqid, sent_ns, timeout_ms, mp_out, reply_out);
     self->waiting = NULL;
     return rc;
