@@ -6,7 +6,8 @@
 # receive from a task that then exits says "has exited"; a barrier that one member never
 # enters names the call, the time and the member that has not arrived, and is cleared
 # when it enters (arbitrated by groupd, then the next one on the data plane); a read of
-# the message box that waits for its entry likewise.  Each diagnosis must come from one question answered within 1 s, and
+# the message box that waits for its entry likewise, and a receive from any task that a
+# pvm_notify may answer.  Each diagnosis must come from one question answered within 1 s, and
 # show within 5 s of the hang's start (GIMPI_STATUS_AFTER is 250 ms).  The tasks answer
 # each command with a line, so the script knows where they are; the view is polled,
 # bounded, never slept on.
@@ -16,7 +17,7 @@ top_builddir=${top_builddir:-.}
 STAT="$top_builddir/programs/gimpi-stat"
 G="$top_builddir/programs/gimpi"
 TASK="$top_builddir/t/live_view_task"
-echo "1..25"
+echo "1..29"
 export GIMPI_GROUPD="ipc://$tmp/gd"
 unset GIMPI_GROUPD_IDLE GIMPI_STATUS_AFTER
 out="$tmp/view"
@@ -156,5 +157,18 @@ ok $? "the entry is put: the read returns"
 lacks "pvm_recvinfo"
 okd $? "and its status is cleared"
 
-for t in a c d; do say $t exit; done
+# a receive from any task while a pvm_notify may match waits in slices: they add up
+say a "notify $d 9"
+[ "$(answer a)" = "notify 0" ]
+ok $? "t$a watches t$d's exit (pvm_notify, tag 9)"
+say a "recv -1 9"
+shows "t$a has been in pvm_recv(-1, tag 9) for"
+okd $? "a receive from any task, cut in slices for pvm_notify, shows too"
+say d exit
+[ "$(answer d)" = bye ] && answer a | grep -q '^recv [1-9]'
+ok $? "t$d exits: the notification is received"
+lacks "pvm_recv"
+okd $? "and the status is cleared"
+
+for t in a c; do say $t exit; done
 exit $((failed > 0))

@@ -9,6 +9,7 @@
  *    barrier G N      pvm_barrier(G, N): "barrier RC" once it returns
  *    recvinfo NAME    pvm_recvinfo(NAME, 0, PvmMboxWaitForInfo): "recvinfo BUFID"
  *    putinfo NAME     pvm_putinfo(NAME, one int, PvmMboxDefault): "putinfo INDEX"
+ *    notify TID TAG   pvm_notify(PvmTaskExit, TAG, 1, TID): "notify RC"
  *    exit             pvm_exit, then the process ends ("bye" first)
  *  End of input is exit.
  */
@@ -46,7 +47,9 @@ static int s_command(char *line)
         int v = 7, buf = pvm_initsend(PvmDataDefault);
         pvm_pkint(&v, 1, 1);
         printf("putinfo %d\n", pvm_putinfo(a, buf, PvmMboxDefault));
-    } else if (!strcmp(cmd, "exit"))
+    } else if (!strcmp(cmd, "notify"))
+        printf("notify %d\n", pvm_notify(PvmTaskExit, atoi(b), 1, &tid));
+    else if (!strcmp(cmd, "exit"))
         return 1;
     else
         printf("unknown %s\n", cmd);
