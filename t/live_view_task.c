@@ -10,6 +10,9 @@
  *    recvinfo NAME    pvm_recvinfo(NAME, 0, PvmMboxWaitForInfo): "recvinfo BUFID"
  *    putinfo NAME     pvm_putinfo(NAME, one int, PvmMboxDefault): "putinfo INDEX"
  *    notify TID TAG   pvm_notify(PvmTaskExit, TAG, 1, TID): "notify RC"
+ *    sendn TID TAG N  N ints to TID with TAG, 3 ms apart (each receive of them blocks):
+ *                     "sentn RC" (the first failure, else 0)
+ *    recvn TID TAG N  N receives from TID with TAG: "recvn RC" (the first failure, else 0)
  *    exit             pvm_exit, then the process ends ("bye" first)
  *  End of input is exit.
  */
@@ -19,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <time.h>
 
 /*  Obeys one command line; 1 when the program must end. */
 static int s_command(char *line)
@@ -47,6 +51,20 @@ static int s_command(char *line)
         int v = 7, buf = pvm_initsend(PvmDataDefault);
         pvm_pkint(&v, 1, 1);
         printf("putinfo %d\n", pvm_putinfo(a, buf, PvmMboxDefault));
+    } else if (!strcmp(cmd, "sendn") || !strcmp(cmd, "recvn")) {
+        int rc = 0, v = 1;
+        for (int k = 0; k < atoi(c) && rc >= 0; k++) {
+            if (cmd[0] == 'r') {
+                rc = pvm_recv(tid, atoi(b));
+                continue;
+            }
+            struct timespec ts = { 0, 3000000 };
+            nanosleep(&ts, NULL);
+            pvm_initsend(PvmDataDefault);
+            pvm_pkint(&v, 1, 1);
+            rc = pvm_send(tid, atoi(b));
+        }
+        printf("%sn %d\n", cmd[0] == 'r' ? "recv" : "sent", rc < 0 ? rc : 0);
     } else if (!strcmp(cmd, "notify"))
         printf("notify %d\n", pvm_notify(PvmTaskExit, atoi(b), 1, &tid));
     else if (!strcmp(cmd, "exit"))

@@ -456,13 +456,30 @@ int gimpi_groups_status_after(void)
     return ms < 0 ? 0 : ms > 3600000 ? 3600000 : (int)ms;
 }
 
-/*  Sends the task's live status without waiting (gimpi_groups_status.h); s_await drops
- *  the reply when it comes, as BARRIER_NOTE's. */
+/*  Reads, without waiting, what came on the DEALER while no request waits for it: the
+ *  answers of deferred requests and of the manager's VMWAIT are taken, late answers (the
+ *  statuses' own, BARRIER_NOTE's) dropped.  A task that blocks often and asks groupd
+ *  nothing else would otherwise fill the socket's queues with them (1,400 blocked
+ *  receives do), and groupd, finding them full, would drop a reply that matters. */
+static void s_drop_late(gimpi_groups_t *self)
+{
+    gd_multipart_t mp;
+    for (int k = 0; k < 64 && gd_multipart_recv(self->dealer, &mp, ZMQ_DONTWAIT) == 0; k++) {
+        if (!groups_take_deferred(self, &mp))
+            groups_take_vmwait(self, &mp);
+        gd_multipart_close(&mp);
+    }
+}
+
+/*  Sends the task's live status without waiting (gimpi_groups_status.h); its answer is
+ *  dropped when it comes (s_await, s_drop_late). */
 int gimpi_groups_status(gimpi_groups_t *self, const char *call, int ms, int queued, int peer)
 {
     assert(self);
     if (self->state != 1 || self->tid <= 0)
         return GIMPI_ESYSERR;
+    if (!self->waiting)
+        s_drop_late(self);          /* (inside s_await the awaited answer may be there) */
     size_t len = call ? strlen(call) : 0;
     gd_value_t v[5] = { { .i = self->tid },
                         { .data = (const uint8_t *)(call ? call : ""),
