@@ -7,10 +7,11 @@
 # enters names the call, the time and the member that has not arrived, and is cleared
 # when it enters (arbitrated by groupd, then the next one on the data plane); a read of
 # the message box that waits for its entry likewise, and a receive from any task that a
-# pvm_notify may answer.  Each diagnosis must come from one question answered within 1 s, and
-# show within 5 s of the hang's start (GIMPI_STATUS_AFTER is 250 ms).  The tasks answer
-# each command with a line, so the script knows where they are; the view is polled,
-# bounded, never slept on.
+# pvm_notify may answer.  Each diagnosis must come from one question answered within
+# 1 s, and show within 5 s of the hang's start (GIMPI_STATUS_AFTER is 250 ms).  A task
+# whose 1500 receives each publish and clear a status still gets its next groupd answer.
+# The tasks answer each command with a line, so the script knows where they are; the
+# view is polled, bounded, never slept on.
 set -u
 top_builddir=${top_builddir:-.}
 . "${top_srcdir:-.}/t/tap.sh"
