@@ -292,6 +292,12 @@ static void s_ask_alive(gimpi_msg_t *self)
             msg_peer_lost(self, set[i]);
 }
 
+/*  The earlier of two moments, 0 meaning none. */
+static inline int64_t s_first_at(int64_t a, int64_t b)
+{
+    return a && (!b || a < b) ? a : b;
+}
+
 /*  Runs a hook of a blocked call without the context's lock: the blocked hook, or (status)
  *  the live view's, told how long the call has waited (msg_status_hook.h). */
 static void s_run_wait_hook(gimpi_msg_t *self, bool status, int waited_ms)
@@ -355,6 +361,7 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
                     ? start + (int64_t)self->hooks.note_ms * 1000 : 0;
     int64_t status_at = self->hooks.status.fn ? start + (int64_t)self->hooks.status_ms * 1000
                                               : 0;
+    int64_t hook_at = s_first_at(note_at, status_at);  /* the loop looks at one of them */
     unsigned looks = 0;
     int64_t now = start;
     while (!pred(self, arg)) {
@@ -372,9 +379,10 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
             rc = GIMPI_ESYSERR;
             break;
         }
-        if ((note_at && now >= note_at) || (status_at && now >= status_at)) {
-            bool status = status_at && now >= status_at;    /* (the live view's) */
+        if (hook_at && now >= hook_at) {
+            bool status = hook_at == status_at;             /* (the live view's) */
             *(status ? &status_at : &note_at) = 0;
+            hook_at = s_first_at(note_at, status_at);
             s_run_wait_hook(self, status, (int)((now - start) / 1000));
             continue;
         }
@@ -395,8 +403,6 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
             int64_t left = deadline ? (deadline - now + 999) / 1000 : 1000;
             if (self->hooks.alive.fn && live_us > 0 && (next_ask - now + 999) / 1000 < left)
                 left = (next_ask - now + 999) / 1000;
-            int64_t hook_at = note_at && (!status_at || note_at < status_at) ? note_at
-                                                                              : status_at;
             if (hook_at && (hook_at - now + 999) / 1000 < left)
                 left = (hook_at - now + 999) / 1000;
             t = left > 1000 ? 1000 : (int)left;

@@ -691,8 +691,8 @@ static int s_notify_due(pvm_ctx_t *self, int src, int tag, int ctxid)
  *  PVM_CTX_NOTIFY_SLICE_MS and the notifications are polled between them; a slice that
  *  the transport ends early with nothing (every peer gone: it would fail the wait) is
  *  spent waiting for notifications instead, since one may still come. */
-static int s_wait_loop(pvm_ctx_t *self, int src, int tag, int ctxid, int timeout_ms,
-                       int *err)
+GIMPI_HOT static int s_wait_loop(pvm_ctx_t *self, int src, int tag, int ctxid,
+                                 int timeout_ms, int *err)
 {
     int i;
     int rc = pvm_ctx_enrol(self);
