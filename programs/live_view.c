@@ -214,6 +214,26 @@ static void s_add_waiters(live_view_t *self, const gd_groupstat_t *g, const char
     }
 }
 
+/*  A blocked task whose peer runs but is blocked too: says in what, and when following
+ *  the peers comes back to the task, that they wait for each other (a deadlock). */
+static void s_chain(live_view_t *self, blocked_t *b)
+{
+    blocked_t *p = s_blocked(self, b->peer);
+    if (b->peer_state != GD_PEER_RUNNING || !p)
+        return;
+    snprintf(b->why, sizeof b->why, "t%x is blocked too, in %s", (unsigned)p->tid, p->call);
+    char path[200];
+    snprintf(path, sizeof path, "t%x", (unsigned)b->tid);
+    for (int k = 0; k < 16 && p; k++) {
+        s_cat(path, sizeof path, " -> t%x", (unsigned)p->tid);
+        if (p->peer == b->tid) {
+            s_cat(b->why, sizeof b->why, ": a deadlock, %s -> t%x", path, (unsigned)b->tid);
+            return;
+        }
+        p = p->peer_state == GD_PEER_RUNNING ? s_blocked(self, p->peer) : NULL;
+    }
+}
+
 /*  Joins statuses and groups into the blocked list. */
 static int s_join(live_view_t *self)
 {
@@ -245,6 +265,8 @@ static int s_join(live_view_t *self)
             free(ms);
         }
     }
+    for (int k = 0; k < self->nst; k++)   /* (the statuses come first in the list) */
+        s_chain(self, &self->blocked[k]);
     return 0;
 }
 

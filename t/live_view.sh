@@ -10,6 +10,7 @@
 # pvm_notify may answer.  Each diagnosis must come from one question answered within
 # 1 s, and show within 5 s of the hang's start (GIMPI_STATUS_AFTER is 250 ms).  A task
 # whose 1500 receives each publish and clear a status still gets its next groupd answer.
+# Two tasks receiving from each other are named a deadlock.
 # The tasks answer each command with a line, so the script knows where they are; the
 # view is polled, bounded, never slept on.
 set -u
@@ -18,7 +19,7 @@ top_builddir=${top_builddir:-.}
 STAT="$top_builddir/programs/gimpi-stat"
 G="$top_builddir/programs/gimpi"
 TASK="$top_builddir/t/live_view_task"
-echo "1..32"
+echo "1..34"
 export GIMPI_GROUPD="ipc://$tmp/gd"
 unset GIMPI_GROUPD_IDLE GIMPI_STATUS_AFTER
 out="$tmp/view"
@@ -184,6 +185,15 @@ say e "join lv2"
 ok $? "then a request to groupd is answered"
 lacks "t$e has been in"
 okd $? "and no status is left behind"
+
+# two tasks that wait for each other
+say e "trecv $f 12 4"
+say f "trecv $e 13 4"
+shows "t$e has been in pvm_trecv(t$f, tag 12, 4.000 s) for" \
+      "t$f is blocked too, in pvm_trecv(t$e, tag 13, 4.000 s): a deadlock, t$e -> t$f -> t$e"
+okd $? "two tasks receiving from each other: the view names the deadlock"
+[ "$(answer e)" = "trecv 0" ] && [ "$(answer f)" = "trecv 0" ]
+ok $? "their timed receives end"
 
 for t in a c e f; do say $t exit; done
 exit $((failed > 0))

@@ -14,7 +14,9 @@
  *                     "sentn RC" (the first failure, else 0)
  *    recvn TID TAG N  N receives from TID with TAG: "recvn RC" (the first failure, else 0)
  *    exit             pvm_exit, then the process ends ("bye" first)
- *  End of input is exit.
+ *  End of input is exit.  With the argument "deadlock" (a task of a gimpirun job) it reads
+ *  nothing: it prints "ready t<tid>", then receives from the next of its siblings with tag
+ *  7 + its place among them, which never sends, for good (t/live_view_vm.sh).
  */
 #include "pvm3.h"
 
@@ -75,12 +77,29 @@ static int s_command(char *line)
     return 0;
 }
 
-/*  Enrols, then obeys stdin until exit or its end. */
-int main(void)
+/*  Receives from the next sibling, which receives from its own next: a deadlock. */
+static int s_deadlock(int me)
+{
+    int *tids;
+    int n = pvm_siblings(&tids), i = 0;
+    while (i < n && tids[i] != me)
+        i++;
+    if (n < 2 || i == n)
+        return 1;
+    printf("ready t%x\n", (unsigned)me);
+    fflush(stdout);
+    printf("recv %d\n", pvm_recv(tids[(i + 1) % n], 7 + i));
+    return 0;
+}
+
+/*  Enrols, then obeys stdin until exit or its end (or deadlocks). */
+int main(int argc, char **argv)
 {
     int me = pvm_mytid();
     if (me < 0)
         return 1;
+    if (argc > 1 && !strcmp(argv[1], "deadlock"))
+        return s_deadlock(me);
     printf("ready t%x\n", (unsigned)me);
     fflush(stdout);
     char line[512];
