@@ -5,21 +5,21 @@
 # peer and that the peer runs; once the message comes the status is cleared; a timed
 # receive from a task that then exits says "has exited"; a barrier that one member never
 # enters names the call, the time and the member that has not arrived, and is cleared
-# when it enters (arbitrated by groupd, then the next one on the data plane); a read of
-# the message box that waits for its entry likewise, and a receive from any task that a
-# pvm_notify may answer.  Each diagnosis must come from one question answered within
-# 1 s, and show within 5 s of the hang's start (GIMPI_STATUS_AFTER is 250 ms).  A task
-# whose 1500 receives each publish and clear a status still gets its next groupd answer.
-# Two tasks receiving from each other are named a deadlock.
-# The tasks answer each command with a line, so the script knows where they are; the
-# view is polled, bounded, never slept on.
+# when it enters (arbitrated by groupd, then the next one on the data plane); a reduce
+# likewise (it waits in shared memory); a read of the message box that waits for its
+# entry, and a receive from any task that a pvm_notify may answer.  Each diagnosis must
+# come from one question answered within 1 s, and show within 5 s of the hang's start
+# (GIMPI_STATUS_AFTER is 250 ms).  A task whose 1500 receives each publish and clear a
+# status still gets its next groupd answer.  Two tasks receiving from each other are
+# named a deadlock.  The tasks answer each command with a line, so the script knows
+# where they are; the view is polled, bounded, never slept on.
 set -u
 top_builddir=${top_builddir:-.}
 . "${top_srcdir:-.}/t/tap.sh"
 STAT="$top_builddir/programs/gimpi-stat"
 G="$top_builddir/programs/gimpi"
 TASK="$top_builddir/t/live_view_task"
-echo "1..34"
+echo "1..37"
 export GIMPI_GROUPD="ipc://$tmp/gd"
 unset GIMPI_GROUPD_IDLE GIMPI_STATUS_AFTER
 out="$tmp/view"
@@ -148,6 +148,17 @@ say d "barrier lv 3"
 ok $? "which returns 0 everywhere once t$d enters"
 lacks "pvm_barrier"
 okd $? "and is cleared"
+
+# a reduce one member never enters
+say a "reduce lv 0"
+say c "reduce lv 0"
+shows "t$a has been in pvm_reduce(\"lv\", root 0) for"
+okd $? "a reduce that waits names the call and the group"
+say d "reduce lv 0"
+[ "$(answer a)" = "reduce 0" ] && [ "$(answer c)" = "reduce 0" ] && [ "$(answer d)" = "reduce 0" ]
+ok $? "the last member enters: every reduce returns 0"
+lacks "pvm_reduce"
+okd $? "and the reduce's statuses are cleared"
 
 # a read of the message box that waits for its entry
 say a "recvinfo lvbox"

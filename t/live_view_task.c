@@ -7,6 +7,7 @@
  *    send TID TAG     one int to TID with TAG: "sent RC"
  *    join GROUP       pvm_joingroup: "joined INST"
  *    barrier G N      pvm_barrier(G, N): "barrier RC" once it returns
+ *    reduce G ROOT    pvm_reduce(PvmSum, one int, G, ROOT): "reduce RC" once it returns
  *    recvinfo NAME    pvm_recvinfo(NAME, 0, PvmMboxWaitForInfo): "recvinfo BUFID"
  *    putinfo NAME     pvm_putinfo(NAME, one int, PvmMboxDefault): "putinfo INDEX"
  *    notify TID TAG   pvm_notify(PvmTaskExit, TAG, 1, TID): "notify RC"
@@ -47,7 +48,10 @@ static int s_command(char *line)
         printf("joined %d\n", pvm_joingroup(a));
     else if (!strcmp(cmd, "barrier"))
         printf("barrier %d\n", pvm_barrier(a, atoi(b)));
-    else if (!strcmp(cmd, "recvinfo"))
+    else if (!strcmp(cmd, "reduce")) {
+        int v = 1;
+        printf("reduce %d\n", pvm_reduce(PvmSum, &v, 1, PVM_INT, 20, a, atoi(b)));
+    } else if (!strcmp(cmd, "recvinfo"))
         printf("recvinfo %d\n", pvm_recvinfo(a, 0, PvmMboxWaitForInfo));
     else if (!strcmp(cmd, "putinfo")) {
         int v = 7, buf = pvm_initsend(PvmDataDefault);

@@ -10,6 +10,7 @@
  */
 #include "pvm/pvm_ctx.h"
 #include "pvm/pvm_status.h"
+#include "coll/coll_live.h"
 #include "gimpi.h"
 #include "pvm3.h"
 #include "base/gimpi_clock.h"
@@ -72,14 +73,17 @@ static gimpi_groups_t *s_groups(pvm_ctx_t *self)
     return self->ops && self->ops->groups ? self->ops->groups(self->impl) : NULL;
 }
 
-/*  The transport's status hook: a wait has lasted waited_ms; if it is a receive's, groupd
- *  is told what it waits for (the live view, pvm_status.h). */
+/*  The transport's status hook: a wait has lasted waited_ms; groupd is told what it waits
+ *  for (the live view, pvm_status.h): a receive's here, a group operation's by the
+ *  collectives (coll_live.h). */
 static void s_on_blocked(void *arg, int waited_ms)
 {
     pvm_ctx_t *self = arg;
     if (self->wait.active && !self->wait.published)
         pvm_status_publish(s_groups(self), &self->wait, PvmBaseContext, waited_ms,
                            self->nqueue);
+    else if (!self->wait.active && self->ops && self->ops->coll)
+        gimpi_coll_live_publish(self->ops->coll(self->impl), waited_ms, self->nqueue);
 }
 
 /*  A fresh context. */
