@@ -53,7 +53,7 @@ typedef struct {
 } conn_t;
 
 /*  Sends one request on the tool socket and decodes its reply into mp/msg.  0, or -1
- *  with err set. */
+ *  with err set (-2: groupd does not know the command). */
 static int s_ask(conn_t *c, uint8_t cmd, const gd_frame_t *args, int nargs,
                  gd_multipart_t *mp, gd_msg_t *msg, char *err, size_t errsize)
 {
@@ -83,7 +83,7 @@ static int s_ask(conn_t *c, uint8_t cmd, const gd_frame_t *args, int nargs,
     if (msg->values[0].i < 0) {
         snprintf(err, errsize, "%s: %s", gd_kind_name(cmd), gimpi_strerror(msg->values[0].i));
         gd_multipart_close(mp);
-        return -1;
+        return msg->values[0].i == GIMPI_ENOTIMPL ? -2 : -1;
     }
     return 0;
 }
@@ -120,7 +120,14 @@ static int s_fetch(live_view_t *self, conn_t *c, char *err, size_t errsize)
     }
     rc = s_take_groups(self, &mp, &msg);
     gd_multipart_close(&mp);
-    if (rc < 0 || s_ask(c, GD_STATUSES, NULL, 0, &mp, &msg, err, errsize) < 0)
+    if (rc < 0)
+        return -1;
+    rc = s_ask(c, GD_STATUSES, NULL, 0, &mp, &msg, err, errsize);
+    if (rc == -2) {                 /* a groupd of an older gimpi: the groups' waits only */
+        self->st = calloc(1, sizeof *self->st);
+        return self->st ? 0 : -1;
+    }
+    if (rc < 0)
         return -1;
     rc = gd_statuses_decode(msg.values[2].data, msg.values[2].len, &self->st, &self->nst);
     gd_multipart_close(&mp);

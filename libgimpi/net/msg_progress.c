@@ -298,6 +298,18 @@ static inline int64_t s_first_at(int64_t a, int64_t b)
     return a && (!b || a < b) ? a : b;
 }
 
+/*  A wait past its spin sets when the live view's status hook runs (*status_at, 0: no
+ *  hook) and the earlier of that and the blocked hook's moment (*hook_at).  Only then:
+ *  the spin, where short waits end, never looks at the status hook.  Returns true. */
+static bool s_arm_status(gimpi_msg_t *self, int64_t start, int64_t note_at, int64_t *status_at,
+                         int64_t *hook_at)
+{
+    if (self->hooks.status.fn)
+        *status_at = start + (int64_t)self->hooks.status_ms * 1000;
+    *hook_at = s_first_at(note_at, *status_at);
+    return true;
+}
+
 /*  Runs a hook of a blocked call without the context's lock: the blocked hook, or (status)
  *  the live view's, told how long the call has waited (msg_status_hook.h). */
 static void s_run_wait_hook(gimpi_msg_t *self, bool status, int waited_ms)
@@ -359,9 +371,8 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
     int64_t next_ask = start + live_us;
     int64_t note_at = self->hooks.blocked.fn && self->hooks.note_ms > 0
                     ? start + (int64_t)self->hooks.note_ms * 1000 : 0;
-    int64_t status_at = self->hooks.status.fn ? start + (int64_t)self->hooks.status_ms * 1000
-                                              : 0;
-    int64_t hook_at = s_first_at(note_at, status_at);  /* the loop looks at one of them */
+    int64_t status_at = 0, hook_at = note_at;   /* the loop looks at the earlier one */
+    bool armed = false;                         /* (the status hook's, once past the spin) */
     unsigned looks = 0;
     int64_t now = start;
     while (!pred(self, arg)) {
@@ -392,6 +403,8 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
             continue;
         }
         if (self->prog.driving) {        /* another application thread polls: let it */
+            if (!armed && now >= spin_until)
+                armed = s_arm_status(self, start, note_at, &status_at, &hook_at);
             struct timespec ts = s_realtime_in(5 * 1000000L);
             self->prog.cv_waiters++;
             pthread_cond_timedwait(&self->cv, &self->mu, &ts);
@@ -400,6 +413,8 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
         }
         int t = 0;
         if (now >= spin_until) {
+            if (!armed)                 /* past the spin: the live view's moment */
+                armed = s_arm_status(self, start, note_at, &status_at, &hook_at);
             int64_t left = deadline ? (deadline - now + 999) / 1000 : 1000;
             if (self->hooks.alive.fn && live_us > 0 && (next_ask - now + 999) / 1000 < left)
                 left = (next_ask - now + 999) / 1000;

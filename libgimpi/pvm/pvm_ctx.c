@@ -43,6 +43,8 @@ struct pvm_ctx_t {
     int sbuf, rbuf;             /* active ids, 0 = none */
     int *queue;                 /* received, not yet taken: ids oldest first */
     int nqueue, qcap;
+    pvm_wait_t wait;            /* the receive waiting now, for the live view (beside the
+                                   queue: the same cache line as the receive's other stores) */
     int context;                /* the current message context (pvm_setcontext) */
     int nmhf;                   /* live message handlers (0: the fast path) */
     pvm_ctx_match_fn *match;    /* pvm_recvf's matcher; NULL: the default (fast path) */
@@ -63,7 +65,6 @@ struct pvm_ctx_t {
     mhf_t *mhf;                 /* message handlers by id (mhfcap entries) */
     int mhfcap;
     uint32_t ctxmap[PVM_CTX_PER_TASK / 32];     /* contexts this task made: bit n */
-    pvm_wait_t wait;            /* the receive waiting now, for the live view */
     int status_after;           /* GIMPI_STATUS_AFTER, ms (0: no live view) */
 };
 
