@@ -1,7 +1,7 @@
 /*  fuzz_gd_proto.c — libFuzzer target for groupd's request decoder and the rest of the
  *  group-control codec (libgimpi/groups/gd_proto.c): the input is cut into frames (a length
  *  byte pair before each), then decoded as a request, as a reply to every command, as an
- *  event, as a STAT group record and as TASKS task records.  Whatever decodes is printed
+ *  event, as a STAT group record, as TASKS task records and as STATUSES records.  Whatever decodes is printed
  *  and re-encoded, and the re-encoded frames must decode to the same values (task records:
  *  to the same bytes).  Built by `make fuzz`, run by
  *  `make fuzz-run`; by hand:
@@ -82,6 +82,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();                    /* records that decode re-encode to the same bytes */
         free(out);
         free(tasks);
+    }
+    gd_status_rec_t *recs;
+    int nrecs;
+    if (gd_statuses_decode(data, size, &recs, &nrecs) == GD_OK) {
+        uint8_t *out;
+        size_t len = gd_statuses_encode(recs, nrecs, &out);
+        if (!out || len != size || memcmp(out, data, size) != 0)
+            abort();                    /* STATUSES records re-encode to the same bytes */
+        free(out);
+        free(recs);
     }
     return 0;
 }

@@ -117,6 +117,13 @@ mget() { bytes 4 "$1"; frame 8 hdr 28 "$2"; frame ${#3} printf "$3"; frame 4 be3
   bytes 4 0; frame 8 hdr 29 7; frame 1 printf m; frame 4 be32 0; frame 4 be32 0
   mput 2 8 x 0; mput 0 9 m 0; bytes 6 0; frame 8 hdr 31 10; frame 1 printf m; frame 4 be32 0
   frame 4 be32 0; frame 4 be32 0; frame 4 be32 11; } | seed fuzz_gd_serve mbox
+# the live view: 0 publishes its status (the tid groupd gave it), asks for the statuses,
+# clears it; 1 (registered) publishes one about 0 (refused), 2 (unregistered) one at all
+tstatus() { bytes 6 "$1"; frame 8 hdr 33 "$2"; frame 4 be32 "$3"; frame ${#4} printf "$4"
+            frame 4 be32 300; frame 4 be32 2; frame 4 be32 262146; }
+{ register 0; register 1; tstatus 0 2 262145 'pvm_recv(t40002, tag 7)'; tstatus 1 3 262145 x
+  tstatus 2 4 262147 y; bytes 1 3; frame 8 hdr 34 5; tstatus 0 6 262145 ''
+  bytes 1 3; frame 8 hdr 34 7; } | seed fuzz_gd_serve live-status
 
 # fuzz/impi.dict: the protocol's magic numbers as big-endian Int4 tokens, handed to every
 # target with -dict so that mutations find commands, labels and packet types quickly.

@@ -47,6 +47,7 @@ void gd_notify_task_gone(groupd_t *self, int32_t tid)
     uint8_t topic[5];
     s_task_topic(topic, tid);
     s_publish(self, topic, sizeof topic, GD_EV_TASK_EXIT, 0, tid, 0);
+    gd_status_task_gone(self->status, tid);     /* (its live status goes with it) */
 }
 
 /*  The dtids of a VM_HOSTS table: their number (*dtids malloc'ed), 0 when it has none or

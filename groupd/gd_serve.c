@@ -422,6 +422,34 @@ static void s_handle_tasks(groupd_t *self, const uint8_t *key, size_t keylen,
         free(blob);
 }
 
+/*  TASK_STATUS: a task's own live status, kept (gd_status.h); a row about another task,
+ *  or from a connection with no task, is refused and logged. */
+static void s_handle_task_status(groupd_t *self, const uint8_t *key, size_t keylen,
+                                 const gd_msg_t *msg, int32_t tid, int srcfd)
+{
+    const gd_value_t *v = msg->values;
+    int32_t status = gd_status_set(self->status, tid, v[0].i, v[1].data, v[1].len, v[2].i,
+                                   v[3].i, v[4].i, gimpi_now_ms());
+    if (status == GIMPI_EDENIED)
+        s_log_refusal(self, &self->quota_log, "TASK_STATUS about t%x from t%x refused (fd %d)",
+                      (unsigned)v[0].i, (unsigned)tid, srcfd);
+    s_send_reply(self, key, keylen, msg->kind | GD_REPLY_FLAG, msg->reqid, status, 0, NULL, 0);
+}
+
+/*  STATUSES: the records of the blocked tasks, sent like TASKS'. */
+static void s_handle_statuses(groupd_t *self, const uint8_t *key, size_t keylen,
+                              const gd_msg_t *msg)
+{
+    uint8_t *blob = NULL;
+    size_t len = 0;
+    int32_t status = GIMPI_EOUTOFRES;
+    if (s_inflight_ok(self, msg))
+        status = gd_status_list(self->status, self->reg, gimpi_now_ms(), &blob, &len);
+    s_send_owned_reply(self, key, keylen, msg, status, 0, &blob, &len, status >= 0);
+    if (status < 0)
+        free(blob);
+}
+
 /*  HOSTS_SET, VMREQ, VMWAIT, VMREP, TASK_EXIT: the virtual machine's relay (gd_vm.h).
  *  w names the caller's request (for the replies that come later). */
 static void s_handle_vm(groupd_t *self, const gd_waiter_t *w, const gd_msg_t *msg, int srcfd)
@@ -715,6 +743,12 @@ static void s_handle(groupd_t *self, const uint8_t *key, size_t keylen, const gd
                      : GIMPI_ENOTASK;
         s_send_reply(self, key, keylen, kind, msg->reqid, status, 0, NULL, 0);
         break;
+    case GD_TASK_STATUS:
+        s_handle_task_status(self, key, keylen, msg, tid, srcfd);
+        break;
+    case GD_STATUSES:
+        s_handle_statuses(self, key, keylen, msg);
+        break;
     case GD_HOSTS_SET:
     case GD_VMREQ:
     case GD_VMWAIT:
@@ -1005,7 +1039,8 @@ int gd_serve_init(groupd_t *self, FILE *log, const gd_registry_limits_t *limits)
     self->vm = gd_vm_new(&vsink);
     gd_mbox_sink_t msink = { s_sink_mbox_reply, self };
     self->mbox = gd_mbox_new(&msink);
-    if (!self->reg || !self->vm || !self->mbox)
+    self->status = gd_status_new();
+    if (!self->reg || !self->vm || !self->mbox || !self->status)
         return -1;
     gd_mbox_set_limits(self->mbox, &self->mbox_lim);
     if (limits)
@@ -1030,6 +1065,7 @@ void gd_serve_fini(groupd_t *self)
     gd_registry_destroy(&self->reg);
     gd_vm_destroy(&self->vm);
     gd_mbox_destroy(&self->mbox);
+    gd_status_destroy(&self->status);
     gd_hash_destroy(&self->fd_tid);
     gd_hash_destroy(&self->tid_fd);
     if (self->fd_open)

@@ -17,6 +17,7 @@
 #include "groupd/gd_vm.h"
 #include "groupd/gd_mbox.h"
 #include "groupd/gd_guard.h"
+#include "groupd/gd_status.h"
 #include "groups/gd_proto.h"
 #include "groups/gd_sock.h"
 #include "base/gd_hash.h"
@@ -74,6 +75,7 @@ typedef struct {
     gd_registry_t *reg;
     gd_vm_t *vm;                /* host table, manager, request relay (gd_vm.h) */
     gd_mbox_t *mbox;            /* the message box (gd_mbox.h) */
+    gd_status_t *status;        /* blocked tasks' statuses, the live view (gd_status.h) */
     gd_mbox_limits_t mbox_lim;  /* its bounds (0: defaults), set before gd_serve_init */
     gd_hash_t *fd_tid;          /* connection fd -> tid registered on it */
     gd_hash_t *tid_fd;          /* tid -> connection fd */

@@ -1,6 +1,6 @@
 /*  gimpi_console.c — `gimpi [-e ENDPOINT] [COMMAND [ARG...]]`: the console, PVM's `pvm`
  *  for gimpi.  It shows and steers what one groupd knows: its hosts (conf, mstat, add,
- *  delete), its tasks (ps, pstat, kill, sig, spawn, config) and groupd itself (halt).  With a
+ *  delete), its tasks (ps, pstat, top, kill, sig, spawn, config) and groupd itself (halt).  With a
  *  command on its command line it runs that one command and exits (`gimpi halt`,
  *  `gimpi ps -a`); otherwise it reads commands from stdin, with a prompt, line editing and
  *  history (libedit or GNU readline, when configure found one) when stdin is a terminal,
@@ -24,6 +24,7 @@
 #include "base/gimpi_clock.h"
 #include "programs/run_jobfile.h"
 #include "programs/console_out.h"
+#include "programs/live_view.h"
 #include "task/gimpi_catch.h"
 #include "task/gimpi_vm.h"
 
@@ -277,6 +278,27 @@ static int s_badopt(const char *cmd, const char *opt)
 {
     fprintf(stderr, "%s: %s: unknown option (help %s)\n", cmd, opt, cmd);
     return -1;
+}
+
+/*  top: the live view (live_view.h): every task of every host, what each blocked one is
+ *  in and for how long, and whom it waits for.  Asks groupd on a tool connection: the
+ *  console does not enrol for it. */
+static int s_top(console_t *self, int argc, char **argv)
+{
+    bool json = argc == 2 && !strcmp(argv[1], "-j");
+    if (argc == 2 && !json)
+        return s_badopt("top", argv[1]);
+    if (!self->task && s_probe(self) < 0)
+        return -1;
+    char err[512];
+    live_view_t *lv = live_view_new(self->ep, PROBE_MS, err, sizeof err);
+    if (!lv) {
+        fprintf(stderr, "gimpi: groupd at %s: %s\n", self->ep, err);
+        return -1;
+    }
+    live_view_print(lv, stdout, json);
+    live_view_destroy(&lv);
+    return 0;
 }
 
 /*  ps [-a] [-l] [-x] [-nHOST] [-hDTID]: groupd's tasks, this host's by default. */
@@ -822,6 +844,8 @@ static const cmd_t s_cmds[] = {
     { "pstat", 2, 0, s_pstat, "Show status of tasks", "pstat tid ..." },
     { "quit", 1, 1, s_quit, "Exit console", "quit" },
     { "sig", 3, 0, s_sig, "Send signal to task", "sig signum tid ..." },
+    { "top", 1, 2, s_top, "Show what each task is blocked in, and for how long",
+      "top [ -j ]  (-j: as JSON; gimpi-stat --watch refreshes it)" },
     { "spawn", 2, 0, s_spawn, "Spawn task",
       "spawn [ -count ] [ -host | -ARCH ] [ -> ] file [ arg ... ]  (->: tag output lines)" },
     { "version", 1, 1, s_version, "Show libgimpi version", "version" },

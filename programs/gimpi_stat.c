@@ -7,7 +7,10 @@
  *  an unknown GROUP, is an error (exit 1).  `gimpi-stat --config [--pid PID]` prints what
  *  this process, or a running task of this machine, runs with: every environment variable
  *  of gimpi's table (base/gimpi_tunables.h) with its value and source; the hidden
- *  --tunables-md prints doc/tunables.md from the same table.
+ *  --tunables-md prints doc/tunables.md from the same table.  `gimpi-stat --tasks` prints
+ *  the live view of the job (live_view.h): every task, and what each blocked one is in,
+ *  for how long, and whom it waits for; `--watch` prints it again every --interval ms
+ *  (default 1000; --count N times, else until interrupted).
  */
 #include "config.h"
 #include "groups/gd_proto.h"
@@ -17,12 +20,14 @@
 #include "base/gimpi_tunables.h"
 #include "gimpi.h"
 #include "programs/run_jobfile.h"
+#include "programs/live_view.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -129,6 +134,9 @@ static int s_fingerprint(void)
 static void s_usage(FILE *out)
 {
     fprintf(out, "usage: gimpi-stat [--json] [--endpoint EP | --job PID] [GROUP]\n"
+                 "       gimpi-stat --tasks [--json] [--endpoint EP | --job PID]\n"
+                 "       gimpi-stat --watch [--interval MS] [--count N] [--endpoint EP | "
+                 "--job PID]\n"
                  "       gimpi-stat --config [--json] [--pid PID]\n"
                  "       gimpi-stat --fingerprint\n");
 }
@@ -233,6 +241,37 @@ out:
     return rc;
 }
 
+/*  --tasks and --watch: the live view, once or every interval_ms (count times, 0: until
+ *  interrupted; on a terminal the screen is cleared first).  The exit status. */
+static int s_live(const char *ep, bool json, bool watch, long interval_ms, long count)
+{
+    bool tty = isatty(STDOUT_FILENO);
+    for (long round = 0; !watch || count <= 0 || round < count; round++) {
+        if (round) {
+            struct timespec ts = { interval_ms / 1000, interval_ms % 1000 * 1000000L };
+            while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                ;
+        }
+        char err[512];
+        live_view_t *lv = live_view_new(ep, TIMEOUT_MS, err, sizeof err);
+        if (!lv) {
+            fprintf(stderr, "gimpi-stat: groupd at %s: %s\n", ep, err);
+            return 1;
+        }
+        if (watch && tty && !json)
+            fputs("\033[H\033[2J", stdout);
+        else if (round)
+            putchar('\n');
+        live_view_print(lv, stdout, json);
+        live_view_destroy(&lv);
+        if (fflush(stdout) != 0)
+            return 1;
+        if (!watch)
+            break;
+    }
+    return 0;
+}
+
 /*  The options; then one STAT request, printed as text or JSON, or another mode. */
 int main(int argc, char **argv)
 {
@@ -244,10 +283,16 @@ int main(int argc, char **argv)
         { "config", no_argument, NULL, 'c' },
         { "pid", required_argument, NULL, 'p' },
         { "tunables-md", no_argument, NULL, 'm' },
+        { "tasks", no_argument, NULL, 't' },
+        { "watch", no_argument, NULL, 'w' },
+        { "interval", required_argument, NULL, 'i' },
+        { "count", required_argument, NULL, 'n' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    bool json = false, config = false;
+    bool json = false, config = false, tasks = false, watch = false;
+    long interval_ms = 1000, count = 0;
+    char *end;
     const char *ep = NULL, *pid = NULL, *job = NULL;
     int c;
     while ((c = getopt_long(argc, argv, "je:fh", opts, NULL)) != -1) {
@@ -257,13 +302,30 @@ int main(int argc, char **argv)
         case 'J': job = optarg; break;
         case 'c': config = true; break;
         case 'p': pid = optarg; break;
+        case 't': tasks = true; break;
+        case 'w': watch = true; break;
+        case 'i':
+            interval_ms = strtol(optarg, &end, 10);
+            if (!*optarg || *end || interval_ms < 10 || interval_ms > 3600000) {
+                fprintf(stderr, "gimpi-stat: --interval %s: not 10 .. 3600000 ms\n", optarg);
+                return 2;
+            }
+            break;
+        case 'n':
+            count = strtol(optarg, &end, 10);
+            if (!*optarg || *end || count < 1) {
+                fprintf(stderr, "gimpi-stat: --count %s: not a positive number\n", optarg);
+                return 2;
+            }
+            break;
         case 'h': s_usage(stdout); return 0;
         case 'f': return s_fingerprint();
         case 'm': gimpi_tunables_print_md(stdout); return fflush(stdout) == 0 ? 0 : 1;
         default: s_usage(stderr); return 2;
         }
     }
-    if ((pid && !config) || (config && (ep || job || optind < argc)) || (ep && job)) {
+    if ((pid && !config) || (config && (ep || job || optind < argc)) || (ep && job)
+        || ((tasks || watch) && (config || optind < argc))) {
         s_usage(stderr);
         return 2;
     }
@@ -296,5 +358,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "gimpi-stat: %s\n", why);
         return 1;
     }
+    if (tasks || watch)
+        return s_live(ep, json, watch, interval_ms, count);
     return s_stat(ep, group, json);
 }

@@ -125,6 +125,9 @@ static const gimpi_tunable_t s_table[] = {
     { "GIMPI_NOTE_MS", U, "100", "ms",
       "a call blocked this long tells groupd (so gimpi-stat shows it)",
       "libgimpi/net/msg_new.c", false },
+    { "GIMPI_STATUS_AFTER", U, "250", "ms",
+      "a receive blocked this long tells groupd what it waits for (gimpi-stat --tasks, the "
+      "console's top); 0: never", "libgimpi/groups/gimpi_groups.c", false },
     { "GIMPI_LIVENESS_MS", U, "500", "ms",
       "a blocked call asks about its peers after this long, and again as often; 0: never",
       "libgimpi/net/msg_new.c", false },

@@ -181,7 +181,9 @@ int gimpi_coll_group_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, const c
         self->dpb.group = group;
         self->dpb.count = n;
         self->dpb.noted = 0;
+        coll_live_begin(self, "pvm_barrier", groups, group, count);
         rc = coll_barrier(self, groups, v, n, cv);
+        coll_live_end(self);
         if (self->dpb.noted)
             gimpi_groups_barrier_note(groups, group, 0);
         self->dpb.groups = NULL;
@@ -241,8 +243,11 @@ int gimpi_coll_group_reduce(gimpi_coll_t *self, gimpi_groups_t *groups, const ch
 {
     cview_t *cv;
     int rc = s_group_enter(self, groups, group, &cv);
-    if (rc == 0)
+    if (rc == 0) {
+        coll_live_begin(self, "pvm_reduce", groups, group, root);
         rc = coll_reduce(self, groups, cv->v, op, fn, data, count, datatype, tag, root, cv);
+        coll_live_end(self);
+    }
     s_view_put(self, &cv);
     return rc;
 }
@@ -254,8 +259,11 @@ static int s_group_gs(gimpi_coll_t *self, gimpi_groups_t *groups, const char *gr
 {
     cview_t *cv;
     int rc = s_group_enter(self, groups, group, &cv);
-    if (rc == 0)
+    if (rc == 0) {
+        coll_live_begin(self, scatter ? "pvm_scatter" : "pvm_gather", groups, group, root);
         rc = coll_gather_scatter(self, cv->v, result, data, count, datatype, tag, root, scatter);
+        coll_live_end(self);
+    }
     s_view_put(self, &cv);
     return rc;
 }

@@ -100,7 +100,35 @@ struct gimpi_coll_t {
         const char *group;
         int count, noted;           /* noted: groupd was told (gimpi_groups_barrier_note) */
     } dpb;
+    struct {                        /* the group operation under way, for the live view
+                                       (coll_live.h); op NULL: none */
+        const char *op, *group;     /* "pvm_reduce", the caller's group name */
+        gimpi_groups_t *groups;
+        int arg;                    /* its root instance (a barrier: its count) */
+        int published;              /* groupd was told (the end must clear it) */
+        int64_t t0_ms;              /* when a wait in shared memory began (0: not seen) */
+        int after_ms;               /* GIMPI_STATUS_AFTER (0: no live view) */
+    } live;
 };
+
+/*  Notes the group operation under way (coll_live.h): three stores, nothing sent. */
+static inline void coll_live_begin(gimpi_coll_t *self, const char *op, gimpi_groups_t *groups,
+                                   const char *group, int arg)
+{
+    self->live.op = op;
+    self->live.group = group;
+    self->live.groups = groups;
+    self->live.arg = arg;
+    self->live.t0_ms = 0;
+}
+
+/*  A group operation blocked in shared memory, asked about now_ms by the segment's
+ *  liveness rounds (every 100 ms, the first 100 ms in): groupd is told once it has
+ *  waited GIMPI_STATUS_AFTER (that wait never reaches the data plane's status hook). */
+void coll_live_tick(gimpi_coll_t *self, int64_t now_ms);
+
+/*  The operation has returned: groupd is told so if it was told it waited. */
+void coll_live_end(gimpi_coll_t *self);
 
 /* ------------------------------------------------------------------ messaging helpers */
 

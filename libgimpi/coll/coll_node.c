@@ -35,6 +35,7 @@ static int s_shm_alive(void *arg, int j)
     if (c->dpb.groups && !c->dpb.noted)
         coll_on_blocked(c);
     int64_t now = gimpi_now_ms();
+    coll_live_tick(c, now);                 /* (the live view, coll_live.h) */
     if (j == (link->tids[0] == gimpi_msg_mytid(msg))) {     /* a round's first member */
         link->asking = now - link->asked_ms >= 500;
         if (link->asking)

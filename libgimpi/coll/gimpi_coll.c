@@ -11,6 +11,10 @@
  */
 #include "coll/coll_internal.h"
 #include "base/gimpi_tunables.h"
+#include "coll/coll_live.h"
+#include "groups/gimpi_groups_status.h"
+
+#include <stdio.h>
 
 #include <assert.h>
 
@@ -22,6 +26,40 @@ void coll_on_blocked(void *arg)
     if (self->dpb.groups && !self->dpb.noted
         && gimpi_groups_barrier_note(self->dpb.groups, self->dpb.group, self->dpb.count) == 0)
         self->dpb.noted = 1;
+}
+
+/*  A group operation that has waited waited_ms: its words go to groupd (coll_live.h). */
+int gimpi_coll_live_publish(gimpi_coll_t *self, int waited_ms, int queued)
+{
+    if (!self || !self->live.op || self->live.published || !self->live.groups)
+        return 0;
+    char call[256];
+    int barrier = !strcmp(self->live.op, "pvm_barrier");
+    snprintf(call, sizeof call, "%s(\"%.200s\", %s%d)", self->live.op, self->live.group,
+             barrier ? "" : "root ", self->live.arg);
+    if (gimpi_groups_status(self->live.groups, call, waited_ms, queued, 0) == 0)
+        self->live.published = 1;
+    return 1;
+}
+
+/*  A group operation blocked in shared memory a while (coll_internal.h). */
+void coll_live_tick(gimpi_coll_t *self, int64_t now_ms)
+{
+    if (!self->live.op || self->live.published || self->live.after_ms <= 0)
+        return;
+    if (!self->live.t0_ms)
+        self->live.t0_ms = now_ms - 100;    /* (the first round comes 100 ms in) */
+    if (now_ms - self->live.t0_ms >= self->live.after_ms)
+        gimpi_coll_live_publish(self, (int)(now_ms - self->live.t0_ms), -1);
+}
+
+/*  The group operation has returned (coll_internal.h). */
+void coll_live_end(gimpi_coll_t *self)
+{
+    if (self->live.published)
+        gimpi_groups_status(self->live.groups, NULL, 0, 0, 0);
+    self->live.op = NULL;
+    self->live.published = 0;
 }
 
 /*  Creates the collective state of a task. */
@@ -48,6 +86,7 @@ gimpi_coll_t *gimpi_coll_new(gimpi_msg_t *msg)
     self->shm = !(e && strcmp(e, "0") == 0);
     e = gimpi_env("GIMPI_SHM_COLL");
     self->shm &= !(e && strcmp(e, "0") == 0);
+    self->live.after_ms = gimpi_groups_status_after();
     pthread_mutex_init(&self->mu, NULL);
     return self;
 }

@@ -513,30 +513,24 @@ static int s_get_text(s_reader_t *r, char dst[GD_MAX_TEXT + 1])
     return GD_OK;
 }
 
-/*  Decodes TASKS records (no count in the blob: records until the bytes end). */
-int gd_tasks_decode(const uint8_t *data, size_t len, gd_vmtask_t **out, int *n)
+/*  Decodes records of elem bytes each, read one by one by `one`, until the bytes end
+ *  (no count in the blob); at most len / minrec records, bounded before anything is
+ *  allocated.  0 with *out malloc'ed (at least one element) and *n, or the first error. */
+static int s_records_decode(const uint8_t *data, size_t len, size_t minrec, size_t elem,
+                            int (*one)(s_reader_t *r, void *rec), void **out, int *n)
 {
     *out = NULL;
     *n = 0;
-    size_t most = len / GD_TASKREC_MIN;
+    size_t most = len / minrec;
     if (most > INT32_MAX)
         return GD_ERR_SIZE;
-    gd_vmtask_t *t = calloc(most + 1, sizeof *t);
+    uint8_t *t = calloc(most + 1, elem);
     if (!t)
         return GD_ERR_SIZE;
     s_reader_t r = { data, len };
     int count = 0, rc = GD_OK;
-    while (r.left && rc == GD_OK) {
-        gd_vmtask_t *v = &t[count];
-        if (!s_get_i32(&r, &v->tid) || !s_get_i32(&r, &v->ptid) || !s_get_i32(&r, &v->ospid)
-            || !s_get_i32(&r, &v->flags))
-            rc = GD_ERR_SIZE;
-        if (rc == GD_OK)
-            rc = s_get_text(&r, v->host);
-        if (rc == GD_OK)
-            rc = s_get_text(&r, v->name);
-        count++;
-    }
+    while (r.left && rc == GD_OK)
+        rc = one(&r, t + elem * (size_t)count++);
     if (rc != GD_OK) {
         free(t);
         return rc;
@@ -544,6 +538,60 @@ int gd_tasks_decode(const uint8_t *data, size_t len, gd_vmtask_t **out, int *n)
     *out = t;
     *n = count;
     return GD_OK;
+}
+
+/*  Reads one TASKS record. */
+static int s_task_decode(s_reader_t *r, void *rec)
+{
+    gd_vmtask_t *v = rec;
+    if (!s_get_i32(r, &v->tid) || !s_get_i32(r, &v->ptid) || !s_get_i32(r, &v->ospid)
+        || !s_get_i32(r, &v->flags))
+        return GD_ERR_SIZE;
+    int rc = s_get_text(r, v->host);
+    return rc == GD_OK ? s_get_text(r, v->name) : rc;
+}
+
+/*  Decodes TASKS records. */
+int gd_tasks_decode(const uint8_t *data, size_t len, gd_vmtask_t **out, int *n)
+{
+    void *recs;
+    int rc = s_records_decode(data, len, GD_TASKREC_MIN, sizeof **out, s_task_decode, &recs, n);
+    *out = recs;
+    return rc;
+}
+
+/*  Encodes STATUSES records. */
+size_t gd_statuses_encode(const gd_status_rec_t *recs, int n, uint8_t **out)
+{
+    gimpi_bytes_t *w = gimpi_bytes_new(0);
+    for (int k = 0; w && k < n; k++) {
+        s_put_i32(w, recs[k].tid);
+        s_put_i32(w, recs[k].ms);
+        s_put_i32(w, recs[k].queued);
+        s_put_i32(w, recs[k].peer);
+        s_put_i32(w, recs[k].peer_state);
+        s_put_text(w, recs[k].call);
+    }
+    return s_finish(w, out);
+}
+
+/*  Reads one STATUSES record. */
+static int s_status_decode(s_reader_t *r, void *rec)
+{
+    gd_status_rec_t *v = rec;
+    if (!s_get_i32(r, &v->tid) || !s_get_i32(r, &v->ms) || !s_get_i32(r, &v->queued)
+        || !s_get_i32(r, &v->peer) || !s_get_i32(r, &v->peer_state))
+        return GD_ERR_SIZE;
+    return s_get_text(r, v->call);
+}
+
+/*  Decodes STATUSES records. */
+int gd_statuses_decode(const uint8_t *data, size_t len, gd_status_rec_t **out, int *n)
+{
+    void *recs;
+    int rc = s_records_decode(data, len, GD_STATUSREC_MIN, sizeof **out, s_status_decode, &recs, n);
+    *out = recs;
+    return rc;
 }
 
 /* ------------------------------------------------------------------ ZeroMQ helpers */

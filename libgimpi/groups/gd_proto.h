@@ -65,7 +65,9 @@
     X(MBOX_DEL,   0x1D, "nii",   "")    /* name, index, flags -> index */             \
     X(MBOX_LIST,  0x1E, "n",     "b")   /* pattern -> classes; their records */ \
     X(MBOX_PUTQ,  0x1F, "niiib", "")    /* MBOX_PUT whose answer the sender knows: none */ \
-    X(SPAWN_EXIT, 0x20, "ik",    "")    /* spawner: tid, its block's token: died unregistered */
+    X(SPAWN_EXIT, 0x20, "ik",    "")    /* spawner: tid, its block's token: died unregistered */ \
+    X(TASK_STATUS, 0x21, "itiii", "")   /* own tid, call ("": running), ms, queued, peer */ \
+    X(STATUSES,   0x22, "",      "b")   /* -> count; the blocked tasks' records */
 
 /*  Events on the PUB socket: X(name, code).  Frames: [topic "G"+name][header]
  *  [q previous version][q version][i instance][i tid][i argument].  See the doc.
@@ -260,6 +262,34 @@ size_t gd_tasks_encode(const gd_vmtask_t *tasks, int n, uint8_t **out);
  *  allocated).  Trusts no length: the record count is bounded by the bytes present before
  *  anything is allocated.  0, or GD_ERR_SIZE / GD_ERR_TEXT (*out NULL, *n 0). */
 int gd_tasks_decode(const uint8_t *data, size_t len, gd_vmtask_t **out, int *n);
+
+/* ------------------------------------------------------------------ live status records */
+
+/*  What a task blocked in a call publishes (TASK_STATUS, only once it has waited
+ *  GIMPI_STATUS_AFTER), and what STATUSES returns about each such task, one record after
+ *  the other in one blob: Int4 tid, Int4 ms blocked so far (at groupd's clock), Int4
+ *  messages queued for it (arrived, not taken; -1: not known), Int4 the peer it waits for (0: none or
+ *  any), Int4 that peer's state (GD_PEER_*), then the call as Int4 length + text (1 ..
+ *  GD_MAX_TEXT bytes, no NUL: "pvm_recv(t40005, tag 7)"). */
+enum {
+    GD_PEER_NONE = 0,           /* no peer named (or any) */
+    GD_PEER_RUNNING = 1,        /* registered with groupd */
+    GD_PEER_EXITED = 2,         /* was registered and is gone */
+    GD_PEER_UNKNOWN = 3,        /* never seen by this groupd (or forgotten) */
+    GD_STATUSREC_MIN = 24,      /* smallest record of a STATUSES blob, bytes */
+};
+
+typedef struct {
+    int32_t tid, ms, queued, peer, peer_state;
+    char call[GD_MAX_TEXT + 1];
+} gd_status_rec_t;
+
+/*  Encodes n records into a malloc'ed buffer (*out); returns its length, 0 on failure
+ *  (*out NULL) or when n is 0 (*out a 1-byte buffer), as gd_tasks_encode. */
+size_t gd_statuses_encode(const gd_status_rec_t *recs, int n, uint8_t **out);
+/*  Decodes a STATUSES blob into a malloc'ed array (*out, *n records; at least one element
+ *  allocated), trusting no length.  0, or GD_ERR_SIZE / GD_ERR_TEXT (*out NULL, *n 0). */
+int gd_statuses_decode(const uint8_t *data, size_t len, gd_status_rec_t **out, int *n);
 
 /* ------------------------------------------------------------------ ZeroMQ helpers */
 

@@ -17,6 +17,7 @@
 #include "groups/groups_internal.h"
 #include "impi/impi_wire.h"
 #include "base/gimpi_tunables.h"
+#include "groups/gimpi_groups_status.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -69,6 +70,7 @@ gimpi_groups_t *gimpi_groups_new(const char *endpoint, void *zmq_context)
     self->hold_ns = (hold_ms < 0 ? 0 : hold_ms > 1000 ? 1000 : hold_ms) * 1000000LL;
     const char *sync_leave = gimpi_env("GIMPI_GROUPS_SYNC_LEAVE");
     self->sync_leave = sync_leave && *sync_leave && strcmp(sync_leave, "0") != 0;
+    self->status_ms = gimpi_groups_status_after();
     impi_addr16_from_ipv4(self->hostid, 0x7F000001);
     memcpy(self->addr, self->hostid, 16);
     self->pid = getpid();
@@ -442,6 +444,69 @@ int groups_take_vmwait(gimpi_groups_t *self, gd_multipart_t *mp)
     return 1;
 }
 
+/* ------------------------------------------------------------------ the live status */
+
+enum { STATUS_AFTER_MS = 250 };     /* default of GIMPI_STATUS_AFTER */
+
+/*  GIMPI_STATUS_AFTER, ms (gimpi_groups_status.h). */
+int gimpi_groups_status_after(void)
+{
+    const char *e = gimpi_env("GIMPI_STATUS_AFTER");
+    long ms = e && *e ? strtol(e, NULL, 10) : STATUS_AFTER_MS;
+    return ms < 0 ? 0 : ms > 3600000 ? 3600000 : (int)ms;
+}
+
+/*  Reads, without waiting, what came on the DEALER while no request waits for it: the
+ *  answers of deferred requests and of the manager's VMWAIT are taken, late answers (the
+ *  statuses' own, BARRIER_NOTE's) dropped.  A task that blocks often and asks groupd
+ *  nothing else would otherwise fill the socket's queues with them (1,400 blocked
+ *  receives do), and groupd, finding them full, would drop a reply that matters. */
+static void s_drop_late(gimpi_groups_t *self)
+{
+    gd_multipart_t mp;
+    for (int k = 0; k < 64 && gd_multipart_recv(self->dealer, &mp, ZMQ_DONTWAIT) == 0; k++) {
+        if (!groups_take_deferred(self, &mp))
+            groups_take_vmwait(self, &mp);
+        gd_multipart_close(&mp);
+    }
+}
+
+/*  Sends the task's live status without waiting (gimpi_groups_status.h); its answer is
+ *  dropped when it comes (s_await, s_drop_late). */
+int gimpi_groups_status(gimpi_groups_t *self, const char *call, int ms, int queued, int peer)
+{
+    assert(self);
+    if (self->state != 1 || self->tid <= 0)
+        return GIMPI_ESYSERR;
+    if (!self->waiting)
+        s_drop_late(self);          /* (inside s_await the awaited answer may be there) */
+    size_t len = call ? strlen(call) : 0;
+    gd_value_t v[5] = { { .i = self->tid },
+                        { .data = (const uint8_t *)(call ? call : ""),
+                          .len = len > GD_MAX_TEXT ? GD_MAX_TEXT : len },
+                        { .i = ms < 0 ? 0 : ms },
+                        { .i = queued < -1 ? -1 : queued },
+                        { .i = peer < 0 ? 0 : peer } };
+    int64_t reqid = groups_send_request(self, GD_TASK_STATUS, v, 5);
+    return reqid < 0 ? (int)reqid : 0;
+}
+
+/*  A BARRIER, FREEZE or waiting MBOX_GET that has waited waited_ms: its words go to
+ *  groupd.  1 when sent. */
+static int s_status_waiting(gimpi_groups_t *self, uint8_t cmd, int64_t waited_ms)
+{
+    const gd_value_t *v = self->waiting;
+    char call[GD_MAX_TEXT + 1], flags[24] = "";
+    if (cmd == GD_MBOX_GET)
+        snprintf(flags, sizeof flags, ", %d", (int)v[2].i);
+    snprintf(call, sizeof call, "%s(\"%.*s\", %d%s)",
+             cmd == GD_BARRIER ? "pvm_barrier" : cmd == GD_FREEZE ? "pvm_freezegroup"
+                                                                  : "pvm_recvinfo",
+             (int)(v[0].len > 200 ? 200 : v[0].len), (const char *)v[0].data, (int)v[1].i,
+             flags);
+    return gimpi_groups_status(self, call, (int)waited_ms, -1, 0) == 0;
+}
+
 /*  Waits for the reply to request `reqid` (timeout_ms < 0: as long as groupd lives),
  *  taking the replies of deferred leaves on the way.  Returns the reply's status or
  *  GIMPI_ESYSERR.  With mp_out the reply is kept for the caller (who closes it); its
@@ -453,8 +518,17 @@ static int s_await(gimpi_groups_t *self, uint8_t cmd, uint32_t reqid, int64_t se
     bool spin = s_spin_choice(self, ++self->nwaits % EXPLORE_PERIOD < EXPLORE_RUN);
     self->streak = spin == self->last_spin ? self->streak + 1 : 1;
     self->last_spin = spin;
+    /* a barrier or freeze that waits GIMPI_STATUS_AFTER says so (the live view) */
+    int64_t status_at = self->waiting ? sent_ns / 1000000 + self->status_ms : 0;
+    bool published = false;
     for (;;) {
-        int rc = s_wait_reply(self, deadline, spin);
+        bool cut = status_at && (deadline < 0 || status_at < deadline);
+        int rc = s_wait_reply(self, cut ? status_at : deadline, spin);
+        if (rc < 0 && cut && self->state == 1) {
+            published = s_status_waiting(self, cmd, gimpi_now_ms() - sent_ns / 1000000);
+            status_at = 0;
+            continue;
+        }
         if (rc < 0)
             return GIMPI_ESYSERR;
         if (rc == 0)
@@ -473,6 +547,8 @@ static int s_await(gimpi_groups_t *self, uint8_t cmd, uint32_t reqid, int64_t se
             continue;
         }
         int status = reply.values[0].i;
+        if (published)
+            gimpi_groups_status(self, NULL, 0, 0, 0);
         groups_saw(self, reply.values[1].q);
         if (cmd != GD_BARRIER && cmd != GD_FREEZE && cmd != GD_VMREQ
             && self->streak > EXPLORE_SETTLE)
@@ -499,7 +575,12 @@ int groups_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values, 
     int64_t reqid = groups_send_request(self, cmd, values, nvalues);
     if (reqid < 0)
         return (int)reqid;
-    return s_await(self, cmd, (uint32_t)reqid, sent_ns, timeout_ms, mp_out, reply_out);
+    bool waits = cmd == GD_BARRIER || cmd == GD_FREEZE
+              || (cmd == GD_MBOX_GET && timeout_ms < 0);     /* (PvmMboxWaitForInfo) */
+    self->waiting = waits && self->status_ms > 0 ? values : NULL;
+    int rc = s_await(self, cmd, (uint32_t)reqid, sent_ns, timeout_ms, mp_out, reply_out);
+    self->waiting = NULL;
+    return rc;
 }
 
 /*  Waits until groupd has answered every deferred leave (bounded).  0, or GIMPI_ESYSERR

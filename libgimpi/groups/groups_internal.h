@@ -145,6 +145,10 @@ struct gimpi_groups_t {
     void *mbox;                 /* copies of the task's own locked message-box entries
                                    (gimpi_groups_mbox.c), or NULL */
     void (*mbox_free)(void *mbox);      /* frees them */
+    int status_ms;              /* GIMPI_STATUS_AFTER (0: no live status) */
+    const gd_value_t *waiting;  /* a BARRIER, FREEZE or waiting MBOX_GET request's values
+                                   while it waits (its words for the live status), else
+                                   NULL */
 };
 
 /*  Raises the highest groupd version this task knows of (and the cache's generation). */

@@ -7,6 +7,7 @@
  *  is made in msg_new.c; the engine's files are listed in msg_internal.h.
  */
 #include "net/msg_internal.h"
+#include "net/msg_status_hook.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -108,6 +109,19 @@ void gimpi_msg_set_blocked_hook(gimpi_msg_t *self, gimpi_msg_hook_fn fn, void *a
 {
     assert(self);
     s_set_hook(self, &self->hooks.blocked, (void (*)(void))fn, arg);
+}
+
+/*  Installs the live view's status hook (msg_status_hook.h). */
+void gimpi_msg_set_status_hook(gimpi_msg_t *self, gimpi_msg_status_fn fn, void *arg,
+                               int after_ms)
+{
+    assert(self);
+    if (after_ms <= 0)
+        fn = NULL;
+    pthread_mutex_lock(&self->mu);
+    self->hooks.status_ms = fn ? after_ms : 0;
+    pthread_mutex_unlock(&self->mu);
+    s_set_hook(self, &self->hooks.status, (void (*)(void))fn, arg);
 }
 
 /*  Sets the stamp of our packets to kin (gimpi_msg.h). */

@@ -404,6 +404,9 @@ struct gimpi_msg_t {
         int liveness_ms;            /* LIVENESS_MS_DEFAULT or GIMPI_LIVENESS_MS */
         msg_hook_t blocked;         /* gimpi_msg_hook_fn: run once by a call blocked note_ms */
         int note_ms;                /* NOTE_MS_DEFAULT or GIMPI_NOTE_MS */
+        msg_hook_t status;          /* gimpi_msg_status_fn: run once by a call blocked
+                                       status_ms (the live view, msg_status_hook.h) */
+        int status_ms;
         int alive_rr;               /* where the next round of questions starts */
         const gimpi_msg_fwd_hooks_t *fwd_hooks;     /* forwarding (msg_fwd_hooks.h) */
         gimpi_fwd_t *fwd;           /* its state: broadcasts being reassembled */

@@ -8,6 +8,7 @@
  *  when it comes back and needs to block.  See doc/data-plane.md for the design.
  */
 #include "net/msg_internal.h"
+#include "net/msg_status_hook.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -291,6 +292,37 @@ static void s_ask_alive(gimpi_msg_t *self)
             msg_peer_lost(self, set[i]);
 }
 
+/*  The earlier of two moments, 0 meaning none. */
+static inline int64_t s_first_at(int64_t a, int64_t b)
+{
+    return a && (!b || a < b) ? a : b;
+}
+
+/*  A wait past its spin sets when the live view's status hook runs (*status_at, 0: no
+ *  hook) and the earlier of that and the blocked hook's moment (*hook_at).  Only then:
+ *  the spin, where short waits end, never looks at the status hook.  Returns true. */
+static bool s_arm_status(gimpi_msg_t *self, int64_t start, int64_t note_at, int64_t *status_at,
+                         int64_t *hook_at)
+{
+    if (self->hooks.status.fn)
+        *status_at = start + (int64_t)self->hooks.status_ms * 1000;
+    *hook_at = s_first_at(note_at, *status_at);
+    return true;
+}
+
+/*  Runs a hook of a blocked call without the context's lock: the blocked hook, or (status)
+ *  the live view's, told how long the call has waited (msg_status_hook.h). */
+static void s_run_wait_hook(gimpi_msg_t *self, bool status, int waited_ms)
+{
+    msg_hook_t h = status ? self->hooks.status : self->hooks.blocked;
+    pthread_mutex_unlock(&self->mu);
+    if (h.fn && status)
+        ((gimpi_msg_status_fn)h.fn)(h.arg, waited_ms);
+    else if (h.fn)
+        ((gimpi_msg_hook_fn)h.fn)(h.arg);
+    pthread_mutex_lock(&self->mu);
+}
+
 /*  Blocks the calling application thread until pred holds, driving the sockets itself:
  *  a short spin, then poll().  poll_cap_ms bounds one poll (for predicates that depend on
  *  time).  Returns 0, or GIMPI_ESYSERR when the context timeout (or deadline_us when not
@@ -339,6 +371,8 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
     int64_t next_ask = start + live_us;
     int64_t note_at = self->hooks.blocked.fn && self->hooks.note_ms > 0
                     ? start + (int64_t)self->hooks.note_ms * 1000 : 0;
+    int64_t status_at = 0, hook_at = note_at;   /* the loop looks at the earlier one */
+    bool armed = false;                         /* (the status hook's, once past the spin) */
     unsigned looks = 0;
     int64_t now = start;
     while (!pred(self, arg)) {
@@ -356,13 +390,11 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
             rc = GIMPI_ESYSERR;
             break;
         }
-        if (note_at && now >= note_at) {
-            note_at = 0;
-            gimpi_msg_hook_fn fn = (gimpi_msg_hook_fn)self->hooks.blocked.fn;
-            void *harg = self->hooks.blocked.arg;
-            pthread_mutex_unlock(&self->mu);
-            fn(harg);
-            pthread_mutex_lock(&self->mu);
+        if (hook_at && now >= hook_at) {
+            bool status = hook_at == status_at;             /* (the live view's) */
+            *(status ? &status_at : &note_at) = 0;
+            hook_at = s_first_at(note_at, status_at);
+            s_run_wait_hook(self, status, (int)((now - start) / 1000));
             continue;
         }
         if (self->hooks.alive.fn && live_us > 0 && now >= next_ask) {
@@ -371,6 +403,8 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
             continue;
         }
         if (self->prog.driving) {        /* another application thread polls: let it */
+            if (!armed && now >= spin_until)
+                armed = s_arm_status(self, start, note_at, &status_at, &hook_at);
             struct timespec ts = s_realtime_in(5 * 1000000L);
             self->prog.cv_waiters++;
             pthread_cond_timedwait(&self->cv, &self->mu, &ts);
@@ -379,11 +413,13 @@ int msg_wait(gimpi_msg_t *self, pred_t pred, void *arg, int poll_cap_ms)
         }
         int t = 0;
         if (now >= spin_until) {
+            if (!armed)                 /* past the spin: the live view's moment */
+                armed = s_arm_status(self, start, note_at, &status_at, &hook_at);
             int64_t left = deadline ? (deadline - now + 999) / 1000 : 1000;
             if (self->hooks.alive.fn && live_us > 0 && (next_ask - now + 999) / 1000 < left)
                 left = (next_ask - now + 999) / 1000;
-            if (note_at && (note_at - now + 999) / 1000 < left)
-                left = (note_at - now + 999) / 1000;
+            if (hook_at && (hook_at - now + 999) / 1000 < left)
+                left = (hook_at - now + 999) / 1000;
             t = left > 1000 ? 1000 : (int)left;
             if (poll_cap_ms > 0 && t > poll_cap_ms)
                 t = poll_cap_ms;

@@ -9,6 +9,8 @@
  *  can return the id pvm_recv will return) and wait in `queue`, oldest first.
  */
 #include "pvm/pvm_ctx.h"
+#include "pvm/pvm_status.h"
+#include "coll/coll_live.h"
 #include "gimpi.h"
 #include "pvm3.h"
 #include "base/gimpi_clock.h"
@@ -41,6 +43,8 @@ struct pvm_ctx_t {
     int sbuf, rbuf;             /* active ids, 0 = none */
     int *queue;                 /* received, not yet taken: ids oldest first */
     int nqueue, qcap;
+    pvm_wait_t wait;            /* the receive waiting now, for the live view (beside the
+                                   queue: the same cache line as the receive's other stores) */
     int context;                /* the current message context (pvm_setcontext) */
     int nmhf;                   /* live message handlers (0: the fast path) */
     pvm_ctx_match_fn *match;    /* pvm_recvf's matcher; NULL: the default (fast path) */
@@ -61,7 +65,27 @@ struct pvm_ctx_t {
     mhf_t *mhf;                 /* message handlers by id (mhfcap entries) */
     int mhfcap;
     uint32_t ctxmap[PVM_CTX_PER_TASK / 32];     /* contexts this task made: bit n */
+    int status_after;           /* GIMPI_STATUS_AFTER, ms (0: no live view) */
 };
+
+/*  The transport's groupd client, or NULL. */
+static gimpi_groups_t *s_groups(pvm_ctx_t *self)
+{
+    return self->ops && self->ops->groups ? self->ops->groups(self->impl) : NULL;
+}
+
+/*  The transport's status hook: a wait has lasted waited_ms; groupd is told what it waits
+ *  for (the live view, pvm_status.h): a receive's here, a group operation's by the
+ *  collectives (coll_live.h). */
+static void s_on_blocked(void *arg, int waited_ms)
+{
+    pvm_ctx_t *self = arg;
+    if (self->wait.active && !self->wait.published)
+        pvm_status_publish(s_groups(self), &self->wait, PvmBaseContext, waited_ms,
+                           self->nqueue);
+    else if (!self->wait.active && self->ops && self->ops->coll)
+        gimpi_coll_live_publish(self->ops->coll(self->impl), waited_ms, self->nqueue);
+}
 
 /*  A fresh context. */
 pvm_ctx_t *pvm_ctx_new(void)
@@ -113,6 +137,9 @@ int pvm_ctx_attach(pvm_ctx_t *self, const pvm_transport_ops_t *ops, void *impl)
     self->ops = ops;
     self->impl = impl;
     self->tid = tid;
+    self->status_after = pvm_status_after_ms();
+    if (ops->status_hook)
+        ops->status_hook(impl, s_on_blocked, self, self->status_after);
     return 0;
 }
 
@@ -644,6 +671,19 @@ static __attribute__((noinline, cold)) int s_rescan(pvm_ctx_t *self, int src, in
     return s_find(self, src, tag, ctxid, err);
 }
 
+/*  A slice of a wait (of `wait` ms) ended with nothing: when the slices add up to
+ *  GIMPI_STATUS_AFTER the wait is published (a wait cut in slices shorter than that, for
+ *  pvm_notify, never runs the transport's hook).  Only on this slow path is the clock read. */
+static void s_status_slices(pvm_ctx_t *self, int wait)
+{
+    int64_t now = gimpi_now_ms();
+    if (!self->wait.t0_ms)
+        self->wait.t0_ms = now - wait;
+    if (now - self->wait.t0_ms >= self->status_after)
+        pvm_status_publish(s_groups(self), &self->wait, PvmBaseContext,
+                           (int)(now - self->wait.t0_ms), self->nqueue);
+}
+
 /*  1 when a wait for (src, tag, ctxid) must look for notifications as it waits. */
 static int s_notify_due(pvm_ctx_t *self, int src, int tag, int ctxid)
 {
@@ -656,13 +696,10 @@ static int s_notify_due(pvm_ctx_t *self, int src, int tag, int ctxid)
  *  PVM_CTX_NOTIFY_SLICE_MS and the notifications are polled between them; a slice that
  *  the transport ends early with nothing (every peer gone: it would fail the wait) is
  *  spent waiting for notifications instead, since one may still come. */
-GIMPI_HOT static int s_wait_match(pvm_ctx_t *self, int src, int tag, int ctxid, int timeout_ms,
-                        int *err)
+GIMPI_HOT static int s_wait_loop(pvm_ctx_t *self, int src, int tag, int ctxid,
+                                 int timeout_ms, int *err)
 {
-    *err = 0;
-    int i = s_find(self, src, tag, ctxid, err);
-    if (i >= 0 || *err)
-        return i;
+    int i;
     int rc = pvm_ctx_enrol(self);
     if (rc < 0) {
         *err = rc;
@@ -694,6 +731,8 @@ GIMPI_HOT static int s_wait_match(pvm_ctx_t *self, int src, int tag, int ctxid, 
             return -1;
         }
         if (rc == 0) {
+            if (wait > 0 && self->status_after > 0 && !self->wait.published)
+                s_status_slices(self, wait);
             if (t0 && wait > 0) {
                 int rest = wait - (int)(gimpi_now_ms() - t0);
                 rc = self->notify.poll(self->notify.arg, self, rest > 0 ? rest : 0);
@@ -715,6 +754,24 @@ GIMPI_HOT static int s_wait_match(pvm_ctx_t *self, int src, int tag, int ctxid, 
             && ((i = s_rescan(self, src, tag, ctxid, err)) >= 0 || *err))
             return i;
     }
+}
+
+/*  Waits for a match (s_wait_loop) once nothing in the queue matches: notes the wait for
+ *  the live view first and clears what was published of it after (pvm_status.h).  The
+ *  fast path, a match already queued, notes nothing. */
+GIMPI_HOT static int s_wait_match(pvm_ctx_t *self, int src, int tag, int ctxid, int timeout_ms,
+                                  int *err)
+{
+    *err = 0;
+    int i = s_find(self, src, tag, ctxid, err);
+    if (i >= 0 || *err)
+        return i;
+    self->wait = (pvm_wait_t){ 1, 0, src, tag, ctxid, timeout_ms, 0 };
+    i = s_wait_loop(self, src, tag, ctxid, timeout_ms, err);
+    self->wait.active = 0;
+    if (self->wait.published)
+        pvm_status_clear(s_groups(self), &self->wait);
+    return i;
 }
 
 /*  Takes a matching message out of the queue. */

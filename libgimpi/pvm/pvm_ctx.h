@@ -116,6 +116,11 @@ typedef struct {
      *  into out ("" when it cannot say); `where` (PVM_CAUSE_*) says which part of the
      *  task failed. */
     void (*cause)(void *impl, int where, char *out, size_t size);
+    /*  Optional (may be NULL): has fn(arg, waited_ms) run once by every wait of the
+     *  transport that lasts after_ms, in the waiting thread (the live view's status,
+     *  pvm_status.h); after_ms 0: never. */
+    void (*status_hook)(void *impl, void (*fn)(void *arg, int waited_ms), void *arg,
+                        int after_ms);
 } pvm_transport_ops_t;
 
 /*  Where a failure came from, for a transport's `cause`. */

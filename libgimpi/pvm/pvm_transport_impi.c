@@ -49,6 +49,7 @@
 #include "pvm/pvm_header.h"
 #include "gimpi.h"
 #include "gimpi_msg.h"
+#include "net/msg_status_hook.h"
 #include "impi/impi_wire.h"
 #include "base/gimpi_tunables.h"
 
@@ -506,6 +507,13 @@ static int s_bcast(void *impl, const char *group, int tag, int ctxid, int encodi
     return rc;
 }
 
+/*  vtable: the live view's hook into the data plane's waits (msg_status_hook.h). */
+static void s_status_hook(void *impl, void (*fn)(void *arg, int waited_ms), void *arg,
+                          int after_ms)
+{
+    gimpi_msg_set_status_hook(((impi_tp_t *)impl)->msg, fn, arg, after_ms);
+}
+
 static const pvm_transport_ops_t s_ops = {
     .name = "impi",
     .mytid = s_mytid,
@@ -523,6 +531,7 @@ static const pvm_transport_ops_t s_ops = {
     .bcast = s_bcast,
     .body = s_body,
     .cause = s_cause,
+    .status_hook = s_status_hook,
 };
 
 /*  Enrols: joins the job (gimpirun's, or a one-task job) and opens the transport. */
