@@ -95,14 +95,19 @@ for my $f (@files) {
 }
 
 # --- the funnels: functions with a `const char *fmt` parameter ---------------------------
+# A static one counts in its own file only (two files' s_fail may put fmt elsewhere).
 my %funnel = (fprintf => 1, snprintf => 2, vsnprintf => 2);
+my %local_funnel;                       # file => { name => index of fmt }
 for my $f (@files) {
     while ($code{$f} =~ /\b(\w+)\s*\(([^(){};]*\bconst\s+char\s*\*\s*fmt\b[^(){};]*)\)/g) {
-        my ($name, $params) = ($1, $2);
+        my ($name, $params, $at) = ($1, $2, $-[0]);
         next if $name =~ /^(pvm_packf|pvm_unpackf|s_walk|gimpi_vfail|s_vlog)$/;
         my @p = split /,/, $params;
         my ($i) = grep { $p[$_] =~ /\bfmt\s*$/ } 0 .. $#p;
-        $funnel{$name} = $i if defined $i;
+        next unless defined $i;
+        my ($head) = substr($code{$f}, 0, $at) =~ /([^;{}]*)$/;
+        if ($head =~ /\bstatic\b/) { $local_funnel{$f}{$name} = $i; }
+        else { $funnel{$name} = $i; }
     }
 }
 
@@ -129,10 +134,10 @@ for my $f (@files) {
             }
             next;
         }
-        next unless exists $funnel{$name};
+        my $k = $local_funnel{$f}{$name} // $funnel{$name};
+        next unless defined $k;
         my @args = s_args($c, $start);
         next unless @args;
-        my $k = $funnel{$name};
         if ($name eq 'fprintf') {
             next unless $args[0] =~ /^\s*(stderr|\S*\blog)\s*$/;
         } elsif ($name =~ /^v?snprintf$/) {
