@@ -12,6 +12,7 @@
 #include "gimpi.h"
 #include "pvm3.h"
 #include "base/gimpi_clock.h"
+#include "base/gimpi_trace.h"
 #include "base/gimpi_tunables.h"
 
 #include <assert.h>
@@ -27,6 +28,7 @@ typedef struct {
     int src, tag, ctxid;
     int wid, dst;               /* pvm_setminfo's wait id and destination (0 until set) */
     bool dstset;                /* dst was set; else a received message's is this task */
+    int seq;                    /* a received message's number from its source (tracing) */
 } slot_t;
 
 /*  A message handler (pvm_addmhf); func NULL: a free entry. */
@@ -36,6 +38,9 @@ typedef struct {
 } mhf_t;
 
 struct pvm_ctx_t {
+    pvm_ctx_head_t head;        /* FIRST: what the calls' trace hooks test (pvm_ctx.h) */
+    void *tev;                  /* the trace state (pvm_tev.c), destroyed with tev_destroy */
+    void (*tev_destroy)(void *);
     slot_t *slots;              /* slots[id - 1] */
     int nslots;
     int sbuf, rbuf;             /* active ids, 0 = none */
@@ -86,6 +91,8 @@ void pvm_ctx_destroy(pvm_ctx_t **self_p)
     if (!self)
         return;
     pvm_ctx_detach(self);
+    if (self->tev_destroy)
+        self->tev_destroy(self->tev);
     for (int i = 0; i < self->nslots; i++)
         pvm_buf_destroy(&self->slots[i].buf);
     free(self->slots);
@@ -251,7 +258,7 @@ int pvm_ctx_add_buf(pvm_ctx_t *self, pvm_buf_t *buf, int src, int tag, int ctxid
         self->slots = slots;
         self->nslots = n;
     }
-    self->slots[i] = (slot_t){ buf, src, tag, ctxid, 0, 0, false };
+    self->slots[i] = (slot_t){ buf, src, tag, ctxid, 0, 0, false, 0 };
     return i + 1;
 }
 
@@ -441,6 +448,8 @@ GIMPI_HOT int pvm_ctx_send(pvm_ctx_t *self, int bufid, int dst, int tag, int ctx
     int rc = s_wire(self, bufid, dst <= 0 || tag < 0, &w);
     if (rc < 0)
         return rc;
+    if (__builtin_expect(self->head.rec != NULL, 0))
+        gimpi_trace_send(self->head.rec, dst, tag, ctxid, (int)w.len);
     if (w.wid && self->ops->send_wid)   /* pvm_setminfo's wait id travels along */
         return self->ops->send_wid(self->impl, dst, tag, ctxid, w.wid, w.enc, w.bytes, w.len);
     return self->ops->send(self->impl, dst, tag, ctxid, w.enc, w.frame, w.bytes, w.len);
@@ -553,6 +562,25 @@ static __attribute__((noinline, cold)) int s_mhf_take(pvm_ctx_t *self, int id, i
     return 1;
 }
 
+/*  Numbers a message that arrived, for its RECV record, and records the queue's length
+ *  (the message is about to join it). */
+static __attribute__((noinline, cold)) void s_trace_arrive(pvm_ctx_t *self, int id)
+{
+    slot_t *slot = &self->slots[id - 1];
+    slot->seq = gimpi_trace_arrive(self->head.rec, slot->src);
+    int n = self->nqueue + 1;
+    gimpi_trace_rec(self->head.rec, GIMPI_TEV_QUEUE, 0, &n, 1, NULL);
+}
+
+/*  Records the task taking message id (out of the queue now). */
+static __attribute__((noinline, cold)) void s_trace_take(pvm_ctx_t *self, int id)
+{
+    const slot_t *slot = &self->slots[id - 1];
+    int v[5] = { slot->src, slot->tag, slot->ctxid, (int)pvm_buf_len(slot->buf), slot->seq };
+    gimpi_trace_rec(self->head.rec, GIMPI_TEV_RECV, 0, v, 5, NULL);
+    gimpi_trace_rec(self->head.rec, GIMPI_TEV_QUEUE, 0, &self->nqueue, 1, NULL);
+}
+
 /*  Turns a transport message into a queued buffer (0 when a handler took it); its id or
  *  < 0. */
 GIMPI_HOT static int s_enqueue(pvm_ctx_t *self, pvm_msg_t *msg)
@@ -584,6 +612,8 @@ GIMPI_HOT static int s_enqueue(pvm_ctx_t *self, pvm_msg_t *msg)
     int id = pvm_ctx_add_buf(self, buf, msg->src, msg->tag, msg->ctxid);
     if (id <= 0)
         return id;
+    if (__builtin_expect(self->head.rec != NULL, 0))
+        s_trace_arrive(self, id);
     if ((self->nmhf | msg->wid) && s_mhf_take(self, id, msg->wid))
         return 0;                       /* a handler took it: never queued */
     self->queue[self->nqueue++] = id;
@@ -731,6 +761,8 @@ GIMPI_HOT int pvm_ctx_recv(pvm_ctx_t *self, int src, int tag, int ctxid, int tim
         return err;
     int id = self->queue[i];
     s_unqueue_at(self, i);
+    if (__builtin_expect(self->head.rec != NULL, 0))
+        s_trace_take(self, id);
     return id;
 }
 
@@ -805,6 +837,21 @@ int pvm_ctx_catchout_wait(pvm_ctx_t *self, int timeout_ms)
     assert(self);
     gimpi_t *task = s_task(self);
     return task && self->catchout ? gimpi_catchout_wait(task, timeout_ms) : 0;
+}
+
+/*  Keeps the trace state. */
+void pvm_ctx_set_tev(pvm_ctx_t *self, void *tev, void (*destroy)(void *))
+{
+    assert(self);
+    self->tev = tev;
+    self->tev_destroy = destroy;
+}
+
+/*  The trace state. */
+void *pvm_ctx_tev(const pvm_ctx_t *self)
+{
+    assert(self);
+    return self->tev;
 }
 
 /*  The current context. */
@@ -953,6 +1000,6 @@ int pvm_ctx_set_minfo(pvm_ctx_t *self, int bufid, int src, int tag, int ctxid, i
     slot_t *slot = s_slot(self, bufid);
     if (!slot)
         return GIMPI_ENOSUCHBUF;
-    *slot = (slot_t){ slot->buf, src, tag, ctxid, wid, dst, true };
+    *slot = (slot_t){ slot->buf, src, tag, ctxid, wid, dst, true, 0 };
     return 0;
 }

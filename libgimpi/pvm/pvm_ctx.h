@@ -346,6 +346,23 @@ const char *pvm_ctx_cause(const pvm_ctx_t *self, int code);
 /*  Writes the `libpvm [t<hex tid>]` (or `libpvm [pid<pid>]` before enrolment) prefix. */
 void pvm_ctx_prefix(const pvm_ctx_t *self, char *out, size_t size);
 
+/* ---- tracing (pvm_tev.h) ---- */
+
+struct gimpi_trace_t;
+/*  The first member of every context, which the trace hooks of the pvm_* calls read
+ *  through PVM_CTX_HEAD without a call: a task that does not trace pays one load and one
+ *  predictable branch per call (doc/performance.md). */
+typedef struct {
+    int tev_armed;                  /* 1: a call starting now is traced or recorded */
+    struct gimpi_trace_t *rec;      /* the recorder while GIMPI_TRACE is set, else NULL */
+} pvm_ctx_head_t;
+#define PVM_CTX_HEAD(ctx) ((pvm_ctx_head_t *)(void *)(ctx))
+/*  Keeps the trace state tev (pvm_tev.c); destroy (may be NULL) frees it with the
+ *  context.  Replacing it does not destroy the previous one: the caller has it. */
+void pvm_ctx_set_tev(pvm_ctx_t *self, void *tev, void (*destroy)(void *));
+/*  The trace state, NULL when none was set. */
+void *pvm_ctx_tev(const pvm_ctx_t *self);
+
 /*  Memory PVM's calls hand their callers and own until the next such call (pvm_config's
  *  host table, pvm_tasks' task table, pvm_getfds' descriptors, pvm_getmboxinfo's
  *  classes), and the state of the Fortran calls that hand out one row per call

@@ -12,6 +12,7 @@
  */
 #include "pvm3.h"
 #include "pvm/pvm_ctx.h"
+#include "pvm/pvm_tev.h"
 #include "gimpi_ops.h"
 
 #include <limits.h>
@@ -24,12 +25,21 @@ static int s_fail(pvm_ctx_t *ctx, const char *fn, int code)
     return pvm_ctx_fail_in(ctx, fn, code, PVM_CAUSE_DATA);
 }
 
+/*  The bytes of the active send buffer (for the trace). */
+static int s_nbytes(pvm_ctx_t *ctx)
+{
+    pvm_buf_t *b = pvm_ctx_buf(ctx, pvm_ctx_sbuf(ctx));
+    return b ? (int)pvm_buf_len(b) : 0;
+}
+
 /*  Sends the active send buffer to tid; the buffer stays active and can be resent. */
 GIMPI_HOT int pvm_send(int tid, int msgtag)
 {
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_send", PvmNoMem);
+    PVM_TEV(ctx, TEV_SEND, pvm_send(tid, msgtag), s_nbytes(ctx), tid, msgtag,
+            pvm_ctx_context(ctx));
     int sbuf = pvm_ctx_sbuf(ctx);
     if (!sbuf)
         return s_fail(ctx, "pvm_send", PvmNoBuf);
@@ -46,6 +56,8 @@ int pvm_mcast(int *tids, int ntask, int msgtag)
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_mcast", PvmNoMem);
+    PVM_TEV(ctx, TEV_MCAST, pvm_mcast(tids, ntask, msgtag), s_nbytes(ctx), msgtag,
+            pvm_ctx_context(ctx));
     if (ntask < 0 || msgtag < 0 || (ntask > 0 && !tids))
         return s_fail(ctx, "pvm_mcast", PvmBadParam);
     for (int i = 0; i < ntask; i++)
@@ -72,11 +84,13 @@ int pvm_mcast(int *tids, int ntask, int msgtag)
 
 /*  The common receive: frees the active receive buffer, waits up to timeout_ms, makes
  *  the message taken the active receive buffer.  Its id, 0 on timeout, or an error. */
-GIMPI_HOT static int s_recv(const char *fn, int tid, int msgtag, int timeout_ms)
+GIMPI_HOT static int s_recv(const char *fn, int kind, int tid, int msgtag, int timeout_ms)
 {
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, fn, PvmNoMem);
+    PVM_TEV(ctx, kind, s_recv(fn, kind, tid, msgtag, timeout_ms), tid, msgtag,
+            pvm_ctx_context(ctx), timeout_ms / 1000, timeout_ms % 1000 * 1000);
     if ((tid < -1 && tid != PVM_CTX_DAEMON_TID) || tid == 0 || msgtag < -1)
         return s_fail(ctx, fn, PvmBadParam);
     pvm_ctx_free_buf(ctx, pvm_ctx_rbuf(ctx));
@@ -91,13 +105,13 @@ GIMPI_HOT static int s_recv(const char *fn, int tid, int msgtag, int timeout_ms)
 /*  Blocks until a message from tid (-1: any) with msgtag (-1: any) arrives. */
 GIMPI_HOT int pvm_recv(int tid, int msgtag)
 {
-    return s_recv("pvm_recv", tid, msgtag, -1);
+    return s_recv("pvm_recv", TEV_RECV, tid, msgtag, -1);
 }
 
 /*  Takes a matching message if one is there; 0 if none. */
 int pvm_nrecv(int tid, int msgtag)
 {
-    return s_recv("pvm_nrecv", tid, msgtag, 0);
+    return s_recv("pvm_nrecv", TEV_NRECV, tid, msgtag, 0);
 }
 
 /*  Waits at most *tmout (NULL: no limit) for a matching message; 0 on timeout. */
@@ -110,7 +124,7 @@ int pvm_trecv(int tid, int msgtag, struct timeval *tmout)
         long long t = (long long)tmout->tv_sec * 1000 + (tmout->tv_usec + 999) / 1000;
         ms = t > INT_MAX ? INT_MAX : (int)t;
     }
-    return s_recv("pvm_trecv", tid, msgtag, ms);
+    return s_recv("pvm_trecv", TEV_TRECV, tid, msgtag, ms);
 }
 
 /*  The id of a matching message that has arrived (it stays queued; pvm_recv will
@@ -120,6 +134,7 @@ int pvm_probe(int tid, int msgtag)
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_probe", PvmNoMem);
+    PVM_TEV(ctx, TEV_PROBE, pvm_probe(tid, msgtag), tid, msgtag, pvm_ctx_context(ctx));
     int id = pvm_ctx_probe(ctx, tid, msgtag, PVM_CTX_CURRENT);
     return id < 0 ? s_fail(ctx, "pvm_probe", id) : id;
 }
@@ -139,6 +154,8 @@ int pvm_psend(int tid, int msgtag, void *buf, int len, int datatype)
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_psend", PvmNoMem);
+    PVM_TEV(ctx, TEV_PSEND, pvm_psend(tid, msgtag, buf, len, datatype), tid, msgtag,
+            pvm_ctx_context(ctx), len, datatype);
     int rc = s_check_type(datatype);
     if (rc == 0 && (len < 0 || (len > 0 && !buf) || tid <= 0 || msgtag < 0))
         rc = PvmBadParam;
@@ -168,6 +185,8 @@ int pvm_precv(int tid, int msgtag, void *buf, int len, int datatype,
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_precv", PvmNoMem);
+    PVM_TEV(ctx, TEV_PRECV, pvm_precv(tid, msgtag, buf, len, datatype, rtid, rtag, rlen),
+            tid, msgtag, pvm_ctx_context(ctx), len, datatype);
     int rc = s_check_type(datatype);
     if (rc == 0 && (len < 0 || (len > 0 && !buf) || tid < -1 || tid == 0 || msgtag < -1))
         rc = PvmBadParam;

@@ -1,0 +1,592 @@
+/*  pvm_tev.c — PVM's tracing and gimpi's recorder behind the calls' hooks (pvm_tev.h).
+ *
+ *  The state lives in the context (pvm_ctx_set_tev): the task's own tracer and the one
+ *  its children get (PVM's pvmtrc and pvmctrc: tid, context, code, buffering, options,
+ *  mask), which trace descriptors were sent, the trace message being gathered and the
+ *  recorder.  A tracer gets, for each top-level call its mask selects, an entry and an
+ *  exit event as PVM 3.4 packs them (PvmDataDefault ints and strings): a marker, the
+ *  event number or'd with TEV_EVENT_ENTRY/EXIT, the time (seconds, microseconds) and the
+ *  task's tid, then the call's int data under PVM's data ids; the first time each of
+ *  them goes out, as a descriptor (TEV_MARK_EVENT_DESC, the event's name, each field
+ *  with its id and type), later as a bare record.  With PvmTraceBuffer > 0, events are
+ *  gathered between TEV_MARK_EVENT_BUFFER markers until that many bytes wait.  Only
+ *  PvmTraceFull sends anything (PVM's PvmTraceTime and PvmTraceCount summaries are not
+ *  built; as in PVM, option 0 sends nothing).  Strings and addresses PVM records (group
+ *  and host names, buffer addresses) are left out: the format describes what is there.
+ */
+#include "pvm3.h"
+#include "pvm/pvm_tev.h"
+#include "base/gimpi_trace.h"
+#include "base/gimpi_tunables.h"
+#include "gimpi_ops.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+enum { MAXIN = 8, MAXOUT = 5, DESC_ENTRY = 1, DESC_EXIT = 2 };
+
+/*  What PVM records for an event: its name and the data ids of its int fields. */
+typedef struct {
+    const char *name;
+    int nin;
+    int in[MAXIN];
+    int nout;
+    int out[MAXOUT];
+} tevinfo_t;
+
+#define D(x) TEV_DID_##x
+static const tevinfo_t s_info[TEV_MAX + 1] = {
+    { "addhosts", 0, { 0 }, 1, { D(CC) } },
+    { "barrier", 1, { D(GBC) }, 1, { D(CC) } },
+    { "bcast", 1, { D(MC) }, 1, { D(CC) } },
+    { "bufinfo", 1, { D(MB) }, 4, { D(CC), D(INB), D(IMC), D(IST) } },
+    { "config", 0, { 0 }, 3, { D(NH), D(NA), D(CC) } },
+    { "delete", 1, { D(CI) }, 1, { D(CC) } },
+    { "delhosts", 0, { 0 }, 1, { D(CC) } },
+    { "exit", 0, { 0 }, 0, { 0 } },
+    { "freebuf", 1, { D(MB) }, 1, { D(CC) } },
+    { "getfds", 0, { 0 }, 1, { D(CC) } },
+    { "getinst", 1, { D(TID) }, 1, { D(CC) } },
+    { "getopt", 1, { D(OPT) }, 1, { D(OPV) } },
+    { "getrbuf", 0, { 0 }, 1, { D(MRB) } },
+    { "getsbuf", 0, { 0 }, 1, { D(MSB) } },
+    { "gettid", 1, { D(GI) }, 1, { D(CC) } },
+    { "gsize", 0, { 0 }, 1, { D(CC) } },
+    { "halt", 0, { 0 }, 0, { 0 } },
+    { "initsend", 1, { D(ME) }, 1, { D(MSB) } },
+    { "insert", 2, { D(CI), D(CD) }, 1, { D(CC) } },
+    { "joingroup", 0, { 0 }, 1, { D(CC) } },
+    { "kill", 1, { D(TT) }, 1, { D(CC) } },
+    { "lookup", 1, { D(CI) }, 1, { D(CC) } },
+    { "lvgroup", 0, { 0 }, 1, { D(CC) } },
+    { "mcast", 3, { D(MNB), D(MC), D(MCX) }, 1, { D(CC) } },
+    { "mkbuf", 1, { D(ME) }, 1, { D(MB) } },
+    { "mstat", 0, { 0 }, 1, { D(HS) } },
+    { "mytid", 0, { 0 }, 1, { D(MT) } },
+    { "notify", 2, { D(NE), D(NMC) }, 1, { D(CC) } },
+    { "nrecv", 3, { D(RST), D(RMC), D(RCX) }, 5, { D(MB), D(MNB), D(MC), D(MCX), D(SRC) } },
+    { "parent", 0, { 0 }, 1, { D(PT) } },
+    { "perror", 0, { 0 }, 1, { D(CC) } },
+    { "pkbyte", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pkcplx", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pkdcplx", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pkdouble", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pkfloat", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pkint", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pkuint", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pklong", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pkulong", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pkshort", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pkushort", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pkstr", 0, { 0 }, 1, { D(CC) } },
+    { "probe", 3, { D(RST), D(RMC), D(RCX) }, 1, { D(CC) } },
+    { "pstat", 1, { D(TT) }, 1, { D(TST) } },
+    { "recv", 3, { D(RST), D(RMC), D(RCX) }, 5, { D(MB), D(MNB), D(MC), D(MCX), D(SRC) } },
+    { "recvf", 0, { 0 }, 1, { D(CC) } },
+    { "send", 4, { D(MNB), D(DST), D(MC), D(MCX) }, 1, { D(CC) } },
+    { "sendsig", 2, { D(TT), D(SN) }, 1, { D(CC) } },
+    { "setopt", 2, { D(OPT), D(OPV) }, 1, { D(OPV) } },
+    { "setrbuf", 1, { D(MB) }, 1, { D(MRB) } },
+    { "setsbuf", 1, { D(MB) }, 1, { D(MSB) } },
+    { "spawn", 2, { D(SF), D(SC) }, 1, { D(CC) } },
+    { "start_pvmd", 1, { D(BF) }, 1, { D(CC) } },
+    { "tasks", 1, { D(TW) }, 2, { D(CC), D(TNT) } },
+    { "tickle", 0, { 0 }, 1, { D(CC) } },
+    { "tidtohost", 0, { 0 }, 1, { D(CC) } },
+    { "trecv", 5, { D(RST), D(RMC), D(RCX), D(MTS), D(MTU) }, 5, { D(MB), D(MNB), D(MC), D(MCX), D(SRC) } },
+    { "upkbyte", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "upkcplx", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "upkdcplx", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "upkdouble", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "upkfloat", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "upkint", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "upkuint", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "upklong", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "upkulong", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "upkshort", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "upkushort", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "upkstr", 0, { 0 }, 1, { D(CC) } },
+    { "version", 0, { 0 }, 1, { D(CC) } },
+    { "reg_hoster", 0, { 0 }, 1, { D(CC) } },
+    { "reg_rm", 0, { 0 }, 1, { D(CC) } },
+    { "reg_tasker", 0, { 0 }, 1, { D(CC) } },
+    { "reg_tracer", 6, { D(TRC), D(TRT), D(TRX), D(TRO), D(TRB), D(TRL) }, 1, { D(CC) } },
+    { "newtask", 0, { 0 }, 1, { D(CC) } },
+    { "endtask", 0, { 0 }, 1, { D(CC) } },
+    { "spntask", 0, { 0 }, 1, { D(CC) } },
+    { "archcode", 0, { 0 }, 1, { D(AC) } },
+    { "catchout", 0, { 0 }, 1, { D(CC) } },
+    { "getmwid", 1, { D(MB) }, 1, { D(WID) } },
+    { "gettmask", 0, { 0 }, 1, { D(CC) } },
+    { "hostsync", 0, { 0 }, 1, { D(CC) } },
+    { "packf", 0, { 0 }, 1, { D(CC) } },
+    { "precv", 5, { D(RST), D(RMC), D(RCX), D(PC), D(PDT) }, 5, { D(CC), D(MNB), D(MC), D(MCX), D(SRC) } },
+    { "psend", 5, { D(DST), D(MC), D(MCX), D(PC), D(PDT) }, 1, { D(CC) } },
+    { "reduce", 0, { 0 }, 1, { D(CC) } },
+    { "setmwid", 2, { D(MB), D(WID) }, 1, { D(CC) } },
+    { "settmask", 0, { 0 }, 1, { D(CC) } },
+    { "unpackf", 0, { 0 }, 1, { D(CC) } },
+    { "gather", 0, { 0 }, 1, { D(CC) } },
+    { "scatter", 0, { 0 }, 1, { D(CC) } },
+    { "putinfo", 3, { D(CI), D(CF), D(CD) }, 1, { D(CC) } },
+    { "getinfo", 2, { D(CI), D(CF) }, 2, { D(CC), D(CR) } },
+    { "delinfo", 2, { D(CI), D(CF) }, 1, { D(CC) } },
+    { "getmboxinfo", 0, { 0 }, 1, { D(CC) } },
+    { "newcontext", 0, { 0 }, 1, { D(CXN) } },
+    { "freecontext", 1, { D(CXF) }, 1, { D(CC) } },
+    { "setcontext", 1, { D(CXS) }, 1, { D(CC) } },
+    { "getcontext", 0, { 0 }, 1, { D(CXC) } },
+    { "siblings", 0, { 0 }, 1, { D(CC) } },
+    { "getminfo", 1, { D(MB) }, 1, { D(CC) } },
+    { "setminfo", 1, { D(MB) }, 1, { D(CC) } },
+    { "addmhf", 3, { D(RST), D(RMC), D(RCX) }, 1, { D(MHI) } },
+    { "delmhf", 1, { D(MHI) }, 1, { D(CC) } },
+    { "mhf_invoke", 8, { D(RST), D(RMC), D(RCX), D(MB), D(MNB), D(MC), D(MCX), D(SRC) }, 1, { D(CC) } },
+    { "timing", 0, { 0 }, 1, { D(CC) } },
+    { "profiling", 0, { 0 }, 1, { D(CC) } },
+    { "user_defined", 0, { 0 }, 1, { D(CC) } },
+};
+#undef D
+
+typedef struct {
+    struct Pvmtracer self;      /* this task's tracer and mask */
+    struct Pvmtracer child;     /* what pvm_spawn hands its children */
+    uint8_t desc[TEV_MAX + 1];  /* DESC_ENTRY | DESC_EXIT: descriptor already sent */
+    pvm_buf_t *msg;             /* the trace message being gathered, or NULL */
+    gimpi_trace_t *rec;         /* GIMPI_TRACE's recorder, or NULL */
+} tev_t;
+
+/*  1 when mask m selects at least one event. */
+static int s_any(const char *m)
+{
+    for (int i = 0; i < TEV_MASK_LENGTH - 1 && m[i]; i++)
+        if (m[i] & 0xf)
+            return 1;
+    return 0;
+}
+
+/*  Arms the context when a call may be traced or recorded. */
+static void s_arm(pvm_ctx_t *ctx, const tev_t *t)
+{
+    int tid = pvm_ctx_tid(ctx);
+    PVM_CTX_HEAD(ctx)->rec = t->rec;
+    PVM_CTX_HEAD(ctx)->tev_armed = t->rec
+        || (t->self.trctid > 0 && t->self.trctid != tid && s_any(t->self.tmask));
+}
+
+/*  Frees the state (the context's destroy). */
+static void s_destroy(void *arg)
+{
+    tev_t *t = arg;
+    if (!t)
+        return;
+    pvm_buf_destroy(&t->msg);
+    gimpi_trace_destroy(&t->rec);
+    free(t);
+}
+
+/*  A mask from text v (PVM's: exactly TEV_MASK_LENGTH - 1 characters, else empty). */
+static void s_mask_from(char *m, const char *v)
+{
+    if (v && strlen(v) + 1 == TEV_MASK_LENGTH)
+        memcpy(m, v, TEV_MASK_LENGTH);
+    else
+        TEV_MASK_INIT(m);
+}
+
+/*  The recorder, when GIMPI_TRACE names a folder. */
+static gimpi_trace_t *s_recorder(void)
+{
+    const char *dir = gimpi_env("GIMPI_TRACE");
+    if (!dir || !*dir)
+        return NULL;
+    const char *b = gimpi_env("GIMPI_TRACE_BUFFER");
+    long long size = b && *b ? strtoll(b, NULL, 10) : 0;
+    gimpi_trace_t *rec = gimpi_trace_new(dir, size > 0 ? (size_t)size : 0);
+    if (rec) {
+        char exe[512];
+        FILE *f = fopen("/proc/self/comm", "r");
+        if (f && fgets(exe, sizeof exe, f)) {
+            exe[strcspn(exe, "\n")] = 0;
+            gimpi_trace_set_task(rec, 0, exe);
+        }
+        if (f)
+            fclose(f);
+    }
+    return rec;
+}
+
+/*  Reads the task's settings. */
+void pvm_tev_init(pvm_ctx_t *ctx)
+{
+    if (!ctx || pvm_ctx_tev(ctx))
+        return;
+    tev_t *t = calloc(1, sizeof *t);
+    if (!t)
+        return;
+    s_mask_from(t->self.tmask, gimpi_env("PVMTMASK"));
+    const char *v = gimpi_env("GIMPI_PVMTRACER");
+    if (v && *v)
+        sscanf(v, "%d,%d,%d,%d,%d", &t->self.trctid, &t->self.trcctx, &t->self.trctag,
+               &t->self.trcbuf, &t->self.trcopt);
+    t->child = t->self;
+    t->rec = s_recorder();
+    pvm_ctx_set_tev(ctx, t, s_destroy);
+    s_arm(ctx, t);
+}
+
+/*  Moves the state to a fresh context. */
+void pvm_tev_move(pvm_ctx_t *from, pvm_ctx_t *to)
+{
+    tev_t *t = pvm_ctx_tev(from);
+    if (!t)
+        return;
+    tev_t *old = pvm_ctx_tev(to);
+    s_destroy(old);
+    pvm_ctx_set_tev(from, NULL, NULL);
+    PVM_CTX_HEAD(from)->rec = NULL;
+    PVM_CTX_HEAD(from)->tev_armed = 0;
+    pvm_ctx_set_tev(to, t, s_destroy);
+    s_arm(to, t);
+}
+
+/*  Sends the gathered trace message to the tracer. */
+static void s_send(pvm_ctx_t *ctx, tev_t *t)
+{
+    if (!t->msg)
+        return;
+    if (t->self.trcbuf > 0) {
+        int end = TEV_MARK_EVENT_BUFFER_END;
+        pvm_buf_pack(t->msg, PVM_INT, &end, 1, 1);
+    }
+    int id = pvm_ctx_add_buf(ctx, t->msg, 0, 0, 0);
+    t->msg = NULL;
+    if (id > 0) {
+        pvm_ctx_send(ctx, id, t->self.trctid, t->self.trctag, t->self.trcctx);
+        pvm_ctx_free_buf(ctx, id);
+    }
+}
+
+/*  Packs one int field (with its id and type in a descriptor). */
+static void s_field(pvm_buf_t *b, int desc, int did, int v)
+{
+    if (desc) {
+        int h[2] = { did, TEV_DATA_INT | TEV_DATA_SCALAR };
+        pvm_buf_pack(b, PVM_INT, h, 2, 1);
+    }
+    pvm_buf_pack(b, PVM_INT, &v, 1, 1);
+}
+
+/*  Packs and (as PvmTraceBuffer says) sends one event to the tracer: ee is
+ *  TEV_EVENT_ENTRY or TEV_EVENT_EXIT, the n values go under the data ids dids. */
+static void s_event(pvm_ctx_t *ctx, tev_t *t, int kind, int ee, const int *dids,
+                    const int *vals, int n)
+{
+    if (t->self.trcopt != PvmTraceFull)
+        return;
+    int bit = ee == TEV_EVENT_ENTRY ? DESC_ENTRY : DESC_EXIT;
+    int desc = !(t->desc[kind] & bit);
+    t->desc[kind] |= (uint8_t)bit;
+    if (!t->msg) {
+        t->msg = pvm_buf_new(PVM_BUF_DEFAULT);
+        if (!t->msg)
+            return;
+        if (t->self.trcbuf > 0) {
+            int mark = TEV_MARK_EVENT_BUFFER;
+            pvm_buf_pack(t->msg, PVM_INT, &mark, 1, 1);
+        }
+    }
+    int head[2] = { desc ? TEV_MARK_EVENT_DESC : TEV_MARK_EVENT_RECORD, kind | ee };
+    pvm_buf_pack(t->msg, PVM_INT, head, 2, 1);
+    if (desc)
+        pvm_buf_pack_str(t->msg, s_info[kind].name);
+    struct timeval now;
+    gettimeofday(&now, NULL);
+    s_field(t->msg, desc, TEV_DID_TS, (int)now.tv_sec);
+    s_field(t->msg, desc, TEV_DID_TU, (int)now.tv_usec);
+    s_field(t->msg, desc, TEV_DID_TID, pvm_ctx_tid(ctx));
+    for (int i = 0; i < n; i++)
+        s_field(t->msg, desc, dids[i], vals[i]);
+    int end = desc ? TEV_MARK_EVENT_DESC_END : TEV_MARK_EVENT_RECORD_END;
+    pvm_buf_pack(t->msg, PVM_INT, &end, 1, 1);
+    if (t->self.trcbuf <= 0 || pvm_buf_len(t->msg) >= (size_t)t->self.trcbuf)
+        s_send(ctx, t);
+}
+
+/*  1 when the tracer wants event kind now (enrolling first, as PVM's calls do). */
+static int s_wants(pvm_ctx_t *ctx, const tev_t *t, int kind)
+{
+    if (t->self.trctid <= 0 || !TEV_MASK_CHECK(t->self.tmask, kind))
+        return 0;
+    if (!pvm_ctx_tid(ctx) && pvm_ctx_enrol(ctx) < 0)
+        return 0;
+    return t->self.trctid != pvm_ctx_tid(ctx);
+}
+
+/*  The recorder's name of a call ("pvm_send"). */
+static void s_callname(int kind, char *out, size_t size)
+{
+    snprintf(out, size, "pvm_%s", s_info[kind].name);
+}
+
+/*  A call starts. */
+void pvm_tev_enter(pvm_ctx_t *ctx, int kind, const int *args, int n)
+{
+    tev_t *t = pvm_ctx_tev(ctx);
+    PVM_CTX_HEAD(ctx)->tev_armed = 0;
+    if (!t || kind < 0 || kind > TEV_MAX)
+        return;
+    if (t->rec) {
+        char name[32];
+        s_callname(kind, name, sizeof name);
+        gimpi_trace_rec(t->rec, GIMPI_TEV_CALL_BEGIN, kind, args, n, name);
+    }
+    if (s_wants(ctx, t, kind)) {
+        int m = n < s_info[kind].nin ? n : s_info[kind].nin;
+        s_event(ctx, t, kind, TEV_EVENT_ENTRY, s_info[kind].in, args, m);
+    }
+}
+
+/*  The exit data of a receive: the buffer's id, bytes, tag, context and source. */
+static int s_recv_data(pvm_ctx_t *ctx, int rc, int *vals)
+{
+    int src = 0, tag = 0, cx = 0;
+    pvm_buf_t *b = rc > 0 ? pvm_ctx_buf(ctx, rc) : NULL;
+    if (b)
+        pvm_ctx_buf_info(ctx, rc, &src, &tag, &cx);
+    vals[0] = rc;
+    vals[1] = b ? (int)pvm_buf_len(b) : 0;
+    vals[2] = tag;
+    vals[3] = cx;
+    vals[4] = src;
+    return 5;
+}
+
+/*  A call ended. */
+int pvm_tev_leave(pvm_ctx_t *ctx, int kind, int rc)
+{
+    tev_t *t = pvm_ctx_tev(ctx);
+    if (!t || kind < 0 || kind > TEV_MAX)
+        return rc;
+    if (t->rec) {
+        char name[32];
+        s_callname(kind, name, sizeof name);
+        if (!gimpi_trace_tid(t->rec) && pvm_ctx_tid(ctx))
+            gimpi_trace_set_task(t->rec, pvm_ctx_tid(ctx), NULL);
+        gimpi_trace_rec(t->rec, GIMPI_TEV_CALL_END, kind, &rc, 1, name);
+    }
+    if (s_wants(ctx, t, kind)) {
+        int vals[MAXOUT] = { rc }, n = s_info[kind].nout ? 1 : 0;
+        if (kind == TEV_RECV || kind == TEV_NRECV || kind == TEV_TRECV)
+            n = s_recv_data(ctx, rc, vals);
+        s_event(ctx, t, kind, TEV_EVENT_EXIT, s_info[kind].out, vals, n);
+    }
+    s_arm(ctx, t);
+    return rc;
+}
+
+/*  pvm_exit's events. */
+void pvm_tev_exit(pvm_ctx_t *ctx)
+{
+    tev_t *t = pvm_ctx_tev(ctx);
+    if (!t || !PVM_CTX_HEAD(ctx)->tev_armed)
+        return;
+    if (t->rec) {
+        int status = 0;
+        gimpi_trace_rec(t->rec, GIMPI_TEV_CALL_BEGIN, TEV_EXIT, NULL, 0, "pvm_exit");
+        gimpi_trace_rec(t->rec, GIMPI_TEV_EXIT, 0, &status, 1, NULL);
+        gimpi_trace_flush(t->rec);
+    }
+    if (s_wants(ctx, t, TEV_EXIT))
+        s_event(ctx, t, TEV_EXIT, TEV_EVENT_ENTRY, NULL, NULL, 0);
+    s_send(ctx, t);
+    memset(t->desc, 0, sizeof t->desc);     /* a new enrolment describes again */
+}
+
+/*  Writes the recorder's ring. */
+void pvm_tev_flush(pvm_ctx_t *ctx)
+{
+    tev_t *t = ctx ? pvm_ctx_tev(ctx) : NULL;
+    if (t && pvm_ctx_tid(ctx))
+        s_send(ctx, t);
+    if (t && t->rec) {
+        if (!gimpi_trace_tid(t->rec) && pvm_ctx_tid(ctx))
+            gimpi_trace_set_task(t->rec, pvm_ctx_tid(ctx), NULL);
+        gimpi_trace_flush(t->rec);
+    }
+}
+
+/*  A point event for the recorder. */
+void pvm_tev_event(pvm_ctx_t *ctx, int kind, const int *i, int n, const char *s)
+{
+    tev_t *t = pvm_ctx_tev(ctx);
+    if (t && t->rec)
+        gimpi_trace_rec(t->rec, kind, 0, i, n, s);
+}
+
+/*  The state, made on first use when pvm_tev_init could not (NULL: ENOMEM). */
+static tev_t *s_state(pvm_ctx_t *ctx)
+{
+    pvm_tev_init(ctx);
+    return pvm_ctx_tev(ctx);
+}
+
+/*  This task's tid, enrolling first (PVM compares a tracer's tid with it). */
+static int s_me(pvm_ctx_t *ctx)
+{
+    if (!pvm_ctx_tid(ctx))
+        pvm_ctx_enrol(ctx);
+    return pvm_ctx_tid(ctx);
+}
+
+/*  Sets one of the children's tracer fields as PVM's pvm_setopt does: the tid may only
+ *  be 0, this task or this task's own tracer (with its code); the context and code only
+ *  change while the children's tracer is none or this task. */
+static int s_set_child(pvm_ctx_t *ctx, tev_t *t, int what, int val)
+{
+    struct Pvmtracer *c = &t->child;
+    int old;
+    switch (what) {
+    case PvmTraceTid:
+        if (val && val != s_me(ctx) && (val != t->self.trctid || c->trctag != t->self.trctag))
+            return PvmBadParam;
+        old = c->trctid;
+        c->trctid = val;
+        return old;
+    case PvmTraceContext:
+    case PvmTraceCode: {
+        int *f = what == PvmTraceContext ? &c->trcctx : &c->trctag;
+        int own = what == PvmTraceContext ? t->self.trcctx : t->self.trctag;
+        if (c->trctid > 0 && c->trctid != s_me(ctx) && val != own)
+            return PvmBadParam;
+        old = *f;
+        *f = val;
+        return old;
+    }
+    case PvmTraceBuffer:
+        old = c->trcbuf;
+        c->trcbuf = val;
+        return old;
+    default:                    /* PvmTraceOptions */
+        if (val < PvmTraceFull || val > PvmTraceCount)
+            return PvmBadParam;
+        old = c->trcopt;
+        c->trcopt = val;
+        return old;
+    }
+}
+
+/*  Sets one of the task's own tracer fields as PVM's pvm_setopt does. */
+static int s_set_self(pvm_ctx_t *ctx, tev_t *t, int what, int val)
+{
+    struct Pvmtracer *s = &t->self;
+    int old;
+    switch (what) {
+    case PvmSelfTraceTid:
+    case PvmSelfTraceCode:
+        if (what == PvmSelfTraceCode && s->trctid <= 0)
+            return PvmBadParam;
+        s_send(ctx, t);
+        old = what == PvmSelfTraceTid ? s->trctid : s->trctag;
+        *(what == PvmSelfTraceTid ? &s->trctid : &s->trctag) = val;
+        t->child.trctid = s->trctid;
+        t->child.trcctx = s->trcctx;
+        t->child.trctag = s->trctag;
+        return old;
+    case PvmSelfTraceContext:
+        return PvmNotImpl;
+    case PvmSelfTraceBuffer:
+        s_send(ctx, t);
+        old = s->trcbuf;
+        s->trcbuf = val;
+        return old;
+    default:                    /* PvmSelfTraceOptions */
+        if (val < PvmTraceFull || val > PvmTraceCount)
+            return PvmBadParam;
+        s_send(ctx, t);
+        old = s->trcopt;
+        s->trcopt = val;
+        return old;
+    }
+}
+
+/*  pvm_setopt's trace options. */
+int pvm_tev_setopt(pvm_ctx_t *ctx, int what, int val, int *old)
+{
+    int child = what == PvmTraceTid || what == PvmTraceCode || what == PvmTraceBuffer
+        || what == PvmTraceOptions || what == PvmTraceContext;
+    int self = what == PvmSelfTraceTid || what == PvmSelfTraceCode
+        || what == PvmSelfTraceBuffer || what == PvmSelfTraceOptions
+        || what == PvmSelfTraceContext;
+    if (!child && !self)
+        return 0;
+    tev_t *t = s_state(ctx);
+    if (!t) {
+        *old = PvmNoMem;
+        return 1;
+    }
+    *old = child ? s_set_child(ctx, t, what, val) : s_set_self(ctx, t, what, val);
+    s_arm(ctx, t);
+    return 1;
+}
+
+/*  pvm_getopt's trace options. */
+int pvm_tev_getopt(pvm_ctx_t *ctx, int what, int *val)
+{
+    tev_t *t = s_state(ctx);
+    if (!t)
+        return 0;
+    const struct Pvmtracer *c = &t->child, *s = &t->self;
+    switch (what) {
+    case PvmTraceTid:         *val = c->trctid; return 1;
+    case PvmTraceContext:     *val = c->trcctx; return 1;
+    case PvmTraceCode:        *val = c->trctag; return 1;
+    case PvmTraceBuffer:      *val = c->trcbuf; return 1;
+    case PvmTraceOptions:     *val = c->trcopt; return 1;
+    case PvmSelfTraceTid:     *val = s->trctid; return 1;
+    case PvmSelfTraceContext: *val = s->trcctx; return 1;
+    case PvmSelfTraceCode:    *val = s->trctag; return 1;
+    case PvmSelfTraceBuffer:  *val = s->trcbuf; return 1;
+    case PvmSelfTraceOptions: *val = s->trcopt; return 1;
+    default:                  return 0;
+    }
+}
+
+/*  Copies a mask out. */
+void pvm_tev_get_mask(pvm_ctx_t *ctx, int who, char *mask)
+{
+    tev_t *t = s_state(ctx);
+    if (!t) {
+        TEV_MASK_INIT(mask);
+        return;
+    }
+    memcpy(mask, who == PvmTaskSelf ? t->self.tmask : t->child.tmask, TEV_MASK_LENGTH);
+}
+
+/*  Sets a mask. */
+void pvm_tev_set_mask(pvm_ctx_t *ctx, int who, const char *mask)
+{
+    tev_t *t = s_state(ctx);
+    if (!t)
+        return;
+    memcpy(who == PvmTaskSelf ? t->self.tmask : t->child.tmask, mask, TEV_MASK_LENGTH);
+    s_arm(ctx, t);
+}
+
+/*  The children's settings into the environment. */
+int pvm_tev_child_env(pvm_ctx_t *ctx)
+{
+    tev_t *t = s_state(ctx);
+    if (!t)
+        return PvmNoMem;
+    char v[96];
+    const struct Pvmtracer *c = &t->child;
+    snprintf(v, sizeof v, "%d,%d,%d,%d,%d", c->trctid, c->trcctx, c->trctag, c->trcbuf,
+             c->trcopt);
+    if (setenv("PVMTMASK", c->tmask, 1) < 0 || setenv("GIMPI_PVMTRACER", v, 1) < 0)
+        return PvmNoMem;
+    return 0;
+}
