@@ -1,9 +1,11 @@
 #!/bin/bash
 # t/trace_pvm_cmp.sh — PVM's tracing, checked against PVM 3.4.6 itself: a small tracer
 # task (t/trace_tracer.c) makes itself its children's trace tid, spawns a traced program
-# (t/trace_prog.c) and logs the event numbers of the trace messages it receives.  Both
-# are built once against PVM (run under a private real pvmd) and once against gimpi; the
-# sequence of entry and exit events of the child's top-level calls must be the same.
+# and logs, per task, the events of the trace messages it receives.  Tracer and programs
+# are built once against PVM (run under a private real pvmd) and once against gimpi; for
+# every task, the sequence of entry and exit events of its top-level calls must be the
+# same.  Programs: t/trace_prog.c (buffers, packing, send/receive, options, masks) and
+# Debian's spmd (4 siblings passing a token round a ring).
 set -u
 top_builddir=${top_builddir:-.}
 top_srcdir=${top_srcdir:-.}
@@ -13,15 +15,32 @@ if [ ! -r /usr/include/pvm3.h ] || [ ! -r /usr/include/pvmtev.h ] || ! command -
     echo "1..0 # SKIP needs pvm and pvm-dev"; exit 0
 fi
 . "$top_srcdir/t/tap.sh"
-echo "1..6"
+TAR=/usr/share/doc/pvm-examples/examples.tar.gz
+echo "1..8"
 mkdir -p "$tmp/pvmbin" "$tmp/gbin"
-cc -std=gnu17 -w -o "$tmp/pvmbin/trace_prog" "$top_srcdir/t/trace_prog.c" -lpvm3 &&
-    cc -std=gnu17 -w -o "$tmp/pvmbin/trace_tracer" "$top_srcdir/t/trace_tracer.c" -lpvm3
-ok $? "the tracer and the traced program build with PVM 3.4.6"
-"$GCC" -std=gnu17 -w -o "$tmp/gbin/trace_prog" "$top_srcdir/t/trace_prog.c" &&
-    "$GCC" -std=gnu17 -w -o "$tmp/gbin/trace_tracer" "$top_srcdir/t/trace_tracer.c"
+XF="-std=gnu17 -w -fno-sanitize=signed-integer-overflow"
+progs="trace_prog"
+if tar xzf "$TAR" -C "$tmp" 2>/dev/null; then
+    cp "$tmp/examples/spmd.c" "$tmp/spmd.c"; progs="$progs spmd"
+fi
+build() {   # build CC OUTDIR LIBS FLAGS...: the tracer and the programs
+    local cc=$1 out=$2 libs=$3; shift 3
+    "$cc" "$@" -o "$out/trace_tracer" "$top_srcdir/t/trace_tracer.c" $libs || return 1
+    "$cc" "$@" -o "$out/trace_prog" "$top_srcdir/t/trace_prog.c" $libs || return 1
+    [ ! -f "$tmp/spmd.c" ] || "$cc" "$@" -o "$out/spmd" "$tmp/spmd.c" $libs
+}
+build cc "$tmp/pvmbin" -lpvm3 -std=gnu17 -w
+ok $? "the tracer and the traced programs build with PVM 3.4.6"
+build "$GCC" "$tmp/gbin" "" $XF
 ok $? "they build unchanged with gimpicc"
 
+# trace SIDE: runs the tracer on every program (cwd: SIDE's bin), one log per program
+trace() {
+    local side=$1
+    (cd "$tmp/${side}bin" &&
+     timeout 40 ./trace_tracer -a trace_prog >"$tmp/$side.trace_prog" 2>"$tmp/$side.err" &&
+     { [ ! -x spmd ] || timeout 40 ./trace_tracer -n 4 spmd >"$tmp/$side.spmd" 2>>"$tmp/$side.err"; })
+}
 # a private pvmd: its own directory, our programs on its path
 (
     export PVM_ROOT=/usr/lib/pvm3 PVM_ARCH=LINUX64 PVM_ALLOW_ROOT=1 PVM_TMP="$tmp/pvm"
@@ -31,19 +50,26 @@ ok $? "they build unchanged with gimpicc"
     pvmd_pid=$!
     uid=$(id -u)
     for _ in $(seq 1 400); do [ -S "$(cat "$PVM_TMP/pvmd.$uid" 2>/dev/null)" ] && break; sleep 0.025; done
-    (cd "$tmp/pvmbin" && timeout 30 ./trace_tracer trace_prog >"$tmp/pvm.log" 2>"$tmp/pvm.err")
+    trace pvm
     kill -TERM "$pvmd_pid" 2>/dev/null
     wait "$pvmd_pid" 2>/dev/null
 )
-grep -q ' ENTRY$' "$tmp/pvm.log" && ! grep -q '^bad' "$tmp/pvm.log"
-ok $? "PVM: the tracer decoded $(grep -c . "$tmp/pvm.log") events" || sed 's/^/# /' "$tmp/pvm.log" "$tmp/pvm.err" | head -20
+GIMPI_PATH="$tmp/gbin" trace g
 
-(cd "$tmp/gbin" && GIMPI_PATH="$tmp/gbin" timeout 30 ./trace_tracer trace_prog >"$tmp/g.log" 2>"$tmp/g.err")
-grep -q ' ENTRY$' "$tmp/g.log" && ! grep -q '^bad' "$tmp/g.log"
-ok $? "gimpi: the tracer decoded $(grep -c . "$tmp/g.log") events" || sed 's/^/# /' "$tmp/g.log" "$tmp/g.err" | head -20
-
-diff "$tmp/pvm.log" "$tmp/g.log" >"$tmp/diff"
-ok $? "the same events in the same order" || sed 's/^/# /' "$tmp/diff" | head -30
-grep -q '^7 ENTRY$' "$tmp/g.log" && grep -q '^47 EXIT$' "$tmp/g.log"
+for p in $progs; do
+    nt=$(grep -c "^task" "$tmp/pvm.$p" 2>/dev/null)
+    grep -q '^task .*26+' "$tmp/pvm.$p" 2>/dev/null && ! grep -q '^bad' "$tmp/pvm.$p"
+    ok $? "PVM: the tracer decoded the events of $p ($nt tasks)" ||
+        sed 's/^/# /' "$tmp/pvm.$p" "$tmp/pvm.err" 2>/dev/null | head -10
+    grep '^task' "$tmp/pvm.$p" 2>/dev/null | sort >"$tmp/pvm.$p.sorted"
+    grep '^task' "$tmp/g.$p" 2>/dev/null | sort >"$tmp/g.$p.sorted"
+    diff "$tmp/pvm.$p.sorted" "$tmp/g.$p.sorted" >"$tmp/diff"
+    ok $? "$p: gimpi's tracer got the same events, in the same order, for every task" ||
+        sed 's/^/# /' "$tmp/diff" "$tmp/g.err" | head -30
+done
+[ -f "$tmp/spmd.c" ] || { skip "no pvm-examples: spmd not traced"; skip "spmd"; }
+grep -q ' 7+$' "$tmp/g.trace_prog" && grep -q ' 47-' "$tmp/g.trace_prog"
 ok $? "gimpi's trace has pvm_send's exit and pvm_exit's entry"
+grep -c '^task' "$tmp/g.spmd" 2>/dev/null | grep -qx 4
+ok $? "the 4 spmd siblings inherited the tracer ($(grep -c '^task' "$tmp/g.spmd" 2>/dev/null) traced)"
 exit $((failed > 0))

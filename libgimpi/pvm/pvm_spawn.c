@@ -32,7 +32,8 @@ int pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *ti
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_spawn", PvmNoMem);
-    PVM_TEV(ctx, TEV_SPAWN, pvm_spawn(file, argv, flag, where, ntask, tids), flag, ntask);
+    PVM_TEV_S(ctx, TEV_SPAWN, file, where, pvm_spawn(file, argv, flag, where, ntask, tids),
+              flag, ntask);
     if (!file || !*file || ntask < 1)
         return pvm_ctx_fail(ctx, "pvm_spawn", PvmBadParam);
     int rc = pvm_ctx_enrol(ctx);

@@ -11,8 +11,8 @@
  *  with its id and type), later as a bare record.  With PvmTraceBuffer > 0, events are
  *  gathered between TEV_MARK_EVENT_BUFFER markers until that many bytes wait.  Only
  *  PvmTraceFull sends anything (PVM's PvmTraceTime and PvmTraceCount summaries are not
- *  built; as in PVM, option 0 sends nothing).  Strings and addresses PVM records (group
- *  and host names, buffer addresses) are left out: the format describes what is there.
+ *  built; as in PVM, option 0 sends nothing).  The buffer addresses PVM records and its
+ *  arrays (host lists, tid lists) are left out: the format describes what is there.
  */
 #include "pvm3.h"
 #include "pvm/pvm_tev.h"
@@ -28,9 +28,12 @@
 
 enum { MAXIN = 8, MAXOUT = 5, DESC_ENTRY = 1, DESC_EXIT = 2 };
 
-/*  What PVM records for an event: its name and the data ids of its int fields. */
+/*  What PVM records for an event: its name and the data ids of its fields: the strings
+ *  of the entry (they come first), its ints, the ints of the exit. */
 typedef struct {
     const char *name;
+    int ns;
+    int sdid[2];
     int nin;
     int in[MAXIN];
     int nout;
@@ -39,115 +42,115 @@ typedef struct {
 
 #define D(x) TEV_DID_##x
 static const tevinfo_t s_info[TEV_MAX + 1] = {
-    { "addhosts", 0, { 0 }, 1, { D(CC) } },
-    { "barrier", 1, { D(GBC) }, 1, { D(CC) } },
-    { "bcast", 1, { D(MC) }, 1, { D(CC) } },
-    { "bufinfo", 1, { D(MB) }, 4, { D(CC), D(INB), D(IMC), D(IST) } },
-    { "config", 0, { 0 }, 3, { D(NH), D(NA), D(CC) } },
-    { "delete", 1, { D(CI) }, 1, { D(CC) } },
-    { "delhosts", 0, { 0 }, 1, { D(CC) } },
-    { "exit", 0, { 0 }, 0, { 0 } },
-    { "freebuf", 1, { D(MB) }, 1, { D(CC) } },
-    { "getfds", 0, { 0 }, 1, { D(CC) } },
-    { "getinst", 1, { D(TID) }, 1, { D(CC) } },
-    { "getopt", 1, { D(OPT) }, 1, { D(OPV) } },
-    { "getrbuf", 0, { 0 }, 1, { D(MRB) } },
-    { "getsbuf", 0, { 0 }, 1, { D(MSB) } },
-    { "gettid", 1, { D(GI) }, 1, { D(CC) } },
-    { "gsize", 0, { 0 }, 1, { D(CC) } },
-    { "halt", 0, { 0 }, 0, { 0 } },
-    { "initsend", 1, { D(ME) }, 1, { D(MSB) } },
-    { "insert", 2, { D(CI), D(CD) }, 1, { D(CC) } },
-    { "joingroup", 0, { 0 }, 1, { D(CC) } },
-    { "kill", 1, { D(TT) }, 1, { D(CC) } },
-    { "lookup", 1, { D(CI) }, 1, { D(CC) } },
-    { "lvgroup", 0, { 0 }, 1, { D(CC) } },
-    { "mcast", 3, { D(MNB), D(MC), D(MCX) }, 1, { D(CC) } },
-    { "mkbuf", 1, { D(ME) }, 1, { D(MB) } },
-    { "mstat", 0, { 0 }, 1, { D(HS) } },
-    { "mytid", 0, { 0 }, 1, { D(MT) } },
-    { "notify", 2, { D(NE), D(NMC) }, 1, { D(CC) } },
-    { "nrecv", 3, { D(RST), D(RMC), D(RCX) }, 5, { D(MB), D(MNB), D(MC), D(MCX), D(SRC) } },
-    { "parent", 0, { 0 }, 1, { D(PT) } },
-    { "perror", 0, { 0 }, 1, { D(CC) } },
-    { "pkbyte", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "pkcplx", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "pkdcplx", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "pkdouble", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "pkfloat", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "pkint", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "pkuint", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "pklong", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "pkulong", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "pkshort", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "pkushort", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "pkstr", 0, { 0 }, 1, { D(CC) } },
-    { "probe", 3, { D(RST), D(RMC), D(RCX) }, 1, { D(CC) } },
-    { "pstat", 1, { D(TT) }, 1, { D(TST) } },
-    { "recv", 3, { D(RST), D(RMC), D(RCX) }, 5, { D(MB), D(MNB), D(MC), D(MCX), D(SRC) } },
-    { "recvf", 0, { 0 }, 1, { D(CC) } },
-    { "send", 4, { D(MNB), D(DST), D(MC), D(MCX) }, 1, { D(CC) } },
-    { "sendsig", 2, { D(TT), D(SN) }, 1, { D(CC) } },
-    { "setopt", 2, { D(OPT), D(OPV) }, 1, { D(OPV) } },
-    { "setrbuf", 1, { D(MB) }, 1, { D(MRB) } },
-    { "setsbuf", 1, { D(MB) }, 1, { D(MSB) } },
-    { "spawn", 2, { D(SF), D(SC) }, 1, { D(CC) } },
-    { "start_pvmd", 1, { D(BF) }, 1, { D(CC) } },
-    { "tasks", 1, { D(TW) }, 2, { D(CC), D(TNT) } },
-    { "tickle", 0, { 0 }, 1, { D(CC) } },
-    { "tidtohost", 0, { 0 }, 1, { D(CC) } },
-    { "trecv", 5, { D(RST), D(RMC), D(RCX), D(MTS), D(MTU) }, 5, { D(MB), D(MNB), D(MC), D(MCX), D(SRC) } },
-    { "upkbyte", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "upkcplx", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "upkdcplx", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "upkdouble", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "upkfloat", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "upkint", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "upkuint", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "upklong", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "upkulong", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "upkshort", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "upkushort", 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "upkstr", 0, { 0 }, 1, { D(CC) } },
-    { "version", 0, { 0 }, 1, { D(CC) } },
-    { "reg_hoster", 0, { 0 }, 1, { D(CC) } },
-    { "reg_rm", 0, { 0 }, 1, { D(CC) } },
-    { "reg_tasker", 0, { 0 }, 1, { D(CC) } },
-    { "reg_tracer", 6, { D(TRC), D(TRT), D(TRX), D(TRO), D(TRB), D(TRL) }, 1, { D(CC) } },
-    { "newtask", 0, { 0 }, 1, { D(CC) } },
-    { "endtask", 0, { 0 }, 1, { D(CC) } },
-    { "spntask", 0, { 0 }, 1, { D(CC) } },
-    { "archcode", 0, { 0 }, 1, { D(AC) } },
-    { "catchout", 0, { 0 }, 1, { D(CC) } },
-    { "getmwid", 1, { D(MB) }, 1, { D(WID) } },
-    { "gettmask", 0, { 0 }, 1, { D(CC) } },
-    { "hostsync", 0, { 0 }, 1, { D(CC) } },
-    { "packf", 0, { 0 }, 1, { D(CC) } },
-    { "precv", 5, { D(RST), D(RMC), D(RCX), D(PC), D(PDT) }, 5, { D(CC), D(MNB), D(MC), D(MCX), D(SRC) } },
-    { "psend", 5, { D(DST), D(MC), D(MCX), D(PC), D(PDT) }, 1, { D(CC) } },
-    { "reduce", 0, { 0 }, 1, { D(CC) } },
-    { "setmwid", 2, { D(MB), D(WID) }, 1, { D(CC) } },
-    { "settmask", 0, { 0 }, 1, { D(CC) } },
-    { "unpackf", 0, { 0 }, 1, { D(CC) } },
-    { "gather", 0, { 0 }, 1, { D(CC) } },
-    { "scatter", 0, { 0 }, 1, { D(CC) } },
-    { "putinfo", 3, { D(CI), D(CF), D(CD) }, 1, { D(CC) } },
-    { "getinfo", 2, { D(CI), D(CF) }, 2, { D(CC), D(CR) } },
-    { "delinfo", 2, { D(CI), D(CF) }, 1, { D(CC) } },
-    { "getmboxinfo", 0, { 0 }, 1, { D(CC) } },
-    { "newcontext", 0, { 0 }, 1, { D(CXN) } },
-    { "freecontext", 1, { D(CXF) }, 1, { D(CC) } },
-    { "setcontext", 1, { D(CXS) }, 1, { D(CC) } },
-    { "getcontext", 0, { 0 }, 1, { D(CXC) } },
-    { "siblings", 0, { 0 }, 1, { D(CC) } },
-    { "getminfo", 1, { D(MB) }, 1, { D(CC) } },
-    { "setminfo", 1, { D(MB) }, 1, { D(CC) } },
-    { "addmhf", 3, { D(RST), D(RMC), D(RCX) }, 1, { D(MHI) } },
-    { "delmhf", 1, { D(MHI) }, 1, { D(CC) } },
-    { "mhf_invoke", 8, { D(RST), D(RMC), D(RCX), D(MB), D(MNB), D(MC), D(MCX), D(SRC) }, 1, { D(CC) } },
-    { "timing", 0, { 0 }, 1, { D(CC) } },
-    { "profiling", 0, { 0 }, 1, { D(CC) } },
-    { "user_defined", 0, { 0 }, 1, { D(CC) } },
+    { "addhosts", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "barrier", 1, { D(GN) }, 1, { D(GBC) }, 1, { D(CC) } },
+    { "bcast", 1, { D(GN) }, 1, { D(MC) }, 1, { D(CC) } },
+    { "bufinfo", 0, { 0 }, 1, { D(MB) }, 4, { D(CC), D(INB), D(IMC), D(IST) } },
+    { "config", 0, { 0 }, 0, { 0 }, 3, { D(NH), D(NA), D(CC) } },
+    { "delete", 1, { D(CN) }, 1, { D(CI) }, 1, { D(CC) } },
+    { "delhosts", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "exit", 0, { 0 }, 0, { 0 }, 0, { 0 } },
+    { "freebuf", 0, { 0 }, 1, { D(MB) }, 1, { D(CC) } },
+    { "getfds", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "getinst", 1, { D(GN) }, 1, { D(GT) }, 1, { D(GI) } },
+    { "getopt", 0, { 0 }, 1, { D(OPT) }, 1, { D(OPV) } },
+    { "getrbuf", 0, { 0 }, 0, { 0 }, 1, { D(MRB) } },
+    { "getsbuf", 0, { 0 }, 0, { 0 }, 1, { D(MSB) } },
+    { "gettid", 1, { D(GN) }, 1, { D(GI) }, 1, { D(GT) } },
+    { "gsize", 1, { D(GN) }, 0, { 0 }, 1, { D(GS) } },
+    { "halt", 0, { 0 }, 0, { 0 }, 0, { 0 } },
+    { "initsend", 0, { 0 }, 1, { D(ME) }, 1, { D(MSB) } },
+    { "insert", 1, { D(CN) }, 2, { D(CI), D(CD) }, 1, { D(CC) } },
+    { "joingroup", 1, { D(GN) }, 0, { 0 }, 1, { D(CC) } },
+    { "kill", 0, { 0 }, 1, { D(TT) }, 1, { D(CC) } },
+    { "lookup", 1, { D(CN) }, 1, { D(CI) }, 1, { D(CC) } },
+    { "lvgroup", 1, { D(GN) }, 0, { 0 }, 1, { D(CC) } },
+    { "mcast", 0, { 0 }, 3, { D(MNB), D(MC), D(MCX) }, 1, { D(CC) } },
+    { "mkbuf", 0, { 0 }, 1, { D(ME) }, 1, { D(MB) } },
+    { "mstat", 1, { D(HN) }, 0, { 0 }, 1, { D(HS) } },
+    { "mytid", 0, { 0 }, 0, { 0 }, 1, { D(MT) } },
+    { "notify", 0, { 0 }, 2, { D(NE), D(NMC) }, 1, { D(CC) } },
+    { "nrecv", 0, { 0 }, 3, { D(RST), D(RMC), D(RCX) }, 5, { D(MB), D(MNB), D(MC), D(MCX), D(SRC) } },
+    { "parent", 0, { 0 }, 0, { 0 }, 1, { D(PT) } },
+    { "perror", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "pkbyte", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pkcplx", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pkdcplx", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pkdouble", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pkfloat", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pkint", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pkuint", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pklong", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pkulong", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pkshort", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pkushort", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pkstr", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "probe", 0, { 0 }, 3, { D(RST), D(RMC), D(RCX) }, 1, { D(CC) } },
+    { "pstat", 0, { 0 }, 1, { D(TT) }, 1, { D(TST) } },
+    { "recv", 0, { 0 }, 3, { D(RST), D(RMC), D(RCX) }, 5, { D(MB), D(MNB), D(MC), D(MCX), D(SRC) } },
+    { "recvf", 0, { 0 }, 0, { 0 }, 0, { 0 } },
+    { "send", 0, { 0 }, 4, { D(MNB), D(DST), D(MC), D(MCX) }, 1, { D(CC) } },
+    { "sendsig", 0, { 0 }, 2, { D(TT), D(SN) }, 1, { D(CC) } },
+    { "setopt", 0, { 0 }, 2, { D(OPT), D(OPV) }, 1, { D(OPV) } },
+    { "setrbuf", 0, { 0 }, 1, { D(MB) }, 1, { D(MRB) } },
+    { "setsbuf", 0, { 0 }, 1, { D(MB) }, 1, { D(MSB) } },
+    { "spawn", 2, { D(SE), D(SW) }, 2, { D(SF), D(SC) }, 1, { D(CC) } },
+    { "start_pvmd", 0, { 0 }, 1, { D(BF) }, 1, { D(CC) } },
+    { "tasks", 0, { 0 }, 1, { D(TW) }, 2, { D(CC), D(TNT) } },
+    { "tickle", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "tidtohost", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "trecv", 0, { 0 }, 5, { D(RST), D(RMC), D(RCX), D(MTS), D(MTU) }, 5, { D(MB), D(MNB), D(MC), D(MCX), D(SRC) } },
+    { "upkbyte", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "upkcplx", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "upkdcplx", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "upkdouble", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "upkfloat", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "upkint", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "upkuint", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "upklong", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "upkulong", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "upkshort", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "upkushort", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "upkstr", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "version", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "reg_hoster", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "reg_rm", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "reg_tasker", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "reg_tracer", 1, { D(TRM) }, 6, { D(TRC), D(TRT), D(TRX), D(TRO), D(TRB), D(TRL) }, 1, { D(CC) } },
+    { "newtask", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "endtask", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "spntask", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "archcode", 1, { D(AN) }, 0, { 0 }, 1, { D(AC) } },
+    { "catchout", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "getmwid", 0, { 0 }, 1, { D(MB) }, 1, { D(WID) } },
+    { "gettmask", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "hostsync", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "packf", 1, { D(PF) }, 0, { 0 }, 1, { D(CC) } },
+    { "precv", 0, { 0 }, 5, { D(RST), D(RMC), D(RCX), D(PC), D(PDT) }, 5, { D(CC), D(MNB), D(MC), D(MCX), D(SRC) } },
+    { "psend", 0, { 0 }, 5, { D(DST), D(MC), D(MCX), D(PC), D(PDT) }, 1, { D(CC) } },
+    { "reduce", 1, { D(GN) }, 1, { D(MC) }, 1, { D(CC) } },
+    { "setmwid", 0, { 0 }, 2, { D(MB), D(WID) }, 1, { D(CC) } },
+    { "settmask", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "unpackf", 1, { D(PF) }, 0, { 0 }, 1, { D(CC) } },
+    { "gather", 1, { D(GN) }, 1, { D(MC) }, 1, { D(CC) } },
+    { "scatter", 1, { D(GN) }, 1, { D(MC) }, 1, { D(CC) } },
+    { "putinfo", 1, { D(CN) }, 3, { D(CI), D(CF), D(CD) }, 1, { D(CC) } },
+    { "getinfo", 1, { D(CN) }, 2, { D(CI), D(CF) }, 2, { D(CC), D(CR) } },
+    { "delinfo", 1, { D(CN) }, 2, { D(CI), D(CF) }, 1, { D(CC) } },
+    { "getmboxinfo", 1, { D(CN) }, 0, { 0 }, 1, { D(CC) } },
+    { "newcontext", 0, { 0 }, 0, { 0 }, 1, { D(CXN) } },
+    { "freecontext", 0, { 0 }, 1, { D(CXF) }, 1, { D(CC) } },
+    { "setcontext", 0, { 0 }, 1, { D(CXS) }, 1, { D(CC) } },
+    { "getcontext", 0, { 0 }, 0, { 0 }, 1, { D(CXC) } },
+    { "siblings", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "getminfo", 0, { 0 }, 1, { D(MB) }, 1, { D(CC) } },
+    { "setminfo", 0, { 0 }, 1, { D(MB) }, 1, { D(CC) } },
+    { "addmhf", 0, { 0 }, 3, { D(RST), D(RMC), D(RCX) }, 1, { D(MHI) } },
+    { "delmhf", 0, { 0 }, 1, { D(MHI) }, 1, { D(CC) } },
+    { "mhf_invoke", 0, { 0 }, 8, { D(RST), D(RMC), D(RCX), D(MB), D(MNB), D(MC), D(MCX), D(SRC) }, 0, { 0 } },
+    { "timing", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "profiling", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "user_defined", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
 };
 #undef D
 
@@ -280,10 +283,21 @@ static void s_field(pvm_buf_t *b, int desc, int did, int v)
     pvm_buf_pack(b, PVM_INT, &v, 1, 1);
 }
 
+/*  Packs one string field (PVM's way: its length with the NUL, then its bytes). */
+static void s_sfield(pvm_buf_t *b, int desc, int did, const char *v)
+{
+    if (desc) {
+        int h[2] = { did, TEV_DATA_STRING | TEV_DATA_SCALAR };
+        pvm_buf_pack(b, PVM_INT, h, 2, 1);
+    }
+    pvm_buf_pack_str(b, v ? v : "");
+}
+
 /*  Packs and (as PvmTraceBuffer says) sends one event to the tracer: ee is
- *  TEV_EVENT_ENTRY or TEV_EVENT_EXIT, the n values go under the data ids dids. */
-static void s_event(pvm_ctx_t *ctx, tev_t *t, int kind, int ee, const int *dids,
-                    const int *vals, int n)
+ *  TEV_EVENT_ENTRY or TEV_EVENT_EXIT; an entry's strings (strs, NULL: none) go first,
+ *  then the n values under the data ids dids. */
+static void s_event(pvm_ctx_t *ctx, tev_t *t, int kind, int ee, const char *const *strs,
+                    const int *dids, const int *vals, int n)
 {
     if (t->self.trcopt != PvmTraceFull)
         return;
@@ -308,6 +322,8 @@ static void s_event(pvm_ctx_t *ctx, tev_t *t, int kind, int ee, const int *dids,
     s_field(t->msg, desc, TEV_DID_TS, (int)now.tv_sec);
     s_field(t->msg, desc, TEV_DID_TU, (int)now.tv_usec);
     s_field(t->msg, desc, TEV_DID_TID, pvm_ctx_tid(ctx));
+    for (int i = 0; strs && i < s_info[kind].ns; i++)
+        s_sfield(t->msg, desc, s_info[kind].sdid[i], strs[i]);
     for (int i = 0; i < n; i++)
         s_field(t->msg, desc, dids[i], vals[i]);
     int end = desc ? TEV_MARK_EVENT_DESC_END : TEV_MARK_EVENT_RECORD_END;
@@ -333,7 +349,8 @@ static void s_callname(int kind, char *out, size_t size)
 }
 
 /*  A call starts. */
-void pvm_tev_enter(pvm_ctx_t *ctx, int kind, const int *args, int n)
+void pvm_tev_enter(pvm_ctx_t *ctx, int kind, const char *s1, const char *s2, const int *args,
+                   int n)
 {
     tev_t *t = pvm_ctx_tev(ctx);
     PVM_CTX_HEAD(ctx)->tev_armed = 0;
@@ -346,7 +363,8 @@ void pvm_tev_enter(pvm_ctx_t *ctx, int kind, const int *args, int n)
     }
     if (s_wants(ctx, t, kind)) {
         int m = n < s_info[kind].nin ? n : s_info[kind].nin;
-        s_event(ctx, t, kind, TEV_EVENT_ENTRY, s_info[kind].in, args, m);
+        const char *strs[2] = { s1, s2 };
+        s_event(ctx, t, kind, TEV_EVENT_ENTRY, strs, s_info[kind].in, args, m);
     }
 }
 
@@ -382,7 +400,7 @@ int pvm_tev_leave(pvm_ctx_t *ctx, int kind, int rc)
         int vals[MAXOUT] = { rc }, n = s_info[kind].nout ? 1 : 0;
         if (kind == TEV_RECV || kind == TEV_NRECV || kind == TEV_TRECV)
             n = s_recv_data(ctx, rc, vals);
-        s_event(ctx, t, kind, TEV_EVENT_EXIT, s_info[kind].out, vals, n);
+        s_event(ctx, t, kind, TEV_EVENT_EXIT, NULL, s_info[kind].out, vals, n);
     }
     s_arm(ctx, t);
     return rc;
@@ -401,7 +419,7 @@ void pvm_tev_exit(pvm_ctx_t *ctx)
         gimpi_trace_flush(t->rec);
     }
     if (s_wants(ctx, t, TEV_EXIT))
-        s_event(ctx, t, TEV_EXIT, TEV_EVENT_ENTRY, NULL, NULL, 0);
+        s_event(ctx, t, TEV_EXIT, TEV_EVENT_ENTRY, NULL, NULL, NULL, 0);
     s_send(ctx, t);
     memset(t->desc, 0, sizeof t->desc);     /* a new enrolment describes again */
 }

@@ -17,14 +17,25 @@
 #include "pvmtev.h"
 
 /*  The hook: see above.  Only in functions returning int, after ctx is known not NULL. */
-#define PVM_TEV(ctx, kind, again, ...)                                                  \
+#define PVM_TEV(ctx, kind, again, ...) PVM_TEV_S(ctx, kind, NULL, NULL, again, __VA_ARGS__)
+/*  The same for a call whose entry event has strings (PVM's order: they come first). */
+#define PVM_TEV_S(ctx, kind, s1, s2, again, ...)                                        \
     do {                                                                                \
         if (__builtin_expect(PVM_CTX_HEAD(ctx)->tev_armed, 0)) {                        \
             const int pvm_tev_a_[] = { 0, __VA_ARGS__ };                                \
-            pvm_tev_enter((ctx), (kind), pvm_tev_a_ + 1,                                \
+            pvm_tev_enter((ctx), (kind), (s1), (s2), pvm_tev_a_ + 1,                    \
                           (int)(sizeof pvm_tev_a_ / sizeof *pvm_tev_a_) - 1);           \
             return pvm_tev_leave((ctx), (kind), (again));                               \
         }                                                                               \
+    } while (0)
+
+/*  The hooks of calls off the message path, which find the context themselves. */
+#define PVM_TEV_TOP(kind, again, ...) PVM_TEV_TOP_S(kind, NULL, NULL, again, __VA_ARGS__)
+#define PVM_TEV_TOP_S(kind, s1, s2, again, ...)                                         \
+    do {                                                                                \
+        pvm_ctx_t *pvm_tev_c_ = pvm_ctx_current();                                      \
+        if (pvm_tev_c_)                                                                 \
+            PVM_TEV_S(pvm_tev_c_, kind, s1, s2, again, __VA_ARGS__);                    \
     } while (0)
 
 /*  Gives a new context the task's trace settings: PVMTMASK, GIMPI_PVMTRACER (what the
@@ -32,8 +43,10 @@
 void pvm_tev_init(pvm_ctx_t *ctx);
 /*  Moves the trace state of from (which is going: pvm_exit) to the fresh context to. */
 void pvm_tev_move(pvm_ctx_t *from, pvm_ctx_t *to);
-/*  A call starts: records and sends its entry event; disarms the context. */
-void pvm_tev_enter(pvm_ctx_t *ctx, int kind, const int *args, int n);
+/*  A call starts: records and sends its entry event (strings s1, s2 may be NULL);
+ *  disarms the context. */
+void pvm_tev_enter(pvm_ctx_t *ctx, int kind, const char *s1, const char *s2, const int *args,
+                   int n);
 /*  The call ended with rc: records and sends its exit event, re-arms; returns rc. */
 int pvm_tev_leave(pvm_ctx_t *ctx, int kind, int rc);
 /*  pvm_exit: the entry event of TEV_EXIT (PVM sends no exit event), the EXIT record,

@@ -17,6 +17,7 @@
  */
 #include "pvm3.h"
 #include "pvm/pvm_ctx.h"
+#include "pvm/pvm_tev.h"
 #include "task/gimpi_vm.h"
 #include "base/gimpi_vmwire.h"
 #include "gimpi.h"
@@ -68,6 +69,7 @@ static int s_dtid(const gimpi_host_t *hosts, int n, const char *name)
 
 int pvm_config(int *nhost, int *narch, struct pvmhostinfo **hostp)
 {
+    PVM_TEV_TOP(TEV_CONFIG, pvm_config(nhost, narch, hostp));
     pvm_ctx_t *ctx;
     gimpi_t *task;
     int rc = s_task("pvm_config", &ctx, &task);
@@ -163,6 +165,7 @@ static int s_registry(gimpi_t *task, const char *host, gimpi_vm_task_t **out, in
 
 int pvm_tasks(int where, int *ntask, struct pvmtaskinfo **taskp)
 {
+    PVM_TEV_TOP(TEV_TASKS, pvm_tasks(where, ntask, taskp), where);
     pvm_ctx_t *ctx;
     gimpi_t *task;
     int rc = s_task("pvm_tasks", &ctx, &task);
@@ -258,16 +261,19 @@ static int s_change(const char *fn, char **hosts, int nhost, int *infos, bool ad
 
 int pvm_addhosts(char **hosts, int nhost, int *infos)
 {
+    PVM_TEV_TOP(TEV_ADDHOSTS, pvm_addhosts(hosts, nhost, infos));
     return s_change("pvm_addhosts", hosts, nhost, infos, true);
 }
 
 int pvm_delhosts(char **hosts, int nhost, int *infos)
 {
+    PVM_TEV_TOP(TEV_DELHOSTS, pvm_delhosts(hosts, nhost, infos));
     return s_change("pvm_delhosts", hosts, nhost, infos, false);
 }
 
 int pvm_mstat(char *host)
 {
+    PVM_TEV_TOP_S(TEV_MSTAT, host, NULL, pvm_mstat(host));
     pvm_ctx_t *ctx;
     gimpi_t *task;
     int rc = s_task("pvm_mstat", &ctx, &task);
@@ -286,6 +292,7 @@ int pvm_mstat(char *host)
 
 int pvm_pstat(int tid)
 {
+    PVM_TEV_TOP(TEV_PSTAT, pvm_pstat(tid), tid);
     pvm_ctx_t *ctx;
     gimpi_t *task;
     int rc = s_task("pvm_pstat", &ctx, &task);
@@ -324,6 +331,7 @@ int pvm_tidtohost(int tid)
  *  machine with that architecture name (exactly), else PvmNotFound; NULL is PvmBadParam. */
 int pvm_archcode(char *arch)
 {
+    PVM_TEV_TOP_S(TEV_ARCHCODE, arch, NULL, pvm_archcode(arch));
     if (!arch)
         return pvm_ctx_fail(pvm_ctx_current(), "pvm_archcode", PvmBadParam);
     pvm_ctx_t *ctx;
