@@ -16,20 +16,24 @@ if [ ! -r /usr/include/pvm3.h ] || [ ! -r /usr/include/pvmtev.h ] || ! command -
 fi
 . "$top_srcdir/t/tap.sh"
 TAR=/usr/share/doc/pvm-examples/examples.tar.gz
-echo "1..8"
+echo "1..12"
 mkdir -p "$tmp/pvmbin" "$tmp/gbin"
 XF="-std=gnu17 -w -fno-sanitize=signed-integer-overflow"
+GTAR=/usr/share/doc/pvm-examples/gexamples.tar.gz
 progs="trace_prog"
-if tar xzf "$TAR" -C "$tmp" 2>/dev/null; then
-    cp "$tmp/examples/spmd.c" "$tmp/spmd.c"; progs="$progs spmd"
+if tar xzf "$TAR" -C "$tmp" 2>/dev/null && tar xzf "$GTAR" -C "$tmp" 2>/dev/null; then
+    cp "$tmp/examples/spmd.c" "$tmp/gexamples/tst.c" "$tmp/gexamples/gexamp.c" "$tmp/"
+    progs="$progs spmd tst gexamp"
 fi
 build() {   # build CC OUTDIR LIBS FLAGS...: the tracer and the programs
-    local cc=$1 out=$2 libs=$3; shift 3
+    local cc=$1 out=$2 libs=$3 p; shift 3
     "$cc" "$@" -o "$out/trace_tracer" "$top_srcdir/t/trace_tracer.c" $libs || return 1
     "$cc" "$@" -o "$out/trace_prog" "$top_srcdir/t/trace_prog.c" $libs || return 1
-    [ ! -f "$tmp/spmd.c" ] || "$cc" "$@" -o "$out/spmd" "$tmp/spmd.c" $libs
+    for p in $progs; do
+        [ "$p" = trace_prog ] || "$cc" "$@" -o "$out/$p" "$tmp/$p.c" $libs || return 1
+    done
 }
-build cc "$tmp/pvmbin" -lpvm3 -std=gnu17 -w
+build cc "$tmp/pvmbin" "-lgpvm3 -lpvm3" -std=gnu17 -w
 ok $? "the tracer and the traced programs build with PVM 3.4.6"
 build "$GCC" "$tmp/gbin" "" $XF
 ok $? "they build unchanged with gimpicc"
@@ -39,7 +43,9 @@ trace() {
     local side=$1
     (cd "$tmp/${side}bin" &&
      timeout 40 ./trace_tracer -a trace_prog >"$tmp/$side.trace_prog" 2>"$tmp/$side.err" &&
-     { [ ! -x spmd ] || timeout 40 ./trace_tracer -n 4 spmd >"$tmp/$side.spmd" 2>>"$tmp/$side.err"; })
+     { [ ! -x spmd ] || timeout 40 ./trace_tracer -n 4 spmd >"$tmp/$side.spmd" 2>>"$tmp/$side.err"; } &&
+     { [ ! -x tst ] || timeout 40 ./trace_tracer tst >"$tmp/$side.tst" 2>>"$tmp/$side.err"; } &&
+     { [ ! -x gexamp ] || timeout 40 ./trace_tracer gexamp 4 >"$tmp/$side.gexamp" 2>>"$tmp/$side.err"; })
 }
 # a private pvmd: its own directory, our programs on its path
 (
@@ -66,8 +72,9 @@ for p in $progs; do
     diff "$tmp/pvm.$p.sorted" "$tmp/g.$p.sorted" >"$tmp/diff"
     ok $? "$p: gimpi's tracer got the same events, in the same order, for every task" ||
         sed 's/^/# /' "$tmp/diff" "$tmp/g.err" | head -30
+    head -1 "$tmp/g.$p.sorted" | cut -c1-150 | sed 's/^/# /'
 done
-[ -f "$tmp/spmd.c" ] || { skip "no pvm-examples: spmd not traced"; skip "spmd"; }
+[ -f "$tmp/spmd.c" ] || for _ in 1 2 3 4 5 6; do skip "no pvm-examples: spmd, tst, gexamp not traced"; done
 grep -q ' 7+$' "$tmp/g.trace_prog" && grep -q ' 47-' "$tmp/g.trace_prog"
 ok $? "gimpi's trace has pvm_send's exit and pvm_exit's entry"
 grep -c '^task' "$tmp/g.spmd" 2>/dev/null | grep -qx 4
