@@ -37,6 +37,7 @@ struct gimpi_trace_t {
     long nrec;                  /* records in the ring */
     long lost;                  /* records lost to failed writes, in all */
     long unreported;            /* ... not yet told by a LOST record */
+    long inring;                /* ... told by the LOST record in the ring (not yet out) */
     int fd;                     /* -1 until the first flush */
     int failed_open;            /* the file could not be made: every flush loses */
     gimpi_tev_file_t head;
@@ -245,10 +246,12 @@ int gimpi_trace_flush(gimpi_trace_t *self)
     int rc = -1;
     if (self->fd >= 0 || (!self->failed_open && s_open(self) == 0))
         rc = s_write_all(self->fd, self->ring, self->used);
-    if (rc < 0) {
-        self->lost += self->nrec;
-        self->unreported += self->nrec;
+    if (rc < 0) {               /* a LOST record that did not go out is told again */
+        long real = self->nrec - (self->inring ? 1 : 0);
+        self->lost += real;
+        self->unreported += self->inring + real;
     }
+    self->inring = 0;
     self->used = 0;
     self->nrec = 0;
     return rc;
@@ -265,6 +268,7 @@ void gimpi_trace_rec(gimpi_trace_t *self, int kind, int ev, const int *i, int n,
     if (self->unreported) {
         int lost[1] = { self->unreported > INT_MAX ? INT_MAX : (int)self->unreported };
         s_put(self, GIMPI_TEV_LOST, 0, lost, 1, NULL);
+        self->inring = self->unreported;
         self->unreported = 0;
     }
     s_put(self, kind, ev, i, n, s);
