@@ -47,18 +47,11 @@ trace() {
      { [ ! -x tst ] || timeout 40 ./trace_tracer tst >"$tmp/$side.tst" 2>>"$tmp/$side.err"; } &&
      { [ ! -x gexamp ] || timeout 40 ./trace_tracer gexamp 4 >"$tmp/$side.gexamp" 2>>"$tmp/$side.err"; })
 }
-# a private pvmd: its own directory, our programs on its path
+# under a private pvmd (its environment stays in the subshell), then under gimpi
 (
-    export PVM_ROOT=/usr/lib/pvm3 PVM_ARCH=LINUX64 PVM_ALLOW_ROOT=1 PVM_TMP="$tmp/pvm"
-    export PVM_PATH="$tmp/pvmbin:/usr/lib/pvm3/lib:/usr/bin"
-    mkdir -p "$PVM_TMP"
-    pvmd >"$PVM_TMP/stdout" 2>&1 &
-    pvmd_pid=$!
-    uid=$(id -u)
-    for _ in $(seq 1 400); do [ -S "$(cat "$PVM_TMP/pvmd.$uid" 2>/dev/null)" ] && break; sleep 0.025; done
-    trace pvm
-    kill -TERM "$pvmd_pid" 2>/dev/null
-    wait "$pvmd_pid" 2>/dev/null
+    . "$top_srcdir/t/pvmd_lib.sh"
+    pvmd_start "$tmp/pvmbin" && trace pvm
+    pvmd_stop
 )
 GIMPI_PATH="$tmp/gbin" trace g
 
