@@ -73,6 +73,7 @@ int pvm_gettmask(int who, char *tmask)
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_gettmask", PvmNoMem);
+    PVM_TEV(ctx, TEV_GETTMASK, pvm_gettmask(who, tmask), who);
     if ((who != PvmTaskSelf && who != PvmTaskChild) || !tmask)
         return pvm_ctx_fail(ctx, "pvm_gettmask", PvmBadParam);
     pvm_tev_get_mask(ctx, who, tmask);
@@ -86,6 +87,7 @@ int pvm_settmask(int who, char *tmask)
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_settmask", PvmNoMem);
+    PVM_TEV(ctx, TEV_SETTMASK, pvm_settmask(who, tmask), who);
     if ((who != PvmTaskSelf && who != PvmTaskChild) || !tmask || !s_mask_ok(tmask))
         return pvm_ctx_fail(ctx, "pvm_settmask", PvmBadParam);
     char mask[TMASK_CHARS + 1];

@@ -93,6 +93,7 @@ int pvm_catchout(FILE *f)
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_catchout", PvmNoMem);
+    PVM_TEV(ctx, TEV_CATCHOUT, pvm_catchout(f));
     int rc = pvm_ctx_enrol(ctx);
     if (rc == 0)
         rc = pvm_ctx_catchout(ctx, f);

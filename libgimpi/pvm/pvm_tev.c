@@ -332,10 +332,18 @@ static void s_event(pvm_ctx_t *ctx, tev_t *t, int kind, int ee, const char *cons
         s_send(ctx, t);
 }
 
+/*  1 for the calls PVM never traces (they have event numbers, but only the recorder
+ *  gets them here). */
+static int s_untraced(int kind)
+{
+    return kind == TEV_TIDTOHOST || kind == TEV_HOSTSYNC || kind == TEV_GETTMASK
+        || kind == TEV_SETTMASK || kind == TEV_CATCHOUT;
+}
+
 /*  1 when the tracer wants event kind now (enrolling first, as PVM's calls do). */
 static int s_wants(pvm_ctx_t *ctx, const tev_t *t, int kind)
 {
-    if (t->self.trctid <= 0 || !TEV_MASK_CHECK(t->self.tmask, kind))
+    if (t->self.trctid <= 0 || !TEV_MASK_CHECK(t->self.tmask, kind) || s_untraced(kind))
         return 0;
     if (!pvm_ctx_tid(ctx) && pvm_ctx_enrol(ctx) < 0)
         return 0;
@@ -406,7 +414,8 @@ int pvm_tev_leave(pvm_ctx_t *ctx, int kind, int rc)
     return rc;
 }
 
-/*  pvm_exit's events. */
+/*  pvm_exit's events: the tracer gets its entry alone (as from PVM), the recorder a
+ *  whole call (balanced for a reader) and the EXIT record. */
 void pvm_tev_exit(pvm_ctx_t *ctx)
 {
     tev_t *t = pvm_ctx_tev(ctx);
@@ -415,6 +424,7 @@ void pvm_tev_exit(pvm_ctx_t *ctx)
     if (t->rec) {
         int status = 0;
         gimpi_trace_rec(t->rec, GIMPI_TEV_CALL_BEGIN, TEV_EXIT, NULL, 0, "pvm_exit");
+        gimpi_trace_rec(t->rec, GIMPI_TEV_CALL_END, TEV_EXIT, &status, 1, "pvm_exit");
         gimpi_trace_rec(t->rec, GIMPI_TEV_EXIT, 0, &status, 1, NULL);
         gimpi_trace_flush(t->rec);
     }
@@ -424,7 +434,8 @@ void pvm_tev_exit(pvm_ctx_t *ctx)
     memset(t->desc, 0, sizeof t->desc);     /* a new enrolment describes again */
 }
 
-/*  Writes the recorder's ring. */
+/*  The process ends: the EXIT record (status 0: atexit cannot know it; once per
+ *  enrolment, pvm_exit wrote it already otherwise) and the ring to the file. */
 void pvm_tev_flush(pvm_ctx_t *ctx)
 {
     tev_t *t = ctx ? pvm_ctx_tev(ctx) : NULL;
@@ -433,6 +444,10 @@ void pvm_tev_flush(pvm_ctx_t *ctx)
     if (t && t->rec) {
         if (!gimpi_trace_tid(t->rec) && pvm_ctx_tid(ctx))
             gimpi_trace_set_task(t->rec, pvm_ctx_tid(ctx), NULL);
+        if (pvm_ctx_tid(ctx)) {
+            int status = 0;
+            gimpi_trace_rec(t->rec, GIMPI_TEV_EXIT, 0, &status, 1, NULL);
+        }
         gimpi_trace_flush(t->rec);
     }
 }

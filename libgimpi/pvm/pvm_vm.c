@@ -18,6 +18,7 @@
 #include "pvm3.h"
 #include "pvm/pvm_ctx.h"
 #include "pvm/pvm_tev.h"
+#include "base/gimpi_tev.h"
 #include "task/gimpi_vm.h"
 #include "base/gimpi_vmwire.h"
 #include "gimpi.h"
@@ -250,6 +251,10 @@ static int s_change(const char *fn, char **hosts, int nhost, int *infos, bool ad
         return pvm_ctx_fail(ctx, fn, PvmNoMem);
     rc = add ? gimpi_addhosts(task, hosts, nhost, mine)
              : gimpi_delhosts(task, hosts, nhost, mine);
+    for (int i = 0; PVM_CTX_HEAD(ctx)->rec && rc >= 0 && i < nhost; i++)
+        if (mine[i] > 0 || (!add && mine[i] == 0))  /* the host's dtid, or deleted (0) */
+            pvm_tev_event(ctx, add ? GIMPI_TEV_HOST_ADD : GIMPI_TEV_HOST_DEL, &mine[i], 1,
+                          hosts[i]);
     if (mine != infos)
         free(mine);
     if (rc == PvmNoHost)                /* the whole request: no manager, no VM */
@@ -309,6 +314,7 @@ int pvm_pstat(int tid)
 
 int pvm_tidtohost(int tid)
 {
+    PVM_TEV_TOP(TEV_TIDTOHOST, pvm_tidtohost(tid), tid);
     pvm_ctx_t *ctx;
     gimpi_t *task;
     int rc = s_task("pvm_tidtohost", &ctx, &task);
@@ -416,6 +422,7 @@ static int s_sync(gimpi_t *task, int host, struct timeval *clk, struct timeval *
  *  PvmSysErr (no groupd, no manager's answer). */
 int pvm_hostsync(int host, struct timeval *clk, struct timeval *delta)
 {
+    PVM_TEV_TOP(TEV_HOSTSYNC, pvm_hostsync(host, clk, delta), host);
     pvm_ctx_t *ctx;
     gimpi_t *task;
     int rc = s_task("pvm_hostsync", &ctx, &task);
