@@ -18,6 +18,7 @@
 #include "pvm/pvm_tev.h"
 #include "base/gimpi_trace.h"
 #include "base/gimpi_tunables.h"
+#include "coll/coll_trace.h"
 #include "gimpi_ops.h"
 
 #include <stdint.h>
@@ -160,6 +161,7 @@ typedef struct {
     uint8_t desc[TEV_MAX + 1];  /* DESC_ENTRY | DESC_EXIT: descriptor already sent */
     pvm_buf_t *msg;             /* the trace message being gathered, or NULL */
     gimpi_trace_t *rec;         /* GIMPI_TRACE's recorder, or NULL */
+    int coll_told;              /* the transport's collectives record into rec too */
 } tev_t;
 
 /*  1 when mask m selects at least one event. */
@@ -252,6 +254,7 @@ void pvm_tev_move(pvm_ctx_t *from, pvm_ctx_t *to)
     pvm_ctx_set_tev(from, NULL, NULL);
     PVM_CTX_HEAD(from)->rec = NULL;
     PVM_CTX_HEAD(from)->tev_armed = 0;
+    t->coll_told = 0;                   /* a new enrolment, new collectives */
     pvm_ctx_set_tev(to, t, s_destroy);
     s_arm(to, t);
 }
@@ -391,12 +394,25 @@ static int s_recv_data(pvm_ctx_t *ctx, int rc, int *vals)
     return 5;
 }
 
+/*  Once enrolled, hands the recorder to the transport's collectives. */
+static void s_tell_coll(pvm_ctx_t *ctx, tev_t *t)
+{
+    void *impl;
+    const pvm_transport_ops_t *ops = pvm_ctx_ops(ctx, &impl);
+    gimpi_coll_t *coll = ops && ops->coll ? ops->coll(impl) : NULL;
+    if (coll)
+        gimpi_coll_set_trace(coll, t->rec);
+    t->coll_told = ops != NULL;
+}
+
 /*  A call ended. */
 int pvm_tev_leave(pvm_ctx_t *ctx, int kind, int rc)
 {
     tev_t *t = pvm_ctx_tev(ctx);
     if (!t || kind < 0 || kind > TEV_MAX)
         return rc;
+    if (t->rec && !t->coll_told)
+        s_tell_coll(ctx, t);
     if (t->rec) {
         char name[32];
         s_callname(kind, name, sizeof name);
