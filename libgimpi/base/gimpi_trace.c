@@ -6,6 +6,11 @@
  *  flush (when the tid is known).  Messages are numbered per peer: the n-th message sent
  *  to a task gets seq n, and the receiver numbers arrivals from each source the same
  *  way (a sender's messages arrive in order), which lets a reader pair them.
+ *
+ *  Time: CLOCK_REALTIME costs more than the rest of a record, so on x86 the recorder
+ *  reads the CPU's time-stamp counter and maps it onto CLOCK_REALTIME: the scale is
+ *  measured once 2 ms have passed since the first record (until then each record reads
+ *  the clock), and again, over the whole run, at every flush.
  */
 #include "base/gimpi_trace.h"
 #include "base/gimpi_tunables.h"
@@ -20,6 +25,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define TRACE_TSC 1
+#else
+#define TRACE_TSC 0
+#endif
 
 enum { STR_MAX = 1024, MIN_RING = 4096 };
 
@@ -43,14 +54,52 @@ struct gimpi_trace_t {
     gimpi_tev_file_t head;
     char dir[PATH_MAX];
     counts_t sent, arrived;
+    int64_t base_ns;            /* CLOCK_REALTIME ... */
+    uint64_t base_tsc;          /* ... and the time-stamp counter at the first record */
+    double ns_per_tick;         /* the counter's scale, 0 until measured */
 };
 
 /*  Local CLOCK_REALTIME in nanoseconds. */
-static int64_t s_now(void)
+static int64_t s_clock(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*  The time-stamp counter (0 where there is none). */
+static uint64_t s_tsc(void)
+{
+#if TRACE_TSC
+    return __rdtsc();
+#else
+    return 0;
+#endif
+}
+
+/*  Measures the counter's scale against the clock (once 2 ms have passed since the
+ *  first reading); returns the clock. */
+static int64_t s_calibrate(gimpi_trace_t *self)
+{
+    int64_t ns = s_clock();
+    uint64_t tsc = s_tsc();
+    if (!self->base_tsc) {
+        self->base_ns = ns;
+        self->base_tsc = tsc;
+    } else if (ns - self->base_ns >= 2000000 && tsc > self->base_tsc) {
+        double k = (double)(ns - self->base_ns) / (double)(tsc - self->base_tsc);
+        self->ns_per_tick = k > 0 && k < 100 ? k : 0;
+    }
+    return ns;
+}
+
+/*  Now, on the writing host's CLOCK_REALTIME (ns). */
+static int64_t s_now(gimpi_trace_t *self)
+{
+    if (TRACE_TSC && self->ns_per_tick > 0)
+        return self->base_ns
+             + (int64_t)((double)(s_tsc() - self->base_tsc) * self->ns_per_tick);
+    return s_calibrate(self);
 }
 
 /*  The slot of key k in c (its key 0 when absent); c has room. */
@@ -127,7 +176,7 @@ gimpi_trace_t *gimpi_trace_new(const char *dir, size_t ring_bytes)
     h->magic = GIMPI_TEV_MAGIC;
     h->version = GIMPI_TEV_VERSION;
     h->pid = (int32_t)getpid();
-    h->start_ns = s_now();
+    h->start_ns = s_clock();
     const char *host = gimpi_env("GIMPI_HOST");
     if (host && *host)
         snprintf(h->host, sizeof h->host, "%s", host);
@@ -219,20 +268,22 @@ static int s_write_all(int fd, const uint8_t *p, size_t n)
     return 0;
 }
 
-/*  Appends a record to the ring, which has room for len bytes. */
-static void s_put(gimpi_trace_t *self, int kind, int ev, const int *i, int n, const char *s)
+/*  Appends a record made at time t to the ring, which has room for it. */
+static void s_put(gimpi_trace_t *self, int64_t t, int kind, int ev, const int *i, int n,
+                  const char *s)
 {
     size_t slen = s ? strnlen(s, STR_MAX) : 0;
     size_t len = sizeof(gimpi_tev_rec_t) + ((slen + 7) & ~(size_t)7);
-    gimpi_tev_rec_t r = { .len = (uint32_t)len, .kind = (uint16_t)kind, .ev = (uint16_t)ev,
-                          .t_ns = s_now(), .slen = (uint16_t)slen };
+    gimpi_tev_rec_t *r = (gimpi_tev_rec_t *)(void *)(self->ring + self->used);
+    *r = (gimpi_tev_rec_t){ .len = (uint32_t)len, .kind = (uint16_t)kind,
+                            .ev = (uint16_t)ev, .t_ns = t, .slen = (uint16_t)slen };
     for (int k = 0; k < n && k < GIMPI_TEV_INTS; k++)
-        r.i[k] = i[k];
-    uint8_t *p = self->ring + self->used;
-    memcpy(p, &r, sizeof r);
-    memset(p + sizeof r, 0, len - sizeof r);
-    if (slen)
-        memcpy(p + sizeof r, s, slen);
+        r->i[k] = i[k];
+    if (slen) {
+        uint8_t *str = (uint8_t *)(r + 1);
+        memcpy(str, s, slen);
+        memset(str + slen, 0, len - sizeof *r - slen);
+    }
     self->used += len;
     self->nrec++;
 }
@@ -246,6 +297,8 @@ int gimpi_trace_flush(gimpi_trace_t *self)
     int rc = -1;
     if (self->fd >= 0 || (!self->failed_open && s_open(self) == 0))
         rc = s_write_all(self->fd, self->ring, self->used);
+    if (TRACE_TSC && self->base_tsc)
+        s_calibrate(self);      /* the scale, over the whole run so far */
     if (rc < 0) {               /* a LOST record that did not go out is told again */
         long real = self->nrec - (self->inring ? 1 : 0);
         self->lost += real;
@@ -257,21 +310,29 @@ int gimpi_trace_flush(gimpi_trace_t *self)
     return rc;
 }
 
-/*  Appends one record, flushing first when the ring has no room. */
-void gimpi_trace_rec(gimpi_trace_t *self, int kind, int ev, const int *i, int n,
-                     const char *s)
+/*  Makes room for a record (flushing the ring when full) and puts a pending LOST record
+ *  first. */
+static void s_room(gimpi_trace_t *self, int64_t t)
 {
-    assert(self);
     size_t need = 2 * sizeof(gimpi_tev_rec_t) + STR_MAX + 8;
     if (self->used + need > self->cap)
         gimpi_trace_flush(self);
     if (self->unreported) {
         int lost[1] = { self->unreported > INT_MAX ? INT_MAX : (int)self->unreported };
-        s_put(self, GIMPI_TEV_LOST, 0, lost, 1, NULL);
+        s_put(self, t, GIMPI_TEV_LOST, 0, lost, 1, NULL);
         self->inring = self->unreported;
         self->unreported = 0;
     }
-    s_put(self, kind, ev, i, n, s);
+}
+
+/*  Appends one record. */
+void gimpi_trace_rec(gimpi_trace_t *self, int kind, int ev, const int *i, int n,
+                     const char *s)
+{
+    assert(self);
+    int64_t t = s_now(self);
+    s_room(self, t);
+    s_put(self, t, kind, ev, i, n, s);
 }
 
 /*  A SEND record with the next seq for dst. */
@@ -280,6 +341,20 @@ void gimpi_trace_send(gimpi_trace_t *self, int dst, int tag, int ctxid, int byte
     assert(self);
     int v[5] = { dst, tag, ctxid, bytes, s_bump(&self->sent, dst) };
     gimpi_trace_rec(self, GIMPI_TEV_SEND, 0, v, 5, NULL);
+}
+
+/*  SEND records for one message to many, all at one time. */
+void gimpi_trace_sends(gimpi_trace_t *self, const int *dsts, int n, int skip, int tag,
+                       int ctxid, int bytes)
+{
+    assert(self);
+    int64_t t = s_now(self);
+    for (int k = 0; k < n; k++)
+        if (dsts[k] > 0 && dsts[k] != skip) {
+            int v[5] = { dsts[k], tag, ctxid, bytes, s_bump(&self->sent, dsts[k]) };
+            s_room(self, t);
+            s_put(self, t, GIMPI_TEV_SEND, 0, v, 5, NULL);
+        }
 }
 
 /*  The seq of an arrival from src. */

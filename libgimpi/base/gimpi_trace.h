@@ -35,6 +35,10 @@ void gimpi_trace_rec(gimpi_trace_t *self, int kind, int ev, const int *i, int n,
                      const char *s);
 /*  A message left for dst: a SEND record with the next seq for dst. */
 void gimpi_trace_send(gimpi_trace_t *self, int dst, int tag, int ctxid, int bytes);
+/*  One message sent to each of the n tids of dsts (those > 0 and not skip, one SEND
+ *  record each with its seq), recorded at one time: a broadcast. */
+void gimpi_trace_sends(gimpi_trace_t *self, const int *dsts, int n, int skip, int tag,
+                       int ctxid, int bytes);
 /*  A message from src arrived: its seq (counted per source, from 1, in arrival order),
  *  for the RECV record when the task takes it. */
 int gimpi_trace_arrive(gimpi_trace_t *self, int src);

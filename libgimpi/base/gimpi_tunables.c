@@ -181,7 +181,8 @@ static const gimpi_tunable_t s_table[] = {
       "FOLDER/<tid in hex>.gtev (doc/tracing.md); empty or unset: no recording",
       "libgimpi/pvm/pvm_tev.c", false },
     { "GIMPI_TRACE_BUFFER", U, "1048576", "bytes",
-      "the size of a task's in-memory trace ring (at least 4096); a full ring is "
+      "the size of a task's in-memory trace ring (at least 4096; unset: the "
+      "PvmTraceBuffer its parent set with pvm_setopt, if any, else 1 MiB); a full ring is "
       "appended to the task's trace file", "libgimpi/pvm/pvm_tev.c", false },
     { "GIMPI_PVM_INLINE", U, "65536", "bytes",
       "a PVM message body up to this size travels with its header (one copy)",

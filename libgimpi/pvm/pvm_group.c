@@ -19,7 +19,6 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdlib.h>
 
 /*  What a group call needs of the enrolled task. */
 typedef struct {
@@ -181,16 +180,12 @@ int pvm_freezegroup(char *group, int size)
 static __attribute__((noinline, cold)) void s_record_bcast(genv_t *e, const char *group,
                                                            int tag, int sbuf)
 {
-    gimpi_group_snap_t snap = { 0 };
-    if (gimpi_group_snapshot(e->groups, group, &snap) < 0)
-        return;
+    const int *tids;
+    int n = pvm_tev_members(e->ctx, e->groups, group, &tids);
     pvm_buf_t *b = pvm_ctx_buf(e->ctx, sbuf);
-    int bytes = b ? (int)pvm_buf_len(b) : 0, me = pvm_ctx_tid(e->ctx);
-    for (int i = 0; i < snap.ninst; i++)
-        if (snap.tids[i] > 0 && snap.tids[i] != me)
-            gimpi_trace_send(PVM_CTX_HEAD(e->ctx)->rec, snap.tids[i], tag, PvmBaseContext,
-                             bytes);
-    free(snap.tids);
+    if (n > 0)
+        gimpi_trace_sends(PVM_CTX_HEAD(e->ctx)->rec, tids, n, pvm_ctx_tid(e->ctx), tag,
+                          PvmBaseContext, b ? (int)pvm_buf_len(b) : 0);
 }
 
 /*  Sends the active send buffer to every member but the caller (silent on errors, as

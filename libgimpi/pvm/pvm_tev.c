@@ -29,7 +29,8 @@
 
 enum { MAXIN = 8, MAXOUT = 5, DESC_ENTRY = 1, DESC_EXIT = 2 };
 
-/*  What PVM records for an event: its name and the data ids of its fields: the strings
+/*  What PVM records for an event: its call's name ("pvm_" and PVM's name of the event)
+ *  and the data ids of its fields: the strings
  *  of the entry (they come first), its ints, the ints of the exit. */
 typedef struct {
     const char *name;
@@ -43,115 +44,115 @@ typedef struct {
 
 #define D(x) TEV_DID_##x
 static const tevinfo_t s_info[TEV_MAX + 1] = {
-    { "addhosts", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
-    { "barrier", 1, { D(GN) }, 1, { D(GBC) }, 1, { D(CC) } },
-    { "bcast", 1, { D(GN) }, 1, { D(MC) }, 1, { D(CC) } },
-    { "bufinfo", 0, { 0 }, 1, { D(MB) }, 4, { D(CC), D(INB), D(IMC), D(IST) } },
-    { "config", 0, { 0 }, 0, { 0 }, 3, { D(NH), D(NA), D(CC) } },
-    { "delete", 1, { D(CN) }, 1, { D(CI) }, 1, { D(CC) } },
-    { "delhosts", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
-    { "exit", 0, { 0 }, 0, { 0 }, 0, { 0 } },
-    { "freebuf", 0, { 0 }, 1, { D(MB) }, 1, { D(CC) } },
-    { "getfds", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
-    { "getinst", 1, { D(GN) }, 1, { D(GT) }, 1, { D(GI) } },
-    { "getopt", 0, { 0 }, 1, { D(OPT) }, 1, { D(OPV) } },
-    { "getrbuf", 0, { 0 }, 0, { 0 }, 1, { D(MRB) } },
-    { "getsbuf", 0, { 0 }, 0, { 0 }, 1, { D(MSB) } },
-    { "gettid", 1, { D(GN) }, 1, { D(GI) }, 1, { D(GT) } },
-    { "gsize", 1, { D(GN) }, 0, { 0 }, 1, { D(GS) } },
-    { "halt", 0, { 0 }, 0, { 0 }, 0, { 0 } },
-    { "initsend", 0, { 0 }, 1, { D(ME) }, 1, { D(MSB) } },
-    { "insert", 1, { D(CN) }, 2, { D(CI), D(CD) }, 1, { D(CC) } },
-    { "joingroup", 1, { D(GN) }, 0, { 0 }, 1, { D(CC) } },
-    { "kill", 0, { 0 }, 1, { D(TT) }, 1, { D(CC) } },
-    { "lookup", 1, { D(CN) }, 1, { D(CI) }, 1, { D(CC) } },
-    { "lvgroup", 1, { D(GN) }, 0, { 0 }, 1, { D(CC) } },
-    { "mcast", 0, { 0 }, 3, { D(MNB), D(MC), D(MCX) }, 1, { D(CC) } },
-    { "mkbuf", 0, { 0 }, 1, { D(ME) }, 1, { D(MB) } },
-    { "mstat", 1, { D(HN) }, 0, { 0 }, 1, { D(HS) } },
-    { "mytid", 0, { 0 }, 0, { 0 }, 1, { D(MT) } },
-    { "notify", 0, { 0 }, 2, { D(NE), D(NMC) }, 1, { D(CC) } },
-    { "nrecv", 0, { 0 }, 3, { D(RST), D(RMC), D(RCX) }, 5, { D(MB), D(MNB), D(MC), D(MCX), D(SRC) } },
-    { "parent", 0, { 0 }, 0, { 0 }, 1, { D(PT) } },
-    { "perror", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
-    { "pkbyte", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "pkcplx", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "pkdcplx", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "pkdouble", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "pkfloat", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "pkint", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "pkuint", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "pklong", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "pkulong", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "pkshort", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "pkushort", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "pkstr", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
-    { "probe", 0, { 0 }, 3, { D(RST), D(RMC), D(RCX) }, 1, { D(CC) } },
-    { "pstat", 0, { 0 }, 1, { D(TT) }, 1, { D(TST) } },
-    { "recv", 0, { 0 }, 3, { D(RST), D(RMC), D(RCX) }, 5, { D(MB), D(MNB), D(MC), D(MCX), D(SRC) } },
-    { "recvf", 0, { 0 }, 0, { 0 }, 0, { 0 } },
-    { "send", 0, { 0 }, 4, { D(MNB), D(DST), D(MC), D(MCX) }, 1, { D(CC) } },
-    { "sendsig", 0, { 0 }, 2, { D(TT), D(SN) }, 1, { D(CC) } },
-    { "setopt", 0, { 0 }, 2, { D(OPT), D(OPV) }, 1, { D(OPV) } },
-    { "setrbuf", 0, { 0 }, 1, { D(MB) }, 1, { D(MRB) } },
-    { "setsbuf", 0, { 0 }, 1, { D(MB) }, 1, { D(MSB) } },
-    { "spawn", 2, { D(SE), D(SW) }, 2, { D(SF), D(SC) }, 1, { D(CC) } },
-    { "start_pvmd", 0, { 0 }, 1, { D(BF) }, 1, { D(CC) } },
-    { "tasks", 0, { 0 }, 1, { D(TW) }, 2, { D(CC), D(TNT) } },
-    { "tickle", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
-    { "tidtohost", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
-    { "trecv", 0, { 0 }, 5, { D(RST), D(RMC), D(RCX), D(MTS), D(MTU) }, 5, { D(MB), D(MNB), D(MC), D(MCX), D(SRC) } },
-    { "upkbyte", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "upkcplx", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "upkdcplx", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "upkdouble", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "upkfloat", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "upkint", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "upkuint", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "upklong", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "upkulong", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "upkshort", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "upkushort", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
-    { "upkstr", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
-    { "version", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
-    { "reg_hoster", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
-    { "reg_rm", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
-    { "reg_tasker", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
-    { "reg_tracer", 1, { D(TRM) }, 6, { D(TRC), D(TRT), D(TRX), D(TRO), D(TRB), D(TRL) }, 1, { D(CC) } },
-    { "newtask", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
-    { "endtask", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
-    { "spntask", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
-    { "archcode", 1, { D(AN) }, 0, { 0 }, 1, { D(AC) } },
-    { "catchout", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
-    { "getmwid", 0, { 0 }, 1, { D(MB) }, 1, { D(WID) } },
-    { "gettmask", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
-    { "hostsync", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
-    { "packf", 1, { D(PF) }, 0, { 0 }, 1, { D(CC) } },
-    { "precv", 0, { 0 }, 5, { D(RST), D(RMC), D(RCX), D(PC), D(PDT) }, 5, { D(CC), D(MNB), D(MC), D(MCX), D(SRC) } },
-    { "psend", 0, { 0 }, 5, { D(DST), D(MC), D(MCX), D(PC), D(PDT) }, 1, { D(CC) } },
-    { "reduce", 1, { D(GN) }, 1, { D(MC) }, 1, { D(CC) } },
-    { "setmwid", 0, { 0 }, 2, { D(MB), D(WID) }, 1, { D(CC) } },
-    { "settmask", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
-    { "unpackf", 1, { D(PF) }, 0, { 0 }, 1, { D(CC) } },
-    { "gather", 1, { D(GN) }, 1, { D(MC) }, 1, { D(CC) } },
-    { "scatter", 1, { D(GN) }, 1, { D(MC) }, 1, { D(CC) } },
-    { "putinfo", 1, { D(CN) }, 3, { D(CI), D(CF), D(CD) }, 1, { D(CC) } },
-    { "getinfo", 1, { D(CN) }, 2, { D(CI), D(CF) }, 2, { D(CC), D(CR) } },
-    { "delinfo", 1, { D(CN) }, 2, { D(CI), D(CF) }, 1, { D(CC) } },
-    { "getmboxinfo", 1, { D(CN) }, 0, { 0 }, 1, { D(CC) } },
-    { "newcontext", 0, { 0 }, 0, { 0 }, 1, { D(CXN) } },
-    { "freecontext", 0, { 0 }, 1, { D(CXF) }, 1, { D(CC) } },
-    { "setcontext", 0, { 0 }, 1, { D(CXS) }, 1, { D(CC) } },
-    { "getcontext", 0, { 0 }, 0, { 0 }, 1, { D(CXC) } },
-    { "siblings", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
-    { "getminfo", 0, { 0 }, 1, { D(MB) }, 1, { D(CC) } },
-    { "setminfo", 0, { 0 }, 1, { D(MB) }, 1, { D(CC) } },
-    { "addmhf", 0, { 0 }, 3, { D(RST), D(RMC), D(RCX) }, 1, { D(MHI) } },
-    { "delmhf", 0, { 0 }, 1, { D(MHI) }, 1, { D(CC) } },
-    { "mhf_invoke", 0, { 0 }, 8, { D(RST), D(RMC), D(RCX), D(MB), D(MNB), D(MC), D(MCX), D(SRC) }, 0, { 0 } },
-    { "timing", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
-    { "profiling", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
-    { "user_defined", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "pvm_addhosts", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "pvm_barrier", 1, { D(GN) }, 1, { D(GBC) }, 1, { D(CC) } },
+    { "pvm_bcast", 1, { D(GN) }, 1, { D(MC) }, 1, { D(CC) } },
+    { "pvm_bufinfo", 0, { 0 }, 1, { D(MB) }, 4, { D(CC), D(INB), D(IMC), D(IST) } },
+    { "pvm_config", 0, { 0 }, 0, { 0 }, 3, { D(NH), D(NA), D(CC) } },
+    { "pvm_delete", 1, { D(CN) }, 1, { D(CI) }, 1, { D(CC) } },
+    { "pvm_delhosts", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "pvm_exit", 0, { 0 }, 0, { 0 }, 0, { 0 } },
+    { "pvm_freebuf", 0, { 0 }, 1, { D(MB) }, 1, { D(CC) } },
+    { "pvm_getfds", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "pvm_getinst", 1, { D(GN) }, 1, { D(GT) }, 1, { D(GI) } },
+    { "pvm_getopt", 0, { 0 }, 1, { D(OPT) }, 1, { D(OPV) } },
+    { "pvm_getrbuf", 0, { 0 }, 0, { 0 }, 1, { D(MRB) } },
+    { "pvm_getsbuf", 0, { 0 }, 0, { 0 }, 1, { D(MSB) } },
+    { "pvm_gettid", 1, { D(GN) }, 1, { D(GI) }, 1, { D(GT) } },
+    { "pvm_gsize", 1, { D(GN) }, 0, { 0 }, 1, { D(GS) } },
+    { "pvm_halt", 0, { 0 }, 0, { 0 }, 0, { 0 } },
+    { "pvm_initsend", 0, { 0 }, 1, { D(ME) }, 1, { D(MSB) } },
+    { "pvm_insert", 1, { D(CN) }, 2, { D(CI), D(CD) }, 1, { D(CC) } },
+    { "pvm_joingroup", 1, { D(GN) }, 0, { 0 }, 1, { D(CC) } },
+    { "pvm_kill", 0, { 0 }, 1, { D(TT) }, 1, { D(CC) } },
+    { "pvm_lookup", 1, { D(CN) }, 1, { D(CI) }, 1, { D(CC) } },
+    { "pvm_lvgroup", 1, { D(GN) }, 0, { 0 }, 1, { D(CC) } },
+    { "pvm_mcast", 0, { 0 }, 3, { D(MNB), D(MC), D(MCX) }, 1, { D(CC) } },
+    { "pvm_mkbuf", 0, { 0 }, 1, { D(ME) }, 1, { D(MB) } },
+    { "pvm_mstat", 1, { D(HN) }, 0, { 0 }, 1, { D(HS) } },
+    { "pvm_mytid", 0, { 0 }, 0, { 0 }, 1, { D(MT) } },
+    { "pvm_notify", 0, { 0 }, 2, { D(NE), D(NMC) }, 1, { D(CC) } },
+    { "pvm_nrecv", 0, { 0 }, 3, { D(RST), D(RMC), D(RCX) }, 5, { D(MB), D(MNB), D(MC), D(MCX), D(SRC) } },
+    { "pvm_parent", 0, { 0 }, 0, { 0 }, 1, { D(PT) } },
+    { "pvm_perror", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "pvm_pkbyte", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pvm_pkcplx", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pvm_pkdcplx", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pvm_pkdouble", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pvm_pkfloat", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pvm_pkint", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pvm_pkuint", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pvm_pklong", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pvm_pkulong", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pvm_pkshort", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pvm_pkushort", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pvm_pkstr", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "pvm_probe", 0, { 0 }, 3, { D(RST), D(RMC), D(RCX) }, 1, { D(CC) } },
+    { "pvm_pstat", 0, { 0 }, 1, { D(TT) }, 1, { D(TST) } },
+    { "pvm_recv", 0, { 0 }, 3, { D(RST), D(RMC), D(RCX) }, 5, { D(MB), D(MNB), D(MC), D(MCX), D(SRC) } },
+    { "pvm_recvf", 0, { 0 }, 0, { 0 }, 0, { 0 } },
+    { "pvm_send", 0, { 0 }, 4, { D(MNB), D(DST), D(MC), D(MCX) }, 1, { D(CC) } },
+    { "pvm_sendsig", 0, { 0 }, 2, { D(TT), D(SN) }, 1, { D(CC) } },
+    { "pvm_setopt", 0, { 0 }, 2, { D(OPT), D(OPV) }, 1, { D(OPV) } },
+    { "pvm_setrbuf", 0, { 0 }, 1, { D(MB) }, 1, { D(MRB) } },
+    { "pvm_setsbuf", 0, { 0 }, 1, { D(MB) }, 1, { D(MSB) } },
+    { "pvm_spawn", 2, { D(SE), D(SW) }, 2, { D(SF), D(SC) }, 1, { D(CC) } },
+    { "pvm_start_pvmd", 0, { 0 }, 1, { D(BF) }, 1, { D(CC) } },
+    { "pvm_tasks", 0, { 0 }, 1, { D(TW) }, 2, { D(CC), D(TNT) } },
+    { "pvm_tickle", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "pvm_tidtohost", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "pvm_trecv", 0, { 0 }, 5, { D(RST), D(RMC), D(RCX), D(MTS), D(MTU) }, 5, { D(MB), D(MNB), D(MC), D(MCX), D(SRC) } },
+    { "pvm_upkbyte", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pvm_upkcplx", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pvm_upkdcplx", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pvm_upkdouble", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pvm_upkfloat", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pvm_upkint", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pvm_upkuint", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pvm_upklong", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pvm_upkulong", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pvm_upkshort", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pvm_upkushort", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
+    { "pvm_upkstr", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "pvm_version", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "pvm_reg_hoster", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "pvm_reg_rm", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "pvm_reg_tasker", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "pvm_reg_tracer", 1, { D(TRM) }, 6, { D(TRC), D(TRT), D(TRX), D(TRO), D(TRB), D(TRL) }, 1, { D(CC) } },
+    { "pvm_newtask", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "pvm_endtask", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "pvm_spntask", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "pvm_archcode", 1, { D(AN) }, 0, { 0 }, 1, { D(AC) } },
+    { "pvm_catchout", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "pvm_getmwid", 0, { 0 }, 1, { D(MB) }, 1, { D(WID) } },
+    { "pvm_gettmask", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "pvm_hostsync", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "pvm_packf", 1, { D(PF) }, 0, { 0 }, 1, { D(CC) } },
+    { "pvm_precv", 0, { 0 }, 5, { D(RST), D(RMC), D(RCX), D(PC), D(PDT) }, 5, { D(CC), D(MNB), D(MC), D(MCX), D(SRC) } },
+    { "pvm_psend", 0, { 0 }, 5, { D(DST), D(MC), D(MCX), D(PC), D(PDT) }, 1, { D(CC) } },
+    { "pvm_reduce", 1, { D(GN) }, 1, { D(MC) }, 1, { D(CC) } },
+    { "pvm_setmwid", 0, { 0 }, 2, { D(MB), D(WID) }, 1, { D(CC) } },
+    { "pvm_settmask", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "pvm_unpackf", 1, { D(PF) }, 0, { 0 }, 1, { D(CC) } },
+    { "pvm_gather", 1, { D(GN) }, 1, { D(MC) }, 1, { D(CC) } },
+    { "pvm_scatter", 1, { D(GN) }, 1, { D(MC) }, 1, { D(CC) } },
+    { "pvm_putinfo", 1, { D(CN) }, 3, { D(CI), D(CF), D(CD) }, 1, { D(CC) } },
+    { "pvm_getinfo", 1, { D(CN) }, 2, { D(CI), D(CF) }, 2, { D(CC), D(CR) } },
+    { "pvm_delinfo", 1, { D(CN) }, 2, { D(CI), D(CF) }, 1, { D(CC) } },
+    { "pvm_getmboxinfo", 1, { D(CN) }, 0, { 0 }, 1, { D(CC) } },
+    { "pvm_newcontext", 0, { 0 }, 0, { 0 }, 1, { D(CXN) } },
+    { "pvm_freecontext", 0, { 0 }, 1, { D(CXF) }, 1, { D(CC) } },
+    { "pvm_setcontext", 0, { 0 }, 1, { D(CXS) }, 1, { D(CC) } },
+    { "pvm_getcontext", 0, { 0 }, 0, { 0 }, 1, { D(CXC) } },
+    { "pvm_siblings", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "pvm_getminfo", 0, { 0 }, 1, { D(MB) }, 1, { D(CC) } },
+    { "pvm_setminfo", 0, { 0 }, 1, { D(MB) }, 1, { D(CC) } },
+    { "pvm_addmhf", 0, { 0 }, 3, { D(RST), D(RMC), D(RCX) }, 1, { D(MHI) } },
+    { "pvm_delmhf", 0, { 0 }, 1, { D(MHI) }, 1, { D(CC) } },
+    { "pvm_mhf_invoke", 0, { 0 }, 8, { D(RST), D(RMC), D(RCX), D(MB), D(MNB), D(MC), D(MCX), D(SRC) }, 0, { 0 } },
+    { "pvm_timing", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "pvm_profiling", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
+    { "pvm_user_defined", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
 };
 #undef D
 
@@ -162,6 +163,14 @@ typedef struct {
     pvm_buf_t *msg;             /* the trace message being gathered, or NULL */
     gimpi_trace_t *rec;         /* GIMPI_TRACE's recorder, or NULL */
     int coll_told;              /* the transport's collectives record into rec too */
+    int anymask;                /* self.tmask selects at least one event */
+    struct {                    /* a bcast's group, for its SEND records (pvm_tev_members) */
+        char name[256];         /* the group (a longer name is not kept) */
+        uint64_t version;
+        uint64_t gen;           /* the groups cache's generation of that answer (0: none) */
+        int *tids;              /* tid per instance, 0: free */
+        int n;
+    } members;
 } tev_t;
 
 /*  1 when mask m selects at least one event. */
@@ -179,7 +188,7 @@ static void s_arm(pvm_ctx_t *ctx, const tev_t *t)
     int tid = pvm_ctx_tid(ctx);
     PVM_CTX_HEAD(ctx)->rec = t->rec;
     PVM_CTX_HEAD(ctx)->tev_armed = t->rec
-        || (t->self.trctid > 0 && t->self.trctid != tid && s_any(t->self.tmask));
+        || (t->self.trctid > 0 && t->self.trctid != tid && t->anymask);
 }
 
 /*  Frees the state (the context's destroy). */
@@ -190,6 +199,7 @@ static void s_destroy(void *arg)
         return;
     pvm_buf_destroy(&t->msg);
     gimpi_trace_destroy(&t->rec);
+    free(t->members.tids);
     free(t);
 }
 
@@ -202,14 +212,15 @@ static void s_mask_from(char *m, const char *v)
         TEV_MASK_INIT(m);
 }
 
-/*  The recorder, when GIMPI_TRACE names a folder. */
-static gimpi_trace_t *s_recorder(void)
+/*  The recorder, when GIMPI_TRACE names a folder: its ring GIMPI_TRACE_BUFFER bytes, else
+ *  the PvmTraceBuffer the parent set for its children (trcbuf, when > 0), else 1 MiB. */
+static gimpi_trace_t *s_recorder(int trcbuf)
 {
     const char *dir = gimpi_env("GIMPI_TRACE");
     if (!dir || !*dir)
         return NULL;
     const char *b = gimpi_env("GIMPI_TRACE_BUFFER");
-    long long size = b && *b ? strtoll(b, NULL, 10) : 0;
+    long long size = b && *b ? strtoll(b, NULL, 10) : trcbuf;
     gimpi_trace_t *rec = gimpi_trace_new(dir, size > 0 ? (size_t)size : 0);
     if (rec) {
         char exe[512];
@@ -238,7 +249,8 @@ void pvm_tev_init(pvm_ctx_t *ctx)
         sscanf(v, "%d,%d,%d,%d,%d", &t->self.trctid, &t->self.trcctx, &t->self.trctag,
                &t->self.trcbuf, &t->self.trcopt);
     t->child = t->self;
-    t->rec = s_recorder();
+    t->anymask = s_any(t->self.tmask);
+    t->rec = s_recorder(t->self.trcbuf);
     pvm_ctx_set_tev(ctx, t, s_destroy);
     s_arm(ctx, t);
 }
@@ -319,7 +331,7 @@ static void s_event(pvm_ctx_t *ctx, tev_t *t, int kind, int ee, const char *cons
     int head[2] = { desc ? TEV_MARK_EVENT_DESC : TEV_MARK_EVENT_RECORD, kind | ee };
     pvm_buf_pack(t->msg, PVM_INT, head, 2, 1);
     if (desc)
-        pvm_buf_pack_str(t->msg, s_info[kind].name);
+        pvm_buf_pack_str(t->msg, s_info[kind].name + 4);    /* PVM's name: no "pvm_" */
     struct timeval now;
     gettimeofday(&now, NULL);
     s_field(t->msg, desc, TEV_DID_TS, (int)now.tv_sec);
@@ -353,12 +365,6 @@ static int s_wants(pvm_ctx_t *ctx, const tev_t *t, int kind)
     return t->self.trctid != pvm_ctx_tid(ctx);
 }
 
-/*  The recorder's name of a call ("pvm_send"). */
-static void s_callname(int kind, char *out, size_t size)
-{
-    snprintf(out, size, "pvm_%s", s_info[kind].name);
-}
-
 /*  A call starts. */
 void pvm_tev_enter(pvm_ctx_t *ctx, int kind, const char *s1, const char *s2, const int *args,
                    int n)
@@ -368,9 +374,7 @@ void pvm_tev_enter(pvm_ctx_t *ctx, int kind, const char *s1, const char *s2, con
     if (!t || kind < 0 || kind > TEV_MAX)
         return;
     if (t->rec) {
-        char name[32];
-        s_callname(kind, name, sizeof name);
-        gimpi_trace_rec(t->rec, GIMPI_TEV_CALL_BEGIN, kind, args, n, name);
+        gimpi_trace_rec(t->rec, GIMPI_TEV_CALL_BEGIN, kind, args, n, s_info[kind].name);
     }
     if (s_wants(ctx, t, kind)) {
         int m = n < s_info[kind].nin ? n : s_info[kind].nin;
@@ -414,11 +418,9 @@ int pvm_tev_leave(pvm_ctx_t *ctx, int kind, int rc)
     if (t->rec && !t->coll_told)
         s_tell_coll(ctx, t);
     if (t->rec) {
-        char name[32];
-        s_callname(kind, name, sizeof name);
         if (!gimpi_trace_tid(t->rec) && pvm_ctx_tid(ctx))
             gimpi_trace_set_task(t->rec, pvm_ctx_tid(ctx), NULL);
-        gimpi_trace_rec(t->rec, GIMPI_TEV_CALL_END, kind, &rc, 1, name);
+        gimpi_trace_rec(t->rec, GIMPI_TEV_CALL_END, kind, &rc, 1, s_info[kind].name);
     }
     if (s_wants(ctx, t, kind)) {
         int vals[MAXOUT] = { rc }, n = s_info[kind].nout ? 1 : 0;
@@ -622,6 +624,7 @@ void pvm_tev_set_mask(pvm_ctx_t *ctx, int who, const char *mask)
     if (!t)
         return;
     memcpy(who == PvmTaskSelf ? t->self.tmask : t->child.tmask, mask, TEV_MASK_LENGTH);
+    t->anymask = s_any(t->self.tmask);
     s_arm(ctx, t);
 }
 
@@ -638,4 +641,35 @@ int pvm_tev_child_env(pvm_ctx_t *ctx)
     if (setenv("PVMTMASK", c->tmask, 1) < 0 || setenv("GIMPI_PVMTRACER", v, 1) < 0)
         return PvmNoMem;
     return 0;
+}
+
+/*  A group's members, from the one group kept while groupd's version of it holds. */
+int pvm_tev_members(pvm_ctx_t *ctx, gimpi_groups_t *groups, const char *group,
+                    const int **tids)
+{
+    tev_t *t = pvm_ctx_tev(ctx);
+    if (t && t->members.tids && t->members.gen && !strcmp(t->members.name, group)
+        && gimpi_group_unchanged(groups, t->members.gen)) {
+        *tids = t->members.tids;                /* nothing changed at all: no look */
+        return t->members.n;
+    }
+    gimpi_group_snap_t snap = { 0 };
+    if (!t || strlen(group) >= sizeof t->members.name
+        || gimpi_group_state(groups, group, &snap) < 0)
+        return -1;
+    t->members.gen = snap.gen;
+    if (!t->members.tids || snap.version != t->members.version
+        || strcmp(t->members.name, group)) {
+        snap = (gimpi_group_snap_t){ 0 };
+        if (gimpi_group_snapshot(groups, group, &snap) < 0)
+            return -1;
+        free(t->members.tids);
+        t->members.tids = snap.tids;
+        t->members.n = snap.ninst;
+        t->members.version = snap.version;
+        t->members.gen = snap.gen;
+        snprintf(t->members.name, sizeof t->members.name, "%s", group);
+    }
+    *tids = t->members.tids;
+    return t->members.n;
 }

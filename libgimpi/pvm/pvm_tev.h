@@ -64,6 +64,11 @@ int pvm_tev_getopt(pvm_ctx_t *ctx, int what, int *val);
 /*  The masks (who: PvmTaskSelf, PvmTaskChild); mask is a valid mask's text. */
 void pvm_tev_get_mask(pvm_ctx_t *ctx, int who, char *mask);
 void pvm_tev_set_mask(pvm_ctx_t *ctx, int who, const char *mask);
+/*  The members of group (tid per instance, 0: free; valid until the next call) for a
+ *  bcast's SEND records, kept while groupd's version of the group holds.  Their number
+ *  or -1. */
+int pvm_tev_members(pvm_ctx_t *ctx, gimpi_groups_t *groups, const char *group,
+                    const int **tids);
 /*  Before a spawn: puts the children's mask and tracer in the environment the children
  *  get (PVMTMASK, GIMPI_PVMTRACER).  0 or PvmNoMem. */
 int pvm_tev_child_env(pvm_ctx_t *ctx);

@@ -503,8 +503,7 @@ static int s_this_host(gimpi_t *self, const char *where)
 /*  1 when environment entry e ("NAME=value") is PVM_EXPORT, PVMTMASK, GIMPI_PVMTRACER
  *  (the children's trace mask and tracer), GIMPI_TRACE (the recording folder),
  *  GIMPI_PVM_CONTEXT (the PVM message context the children start in, pvm_spawn's) or a
- *  variable that list
- *  (PVM_EXPORT's value) names. */
+ *  variable that list (PVM_EXPORT's value) names. */
 static int s_exported(const char *e, const char *list)
 {
     const char *eq = strchr(e, '=');
