@@ -1,10 +1,13 @@
 /*  trace_prog.c — the traced program of t/trace_pvm_cmp.sh: a child that makes a fixed
- *  series of PVM calls (buffers, packing, a send to and a receive from its parent,
- *  options, masks) and exits, built once against PVM 3.4.6 and once against gimpi so
- *  that the trace events the two libraries send for it can be compared.
+ *  series of PVM calls (buffers, packing, formatted packing, a send to and a receive
+ *  from its parent, options, masks, the receive matcher) and exits, built once against
+ *  PVM 3.4.6 and once against gimpi so that the trace events the two libraries send for
+ *  it can be compared.
  */
 #include <pvm3.h>
 #include <pvmtev.h>
+
+#include <stddef.h>
 
 /*  The calls, in a fixed order. */
 int main(void)
@@ -30,8 +33,10 @@ int main(void)
     pvm_gettmask(PvmTaskSelf, mask);
     pvm_probe(parent, 99);
     pvm_nrecv(parent, 99);
+    pvm_recvf(NULL);
     pvm_initsend(PvmDataRaw);
     pvm_pkint(&w, 1, 1);
+    pvm_packf("%d %s", 5, "packf");
     pvm_send(parent, 5);
     pvm_exit();
     return 0;

@@ -6,7 +6,7 @@
  *  recorder.  A tracer gets, for each top-level call its mask selects, an entry and an
  *  exit event as PVM 3.4 packs them (PvmDataDefault ints and strings): a marker, the
  *  event number or'd with TEV_EVENT_ENTRY/EXIT, the time (seconds, microseconds) and the
- *  task's tid, then the call's int data under PVM's data ids; the first time each of
+ *  task's tid, then the call's strings and ints under PVM's data ids; the first time each of
  *  them goes out, as a descriptor (TEV_MARK_EVENT_DESC, the event's name, each field
  *  with its id and type), later as a bare record.  With PvmTraceBuffer > 0, events are
  *  gathered between TEV_MARK_EVENT_BUFFER markers until that many bytes wait.  Only
@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 enum { MAXIN = 8, MAXOUT = 5, DESC_ENTRY = 1, DESC_EXIT = 2 };
 
@@ -72,7 +73,8 @@ static const tevinfo_t s_info[TEV_MAX + 1] = {
     { "pvm_mstat", 1, { D(HN) }, 0, { 0 }, 1, { D(HS) } },
     { "pvm_mytid", 0, { 0 }, 0, { 0 }, 1, { D(MT) } },
     { "pvm_notify", 0, { 0 }, 2, { D(NE), D(NMC) }, 1, { D(CC) } },
-    { "pvm_nrecv", 0, { 0 }, 3, { D(RST), D(RMC), D(RCX) }, 5, { D(MB), D(MNB), D(MC), D(MCX), D(SRC) } },
+    { "pvm_nrecv", 0, { 0 }, 3, { D(RST), D(RMC), D(RCX) }, 5,
+      { D(MB), D(MNB), D(MC), D(MCX), D(SRC) } },
     { "pvm_parent", 0, { 0 }, 0, { 0 }, 1, { D(PT) } },
     { "pvm_perror", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
     { "pvm_pkbyte", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
@@ -89,7 +91,8 @@ static const tevinfo_t s_info[TEV_MAX + 1] = {
     { "pvm_pkstr", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
     { "pvm_probe", 0, { 0 }, 3, { D(RST), D(RMC), D(RCX) }, 1, { D(CC) } },
     { "pvm_pstat", 0, { 0 }, 1, { D(TT) }, 1, { D(TST) } },
-    { "pvm_recv", 0, { 0 }, 3, { D(RST), D(RMC), D(RCX) }, 5, { D(MB), D(MNB), D(MC), D(MCX), D(SRC) } },
+    { "pvm_recv", 0, { 0 }, 3, { D(RST), D(RMC), D(RCX) }, 5,
+      { D(MB), D(MNB), D(MC), D(MCX), D(SRC) } },
     { "pvm_recvf", 0, { 0 }, 0, { 0 }, 0, { 0 } },
     { "pvm_send", 0, { 0 }, 4, { D(MNB), D(DST), D(MC), D(MCX) }, 1, { D(CC) } },
     { "pvm_sendsig", 0, { 0 }, 2, { D(TT), D(SN) }, 1, { D(CC) } },
@@ -101,7 +104,8 @@ static const tevinfo_t s_info[TEV_MAX + 1] = {
     { "pvm_tasks", 0, { 0 }, 1, { D(TW) }, 2, { D(CC), D(TNT) } },
     { "pvm_tickle", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
     { "pvm_tidtohost", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
-    { "pvm_trecv", 0, { 0 }, 5, { D(RST), D(RMC), D(RCX), D(MTS), D(MTU) }, 5, { D(MB), D(MNB), D(MC), D(MCX), D(SRC) } },
+    { "pvm_trecv", 0, { 0 }, 5, { D(RST), D(RMC), D(RCX), D(MTS), D(MTU) }, 5,
+      { D(MB), D(MNB), D(MC), D(MCX), D(SRC) } },
     { "pvm_upkbyte", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
     { "pvm_upkcplx", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
     { "pvm_upkdcplx", 0, { 0 }, 2, { D(PC), D(PSD) }, 1, { D(CC) } },
@@ -118,7 +122,8 @@ static const tevinfo_t s_info[TEV_MAX + 1] = {
     { "pvm_reg_hoster", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
     { "pvm_reg_rm", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
     { "pvm_reg_tasker", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
-    { "pvm_reg_tracer", 1, { D(TRM) }, 6, { D(TRC), D(TRT), D(TRX), D(TRO), D(TRB), D(TRL) }, 1, { D(CC) } },
+    { "pvm_reg_tracer", 1, { D(TRM) }, 6, { D(TRC), D(TRT), D(TRX), D(TRO), D(TRB), D(TRL) }, 1,
+      { D(CC) } },
     { "pvm_newtask", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
     { "pvm_endtask", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
     { "pvm_spntask", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
@@ -128,7 +133,8 @@ static const tevinfo_t s_info[TEV_MAX + 1] = {
     { "pvm_gettmask", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
     { "pvm_hostsync", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
     { "pvm_packf", 1, { D(PF) }, 0, { 0 }, 1, { D(CC) } },
-    { "pvm_precv", 0, { 0 }, 5, { D(RST), D(RMC), D(RCX), D(PC), D(PDT) }, 5, { D(CC), D(MNB), D(MC), D(MCX), D(SRC) } },
+    { "pvm_precv", 0, { 0 }, 5, { D(RST), D(RMC), D(RCX), D(PC), D(PDT) }, 5,
+      { D(CC), D(MNB), D(MC), D(MCX), D(SRC) } },
     { "pvm_psend", 0, { 0 }, 5, { D(DST), D(MC), D(MCX), D(PC), D(PDT) }, 1, { D(CC) } },
     { "pvm_reduce", 1, { D(GN) }, 1, { D(MC) }, 1, { D(CC) } },
     { "pvm_setmwid", 0, { 0 }, 2, { D(MB), D(WID) }, 1, { D(CC) } },
@@ -149,13 +155,15 @@ static const tevinfo_t s_info[TEV_MAX + 1] = {
     { "pvm_setminfo", 0, { 0 }, 1, { D(MB) }, 1, { D(CC) } },
     { "pvm_addmhf", 0, { 0 }, 3, { D(RST), D(RMC), D(RCX) }, 1, { D(MHI) } },
     { "pvm_delmhf", 0, { 0 }, 1, { D(MHI) }, 1, { D(CC) } },
-    { "pvm_mhf_invoke", 0, { 0 }, 8, { D(RST), D(RMC), D(RCX), D(MB), D(MNB), D(MC), D(MCX), D(SRC) }, 0, { 0 } },
+    { "pvm_mhf_invoke", 0, { 0 },
+      8, { D(RST), D(RMC), D(RCX), D(MB), D(MNB), D(MC), D(MCX), D(SRC) }, 0, { 0 } },
     { "pvm_timing", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
     { "pvm_profiling", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
     { "pvm_user_defined", 0, { 0 }, 0, { 0 }, 1, { D(CC) } },
 };
 #undef D
 
+/*  A task's trace state (one per context). */
 typedef struct {
     struct Pvmtracer self;      /* this task's tracer and mask */
     struct Pvmtracer child;     /* what pvm_spawn hands its children */
@@ -222,15 +230,11 @@ static gimpi_trace_t *s_recorder(int trcbuf)
     const char *b = gimpi_env("GIMPI_TRACE_BUFFER");
     long long size = b && *b ? strtoll(b, NULL, 10) : trcbuf;
     gimpi_trace_t *rec = gimpi_trace_new(dir, size > 0 ? (size_t)size : 0);
-    if (rec) {
-        char exe[512];
-        FILE *f = fopen("/proc/self/comm", "r");
-        if (f && fgets(exe, sizeof exe, f)) {
-            exe[strcspn(exe, "\n")] = 0;
-            gimpi_trace_set_task(rec, 0, exe);
-        }
-        if (f)
-            fclose(f);
+    char exe[4096];
+    ssize_t n = rec ? readlink("/proc/self/exe", exe, sizeof exe - 1) : -1;
+    if (n > 0) {
+        exe[n] = 0;
+        gimpi_trace_set_task(rec, 0, exe);     /* its basename */
     }
     return rec;
 }
