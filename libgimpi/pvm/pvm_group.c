@@ -109,12 +109,22 @@ static __attribute__((noinline, cold)) void s_record(pvm_ctx_t *ctx, gcall_t wha
         pvm_tev_event(ctx, kind, before ? &arg : &rc, 1, group);
 }
 
+static int s_call(gcall_t what, const char *group, int arg);
+
+/*  A group call traced (off the fast path, which then keeps nothing for it). */
+static __attribute__((noinline, cold)) int s_call_traced(pvm_ctx_t *ctx, gcall_t what,
+                                                         const char *group, int arg)
+{
+    PVM_TEV_S(ctx, s_tev[what], group, NULL, s_call(what, group, arg), arg);
+    return s_call(what, group, arg);
+}
+
 /*  Checks the name, enrols and makes the call. */
 static int s_call(gcall_t what, const char *group, int arg)
 {
     pvm_ctx_t *ctx = pvm_ctx_current();
-    if (ctx && what != G_FREEZE)
-        PVM_TEV_S(ctx, s_tev[what], group, NULL, s_call(what, group, arg), arg);
+    if (ctx && what != G_FREEZE && PVM_TEV_ARMED(ctx))
+        return s_call_traced(ctx, what, group, arg);
     if (!group || !*group)
         return PvmNullGroup;
     int rc;
@@ -188,13 +198,21 @@ static __attribute__((noinline, cold)) void s_record_bcast(genv_t *e, const char
                           PvmBaseContext, b ? (int)pvm_buf_len(b) : 0);
 }
 
+/*  pvm_bcast traced (off the fast path, which then keeps nothing for it). */
+static __attribute__((noinline, cold)) int s_bcast_traced(pvm_ctx_t *ctx, char *group,
+                                                          int msgtag)
+{
+    PVM_TEV_S(ctx, TEV_BCAST, group, NULL, pvm_bcast(group, msgtag), msgtag);
+    return pvm_bcast(group, msgtag);
+}
+
 /*  Sends the active send buffer to every member but the caller (silent on errors, as
  *  libgpvm's). */
 int pvm_bcast(char *group, int msgtag)
 {
     pvm_ctx_t *ctx = pvm_ctx_current();
-    if (ctx)
-        PVM_TEV_S(ctx, TEV_BCAST, group, NULL, pvm_bcast(group, msgtag), msgtag);
+    if (ctx && PVM_TEV_ARMED(ctx))
+        return s_bcast_traced(ctx, group, msgtag);
     if (!group || !*group)
         return s_result(PvmNullGroup);
     if (msgtag < 0)

@@ -32,14 +32,22 @@ static int s_nbytes(pvm_ctx_t *ctx)
     return b ? (int)pvm_buf_len(b) : 0;
 }
 
+/*  pvm_send traced (off the fast path, which then keeps nothing for it). */
+static __attribute__((noinline, cold)) int s_send_traced(pvm_ctx_t *ctx, int tid, int msgtag)
+{
+    PVM_TEV(ctx, TEV_SEND, pvm_send(tid, msgtag), s_nbytes(ctx), tid, msgtag,
+            pvm_ctx_context(ctx));
+    return pvm_send(tid, msgtag);
+}
+
 /*  Sends the active send buffer to tid; the buffer stays active and can be resent. */
 GIMPI_HOT int pvm_send(int tid, int msgtag)
 {
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_send", PvmNoMem);
-    PVM_TEV(ctx, TEV_SEND, pvm_send(tid, msgtag), s_nbytes(ctx), tid, msgtag,
-            pvm_ctx_context(ctx));
+    if (PVM_TEV_ARMED(ctx))
+        return s_send_traced(ctx, tid, msgtag);
     int sbuf = pvm_ctx_sbuf(ctx);
     if (!sbuf)
         return s_fail(ctx, "pvm_send", PvmNoBuf);
@@ -82,15 +90,28 @@ int pvm_mcast(int *tids, int ntask, int msgtag)
     return 0;
 }
 
+static int s_recv(const char *fn, int tid, int msgtag, int timeout_ms);
+
+/*  A receive traced (off the fast path): its event from its name. */
+static __attribute__((noinline, cold)) int s_recv_traced(pvm_ctx_t *ctx, const char *fn,
+                                                         int tid, int msgtag, int timeout_ms)
+{
+    int kind = !strcmp(fn, "pvm_nrecv") ? TEV_NRECV : !strcmp(fn, "pvm_trecv") ? TEV_TRECV
+                                                                              : TEV_RECV;
+    PVM_TEV(ctx, kind, s_recv(fn, tid, msgtag, timeout_ms), tid, msgtag,
+            pvm_ctx_context(ctx), timeout_ms / 1000, timeout_ms % 1000 * 1000);
+    return s_recv(fn, tid, msgtag, timeout_ms);
+}
+
 /*  The common receive: frees the active receive buffer, waits up to timeout_ms, makes
  *  the message taken the active receive buffer.  Its id, 0 on timeout, or an error. */
-GIMPI_HOT static int s_recv(const char *fn, int kind, int tid, int msgtag, int timeout_ms)
+GIMPI_HOT static int s_recv(const char *fn, int tid, int msgtag, int timeout_ms)
 {
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, fn, PvmNoMem);
-    PVM_TEV(ctx, kind, s_recv(fn, kind, tid, msgtag, timeout_ms), tid, msgtag,
-            pvm_ctx_context(ctx), timeout_ms / 1000, timeout_ms % 1000 * 1000);
+    if (PVM_TEV_ARMED(ctx))
+        return s_recv_traced(ctx, fn, tid, msgtag, timeout_ms);
     if ((tid < -1 && tid != PVM_CTX_DAEMON_TID) || tid == 0 || msgtag < -1)
         return s_fail(ctx, fn, PvmBadParam);
     pvm_ctx_free_buf(ctx, pvm_ctx_rbuf(ctx));
@@ -105,13 +126,13 @@ GIMPI_HOT static int s_recv(const char *fn, int kind, int tid, int msgtag, int t
 /*  Blocks until a message from tid (-1: any) with msgtag (-1: any) arrives. */
 GIMPI_HOT int pvm_recv(int tid, int msgtag)
 {
-    return s_recv("pvm_recv", TEV_RECV, tid, msgtag, -1);
+    return s_recv("pvm_recv", tid, msgtag, -1);
 }
 
 /*  Takes a matching message if one is there; 0 if none. */
 int pvm_nrecv(int tid, int msgtag)
 {
-    return s_recv("pvm_nrecv", TEV_NRECV, tid, msgtag, 0);
+    return s_recv("pvm_nrecv", tid, msgtag, 0);
 }
 
 /*  Waits at most *tmout (NULL: no limit) for a matching message; 0 on timeout. */
@@ -124,7 +145,7 @@ int pvm_trecv(int tid, int msgtag, struct timeval *tmout)
         long long t = (long long)tmout->tv_sec * 1000 + (tmout->tv_usec + 999) / 1000;
         ms = t > INT_MAX ? INT_MAX : (int)t;
     }
-    return s_recv("pvm_trecv", TEV_TRECV, tid, msgtag, ms);
+    return s_recv("pvm_trecv", tid, msgtag, ms);
 }
 
 /*  The id of a matching message that has arrived (it stays queued; pvm_recv will
