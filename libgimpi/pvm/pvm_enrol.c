@@ -60,7 +60,7 @@ pvm_ctx_t *pvm_ctx_current(void)
         if (s_current) {
             pvm_ctx_set_opener(s_current, s_open_default);
             pvm_tev_init(s_current);
-            if (PVM_CTX_HEAD(s_current)->tev_armed)     /* flush the trace at exit */
+            if (PVM_CTX_TEV(s_current))                 /* flush the trace at exit */
                 pthread_once(&s_at_exit_once, s_register_at_exit);
         }
     }

@@ -131,7 +131,7 @@ static int s_call(gcall_t what, const char *group, int arg)
     gimpi_groups_t *g = s_groups(&rc);
     if (!g)
         return rc;
-    bool rec = ctx && PVM_CTX_HEAD(ctx)->rec
+    bool rec = ctx && (PVM_CTX_TEV(ctx) & PVM_CTX_TEV_RECORD)
         && (what == G_JOIN || what == G_LEAVE || what == G_BARRIER);
     if (__builtin_expect(rec, 0))
         s_record(ctx, what, group, arg, 0, true);
@@ -194,7 +194,7 @@ static __attribute__((noinline, cold)) void s_record_bcast(genv_t *e, const char
     int n = pvm_tev_members(e->ctx, e->groups, group, &tids);
     pvm_buf_t *b = pvm_ctx_buf(e->ctx, sbuf);
     if (n > 0)
-        gimpi_trace_sends(PVM_CTX_HEAD(e->ctx)->rec, tids, n, pvm_ctx_tid(e->ctx), tag,
+        gimpi_trace_sends(pvm_ctx_rec(e->ctx), tids, n, pvm_ctx_tid(e->ctx), tag,
                           PvmBaseContext, b ? (int)pvm_buf_len(b) : 0);
 }
 
@@ -224,7 +224,7 @@ int pvm_bcast(char *group, int msgtag)
     int sbuf = pvm_ctx_sbuf(e.ctx);
     if (!sbuf)
         return s_result(PvmNoBuf);
-    if (__builtin_expect(PVM_CTX_HEAD(e.ctx)->rec != NULL, 0))
+    if (__builtin_expect(PVM_CTX_TEV(e.ctx) & PVM_CTX_TEV_RECORD, 0))
         s_record_bcast(&e, group, msgtag, sbuf);
     return s_result_in(pvm_ctx_bcast(e.ctx, sbuf, group, msgtag, PvmBaseContext),
                        PVM_CAUSE_BOTH);

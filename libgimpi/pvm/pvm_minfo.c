@@ -224,7 +224,7 @@ int (*pvm_recvf(int (*newmatch)(int, int, int)))(int, int, int)
     pvm_ctx_t *ctx = s_ctx("pvm_recvf");
     if (!ctx)
         return s_default_match;
-    int traced = PVM_CTX_HEAD(ctx)->tev_armed;     /* (it returns no int: no PVM_TEV) */
+    int traced = PVM_TEV_ARMED(ctx);               /* (it returns no int: no PVM_TEV) */
     if (traced)
         pvm_tev_enter(ctx, TEV_RECVF, NULL, NULL, NULL, 0);
     pvm_ctx_match_fn *old = pvm_ctx_set_match(ctx, newmatch == s_default_match ? NULL

@@ -69,7 +69,7 @@ int pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *ti
         free(out);
         return pvm_ctx_fail(ctx, "pvm_spawn", started);
     }
-    if (PVM_CTX_HEAD(ctx)->rec)
+    if (PVM_CTX_TEV(ctx) & PVM_CTX_TEV_RECORD)
         for (int i = 0; i < ntask; i++)
             if (out[i] > 0)
                 pvm_tev_event(ctx, GIMPI_TEV_SPAWN, &out[i], 1, file);

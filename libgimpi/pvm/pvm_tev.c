@@ -194,9 +194,9 @@ static int s_any(const char *m)
 static void s_arm(pvm_ctx_t *ctx, const tev_t *t)
 {
     int tid = pvm_ctx_tid(ctx);
-    PVM_CTX_HEAD(ctx)->rec = t->rec;
-    PVM_CTX_HEAD(ctx)->tev_armed = t->rec
-        || (t->self.trctid > 0 && t->self.trctid != tid && t->anymask);
+    pvm_ctx_set_rec(ctx, t->rec);
+    int calls = t->rec || (t->self.trctid > 0 && t->self.trctid != tid && t->anymask);
+    PVM_CTX_TEV(ctx) = (PVM_CTX_TEV(ctx) & ~PVM_CTX_TEV_CALLS) | (calls ? PVM_CTX_TEV_CALLS : 0);
 }
 
 /*  Frees the state (the context's destroy). */
@@ -268,8 +268,8 @@ void pvm_tev_move(pvm_ctx_t *from, pvm_ctx_t *to)
     tev_t *old = pvm_ctx_tev(to);
     s_destroy(old);
     pvm_ctx_set_tev(from, NULL, NULL);
-    PVM_CTX_HEAD(from)->rec = NULL;
-    PVM_CTX_HEAD(from)->tev_armed = 0;
+    pvm_ctx_set_rec(from, NULL);
+    PVM_CTX_TEV(from) = 0;
     t->coll_told = 0;                   /* a new enrolment, new collectives */
     pvm_ctx_set_tev(to, t, s_destroy);
     s_arm(to, t);
@@ -374,7 +374,7 @@ void pvm_tev_enter(pvm_ctx_t *ctx, int kind, const char *s1, const char *s2, con
                    int n)
 {
     tev_t *t = pvm_ctx_tev(ctx);
-    PVM_CTX_HEAD(ctx)->tev_armed = 0;
+    PVM_CTX_TEV(ctx) &= ~PVM_CTX_TEV_CALLS;
     if (!t || kind < 0 || kind > TEV_MAX)
         return;
     if (t->rec) {
@@ -441,7 +441,7 @@ int pvm_tev_leave(pvm_ctx_t *ctx, int kind, int rc)
 void pvm_tev_exit(pvm_ctx_t *ctx)
 {
     tev_t *t = pvm_ctx_tev(ctx);
-    if (!t || !PVM_CTX_HEAD(ctx)->tev_armed)
+    if (!t || !(PVM_CTX_TEV(ctx) & PVM_CTX_TEV_CALLS))
         return;
     if (t->rec) {
         int status = 0;

@@ -19,14 +19,14 @@
 /*  1 when a call starting now is traced or recorded (for hooks of their own, which
  *  then call a cold function that uses PVM_TEV: the fastest paths, whose hot code should
  *  not keep what the traced branch needs). */
-#define PVM_TEV_ARMED(ctx) __builtin_expect(PVM_CTX_HEAD(ctx)->tev_armed, 0)
+#define PVM_TEV_ARMED(ctx) __builtin_expect(PVM_CTX_TEV(ctx) & PVM_CTX_TEV_CALLS, 0)
 
 /*  The hook: see above.  Only in functions returning int, after ctx is known not NULL. */
 #define PVM_TEV(ctx, kind, again, ...) PVM_TEV_S(ctx, kind, NULL, NULL, again, __VA_ARGS__)
 /*  The same for a call whose entry event has strings (PVM's order: they come first). */
 #define PVM_TEV_S(ctx, kind, s1, s2, again, ...)                                        \
     do {                                                                                \
-        if (__builtin_expect(PVM_CTX_HEAD(ctx)->tev_armed, 0)) {                        \
+        if (PVM_TEV_ARMED(ctx)) {                                                       \
             const int pvm_tev_a_[] = { 0, __VA_ARGS__ };                                \
             pvm_tev_enter((ctx), (kind), (s1), (s2), pvm_tev_a_ + 1,                    \
                           (int)(sizeof pvm_tev_a_ / sizeof *pvm_tev_a_) - 1);           \

@@ -251,7 +251,7 @@ static int s_change(const char *fn, char **hosts, int nhost, int *infos, bool ad
         return pvm_ctx_fail(ctx, fn, PvmNoMem);
     rc = add ? gimpi_addhosts(task, hosts, nhost, mine)
              : gimpi_delhosts(task, hosts, nhost, mine);
-    for (int i = 0; PVM_CTX_HEAD(ctx)->rec && rc >= 0 && i < nhost; i++)
+    for (int i = 0; (PVM_CTX_TEV(ctx) & PVM_CTX_TEV_RECORD) && rc >= 0 && i < nhost; i++)
         if (mine[i] > 0 || (!add && mine[i] == 0))  /* the host's dtid, or deleted (0) */
             pvm_tev_event(ctx, add ? GIMPI_TEV_HOST_ADD : GIMPI_TEV_HOST_DEL, &mine[i], 1,
                           hosts[i]);
