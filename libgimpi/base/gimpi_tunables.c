@@ -179,6 +179,14 @@ static const gimpi_tunable_t s_table[] = {
     { "GIMPI_GROUPS_SYNC_LEAVE", U, "0", "switch",
       "1: every leave waits for groupd's answer, as PVM's does",
       "libgimpi/groups/gimpi_groups.c", false },
+    { "GIMPI_TRACE", U, "", "path",
+      "a folder: every task records its calls, messages and group events into "
+      "FOLDER/<tid in hex>.gtev (doc/tracing.md); empty or unset: no recording",
+      "libgimpi/pvm/pvm_tev.c", false },
+    { "GIMPI_TRACE_BUFFER", U, "1048576", "bytes",
+      "the size of a task's in-memory trace ring (at least 4096; unset: the "
+      "PvmTraceBuffer its parent set with pvm_setopt, if any, else 1 MiB); a full ring is "
+      "appended to the task's trace file", "libgimpi/pvm/pvm_tev.c", false },
     { "GIMPI_PVM_INLINE", U, "65536", "bytes",
       "a PVM message body up to this size travels with its header (one copy)",
       "libgimpi/pvm/pvm_transport_impi.c", false },
@@ -189,12 +197,17 @@ static const gimpi_tunable_t s_table[] = {
       "LD_LIBRARY_PATH of the tasks it starts (gimpirun -pvm-abi sets it)",
       "programs/run_pvmabi.c", false },
     { "PVMTMASK", S, "(the empty mask)", "mask",
-      "PVM's trace mask of the task's children, which a spawned task starts with as its "
-      "own (pvm_settmask; no trace events are produced yet)",
-      "libgimpi/pvm/pvm_misc.c", false },
-    { "GIMPI_TMASK_SELF", S, "(PVMTMASK)", "mask",
-      "the task's own trace mask once pvm_settmask made it differ from its children's "
-      "(never passed to children)", "libgimpi/pvm/pvm_misc.c", false },
+      "PVM's trace mask a task starts with, its parent's mask for its children "
+      "(pvm_settmask PvmTaskChild); set by pvm_spawn for the tasks it starts",
+      "libgimpi/pvm/pvm_tev.c", false },
+    { "GIMPI_PVMTRACER", S, "(no tracer)", "list",
+      "the PVM tracer a spawned task starts with, its parent's PvmTraceTid, "
+      "PvmTraceContext, PvmTraceCode, PvmTraceBuffer and PvmTraceOptions as five "
+      "comma-separated integers; set by pvm_spawn", "libgimpi/pvm/pvm_tev.c", false },
+    { "GIMPI_TRACE_OFFSET", S, "0,0", "ns",
+      "this host's clock offset to the job's reference clock and its error, "
+      "\"offset_ns,err_ns\", written into the trace file's header (gimpirun sets it per "
+      "host)", "libgimpi/base/gimpi_trace.c", false },
     { "GIMPI_TAG", S, "0", "switch",
       "not 0: output of spawned tasks is prefixed with their tid (gimpirun -tag sets it)",
       "libgimpi/pvm/pvm_spawn.c", false },

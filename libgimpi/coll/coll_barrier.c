@@ -242,8 +242,11 @@ int gimpi_coll_bcast(gimpi_coll_t *self, const gimpi_view_t *view, uint64_t cid,
     int rc = 0;
     if (n == 0)
         rc = GIMPI_ENOINST;
-    else if (len >= self->tree_min && n >= self->tree_recv && n > 1)
+    else if (len >= self->tree_min && n >= self->tree_recv && n > 1) {
+        if (__builtin_expect(self->trace != NULL, 0))
+            coll_trace_send(self, "bcast-tree", tag, -1, len, n);
         rc = gimpi_msg_fwd_bcast(self->msg, cid, tag, buf, len, m, n);
+    }
     else if (len <= BCAST_SEND_MAX) {
         gimpi_msg__before_send(self->msg);      /* the send hook once for the bcast */
         for (int i = 0; i < n; i++)

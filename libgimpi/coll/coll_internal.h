@@ -95,6 +95,7 @@ struct gimpi_coll_t {
     uint8_t *scratch;               /* reduce's receive buffers, kept (no page faults) */
     size_t scratch_size;
     int scratch_busy;
+    struct gimpi_trace_t *trace;    /* the task's trace recorder (coll_trace.h), or NULL */
     struct {                        /* the barrier on the data plane under way, if any */
         gimpi_groups_t *groups;     /* NULL: none */
         const char *group;
@@ -132,10 +133,16 @@ void coll_live_end(gimpi_coll_t *self);
 
 /* ------------------------------------------------------------------ messaging helpers */
 
+/*  Records one of the collectives' own transfers (COLL_SEND): op (NULL: named by the
+ *  tag's kind), the peer (-1: the node's shared segment), bytes and receivers. */
+void coll_trace_send(gimpi_coll_t *self, const char *op, int tag, int dst, size_t bytes, int n);
+
 /*  Starts a send on the collective context. */
 static inline int coll_isend(gimpi_coll_t *self, int tid, int tag, const void *buf, size_t len,
                              gimpi_msg_req_t **req)
 {
+    if (__builtin_expect(self->trace != NULL, 0))
+        coll_trace_send(self, NULL, tag, tid, len, 1);
     return gimpi_msg_isend_cid(self->msg, GIMPI_CID_COLL, tid, tag, buf, len, 0, req);
 }
 

@@ -301,6 +301,8 @@ int coll_node_barrier(gimpi_coll_t *self, gimpi_groups_t *groups, shm_link_t *li
         if (j != pos)
             to[nto++] = j;
     int flag = coll_stamp_out(self, groups, link, to, nto, tag);
+    if (__builtin_expect(self->trace != NULL, 0))
+        coll_trace_send(self, "shm-barrier", tag, -1, 0, nto);
     int rc = coll_shm_barrier(link->seg, flag, flags);
     if (rc == 0)
         rc = coll_stamp_in(self, link, flags, tag);

@@ -359,6 +359,8 @@ static int s_shm_reduce(gimpi_coll_t *self, gimpi_groups_t *groups, shm_link_t *
             to[nto++] = j;
     }
     int flag = coll_stamp_out(self, groups, link, to, nto, tag);
+    if (__builtin_expect(self->trace != NULL, 0))
+        coll_trace_send(self, "shm-reduce", tag, -1, (size_t)count * c->esize, nto);
     int rc = coll_shm_reduce(link->seg, s_shm_combine, (void *)(uintptr_t)c, data, count, c->esize,
                              rootpos, all, flag, flags);
     int rc2 = rc == GIMPI_ESYSERR || rc == GIMPI_EBADMSG ? 0 : coll_stamp_in(self, link, flags, tag);

@@ -10,6 +10,8 @@
  *  coll_internal.h lists.
  */
 #include "coll/coll_internal.h"
+#include "coll/coll_trace.h"
+#include "base/gimpi_trace.h"
 #include "base/gimpi_tunables.h"
 #include "coll/coll_live.h"
 #include "groups/gimpi_groups_status.h"
@@ -296,4 +298,22 @@ int coll_clients(gimpi_coll_t *self, const int *m, int n, int *cl, int *multi)
         *multi |= cl[i] != cl[0];
     }
     return unknown;
+}
+
+/*  Sets the recorder. */
+void gimpi_coll_set_trace(gimpi_coll_t *self, struct gimpi_trace_t *rec)
+{
+    assert(self);
+    self->trace = rec;
+}
+
+/*  One COLL_SEND record. */
+__attribute__((noinline, cold))
+void coll_trace_send(gimpi_coll_t *self, const char *op, int tag, int dst, size_t bytes, int n)
+{
+    static const char *const kinds[8] = { "alive", "barrier", "reduce", "reduce-status",
+                                          "gather", "scatter", "reduce-gather", "shm" };
+    int v[3] = { dst, bytes > 0x7fffffff ? 0x7fffffff : (int)bytes, n };
+    gimpi_trace_rec(self->trace, GIMPI_TEV_COLL_SEND, 0, v, 3,
+                    op ? op : kinds[((uint32_t)tag >> 27) & 7]);
 }

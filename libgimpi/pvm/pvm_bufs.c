@@ -6,6 +6,7 @@
  */
 #include "pvm3.h"
 #include "pvm/pvm_ctx.h"
+#include "pvm/pvm_tev.h"
 
 #include <stddef.h>
 
@@ -18,12 +19,9 @@ static pvm_ctx_t *s_ctx(const char *fn)
     return ctx;
 }
 
-/*  A new empty buffer in `encoding`; its id. */
-int pvm_mkbuf(int encoding)
+/*  pvm_mkbuf in ctx, untraced (pvm_initsend's too). */
+static int s_mkbuf(pvm_ctx_t *ctx, int encoding)
 {
-    pvm_ctx_t *ctx = s_ctx("pvm_mkbuf");
-    if (!ctx)
-        return PvmNoMem;
     pvm_buf_t *buf = pvm_ctx_new_buf(ctx, encoding);
     if (!buf)
         return pvm_ctx_fail(ctx, "pvm_mkbuf",
@@ -33,12 +31,23 @@ int pvm_mkbuf(int encoding)
     return id < 0 ? pvm_ctx_fail(ctx, "pvm_mkbuf", id) : id;
 }
 
+/*  A new empty buffer in `encoding`; its id. */
+int pvm_mkbuf(int encoding)
+{
+    pvm_ctx_t *ctx = s_ctx("pvm_mkbuf");
+    if (!ctx)
+        return PvmNoMem;
+    PVM_TEV(ctx, TEV_MKBUF, pvm_mkbuf(encoding), encoding);
+    return s_mkbuf(ctx, encoding);
+}
+
 /*  Frees a buffer (the active one too, which leaves none active); 0 is a no-op. */
 int pvm_freebuf(int bufid)
 {
     pvm_ctx_t *ctx = s_ctx("pvm_freebuf");
     if (!ctx)
         return PvmNoMem;
+    PVM_TEV(ctx, TEV_FREEBUF, pvm_freebuf(bufid), bufid);
     int rc = pvm_ctx_free_buf(ctx, bufid);
     return rc < 0 ? pvm_ctx_fail(ctx, "pvm_freebuf", rc) : 0;
 }
@@ -47,14 +56,20 @@ int pvm_freebuf(int bufid)
 int pvm_getsbuf(void)
 {
     pvm_ctx_t *ctx = s_ctx("pvm_getsbuf");
-    return ctx ? pvm_ctx_sbuf(ctx) : PvmNoMem;
+    if (!ctx)
+        return PvmNoMem;
+    PVM_TEV(ctx, TEV_GETSBUF, pvm_getsbuf());
+    return pvm_ctx_sbuf(ctx);
 }
 
 /*  The active receive buffer id, 0 if none. */
 int pvm_getrbuf(void)
 {
     pvm_ctx_t *ctx = s_ctx("pvm_getrbuf");
-    return ctx ? pvm_ctx_rbuf(ctx) : PvmNoMem;
+    if (!ctx)
+        return PvmNoMem;
+    PVM_TEV(ctx, TEV_GETRBUF, pvm_getrbuf());
+    return pvm_ctx_rbuf(ctx);
 }
 
 /*  Makes bufid (or 0: none) the active send buffer; returns the previous one. */
@@ -63,6 +78,7 @@ int pvm_setsbuf(int bufid)
     pvm_ctx_t *ctx = s_ctx("pvm_setsbuf");
     if (!ctx)
         return PvmNoMem;
+    PVM_TEV(ctx, TEV_SETSBUF, pvm_setsbuf(bufid), bufid);
     int rc = pvm_ctx_set_sbuf(ctx, bufid);
     return rc < 0 ? pvm_ctx_fail(ctx, "pvm_setsbuf", rc) : rc;
 }
@@ -73,8 +89,16 @@ int pvm_setrbuf(int bufid)
     pvm_ctx_t *ctx = s_ctx("pvm_setrbuf");
     if (!ctx)
         return PvmNoMem;
+    PVM_TEV(ctx, TEV_SETRBUF, pvm_setrbuf(bufid), bufid);
     int rc = pvm_ctx_set_rbuf(ctx, bufid);
     return rc < 0 ? pvm_ctx_fail(ctx, "pvm_setrbuf", rc) : rc;
+}
+
+/*  pvm_initsend traced (off the fast path, which then keeps nothing for it). */
+static __attribute__((noinline, cold)) int s_initsend_traced(pvm_ctx_t *ctx, int encoding)
+{
+    PVM_TEV(ctx, TEV_INITSEND, pvm_initsend(encoding), encoding);
+    return pvm_initsend(encoding);
 }
 
 /*  Frees the active send buffer and makes a new empty one in `encoding` active.  A bad
@@ -84,7 +108,9 @@ int pvm_initsend(int encoding)
     pvm_ctx_t *ctx = s_ctx("pvm_initsend");
     if (!ctx)
         return PvmNoMem;
-    int id = pvm_mkbuf(encoding);
+    if (PVM_TEV_ARMED(ctx))
+        return s_initsend_traced(ctx, encoding);
+    int id = s_mkbuf(ctx, encoding);
     if (id < 0)
         return pvm_ctx_fail(ctx, "pvm_initsend", id);
     pvm_ctx_free_buf(ctx, pvm_ctx_sbuf(ctx));
@@ -99,6 +125,7 @@ int pvm_bufinfo(int bufid, int *bytes, int *msgtag, int *tid)
     pvm_ctx_t *ctx = s_ctx("pvm_bufinfo");
     if (!ctx)
         return PvmNoMem;
+    PVM_TEV(ctx, TEV_BUFINFO, pvm_bufinfo(bufid, bytes, msgtag, tid), bufid);
     if (bufid <= 0)
         return pvm_ctx_fail(ctx, "pvm_bufinfo", PvmBadParam);
     int src, tag;

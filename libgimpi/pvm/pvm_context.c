@@ -13,10 +13,12 @@
  */
 #include "pvm3.h"
 #include "pvm/pvm_ctx.h"
+#include "pvm/pvm_tev.h"
 
 /*  A new context id, unique in the virtual machine (> 0), or PvmOutOfRes / PvmSysErr. */
 int pvm_newcontext(void)
 {
+    PVM_TEV_TOP(TEV_NEWCONTEXT, pvm_newcontext());
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_newcontext", PvmNoMem);
@@ -27,6 +29,7 @@ int pvm_newcontext(void)
 /*  Makes newctx current (PVM checks nothing: any value); returns the previous one. */
 int pvm_setcontext(int newctx)
 {
+    PVM_TEV_TOP(TEV_SETCONTEXT, pvm_setcontext(newctx), newctx);
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_setcontext", PvmNoMem);
@@ -36,6 +39,7 @@ int pvm_setcontext(int newctx)
 /*  The current context. */
 int pvm_getcontext(void)
 {
+    PVM_TEV_TOP(TEV_GETCONTEXT, pvm_getcontext());
     pvm_ctx_t *ctx = pvm_ctx_current();
     return ctx ? pvm_ctx_context(ctx) : PvmBaseContext;
 }
@@ -45,6 +49,7 @@ int pvm_getcontext(void)
  *  "make one", pvm_freecontext(0) makes a new context and returns it. */
 int pvm_freecontext(int ctxid)
 {
+    PVM_TEV_TOP(TEV_FREECONTEXT, pvm_freecontext(ctxid), ctxid);
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_freecontext", PvmNoMem);

@@ -14,11 +14,13 @@
 #include "gimpi.h"
 #include "pvm3.h"
 #include "base/gimpi_clock.h"
+#include "base/gimpi_trace.h"
 #include "base/gimpi_tunables.h"
 
 #include <assert.h>
 #include <stdbool.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +29,9 @@
 typedef struct {
     pvm_buf_t *buf;             /* NULL: free slot */
     int src, tag, ctxid;
-    int wid, dst;               /* pvm_setminfo's wait id and destination (0 until set) */
+    int wid, dst;               /* pvm_setminfo's wait id and destination (0 until set);
+                                   while !dstset, dst holds a received message's number
+                                   from its source, for the trace (GIMPI_TRACE) */
     bool dstset;                /* dst was set; else a received message's is this task */
 } slot_t;
 
@@ -41,6 +45,7 @@ struct pvm_ctx_t {
     slot_t *slots;              /* slots[id - 1] */
     int nslots;
     int sbuf, rbuf;             /* active ids, 0 = none */
+    int tev;                    /* PVM_CTX_TEV's flags, at PVM_CTX_TEV_OFFSET (pvm_ctx.h) */
     int *queue;                 /* received, not yet taken: ids oldest first */
     int nqueue, qcap;
     pvm_wait_t wait;            /* the receive waiting now, for the live view (beside the
@@ -66,7 +71,12 @@ struct pvm_ctx_t {
     int mhfcap;
     uint32_t ctxmap[PVM_CTX_PER_TASK / 32];     /* contexts this task made: bit n */
     int status_after;           /* GIMPI_STATUS_AFTER, ms (0: no live view) */
+    struct gimpi_trace_t *rec;  /* the recorder (GIMPI_TRACE), or NULL */
+    void *tevstate;             /* the trace state (pvm_tev.c), destroyed with tev_destroy */
+    void (*tev_destroy)(void *);
 };
+_Static_assert(offsetof(struct pvm_ctx_t, tev) == PVM_CTX_TEV_OFFSET,
+               "PVM_CTX_TEV_OFFSET must name pvm_ctx_t's tev field");
 
 /*  The transport's groupd client, or NULL. */
 static gimpi_groups_t *s_groups(pvm_ctx_t *self)
@@ -110,6 +120,8 @@ void pvm_ctx_destroy(pvm_ctx_t **self_p)
     if (!self)
         return;
     pvm_ctx_detach(self);
+    if (self->tev_destroy)
+        self->tev_destroy(self->tevstate);
     for (int i = 0; i < self->nslots; i++)
         pvm_buf_destroy(&self->slots[i].buf);
     free(self->slots);
@@ -468,6 +480,8 @@ GIMPI_HOT int pvm_ctx_send(pvm_ctx_t *self, int bufid, int dst, int tag, int ctx
     int rc = s_wire(self, bufid, dst <= 0 || tag < 0, &w);
     if (rc < 0)
         return rc;
+    if (__builtin_expect(self->tev & PVM_CTX_TEV_RECORD, 0))
+        gimpi_trace_send(self->rec, dst, tag, ctxid, (int)w.len);
     if (w.wid && self->ops->send_wid)   /* pvm_setminfo's wait id travels along */
         return self->ops->send_wid(self->impl, dst, tag, ctxid, w.wid, w.enc, w.bytes, w.len);
     return self->ops->send(self->impl, dst, tag, ctxid, w.enc, w.frame, w.bytes, w.len);
@@ -580,6 +594,26 @@ static __attribute__((noinline, cold)) int s_mhf_take(pvm_ctx_t *self, int id, i
     return 1;
 }
 
+/*  Numbers a message that arrived, for its RECV record, and records the queue's length
+ *  (the message is about to join it). */
+static __attribute__((noinline, cold)) void s_trace_arrive(pvm_ctx_t *self, int id)
+{
+    slot_t *slot = &self->slots[id - 1];
+    slot->dst = gimpi_trace_arrive(self->rec, slot->src);      /* (!dstset) */
+    int n = self->nqueue + 1;
+    gimpi_trace_rec(self->rec, GIMPI_TEV_QUEUE, 0, &n, 1, NULL);
+}
+
+/*  Records the task taking message id (out of the queue now). */
+static __attribute__((noinline, cold)) void s_trace_take(pvm_ctx_t *self, int id)
+{
+    const slot_t *slot = &self->slots[id - 1];
+    int v[5] = { slot->src, slot->tag, slot->ctxid, (int)pvm_buf_len(slot->buf),
+                 slot->dstset ? 0 : slot->dst };
+    gimpi_trace_rec(self->rec, GIMPI_TEV_RECV, 0, v, 5, NULL);
+    gimpi_trace_rec(self->rec, GIMPI_TEV_QUEUE, 0, &self->nqueue, 1, NULL);
+}
+
 /*  Turns a transport message into a queued buffer (0 when a handler took it); its id or
  *  < 0. */
 GIMPI_HOT static int s_enqueue(pvm_ctx_t *self, pvm_msg_t *msg)
@@ -611,6 +645,8 @@ GIMPI_HOT static int s_enqueue(pvm_ctx_t *self, pvm_msg_t *msg)
     int id = pvm_ctx_add_buf(self, buf, msg->src, msg->tag, msg->ctxid);
     if (id <= 0)
         return id;
+    if (__builtin_expect(self->tev & PVM_CTX_TEV_RECORD, 0))
+        s_trace_arrive(self, id);
     if ((self->nmhf | msg->wid) && s_mhf_take(self, id, msg->wid))
         return 0;                       /* a handler took it: never queued */
     self->queue[self->nqueue++] = id;
@@ -788,6 +824,8 @@ GIMPI_HOT int pvm_ctx_recv(pvm_ctx_t *self, int src, int tag, int ctxid, int tim
         return err;
     int id = self->queue[i];
     s_unqueue_at(self, i);
+    if (__builtin_expect(self->tev & PVM_CTX_TEV_RECORD, 0))
+        s_trace_take(self, id);
     return id;
 }
 
@@ -862,6 +900,36 @@ int pvm_ctx_catchout_wait(pvm_ctx_t *self, int timeout_ms)
     assert(self);
     gimpi_t *task = s_task(self);
     return task && self->catchout ? gimpi_catchout_wait(task, timeout_ms) : 0;
+}
+
+/*  Keeps the trace state. */
+void pvm_ctx_set_tev(pvm_ctx_t *self, void *tev, void (*destroy)(void *))
+{
+    assert(self);
+    self->tevstate = tev;
+    self->tev_destroy = destroy;
+}
+
+/*  Sets the recorder. */
+void pvm_ctx_set_rec(pvm_ctx_t *self, struct gimpi_trace_t *rec)
+{
+    assert(self);
+    self->rec = rec;
+    self->tev = rec ? self->tev | PVM_CTX_TEV_RECORD : self->tev & ~PVM_CTX_TEV_RECORD;
+}
+
+/*  The recorder. */
+struct gimpi_trace_t *pvm_ctx_rec(const pvm_ctx_t *self)
+{
+    assert(self);
+    return self->rec;
+}
+
+/*  The trace state. */
+void *pvm_ctx_tev(const pvm_ctx_t *self)
+{
+    assert(self);
+    return self->tevstate;
 }
 
 /*  The current context. */

@@ -351,6 +351,31 @@ const char *pvm_ctx_cause(const pvm_ctx_t *self, int code);
 /*  Writes the `libpvm [t<hex tid>]` (or `libpvm [pid<pid>]` before enrolment) prefix. */
 void pvm_ctx_prefix(const pvm_ctx_t *self, char *out, size_t size);
 
+/* ---- tracing (pvm_tev.h) ---- */
+
+struct gimpi_trace_t;
+/*  What the trace hooks of the pvm_* calls test: an int of flags in every context, at
+ *  PVM_CTX_TEV_OFFSET, which the hooks read without a call (a task that does not trace
+ *  pays one load and one predictable branch per call).  The offset is a hole the layout
+ *  had anyway, so that the fields the message path uses stay where they were (at the
+ *  front, 16 bytes of trace state cost rtt8 3 %: doc/performance.md); pvm_ctx.c checks
+ *  it at compile time. */
+enum {
+    PVM_CTX_TEV_CALLS = 1,          /* a call starting now is traced or recorded */
+    PVM_CTX_TEV_RECORD = 2,         /* a recorder is set (pvm_ctx_set_rec) */
+};
+#define PVM_CTX_TEV_OFFSET (sizeof(void *) + 3 * sizeof(int))
+#define PVM_CTX_TEV(ctx) (*(int *)(void *)((char *)(void *)(ctx) + PVM_CTX_TEV_OFFSET))
+/*  Sets the recorder the message path records into (NULL: none) and the RECORD flag. */
+void pvm_ctx_set_rec(pvm_ctx_t *self, struct gimpi_trace_t *rec);
+/*  The recorder, NULL when none is set. */
+struct gimpi_trace_t *pvm_ctx_rec(const pvm_ctx_t *self);
+/*  Keeps the trace state tev (pvm_tev.c); destroy (may be NULL) frees it with the
+ *  context.  Replacing it does not destroy the previous one: the caller has it. */
+void pvm_ctx_set_tev(pvm_ctx_t *self, void *tev, void (*destroy)(void *));
+/*  The trace state, NULL when none was set. */
+void *pvm_ctx_tev(const pvm_ctx_t *self);
+
 /*  Memory PVM's calls hand their callers and own until the next such call (pvm_config's
  *  host table, pvm_tasks' task table, pvm_getfds' descriptors, pvm_getmboxinfo's
  *  classes), and the state of the Fortran calls that hand out one row per call

@@ -7,6 +7,7 @@
  *  transport calls the other by name.  The pvm_* calls reach their context through it.
  */
 #include "pvm/pvm_ctx.h"
+#include "pvm/pvm_tev.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@ static void s_at_exit(void)
 {
     if (!s_current)
         return;
+    pvm_tev_flush(s_current);           /* the trace, before the transport goes */
     void *impl = NULL;
     const pvm_transport_ops_t *ops = pvm_ctx_ops(s_current, &impl);
     if (pvm_transport_impi_live(ops, impl))
@@ -55,8 +57,12 @@ pvm_ctx_t *pvm_ctx_current(void)
 {
     if (!s_current) {
         s_current = pvm_ctx_new();
-        if (s_current)
+        if (s_current) {
             pvm_ctx_set_opener(s_current, s_open_default);
+            pvm_tev_init(s_current);
+            if (PVM_CTX_TEV(s_current))                 /* flush the trace at exit */
+                pthread_once(&s_at_exit_once, s_register_at_exit);
+        }
     }
     return s_current;
 }
@@ -67,6 +73,8 @@ void pvm_ctx_install(pvm_ctx_t *ctx)
     if (s_current != ctx)
         pvm_ctx_destroy(&s_current);
     s_current = ctx;
-    if (ctx)
+    if (ctx) {
         pvm_ctx_set_opener(ctx, s_open_default);
+        pvm_tev_init(ctx);
+    }
 }

@@ -9,6 +9,7 @@
  */
 #include "pvm3.h"
 #include "pvm/pvm_ctx.h"
+#include "pvm/pvm_tev.h"
 #include "gimpi.h"
 
 #include <stdio.h>
@@ -104,6 +105,10 @@ int pvm_setopt(int what, int val)
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_setopt", PvmNoMem);
+    PVM_TEV(ctx, TEV_SETOPT, pvm_setopt(what, val), what, val);
+    int told;
+    if (pvm_tev_setopt(ctx, what, val, &told))
+        return told < 0 ? pvm_ctx_fail(ctx, "pvm_setopt", told) : told;
     if (what == PvmDebugMask) {
         int old = pvmdebmask;
         pvmdebmask = val;
@@ -128,6 +133,10 @@ int pvm_getopt(int what)
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_getopt", PvmNoMem);
+    PVM_TEV(ctx, TEV_GETOPT, pvm_getopt(what), what);
+    int tval;
+    if (pvm_tev_getopt(ctx, what, &tval))
+        return tval;
     if (what == PvmDebugMask)
         return pvmdebmask;
     int *opt = pvm_ctx_opt(ctx, what);

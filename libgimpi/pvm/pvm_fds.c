@@ -10,6 +10,7 @@
  */
 #include "pvm3.h"
 #include "pvm/pvm_ctx.h"
+#include "pvm/pvm_tev.h"
 #include "gimpi.h"
 
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 /*  The descriptors: their count (1) with *fds set, or PvmSysErr / PvmBadParam. */
 int pvm_getfds(int **fds)
 {
+    PVM_TEV_TOP(TEV_GETFDS, pvm_getfds(fds));
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_getfds", PvmNoMem);

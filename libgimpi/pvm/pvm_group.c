@@ -12,6 +12,8 @@
  */
 #include "pvm3.h"
 #include "pvm/pvm_ctx.h"
+#include "pvm/pvm_tev.h"
+#include "base/gimpi_trace.h"
 #include "gimpi.h"
 #include "gimpi_ops.h"
 
@@ -69,15 +71,15 @@ static int s_result(int rc)
 /*  Kinds of call with a group name and an int argument. */
 typedef enum { G_JOIN, G_LEAVE, G_GETTID, G_GETINST, G_GSIZE, G_BARRIER, G_FREEZE } gcall_t;
 
-/*  Checks the name, enrols and makes the call. */
-static int s_call(gcall_t what, const char *group, int arg)
+/*  The trace event of each kind (PVM traces no freeze). */
+static const int s_tev[] = { [G_JOIN] = TEV_JOINGROUP, [G_LEAVE] = TEV_LVGROUP,
+                             [G_GETTID] = TEV_GETTID, [G_GETINST] = TEV_GETINST,
+                             [G_GSIZE] = TEV_GSIZE, [G_BARRIER] = TEV_BARRIER,
+                             [G_FREEZE] = -1 };
+
+/*  Makes the call on groupd's connection g. */
+static int s_do(gcall_t what, gimpi_groups_t *g, const char *group, int arg)
 {
-    if (!group || !*group)
-        return PvmNullGroup;
-    int rc;
-    gimpi_groups_t *g = s_groups(&rc);
-    if (!g)
-        return rc;
     switch (what) {
     case G_JOIN: return gimpi_group_join(g, group);
     case G_LEAVE: return gimpi_group_leave(g, group);
@@ -93,6 +95,50 @@ static int s_call(gcall_t what, const char *group, int arg)
     case G_FREEZE: return gimpi_group_freeze(g, group, arg);
     }
     return PvmBadParam;
+}
+
+/*  The recorder's group events of a call (before: rc unused). */
+static __attribute__((noinline, cold)) void s_record(pvm_ctx_t *ctx, gcall_t what,
+                                                     const char *group, int arg, int rc,
+                                                     bool before)
+{
+    int kind = what == G_JOIN ? GIMPI_TEV_JOIN : what == G_LEAVE ? GIMPI_TEV_LEAVE
+             : before ? GIMPI_TEV_BARRIER_IN : GIMPI_TEV_BARRIER_OUT;
+    if ((what == G_BARRIER || !before) && (what != G_JOIN || rc >= 0)
+        && (what != G_LEAVE || rc >= 0))
+        pvm_tev_event(ctx, kind, before ? &arg : &rc, 1, group);
+}
+
+static int s_call(gcall_t what, const char *group, int arg);
+
+/*  A group call traced (off the fast path, which then keeps nothing for it). */
+static __attribute__((noinline, cold)) int s_call_traced(pvm_ctx_t *ctx, gcall_t what,
+                                                         const char *group, int arg)
+{
+    PVM_TEV_S(ctx, s_tev[what], group, NULL, s_call(what, group, arg), arg);
+    return s_call(what, group, arg);
+}
+
+/*  Checks the name, enrols and makes the call. */
+static int s_call(gcall_t what, const char *group, int arg)
+{
+    pvm_ctx_t *ctx = pvm_ctx_current();
+    if (ctx && what != G_FREEZE && PVM_TEV_ARMED(ctx))
+        return s_call_traced(ctx, what, group, arg);
+    if (!group || !*group)
+        return PvmNullGroup;
+    int rc;
+    gimpi_groups_t *g = s_groups(&rc);
+    if (!g)
+        return rc;
+    bool rec = ctx && (PVM_CTX_TEV(ctx) & PVM_CTX_TEV_RECORD)
+        && (what == G_JOIN || what == G_LEAVE || what == G_BARRIER);
+    if (__builtin_expect(rec, 0))
+        s_record(ctx, what, group, arg, 0, true);
+    rc = s_do(what, g, group, arg);
+    if (__builtin_expect(rec, 0))
+        s_record(ctx, what, group, arg, rc, false);
+    return rc;
 }
 
 /*  Joins; returns the instance number (the lowest free one). */
@@ -139,10 +185,34 @@ int pvm_freezegroup(char *group, int size)
     return s_call(G_FREEZE, group, size);
 }
 
+/*  Records a SEND to each member but the caller of a bcast (so that every receiver's
+ *  count of our messages pairs with ours). */
+static __attribute__((noinline, cold)) void s_record_bcast(genv_t *e, const char *group,
+                                                           int tag, int sbuf)
+{
+    const int *tids;
+    int n = pvm_tev_members(e->ctx, e->groups, group, &tids);
+    pvm_buf_t *b = pvm_ctx_buf(e->ctx, sbuf);
+    if (n > 0)
+        gimpi_trace_sends(pvm_ctx_rec(e->ctx), tids, n, pvm_ctx_tid(e->ctx), tag,
+                          PvmBaseContext, b ? (int)pvm_buf_len(b) : 0);
+}
+
+/*  pvm_bcast traced (off the fast path, which then keeps nothing for it). */
+static __attribute__((noinline, cold)) int s_bcast_traced(pvm_ctx_t *ctx, char *group,
+                                                          int msgtag)
+{
+    PVM_TEV_S(ctx, TEV_BCAST, group, NULL, pvm_bcast(group, msgtag), msgtag);
+    return pvm_bcast(group, msgtag);
+}
+
 /*  Sends the active send buffer to every member but the caller (silent on errors, as
  *  libgpvm's). */
 int pvm_bcast(char *group, int msgtag)
 {
+    pvm_ctx_t *ctx = pvm_ctx_current();
+    if (ctx && PVM_TEV_ARMED(ctx))
+        return s_bcast_traced(ctx, group, msgtag);
     if (!group || !*group)
         return s_result(PvmNullGroup);
     if (msgtag < 0)
@@ -154,6 +224,8 @@ int pvm_bcast(char *group, int msgtag)
     int sbuf = pvm_ctx_sbuf(e.ctx);
     if (!sbuf)
         return s_result(PvmNoBuf);
+    if (__builtin_expect(PVM_CTX_TEV(e.ctx) & PVM_CTX_TEV_RECORD, 0))
+        s_record_bcast(&e, group, msgtag, sbuf);
     return s_result_in(pvm_ctx_bcast(e.ctx, sbuf, group, msgtag, PvmBaseContext),
                        PVM_CAUSE_BOTH);
 }
@@ -180,6 +252,10 @@ static int s_op_of(void (*func)(int *, void *, void *, int *, int *))
 int pvm_reduce(void (*func)(int *datatype, void *x, void *y, int *num, int *info),
                void *data, int count, int datatype, int msgtag, char *group, int rootginst)
 {
+    pvm_ctx_t *ctx = pvm_ctx_current();
+    if (ctx)
+        PVM_TEV_S(ctx, TEV_REDUCE, group, NULL,
+                  pvm_reduce(func, data, count, datatype, msgtag, group, rootginst), msgtag);
     genv_t e;
     int rc = s_coll_enter(&e, "pvm_reduce", group);
     if (rc < 0)
@@ -214,6 +290,10 @@ static int s_gather_scatter(bool scatter, void *result, void *data, int count, i
 int pvm_gather(void *result, void *data, int count, int datatype, int msgtag, char *group,
                int rootginst)
 {
+    pvm_ctx_t *ctx = pvm_ctx_current();
+    if (ctx)
+        PVM_TEV_S(ctx, TEV_GATHER, group, NULL,
+                  pvm_gather(result, data, count, datatype, msgtag, group, rootginst), msgtag);
     return s_gather_scatter(false, result, data, count, datatype, msgtag, group, rootginst);
 }
 
@@ -221,5 +301,9 @@ int pvm_gather(void *result, void *data, int count, int datatype, int msgtag, ch
 int pvm_scatter(void *result, void *data, int count, int datatype, int msgtag, char *group,
                 int rootginst)
 {
+    pvm_ctx_t *ctx = pvm_ctx_current();
+    if (ctx)
+        PVM_TEV_S(ctx, TEV_SCATTER, group, NULL,
+                  pvm_scatter(result, data, count, datatype, msgtag, group, rootginst), msgtag);
     return s_gather_scatter(true, result, data, count, datatype, msgtag, group, rootginst);
 }

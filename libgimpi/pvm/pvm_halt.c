@@ -17,6 +17,7 @@
  */
 #include "pvm3.h"
 #include "pvm/pvm_ctx.h"
+#include "pvm/pvm_tev.h"
 #include "groups/gd_proto.h"
 #include "base/gimpi_clock.h"
 #include "base/gimpi_tunables.h"
@@ -136,6 +137,7 @@ static int s_others(gimpi_t *task, int me, int sig)
  *  SIGTERM) or PvmSysErr (no groupd). */
 int pvm_halt(void)
 {
+    PVM_TEV_TOP(TEV_HALT, pvm_halt());
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_halt", PvmNoMem);

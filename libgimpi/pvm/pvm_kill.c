@@ -11,6 +11,7 @@
  */
 #include "pvm3.h"
 #include "pvm/pvm_ctx.h"
+#include "pvm/pvm_tev.h"
 #include "gimpi.h"
 
 #include <signal.h>
@@ -45,6 +46,7 @@ static int s_signal(int tid, int sig)
 /*  Sends SIGTERM to task tid: 0, PvmBadParam (no such task), PvmNoHost, PvmSysErr. */
 int pvm_kill(int tid)
 {
+    PVM_TEV_TOP(TEV_KILL, pvm_kill(tid), tid);
     int rc = s_signal(tid, SIGTERM);
     return rc < 0 ? pvm_ctx_fail(pvm_ctx_current(), "pvm_kill", rc) : 0;
 }
@@ -53,6 +55,7 @@ int pvm_kill(int tid)
  *  PvmSysErr. */
 int pvm_sendsig(int tid, int signum)
 {
+    PVM_TEV_TOP(TEV_SENDSIG, pvm_sendsig(tid, signum), tid, signum);
     int rc = s_signal(tid, signum);
     return rc < 0 ? pvm_ctx_fail(pvm_ctx_current(), "pvm_sendsig", rc) : 0;
 }

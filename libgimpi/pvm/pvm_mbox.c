@@ -12,6 +12,7 @@
  */
 #include "pvm3.h"
 #include "pvm/pvm_ctx.h"
+#include "pvm/pvm_tev.h"
 #include "pvm/pvm_buf.h"
 #include "gimpi.h"
 
@@ -90,6 +91,7 @@ static int s_listed(pvm_ctx_t *ctx, int rc)
 /*  Stores a message under name; returns the index it got. */
 int pvm_putinfo(char *name, int bufid, int flags)
 {
+    PVM_TEV_TOP_S(TEV_PUTINFO, name, NULL, pvm_putinfo(name, bufid, flags), 0, flags, bufid);
     pvm_ctx_t *ctx = pvm_ctx_current();
     pvm_buf_t *buf = ctx && bufid > 0 ? pvm_ctx_buf(ctx, bufid) : NULL;
     int rc = !name || !*name || bufid < 0 ? PvmBadParam
@@ -126,6 +128,7 @@ static int s_get(pvm_ctx_t **ctx, const char *name, int index, int flags, int *b
  *  receive buffer is freed first, as libpvm does, whatever the outcome). */
 int pvm_recvinfo(char *name, int index, int flags)
 {
+    PVM_TEV_TOP_S(TEV_GETINFO, name, NULL, pvm_recvinfo(name, index, flags), index, flags);
     pvm_ctx_t *ctx = NULL;
     int bufid = 0, rc;
     if (!name || !*name || index < 0)
@@ -146,6 +149,7 @@ int pvm_recvinfo(char *name, int index, int flags)
 /*  Deletes the entry <name, index>; returns the index. */
 int pvm_delinfo(char *name, int index, int flags)
 {
+    PVM_TEV_TOP_S(TEV_DELINFO, name, NULL, pvm_delinfo(name, index, flags), index, flags);
     (void)flags;                        /* (none defined, as in PVM) */
     pvm_ctx_t *ctx = NULL;
     int rc;
@@ -162,6 +166,7 @@ int pvm_delinfo(char *name, int index, int flags)
 /*  The classes whose names match pattern; the array is the library's until the next call. */
 int pvm_getmboxinfo(char *pattern, int *nclasses, struct pvmmboxinfo **classes)
 {
+    PVM_TEV_TOP_S(TEV_GETMBOXINFO, pattern, NULL, pvm_getmboxinfo(pattern, nclasses, classes));
     pvm_ctx_t *ctx;
     int rc;
     gimpi_groups_t *g = s_groups(&ctx, &rc);
@@ -186,6 +191,7 @@ int pvm_getmboxinfo(char *pattern, int *nclasses, struct pvmmboxinfo **classes)
 /*  PVM 3.3: stores data under <name, req> (req -1: the first free index), persistent. */
 int pvm_insert(char *name, int req, int data)
 {
+    PVM_TEV_TOP_S(TEV_INSERT, name, NULL, pvm_insert(name, req, data), req, data);
     pvm_ctx_t *ctx = pvm_ctx_current();
     int rc = PvmBadParam;
     if (name && *name && req >= -1) {
@@ -203,6 +209,7 @@ int pvm_insert(char *name, int req, int data)
  *  active receive buffer stays. */
 int pvm_lookup(char *name, int req, int *datap)
 {
+    PVM_TEV_TOP_S(TEV_LOOKUP, name, NULL, pvm_lookup(name, req, datap), req);
     pvm_ctx_t *ctx = NULL;
     int rc = PvmBadParam;
     if (name && *name && req >= -1) {
@@ -220,6 +227,7 @@ int pvm_lookup(char *name, int req, int *datap)
 /*  PVM 3.3: deletes <name, req>; returns the index. */
 int pvm_delete(char *name, int req)
 {
+    PVM_TEV_TOP_S(TEV_DELETE, name, NULL, pvm_delete(name, req), req);
     if (!name || !*name || req < 0)
         return s_result(NULL, "pvm_delete", PvmBadParam, 0, 0);
     return pvm_delinfo(name, req, PvmMboxDefault);

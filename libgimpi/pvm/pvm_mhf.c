@@ -11,11 +11,13 @@
  */
 #include "pvm3.h"
 #include "pvm/pvm_ctx.h"
+#include "pvm/pvm_tev.h"
 
 /*  Adds a handler: its id (>= 0), PvmExists when one already covers some of the same
  *  messages (wildcards count both ways, as in PVM), PvmBadParam for a NULL func. */
 int pvm_addmhf(int src, int tag, int ctx, int (*func)(int mid))
 {
+    PVM_TEV_TOP(TEV_ADDMHF, pvm_addmhf(src, tag, ctx, func), src, tag, ctx);
     pvm_ctx_t *c = pvm_ctx_current();
     if (!c)
         return pvm_ctx_fail(NULL, "pvm_addmhf", PvmNoMem);
@@ -26,6 +28,7 @@ int pvm_addmhf(int src, int tag, int ctx, int (*func)(int mid))
 /*  Removes handler mhid: 0, PvmBadParam (mhid < 0), PvmNotFound (no such live one). */
 int pvm_delmhf(int mhid)
 {
+    PVM_TEV_TOP(TEV_DELMHF, pvm_delmhf(mhid), mhid);
     pvm_ctx_t *c = pvm_ctx_current();
     if (!c)
         return pvm_ctx_fail(NULL, "pvm_delmhf", PvmNoMem);

@@ -17,6 +17,7 @@
  */
 #include "pvm3.h"
 #include "pvm/pvm_ctx.h"
+#include "pvm/pvm_tev.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -63,6 +64,7 @@ static int s_minfo(pvm_ctx_t *ctx, int bufid, struct pvmminfo *info)
 /*  A buffer's header: 0, PvmBadParam (bufid <= 0, NULL info) or PvmNoSuchBuf. */
 int pvm_getminfo(int bufid, struct pvmminfo *info)
 {
+    PVM_TEV_TOP(TEV_GETMINFO, pvm_getminfo(bufid, info), bufid);
     pvm_ctx_t *ctx = s_ctx("pvm_getminfo");
     if (!ctx)
         return PvmNoMem;
@@ -73,6 +75,7 @@ int pvm_getminfo(int bufid, struct pvmminfo *info)
 /*  Sets a buffer's context, tag, wait id, source and destination from info. */
 int pvm_setminfo(int bufid, struct pvmminfo *info)
 {
+    PVM_TEV_TOP(TEV_SETMINFO, pvm_setminfo(bufid, info), bufid);
     pvm_ctx_t *ctx = s_ctx("pvm_setminfo");
     if (!ctx)
         return PvmNoMem;
@@ -179,6 +182,7 @@ int pvm_upkmesg(void)
 /*  A buffer's wait id (PVM 3.3): >= 0, PvmBadParam (bufid < 0) or PvmNoSuchBuf. */
 int pvm_getmwid(int bufid)
 {
+    PVM_TEV_TOP(TEV_GETMWID, pvm_getmwid(bufid), bufid);
     pvm_ctx_t *ctx = s_ctx("pvm_getmwid");
     if (!ctx)
         return PvmNoMem;
@@ -190,6 +194,7 @@ int pvm_getmwid(int bufid)
 /*  Sets a buffer's wait id (PVM 3.3): 0, PvmBadParam or PvmNoSuchBuf. */
 int pvm_setmwid(int bufid, int waitid)
 {
+    PVM_TEV_TOP(TEV_SETMWID, pvm_setmwid(bufid, waitid), bufid, waitid);
     pvm_ctx_t *ctx = s_ctx("pvm_setmwid");
     if (!ctx)
         return PvmNoMem;
@@ -219,7 +224,12 @@ int (*pvm_recvf(int (*newmatch)(int, int, int)))(int, int, int)
     pvm_ctx_t *ctx = s_ctx("pvm_recvf");
     if (!ctx)
         return s_default_match;
+    int traced = PVM_TEV_ARMED(ctx);               /* (it returns no int: no PVM_TEV) */
+    if (traced)
+        pvm_tev_enter(ctx, TEV_RECVF, NULL, NULL, NULL, 0);
     pvm_ctx_match_fn *old = pvm_ctx_set_match(ctx, newmatch == s_default_match ? NULL
                                                                                : newmatch);
+    if (traced)
+        pvm_tev_leave(ctx, TEV_RECVF, 0);
     return old ? old : s_default_match;
 }

@@ -5,17 +5,14 @@
  *  list the tasks PvmNoReset spares (pvm_getnoresets), which gimpi has no place for:
  *  PvmNotImpl (doc/pvm-differences.md says why).
  *
- *  The trace masks live where PVM passes them, in the environment, so the process needs
- *  no state of its own for them: PVMTMASK is the mask the task's children get (PVM's
- *  variable: a spawned task finds its own mask there, and gimpi_spawn hands it to the
- *  children on every host), GIMPI_TMASK_SELF the task's own once it changes or differs
- *  from its children's (never passed on).  A mask is PVM's printable string of
- *  TEV_MASK_LENGTH - 1 characters '@' to 'O' (4 bits each) and a NUL; no trace events
- *  are produced yet.
+ *  The trace masks live in the context's trace state (pvm_tev.c): the task's own, which
+ *  selects the calls it traces, and its children's, which pvm_spawn hands down in
+ *  PVMTMASK as PVM does (a spawned task starts with it as both).  A mask is PVM's
+ *  printable string of TEV_MASK_LENGTH - 1 characters '@' to 'O' (4 bits each) and a NUL.
  */
 #include "pvm3.h"
 #include "pvm/pvm_ctx.h"
-#include "base/gimpi_tunables.h"
+#include "pvm/pvm_tev.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -69,41 +66,34 @@ static void s_mask_fill(const char *v, char *out)
     out[TMASK_CHARS] = 0;
 }
 
-/*  The mask of a variable's value v (the empty mask when unset or not a mask) into out. */
-static void s_mask_get(const char *v, char *out)
-{
-    s_mask_fill(v && s_mask_ok(v) ? v : "", out);
-}
-
 /*  Copies a trace mask (PvmTaskSelf: this task's, PvmTaskChild: its children's) into
  *  tmask (TEV_MASK_LENGTH bytes).  0 or PvmBadParam. */
 int pvm_gettmask(int who, char *tmask)
 {
+    pvm_ctx_t *ctx = pvm_ctx_current();
+    if (!ctx)
+        return pvm_ctx_fail(NULL, "pvm_gettmask", PvmNoMem);
+    PVM_TEV(ctx, TEV_GETTMASK, pvm_gettmask(who, tmask), who);
     if ((who != PvmTaskSelf && who != PvmTaskChild) || !tmask)
-        return pvm_ctx_fail(pvm_ctx_current(), "pvm_gettmask", PvmBadParam);
-    const char *self = gimpi_env("GIMPI_TMASK_SELF");
-    s_mask_get(who == PvmTaskSelf && self ? self : gimpi_env("PVMTMASK"), tmask);
+        return pvm_ctx_fail(ctx, "pvm_gettmask", PvmBadParam);
+    pvm_tev_get_mask(ctx, who, tmask);
     return 0;
 }
 
 /*  Sets a trace mask from tmask (the children's applies to tasks spawned from now on).
- *  0, PvmBadParam (bad who, NULL, not a mask) or PvmNoMem. */
+ *  0 or PvmBadParam (bad who, NULL, not a mask). */
 int pvm_settmask(int who, char *tmask)
 {
     pvm_ctx_t *ctx = pvm_ctx_current();
+    if (!ctx)
+        return pvm_ctx_fail(NULL, "pvm_settmask", PvmNoMem);
+    PVM_TEV(ctx, TEV_SETTMASK, pvm_settmask(who, tmask), who);
     if ((who != PvmTaskSelf && who != PvmTaskChild) || !tmask || !s_mask_ok(tmask))
         return pvm_ctx_fail(ctx, "pvm_settmask", PvmBadParam);
     char mask[TMASK_CHARS + 1];
     s_mask_fill(tmask, mask);
-    int rc = 0;
-    if (who == PvmTaskChild && !gimpi_env("GIMPI_TMASK_SELF")) {
-        char self[TMASK_CHARS + 1];     /* our own was PVMTMASK's until now: keep it */
-        s_mask_get(gimpi_env("PVMTMASK"), self);
-        rc = setenv("GIMPI_TMASK_SELF", self, 1);
-    }
-    if (rc == 0)
-        rc = setenv(who == PvmTaskSelf ? "GIMPI_TMASK_SELF" : "PVMTMASK", mask, 1);
-    return rc < 0 ? pvm_ctx_fail(ctx, "pvm_settmask", PvmNoMem) : 0;
+    pvm_tev_set_mask(ctx, who, mask);
+    return 0;
 }
 
 /*  No task takes over the manager's scheduling in gimpi: PvmNotImpl. */

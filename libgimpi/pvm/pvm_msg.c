@@ -12,6 +12,7 @@
  */
 #include "pvm3.h"
 #include "pvm/pvm_ctx.h"
+#include "pvm/pvm_tev.h"
 #include "gimpi_ops.h"
 
 #include <limits.h>
@@ -24,12 +25,29 @@ static int s_fail(pvm_ctx_t *ctx, const char *fn, int code)
     return pvm_ctx_fail_in(ctx, fn, code, PVM_CAUSE_DATA);
 }
 
+/*  The bytes of the active send buffer (for the trace). */
+static int s_nbytes(pvm_ctx_t *ctx)
+{
+    pvm_buf_t *b = pvm_ctx_buf(ctx, pvm_ctx_sbuf(ctx));
+    return b ? (int)pvm_buf_len(b) : 0;
+}
+
+/*  pvm_send traced (off the fast path, which then keeps nothing for it). */
+static __attribute__((noinline, cold)) int s_send_traced(pvm_ctx_t *ctx, int tid, int msgtag)
+{
+    PVM_TEV(ctx, TEV_SEND, pvm_send(tid, msgtag), s_nbytes(ctx), tid, msgtag,
+            pvm_ctx_context(ctx));
+    return pvm_send(tid, msgtag);
+}
+
 /*  Sends the active send buffer to tid; the buffer stays active and can be resent. */
 GIMPI_HOT int pvm_send(int tid, int msgtag)
 {
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_send", PvmNoMem);
+    if (PVM_TEV_ARMED(ctx))
+        return s_send_traced(ctx, tid, msgtag);
     int sbuf = pvm_ctx_sbuf(ctx);
     if (!sbuf)
         return s_fail(ctx, "pvm_send", PvmNoBuf);
@@ -46,6 +64,8 @@ int pvm_mcast(int *tids, int ntask, int msgtag)
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_mcast", PvmNoMem);
+    PVM_TEV(ctx, TEV_MCAST, pvm_mcast(tids, ntask, msgtag), s_nbytes(ctx), msgtag,
+            pvm_ctx_context(ctx));
     if (ntask < 0 || msgtag < 0 || (ntask > 0 && !tids))
         return s_fail(ctx, "pvm_mcast", PvmBadParam);
     for (int i = 0; i < ntask; i++)
@@ -70,6 +90,19 @@ int pvm_mcast(int *tids, int ntask, int msgtag)
     return 0;
 }
 
+static int s_recv(const char *fn, int tid, int msgtag, int timeout_ms);
+
+/*  A receive traced (off the fast path): its event from its name. */
+static __attribute__((noinline, cold)) int s_recv_traced(pvm_ctx_t *ctx, const char *fn,
+                                                         int tid, int msgtag, int timeout_ms)
+{
+    int kind = !strcmp(fn, "pvm_nrecv") ? TEV_NRECV : !strcmp(fn, "pvm_trecv") ? TEV_TRECV
+                                                                              : TEV_RECV;
+    PVM_TEV(ctx, kind, s_recv(fn, tid, msgtag, timeout_ms), tid, msgtag,
+            pvm_ctx_context(ctx), timeout_ms / 1000, timeout_ms % 1000 * 1000);
+    return s_recv(fn, tid, msgtag, timeout_ms);
+}
+
 /*  The common receive: frees the active receive buffer, waits up to timeout_ms, makes
  *  the message taken the active receive buffer.  Its id, 0 on timeout, or an error. */
 GIMPI_HOT static int s_recv(const char *fn, int tid, int msgtag, int timeout_ms)
@@ -77,6 +110,8 @@ GIMPI_HOT static int s_recv(const char *fn, int tid, int msgtag, int timeout_ms)
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, fn, PvmNoMem);
+    if (PVM_TEV_ARMED(ctx))
+        return s_recv_traced(ctx, fn, tid, msgtag, timeout_ms);
     if ((tid < -1 && tid != PVM_CTX_DAEMON_TID) || tid == 0 || msgtag < -1)
         return s_fail(ctx, fn, PvmBadParam);
     pvm_ctx_free_buf(ctx, pvm_ctx_rbuf(ctx));
@@ -120,6 +155,7 @@ int pvm_probe(int tid, int msgtag)
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_probe", PvmNoMem);
+    PVM_TEV(ctx, TEV_PROBE, pvm_probe(tid, msgtag), tid, msgtag, pvm_ctx_context(ctx));
     int id = pvm_ctx_probe(ctx, tid, msgtag, PVM_CTX_CURRENT);
     return id < 0 ? s_fail(ctx, "pvm_probe", id) : id;
 }
@@ -139,6 +175,8 @@ int pvm_psend(int tid, int msgtag, void *buf, int len, int datatype)
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_psend", PvmNoMem);
+    PVM_TEV(ctx, TEV_PSEND, pvm_psend(tid, msgtag, buf, len, datatype), tid, msgtag,
+            pvm_ctx_context(ctx), len, datatype);
     int rc = s_check_type(datatype);
     if (rc == 0 && (len < 0 || (len > 0 && !buf) || tid <= 0 || msgtag < 0))
         rc = PvmBadParam;
@@ -168,6 +206,8 @@ int pvm_precv(int tid, int msgtag, void *buf, int len, int datatype,
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_precv", PvmNoMem);
+    PVM_TEV(ctx, TEV_PRECV, pvm_precv(tid, msgtag, buf, len, datatype, rtid, rtag, rlen),
+            tid, msgtag, pvm_ctx_context(ctx), len, datatype);
     int rc = s_check_type(datatype);
     if (rc == 0 && (len < 0 || (len > 0 && !buf) || tid < -1 || tid == 0 || msgtag < -1))
         rc = PvmBadParam;

@@ -15,6 +15,7 @@
  */
 #include "pvm3.h"
 #include "pvm/pvm_ctx.h"
+#include "pvm/pvm_tev.h"
 #include "groups/gd_proto.h"
 #include "groups/gimpi_groups_notify.h"
 #include "gimpi.h"
@@ -231,6 +232,7 @@ static int s_host_delete(notify_t *self, pvm_ctx_t *ctx, int tag, const int *dti
 /*  Asks for a message with msgtag when the event `what` happens (see the file comment). */
 int pvm_notify(int what, int msgtag, int cnt, int *tids)
 {
+    PVM_TEV_TOP(TEV_NOTIFY, pvm_notify(what, msgtag, cnt, tids), what, msgtag);
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_notify", PvmNoMem);

@@ -13,6 +13,7 @@
  */
 #include "pvm3.h"
 #include "pvm/pvm_ctx.h"
+#include "pvm/pvm_tev.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -192,30 +193,37 @@ static int s_walk(const char *fmt, va_list *ap, bool pack)
     return rc;
 }
 
+/*  pvm_packf (pack) or pvm_unpackf of format with its arguments in *ap, traced as one
+ *  call (the parameter is not named fmt: it is no error text, t/errors_extract.sh). */
+static int s_formatted(const char *format, va_list *ap, bool pack)
+{
+    const char *fn = pack ? "pvm_packf" : "pvm_unpackf";
+    pvm_ctx_t *ctx = pvm_ctx_current();
+    if (ctx)
+        PVM_TEV_S(ctx, pack ? TEV_PACKF : TEV_UNPACKF, format, NULL,
+                  s_formatted(format, ap, pack));
+    if (!format)
+        return s_fail(fn, PvmBadParam);
+    int rc = s_walk(format, ap, pack);
+    return rc < 0 ? s_fail(fn, rc) : 0;
+}
+
 /*  Packs by format into the active send buffer. */
 int pvm_packf(const char *fmt, ...)
 {
-    if (!fmt)
-        return s_fail("pvm_packf", PvmBadParam);
     va_list ap;
     va_start(ap, fmt);
-    int rc = s_walk(fmt, &ap, true);
+    int rc = s_formatted(fmt, &ap, true);
     va_end(ap);
-    if (rc < 0)
-        return s_fail("pvm_packf", rc);
-    return 0;
+    return rc;
 }
 
 /*  Unpacks by format from the active receive buffer (every argument a pointer). */
 int pvm_unpackf(const char *fmt, ...)
 {
-    if (!fmt)
-        return s_fail("pvm_unpackf", PvmBadParam);
     va_list ap;
     va_start(ap, fmt);
-    int rc = s_walk(fmt, &ap, false);
+    int rc = s_formatted(fmt, &ap, false);
     va_end(ap);
-    if (rc < 0)
-        return s_fail("pvm_unpackf", rc);
-    return 0;
+    return rc;
 }

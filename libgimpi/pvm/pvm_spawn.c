@@ -17,7 +17,9 @@
  */
 #include "pvm3.h"
 #include "pvm/pvm_ctx.h"
+#include "pvm/pvm_tev.h"
 #include "gimpi.h"
+#include "base/gimpi_tev.h"
 #include "base/gimpi_tunables.h"
 
 #include <stdio.h>
@@ -30,6 +32,8 @@ int pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *ti
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_spawn", PvmNoMem);
+    PVM_TEV_S(ctx, TEV_SPAWN, file, where, pvm_spawn(file, argv, flag, where, ntask, tids),
+              flag, ntask);
     if (!file || !*file || ntask < 1)
         return pvm_ctx_fail(ctx, "pvm_spawn", PvmBadParam);
     int rc = pvm_ctx_enrol(ctx);
@@ -55,12 +59,20 @@ int pvm_spawn(char *file, char **argv, int flag, char *where, int ntask, int *ti
     char cx[16];                        /* the children's context: ours */
     snprintf(cx, sizeof cx, "%d", pvm_ctx_context(ctx));
     setenv("GIMPI_PVM_CONTEXT", cx, 1);
+    if (pvm_tev_child_env(ctx) < 0) {  /* their trace mask and tracer: our children's */
+        free(out);
+        return pvm_ctx_fail(ctx, "pvm_spawn", PvmNoMem);
+    }
     int started = ops->spawn ? ops->spawn(impl, file, argv, flags, place, ntask, out)
                              : PvmNotImpl;
     if (started < 0) {
         free(out);
         return pvm_ctx_fail(ctx, "pvm_spawn", started);
     }
+    if (PVM_CTX_TEV(ctx) & PVM_CTX_TEV_RECORD)
+        for (int i = 0; i < ntask; i++)
+            if (out[i] > 0)
+                pvm_tev_event(ctx, GIMPI_TEV_SPAWN, &out[i], 1, file);
     if (tids) {                         /* successes first, then the errors */
         int k = 0;
         for (int i = 0; i < ntask; i++)
@@ -81,6 +93,7 @@ int pvm_catchout(FILE *f)
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_catchout", PvmNoMem);
+    PVM_TEV(ctx, TEV_CATCHOUT, pvm_catchout(f));
     int rc = pvm_ctx_enrol(ctx);
     if (rc == 0)
         rc = pvm_ctx_catchout(ctx, f);

@@ -3,6 +3,7 @@
  */
 #include "pvm3.h"
 #include "pvm/pvm_ctx.h"
+#include "pvm/pvm_tev.h"
 #include "base/gimpi_tunables.h"
 
 #include <stddef.h>
@@ -15,6 +16,7 @@ int pvm_mytid(void)
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_mytid", PvmNoMem);
+    PVM_TEV(ctx, TEV_MYTID, pvm_mytid());
     int rc = pvm_ctx_enrol(ctx);
     if (rc < 0)
         return pvm_ctx_fail(ctx, "pvm_mytid", rc);
@@ -27,6 +29,7 @@ int pvm_parent(void)
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_parent", PvmNoMem);
+    PVM_TEV(ctx, TEV_PARENT, pvm_parent());
     int rc = pvm_ctx_enrol(ctx);
     if (rc < 0)
         return pvm_ctx_fail(ctx, "pvm_parent", rc);
@@ -45,6 +48,7 @@ int pvm_siblings(int **tids)
     pvm_ctx_t *ctx = pvm_ctx_current();
     if (!ctx)
         return pvm_ctx_fail(NULL, "pvm_siblings", PvmNoMem);
+    PVM_TEV(ctx, TEV_SIBLINGS, pvm_siblings(tids));
     int rc = pvm_ctx_enrol(ctx);
     if (rc < 0)
         return pvm_ctx_fail(ctx, "pvm_siblings", rc);
@@ -91,10 +95,12 @@ int pvm_exit(void)
     if (!ctx)
         return 0;
     s_catchout_wait(ctx);
+    pvm_tev_exit(ctx);
     pvm_ctx_t *fresh = pvm_ctx_new();
     if (fresh) {
         for (int what = 1; what < PVM_CTX_NOPTS; what++)
             *pvm_ctx_opt(fresh, what) = *pvm_ctx_opt(ctx, what);
+        pvm_tev_move(ctx, fresh);
         pvm_ctx_install(fresh);
     }
     else

@@ -17,6 +17,8 @@
  */
 #include "pvm3.h"
 #include "pvm/pvm_ctx.h"
+#include "pvm/pvm_tev.h"
+#include "base/gimpi_tev.h"
 #include "task/gimpi_vm.h"
 #include "base/gimpi_vmwire.h"
 #include "gimpi.h"
@@ -68,6 +70,7 @@ static int s_dtid(const gimpi_host_t *hosts, int n, const char *name)
 
 int pvm_config(int *nhost, int *narch, struct pvmhostinfo **hostp)
 {
+    PVM_TEV_TOP(TEV_CONFIG, pvm_config(nhost, narch, hostp));
     pvm_ctx_t *ctx;
     gimpi_t *task;
     int rc = s_task("pvm_config", &ctx, &task);
@@ -163,6 +166,7 @@ static int s_registry(gimpi_t *task, const char *host, gimpi_vm_task_t **out, in
 
 int pvm_tasks(int where, int *ntask, struct pvmtaskinfo **taskp)
 {
+    PVM_TEV_TOP(TEV_TASKS, pvm_tasks(where, ntask, taskp), where);
     pvm_ctx_t *ctx;
     gimpi_t *task;
     int rc = s_task("pvm_tasks", &ctx, &task);
@@ -247,6 +251,10 @@ static int s_change(const char *fn, char **hosts, int nhost, int *infos, bool ad
         return pvm_ctx_fail(ctx, fn, PvmNoMem);
     rc = add ? gimpi_addhosts(task, hosts, nhost, mine)
              : gimpi_delhosts(task, hosts, nhost, mine);
+    for (int i = 0; (PVM_CTX_TEV(ctx) & PVM_CTX_TEV_RECORD) && rc >= 0 && i < nhost; i++)
+        if (mine[i] > 0 || (!add && mine[i] == 0))  /* the host's dtid, or deleted (0) */
+            pvm_tev_event(ctx, add ? GIMPI_TEV_HOST_ADD : GIMPI_TEV_HOST_DEL, &mine[i], 1,
+                          hosts[i]);
     if (mine != infos)
         free(mine);
     if (rc == PvmNoHost)                /* the whole request: no manager, no VM */
@@ -258,16 +266,19 @@ static int s_change(const char *fn, char **hosts, int nhost, int *infos, bool ad
 
 int pvm_addhosts(char **hosts, int nhost, int *infos)
 {
+    PVM_TEV_TOP(TEV_ADDHOSTS, pvm_addhosts(hosts, nhost, infos));
     return s_change("pvm_addhosts", hosts, nhost, infos, true);
 }
 
 int pvm_delhosts(char **hosts, int nhost, int *infos)
 {
+    PVM_TEV_TOP(TEV_DELHOSTS, pvm_delhosts(hosts, nhost, infos));
     return s_change("pvm_delhosts", hosts, nhost, infos, false);
 }
 
 int pvm_mstat(char *host)
 {
+    PVM_TEV_TOP_S(TEV_MSTAT, host, NULL, pvm_mstat(host));
     pvm_ctx_t *ctx;
     gimpi_t *task;
     int rc = s_task("pvm_mstat", &ctx, &task);
@@ -286,6 +297,7 @@ int pvm_mstat(char *host)
 
 int pvm_pstat(int tid)
 {
+    PVM_TEV_TOP(TEV_PSTAT, pvm_pstat(tid), tid);
     pvm_ctx_t *ctx;
     gimpi_t *task;
     int rc = s_task("pvm_pstat", &ctx, &task);
@@ -302,6 +314,7 @@ int pvm_pstat(int tid)
 
 int pvm_tidtohost(int tid)
 {
+    PVM_TEV_TOP(TEV_TIDTOHOST, pvm_tidtohost(tid), tid);
     pvm_ctx_t *ctx;
     gimpi_t *task;
     int rc = s_task("pvm_tidtohost", &ctx, &task);
@@ -324,6 +337,7 @@ int pvm_tidtohost(int tid)
  *  machine with that architecture name (exactly), else PvmNotFound; NULL is PvmBadParam. */
 int pvm_archcode(char *arch)
 {
+    PVM_TEV_TOP_S(TEV_ARCHCODE, arch, NULL, pvm_archcode(arch));
     if (!arch)
         return pvm_ctx_fail(pvm_ctx_current(), "pvm_archcode", PvmBadParam);
     pvm_ctx_t *ctx;
@@ -408,6 +422,7 @@ static int s_sync(gimpi_t *task, int host, struct timeval *clk, struct timeval *
  *  PvmSysErr (no groupd, no manager's answer). */
 int pvm_hostsync(int host, struct timeval *clk, struct timeval *delta)
 {
+    PVM_TEV_TOP(TEV_HOSTSYNC, pvm_hostsync(host, clk, delta), host);
     pvm_ctx_t *ctx;
     gimpi_t *task;
     int rc = s_task("pvm_hostsync", &ctx, &task);

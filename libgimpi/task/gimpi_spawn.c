@@ -99,7 +99,7 @@ static int s_ours(const char *var)
         GIMPI_ENV_TID, GIMPI_ENV_PARENT, GIMPI_ENV_PARENT_CONTACT, GIMPI_ENV_SIBLINGS,
         "GIMPI_GROUPD", "GIMPI_TIDBASE", "GIMPI_SPAWN_DIR", GIMPI_ENV_LISTEN_FD,
         GIMPI_ENV_TABLES_FD, GIMPI_ENV_GO_FD, GIMPI_ENV_CLIENT, GIMPI_ENV_LOCAL,
-        GIMPI_ENV_TID_TOKEN, GIMPI_ENV_CATCHOUT_FD, GIMPI_ENV_BOUND, "GIMPI_TMASK_SELF",
+        GIMPI_ENV_TID_TOKEN, GIMPI_ENV_CATCHOUT_FD, GIMPI_ENV_BOUND,
     };
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         size_t l = strlen(names[i]);
@@ -501,9 +501,10 @@ static int s_this_host(gimpi_t *self, const char *where)
     return 0;
 }
 
-/*  1 when environment entry e ("NAME=value") is PVM_EXPORT, PVMTMASK, GIMPI_PVM_CONTEXT
- *  (the PVM message context the children start in, pvm_spawn's) or a variable that list
- *  (PVM_EXPORT's value) names. */
+/*  1 when environment entry e ("NAME=value") is PVM_EXPORT, PVMTMASK, GIMPI_PVMTRACER
+ *  (the children's trace mask and tracer), GIMPI_TRACE (the recording folder),
+ *  GIMPI_PVM_CONTEXT (the PVM message context the children start in, pvm_spawn's) or a
+ *  variable that list (PVM_EXPORT's value) names. */
 static int s_exported(const char *e, const char *list)
 {
     const char *eq = strchr(e, '=');
@@ -512,6 +513,8 @@ static int s_exported(const char *e, const char *list)
     size_t len = (size_t)(eq - e);
     if ((len == 10 && !strncmp(e, "PVM_EXPORT", 10))
         || (len == 8 && !strncmp(e, "PVMTMASK", 8))
+        || (len == 15 && !strncmp(e, "GIMPI_PVMTRACER", 15))
+        || (len == 11 && !strncmp(e, "GIMPI_TRACE", 11))
         || (len == 17 && !strncmp(e, "GIMPI_PVM_CONTEXT", 17)))
         return 1;
     for (const char *p = list; p && *p;) {
