@@ -1,4 +1,4 @@
-/*  live_view.h — the live view of a running job (doc/tracing-live.md), shared by
+/*  live_view.h — the live view of a running job (doc/tracing.md), shared by
  *  `gimpi-stat --tasks/--watch` and the console's `top`: one look at groupd (TASKS, STAT
  *  and STATUSES over a tool connection that never registers) gives, for every task, its
  *  host, program, groups, and what it is blocked in now, for how long, with the messages

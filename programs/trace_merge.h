@@ -6,7 +6,7 @@
  *  arrow per message, a counter of each task's queue, instants for group, spawn, exit and
  *  host events.  gimpirun -trace calls trace_merge when its job ends; `gimpi-trace merge`
  *  (trace_merge_main) does it for tasks started by hand with GIMPI_TRACE set.  The JSON's
- *  conventions are in doc/tracing-job.md.
+ *  conventions are in doc/tracing.md.
  */
 #ifndef GIMPI_TRACE_MERGE_H
 #define GIMPI_TRACE_MERGE_H

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """t/trace_json_check.py - checks a Chrome trace-event JSON file as gimpi writes it
-(programs/trace_merge.c, doc/tracing-job.md): valid JSON with a traceEvents list; every
+(programs/trace_merge.c, doc/tracing.md): valid JSON with a traceEvents list; every
 event of a known phase with its fields; every B closed by its E and every X with a
 duration; the slices of each thread nested (none overlaps another without containing
 it); every flow one "s" and one "f" (bp "e") with the start not after the end; every

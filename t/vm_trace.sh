@@ -8,12 +8,14 @@
 # (examples/pvm_master_worker) traced: the merged JSON passes t/trace_json_check.py (4
 # named threads in 2 processes, nested slices, every flow forwards), it has messages,
 # the clocks needed no correction beyond their measured error and no flow was clamped,
-# and the tasks' directory is gone.  Those last checks skip while the library writes no
+# the tasks' directory is gone, and gimpi-trace's page of it, opened in headless
+# Chromium, has one row per task and one line per message.  Those last checks skip while the library writes no
 # trace file (a job without .gtev files merges into nothing, as gimpirun says).
 set -u
 top_builddir=${top_builddir:-.}
 . "${top_srcdir:-.}/t/tap.sh"
 . "${top_srcdir:-.}/t/vmhosts.sh"
+. "${top_srcdir:-.}/t/trace_html_lib.sh"
 
 vm_begin 2
 printf '%s\n' "$H0" "$H1" >"$VM_DIR/hosts"
@@ -124,6 +126,19 @@ else
     ok $([ "$(other 'g["messages"] > 0')" = True ]; echo $?) "its messages are flows ($(other 'g["messages"]') messages, $(other 'g["unmatched_sends"]') sends unmatched)"
     ok $([ "$(other 'not g["clock"]["beyond_error"] and g["clock"]["flows_clamped"] == 0 and len(g["hosts"]) == 2')" = True ]; echo $?) "the hosts' clocks agree within their measured error: no flow clamped ($(other 'g["hosts"]'))"
     ok $([ ! -e "$VM_DIR/mw.json.d" ]; echo $?) "the tasks' files are removed once merged"
+    # the job's trace drawn by gimpi-trace, looked at in headless Chromium
+    nmsg=$(other 'g["messages"]')
+    if ! th_chrome; then
+        skip "no Chromium: the page of the job's trace is not drawn"
+    else
+        "$B/programs/gimpi-trace" -o "$VM_DIR/mw.html" "$VM_DIR/mw.json" >"$out" 2>&1 &&
+            th_dom "$VM_DIR/mw.html"
+        okd $([ "$(th_body data-status)" = ok ] && [ "$(th_body data-rows)" = 4 ] &&
+            [ "$(th_nodes '<g class="row" data-tid="t[0-9a-f]+"')" = 4 ] &&
+            [ "$(th_body data-msgs)" = "$nmsg" ] &&
+            [ "$(th_nodes '<line class="msg"')" = "$nmsg" ]; echo $?) \
+            "gimpi-trace's page of the job, in Chromium: 4 rows ($(th_tids)), $nmsg message lines"
+    fi
 fi
 echo "1..$n"
 exit $((failed > 0))

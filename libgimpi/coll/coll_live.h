@@ -1,4 +1,4 @@
-/*  coll_live.h — the group operations' part of the live view (doc/tracing-live.md),
+/*  coll_live.h — the group operations' part of the live view (doc/tracing.md),
  *  internal to the library: a group operation (pvm_reduce, pvm_gather, pvm_scatter, a
  *  barrier on the data plane) notes what it is at its start, three stores and nothing
  *  sent; when the data plane's status hook finds the task blocked in one for

@@ -1,5 +1,5 @@
 /*  gimpi_groups_status.h — a task's live status, told to groupd (the task side of
- *  TASK_STATUS, doc/tracing-live.md): a call that has been blocked GIMPI_STATUS_AFTER
+ *  TASK_STATUS, doc/tracing.md): a call that has been blocked GIMPI_STATUS_AFTER
  *  says what it waits for, and says "running" again when it returns.  The PVM layer
  *  publishes its receives' waits; the client itself (gimpi_groups.c) those of barriers
  *  and freezes that groupd arbitrates.  Internal to the library; gimpi-stat and the

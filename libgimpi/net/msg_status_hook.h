@@ -1,7 +1,7 @@
 /*  msg_status_hook.h — the live view's hook into the data plane's one blocking wait
  *  (msg_wait, msg_progress.c), internal to the library: a call that has waited after_ms
  *  runs the hook once, in the blocked thread and without the context's lock, so that the
- *  layer above can tell groupd what it waits for (doc/tracing-live.md).  The wait wakes
+ *  layer above can tell groupd what it waits for (doc/tracing.md).  The wait wakes
  *  at that moment (its poll timeout is cut to it); a call that does not block that long
  *  costs nothing more than a test of the hook's presence.
  */

@@ -1,5 +1,5 @@
 /*  pvm_status.c — a waiting receive in words and told to groupd, for the live view (see
- *  pvm_status.h and doc/tracing-live.md).  Runs only for a call that has already waited
+ *  pvm_status.h and doc/tracing.md).  Runs only for a call that has already waited
  *  GIMPI_STATUS_AFTER, so nothing here is on a fast path.
  */
 #include "config.h"

@@ -1,4 +1,4 @@
-/*  pvm_status.h — the PVM layer's part of the live view (doc/tracing-live.md): what a
+/*  pvm_status.h — the PVM layer's part of the live view (doc/tracing.md): what a
  *  receive that has gone to wait is waiting for, and its words for groupd
  *  ("pvm_recv(t40005, tag 7)").  The context (pvm_ctx.c) notes the wait only on its slow
  *  path, and the data plane's status hook (or the context itself, between the slices of
