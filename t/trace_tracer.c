@@ -7,10 +7,12 @@
  *  task they lead to, until all have sent their pvm_exit event and a second passed
  *  without more.  It prints one line per task, "task" and its events in order ("26+" an
  *  entry, "26-" an exit; tids left out so that runs compare), and "bad ..." for anything
- *  it cannot decode.  Left out: the daemon's own events (its table of data ids,
+ *  it cannot decode.  With -r it registers with pvm_reg_tracer instead (XPVM's way) and
+ *  starts the n copies from the shell, then unregisters ("reg RC", "unreg RC").  Left out: the daemon's own events (its table of data ids,
  *  TEV_NEWTASK .. TEV_SPNTASK) and the events of calls made inside another call (PVM
  *  traces those its message handlers make while it enrols: TEV_MHF_INVOKE and what
- *  follows until the outer call's exit).  Built against PVM 3.4.6 and against gimpi.
+ *  follows until the outer call's exit), and PVM's group server pvmgs (which a registered
+ *  tracer traces too: it is a task of the virtual machine).  Built against PVM 3.4.6 and against gimpi.
  */
 #include <pvm3.h>
 #include <pvmtev.h>
@@ -18,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 enum { CODE = 666, MAXF = 32, NEV = 0x10000, MAXT = 64 };
 
@@ -60,6 +64,7 @@ static void s_data_ids(void)
 /*  A traced task: its tid, open calls, whether it exited, its events. */
 typedef struct {
     int tid, depth, done;
+    int checked, server;        /* looked up: PVM's group server (pvmgs), left out */
     char log[16384];
 } task_t;
 
@@ -163,47 +168,79 @@ static int s_message(tracer_t *tr)
     return 0;
 }
 
+/*  1 when task t is PVM's group server, which a registered tracer also traces (it
+ *  never exits; gimpi has none). */
+static int s_server(task_t *t)
+{
+    if (!t->checked) {
+        struct pvmtaskinfo *ti;
+        int n = 0;
+        t->checked = 1;
+        t->server = pvm_tasks(t->tid, &n, &ti) >= 0 && n == 1 && strstr(ti[0].ti_a_out, "pvmgs");
+    }
+    return t->server;
+}
+
 /*  1 when every task seen has exited. */
-static int s_all_done(const tracer_t *tr)
+static int s_all_done(tracer_t *tr)
 {
     for (int i = 0; i < tr->ntasks; i++)
-        if (!tr->tasks[i].done)
+        if (!tr->tasks[i].done && !s_server(&tr->tasks[i]))
             return 0;
     return tr->ntasks > 0;
 }
 
-/*  Spawns the program traced and logs the events of every task it leads to. */
-int main(int argc, char **argv)
+/*  The mask of every call (the daemon's events left out). */
+static void s_mask(char *mask)
 {
-    int n = 1, answer = 0, a = 1;
-    for (; a < argc && argv[a][0] == '-'; a++) {
-        if (!strcmp(argv[a], "-n") && a + 1 < argc)
-            n = atoi(argv[++a]);
-        else if (!strcmp(argv[a], "-a"))
-            answer = 1;
-    }
-    if (a >= argc || n < 1 || n > 64)
-        return 2;
-    int me = pvm_mytid();
-    pvm_setopt(PvmAutoErr, 0);          /* a message's end is found by running into it */
-    Pvmtmask mask;
     TEV_MASK_INIT(mask);
     for (int k = TEV_FIRST; k <= TEV_MAX; k++)
         if (k < TEV_NEWTASK || k > TEV_SPNTASK)
             TEV_MASK_SET(mask, k);
-    pvm_setopt(PvmTraceTid, me);
+}
+
+/*  Starts n copies of argv from the shell (fork and exec: no PVM parent); 0 or -1. */
+static int s_shell(int n, char **argv)
+{
+    fflush(stdout);
+    for (int i = 0; i < n; i++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            execvp(argv[0], argv);
+            _exit(127);
+        }
+        if (pid < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/*  Makes this task the tracer: registered (-r, then the program starts from the shell)
+ *  or its children's trace tid (then it spawns the program).  0 or -1. */
+static int s_start(int reg, int n, char **argv)
+{
+    Pvmtmask mask;
+    s_mask(mask);
+    if (reg) {
+        int rc = pvm_reg_tracer(pvm_getcontext(), CODE, 0, 0, mask, 0, PvmTraceFull);
+        printf("reg %d\n", rc);
+        return rc < 0 || s_shell(n, argv) < 0 ? -1 : 0;
+    }
+    pvm_setopt(PvmTraceTid, pvm_mytid());
     pvm_setopt(PvmTraceCode, CODE);
     pvm_setopt(PvmTraceOptions, PvmTraceFull);
     pvm_settmask(PvmTaskChild, mask);
     int child[64];
-    if (pvm_spawn(argv[a], argv[a + 1] ? argv + a + 1 : NULL, PvmTaskDefault, "", n, child) != n) {
+    if (pvm_spawn(argv[0], argv[1] ? argv + 1 : NULL, PvmTaskDefault, "", n, child) != n) {
         printf("bad spawn %d\n", child[0]);
-        pvm_exit();
-        return 1;
+        return -1;
     }
-    tracer_t *tr = calloc(1, sizeof *tr);
-    if (!tr)
-        return 1;
+    return 0;
+}
+
+/*  Receives the trace messages and logs the events of every task they lead to. */
+static int s_collect(tracer_t *tr, int answer)
+{
     int bad = 0;
     struct timeval busy = { 30, 0 }, quiet = { 1, 0 };
     for (;;) {
@@ -224,9 +261,50 @@ int main(int argc, char **argv)
             pvm_send(src, 6);
         }
     }
+    return bad;
+}
+
+/*  Traces the program (see the top); -q: only tries to register and prints the result
+ *  (a traced program for the -r runs); -k: a registered tracer exits without
+ *  unregistering. */
+int main(int argc, char **argv)
+{
+    int n = 1, answer = 0, reg = 0, keep = 0, a = 1;
+    for (; a < argc && argv[a][0] == '-'; a++) {
+        if (!strcmp(argv[a], "-n") && a + 1 < argc)
+            n = atoi(argv[++a]);
+        else if (!strcmp(argv[a], "-a"))
+            answer = 1;
+        else if (!strcmp(argv[a], "-r"))
+            reg = 1;
+        else if (!strcmp(argv[a], "-k"))
+            keep = 1;
+        else if (!strcmp(argv[a], "-q")) {
+            Pvmtmask mask;
+            s_mask(mask);
+            printf("second reg %d\n", pvm_reg_tracer(0, CODE, 0, 0, mask, 0, PvmTraceFull));
+            pvm_exit();
+            return 0;
+        }
+    }
+    if (a >= argc || n < 1 || n > 64)
+        return 2;
+    pvm_mytid();
+    pvm_setopt(PvmAutoErr, 0);          /* a message's end is found by running into it */
+    tracer_t *tr = calloc(1, sizeof *tr);
+    if (!tr || s_start(reg, n, argv + a) < 0) {
+        pvm_exit();
+        return 1;
+    }
+    int bad = s_collect(tr, answer);
     for (int i = 0; i < tr->ntasks; i++)
-        printf("task%s\n", tr->tasks[i].log);
+        if (!s_server(&tr->tasks[i]))
+            printf("task%s\n", tr->tasks[i].log);
     free(tr);
+    if (reg && !keep)
+        printf("unreg %d\n", pvm_reg_tracer(-1, -1, -1, -1, "", -1, -1));
+    while (reg && wait(NULL) > 0)
+        ;
     pvm_exit();
     return bad;
 }

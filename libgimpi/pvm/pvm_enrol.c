@@ -1,6 +1,7 @@
 /*  pvm_enrol.c — the process-wide PVM context and how it enrols: pvm_ctx_current,
  *  pvm_ctx_install, the default opener (the transport over the task's data plane,
- *  pvm_transport_impi.c) and the leave at process exit.
+ *  pvm_transport_impi.c, and the tracer registered with pvm_reg_tracer) and the leave at
+ *  process exit.
  *
  *  This file sits above both the context (pvm_ctx.c) and the transports: it chooses the
  *  transport and hands the context its opener, so that neither the context nor the
@@ -42,13 +43,17 @@ static void s_register_at_exit(void)
     atexit(s_at_exit);
 }
 
-/*  The default opener: the data plane's transport, and the leave at exit. */
+/*  The default opener: the data plane's transport, the leave at exit, and the tracer
+ *  pvm_reg_tracer registered when the task inherited none (pvm_tev_registered). */
 static int s_open_default(const pvm_transport_ops_t **ops, void **impl, char *why,
                           size_t why_size)
 {
     int rc = pvm_transport_open_default(ops, impl, why, why_size);
-    if (rc == 0)
+    if (rc == 0) {
         pthread_once(&s_at_exit_once, s_register_at_exit);
+        if (s_current && (*ops)->groups)
+            pvm_tev_registered(s_current, (*ops)->groups(*impl));
+    }
     return rc;
 }
 

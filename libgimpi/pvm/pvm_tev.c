@@ -172,6 +172,13 @@ typedef struct {
     gimpi_trace_t *rec;         /* GIMPI_TRACE's recorder, or NULL */
     int coll_told;              /* the transport's collectives record into rec too */
     int anymask;                /* self.tmask selects at least one event */
+    int lookup;                 /* no tracer inherited: look for a registered one */
+    struct {                    /* the first call, held while it enrols (lookup) */
+        int kind;               /* -1: none */
+        const char *s[2];       /* the caller's strings (alive until the call returns) */
+        int args[MAXIN];
+        int n;
+    } held;
     struct {                    /* a bcast's group, for its SEND records (pvm_tev_members) */
         char name[256];         /* the group (a longer name is not kept) */
         uint64_t version;
@@ -195,7 +202,8 @@ static void s_arm(pvm_ctx_t *ctx, const tev_t *t)
 {
     int tid = pvm_ctx_tid(ctx);
     pvm_ctx_set_rec(ctx, t->rec);
-    int calls = t->rec || (t->self.trctid > 0 && t->self.trctid != tid && t->anymask);
+    int calls = t->rec || (t->self.trctid > 0 && t->self.trctid != tid && t->anymask)
+        || (t->lookup && !tid);
     PVM_CTX_TEV(ctx) = (PVM_CTX_TEV(ctx) & ~PVM_CTX_TEV_CALLS) | (calls ? PVM_CTX_TEV_CALLS : 0);
 }
 
@@ -254,6 +262,8 @@ void pvm_tev_init(pvm_ctx_t *ctx)
                &t->self.trcbuf, &t->self.trcopt);
     t->child = t->self;
     t->anymask = s_any(t->self.tmask);
+    t->lookup = t->self.trctid == 0;
+    t->held.kind = -1;
     t->rec = s_recorder(t->self.trcbuf);
     pvm_ctx_set_tev(ctx, t, s_destroy);
     s_arm(ctx, t);
@@ -380,8 +390,14 @@ void pvm_tev_enter(pvm_ctx_t *ctx, int kind, const char *s1, const char *s2, con
     if (t->rec) {
         gimpi_trace_rec(t->rec, GIMPI_TEV_CALL_BEGIN, kind, args, n, s_info[kind].name);
     }
-    if (s_wants(ctx, t, kind)) {
-        int m = n < s_info[kind].nin ? n : s_info[kind].nin;
+    int m = n < s_info[kind].nin ? n : s_info[kind].nin;
+    t->held.kind = -1;
+    if (t->lookup && !pvm_ctx_tid(ctx)) {       /* the tracer is known once it enrols */
+        t->held.kind = kind;
+        t->held.s[0] = s1, t->held.s[1] = s2;
+        memcpy(t->held.args, args, (size_t)m * sizeof *args);
+        t->held.n = m;
+    } else if (s_wants(ctx, t, kind)) {
         const char *strs[2] = { s1, s2 };
         s_event(ctx, t, kind, TEV_EVENT_ENTRY, strs, s_info[kind].in, args, m);
     }
@@ -426,6 +442,10 @@ int pvm_tev_leave(pvm_ctx_t *ctx, int kind, int rc)
             gimpi_trace_set_task(t->rec, pvm_ctx_tid(ctx), NULL);
         gimpi_trace_rec(t->rec, GIMPI_TEV_CALL_END, kind, &rc, 1, s_info[kind].name);
     }
+    if (t->held.kind == kind && s_wants(ctx, t, kind))      /* it enrolled: a tracer */
+        s_event(ctx, t, kind, TEV_EVENT_ENTRY, t->held.s, s_info[kind].in, t->held.args,
+                t->held.n);
+    t->held.kind = -1;
     if (s_wants(ctx, t, kind)) {
         int vals[MAXOUT] = { rc }, n = s_info[kind].nout ? 1 : 0;
         if (kind == TEV_RECV || kind == TEV_NRECV || kind == TEV_TRECV)
@@ -676,4 +696,41 @@ int pvm_tev_members(pvm_ctx_t *ctx, gimpi_groups_t *groups, const char *group,
     }
     *tids = t->members.tids;
     return t->members.n;
+}
+
+/*  At enrolment, a task that inherited no tracer takes the one registered with
+ *  pvm_reg_tracer: its entry <PVMTRACERCLASS, 0> in the message box (tid, context, code,
+ *  output context and code, mask, buffering, options, as PVM 3.4 packs it), for itself
+ *  and its children, when the tracer's code is not 0 (as PVM's pvmd does).  One lookup;
+ *  the call that enrolled, held by pvm_tev_enter, then gets its entry event too. */
+void pvm_tev_registered(pvm_ctx_t *ctx, gimpi_groups_t *groups)
+{
+    tev_t *t = ctx && groups ? s_state(ctx) : NULL;
+    int enc;
+    void *data = NULL;
+    size_t len;
+    if (t)
+        t->lookup = 0;
+    if (!t || t->self.trctid != 0
+        || gimpi_mbox_get(groups, PVMTRACERCLASS, 0, 0, &enc, &data, &len) < 0)
+        return;
+    pvm_buf_t *b = pvm_buf_adopt(enc, data, len);
+    if (!b) {
+        free(data);
+        return;
+    }
+    int v[5], opt[2];
+    char mask[2 * TEV_MASK_LENGTH];
+    int rc = pvm_buf_unpack(b, PVM_INT, v, 5, 1);          /* tid ctx tag octx otag */
+    rc = rc < 0 ? rc : pvm_buf_unpack_str(b, mask, sizeof mask);
+    rc = rc < 0 ? rc : pvm_buf_unpack(b, PVM_INT, opt, 2, 1);   /* buffer, options */
+    pvm_buf_destroy(&b);
+    if (rc < 0 || v[0] <= 0 || v[2] == 0)
+        return;
+    struct Pvmtracer *s = &t->self;
+    s->trctid = v[0], s->trcctx = v[1], s->trctag = v[2];
+    s_mask_from(s->tmask, mask);
+    s->trcbuf = opt[0], s->trcopt = opt[1];
+    t->child = *s;
+    t->anymask = s_any(s->tmask);       /* armed when the enrolling call returns */
 }

@@ -77,5 +77,8 @@ int pvm_tev_members(pvm_ctx_t *ctx, gimpi_groups_t *groups, const char *group,
 /*  Before a spawn: puts the children's mask and tracer in the environment the children
  *  get (PVMTMASK, GIMPI_PVMTRACER).  0 or PvmNoMem. */
 int pvm_tev_child_env(pvm_ctx_t *ctx);
+/*  At enrolment (groups: the new transport's groupd client): a task that inherited no
+ *  tracer takes the one pvm_reg_tracer registered, if any (one message-box lookup). */
+void pvm_tev_registered(pvm_ctx_t *ctx, gimpi_groups_t *groups);
 
 #endif
