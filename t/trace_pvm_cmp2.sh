@@ -25,7 +25,7 @@ if [ ! -r /usr/include/pvm3.h ] || [ ! -r /usr/include/pvmtev.h ] || ! command -
 fi
 if [ ! -r "$TAR" ] || [ ! -r "$GTAR" ]; then echo "1..0 # SKIP needs pvm-examples"; exit 0; fi
 . "$top_srcdir/t/tap.sh"
-echo "1..10"
+echo "1..11"
 tar xzf "$TAR" -C "$tmp" && tar xzf "$GTAR" -C "$tmp" || { echo "Bail out! cannot extract"; exit 1; }
 P="$tmp/pvmbin" G="$tmp/gbin"
 mkdir -p "$P" "$G"
@@ -88,6 +88,10 @@ same ge
 ok $? "ge: gimpi's registered tracer got the same events, in the same order, for every task" ||
     sed 's/^/# /' "$tmp/diff" "$tmp/g.err" | head -20
 head -1 "$tmp/g.ge.sorted" | cut -c1-150 | sed 's/^/# /'
+(cd "$G" && GIMPI_GROUPD="ipc://$tmp/groupd" GIMPI_GROUPD_BIN="$top_builddir/groupd/groupd" \
+    timeout 20 ./trace_tracer -0 >"$tmp/g.null" 2>&1)
+grep -qx 'null reg -2' "$tmp/g.null"
+ok $? "gimpi: a NULL mask is PvmBadParam (PVM's libpvm crashes)" || sed 's/^/# /' "$tmp/g.null"
 [ "$(grep -c '^task' "$tmp/g.ge")" = 3 ] && [ "$(grep -c '^task' "$tmp/g.reg2")" = 1 ]
 ok $? "gimpi: 3 ge tasks traced; the -q task of the next tracer too"
 if [ $fortran = 1 ]; then

@@ -265,8 +265,8 @@ static int s_collect(tracer_t *tr, int answer)
 }
 
 /*  Traces the program (see the top); -q: only tries to register and prints the result
- *  (a traced program for the -r runs); -k: a registered tracer exits without
- *  unregistering. */
+ *  (a traced program for the -r runs); -0: the same with a NULL mask; -k: a registered
+ *  tracer exits without unregistering. */
 int main(int argc, char **argv)
 {
     int n = 1, answer = 0, reg = 0, keep = 0, a = 1;
@@ -279,7 +279,11 @@ int main(int argc, char **argv)
             reg = 1;
         else if (!strcmp(argv[a], "-k"))
             keep = 1;
-        else if (!strcmp(argv[a], "-q")) {
+        else if (!strcmp(argv[a], "-0")) {     /* gimpi only: PVM packs NULL and crashes */
+            printf("null reg %d\n", pvm_reg_tracer(0, CODE, 0, 0, NULL, 0, PvmTraceFull));
+            pvm_exit();
+            return 0;
+        } else if (!strcmp(argv[a], "-q")) {
             Pvmtmask mask;
             s_mask(mask);
             printf("second reg %d\n", pvm_reg_tracer(0, CODE, 0, 0, mask, 0, PvmTraceFull));
