@@ -45,7 +45,7 @@ trace() {
      timeout 40 ./trace_tracer -a trace_prog >"$tmp/$side.trace_prog" 2>"$tmp/$side.err" &&
      { [ ! -x spmd ] || timeout 40 ./trace_tracer -n 4 spmd >"$tmp/$side.spmd" 2>>"$tmp/$side.err"; } &&
      { [ ! -x tst ] || timeout 40 ./trace_tracer tst >"$tmp/$side.tst" 2>>"$tmp/$side.err"; } &&
-     { [ ! -x gexamp ] || timeout 40 ./trace_tracer gexamp 4 >"$tmp/$side.gexamp" 2>>"$tmp/$side.err"; })
+     { [ ! -x gexamp ] || timeout 40 ./trace_tracer -t 4 gexamp 4 >"$tmp/$side.gexamp" 2>>"$tmp/$side.err"; })
 }
 # under a private pvmd (its environment stays in the subshell), then under gimpi
 (

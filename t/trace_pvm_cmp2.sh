@@ -49,9 +49,9 @@ trace() {
     local s=$1
     (cd "$tmp/${s}bin" && export PATH="$tmp/${s}bin:$PATH" &&
      timeout 40 ./trace_tracer -r trace_tracer -q >"$tmp/$s.reg" 2>"$tmp/$s.err"
-     timeout 40 ./trace_tracer -r -k ge 3 >"$tmp/$s.ge" 2>>"$tmp/$s.err"
+     timeout 40 ./trace_tracer -r -k -t 3 ge 3 >"$tmp/$s.ge" 2>>"$tmp/$s.err"
      timeout 40 ./trace_tracer -r trace_tracer -q >"$tmp/$s.reg2" 2>>"$tmp/$s.err"
-     [ ! -x fgexample ] || timeout 40 ./trace_tracer fgexample >"$tmp/$s.fgexample" 2>>"$tmp/$s.err")
+     [ ! -x fgexample ] || timeout 40 ./trace_tracer -t 2 fgexample >"$tmp/$s.fgexample" 2>>"$tmp/$s.err")
 }
 (
     . "$top_srcdir/t/pvmd_lib.sh"

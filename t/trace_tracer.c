@@ -1,10 +1,11 @@
 /*  trace_tracer.c — a small PVM tracer task for t/trace_pvm_cmp.sh: it makes itself its
  *  children's trace tid (PvmTraceTid, PvmTraceCode, PvmTraceOptions PvmTraceFull, a mask
- *  of every call), spawns n copies of a program (`trace_tracer [-n N] [-a] PROGRAM
+ *  of every call), spawns n copies of a program (`trace_tracer [-n N] [-t T] [-a] PROGRAM
  *  [ARGS]`; -a: answer each message with tag 5 by one with tag 6, t/trace_prog.c's
  *  exchange) and decodes the trace messages that arrive (PVM 3.4's self-describing
  *  format: a descriptor the first time an event is sent, bare records later) from every
- *  task they lead to, until all have sent their pvm_exit event and a second passed
+ *  task they lead to, until T tasks (default n; -t for a program that spawns copies of
+ *  its own) have been seen, all have sent their pvm_exit event, and a second passed
  *  without more.  It prints one line per task, "task" and its events in order ("26+" an
  *  entry, "26-" an exit; tids left out so that runs compare), and "bad ..." for anything
  *  it cannot decode.  With -r it registers with pvm_reg_tracer instead (XPVM's way) and
@@ -73,6 +74,7 @@ typedef struct {
     desc_t descs[NEV];
     task_t tasks[MAXT];
     int ntasks;
+    int want;                   /* tasks the traced program makes in all (-t; else -n) */
 } tracer_t;
 
 /*  The task record of tid (a new one the first time). */
@@ -181,13 +183,19 @@ static int s_server(task_t *t)
     return t->server;
 }
 
-/*  1 when every task seen has exited. */
+/*  1 when the tasks the program makes have all been seen, and every one has exited
+ *  (a copy the program spawns late is waited for, not missed after a quiet second). */
 static int s_all_done(tracer_t *tr)
 {
-    for (int i = 0; i < tr->ntasks; i++)
-        if (!tr->tasks[i].done && !s_server(&tr->tasks[i]))
+    int seen = 0;
+    for (int i = 0; i < tr->ntasks; i++) {
+        if (s_server(&tr->tasks[i]))
+            continue;
+        if (!tr->tasks[i].done)
             return 0;
-    return tr->ntasks > 0;
+        seen++;
+    }
+    return seen > 0 && seen >= tr->want;
 }
 
 /*  The mask of every call (the daemon's events left out). */
@@ -269,10 +277,12 @@ static int s_collect(tracer_t *tr, int answer)
  *  tracer exits without unregistering. */
 int main(int argc, char **argv)
 {
-    int n = 1, answer = 0, reg = 0, keep = 0, a = 1;
+    int n = 1, want = 0, answer = 0, reg = 0, keep = 0, a = 1;
     for (; a < argc && argv[a][0] == '-'; a++) {
         if (!strcmp(argv[a], "-n") && a + 1 < argc)
             n = atoi(argv[++a]);
+        else if (!strcmp(argv[a], "-t") && a + 1 < argc)
+            want = atoi(argv[++a]);
         else if (!strcmp(argv[a], "-a"))
             answer = 1;
         else if (!strcmp(argv[a], "-r"))
@@ -300,6 +310,7 @@ int main(int argc, char **argv)
         pvm_exit();
         return 1;
     }
+    tr->want = want > 0 ? want : n;
     int bad = s_collect(tr, answer);
     for (int i = 0; i < tr->ntasks; i++)
         if (!s_server(&tr->tasks[i]))
