@@ -10,6 +10,7 @@
  */
 #include "groupd/gd_serve.h"
 #include "fuzz_check.h"
+#include "fuzz_gd_sockets.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,27 +18,12 @@
 
 enum { MAX_FRAMES = 24, NCONN = 4, MAX_TASKS = 6, MAX_GROUPS = 5 };
 
-/*  The sockets, made once (a context per input would cost more than the input). */
-static void *s_zctx, *s_router, *s_xpub;
-
-/*  Makes the sockets on first use. */
-static void s_sockets(void)
-{
-    if (s_zctx)
-        return;
-    s_zctx = zmq_ctx_new();
-    s_router = zmq_socket(s_zctx, ZMQ_ROUTER);
-    s_xpub = zmq_socket(s_zctx, ZMQ_XPUB);
-    int hwm = 16;
-    zmq_setsockopt(s_router, ZMQ_SNDHWM, &hwm, sizeof hwm);
-    zmq_setsockopt(s_xpub, ZMQ_SNDHWM, &hwm, sizeof hwm);
-    zmq_bind(s_router, "inproc://fuzz-gd-serve");
-    zmq_bind(s_xpub, "inproc://fuzz-gd-serve-pub");
-}
+/*  The sockets (fuzz_gd_sockets.h). */
+static void *s_router, *s_xpub;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    s_sockets();
+    fuzz_gd_sockets("fuzz-gd-serve", &s_router, &s_xpub);
     groupd_t self = { .router = s_router, .xpub = s_xpub, .max_unreg = 20 };
     gd_registry_limits_t lim = { .max_tasks = MAX_TASKS, .max_groups = MAX_GROUPS,
                                  .max_groups_per_task = 3, .max_blocks = 4,

@@ -256,6 +256,23 @@ static int s_room(gd_mbox_t *self, int32_t tid, size_t len, const entry_t *old)
 
 static void s_wake(gd_mbox_t *self, const char *name);
 
+/*  Room for one more entry in c (a new class without it is dropped).  0 or -1. */
+static int s_grow(gd_mbox_t *self, class_t *c)
+{
+    if (c->n < c->cap)
+        return 0;
+    int cap = c->cap ? 2 * c->cap : 2;
+    entry_t *ents = realloc(c->ents, (size_t)cap * sizeof *ents);
+    if (!ents) {
+        if (c->n == 0)
+            s_class_drop(self, c);
+        return -1;
+    }
+    c->ents = ents;
+    c->cap = cap;
+    return 0;
+}
+
 /*  Stores a put (see gd_mbox.h). */
 int gd_mbox_put(gd_mbox_t *self, int32_t tid, const char *name, int32_t req, int32_t flags,
                 int32_t encoding, const uint8_t *data, size_t len)
@@ -277,17 +294,9 @@ int gd_mbox_put(gd_mbox_t *self, int32_t tid, const char *name, int32_t req, int
         free(copy);
         return GIMPI_ENOMEM;
     }
-    if (!replace && c->n == c->cap) {
-        int cap = c->cap ? 2 * c->cap : 2;
-        entry_t *ents = realloc(c->ents, (size_t)cap * sizeof *ents);
-        if (!ents) {
-            free(copy);
-            if (c->n == 0)
-                s_class_drop(self, c);
-            return GIMPI_ENOMEM;
-        }
-        c->ents = ents;
-        c->cap = cap;
+    if (!replace && s_grow(self, c) < 0) {
+        free(copy);
+        return GIMPI_ENOMEM;
     }
     if (len)
         memcpy(copy, data, len);
@@ -567,4 +576,44 @@ size_t gd_mbox_nbytes(const gd_mbox_t *self)
 size_t gd_mbox_nwaiters(const gd_mbox_t *self)
 {
     return self->nwaiters;
+}
+
+/* ------------------------------------------------------------------ the journal */
+
+/*  Every entry, class by class in their order, each by index. */
+void gd_mbox_dump(gd_mbox_t *self, gd_mbox_dump_fn fn, void *arg)
+{
+    assert(self);
+    for (class_t *c = self->first; c; c = c->next)
+        for (int k = 0; k < c->n; k++) {
+            entry_t *e = &c->ents[k];
+            fn(arg, c->name, e->index, e->owner, e->flags, e->encoding, e->data, e->len);
+        }
+}
+
+/*  An entry read back (after those of lower index of its class). */
+int gd_mbox_restore(gd_mbox_t *self, const char *name, int32_t index, int32_t owner,
+                    int32_t flags, int32_t encoding, const uint8_t *data, size_t len)
+{
+    assert(self);
+    class_t *c = name && *name ? s_find(self, name) : NULL;
+    if (!name || !*name || index < 0 || owner < 0 || (c && c->n && c->ents[c->n - 1].index >= index))
+        return GIMPI_EBADPARAM;
+    uint8_t *copy = malloc(len ? len : 1);
+    if (!copy || (!c && !(c = s_class_new(self, name)))) {
+        free(copy);
+        return GIMPI_ENOMEM;
+    }
+    if (s_grow(self, c) < 0) {
+        free(copy);
+        return GIMPI_ENOMEM;
+    }
+    if (len)
+        memcpy(copy, data, len);
+    c->ents[c->n++] = (entry_t){ .index = index, .owner = owner, .flags = flags,
+                                 .encoding = encoding, .data = copy, .len = len };
+    s_own(self, owner, 1);
+    self->nentries++;
+    self->nbytes += len;
+    return 0;
 }

@@ -108,4 +108,15 @@ size_t gd_mbox_nentries(const gd_mbox_t *self);
 size_t gd_mbox_nbytes(const gd_mbox_t *self);
 size_t gd_mbox_nwaiters(const gd_mbox_t *self);
 
+/*  The entries for the journal's compaction: fn gets each (owner 0: orphaned persistent),
+ *  class by class in creation order, by index; gd_mbox_restore reads them back in that
+ *  order (0, GIMPI_EBADPARAM out of order, GIMPI_ENOMEM).  Waiting reads are not kept:
+ *  their tasks send them again after a restart. */
+typedef void (*gd_mbox_dump_fn)(void *arg, const char *name, int32_t index, int32_t owner,
+                                int32_t flags, int32_t encoding, const uint8_t *data,
+                                size_t len);
+void gd_mbox_dump(gd_mbox_t *self, gd_mbox_dump_fn fn, void *arg);
+int gd_mbox_restore(gd_mbox_t *self, const char *name, int32_t index, int32_t owner,
+                    int32_t flags, int32_t encoding, const uint8_t *data, size_t len);
+
 #endif

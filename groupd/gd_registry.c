@@ -6,6 +6,7 @@
  *  leave churn does not grow memory.
  */
 #include "groupd/gd_registry.h"
+#include "groupd/gd_registry_impl.h"
 #include "base/gd_hash.h"
 #include "base/gimpi_key.h"
 #include "gimpi.h"
@@ -16,73 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-typedef struct group_t group_t;
-
-typedef struct {
-    int32_t tid;
-    uint8_t key[256];
-    size_t keylen;
-    gd_taskinfo_t info;
-    int32_t ptid;               /* TASKINFO: its parent (0: none) ... */
-    char name[GD_MAX_TEXT + 1]; /* ... and its program's name */
-    group_t **groups;           /* groups this task is in */
-    int ngroups, cap;
-} task_t;
-
-typedef struct {
-    int32_t count;              /* 0: no episode in progress */
-    gd_waiter_t *waiters;
-    int32_t *tids;
-    int n, cap;
-} episode_t;
-
-struct group_t {
-    char *name;
-    uint64_t version;
-    int32_t *slots;             /* tid per instance, 0 = free */
-    int cap;
-    int size;
-    int32_t frozen;             /* 0 or the frozen size */
-    bool dead;                  /* frozen and lost a member */
-    episode_t barrier, freeze;
-    struct {                    /* members waiting in a barrier on the data plane */
-        int32_t tid, count;
-        int64_t since_ms;
-    } *dpw;
-    int ndpw, capdpw;
-};
-
-struct gd_registry_t {
-    gd_sink_t sink;
-    gd_hash_t *groups;          /* name -> group_t */
-    gd_hash_t *tasks;           /* tid -> task_t */
-    gd_hash_t *keys;            /* routing id -> task_t */
-    int32_t next_tid;
-    uint64_t seq;               /* last version handed out */
-    struct block_t *blocks;     /* reserved blocks with unused tids, by base */
-    int nblocks, capblocks;
-    gd_hash_t *reservations;    /* RESERVE key -> reservation_t (while its block lives) */
-    gd_hash_t *owners;          /* owner id -> tids reserved and not yet registered */
-    gd_registry_limits_t lim;
-};
-
-/*  A block of tids reserved by RESERVE: base+1 .. base+n; `used` marks the tids that have
- *  registered (a bit per tid).  Freed once every tid has registered. */
-typedef struct block_t {
-    int32_t base, n, nused;
-    uint8_t *used;
-    uint64_t owner;             /* the connection that reserved it (0: none) */
-    uint8_t token[GD_TOKEN_SIZE];
-    char *key;                  /* its RESERVE key (malloc'ed), NULL for "" */
-    size_t keylen;
-} block_t;
-
-/*  What a non-empty RESERVE key was given. */
-typedef struct {
-    int32_t base, n;
-    uint8_t token[GD_TOKEN_SIZE];
-} reservation_t;
 
 enum { FIRST_TID = 0x40001 };
 
@@ -218,7 +152,7 @@ static task_t *s_task(gd_registry_t *self, int32_t tid)
 }
 
 /*  Adds the task behind a routing id as `tid`.  Returns the tid or an error. */
-static int32_t s_task_add(gd_registry_t *self, const uint8_t *key, size_t keylen,
+int32_t gd_registry_task_add(gd_registry_t *self, const uint8_t *key, size_t keylen,
                           const gd_taskinfo_t *info, int32_t tid)
 {
     if (gd_hash_size(self->tasks) >= (size_t)self->lim.max_tasks)
@@ -254,10 +188,46 @@ int32_t gd_registry_register(gd_registry_t *self, const uint8_t *key, size_t key
         return t->tid;
     if (self->next_tid == INT32_MAX)
         return GIMPI_EOUTOFRES;
-    int32_t tid = s_task_add(self, key, keylen, info, self->next_tid);
+    int32_t tid = gd_registry_task_add(self, key, keylen, info, self->next_tid);
     if (tid > 0)
         self->next_tid++;
     return tid;
+}
+
+/*  The routing id a task registered from. */
+int gd_registry_key_of(gd_registry_t *self, int32_t tid, const uint8_t **key, size_t *keylen)
+{
+    assert(self);
+    task_t *t = s_task(self, tid);
+    if (!t)
+        return GIMPI_ENOTASK;
+    *key = t->key;
+    *keylen = t->keylen;
+    return 0;
+}
+
+/*  Calls fn with every task's routing id and tid (hash visitor's relay). */
+typedef struct {
+    void (*fn)(void *arg, const uint8_t *key, size_t keylen, int32_t tid);
+    void *arg;
+} s_keywalk_t;
+
+static void s_keywalk_cb(const void *k, size_t l, void *v, void *a)
+{
+    (void)k, (void)l;
+    s_keywalk_t *w = a;
+    task_t *t = v;
+    w->fn(w->arg, t->key, t->keylen, t->tid);
+}
+
+/*  Every registered task's routing id and tid. */
+void gd_registry_foreach_task(gd_registry_t *self,
+                              void (*fn)(void *arg, const uint8_t *key, size_t keylen,
+                                         int32_t tid), void *arg)
+{
+    assert(self);
+    s_keywalk_t w = { fn, arg };
+    gd_hash_foreach(self->tasks, s_keywalk_cb, &w);
 }
 
 /*  Tid behind a routing id. */
@@ -414,6 +384,21 @@ int gd_registry_remove(gd_registry_t *self, int32_t tid, bool exited)
     return 0;
 }
 
+/*  Adds g to a task's list of groups.  0 or -1 (no memory). */
+int gd_registry_task_add_group(task_t *t, group_t *g)
+{
+    if (t->ngroups == t->cap) {
+        int cap = t->cap ? t->cap * 2 : 4;
+        group_t **ng = realloc(t->groups, (size_t)cap * sizeof *ng);
+        if (!ng)
+            return -1;
+        t->groups = ng;
+        t->cap = cap;
+    }
+    t->groups[t->ngroups++] = g;
+    return 0;
+}
+
 /*  Join: create on first join, lowest free instance, refused when frozen. */
 int gd_registry_join(gd_registry_t *self, int32_t tid, const char *name, uint64_t *version)
 {
@@ -459,15 +444,8 @@ int gd_registry_join(gd_registry_t *self, int32_t tid, const char *name, uint64_
         g->slots = ns;
         g->cap = cap;
     }
-    if (t->ngroups == t->cap) {
-        int cap = t->cap ? t->cap * 2 : 4;
-        group_t **ng = realloc(t->groups, (size_t)cap * sizeof *ng);
-        if (!ng)
-            goto nomem;
-        t->groups = ng;
-        t->cap = cap;
-    }
-    t->groups[t->ngroups++] = g;
+    if (gd_registry_task_add_group(t, g) < 0)
+        goto nomem;
     g->slots[inst] = tid;
     g->size++;
     s_publish(self, g, GD_EV_JOIN, created, inst, tid, g->size);
@@ -802,6 +780,28 @@ void gd_registry_owner_gone(gd_registry_t *self, uint64_t owner)
     gd_hash_del(self->owners, &owner, sizeof owner);   /* ids are never reused */
 }
 
+/*  The token the next new block gets (a journal's replay). */
+void gd_registry_force_token(gd_registry_t *self, const uint8_t token[GD_TOKEN_SIZE])
+{
+    assert(self);
+    memcpy(self->forced_token, token, GD_TOKEN_SIZE);
+    self->forced = true;
+}
+
+/*  Room for one more block.  0 or -1 (no memory). */
+int gd_registry_blocks_room(gd_registry_t *self)
+{
+    if (self->nblocks < self->capblocks)
+        return 0;
+    int cap = self->capblocks ? self->capblocks * 2 : 8;
+    block_t *nb = realloc(self->blocks, (size_t)cap * sizeof *nb);
+    if (!nb)
+        return -1;
+    self->blocks = nb;
+    self->capblocks = cap;
+    return 0;
+}
+
 /*  Reserves n fresh tids (idempotent per non-empty key while the block lives). */
 int32_t gd_registry_reserve(gd_registry_t *self, const char *key, size_t keylen, int32_t n,
                             uint64_t owner, uint8_t token[GD_TOKEN_SIZE])
@@ -823,17 +823,15 @@ int32_t gd_registry_reserve(gd_registry_t *self, const char *key, size_t keylen,
         return GIMPI_EOUTOFRES;
     if (self->next_tid > INT32_MAX - n || self->nblocks >= self->lim.max_blocks)
         return GIMPI_EOUTOFRES;
-    if (self->nblocks == self->capblocks) {
-        int cap = self->capblocks ? self->capblocks * 2 : 8;
-        block_t *nb = realloc(self->blocks, (size_t)cap * sizeof *nb);
-        if (!nb)
-            return GIMPI_ENOMEM;
-        self->blocks = nb;
-        self->capblocks = cap;
-    }
+    if (gd_registry_blocks_room(self) < 0)
+        return GIMPI_ENOMEM;
     block_t b = { .base = self->next_tid - 1, .n = n, .used = calloc((size_t)n / 8 + 1, 1),
                   .owner = owner };
-    randombytes_buf(b.token, sizeof b.token);
+    if (self->forced)
+        memcpy(b.token, self->forced_token, sizeof b.token);
+    else
+        randombytes_buf(b.token, sizeof b.token);
+    self->forced = false;
     if (!b.used || (keylen && !(b.key = malloc(keylen)))) {
         free(b.used);
         return GIMPI_ENOMEM;
@@ -910,7 +908,7 @@ int32_t gd_registry_register_tid(gd_registry_t *self, const uint8_t *key, size_t
         return GIMPI_EBADPARAM;             /* registered before and gone since */
     if (!token || sodium_memcmp(token, b->token, GD_TOKEN_SIZE) != 0)
         return GIMPI_EDENIED;               /* not of the spawner's job */
-    int32_t rc = s_task_add(self, key, keylen, info, tid);
+    int32_t rc = gd_registry_task_add(self, key, keylen, info, tid);
     if (rc < 0)
         return rc;
     s_block_use(self, k, tid);

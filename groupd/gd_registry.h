@@ -11,6 +11,7 @@
 
 #include "groups/gd_proto.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct gd_registry_t gd_registry_t;
@@ -98,11 +99,21 @@ int32_t gd_registry_reserve(gd_registry_t *self, const char *key, size_t keylen,
 int32_t gd_registry_register_tid(gd_registry_t *self, const uint8_t *key, size_t keylen,
                                  const gd_taskinfo_t *info, int32_t tid,
                                  const uint8_t token[GD_TOKEN_SIZE]);
+/*  The next block RESERVE makes gets this token instead of a random one (replaying a
+ *  journal: the same blocks with the same tokens). */
+void gd_registry_force_token(gd_registry_t *self, const uint8_t token[GD_TOKEN_SIZE]);
 /*  A connection that reserved is gone: its quota is forgotten (its blocks stay). */
 void gd_registry_owner_gone(gd_registry_t *self, uint64_t owner);
 /*  Reserved blocks whose tids have not all registered yet. */
 size_t gd_registry_nblocks(gd_registry_t *self);
 
+/*  The routing id task tid registered from (*key valid while it is registered); 0 or
+ *  GIMPI_ENOTASK. */
+int gd_registry_key_of(gd_registry_t *self, int32_t tid, const uint8_t **key, size_t *keylen);
+/*  Calls fn with the routing id and tid of every registered task. */
+void gd_registry_foreach_task(gd_registry_t *self,
+                              void (*fn)(void *arg, const uint8_t *key, size_t keylen,
+                                         int32_t tid), void *arg);
 /*  Tid of the task behind a routing id, or 0. */
 int32_t gd_registry_tid_of(gd_registry_t *self, const uint8_t *key, size_t keylen);
 /*  The task is gone (unregistered, exited, silent): it leaves every group (EV_EXIT when
@@ -160,6 +171,34 @@ int gd_registry_taskinfo(gd_registry_t *self, int32_t tid, int32_t ptid, const c
  *  is `host` ("" or NULL: every task) into *blob (malloc'ed, *len bytes).  Returns the
  *  number of records, GIMPI_ENOMEM, or GIMPI_EOUTOFRES when over GD_MAX_BLOB. */
 int gd_registry_tasks(gd_registry_t *self, const char *host, uint8_t **blob, size_t *len);
+
+/*  The state for the journal's compaction (gd_registry_state.c): the counters, every
+ *  registered task, every group (members by instance, 0: a free one), every reserved
+ *  block (the bitmap of its tids used so far, n / 8 + 1 bytes).  Episodes in progress are
+ *  not written: their members send their requests again after a restart. */
+typedef struct {
+    void (*counters)(void *arg, uint64_t seq, int32_t next_tid);
+    void (*task)(void *arg, const uint8_t *key, size_t keylen, int32_t tid,
+                 const gd_taskinfo_t *info, int32_t ptid, const char *name);
+    void (*group)(void *arg, const char *name, uint64_t version, int32_t frozen, bool dead,
+                  const int32_t *slots, int nslots);
+    void (*block)(void *arg, int32_t base, int32_t n, const uint8_t *used, size_t usedlen,
+                  const uint8_t token[GD_TOKEN_SIZE], const char *key, size_t keylen);
+    void *arg;
+} gd_registry_dumper_t;
+
+void gd_registry_dump(gd_registry_t *self, const gd_registry_dumper_t *d);
+/*  Reading it back, into a fresh registry, in that order (tasks before their groups).
+ *  Each returns 0 or GIMPI_EBADPARAM (inconsistent with what is there) / GIMPI_ENOMEM. */
+void gd_registry_restore_counters(gd_registry_t *self, uint64_t seq, int32_t next_tid);
+int gd_registry_restore_task(gd_registry_t *self, const uint8_t *key, size_t keylen,
+                             int32_t tid, const gd_taskinfo_t *info, int32_t ptid,
+                             const char *name);
+int gd_registry_restore_group(gd_registry_t *self, const char *name, uint64_t version,
+                              int32_t frozen, bool dead, const int32_t *slots, int nslots);
+int gd_registry_restore_block(gd_registry_t *self, int32_t base, int32_t n, const uint8_t *used,
+                              size_t usedlen, const uint8_t token[GD_TOKEN_SIZE],
+                              const char *key, size_t keylen);
 
 /*  Version of a group (the counter when it does not exist), for MARK events. */
 uint64_t gd_registry_version(gd_registry_t *self, const char *group);

@@ -5,12 +5,16 @@
 #include "config.h"
 #include "groupd/gd_serve.h"
 #include "groupd/gd_notify.h"
+#include "groupd/gd_record.h"
 #include "base/gimpi_key.h"
 #include "gimpi.h"
 #include "base/gimpi_clock.h"
 
 #include <assert.h>
 #include <errno.h>
+#include <signal.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +84,10 @@ static void s_send_reply(groupd_t *self, const uint8_t *key, size_t keylen, uint
     int n = 3;
     for (int k = 0; k < nextra && n < (int)(sizeof frames / sizeof frames[0]); k++)
         frames[n++] = extra[k];
+    if (self->dedup)
+        gd_record_reply(self, key, keylen, frames, n);  /* journaled before it is sent */
+    if (self->replaying)
+        return;
     if (gd_send_frames(self->router, &route, 1, frames, n, ZMQ_DONTWAIT) < 0 && self->verbose)
         fprintf(stderr, "groupd: reply %s: %s\n", gd_kind_name(kind), zmq_strerror(errno));
     if (self->verbose)
@@ -164,6 +172,16 @@ static int32_t s_decode_status(int err)
 static bool s_on_monitor(groupd_t *self);
 static gd_conn_t *s_conn(groupd_t *self, int fd);
 
+/*  The id of the connection a request came on: the live one's serial, while replaying the
+ *  routing id's pseudo connection (gd_record.h), else 0 (unknown). */
+static uint64_t s_conn_id(groupd_t *self, int srcfd, const uint8_t *key, size_t keylen)
+{
+    if (self->replaying)
+        return gd_record_pseudo_conn(key, keylen);
+    gd_conn_t *c = s_conn(self, srcfd);
+    return c ? c->id : 0;
+}
+
 /*  Handles every monitor event already queued.  ZMQ_EVENTS first: unlike a receive, it is
  *  never throttled, so no event that is queued can be missed. */
 void gd_serve_drain_monitor(groupd_t *self)
@@ -182,6 +200,12 @@ void gd_serve_drain_monitor(groupd_t *self)
 /*  The task is gone (gd_registry_remove): those who watch it are told (gd_notify.h). */
 static int s_task_gone(groupd_t *self, int32_t tid, bool exited)
 {
+    if (!(self->jr.active && self->jr.cmd == GD_UNREGISTER))
+        gd_record_gone(self, tid);      /* (an UNREGISTER's record says it already) */
+    const uint8_t *key;
+    size_t keylen;
+    if (self->dedup && gd_registry_key_of(self->reg, tid, &key, &keylen) == 0)
+        gd_dedup_forget(self->dedup, key, keylen);
     int rc = gd_registry_remove(self->reg, tid, exited);
     if (rc == 0)
         gd_notify_task_gone(self, tid);
@@ -327,7 +351,7 @@ static void s_send_owned_reply(groupd_t *self, const uint8_t *key, size_t keylen
     gd_frame_t head[3] = { { hdr, sizeof hdr }, { st, 4 }, { ver, 8 } };
     gd_frame_t route = { key, keylen };
     int k = 0;
-    if (gd_send_frames(self->router, &route, 1, head, 3, ZMQ_DONTWAIT | (n ? ZMQ_SNDMORE : 0))
+    if (!self->replaying && gd_send_frames(self->router, &route, 1, head, 3, ZMQ_DONTWAIT | (n ? ZMQ_SNDMORE : 0))
         == 0)
         for (; k < n; k++)
             if (s_send_owned(self, bufs[k], lens[k],
@@ -456,7 +480,7 @@ static void s_handle_vm(groupd_t *self, const gd_waiter_t *w, const gd_msg_t *ms
 {
     int32_t status;
     gd_conn_t *c = s_conn(self, srcfd);
-    uint64_t conn = c ? c->id : 0;
+    uint64_t conn = s_conn_id(self, srcfd, w->key, w->keylen);
     const gd_value_t *v = msg->values;
     if (srcfd >= 0 && self->monitor && !c)
         status = GIMPI_ESYSERR;         /* its connection has ended: nobody to serve */
@@ -541,10 +565,11 @@ static void s_handle_reserve(groupd_t *self, const uint8_t *key, size_t keylen,
                              const gd_msg_t *msg, int srcfd)
 {
     uint8_t token[GD_TOKEN_SIZE];
-    gd_conn_t *c = s_conn(self, srcfd);
+    if (self->replaying && self->replay_nreply == 4 && self->replay_reply[3].len == GD_TOKEN_SIZE)
+        gd_registry_force_token(self->reg, self->replay_reply[3].data);  /* the same block */
     int32_t status = gd_registry_reserve(self->reg, (const char *)msg->values[0].data,
-                                         msg->values[0].len, msg->values[1].i, c ? c->id : 0,
-                                         token);
+                                         msg->values[0].len, msg->values[1].i,
+                                         s_conn_id(self, srcfd, key, keylen), token);
     if (status == GIMPI_EOUTOFRES)
         s_log_refusal(self, &self->quota_log, "RESERVE of %d tids refused: over the "
                       "quota of the connection (fd %d) or out of tids",
@@ -633,11 +658,10 @@ static void s_handle_mbox(groupd_t *self, const gd_waiter_t *w, const gd_msg_t *
         if (msg->kind == GD_MBOX_PUTQ)
             return;                     /* (its sender knows the answer: none is sent) */
         break;
-    case GD_MBOX_GET: {
-        gd_conn_t *c = s_conn(self, srcfd);
-        gd_mbox_get(self->mbox, tid, c ? c->id : 0, name, v[1].i, v[2].i, w);
+    case GD_MBOX_GET:
+        gd_mbox_get(self->mbox, tid, s_conn_id(self, srcfd, w->key, w->keylen), name, v[1].i,
+                    v[2].i, w);
         return;                         /* answered through the sink, now or later */
-    }
     case GD_MBOX_DEL:
         status = gd_mbox_del(self->mbox, tid, name, v[1].i);
         break;
@@ -816,6 +840,22 @@ static bool s_quota_ok(groupd_t *self, const uint8_t *key, size_t keylen, int sr
     return false;
 }
 
+/*  A client replayed from the journal is back (its first request since the restart): its
+ *  task's liveness is tied to this connection, and a manager's place to it. */
+static void s_reattach(groupd_t *self, const uint8_t *key, size_t keylen, int srcfd)
+{
+    if (!self->orphans || !gd_hash_del(self->orphans, key, keylen))
+        return;
+    int32_t tid = gd_registry_tid_of(self->reg, key, keylen);
+    if (tid)
+        s_track_fd(self, tid, srcfd);
+    gd_conn_t *c = s_conn(self, srcfd);
+    bool mgr = c && gd_vm_rebind(self->vm, key, keylen, c->id);
+    if (self->verbose)
+        fprintf(stderr, "groupd: %s t%x back after the restart (fd %d)\n",
+                mgr ? "the manager" : "task", (unsigned)tid, srcfd);
+}
+
 /*  Handles one request (frames[0]: the routing id). */
 void gd_serve_request(groupd_t *self, const gd_frame_t *frames, int nframes, bool truncated,
                       int srcfd)
@@ -840,12 +880,22 @@ void gd_serve_request(groupd_t *self, const gd_frame_t *frames, int nframes, boo
         char buf[256];
         fprintf(stderr, "groupd: <- %s (fd %d)\n", gd_msg_format(&msg, buf, sizeof buf), srcfd);
     }
+    if (self->restarted) {
+        if (gd_record_dup(self, id->data, id->len, &msg))
+            return;                     /* sent again after a restart: answered before */
+        s_reattach(self, id->data, id->len, srcfd);
+    }
     if (!s_quota_ok(self, id->data, id->len, srcfd)) {
         s_send_reply(self, id->data, id->len, msg.kind | GD_REPLY_FLAG, msg.reqid,
                      GIMPI_EOUTOFRES, 0, NULL, 0);
         return;
     }
+    bool journaled = self->dedup && gd_record_journaled(msg.kind);
+    if (journaled)
+        gd_record_begin(self, frames, nframes, &msg);
     s_handle(self, id->data, id->len, &msg, srcfd);
+    if (journaled)
+        gd_record_end(self);
     if (self->idle_exit_ms)
         self->last_busy_ms = gimpi_now_ms();    /* any request restarts the idle period */
 }
@@ -1029,6 +1079,14 @@ static bool s_on_monitor(groupd_t *self)
     return true;
 }
 
+/*  A task is gone for a reason no journaled request records (a replayed JR_GONE). */
+void gd_serve_task_gone(groupd_t *self, int32_t tid)
+{
+    assert(self);
+    s_untrack(self, tid);
+    s_task_gone(self, tid, true);
+}
+
 /*  The handler's state. */
 int gd_serve_init(groupd_t *self, FILE *log, const gd_registry_limits_t *limits)
 {
@@ -1074,6 +1132,8 @@ void gd_serve_fini(groupd_t *self)
     if (self->marks)
         gd_hash_foreach(self->marks, s_free_value_cb, NULL);
     gd_hash_destroy(&self->marks);
+    gd_hash_destroy(&self->orphans);
+    gd_dedup_destroy(&self->dedup);
     gd_notify_fini(self);
 }
 

@@ -18,6 +18,8 @@
 #include "groupd/gd_mbox.h"
 #include "groupd/gd_guard.h"
 #include "groupd/gd_status.h"
+#include "groupd/gd_journal.h"
+#include "groupd/gd_dedup.h"
 #include "groups/gd_proto.h"
 #include "groups/gd_sock.h"
 #include "base/gd_hash.h"
@@ -112,6 +114,31 @@ typedef struct {
     gd_ratelog_t bad_log;       /* malformed requests */
     gd_ratelog_t quota_log;     /* quota refusals */
     gd_ratelog_t hs_log;        /* failed handshakes (monitor) */
+    /* the journal (gd_journal.h) and what goes into it (gd_record.h) */
+    gd_journal_t *journal;      /* NULL: no journal (--no-journal, or tcp without --journal) */
+    gd_dedup_t *dedup;          /* replies a restarted client may ask for again */
+    bool replaying;             /* the journal is being replayed: no sends, no records */
+    bool restarted;             /* state was replayed: requests may come a second time */
+    gd_frame_t *replay_reply;   /* the recorded reply of the request being replayed */
+    int replay_nreply;
+    struct {                    /* the journaled request being handled */
+        bool active, written;
+        const gd_frame_t *frames;       /* routing id, then the request */
+        int n;
+        uint32_t reqid;
+        uint8_t cmd;
+        int32_t gone[8];                /* tasks its handling ended (JR_GONE after it) */
+        int ngone;
+    } jr;
+    gd_hash_t *orphans;         /* routing id -> tid (0: not a task) of the clients replayed
+                                   and not heard from since */
+    int64_t orphan_deadline_ms; /* then the orphans are gone (0: none) */
+    int reattach_ms;            /* --reattach: how long a replayed client has to come back */
+    const char *journal_file;   /* --journal (NULL: the default) */
+    size_t journal_max;         /* --journal-max (0: GD_JOURNAL_DEFAULT_MAX) */
+    bool no_journal;            /* --no-journal */
+    bool restart_only;          /* --restart: a task's restart, only with state to replay */
+    bool journal_failed;        /* a write failed: said once, journal closed */
 } groupd_t;
 
 /*  Fills the handler's part of a fresh groupd_t: the registry (with limits, NULL for the
@@ -138,4 +165,22 @@ int gd_serve_flush_logs(groupd_t *self);
 void gd_serve_drain_monitor(groupd_t *self);
 /*  Handles every event queued on the XPUB's monitor (the guard's connections). */
 void gd_serve_drain_pub_monitor(groupd_t *self);
+
+/*  Default of --reattach: a client replayed from the journal that has not come back
+ *  within this is taken for gone (its task exits; a manager's place is free again) unless
+ *  its process still runs on this machine.  Twice the clients' outage budget
+ *  (GIMPI_GROUPD_OUTAGE_MS). */
+enum { GD_SERVE_REATTACH_MS = 10000 };
+/*  After it, a replayed task whose process still runs (it has made no group call since the
+ *  restart) is looked at again this often, and is gone once its process is. */
+enum { GD_SERVE_ORPHAN_CHECK_MS = 1000 };
+
+/*  A task is gone for a reason no journaled request records (JR_GONE replayed). */
+void gd_serve_task_gone(groupd_t *self, int32_t tid);
+/*  After a replay: every client of the registry and the table of replies is an orphan
+ *  until it makes a request; returns how many there are. */
+size_t gd_serve_orphans_begin(groupd_t *self);
+/*  Milliseconds until the orphans are due (-1: none); at 0 they are taken for gone. */
+int gd_serve_orphans_due_ms(groupd_t *self);
+void gd_serve_expire_orphans(groupd_t *self);
 #endif

@@ -260,6 +260,16 @@ int gd_vm_answer(gd_vm_t *self, const uint8_t *key, size_t keylen, uint64_t conn
     return GIMPI_ENOTASK;
 }
 
+/*  The manager on a new connection. */
+bool gd_vm_rebind(gd_vm_t *self, const uint8_t *key, size_t keylen, uint64_t conn)
+{
+    assert(self);
+    if (!self->have_manager || keylen != self->mgr_keylen || memcmp(key, self->mgr_key, keylen))
+        return false;
+    self->mgr_conn = conn;
+    return true;
+}
+
 /*  A connection ended. */
 void gd_vm_conn_gone(gd_vm_t *self, uint64_t conn)
 {
@@ -285,4 +295,42 @@ size_t gd_vm_npending(gd_vm_t *self)
 {
     assert(self);
     return (size_t)self->nreqs;
+}
+
+/*  The relay's state for the journal's compaction. */
+void gd_vm_state(gd_vm_t *self, gd_vm_state_t *st)
+{
+    assert(self);
+    *st = (gd_vm_state_t){ .table = self->table, .len = self->table_len,
+                           .nhosts = self->nhosts, .need_token = self->need_token,
+                           .token = self->token };
+    if (self->have_manager) {
+        st->mgr_key = self->mgr_key;
+        st->mgr_keylen = self->mgr_keylen;
+    }
+}
+
+/*  Reads it back into a fresh relay (the manager on connection conn). */
+int gd_vm_restore(gd_vm_t *self, const gd_vm_state_t *st, uint64_t conn)
+{
+    assert(self);
+    if (st->len > GD_VM_MAX_TABLE || st->mgr_keylen > sizeof self->mgr_key || st->nhosts < 0
+        || (st->len && !s_table_ok(st->nhosts, st->table, st->len)))
+        return GIMPI_EBADPARAM;
+    uint8_t *copy = st->len ? malloc(st->len) : NULL;
+    if (st->len && !copy)
+        return GIMPI_ENOMEM;
+    if (st->len)
+        memcpy(copy, st->table, st->len);
+    free(self->table);
+    self->table = copy;
+    self->table_len = st->len;
+    self->nhosts = st->nhosts;
+    self->need_token = st->need_token;
+    memcpy(self->token, st->token, GD_TOKEN_SIZE);
+    self->have_manager = st->mgr_keylen > 0;
+    memcpy(self->mgr_key, st->mgr_key, st->mgr_keylen);
+    self->mgr_keylen = st->mgr_keylen;
+    self->mgr_conn = conn;
+    return 0;
 }

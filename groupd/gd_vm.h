@@ -64,9 +64,30 @@ int gd_vm_wait(gd_vm_t *self, const gd_waiter_t *w, uint64_t conn);
  *  never handed out, or its requester gone), GIMPI_EBADPARAM (payload too long). */
 int gd_vm_answer(gd_vm_t *self, const uint8_t *key, size_t keylen, uint64_t conn,
                  int32_t token, int32_t status, const uint8_t *data, size_t len);
+/*  The manager came back on a new connection (a groupd restarted from its journal: its
+ *  routing id is the same).  True when key is the manager's. */
+bool gd_vm_rebind(gd_vm_t *self, const uint8_t *key, size_t keylen, uint64_t conn);
 /*  A connection ended: the manager's frees the slot and fails every pending request with
  *  GIMPI_ESYSERR; a requester's pending requests are dropped. */
 void gd_vm_conn_gone(gd_vm_t *self, uint64_t conn);
 /*  Requests queued or handed to the manager. */
 size_t gd_vm_npending(gd_vm_t *self);
+/*  The relay's state for the journal's compaction: the host table, the manager's
+ *  routing id (length 0: none) and the launcher token.  Pending requests are not: their
+ *  requesters send them again after a restart. */
+typedef struct {
+    const uint8_t *table;
+    size_t len;
+    int32_t nhosts;
+    const uint8_t *mgr_key;
+    size_t mgr_keylen;
+    bool need_token;
+    const uint8_t *token;       /* GD_TOKEN_SIZE bytes */
+} gd_vm_state_t;
+
+void gd_vm_state(gd_vm_t *self, gd_vm_state_t *st);
+/*  Reads it back into a fresh relay; the manager (if any) on connection conn.  0,
+ *  GIMPI_EBADPARAM or GIMPI_ENOMEM. */
+int gd_vm_restore(gd_vm_t *self, const gd_vm_state_t *st, uint64_t conn);
+
 #endif

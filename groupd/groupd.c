@@ -23,6 +23,9 @@
 #include "groups/gd_sock.h"
 #include "groupd/gd_registry.h"
 #include "groupd/gd_serve.h"
+#include "groupd/gd_journal.h"
+#include "groupd/gd_replay.h"
+#include "groupd/gd_record.h"
 #include "base/gd_hash.h"
 #include "base/gimpi_key.h"
 #include "gimpi.h"
@@ -122,7 +125,9 @@ static int s_lock(groupd_t *self)
         ssize_t n = pread(self->lock_fd, pid, sizeof pid - 1, 0);
         pid[n > 0 ? n : 0] = 0;
         pid[strcspn(pid, "\n")] = 0;
-        if (*pid)
+        if (self->quiet)
+            ;                   /* (a task's restart that another task won) */
+        else if (*pid)
             fprintf(stderr, "groupd: another groupd (pid %s) is already serving %s; "
                     "not starting\n", pid, self->endpoint);
         else
@@ -303,7 +308,8 @@ static int s_setup(groupd_t *self, const gimpi_key_t *key)
 
 /*  Leaves the terminal before any ZeroMQ thread exists (they would not survive a fork):
  *  the child starts a new session and carries on; the parent waits for the child's word
- *  on a pipe and exits 0 once it serves, 1 when it failed (e.g. a groupd already runs).
+ *  on a pipe and exits 0 once it serves, 3 when --restart found nothing to replay, 1 when
+ *  it failed (e.g. a groupd already runs).
  *  Returns the write end of the pipe in the child. */
 static int s_daemonise(void)
 {
@@ -321,7 +327,7 @@ static int s_daemonise(void)
         do
             n = read(p[0], &c, 1);
         while (n < 0 && errno == EINTR);
-        _exit(n == 1 && c == '1' ? 0 : 1);
+        _exit(n == 1 && c == '1' ? 0 : n == 1 && c == '3' ? 3 : 1);
     }
     close(p[0]);
     setsid();
@@ -363,6 +369,77 @@ static void s_teardown(groupd_t *self)
         close(self->sig_fd);
     if (self->lock_fd >= 0)
         close(self->lock_fd);
+}
+
+/* ------------------------------------------------------------------ the journal */
+
+/*  Past its bound the journal is rewritten as the state now (gd_record_dump); when that
+ *  fails groupd goes on without a journal (said once). */
+static void s_compact(groupd_t *self)
+{
+    char err[700];
+    int64_t t0 = gimpi_now_ms();
+    size_t before = gd_journal_size(self->journal);
+    if (gd_journal_rewrite(self->journal, gd_record_dump, self, err, sizeof err) < 0) {
+        fprintf(stderr, "groupd: cannot compact the journal: %s; going on without one\n", err);
+        gd_journal_destroy(&self->journal, true);
+        gd_dedup_destroy(&self->dedup);
+        return;
+    }
+    if (self->verbose)
+        fprintf(stderr, "groupd: journal compacted from %zu to %zu bytes in %lld ms\n", before,
+                gd_journal_size(self->journal), (long long)(gimpi_now_ms() - t0));
+}
+
+/*  Opens the journal (--journal FILE, else "<path>.journal" beside an ipc endpoint's
+ *  socket; none on tcp without --journal, or with --no-journal) and replays it: a groupd
+ *  killed before us is restarted with its state.  0; 1 under --restart when there is
+ *  nothing to replay (the groupd before ended on purpose: HALT, idle, a signal); or -1
+ *  with a message (a journal that is not ours, or a corrupt one: refused rather than
+ *  served half). */
+static int s_journal(groupd_t *self, const char *file, size_t max)
+{
+    char path[600], err[700];
+    if (!file && strncmp(self->endpoint, "ipc://", 6) != 0)
+        return 0;
+    if (!file)
+        snprintf(path, sizeof path, "%s.journal", self->endpoint + 6);
+    else
+        snprintf(path, sizeof path, "%s", file);
+    self->journal = gd_journal_open(path, max, err, sizeof err);
+    self->dedup = gd_dedup_new();
+    if (!self->journal || !self->dedup) {
+        fprintf(stderr, "groupd: %s\n", self->journal ? "out of memory" : err);
+        return -1;
+    }
+    int64_t t0 = gimpi_now_ms();
+    self->replaying = true;
+    long n = gd_journal_replay(self->journal, gd_replay_apply, self, err, sizeof err);
+    self->replaying = false;
+    if (n < 0) {
+        fprintf(stderr, "groupd: %s; not starting (move the file away to start empty)\n",
+                err);
+        gd_journal_destroy(&self->journal, false);
+        return -1;
+    }
+    if (n == 0 && self->restart_only) {
+        gd_journal_destroy(&self->journal, true);
+        return 1;               /* --restart: the groupd before us ended on purpose */
+    }
+    if (n == 0 && gd_journal_append(self->journal, GD_JR_HEAD, (gd_jfield_t[2]){
+                      { .i = GD_JOURNAL_FORMAT }, { .q = (uint64_t)t0 } }, 2) < 0) {
+        fprintf(stderr, "groupd: cannot write journal %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    if (n > 0) {
+        size_t orphans = gd_serve_orphans_begin(self);
+        if (!self->quiet || self->verbose)
+            fprintf(stderr, "groupd: restarted from journal %s: %ld records in %lld ms, "
+                    "%zu tasks, %zu groups, %zu clients to come back\n", path, n,
+                    (long long)(gimpi_now_ms() - t0), gd_registry_ntasks(self->reg),
+                    gd_registry_ngroups(self->reg), orphans);
+    }
+    return 0;
 }
 
 /*  zmq_poll timeout under --idle-exit: -1 (no limit) while tasks are registered, a VM
@@ -422,6 +499,8 @@ static int s_serve(groupd_t *self)
         int rc = s_readable(self->router);
         for (int k = 0; rc > 0 && k < 256; k++, rc = s_readable(self->router))
             gd_serve_request_next(self);
+        if (self->journal && gd_journal_full(self->journal))
+            s_compact(self);
         int rx = s_readable(self->xpub);
         for (int k = 0; rx > 0 && k < 256; k++, rx = s_readable(self->xpub))
             gd_serve_subscription(self);
@@ -439,13 +518,21 @@ static int s_serve(groupd_t *self)
                 fprintf(stderr, "groupd: halted, exiting\n");
             return 0;
         }
-        monitor_due = zap_due = false;
         /* both found empty after the last send on them: sleep (unless a batch bound was
-           hit, or MARKs went out on the XPUB since it was looked at) */
-        if (rc > 0 || rx > 0 || marked)
+           hit, or MARKs went out on the XPUB since it was looked at).  A round that does
+           not sleep looks at the ZAP handler and the monitors too (one ZMQ_EVENTS each):
+           their fds are only seen by the poll, and a burst of subscriptions (every task
+           back after a restart) or of requests would keep new connections' handshakes
+           waiting for it, seen as HELLOs unanswered for a second or more */
+        monitor_due = zap_due = rc > 0 || rx > 0 || marked;
+        if (monitor_due)
             continue;
         long timeout = s_idle_timeout(self);
         int due = gd_serve_flush_logs(self);        /* a held-back summary line */
+        gd_serve_expire_orphans(self);              /* clients that did not come back */
+        int od = gd_serve_orphans_due_ms(self);
+        if (od >= 0 && (due < 0 || od < due))
+            due = od;
         gd_guard_trim(self->guard, gimpi_now_ms());  /* memory back after a flood */
         int trim = gd_guard_trim_due_ms(self->guard, gimpi_now_ms());
         if (trim >= 0 && (due < 0 || trim < due))
@@ -489,10 +576,17 @@ static void s_usage(FILE *out)
                  "              [--mbox-max-entry BYTES] [--mbox-max-per-task N]\n"
                  "              [--mbox-max-bytes BYTES] [--max-handshakes N]\n"
                  "              [--max-sub-bytes BYTES] [--launcher]\n"
+                 "              [--journal FILE | --no-journal] [--journal-max BYTES]\n"
+                 "              [--reattach MS] [--restart]\n"
                  "  --port P      requests on tcp://ADDR:P, events on port P+1 (fixed ports)\n"
                  "  --bind ADDR   the address (or interface) of --port (default 0.0.0.0)\n"
                  "  --launcher    print 'manager-token HEX' first: only a HOSTS_SET with it\n"
-                 "                makes its connection the VM's manager\n");
+                 "                makes its connection the VM's manager\n"
+                 "  --journal F   journal every change to F and replay it at start (default\n"
+                 "                on ipc: the endpoint's path + .journal; none on tcp)\n"
+                 "  --journal-max compact the journal past this many bytes (64 MiB)\n"
+                 "  --reattach MS replayed tasks not back within MS are gone (10000)\n"
+                 "  --restart     only replay: exit 3 when there is no journal to replay\n");
 }
 
 /*  Parses a number option within [lo, hi]; false with a message when it is not one. */
@@ -564,7 +658,8 @@ static int s_port_endpoint(groupd_t *self, int port, const char *bind_addr, cons
 
 /*  --mbox-max-entry (c 'E'), --mbox-max-per-task ('N'), --mbox-max-bytes ('B'): the
  *  message box's bounds; --max-handshakes ('S'), --max-sub-bytes ('Y'): the floods'
- *  (gd_guard.h, gd_serve.h).  False with a message when arg is not one. */
+ *  (gd_guard.h, gd_serve.h); --journal ('J'), --no-journal ('O'), --journal-max ('X'),
+ *  --reattach ('A'): the journal's.  False with a message when arg is not one. */
 static bool s_mbox_option(groupd_t *self, int c, const char *arg)
 {
     long v;
@@ -578,6 +673,16 @@ static bool s_mbox_option(groupd_t *self, int c, const char *arg)
         self->mbox_lim.max_per_task = (int)v;
     else if (c == 'B' && s_num(arg, 1, LONG_MAX, "mbox-max-bytes", &v))
         self->mbox_lim.max_bytes = (size_t)v;
+    else if (c == 'J')
+        self->journal_file = arg;
+    else if (c == 'O')
+        self->no_journal = true;
+    else if (c == 'X' && s_num(arg, 4096, LONG_MAX, "journal-max", &v))
+        self->journal_max = (size_t)v;
+    else if (c == 'A' && s_num(arg, 0, 86400000, "reattach", &v))
+        self->reattach_ms = (int)v;
+    else if (c == 'W')
+        self->restart_only = true;
     else
         return false;
     return true;
@@ -620,6 +725,11 @@ static int s_options(groupd_t *self, int argc, char **argv, gd_registry_limits_t
         { "launcher", no_argument, NULL, 'L' },
         { "max-handshakes", required_argument, NULL, 'S' },
         { "max-sub-bytes", required_argument, NULL, 'Y' },
+        { "journal", required_argument, NULL, 'J' },
+        { "no-journal", no_argument, NULL, 'O' },
+        { "journal-max", required_argument, NULL, 'X' },
+        { "reattach", required_argument, NULL, 'A' },
+        { "restart", no_argument, NULL, 'W' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -654,14 +764,6 @@ static int s_options(groupd_t *self, int argc, char **argv, gd_registry_limits_t
             if (!s_num(optarg, 1, UINT32_MAX - 1, "max-unregistered", &v))
                 return 2;
             self->max_unreg = (uint32_t)v;
-            break;
-        case 'E':
-        case 'N':
-        case 'B':
-        case 'S':
-        case 'Y':
-            if (!s_mbox_option(self, c, optarg))
-                return 2;
             break;
         case 'P':
             if (!s_num(optarg, 1, 65535, "pub-port", &v))
@@ -702,7 +804,10 @@ static int s_options(groupd_t *self, int argc, char **argv, gd_registry_limits_t
             break;
         }
         case 'h': s_usage(stdout); return 0;
-        default: s_usage(stderr); return 2;
+        case '?': s_usage(stderr); return 2;
+        default:
+            if (!s_mbox_option(self, c, optarg))
+                return 2;
         }
     }
     if (optind < argc) {
@@ -766,9 +871,14 @@ int main(int argc, char **argv)
     }
     int rc = gd_serve_init(&self, stderr, &lim) < 0 || s_setup(&self, have_key ? &key : NULL);
     gimpi_key_wipe(&key, sizeof key);
-    if (rc) {
+    int jrc = rc ? 0 : self.no_journal ? self.restart_only
+                     : s_journal(&self, self.journal_file, self.journal_max);
+    if (rc || jrc) {
+        gd_journal_destroy(&self.journal, false);
         s_teardown(&self);
-        return 1;
+        if (jrc == 1 && ready_fd >= 0 && write(ready_fd, "3", 1) < 0)
+            return 1;
+        return jrc == 1 ? 3 : 1;        /* 3: --restart found nothing to replay */
     }
     s_print_token(&self);
     printf("%s\n", self.endpoint);
@@ -779,8 +889,10 @@ int main(int argc, char **argv)
     if (self.verbose)
         fprintf(stderr, "groupd: serving %s, events on %s\n", self.endpoint,
                 self.pub_endpoint);
-    if (s_serve(&self) < 0)
+    bool failed = s_serve(&self) < 0;
+    if (failed)
         fprintf(stderr, "groupd: poll: %s\n", zmq_strerror(errno));
+    gd_journal_destroy(&self.journal, !failed);     /* an end on purpose: nothing to replay */
     s_teardown(&self);
     return 0;
 }

@@ -31,8 +31,10 @@ int gdt_start_ep(gdt_daemon_t *d, const char *endpoint, const char *extra)
         snprintf(d->endpoint, sizeof d->endpoint, "ipc://%s/gd", d->dir);
     char bin[4096];
     snprintf(bin, sizeof bin, "%s", tl_prog("groupd/groupd"));
-    char *argv[8] = { bin, (char *)"--foreground", (char *)"--endpoint", d->endpoint };
-    int n = 4;
+    /* (no journal: a test's groupd killed stays dead, as the tests of its death want) */
+    char *argv[8] = { bin, (char *)"--foreground", (char *)"--no-journal", (char *)"--endpoint",
+                      d->endpoint };
+    int n = 5;
     if (extra)
         argv[n++] = (char *)extra;
     argv[n] = NULL;

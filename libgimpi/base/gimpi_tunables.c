@@ -36,6 +36,11 @@ static const gimpi_tunable_t s_table[] = {
     { "GIMPI_GROUPD_IDLE", U, "30", "s",
       "a groupd started by a task exits after this long without tasks",
       "libgimpi/groups/gimpi_groups_start.c", false },
+    { "GIMPI_GROUPD_OUTAGE_MS", U, "5000", "ms",
+      "how long a task waits for a groupd that went away to come back (restarted from its "
+      "journal, by the first task that notices on one machine) before its group calls fail "
+      "with PvmSysErr; 0: they fail at once, as before the journal",
+      "libgimpi/groups/gimpi_groups.c", false },
     { "GIMPI_PATH", U, "", "list",
       "colon-separated directories where a spawn looks for a program given by its bare "
       "name first (then the spawner's folder and $HOME/pvm3/bin/ARCH, never PATH, as "

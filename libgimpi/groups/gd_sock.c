@@ -67,6 +67,7 @@ void gd_sock_opts_init(gd_sock_opts_t *opts, gd_sock_role_t role, const char *en
     case GD_SOCK_TASK_SUB:
         opts->type = ZMQ_SUB;
         opts->rcvhwm = GD_SOCK_SUB_RCVHWM;
+        opts->reconnect_ivl_ms = GD_SOCK_TASK_RECONNECT_MS;
         break;
     case GD_SOCK_TOOL_DEALER:
         opts->type = ZMQ_DEALER;
@@ -157,7 +158,10 @@ static int s_apply(void *sock, const gd_sock_opts_t *o, char *err, size_t errsiz
                  sizeof o->maxmsgsize, (long long)o->maxmsgsize, err, errsize) < 0
         || s_set_int(sock, t, ZMQ_HANDSHAKE_IVL, "ZMQ_HANDSHAKE_IVL", o->handshake_ms, err,
                      errsize) < 0
-        || s_set_int(sock, t, ZMQ_IMMEDIATE, "ZMQ_IMMEDIATE", o->immediate, err, errsize) < 0)
+        || s_set_int(sock, t, ZMQ_IMMEDIATE, "ZMQ_IMMEDIATE", o->immediate, err, errsize) < 0
+        || (o->reconnect_ivl_ms != 0
+            && s_set_int(sock, t, ZMQ_RECONNECT_IVL, "ZMQ_RECONNECT_IVL", o->reconnect_ivl_ms,
+                         err, errsize) < 0))
         return -1;
     if (o->heartbeat_ivl_ms > 0
         && (s_set_int(sock, t, ZMQ_HEARTBEAT_IVL, "ZMQ_HEARTBEAT_IVL", o->heartbeat_ivl_ms,

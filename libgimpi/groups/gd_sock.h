@@ -80,6 +80,10 @@ enum {
        then wrongly took a live groupd for dead; none in runs with 8 s. */
     GD_SOCK_TASK_HEARTBEAT_MS = 1000,
     GD_SOCK_TASK_HEARTBEAT_TIMEOUT_MS = 5000,
+    /* a task's SUB tries again this often to reach a groupd that went away (libzmq's
+       default is 100 ms): a groupd restarted from its journal has its subscribers back,
+       and their caches current again, within some 10 ms of serving */
+    GD_SOCK_TASK_RECONNECT_MS = 10,
     GD_SOCK_ERRLEN = 768,           /* room for any message of gd_sock_new */
 };
 
@@ -132,6 +136,7 @@ typedef struct {
     bool immediate;                 /* ZMQ_IMMEDIATE: queue only to completed connections */
     bool router_mandatory;          /* ZMQ_ROUTER_MANDATORY (ROUTER only) */
     bool xpub_verbose;              /* ZMQ_XPUB_VERBOSE (XPUB only): every subscription up */
+    int reconnect_ivl_ms;           /* ZMQ_RECONNECT_IVL; 0: libzmq's (100 ms); -1: never */
     int monitor_events;             /* ZMQ_EVENT_* mask to monitor; 0: no monitor */
     const char *monitor_endpoint;   /* the monitor's inproc endpoint: a name new to the
                                        context (libzmq frees a closed monitor's name only

@@ -71,6 +71,14 @@ gimpi_groups_t *gimpi_groups_new(const char *endpoint, void *zmq_context)
     const char *sync_leave = gimpi_env("GIMPI_GROUPS_SYNC_LEAVE");
     self->sync_leave = sync_leave && *sync_leave && strcmp(sync_leave, "0") != 0;
     self->status_ms = gimpi_groups_status_after();
+    const char *outage = gimpi_env("GIMPI_GROUPD_OUTAGE_MS");
+    long outage_ms = outage && *outage ? atol(outage) : OUTAGE_MS;
+    self->outage_ms = outage_ms < 0 ? 0 : outage_ms > 3600000 ? 3600000 : outage_ms;
+    /* (only on ipc: a groupd on tcp keeps no journal, and its port may change) */
+    self->reconnect = self->outage_ms && !strncmp(self->endpoint, "ipc://", 6)
+                    ? groups_reconnect : NULL;
+    randombytes_buf(self->rid, sizeof self->rid);
+    self->rid[0] = 'g';                 /* (libzmq reserves routing ids that start with 0) */
     impi_addr16_from_ipv4(self->hostid, 0x7F000001);
     memcpy(self->addr, self->hostid, 16);
     self->pid = getpid();
@@ -98,6 +106,8 @@ void gimpi_groups_destroy(gimpi_groups_t **self_p)
     gd_hash_destroy(&self->mine);
     for (int i = 0; i < self->ndeferred; i++)
         free(self->deferred[i].group);
+    for (int i = 0; i < self->ninflight; i++)
+        free(self->inflight[i].heap);
     gd_multipart_close(&self->vm_mp);
     if (self->watch_free)
         self->watch_free(self->watch);
@@ -151,13 +161,20 @@ void gimpi_groups_counters(gimpi_groups_t *self, uint64_t *local, uint64_t *remo
 /* ------------------------------------------------------------------ connecting */
 
 /*  Opens the DEALER socket (ZMTP heartbeats towards groupd, gd_sock.h) with its monitor,
- *  and connects.  0 or -1. */
-static int s_open_dealer(gimpi_groups_t *self, int attempt)
+ *  and connects.  The routing id is the object's own; on ipc the socket does not
+ *  reconnect by itself: a groupd restarted from its journal is reached by a new socket
+ *  (groups_reconnect), never by an old one that would hold the routing id there first.
+ *  0 or -1. */
+static int s_open_dealer(gimpi_groups_t *self)
 {
     char mon[64], err[GD_SOCK_ERRLEN];
-    snprintf(mon, sizeof mon, "inproc://gimpi-groups-%p-%d", (void *)self, attempt);
+    snprintf(mon, sizeof mon, "inproc://gimpi-groups-%p-%u", (void *)self, ++self->nopen);
     gd_sock_opts_t o;
     gd_sock_opts_init(&o, GD_SOCK_TASK_DEALER, self->endpoint);
+    o.routing_id = self->rid;
+    o.routing_id_len = sizeof self->rid;
+    if (strncmp(self->endpoint, "ipc://", 6) == 0)
+        o.reconnect_ivl_ms = -1;
     o.monitor_events = ZMQ_EVENT_DISCONNECTED | GD_SOCK_HANDSHAKE_EVENTS;
     o.monitor_endpoint = mon;
     self->handshaken = false;
@@ -185,6 +202,9 @@ static int s_load_key(gimpi_groups_t *self)
     return 0;
 }
 
+static int s_hello(gimpi_groups_t *self, int64_t timeout_ms, gd_multipart_t *mp_out,
+                   gd_msg_t *reply_out);
+
 /*  Connects and says HELLO (starting a groupd when none serves our ipc endpoint).  0, or
  *  GIMPI_ESYSERR (and the object is dead). */
 int groups_connect(gimpi_groups_t *self)
@@ -201,17 +221,22 @@ int groups_connect(gimpi_groups_t *self)
         self->state = -1;
         return GIMPI_ESYSERR;
     }
+    /* on ipc a connection whose handshake has not succeeded within HELLO_RETRY_MS is
+       given up for a new one (s_hello), until HELLO_TIMEOUT_MS */
+    int64_t deadline = gimpi_now_ms() + HELLO_TIMEOUT_MS;
     for (int attempt = 0;; attempt++) {
         self->state = -1;           /* until proven otherwise */
         if (ipc && !groups_ipc_alive(self->endpoint) && groups_start_groupd(self) < 0)
             return GIMPI_ESYSERR;
-        if (s_open_dealer(self, attempt) < 0)
+        if (s_open_dealer(self) < 0)
             return GIMPI_ESYSERR;
         self->state = 1;
-        if (groups_request(self, GD_HELLO, NULL, 0, HELLO_TIMEOUT_MS, &mp, &reply) >= 0)
+        int64_t left = deadline - gimpi_now_ms();
+        if ((ipc ? s_hello(self, left > 1 ? left : 1, &mp, &reply)
+                 : groups_request(self, GD_HELLO, NULL, 0, HELLO_TIMEOUT_MS, &mp, &reply)) >= 0)
             break;
         self->state = -1;
-        if (!ipc || attempt == 1 || self->refused)
+        if (!ipc || (attempt >= 1 && gimpi_now_ms() >= deadline) || self->refused)
             return GIMPI_ESYSERR;
         s_close_dealer(self);
     }
@@ -369,6 +394,133 @@ static void s_note_cost(gimpi_groups_t *self)
     self->pend_ns = 0;
 }
 
+/*  Frees a request kept in flight. */
+static void s_inflight_free(inflight_t *f)
+{
+    free(f->heap);
+    f->heap = NULL;
+}
+
+/*  Keeps a request's frames until its reply comes (to send again after a reconnection).
+ *  When the table is full the oldest quiet put goes, else the oldest request. */
+static void s_inflight_add(gimpi_groups_t *self, uint32_t reqid, uint8_t cmd,
+                           const gd_frame_t *frames, int n)
+{
+    if (!self->reconnect)
+        return;
+    size_t len = 4;
+    for (int k = 0; k < n; k++)
+        len += 4 + frames[k].len;
+    if (self->ninflight == INFLIGHT_MAX) {
+        int drop = 0;
+        for (int k = 0; k < self->ninflight; k++)
+            if (self->inflight[k].cmd == GD_MBOX_PUTQ) {
+                drop = k;
+                break;
+            }
+        s_inflight_free(&self->inflight[drop]);
+        memmove(&self->inflight[drop], &self->inflight[drop + 1],
+                (size_t)(--self->ninflight - drop) * sizeof self->inflight[0]);
+    }
+    inflight_t *f = &self->inflight[self->ninflight];
+    f->heap = len <= sizeof f->small ? NULL : malloc(len);
+    uint8_t *buf = len <= sizeof f->small ? f->small : f->heap;
+    if (!buf)
+        return;
+    gimpi_be_put32(buf, (uint32_t)n);
+    size_t off = 4;
+    for (int k = 0; k < n; k++) {
+        gimpi_be_put32(buf + off, (uint32_t)frames[k].len);
+        memcpy(buf + off + 4, frames[k].data, frames[k].len);
+        off += 4 + frames[k].len;
+    }
+    f->reqid = reqid;
+    f->cmd = cmd;
+    f->len = len;
+    self->ninflight++;
+}
+
+/*  A reply to reqid came: it and the replyless requests sent before it (quiet puts,
+ *  barrier notes: groupd takes a connection's requests in order) are done. */
+static void s_inflight_done(gimpi_groups_t *self, uint32_t reqid)
+{
+    int out = 0;
+    for (int k = 0; k < self->ninflight; k++) {
+        inflight_t *f = &self->inflight[k];
+        bool quiet = f->cmd == GD_MBOX_PUTQ || f->cmd == GD_BARRIER_NOTE;
+        if (f->reqid == reqid || (quiet && f->reqid < reqid))
+            s_inflight_free(f);
+        else
+            self->inflight[out++] = *f;
+    }
+    self->ninflight = out;
+}
+
+/*  Receives one message from the DEALER; a reply is no longer in flight. */
+int groups_recv(gimpi_groups_t *self, gd_multipart_t *mp, int flags)
+{
+    if (gd_multipart_recv(self->dealer, mp, flags) < 0)
+        return -1;
+    gd_msg_t head;
+    if (self->ninflight && mp->nparts >= 1 && gd_header_decode(&mp->frames[0], &head) == GD_OK)
+        s_inflight_done(self, head.reqid);
+    return 0;
+}
+
+/*  Sends the requests in flight again, oldest first, with their ids (groupd answers a
+ *  journaled one it has seen from its table of replies). */
+static void s_inflight_resend(gimpi_groups_t *self)
+{
+    for (int k = 0; k < self->ninflight; k++) {
+        gd_frame_t frames[1 + GD_MAX_FRAMES];
+        const inflight_t *f = &self->inflight[k];
+        const uint8_t *p = f->heap ? f->heap : f->small;
+        uint32_t n = gimpi_be_get32(p);
+        size_t off = 4;
+        for (uint32_t i = 0; i < n && i < 1 + GD_MAX_FRAMES; i++) {
+            uint32_t l = gimpi_be_get32(p + off);
+            frames[i] = (gd_frame_t){ p + off + 4, l };
+            off += 4 + l;
+        }
+        gd_send_frames(self->dealer, NULL, 0, frames, (int)n, 0);
+    }
+}
+
+/*  groupd went away: reach one again (see groups_internal.h). */
+int groups_reconnect(gimpi_groups_t *self)
+{
+    int64_t t0 = gimpi_now_ms(), deadline = t0 + self->outage_ms;
+    bool ipc = strncmp(self->endpoint, "ipc://", 6) == 0;
+    self->reconnecting = true;
+    while (gimpi_now_ms() < deadline) {
+        s_close_dealer(self);
+        self->state = -1;
+        int started = ipc && !groups_ipc_alive(self->endpoint) ? groups_start_groupd(self) : 0;
+        if (started < 0 && (self->noprog || started == -2))
+            break;                      /* nothing to restart it with, or from */
+        if (s_open_dealer(self) < 0)
+            break;
+        self->state = 1;
+        int64_t left = deadline - gimpi_now_ms();
+        if (left <= 0)
+            break;
+        if (s_hello(self, left < 1000 ? left : 1000, NULL, NULL) == 0) {
+            s_inflight_resend(self);
+            groups_events_resync(self);
+            self->watch_stale = self->watch != NULL;
+            self->reconnecting = false;
+            self->nreconnects++;
+            self->outage_last_ms = gimpi_now_ms() - t0;
+            return 0;
+        }
+        struct timespec ts = { 0, 5000000 };
+        nanosleep(&ts, NULL);
+    }
+    self->state = -1;
+    self->reconnecting = false;
+    return -1;
+}
+
 /*  Sends a request without waiting.  Returns its request id (> 0) or an error. */
 int64_t groups_send_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values,
                             int nvalues)
@@ -393,6 +545,7 @@ int64_t groups_send_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t 
     int n = gd_values_encode(info->request, values, nvalues, buf, frames + 1);
     if (n < 0)
         return GIMPI_EBADPARAM;
+    s_inflight_add(self, reqid, cmd, frames, 1 + n);
     if (gd_send_frames(self->dealer, NULL, 0, frames, 1 + n, 0) < 0)
         return GIMPI_ESYSERR;
     s_note_cost(self);
@@ -534,7 +687,7 @@ static int s_await(gimpi_groups_t *self, uint8_t cmd, uint32_t reqid, int64_t se
         if (rc == 0)
             continue;
         gd_multipart_t mp;
-        if (gd_multipart_recv(self->dealer, &mp, ZMQ_DONTWAIT) < 0)
+        if (groups_recv(self, &mp, ZMQ_DONTWAIT) < 0)
             continue;
         if (groups_take_deferred(self, &mp) || groups_take_vmwait(self, &mp)) {
             gd_multipart_close(&mp);
@@ -561,6 +714,34 @@ static int s_await(gimpi_groups_t *self, uint8_t cmd, uint32_t reqid, int64_t se
             gd_multipart_close(&mp);
         return status;
     }
+}
+
+/*  HELLO on a new ipc connection, within timeout_ms: when its handshake has not
+ *  succeeded within HELLO_RETRY_MS the connection is given up (the caller makes
+ *  another), since an answer may never come on it; once it has, the answer is waited for
+ *  (another connection with our routing id would not be served while this one holds
+ *  it).  0 or -1; with mp_out the reply is kept for the caller (who closes it). */
+static int s_hello(gimpi_groups_t *self, int64_t timeout_ms, gd_multipart_t *mp_out,
+                   gd_msg_t *reply_out)
+{
+    int64_t sent_ns = gimpi_now_ns(), end = gimpi_now_ms() + timeout_ms;
+    int64_t reqid = groups_send_request(self, GD_HELLO, NULL, 0);
+    if (reqid < 0)
+        return -1;
+    gd_multipart_t mp;
+    gd_msg_t reply;
+    int first = timeout_ms < HELLO_RETRY_MS ? (int)timeout_ms : HELLO_RETRY_MS;
+    int rc = s_await(self, GD_HELLO, (uint32_t)reqid, sent_ns, first, &mp, &reply);
+    if (rc < 0 && self->state == 1 && !groups_check_monitor(self) && self->handshaken
+        && gimpi_now_ms() < end)
+        rc = s_await(self, GD_HELLO, (uint32_t)reqid, sent_ns, (int)(end - gimpi_now_ms()),
+                     &mp, &reply);
+    if (rc >= 0 && mp_out) {
+        *mp_out = mp;
+        *reply_out = reply;
+    } else if (rc >= 0)
+        gd_multipart_close(&mp);
+    return rc >= 0 ? 0 : -1;
 }
 
 /*  Sends a request and waits for its reply (see s_await). */
@@ -628,7 +809,7 @@ int groups_flush_until(gimpi_groups_t *self, int keep)
             return GIMPI_ESYSERR;
         }
         gd_multipart_t mp;
-        if (rc == 0 || gd_multipart_recv(self->dealer, &mp, ZMQ_DONTWAIT) < 0)
+        if (rc == 0 || groups_recv(self, &mp, ZMQ_DONTWAIT) < 0)
             continue;
         if (!groups_take_deferred(self, &mp))    /* anything else: a late answer, dropped */
             groups_take_vmwait(self, &mp);

@@ -58,11 +58,18 @@ int groups_check_monitor(gimpi_groups_t *self)
                                               self->have_key);
             if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
                 self->handshaken = true;
-            if (why && event != ZMQ_EVENT_DISCONNECTED)
+            /* on ipc a handshake cut without detail is a groupd that died in it (killed,
+               or restarted from its journal): gone, not a refusal */
+            bool cut = event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL && !self->have_key;
+            if (why && event != ZMQ_EVENT_DISCONNECTED && !cut)
                 s_refused(self, why);
-            if (event == ZMQ_EVENT_DISCONNECTED) {
+            if (event == ZMQ_EVENT_DISCONNECTED || cut) {
                 if (why && self->have_key)
                     s_refused(self, why);
+                else if (self->state == 1 && !self->reconnecting && self->reconnect) {
+                    gd_multipart_close(&mp);
+                    return self->reconnect(self) < 0;    /* a new monitor: read no more */
+                }
                 self->state = -1;
             }
         }
@@ -287,6 +294,28 @@ int groups_watch(gimpi_groups_t *self, const char *group, size_t len)
         free(topic);
     }
     return 0;
+}
+
+/*  Sends an entry back to waiting for its MARK (hash visitor). */
+static void s_resync_cb(const void *k, size_t l, void *v, void *a)
+{
+    (void)k, (void)l, (void)a;
+    centry_t *e = v;
+    e->state = C_SUBSCRIBING;
+}
+
+/*  After a reconnection: every entry waits for the new groupd's MARK, then a snapshot. */
+void groups_events_resync(gimpi_groups_t *self)
+{
+    while (self->held) {
+        held_t *h = self->held;
+        self->held = h->next;
+        free(h);
+    }
+    self->held_tail = NULL;
+    if (self->cache)
+        gd_hash_foreach(self->cache, s_resync_cb, NULL);
+    self->gen++;
 }
 
 /*  Frees one cache entry (hash visitor). */

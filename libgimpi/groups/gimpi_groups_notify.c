@@ -135,6 +135,62 @@ static int s_subscribe(gimpi_groups_t *self, watch_t *w, const uint8_t *topic, s
     }
 }
 
+/*  Collects the watched tasks' topics (hash visitor). */
+typedef struct {
+    int32_t *tids;
+    int n, cap;
+} s_tids_t;
+
+static void s_tid_cb(const void *k, size_t l, void *v, void *a)
+{
+    (void)v;
+    s_tids_t *t = a;
+    const uint8_t *topic = k;
+    if (l != 5 || topic[0] != 'T' || t->n == t->cap)
+        return;
+    t->tids[t->n++] = (int32_t)gimpi_be_get32(topic + 1);
+}
+
+/*  After a reconnection to a groupd restarted from its journal: an exit published before
+ *  our socket was back would be lost, so every watched task's topic is subscribed anew,
+ *  its MARK awaited (bounded), and the task looked up: one that has ended gets its exit
+ *  event now. */
+static void s_resync(gimpi_groups_t *self, watch_t *w)
+{
+    self->watch_stale = false;
+    s_tids_t t = { NULL, 0, (int)gd_hash_size(w->count) };
+    if (t.cap == 0 || !(t.tids = calloc((size_t)t.cap, sizeof *t.tids)))
+        return;
+    gd_hash_foreach(w->count, s_tid_cb, &t);
+    int64_t deadline = gimpi_now_ms() + SYNC_TIMEOUT_MS;
+    for (int k = 0; k < t.n; k++) {
+        uint8_t topic[5] = { 'T' };
+        gimpi_be_put32(topic + 1, (uint32_t)t.tids[k]);
+        zmq_setsockopt(w->sub, ZMQ_UNSUBSCRIBE, topic, sizeof topic);
+        gd_sock_subscribe(w->sub, topic, sizeof topic);
+        for (bool marked = false; !marked;) {
+            gd_msg_t m;
+            uint8_t got[5];
+            size_t tl;
+            gimpi_groups_event_t e;
+            while (!marked && s_read(w, ZMQ_DONTWAIT, &m, got, &tl)) {
+                if (s_event(&m, &e))
+                    s_keep(w, &e);
+                marked = tl == sizeof topic && !memcmp(got, topic, tl);
+            }
+            long left = (long)(deadline - gimpi_now_ms());
+            zmq_pollitem_t item = { w->sub, 0, ZMQ_POLLIN, 0 };
+            if (!marked && (left <= 0 || zmq_poll(&item, 1, left) < 0))
+                break;
+        }
+        gd_value_t v = { .i = t.tids[k] };
+        if (groups_request(self, GD_LOOKUP, &v, 1, REQUEST_TIMEOUT_MS, NULL, NULL)
+            == GIMPI_ENOTASK)
+            s_keep(w, &(gimpi_groups_event_t){ GD_EV_TASK_EXIT, t.tids[k], 0, 0 });
+    }
+    free(t.tids);
+}
+
 /*  Drops one watch of topic; the last one unsubscribes. */
 static void s_unsubscribe(watch_t *w, const uint8_t *topic, size_t len)
 {
@@ -210,6 +266,8 @@ int gimpi_groups_watch_next(gimpi_groups_t *self, int timeout_ms, gimpi_groups_e
     watch_t *w = self->watch;
     if (!w)
         return 0;
+    if (self->watch_stale)
+        s_resync(self, w);
     if (w->nq > 0) {
         *ev = w->q[0];
         memmove(w->q, w->q + 1, (size_t)--w->nq * sizeof *w->q);

@@ -42,7 +42,8 @@ int groups_ipc_alive(const char *endpoint)
     return rc == 0;
 }
 
-/*  Starts a groupd on our (ipc) endpoint and waits for its endpoint line. */
+/*  Starts a groupd on our (ipc) endpoint and waits for its endpoint line (in a
+ *  reconnection: only to replay the journal; -2 when there is none). */
 int groups_start_groupd(gimpi_groups_t *self)
 {
     char bin[4200], tried[2048];
@@ -57,7 +58,14 @@ int groups_start_groupd(gimpi_groups_t *self)
     char idle_arg[32];
     snprintf(idle_arg, sizeof idle_arg, "--idle-exit=%ld",
              idle && *idle ? strtol(idle, NULL, 10) : (long)IDLE_EXIT_S);
-    char *argv[] = { bin, (char *)"--endpoint", self->endpoint, idle_arg, NULL };
+    /* a restart: only from a journal (the groupd before us may have ended on purpose:
+       then exit 3, and our calls fail as they did); the tasks that lose the race to
+       start it need not say so */
+    char *argv[] = { bin, (char *)"--endpoint", self->endpoint, idle_arg, NULL, NULL, NULL };
+    if (self->reconnecting) {
+        argv[4] = (char *)"--quiet";
+        argv[5] = (char *)"--restart";
+    }
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0)
         return -1;
@@ -109,6 +117,8 @@ int groups_start_groupd(gimpi_groups_t *self)
         return 0;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
         return -1;                  /* no groupd program */
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 3)
+        return -2;                  /* a restart with nothing to replay */
     /* refused because another task started one meanwhile, which may hold the lock but not
        serve yet: wait (bounded) for it to accept connections */
     for (int64_t end = gimpi_now_ms() + HELLO_TIMEOUT_MS; gimpi_now_ms() < end;) {

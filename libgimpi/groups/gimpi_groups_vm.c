@@ -207,7 +207,7 @@ static void s_vm_drain(gimpi_groups_t *self)
         if (zmq_getsockopt(self->dealer, ZMQ_EVENTS, &ev, &el) < 0 || !(ev & ZMQ_POLLIN))
             return;
         gd_multipart_t mp;
-        if (gd_multipart_recv(self->dealer, &mp, ZMQ_DONTWAIT) < 0)
+        if (groups_recv(self, &mp, ZMQ_DONTWAIT) < 0)
             return;
         if (!groups_take_deferred(self, &mp))
             groups_take_vmwait(self, &mp);

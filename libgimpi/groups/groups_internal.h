@@ -45,7 +45,25 @@ enum {
     EXPLORE_RUN = 16,           /* EXPLORE_RUN go the way not chosen (s_spin_choice), and */
     EXPLORE_SETTLE = 8,         /* a wait counts for its way after this many of it in a row */
     COST_GAP_US = 1000,         /* a wait's cost counts the time to the next send up to this */
+    INFLIGHT_MAX = 64,          /* requests kept until answered, to send again to a groupd
+                                   restarted from its journal (16 deferred leaves, one
+                                   waited for, a VMWAIT, quiet puts) */
+    OUTAGE_MS = 5000,           /* default of GIMPI_GROUPD_OUTAGE_MS */
+    HELLO_RETRY_MS = 200,       /* a reconnection whose handshake has not succeeded by
+                                   then tries a new connection */
+    ROUTING_ID_LEN = 16,        /* the DEALER's routing id (random, the same on every
+                                   connection: groupd knows the task by it) */
 };
+
+/*  A request sent and not answered yet: its frames, packed (Uint4 count, then Uint4
+ *  length + bytes per frame), to send again after a reconnection. */
+typedef struct {
+    uint32_t reqid;
+    uint8_t cmd;
+    uint8_t *heap;              /* the frames when longer than small (malloc'ed), or NULL */
+    size_t len;
+    uint8_t small[120];         /* the frames (a JOIN of a 64-byte name takes 96) */
+} inflight_t;
 
 /*  Cached queries look at the event and monitor sockets at most this often: an empty
  *  libzmq receive costs two system calls (poll, getpid), twenty times the query itself.
@@ -141,6 +159,7 @@ struct gimpi_groups_t {
     held_t *held, *held_tail;   /* events read, in version order, not applied yet */
     int64_t hold_ns;            /* GIMPI_GROUPS_HOLD_MS */
     void *watch;                /* pvm_notify's watches (gimpi_groups_notify.c), or NULL */
+    bool watch_stale;           /* reconnected since: their ends are looked up again */
     void (*watch_free)(void *watch);    /* frees them (before the context goes) */
     void *mbox;                 /* copies of the task's own locked message-box entries
                                    (gimpi_groups_mbox.c), or NULL */
@@ -149,6 +168,16 @@ struct gimpi_groups_t {
     const gd_value_t *waiting;  /* a BARRIER, FREEZE or waiting MBOX_GET request's values
                                    while it waits (its words for the live status), else
                                    NULL */
+    uint8_t rid[ROUTING_ID_LEN];        /* the DEALER's routing id */
+    inflight_t inflight[INFLIGHT_MAX];  /* requests not answered yet, oldest first */
+    int ninflight;
+    int64_t outage_ms;                  /* GIMPI_GROUPD_OUTAGE_MS (0: no reconnection) */
+    bool reconnecting;                  /* in groups_reconnect (not again from within) */
+    int (*reconnect)(gimpi_groups_t *self);     /* groups_reconnect (a pointer: the
+                                                   monitor's reader comes before it) */
+    uint32_t nreconnects;               /* times groupd was reached again */
+    uint32_t nopen;                     /* DEALERs opened (names their monitors apart) */
+    int64_t outage_last_ms;             /* how long the last one took */
 };
 
 /*  Raises the highest groupd version this task knows of (and the cache's generation). */
@@ -180,6 +209,10 @@ void groups_sync(gimpi_groups_t *self, const char *group, uint64_t version);
  *  subscription.  0, or -1 (no entry: a later query tries again). */
 int groups_watch(gimpi_groups_t *self, const char *group, size_t len);
 
+/*  After a reconnection: the events held back are dropped and every cache entry waits for
+ *  its topic's MARK from the new groupd, then a snapshot. */
+void groups_events_resync(gimpi_groups_t *self);
+
 /*  Frees the cache's entries and table and the events held back. */
 void groups_events_free(gimpi_groups_t *self);
 
@@ -192,6 +225,17 @@ int groups_connect(gimpi_groups_t *self);
 /*  Connects and registers (as the tid set by gimpi_groups_set_tid, if any).  0, or an error
  *  (and the object is dead). */
 int groups_ready(gimpi_groups_t *self);
+
+/*  Receives one message from the DEALER (flags as gd_multipart_recv); a reply is no longer
+ *  in flight.  0 or -1. */
+int groups_recv(gimpi_groups_t *self, gd_multipart_t *mp, int flags);
+
+/*  groupd went away (the DEALER's connection closed): waits, bounded by the outage budget,
+ *  for one to serve our endpoint again (on ipc starting one, which replays the journal,
+ *  when nobody else does), connects anew with the same routing id, says HELLO, sends the
+ *  requests in flight again with their ids, and sends the cache back to its snapshots.
+ *  0, or -1 (the object is then dead). */
+int groups_reconnect(gimpi_groups_t *self);
 
 /*  Sends a request without waiting.  Returns its request id (> 0) or an error. */
 int64_t groups_send_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values,
@@ -225,7 +269,8 @@ int groups_take_vmwait(gimpi_groups_t *self, gd_multipart_t *mp);
 /*  1 when something accepts connections on the ipc path of the endpoint. */
 int groups_ipc_alive(const char *endpoint);
 
-/*  Starts a groupd on the object's (ipc) endpoint and waits for its endpoint line.  0 or -1. */
+/*  Starts a groupd on the object's (ipc) endpoint and waits for its endpoint line.  0 or
+ *  -1; in a reconnection it only replays the journal: -2 when there is none. */
 int groups_start_groupd(gimpi_groups_t *self);
 
 #pragma GCC visibility pop
