@@ -200,6 +200,8 @@ int gimpi_kids_add(gimpi_kids_t *self, int tid, int alive_fd, const char *token)
     if (token)
         memcpy(e->token, token, sizeof e->token);
     pthread_mutex_unlock(&self->mu);
+    if (__atomic_load_n(&self->watching, __ATOMIC_ACQUIRE))
+        s_kick(self->wake);             /* a running watcher polls the new one too */
     return 0;
 }
 
