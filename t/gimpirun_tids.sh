@@ -18,8 +18,6 @@ timeout 300 "$GROUPD" --foreground --endpoint "$GIMPI_GROUPD" >"$tmp/gd.out" 2>&
 for _ in $(seq 1 500); do [ -s "$tmp/gd.out" ] && break; sleep 0.02; done
 [ "$(head -1 "$tmp/gd.out")" = "$GIMPI_GROUPD" ]; ok $? "private groupd serves $GIMPI_GROUPD"
 
-# check STATUS DESCRIPTION FILE...: ok, and on failure the files as TAP comments
-check() { local st=$1 desc=$2; shift 2; ok "$st" "$desc"; [ "$st" = 0 ] || sed 's/^/# /' "$@" | head -20; }
 # tids SRC: the tids of the "rank R tid T ok" lines of a file, sorted
 tids() { sed -n 's/^rank [0-9]* tid \([0-9]*\) ok$/\1/p' "$1" | sort -n; }
 

@@ -17,7 +17,6 @@ top_builddir=${top_builddir:-.}
 GROUPD="$top_builddir/groupd/groupd"
 ATT="$top_builddir/t/gd_attack"
 STAT="$top_builddir/programs/gimpi-stat"
-check() { local st=$1 desc=$2; shift 2; ok "$st" "$desc"; [ "$st" = 0 ] || sed 's/^/# /' "$@" | head -20; }
 root=no; [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && root=yes
 NOBODY="setpriv --reuid=nobody --regid=nogroup --clear-groups"
 unset GIMPI_KEY_FD GIMPI_GROUPD

@@ -21,7 +21,6 @@ GROUPD="$top_builddir/groupd/groupd"
 ATT="$top_builddir/t/gd_attack"
 STAT="$top_builddir/programs/gimpi-stat"
 unset GIMPI_KEY_FD GIMPI_GROUPD
-check() { local st=$1 desc=$2; shift 2; ok "$st" "$desc"; [ "$st" = 0 ] || sed 's/^/# /' "$@" | head -20; }
 # waits (bounded) until file $1 has a line matching $2
 waitfor() { for _ in $(seq 1 400); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 # groupd's resident memory in KiB, and its open descriptors

@@ -8,7 +8,6 @@ top_builddir=${top_builddir:-.}
 . "${top_srcdir:-.}/t/tap.sh"
 GROUPD="$top_builddir/groupd/groupd"
 ATT="$top_builddir/t/gd_attack"
-check() { local st=$1 desc=$2; shift 2; ok "$st" "$desc"; [ "$st" = 0 ] || sed 's/^/# /' "$@" | head -20; }
 unset GIMPI_KEY_FD GIMPI_GROUPD
 od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$tmp/key"; echo >>"$tmp/key"; chmod 600 "$tmp/key"
 export GIMPI_KEY_FILE="$tmp/key"

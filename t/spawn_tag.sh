@@ -15,7 +15,6 @@ RUN="$B/programs/gimpirun"
 echo "1..11"
 export GIMPI_GROUPD="ipc://$tmp/gd" GIMPI_GROUPD_BIN="$B/groupd/groupd" GIMPI_GROUPD_IDLE=5
 unset GIMPI_PATH GIMPI_TAG
-check() { local st=$1 desc=$2; shift 2; ok "$st" "$desc"; [ "$st" = 0 ] || sed 's/^/# /' "$@" | head -20; }
 rx_out='^\[t[0-9a-f]+\] tagchild says hello$'
 rx_err='^\[t[0-9a-f]+\] tagchild says on stderr$'
 

@@ -16,6 +16,9 @@ count() { grep -cF -- "$1" "$out"; }
 diag_out() { sed 's/^/# /' "$out"; }
 # okd STATUS TEXT: ok, and the output as diagnostics when it failed
 okd() { ok "$1" "$2"; [ "$1" = 0 ] || diag_out; }
+# check STATUS DESCRIPTION FILE...: ok, and on failure the files' first 20 lines as TAP
+# comments
+check() { local st=$1 desc=$2; shift 2; ok "$st" "$desc"; [ "$st" = 0 ] || sed 's/^/# /' "$@" | head -20; }
 # skip REASON: the next test, skipped for REASON
 skip() { n=$((n + 1)); echo "ok $n # SKIP $*"; }
 tmp=$(mktemp -d)
