@@ -52,7 +52,7 @@ static void *s_bar(void *arg)
 int main(void)
 {
     plan(NO_PLAN);
-    alarm(600);         /* a hang is a failure, not a stuck suite */
+    gtap_watchdog(600);         /* a hang is a failure, not a stuck suite */
     gdt_daemon_t d;
     if (gdt_start(&d, NULL) < 0)
         BAIL_OUT("groupd did not start");

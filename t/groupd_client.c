@@ -705,7 +705,7 @@ static void test_unchanged(void)
 int main(void)
 {
     plan(NO_PLAN);
-    alarm(600);         /* a hang is a failure, not a stuck suite */
+    gtap_watchdog(600);         /* a hang is a failure, not a stuck suite */
     signal(SIGPIPE, SIG_IGN);
     gdt_daemon_t d;
     if (gdt_start(&d, NULL) < 0)

@@ -454,7 +454,7 @@ static void s_test_fd_recycling(fix_t *fx)
 int main(void)
 {
     plan(NO_PLAN);
-    alarm(600);         /* a hang is a failure, not a stuck suite */
+    gtap_watchdog(600);         /* a hang is a failure, not a stuck suite */
     fix_t fx = { .g = { (const uint8_t *)"grp", 3 } };
     if (gdt_start(&fx.d, getenv("GDT_EXTRA")) < 0)
         BAIL_OUT("groupd did not start");

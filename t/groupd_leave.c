@@ -205,7 +205,7 @@ static void test_groupd_dies_with_leave_outstanding(void)
 int main(void)
 {
     plan(NO_PLAN);
-    alarm(300);         /* a hang is a failure, not a stuck suite */
+    gtap_watchdog(300);         /* a hang is a failure, not a stuck suite */
     signal(SIGPIPE, SIG_IGN);
     unsetenv("GIMPI_GROUPS_SYNC_LEAVE");
     gdt_daemon_t d;

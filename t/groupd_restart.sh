@@ -57,7 +57,7 @@ check() {
     ok $? "$name: longest call ${stall:-?} ms <= $STALL_MAX_MS ms"
 }
 
-echo "1..12"
+echo "1..13"
 mkdir -p "$tmp/gd"
 # 1. under gimpirun: 8 tasks, 2,000 rounds, groupd killed at round 350 and again at 1,750
 #    (rounds with a spawn, whose child's exit the spawner watches with pvm_notify)
@@ -133,6 +133,26 @@ grep -q "group: lost" "$tmp/stat" && gone=no
 touch "$RESTART_MARK.go"
 wait $idle
 grep -q "t0 idle ok" "$tmp/idle.out"; ok $? "... and finds itself instance 0 of 1 afterwards" || sed 's/^/# /' "$tmp/idle.out"
+kill $gd; wait $gd
+
+# 3b. a groupd started afresh on the endpoint (no journal: another task's first use, say)
+#     is not taken for a restart: the idle task's next call fails, as if none were there
+rm -f "$RESTART_MARK".*
+"$GROUPD" --foreground --endpoint "$GIMPI_GROUPD" >/dev/null 2>&1 &
+gd=$!
+wait_file "$tmp/gd/groupd" && for ((i = 0; i < 500; i++)); do [ -s "$LOCK" ] && break; sleep 0.01; done
+timeout 60 "$TASK" idle fresh >"$tmp/idle.out" 2>&1 &
+idle=$!
+wait_file "$RESTART_MARK.joined"
+kill -9 $gd
+wait $gd 2>/dev/null
+"$GROUPD" --foreground --no-journal --endpoint "$GIMPI_GROUPD" >/dev/null 2>&1 &
+gd=$!
+for ((i = 0; i < 500; i++)); do [ -s "$LOCK" ] && [ "$(cat "$LOCK")" = $gd ] && break; sleep 0.01; done
+touch "$RESTART_MARK.go"
+wait $idle
+grep -q "t0 FAIL still a member after the restart: size: -14 " "$tmp/idle.out"
+ok $? "a fresh groupd on the endpoint is not a restart: the call fails with PvmSysErr" || sed 's/^/# /' "$tmp/idle.out"
 kill $gd; wait $gd
 
 # 4. a journal that is not ours, or corrupt, is refused with a message

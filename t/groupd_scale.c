@@ -51,7 +51,7 @@ static int s_cmp_int(const void *a, const void *b)
 int main(void)
 {
     plan(NO_PLAN);
-    alarm(600);         /* a hang is a failure, not a stuck suite */
+    gtap_watchdog(600);         /* a hang is a failure, not a stuck suite */
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
         rl.rlim_cur = rl.rlim_max;

@@ -237,7 +237,7 @@ static void test_autostart_idle(void)
 int main(void)
 {
     plan(NO_PLAN);
-    alarm(300);         /* a hang is a failure, not a stuck suite */
+    gtap_watchdog(300);         /* a hang is a failure, not a stuck suite */
     signal(SIGPIPE, SIG_IGN);
     gdt_daemon_t d;
     if (gdt_start(&d, NULL) < 0)

@@ -585,7 +585,7 @@ static void test_task_exit(const char *ep)
 int main(void)
 {
     plan(NO_PLAN);
-    alarm(300);         /* a hang is a failure, not a stuck suite */
+    gtap_watchdog(300);         /* a hang is a failure, not a stuck suite */
     signal(SIGPIPE, SIG_IGN);
     gdt_daemon_t d;
     if (gdt_start(&d, NULL) < 0)

@@ -43,4 +43,10 @@ int tap_exit_status(void);
 #define done_testing()       return tap_exit_status()
 
 #endif
+/*  Bounds the whole test: after `seconds` the process ends by SIGALRM (as alarm(2) would),
+ *  first printing "# watchdog: ..." and the stack of the thread the signal reached
+ *  (the test's main thread: libzmq's and the library's threads block signals), so that a
+ *  hang in a log says where it hung. */
+void gtap_watchdog(unsigned seconds);
+
 #endif

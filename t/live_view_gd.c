@@ -155,7 +155,7 @@ static void test_status(const char *ep)
 int main(void)
 {
     plan(NO_PLAN);
-    alarm(120);         /* a hang is a failure, not a stuck suite */
+    gtap_watchdog(120);         /* a hang is a failure, not a stuck suite */
     signal(SIGPIPE, SIG_IGN);
     gdt_daemon_t d;
     if (gdt_start(&d, NULL) < 0)

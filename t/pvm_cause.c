@@ -302,7 +302,7 @@ int main(int argc, char **argv)
     if (argc > 2 && !strcmp(argv[1], "child"))
         return s_child_main(argv[2]);
     plan(NO_PLAN);
-    alarm(300);         /* a hang is a failure, not a stuck suite */
+    gtap_watchdog(300);         /* a hang is a failure, not a stuck suite */
     signal(SIGPIPE, SIG_IGN);
     ssize_t n = readlink("/proc/self/exe", s_exe, sizeof s_exe - 1);
     if (n <= 0)

@@ -62,7 +62,7 @@ static int s_pairs(int n)
 int main(void)
 {
     plan(6);
-    alarm(300);         /* a hang is a failure, not a stuck suite */
+    gtap_watchdog(300);         /* a hang is a failure, not a stuck suite */
 #ifdef __SANITIZE_ADDRESS__
     /* in a sanitizer build, freed memory waits in ASan's quarantine (256 MB by default)
        and would show as growth: groupd gets none */

@@ -336,7 +336,7 @@ int main(int argc, char **argv)
     if (argc > 1 && !strcmp(argv[1], "peer"))
         return s_peer_main();
     plan(NO_PLAN);
-    alarm(300);         /* a hang is a failure, not a stuck suite */
+    gtap_watchdog(300);         /* a hang is a failure, not a stuck suite */
     signal(SIGPIPE, SIG_IGN);
     gdt_daemon_t d;
     if (gdt_start(&d, NULL) < 0)

@@ -87,7 +87,7 @@ int main(int argc, char **argv)
     if (argc > 1)
         return s_child(argv[1]);
     plan(26);
-    alarm(120);                 /* a hang is a failure, not a stuck make check */
+    gtap_watchdog(120);                 /* a hang is a failure, not a stuck make check */
     pvm_setopt(PvmAutoErr, 0);
     int me = pvm_mytid();
     ok(me > 0, "master enrolled t%x", (unsigned)me);

@@ -486,6 +486,20 @@ static void s_inflight_resend(gimpi_groups_t *self)
     }
 }
 
+static int s_lookup(gimpi_groups_t *self, int tid, gimpi_task_info_t *info);
+
+/*  After a reconnection: whether the groupd reached knows this task still (a restart from
+ *  the journal does; a fresh groupd that another process started on the endpoint meanwhile
+ *  does not, and would answer every call as if the task's groups had never been). */
+static bool s_still_known(gimpi_groups_t *self)
+{
+    if (self->tid <= 0)
+        return true;                    /* (not registered: nothing to lose) */
+    gimpi_task_info_t info;
+    return s_lookup(self, self->tid, &info) >= 0
+        && (info.ospid == 0 || info.ospid == (int)getpid());
+}
+
 /*  groupd went away: reach one again (see groups_internal.h). */
 int groups_reconnect(gimpi_groups_t *self)
 {
@@ -505,6 +519,8 @@ int groups_reconnect(gimpi_groups_t *self)
         if (left <= 0)
             break;
         if (s_hello(self, left < 1000 ? left : 1000, NULL, NULL) == 0) {
+            if (!s_still_known(self))
+                break;                  /* not our groupd's restart: gone, as without one */
             s_inflight_resend(self);
             groups_events_resync(self);
             self->watch_stale = self->watch != NULL;
