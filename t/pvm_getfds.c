@@ -2,7 +2,8 @@
  *  readable once a message has come (one queued before the call included), is quiet
  *  (poll times out) when nothing came and the queue was looked at, and wakes the loop for
  *  a message from a spawned task with few wake-ups (no busy wait: counted, and the CPU
- *  time the wait took is small).  NULL is PvmBadParam.
+ *  time the wait took is small), and for pvm_notify's message of the child's end, which
+ *  comes from groupd.  NULL is PvmBadParam.
  */
 #include "gtap.h"
 #include "pvm3.h"
@@ -26,6 +27,7 @@ static int s_child(void)
         pvm_pkint(&k, 1, 1);
         pvm_send(parent, 3);
     }
+    pvm_recv(parent, 4);                /* (the parent watches our end) */
     pvm_exit();
     return 0;
 }
@@ -58,7 +60,7 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "child"))
         return s_child();
-    plan(8);
+    plan(11);
     pvm_setopt(PvmAutoErr, 0);
     ok(pvm_mytid() > 0, "enrolled");
     char *args[] = { (char *)"child", NULL };
@@ -84,6 +86,17 @@ int main(int argc, char **argv)
     ok(wakes <= 10, "two answers, each woke the loop (%d wake-ups in all)", wakes);
     double cpu = s_cpu() - cpu0;
     ok(cpu < 0.5, "no busy wait: %.3f s of CPU", cpu);
+    /* pvm_notify's messages come from groupd, not the data plane: they wake it too */
+    ok(pvm_notify(PvmTaskExit, 9, 1, &tid) == 0 && pvm_nrecv(-1, -1) == 0
+       && poll(&p, 1, 200) == 0, "after pvm_notify, nothing came: the descriptor is quiet");
+    pvm_initsend(PvmDataDefault);
+    pvm_send(tid, 4);
+    int ended = s_wait(fds[0], -1, 9), who = 0;
+    if (ended >= 0)
+        pvm_upkint(&who, 1, 1);
+    ok(ended >= 0 && ended <= 10 && who == tid,
+       "the child's end (pvm_notify) woke the loop (%d wake-ups), t%x", ended, who);
+    ok(pvm_nrecv(-1, -1) == 0 && poll(&p, 1, 200) == 0, "... and then it is quiet again");
     ok(pvm_getfds(NULL) == PvmBadParam, "getfds(NULL): PvmBadParam");
     pvm_exit();
     return exit_status();

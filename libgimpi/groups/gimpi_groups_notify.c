@@ -289,3 +289,30 @@ int gimpi_groups_watch_next(gimpi_groups_t *self, int timeout_ms, gimpi_groups_e
             return 0;
     }
 }
+
+/*  The watches' socket's descriptor. */
+int gimpi_groups_watch_fd(gimpi_groups_t *self)
+{
+    assert(self);
+    int rc;
+    watch_t *w = s_watch(self, &rc);
+    if (!w)
+        return rc;
+    int fd = -1;
+    size_t len = sizeof fd;
+    return zmq_getsockopt(w->sub, ZMQ_FD, &fd, &len) == 0 ? fd : GIMPI_ESYSERR;
+}
+
+/*  Whether an event may be read now. */
+int gimpi_groups_watch_pending(gimpi_groups_t *self)
+{
+    assert(self);
+    watch_t *w = self->watch;
+    if (!w)
+        return 0;
+    if (w->nq > 0 || self->watch_stale)
+        return 1;
+    int ev = 0;
+    size_t len = sizeof ev;
+    return zmq_getsockopt(w->sub, ZMQ_EVENTS, &ev, &len) == 0 && (ev & ZMQ_POLLIN);
+}

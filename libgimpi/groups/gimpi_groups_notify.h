@@ -36,6 +36,13 @@ int gimpi_groups_watch_hosts(gimpi_groups_t *self);
 /*  The next event of the watches, waiting up to timeout_ms (0: poll).  1 with *ev set,
  *  0 when none came in time or nothing is watched, or an error. */
 int gimpi_groups_watch_next(gimpi_groups_t *self, int timeout_ms, gimpi_groups_event_t *ev);
+/*  The descriptor of the watches' socket (made on first use, nothing subscribed yet):
+ *  readable when an event may have come.  A descriptor, or an error. */
+int gimpi_groups_watch_fd(gimpi_groups_t *self);
+/*  1 when an event may be read now (gimpi_groups_watch_next would find one), else 0.
+ *  It lets the socket take in what has come, which quiets its descriptor when nothing
+ *  has: a program polling that descriptor calls this (through a receive) after each wake. */
+int gimpi_groups_watch_pending(gimpi_groups_t *self);
 
 #pragma GCC visibility pop
 

@@ -301,6 +301,9 @@ typedef struct {
 void pvm_ctx_set_notify(pvm_ctx_t *self, const pvm_ctx_notify_t *notify);
 /*  The hooks' arg, NULL when none are set. */
 void *pvm_ctx_notify_arg(const pvm_ctx_t *self);
+/*  pvm_getfds' one descriptor (pvm_notify.c): readable when a message (arrival_fd, the
+ *  data plane's) or a notification may have come.  The descriptor, or a PVM code. */
+int pvm_notify_wake_fd(pvm_ctx_t *ctx, int arrival_fd);
 /*  Queues a message from src with tag in context ctxid holding the n ints of vals packed
  *  in PvmDataDefault, as if it had arrived.  Its buffer id, 0 when a message handler
  *  took it, or < 0. */

@@ -4,8 +4,10 @@
  *  many connections that its progress thread serves while the program is elsewhere, so
  *  it gives one descriptor, fds[0], that the data plane rings whenever a message is
  *  queued (gimpi_msg_arrival_fd) and that every receive or probe empties before it
- *  looks.  As with PVM's socket, a wake-up may find nothing (a message taken meanwhile);
- *  messages of pvm_notify, which come from groupd, do not ring it (doc/pvm-differences.md).
+ *  looks, in one epoll set with the socket on which pvm_notify's events come from groupd
+ *  (pvm_notify_wake_fd): a receive that may match a notification reads that socket,
+ *  which quiets it.  As with PVM's socket, a wake-up may find nothing (a message taken
+ *  meanwhile).
  *  The array is the library's, valid until the next call.
  */
 #include "pvm3.h"
@@ -33,6 +35,9 @@ int pvm_getfds(int **fds)
     int fd = task ? gimpi_msg_arrival_fd(gimpi_msg(task)) : PvmSysErr;
     if (fd < 0)
         return pvm_ctx_fail(ctx, "pvm_getfds", PvmSysErr);
+    fd = pvm_notify_wake_fd(ctx, fd);
+    if (fd < 0)
+        return pvm_ctx_fail(ctx, "pvm_getfds", fd);
     int *list = malloc(sizeof *list);
     if (!list)
         return pvm_ctx_fail(ctx, "pvm_getfds", PvmNoMem);

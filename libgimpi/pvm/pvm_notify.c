@@ -23,6 +23,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
 
 /*  One armed request: what (PvmTaskExit or PvmHostDelete), tag, the tid or dtid. */
 typedef struct {
@@ -38,12 +40,17 @@ typedef struct {
     int add_left;               /* ... messages still due (-1: no limit, 0: none) */
     int *batch;                 /* count + dtids of the host table change being read */
     int nbatch, batchcap;
+    pvm_ctx_t *ctx;             /* the context it is plugged into */
+    int wake;                   /* pvm_getfds' epoll descriptor (-1: none yet) ... */
+    int wake_sub;               /* ... and the watches' descriptor in it */
 } notify_t;
 
 /*  Frees the notifications (pvm_ctx_notify_t.destroy). */
 static void s_destroy(void *arg)
 {
     notify_t *self = arg;
+    if (self->wake >= 0)
+        close(self->wake);
     free(self->e);
     free(self->batch);
     free(self);
@@ -127,6 +134,13 @@ static int s_poll(void *arg, pvm_ctx_t *ctx, int wait_ms)
 static int s_may_match(void *arg, int src, int tag, int ctxid)
 {
     notify_t *self = arg;
+    /* a program that polls pvm_getfds' descriptor: what may have woken it is queued now
+       (its socket read to the end, which quiets the descriptor), whatever this looks for,
+       and the wait looks at the queue again */
+    if (self->wake >= 0 && gimpi_groups_watch_pending(self->gd)) {
+        s_poll(self, self->ctx, 0);
+        return 1;
+    }
     if (ctxid != PvmBaseContext || (src != -1 && src != PVM_CTX_DAEMON_TID))
         return 0;
     if (self->add_left != 0 && (tag == -1 || tag == self->add_tag))
@@ -155,6 +169,8 @@ static notify_t *s_notify(pvm_ctx_t *ctx, int *rc)
         return NULL;
     }
     self->gd = gd;
+    self->ctx = ctx;
+    self->wake = self->wake_sub = -1;
     pvm_ctx_notify_t hooks = { s_poll, s_may_match, s_destroy, self };
     pvm_ctx_set_notify(ctx, &hooks);
     return self;
@@ -272,4 +288,38 @@ int pvm_notify(int what, int msgtag, int cnt, int *tids)
         }
     }
     return rc < 0 ? pvm_ctx_fail(ctx, "pvm_notify", rc) : 0;
+}
+
+/*  pvm_getfds' descriptor: an epoll set of the data plane's arrival descriptor and the
+ *  watches' socket, so that one descriptor wakes a program's poll loop for a message and
+ *  for a notification alike (made once; the watches' socket is looked at again on each
+ *  call, in case it was made anew).  The descriptor, or a PVM code. */
+int pvm_notify_wake_fd(pvm_ctx_t *ctx, int arrival_fd)
+{
+    int rc = 0;
+    notify_t *self = s_notify(ctx, &rc);
+    if (!self)
+        return rc;
+    int sub = gimpi_groups_watch_fd(self->gd);
+    if (sub < 0)
+        return PvmSysErr;
+    if (self->wake < 0) {
+        self->wake = epoll_create1(EPOLL_CLOEXEC);
+        struct epoll_event e = { .events = EPOLLIN, .data.fd = arrival_fd };
+        if (self->wake < 0 || epoll_ctl(self->wake, EPOLL_CTL_ADD, arrival_fd, &e) < 0) {
+            if (self->wake >= 0)
+                close(self->wake);
+            self->wake = -1;
+            return PvmSysErr;
+        }
+    }
+    if (sub != self->wake_sub) {
+        if (self->wake_sub >= 0)
+            epoll_ctl(self->wake, EPOLL_CTL_DEL, self->wake_sub, NULL);
+        struct epoll_event e = { .events = EPOLLIN, .data.fd = sub };
+        if (epoll_ctl(self->wake, EPOLL_CTL_ADD, sub, &e) < 0)
+            return PvmSysErr;
+        self->wake_sub = sub;
+    }
+    return self->wake;
 }
