@@ -751,6 +751,13 @@ static void s_ev_host_clock(void *arg, int id, int sec, int usec)
     run_vm_host_clock(arg, id, sec, usec);
 }
 
+/*  Our local groupd ended: restarted from its journal while the job runs. */
+static void s_ev_groupd_died(void *arg, int status)
+{
+    assert(arg);
+    run_vm_groupd_died(arg, status);
+}
+
 /*  An agent's -trace frame: its clock, its tasks' files. */
 static void s_ev_trace_frame(void *arg, int host, const vmw_msg_t *m)
 {
@@ -766,7 +773,7 @@ int main(int argc, char **argv)
         .task_output = s_ev_task_output, .task_ended = s_ev_task_ended,
         .progress = s_ev_progress, .task_gone = s_ev_task_gone,
         .check_done = s_ev_check_done, .host_clock = s_ev_host_clock,
-        .trace_frame = s_ev_trace_frame, .arg = &self,
+        .trace_frame = s_ev_trace_frame, .groupd_died = s_ev_groupd_died, .arg = &self,
     };
     self.ev = &events;
     self.life = run_life_new();

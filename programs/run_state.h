@@ -44,6 +44,7 @@ typedef struct {
     void (*check_done)(void *arg);                  /* something the loop waits for ended */
     void (*host_clock)(void *arg, int id, int sec, int usec);  /* an agent read its clock */
     void (*trace_frame)(void *arg, int host, const vmw_msg_t *m); /* TIMED, TRACE_* */
+    void (*groupd_died)(void *arg, int status);     /* our local groupd ended */
     void *arg;
 } run_events_t;
 

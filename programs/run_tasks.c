@@ -323,8 +323,7 @@ void run_tasks_reap(launcher_t *self)
         }
         if (!mine && pid == self->groupd_pid) {
             self->groupd_pid = 0;
-            if (self->nrunning > 0)
-                fprintf(stderr, "gimpirun: the job's groupd ended while the job runs\n");
+            self->ev->groupd_died(self->ev->arg, status);   /* (restarted, or said) */
         } else if (!mine)
             run_hosts_reaped(self, pid, status);
     }

@@ -20,6 +20,7 @@
 #include "base/gimpi_findprog.h"
 #include "task/gimpi_job.h"
 #include "base/gimpi_tunables.h"
+#include "base/gimpi_key.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,7 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <netinet/in.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -61,6 +64,10 @@ typedef struct run_vm_t {
     int groupd_out;             /* our groupd's stdout (its endpoint line), -1 */
     bool serving;               /* inside s_on_requests (its loop takes what comes) */
     int timer;                  /* a second's poll: a lost groupd is seen on a call */
+    char journal[PATH_MAX];     /* our local groupd's journal, or "" (not restartable) */
+    int port, pub_port;         /* its request and event ports: a restart keeps them */
+    int restarts;               /* times it was restarted from its journal */
+    bool restarting;            /* starting it again, from the journal */
 } run_vm_t;
 
 static void s_on_requests(gimpi_loop_t *loop, int fd, int events, void *arg);
@@ -126,23 +133,33 @@ static int s_read_line(int fd, char *line, size_t size, int ms)
     return -1;
 }
 
-/*  The groupd arguments: --foreground on tcp at -gport (events next to it) or any port. */
+/*  The groupd arguments: --foreground on tcp at -gport (events next to it) or any port;
+ *  with a journal (ours, here) its --journal, its ports fixed, and --restart from it. */
 static void s_groupd_argv(launcher_t *self, char *bin, char **argv, char *ep, size_t epsize,
                           char *pub, size_t pubsize)
 {
+    run_vm_t *vm = self->vm;
     int n = 0;
     argv[n++] = bin;
     argv[n++] = "--foreground";
     argv[n++] = "--quiet";      /* the job's own: no key fingerprint line on the terminal */
     argv[n++] = "--launcher";   /* only we may manage it: its token comes first */
+    if (vm->journal[0]) {
+        argv[n++] = "--journal";
+        argv[n++] = vm->journal;
+    }
+    if (vm->restarting)
+        argv[n++] = "--restart";
+    int port = vm->journal[0] ? vm->port : self->groupd_port;
+    int pub_port = vm->journal[0] ? vm->pub_port : port > 0 ? port + 1 : 0;
     argv[n++] = "--endpoint";
-    if (self->groupd_port > 0)
-        snprintf(ep, epsize, "tcp://0.0.0.0:%d", self->groupd_port);
+    if (port > 0)
+        snprintf(ep, epsize, "tcp://0.0.0.0:%d", port);
     else
         snprintf(ep, epsize, "tcp://0.0.0.0:*");
     argv[n++] = ep;
-    if (self->groupd_port > 0) {
-        snprintf(pub, pubsize, "%d", self->groupd_port + 1);
+    if (pub_port > 0) {
+        snprintf(pub, pubsize, "%d", pub_port);
         argv[n++] = "--pub-port";
         argv[n++] = pub;
     }
@@ -164,7 +181,7 @@ static bool s_groupd_token(launcher_t *self, const char *line)
 /*  Starts a groupd here, as our child.  0 with self->vm->groupd_ep set, or -1. */
 static int s_start_local_groupd(launcher_t *self, char *err, size_t errsize)
 {
-    char bin[PATH_MAX], ep[64], pub[16], *argv[10], tried[2048];
+    char bin[PATH_MAX], ep[64], pub[16], *argv[16], tried[2048];
     if (s_groupd_bin(bin, sizeof bin, tried, sizeof tried) < 0) {
         snprintf(err, errsize, "no groupd program for the job: looked for %s"
                  " (set GIMPI_GROUPD_BIN to the program)", tried);
@@ -208,7 +225,44 @@ static int s_start_local_groupd(launcher_t *self, char *err, size_t errsize)
         return -1;
     }
     snprintf(self->vm->groupd_ep, sizeof self->vm->groupd_ep, "tcp://%s:%d", self->myaddr, port);
+    if (self->vm->journal[0])
+        self->vm->port = port;
     return 0;
+}
+
+/*  A free tcp port here (the kernel's pick), or 0. */
+static int s_free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sa = { .sin_family = AF_INET };
+    socklen_t len = sizeof sa;
+    int port = 0;
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0
+        && getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
+        port = ntohs(sa.sin_port);
+    if (fd >= 0)
+        close(fd);
+    return port;
+}
+
+/*  Makes our local groupd restartable: a journal in the private runtime directory, and
+ *  an event port fixed now (the tasks' subscriptions find it again after a restart; the
+ *  request port is kept once known).  Without a runtime directory, none (said). */
+static void s_restartable(launcher_t *self)
+{
+    run_vm_t *vm = self->vm;
+    char dir[GIMPI_KEY_PATHLEN], err[256];
+    if (gimpi_rundir(dir, sizeof dir, err, sizeof err) < 0) {
+        fprintf(stderr, "gimpirun: the job's groupd keeps no journal (%s): a crash of it "
+                "fails the job's group calls\n", err);
+        return;
+    }
+    vm->pub_port = self->groupd_port > 0 ? self->groupd_port + 1 : s_free_port();
+    vm->port = self->groupd_port > 0 ? self->groupd_port : 0;
+    if (vm->pub_port <= 0)
+        return;
+    snprintf(vm->journal, sizeof vm->journal, "%s/groupd-tcp-%d.journal", dir, (int)getpid());
+    unlink(vm->journal);        /* (a pid's leftover: not this job's state) */
 }
 
 /*  True once the remote groupd printed its endpoint (or ended). */
@@ -220,10 +274,10 @@ static bool s_remote_groupd_known(launcher_t *self)
 /*  Starts the job's groupd on host h through its agent.  0 with the endpoint, or -1. */
 static int s_start_remote_groupd(launcher_t *self, host_t *h, char *err, size_t errsize)
 {
-    char bin[PATH_MAX], ep[64], pub[16], *argv[10];
+    char bin[PATH_MAX], ep[64], pub[16], *argv[16];
     s_groupd_bin(bin, sizeof bin, NULL, 0);     /* not here: it may be there */
     s_groupd_argv(self, bin, argv, ep, sizeof ep, pub, sizeof pub);
-    char **copy = calloc(10, sizeof *copy);
+    char **copy = calloc(16, sizeof *copy);
     for (int k = 0; copy && argv[k]; k++)
         copy[k] = strdup(argv[k]);
     task_t *t = copy ? run_task_new(self, h->index, copy, true) : NULL;
@@ -665,7 +719,10 @@ static void s_on_requests(gimpi_loop_t *loop, int fd, int events, void *arg)
         size_t len = 0;
         int rc = gimpi_groups_mgr_next(self->vm->mgr, &token, &payload, &len);
         if (rc <= 0) {
-            if (rc < 0 && self->nrunning > 0) {
+            if (rc < 0 && self->vm->journal[0]) {   /* restarted when we reap it */
+                gimpi_loop_fd_del(self->loop, gimpi_groups_fd(self->vm->mgr));
+                gimpi_groups_destroy(&self->vm->mgr);
+            } else if (rc < 0 && self->nrunning > 0) {
                 fprintf(stderr, "gimpirun: lost the job's groupd (%s): the virtual machine's "
                         "requests can no longer be served\n", gimpi_strerror(rc));
                 gimpi_loop_fd_del(self->loop, gimpi_groups_fd(self->vm->mgr));
@@ -728,6 +785,8 @@ int run_vm_start(launcher_t *self, char *err, size_t errsize)
             snprintf(err, errsize, "-groupd %s: not a host of the job", self->groupd_host);
             return -1;
         }
+        if (!on || on->local)
+            s_restartable(self);
         int rc = on && !on->local ? s_start_remote_groupd(self, on, err, errsize)
                                   : s_start_local_groupd(self, err, errsize);
         if (rc < 0)
@@ -758,9 +817,56 @@ int run_vm_start(launcher_t *self, char *err, size_t errsize)
     }
     gimpi_loop_fd_add(self->loop, gimpi_groups_fd(self->vm->mgr), GIMPI_LOOP_READ, s_on_requests,
                       self);
+    /* our tasks reconnect to a groupd we restart (not the manager: it is made anew) */
+    if (self->vm->journal[0])
+        setenv("GIMPI_GROUPD_RESTARTABLE", "1", 1);
     self->vm->timer = gimpi_loop_timer_add(self->loop, 1000, 1, s_on_tick, self);
     s_on_requests(self->loop, 0, 0, self);  /* arms the first wait */
     return 0;
+}
+
+/*  Our local groupd ended while the job runs: with a journal it is started again at once,
+ *  at its ports, from the journal (--restart), and we manage it anew (its new token);
+ *  the tasks reconnect by themselves (GIMPI_GROUPD_RESTARTABLE).  Without one, or when the
+ *  restart fails, the job's group calls fail as before (said). */
+void run_vm_groupd_died(launcher_t *self, int status)
+{
+    run_vm_t *vm = self->vm;
+    if (!vm || self->nrunning <= 0)
+        return;
+    if (!vm->journal[0] || vm->port <= 0) {
+        fprintf(stderr, "gimpirun: the job's groupd ended while the job runs\n");
+        return;
+    }
+    int64_t t0 = gimpi_loop_now_ms();
+    if (vm->mgr) {
+        gimpi_loop_fd_del(self->loop, gimpi_groups_fd(vm->mgr));
+        gimpi_groups_destroy(&vm->mgr);
+    }
+    char err[512], ep[sizeof vm->groupd_ep];
+    snprintf(ep, sizeof ep, "%s", vm->groupd_ep);
+    vm->restarting = true;
+    int rc = s_start_local_groupd(self, err, sizeof err);
+    vm->restarting = false;
+    if (rc == 0) {
+        vm->mgr = gimpi_groups_new(vm->groupd_ep, NULL);
+        rc = vm->mgr ? run_vm_publish(self) : GIMPI_ENOMEM;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "gimpirun: the job's groupd ended (%s %d) and could not be restarted "
+                "from its journal %s at %s: %s\n", WIFSIGNALED(status) ? "signal" : "status",
+                WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), vm->journal, ep,
+                rc == -1 ? err : gimpi_strerror(rc));
+        gimpi_groups_destroy(&vm->mgr);
+        return;
+    }
+    vm->restarts++;
+    gimpi_loop_fd_add(self->loop, gimpi_groups_fd(vm->mgr), GIMPI_LOOP_READ, s_on_requests, self);
+    fprintf(stderr, "gimpirun: the job's groupd ended (%s %d); restarted from its journal at "
+            "%s in %lld ms\n", WIFSIGNALED(status) ? "signal" : "status",
+            WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), vm->groupd_ep,
+            (long long)(gimpi_loop_now_ms() - t0));
+    s_on_requests(self->loop, 0, 0, self);
 }
 
 /*  A task ended: groupd forgets it at once (its groups, its LOOKUP). */
@@ -803,6 +909,8 @@ void run_vm_fini(launcher_t *self)
             ;
         self->groupd_pid = 0;
     }
+    if (self->vm->journal[0])
+        unlink(self->vm->journal);      /* (groupd removes it on SIGTERM; a failed one not) */
     free(self->vm);
     self->vm = NULL;
 }

@@ -41,6 +41,11 @@ static const gimpi_tunable_t s_table[] = {
       "journal, by the first task that notices on one machine) before its group calls fail "
       "with PvmSysErr; 0: they fail at once, as before the journal",
       "libgimpi/groups/gimpi_groups.c", false },
+    { "GIMPI_GROUPD_RESTARTABLE", U, "", "0|1",
+      "1: the tcp groupd of GIMPI_GROUPD is restarted at the same port with its journal "
+      "(gimpirun sets it for its tasks), so a task reconnects to it as on ipc; unset: a "
+      "tcp groupd that goes away fails the group calls",
+      "libgimpi/groups/gimpi_groups.c", false },
     { "GIMPI_PATH", U, "", "list",
       "colon-separated directories where a spawn looks for a program given by its bare "
       "name first (then the spawner's folder and $HOME/pvm3/bin/ARCH, never PATH, as "

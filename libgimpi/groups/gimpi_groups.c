@@ -74,8 +74,11 @@ gimpi_groups_t *gimpi_groups_new(const char *endpoint, void *zmq_context)
     const char *outage = gimpi_env("GIMPI_GROUPD_OUTAGE_MS");
     long outage_ms = outage && *outage ? atol(outage) : OUTAGE_MS;
     self->outage_ms = outage_ms < 0 ? 0 : outage_ms > 3600000 ? 3600000 : outage_ms;
-    /* (only on ipc: a groupd on tcp keeps no journal, and its port may change) */
-    self->reconnect = self->outage_ms && !strncmp(self->endpoint, "ipc://", 6)
+    /* (on ipc; on tcp only when the launcher restarts its groupd at the same port with
+       a journal: a tcp groupd started by hand keeps none, and its port may change) */
+    const char *rs = gimpi_env("GIMPI_GROUPD_RESTARTABLE");
+    bool tcp_rs = rs && !strcmp(rs, "1") && !strncmp(self->endpoint, "tcp://", 6);
+    self->reconnect = self->outage_ms && (!strncmp(self->endpoint, "ipc://", 6) || tcp_rs)
                     ? groups_reconnect : NULL;
     randombytes_buf(self->rid, sizeof self->rid);
     self->rid[0] = 'g';                 /* (libzmq reserves routing ids that start with 0) */

@@ -1,0 +1,66 @@
+#!/bin/bash
+# t/vm_groupd_restart.sh — a job on several hosts outlives its groupd (doc/reliability.md):
+# gimpirun starts its tcp groupd with a journal in its private runtime directory, watches
+# it, and when it dies starts it again at once, at the same ports, from the journal
+# (--restart); the tasks on every host reconnect (GIMPI_GROUPD_RESTARTABLE) and send their
+# requests in flight again.  Two emulated hosts (t/vmhosts.sh, real OpenSSH); tasks of
+# t/groupd_restart_task loop over join, barrier, bcast, reduce, gsize, gettid, the message
+# box and leave (a pvm_spawn every 100 rounds); instance 0 creates a mark file at the
+# round named and the test then kills the job's groupd with SIGKILL (events, not sleeps).
+# Checked: every task ends "ok" (no call failed, every sum right), the job exits 0,
+# gimpirun said it restarted groupd, and the longest call of any task is printed and
+# under STALL_MAX_MS.
+set -u
+top_builddir=${top_builddir:-.}
+. "${top_srcdir:-.}/t/tap.sh"
+. "${top_srcdir:-.}/t/vmhosts.sh"
+
+vm_begin 2
+printf '%s\n' "$H0" "$H1" >"$VM_DIR/hosts"
+STALL_MAX_MS=${STALL_MAX_MS:-2000}
+export RESTART_MARK="$VM_DIR/mark" PVM_EXPORT=RESTART_MARK     # (to the tasks on every host)
+
+# wait_file FILE: waits (bounded, 60 s) for FILE to appear; false when it did not
+wait_file() {
+    local i
+    for ((i = 0; i < 6000; i++)); do [ -e "$1" ] && return 0; sleep 0.01; done
+    return 1
+}
+# descendants PID: every process under PID
+descendants() {
+    local c
+    for c in $(pgrep -P "$1"); do echo "$c"; descendants "$c"; done
+}
+# groupd_of PID: the groupd among PID's descendants (the job's, gimpirun's child)
+groupd_of() {
+    local p
+    for p in $(descendants "$1"); do
+        case "$(cat /proc/"$p"/comm 2>/dev/null)" in *groupd) true ;; *) false ;; esac && { echo "$p"; return 0; }
+    done
+    return 1
+}
+
+echo "1..3"
+rm -f "$RESTART_MARK".*
+vm_exec 0 env GIMPI_RSH="$VM_SSH" GIMPI_GROUPD_BIN="$B/groupd/groupd" GIMPI_PATH="$B/t" \
+    timeout -k 10 120 "$RUN" -hostfile "$VM_DIR/hosts" -np 4 "$B/t/groupd_restart_task" 4 1000 250 \
+    >"$out" 2>"$tmp/err" &
+job=$!
+killed=
+if wait_file "$RESTART_MARK.250"; then
+    killed=$(groupd_of $job) && kill -9 "$killed"
+fi
+wait $job
+rc=$?
+got=$(grep -c " ok rounds=" "$out")
+[ -n "$killed" ] && [ "$rc" = 0 ] && [ "$got" = 4 ] && ! grep -q FAIL "$out"
+ok $? "4 tasks on 2 hosts, groupd (pid ${killed:-none}) killed mid-loop: $got of 4 end ok, exit $rc" \
+    || sed 's/^/# /' "$out" "$tmp/err" | head -40
+grep -q "groupd ended (signal 9); restarted from its journal at tcp://.* in [0-9]* ms" "$tmp/err"
+ok $? "gimpirun restarted the job's groupd from its journal at once ($(grep -o 'in [0-9]* ms' "$tmp/err"))" \
+    || sed 's/^/# /' "$tmp/err" | head -20
+stall=$(sed -n 's/.*stall_ms=\([0-9.]*\).*/\1/p' "$out" | sort -n | tail -1)
+echo "# longest call of any task: ${stall:-?} ms ($(sed -n 's/.*stall_ms=[0-9.]* (\(.*\))/\1/p' "$out" | sort | uniq -c | tr '\n' ' '))"
+awk -v s="${stall:-99999}" -v m="$STALL_MAX_MS" 'BEGIN { exit !(s <= m) }'
+ok $? "longest call ${stall:-?} ms <= $STALL_MAX_MS ms"
+exit $((failed > 0))
