@@ -825,7 +825,8 @@ int run_vm_start(launcher_t *self, char *err, size_t errsize)
     return 0;
 }
 
-/*  Our local groupd ended while the job runs: with a journal it is started again at once,
+/*  Our local groupd ended while the job runs: after a crash (any end but exit 0 or SIGTERM,
+ *  SIGINT, SIGHUP, which remove its journal), with a journal, it is started again at once,
  *  at its ports, from the journal (--restart), and we manage it anew (its new token);
  *  the tasks reconnect by themselves (GIMPI_GROUPD_RESTARTABLE).  Without one, or when the
  *  restart fails, the job's group calls fail as before (said). */
@@ -834,7 +835,12 @@ void run_vm_groupd_died(launcher_t *self, int status)
     run_vm_t *vm = self->vm;
     if (!vm || self->nrunning <= 0)
         return;
-    if (!vm->journal[0] || vm->port <= 0) {
+    /* an end on purpose (HALT, a signal to end) removed the journal: not a crash */
+    bool asked = WIFEXITED(status) ? WEXITSTATUS(status) == 0
+               : WIFSIGNALED(status) && (WTERMSIG(status) == SIGTERM
+                                         || WTERMSIG(status) == SIGINT
+                                         || WTERMSIG(status) == SIGHUP);
+    if (!vm->journal[0] || vm->port <= 0 || asked) {
         fprintf(stderr, "gimpirun: the job's groupd ended while the job runs\n");
         return;
     }

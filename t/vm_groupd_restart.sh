@@ -42,7 +42,7 @@ groupd_of() {
     return 1
 }
 
-echo "1..3"
+echo "1..5"
 rm -f "$RESTART_MARK".*
 vm_exec 0 env GIMPI_RSH="$VM_SSH" GIMPI_GROUPD_BIN="$B/groupd/groupd" GIMPI_PATH="$B/t" \
     timeout -k 10 120 "$RUN" -hostfile "$VM_DIR/hosts" -np 4 "$B/t/groupd_restart_task" 4 1000 250,700 \
@@ -73,4 +73,20 @@ stall=$(sed -n 's/.*stall_ms=\([0-9.]*\).*/\1/p' "$out" | sort -n | tail -1)
 echo "# longest call of any task: ${stall:-?} ms ($(sed -n 's/.*stall_ms=[0-9.]* (\(.*\))/\1/p' "$out" | sort | uniq -c | tr '\n' ' '))"
 awk -v s="${stall:-99999}" -v m="$STALL_MAX_MS" 'BEGIN { exit !(s <= m) }'
 ok $? "longest call ${stall:-?} ms <= $STALL_MAX_MS ms"
+# a groupd ended on purpose (SIGTERM: it removes its journal) is not restarted: the
+# tasks' calls fail after the outage budget (1 s here) and gimpirun says it ended
+rm -f "$RESTART_MARK".*
+vm_exec 0 env GIMPI_RSH="$VM_SSH" GIMPI_GROUPD_BIN="$B/groupd/groupd" GIMPI_PATH="$B/t" \
+    GIMPI_GROUPD_OUTAGE_MS=1000 \
+    timeout -k 10 60 "$RUN" -hostfile "$VM_DIR/hosts" -np 2 "$B/t/groupd_restart_task" 2 1000 100 \
+    >"$out" 2>"$tmp/err" &
+job=$!
+pid=
+wait_file "$RESTART_MARK.100" && pid=$(groupd_of $job) && kill -TERM "$pid"
+wait $job
+rc=$?
+[ -n "$pid" ] && [ "$rc" != 0 ] && grep -q FAIL "$out"
+ok $? "groupd ended with SIGTERM mid-loop: the tasks' calls fail (exit $rc)" || sed 's/^/# /' "$out" "$tmp/err" | head -20
+grep -q "the job's groupd ended while the job runs" "$tmp/err" && ! grep -q "restarted from its journal" "$tmp/err"
+ok $? "... gimpirun says it ended, and does not restart it" || sed 's/^/# /' "$tmp/err" | head -20
 exit $((failed > 0))
