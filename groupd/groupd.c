@@ -402,9 +402,16 @@ static int s_journal(groupd_t *self, const char *file, size_t max)
     char path[600], err[700];
     if (!file && strncmp(self->endpoint, "ipc://", 6) != 0)
         return 0;
+    char dir[GIMPI_KEY_PATHLEN];
     if (!file)
         snprintf(path, sizeof path, "%s.journal", self->endpoint + 6);
-    else
+    else if (!strchr(file, '/')) {      /* a bare name: in our private runtime directory */
+        if (gimpi_rundir(dir, sizeof dir, err, sizeof err) < 0) {
+            fprintf(stderr, "groupd: --journal %s: %s\n", file, err);
+            return -1;
+        }
+        snprintf(path, sizeof path, "%s/%s", dir, file);
+    } else
         snprintf(path, sizeof path, "%s", file);
     self->journal = gd_journal_open(path, max, err, sizeof err);
     self->dedup = gd_dedup_new();
@@ -582,7 +589,8 @@ static void s_usage(FILE *out)
                  "  --bind ADDR   the address (or interface) of --port (default 0.0.0.0)\n"
                  "  --launcher    print 'manager-token HEX' first: only a HOSTS_SET with it\n"
                  "                makes its connection the VM's manager\n"
-                 "  --journal F   journal every change to F and replay it at start (default\n"
+                 "  --journal F   journal every change to F (a bare name: in the private\n"
+                 "                runtime directory) and replay it at start (default\n"
                  "                on ipc: the endpoint's path + .journal; none on tcp)\n"
                  "  --journal-max compact the journal past this many bytes (64 MiB)\n"
                  "  --reattach MS replayed tasks not back within MS are gone (10000)\n"

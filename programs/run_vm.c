@@ -68,9 +68,12 @@ typedef struct run_vm_t {
     int port, pub_port;         /* its request and event ports: a restart keeps them */
     int restarts;               /* times it was restarted from its journal */
     bool restarting;            /* starting it again, from the journal */
+    int64_t died_ms;            /* when it ended (the restart's time is said) */
+    int died_status;            /* how */
 } run_vm_t;
 
 static void s_on_requests(gimpi_loop_t *loop, int fd, int events, void *arg);
+static int s_manage_again(launcher_t *self, int status);
 
 /*  The manager socket's notification is edge-triggered: after any call on it, take what
  *  came (unless the request loop is running, which takes it anyway). */
@@ -245,12 +248,24 @@ static int s_free_port(void)
     return port;
 }
 
-/*  Makes our local groupd restartable: a journal in the private runtime directory, and
- *  an event port fixed now (the tasks' subscriptions find it again after a restart; the
- *  request port is kept once known).  Without a runtime directory, none (said). */
-static void s_restartable(launcher_t *self)
+/*  Makes the job's groupd restartable: here a journal in the private runtime directory,
+ *  and an event port fixed now (the tasks' subscriptions find it again after a restart;
+ *  the request port is kept once known); on another host (on) only with -gport.  Without
+ *  a runtime directory, none (said). */
+static void s_restartable(launcher_t *self, const host_t *on)
 {
     run_vm_t *vm = self->vm;
+    if (on && !on->local) {
+        /* there: a bare name, in that host's private runtime directory (groupd(1)); the
+           ports only when -gport fixed them (we cannot pick free ones there) */
+        if (self->groupd_port <= 0)
+            return;
+        vm->port = self->groupd_port;
+        vm->pub_port = self->groupd_port + 1;
+        snprintf(vm->journal, sizeof vm->journal, "groupd-tcp-%s-%d.journal", self->myaddr,
+                 (int)getpid());
+        return;
+    }
     char dir[GIMPI_KEY_PATHLEN], err[256];
     if (gimpi_rundir(dir, sizeof dir, err, sizeof err) < 0) {
         fprintf(stderr, "gimpirun: the job's groupd keeps no journal (%s): a crash of it "
@@ -271,8 +286,9 @@ static bool s_remote_groupd_known(launcher_t *self)
     return self->vm->groupd_ep[0] || !self->vm->groupd_task || self->vm->groupd_task->exited;
 }
 
-/*  Starts the job's groupd on host h through its agent.  0 with the endpoint, or -1. */
-static int s_start_remote_groupd(launcher_t *self, host_t *h, char *err, size_t errsize)
+/*  Asks host h's agent to start the job's groupd (its lines come to run_vm_groupd_line).
+ *  0, or -1 with a message in err. */
+static int s_send_remote_groupd(launcher_t *self, host_t *h, char *err, size_t errsize)
 {
     char bin[PATH_MAX], ep[64], pub[16], *argv[16];
     s_groupd_bin(bin, sizeof bin, NULL, 0);     /* not here: it may be there */
@@ -292,6 +308,14 @@ static int s_start_remote_groupd(launcher_t *self, host_t *h, char *err, size_t 
     size_t len;
     run_hosts_send(h, vmw_encode(&len, AGENT_START, t->id, 0, "route:127.0.0.1", "/", copy, env,
                                      0, 0));
+    return 0;
+}
+
+/*  Starts the job's groupd on host h through its agent.  0 with the endpoint, or -1. */
+static int s_start_remote_groupd(launcher_t *self, host_t *h, char *err, size_t errsize)
+{
+    if (s_send_remote_groupd(self, h, err, errsize) < 0)
+        return -1;
     if (run_hosts_wait(self, s_remote_groupd_known, GROUPD_START_MS) < 0
         || !self->vm->groupd_ep[0]) {
         snprintf(err, errsize, "the job's groupd did not start on host %s", h->info.name);
@@ -315,6 +339,10 @@ int run_vm_groupd_line(launcher_t *self, task_t *t, const char *line, size_t len
                                                         : self->hosts[t->host]->info.name;
     if (port > 0)
         snprintf(self->vm->groupd_ep, sizeof self->vm->groupd_ep, "tcp://%s:%d", host, port);
+    if (port > 0 && self->vm->restarting) {     /* restarted there after a crash */
+        self->vm->restarting = false;
+        s_manage_again(self, self->vm->died_status);
+    }
     return 1;
 }
 
@@ -785,8 +813,7 @@ int run_vm_start(launcher_t *self, char *err, size_t errsize)
             snprintf(err, errsize, "-groupd %s: not a host of the job", self->groupd_host);
             return -1;
         }
-        if (!on || on->local)
-            s_restartable(self);
+        s_restartable(self, on);
         int rc = on && !on->local ? s_start_remote_groupd(self, on, err, errsize)
                                   : s_start_local_groupd(self, err, errsize);
         if (rc < 0)
@@ -825,64 +852,104 @@ int run_vm_start(launcher_t *self, char *err, size_t errsize)
     return 0;
 }
 
-/*  Our local groupd ended while the job runs: after a crash (any end but exit 0 or SIGTERM,
- *  SIGINT, SIGHUP, which remove its journal), with a journal, it is started again at once,
- *  at its ports, from the journal (--restart), and we manage it anew (its new token);
- *  the tasks reconnect by themselves (GIMPI_GROUPD_RESTARTABLE).  Without one, or when the
- *  restart fails, the job's group calls fail as before (said). */
-void run_vm_groupd_died(launcher_t *self, int status)
+/*  True when a groupd's end (its wait status) was a crash: any but exit 0 or SIGTERM,
+ *  SIGINT, SIGHUP, which are ends on purpose (HALT, the job's end) that remove its
+ *  journal. */
+static bool s_crashed(int status)
+{
+    return WIFEXITED(status) ? WEXITSTATUS(status) != 0
+         : !WIFSIGNALED(status) || (WTERMSIG(status) != SIGTERM && WTERMSIG(status) != SIGINT
+                                    && WTERMSIG(status) != SIGHUP);
+}
+
+/*  Says that the restart of the job's groupd (after `status`) failed, and why. */
+static void s_restart_failed(launcher_t *self, int status, const char *why)
+{
+    fprintf(stderr, "gimpirun: the job's groupd ended (%s %d) and could not be restarted from "
+            "its journal %s: %s\n", WIFSIGNALED(status) ? "signal" : "status",
+            WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), self->vm->journal,
+            why);
+    gimpi_groups_destroy(&self->vm->mgr);
+}
+
+/*  The restarted groupd serves at vm->groupd_ep: we manage it anew (its new token), and
+ *  say so.  0, or -1 (said). */
+static int s_manage_again(launcher_t *self, int status)
 {
     run_vm_t *vm = self->vm;
-    if (!vm || self->nrunning <= 0)
-        return;
-    /* an end on purpose (HALT, a signal to end) removed the journal: not a crash */
-    bool asked = WIFEXITED(status) ? WEXITSTATUS(status) == 0
-               : WIFSIGNALED(status) && (WTERMSIG(status) == SIGTERM
-                                         || WTERMSIG(status) == SIGINT
-                                         || WTERMSIG(status) == SIGHUP);
-    if (!vm->journal[0] || vm->port <= 0 || asked) {
-        fprintf(stderr, "gimpirun: the job's groupd ended while the job runs\n");
-        return;
-    }
-    int64_t t0 = gimpi_loop_now_ms();
-    if (vm->mgr) {
-        gimpi_loop_fd_del(self->loop, gimpi_groups_fd(vm->mgr));
-        gimpi_groups_destroy(&vm->mgr);
-    }
-    char err[512], ep[sizeof vm->groupd_ep];
-    snprintf(ep, sizeof ep, "%s", vm->groupd_ep);
-    vm->restarting = true;
-    int rc = s_start_local_groupd(self, err, sizeof err);
-    vm->restarting = false;
-    if (rc == 0) {
-        vm->mgr = gimpi_groups_new(vm->groupd_ep, NULL);
-        rc = vm->mgr ? run_vm_publish(self) : GIMPI_ENOMEM;
-    }
+    vm->mgr = gimpi_groups_new(vm->groupd_ep, NULL);
+    int rc = vm->mgr ? run_vm_publish(self) : GIMPI_ENOMEM;
     if (rc < 0) {
-        fprintf(stderr, "gimpirun: the job's groupd ended (%s %d) and could not be restarted "
-                "from its journal %s at %s: %s\n", WIFSIGNALED(status) ? "signal" : "status",
-                WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), vm->journal, ep,
-                rc == -1 ? err : gimpi_strerror(rc));
-        gimpi_groups_destroy(&vm->mgr);
-        return;
+        s_restart_failed(self, status, gimpi_strerror(rc));
+        return -1;
     }
     vm->restarts++;
     gimpi_loop_fd_add(self->loop, gimpi_groups_fd(vm->mgr), GIMPI_LOOP_READ, s_on_requests, self);
     fprintf(stderr, "gimpirun: the job's groupd ended (%s %d); restarted from its journal at "
             "%s in %lld ms\n", WIFSIGNALED(status) ? "signal" : "status",
             WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), vm->groupd_ep,
-            (long long)(gimpi_loop_now_ms() - t0));
+            (long long)(gimpi_loop_now_ms() - vm->died_ms));
     s_on_requests(self->loop, 0, 0, self);
+    return 0;
+}
+
+/*  Our groupd ended while the job runs: after a crash, with a journal, it is started again
+ *  at once, at its ports, from the journal (--restart), and we manage it anew; the tasks
+ *  reconnect by themselves (GIMPI_GROUPD_RESTARTABLE).  Here (our child) at once; on
+ *  another host through its agent, managed when its endpoint line comes.  Without a
+ *  journal, or when the restart fails, the job's group calls fail as before (said).
+ *  True when a restart is under way or done. */
+static bool s_restart(launcher_t *self, int status, host_t *on)
+{
+    run_vm_t *vm = self->vm;
+    if (!vm || self->nrunning <= 0 || !vm->journal[0] || vm->port <= 0 || !s_crashed(status))
+        return false;
+    vm->died_ms = gimpi_loop_now_ms();
+    vm->died_status = status;
+    if (vm->mgr) {
+        gimpi_loop_fd_del(self->loop, gimpi_groups_fd(vm->mgr));
+        gimpi_groups_destroy(&vm->mgr);
+    }
+    char err[512];
+    vm->restarting = true;
+    if (on) {
+        vm->groupd_ep[0] = 0;           /* its line sets it again (run_vm_groupd_line) */
+        if (s_send_remote_groupd(self, on, err, sizeof err) < 0) {
+            vm->restarting = false;
+            s_restart_failed(self, status, err);
+        }
+        return true;
+    }
+    int rc = s_start_local_groupd(self, err, sizeof err);
+    vm->restarting = false;
+    if (rc < 0)
+        s_restart_failed(self, status, err);
+    else
+        s_manage_again(self, status);
+    return true;
+}
+
+/*  Our local groupd ended while the job runs: restarted after a crash (s_restart). */
+void run_vm_groupd_died(launcher_t *self, int status)
+{
+    if (self->vm && self->nrunning > 0 && !s_restart(self, status, NULL))
+        fprintf(stderr, "gimpirun: the job's groupd ended while the job runs\n");
 }
 
 /*  A task ended: groupd forgets it at once (its groups, its LOOKUP). */
 void run_vm_task_ended(launcher_t *self, task_t *t)
 {
     if (self->vm && t == self->vm->groupd_task) {
-        if (self->nrunning > 0 && self->vm->groupd_ep[0])
+        self->vm->groupd_task = NULL;
+        if (self->vm->restarting) {     /* the restart there ended before it served */
+            self->vm->restarting = false;
+            s_restart_failed(self, self->vm->died_status, "it ended before it served");
+            return;
+        }
+        if (self->nrunning > 0 && self->vm->groupd_ep[0]
+            && !s_restart(self, t->status, self->hosts[t->host]))
             fprintf(stderr, "gimpirun: the job's groupd on %s ended\n",
                     self->hosts[t->host]->info.name);
-        self->vm->groupd_task = NULL;
         return;
     }
     if (self->vm && self->vm->mgr && t->tid > 0) {
@@ -915,7 +982,7 @@ void run_vm_fini(launcher_t *self)
             ;
         self->groupd_pid = 0;
     }
-    if (self->vm->journal[0])
+    if (self->vm->journal[0] == '/')
         unlink(self->vm->journal);      /* (groupd removes it on SIGTERM; a failed one not) */
     free(self->vm);
     self->vm = NULL;

@@ -42,7 +42,7 @@ groupd_of() {
     return 1
 }
 
-echo "1..5"
+echo "1..7"
 rm -f "$RESTART_MARK".*
 vm_exec 0 env GIMPI_RSH="$VM_SSH" GIMPI_GROUPD_BIN="$B/groupd/groupd" GIMPI_PATH="$B/t" \
     timeout -k 10 120 "$RUN" -hostfile "$VM_DIR/hosts" -np 4 "$B/t/groupd_restart_task" 4 1000 250,700 \
@@ -89,4 +89,25 @@ rc=$?
 ok $? "groupd ended with SIGTERM mid-loop: the tasks' calls fail (exit $rc)" || sed 's/^/# /' "$out" "$tmp/err" | head -20
 grep -q "the job's groupd ended while the job runs" "$tmp/err" && ! grep -q "restarted from its journal" "$tmp/err"
 ok $? "... gimpirun says it ended, and does not restart it" || sed 's/^/# /' "$tmp/err" | head -20
+# the job's groupd on the other host (-groupd, with -gport: its ports fixed), started and
+# restarted by that host's agent, its journal in that host's private runtime directory
+GPORT=47311
+rm -f "$RESTART_MARK".*
+vm_exec 0 env GIMPI_RSH="$VM_SSH" GIMPI_GROUPD_BIN="$B/groupd/groupd" GIMPI_PATH="$B/t" \
+    timeout -k 10 120 "$RUN" -hostfile "$VM_DIR/hosts" -groupd "$H1" -gport $GPORT -np 4 \
+    "$B/t/groupd_restart_task" 4 600 250 >"$out" 2>"$tmp/err" &
+job=$!
+pid=
+wait_file "$RESTART_MARK.250" \
+    && pid=$(vm_exec 1 ss -ltnpH "sport = :$GPORT" | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1) \
+    && [ -n "$pid" ] && kill -9 "$pid"
+wait $job
+rc=$?
+got=$(grep -c " ok rounds=" "$out")
+[ -n "$pid" ] && [ "$rc" = 0 ] && [ "$got" = 4 ] && ! grep -q FAIL "$out"
+ok $? "-groupd $H1 -gport $GPORT: groupd (pid ${pid:-none}) killed there: $got of 4 end ok, exit $rc" \
+    || sed 's/^/# /' "$out" "$tmp/err" | head -30
+grep -q "groupd ended (signal 9); restarted from its journal at tcp://$H1:$GPORT in [0-9]* ms" "$tmp/err"
+ok $? "... restarted there by its agent at the same port ($(grep -o 'in [0-9]* ms' "$tmp/err"); longest call $(sed -n 's/.*stall_ms=\([0-9.]*\).*/\1/p' "$out" | sort -n | tail -1) ms)" \
+    || sed 's/^/# /' "$tmp/err" | head -20
 exit $((failed > 0))
