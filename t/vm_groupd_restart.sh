@@ -74,11 +74,13 @@ echo "# longest call of any task: ${stall:-?} ms ($(sed -n 's/.*stall_ms=[0-9.]*
 awk -v s="${stall:-99999}" -v m="$STALL_MAX_MS" 'BEGIN { exit !(s <= m) }'
 ok $? "longest call ${stall:-?} ms <= $STALL_MAX_MS ms"
 # a groupd ended on purpose (SIGTERM: it removes its journal) is not restarted: the
-# tasks' calls fail after the outage budget (1 s here) and gimpirun says it ended
+# tasks' calls fail after the outage budget (1 s here) and gimpirun says it ended (a task
+# whose peer failed first may wait for its message for ever, as in PVM: the job is then
+# ended by the timeout, 20 s)
 rm -f "$RESTART_MARK".*
 vm_exec 0 env GIMPI_RSH="$VM_SSH" GIMPI_GROUPD_BIN="$B/groupd/groupd" GIMPI_PATH="$B/t" \
     GIMPI_GROUPD_OUTAGE_MS=1000 \
-    timeout -k 10 60 "$RUN" -hostfile "$VM_DIR/hosts" -np 2 "$B/t/groupd_restart_task" 2 1000 100 \
+    timeout -k 5 20 "$RUN" -hostfile "$VM_DIR/hosts" -np 2 "$B/t/groupd_restart_task" 2 1000 100 \
     >"$out" 2>"$tmp/err" &
 job=$!
 pid=
