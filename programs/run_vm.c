@@ -10,6 +10,12 @@
  *  answered when every slot has its result (a tid, a host id, or an error), so the caller
  *  gets PVM's per-slot answers.  Every task that ends is reported to groupd (TASK_EXIT),
  *  so that its groups and LOOKUPs learn of it even when its host can no longer say so.
+ *
+ *  The job's groupd survives a crash: restarted from its journal at the same ports (a
+ *  job without a standby), or, with a standby on another host (run_standby.c), taken
+ *  over by the standby; gimpirun then manages the new primary and starts a new standby on
+ *  another host if one is left.  The tasks are given every endpoint a groupd of the job
+ *  may serve at (GIMPI_GROUPD, a list: the primary first).
  */
 #include "config.h"
 #include "programs/run_vm.h"
@@ -17,6 +23,7 @@
 #include "programs/run_proc.h"
 #include "programs/run_tasks.h"
 #include "programs/run_trace.h"
+#include "programs/run_standby.h"
 #include "base/gimpi_findprog.h"
 #include "task/gimpi_job.h"
 #include "base/gimpi_tunables.h"
@@ -39,6 +46,8 @@
 
 enum {
     GROUPD_START_MS = 10000,    /* a groupd prints its endpoint within this */
+    MANAGE_MS = 15000,          /* after a takeover, the new primary is managed within this */
+    MAX_LIST = 8,               /* endpoints in the tasks' GIMPI_GROUPD */
     MAX_PENDING = 256,          /* requests being served at once */
 };
 
@@ -70,6 +79,15 @@ typedef struct run_vm_t {
     bool restarting;            /* starting it again, from the journal */
     int64_t died_ms;            /* when it ended (the restart's time is said) */
     int died_status;            /* how */
+    /* the standby (run_standby.c) */
+    bool standby_on;            /* the job has standbys (supported, not -groupd-standby none) */
+    int primary_host;           /* the host of the primary groupd, -1 (GIMPI_GROUPD given) */
+    int takeovers;              /* times a standby took over */
+    int sb_fails;               /* standbys that ended before they followed, in a row */
+    int manage_timer;           /* after a takeover: the next try to manage the new primary */
+    int64_t manage_until;
+    int manage_tries;
+    char alt_token[GIMPI_GROUPS_TOKEN_LEN + 1];     /* the other token to try, or "" */
 } run_vm_t;
 
 static void s_on_requests(gimpi_loop_t *loop, int fd, int events, void *arg);
@@ -84,57 +102,6 @@ static void s_drain(launcher_t *self)
 }
 
 /* ------------------------------------------------------------------ groupd */
-
-/*  groupd's program as the library finds it (base/gimpi_findprog.h): GIMPI_GROUPD_BIN,
- *  else beside gimpirun, the build tree's groupd/, the bindir, PATH.  0, or -1 with the
- *  places looked in tried and, in buf, the path another host may have it at:
- *  GIMPI_GROUPD_BIN when set, else the bindir's. */
-static int s_groupd_bin(char *buf, size_t size, char *tried, size_t triedsize)
-{
-    if (gimpi_findprog("groupd", "GIMPI_GROUPD_BIN", "groupd", GIMPI_BINDIR, buf, size, tried,
-                       triedsize) == 0)
-        return 0;
-    const char *env = gimpi_env("GIMPI_GROUPD_BIN");
-    if (env && *env)
-        snprintf(buf, size, "%s", env);
-    else
-        snprintf(buf, size, "%s/groupd", GIMPI_BINDIR);
-    return -1;
-}
-
-/*  The port of an endpoint "tcp://A:P", or -1. */
-static int s_ep_port(const char *ep)
-{
-    const char *colon = strrchr(ep, ':');
-    if (strncmp(ep, "tcp://", 6) || !colon)
-        return -1;
-    long p = strtol(colon + 1, NULL, 10);
-    return p > 0 && p < 65536 ? (int)p : -1;
-}
-
-/*  Reads one line from fd within ms.  0 or -1. */
-static int s_read_line(int fd, char *line, size_t size, int ms)
-{
-    size_t got = 0;
-    int64_t end = gimpi_loop_now_ms() + ms;
-    while (got < size - 1) {
-        int64_t left = end - gimpi_loop_now_ms();
-        struct pollfd p = { .fd = fd, .events = POLLIN };
-        if (left <= 0 || poll(&p, 1, (int)left) <= 0)
-            return -1;
-        ssize_t r = read(fd, line + got, 1);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        if (line[got] == '\n') {
-            line[got] = 0;
-            return 0;
-        }
-        got++;
-    }
-    return -1;
-}
 
 /*  The groupd arguments: --foreground on tcp at -gport (events next to it) or any port;
  *  with a journal (ours, here) its --journal, its ports fixed, and --restart from it. */
@@ -169,59 +136,27 @@ static void s_groupd_argv(launcher_t *self, char *bin, char **argv, char *ep, si
     argv[n] = NULL;
 }
 
-/*  Our groupd's "manager-token HEX" line (groupd --launcher): kept for HOSTS_SET.  True
- *  when line was it. */
-static bool s_groupd_token(launcher_t *self, const char *line)
-{
-    static const char tag[] = "manager-token ";
-    if (strncmp(line, tag, sizeof tag - 1)
-        || strlen(line + sizeof tag - 1) != GIMPI_GROUPS_TOKEN_LEN)
-        return false;
-    snprintf(self->vm->token, sizeof self->vm->token, "%s", line + sizeof tag - 1);
-    return true;
-}
-
 /*  Starts a groupd here, as our child.  0 with self->vm->groupd_ep set, or -1. */
 static int s_start_local_groupd(launcher_t *self, char *err, size_t errsize)
 {
     char bin[PATH_MAX], ep[64], pub[16], *argv[16], tried[2048];
-    if (s_groupd_bin(bin, sizeof bin, tried, sizeof tried) < 0) {
+    if (run_groupd_bin(bin, sizeof bin, tried, sizeof tried) < 0) {
         snprintf(err, errsize, "no groupd program for the job: looked for %s"
                  " (set GIMPI_GROUPD_BIN to the program)", tried);
         return -1;
     }
     s_groupd_argv(self, bin, argv, ep, sizeof ep, pub, sizeof pub);
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) < 0) {
-        snprintf(err, errsize, "pipe: %s", strerror(errno));
+    int out;
+    pid_t pid = run_fork_piped(argv, &out, err, errsize);
+    if (pid < 0)
         return -1;
-    }
-    pid_t me = getpid();
-    pid_t pid = fork();
-    if (pid == 0) {
-        run_child_start(me, SIGTERM);
-        setpgid(0, 0);
-        dup2(p[1], 1);
-        int null = open("/dev/null", O_RDONLY);
-        if (null >= 0)
-            dup2(null, 0);
-        execv(bin, argv);
-        fprintf(stderr, "gimpirun: cannot run %s: %s\n", bin, strerror(errno));
-        _exit(127);
-    }
-    close(p[1]);
-    if (pid < 0) {
-        close(p[0]);
-        snprintf(err, errsize, "fork: %s", strerror(errno));
-        return -1;
-    }
     self->groupd_pid = pid;
     char line[600];
-    int rc = s_read_line(p[0], line, sizeof line, GROUPD_START_MS);
-    if (rc == 0 && s_groupd_token(self, line))
-        rc = s_read_line(p[0], line, sizeof line, GROUPD_START_MS);
-    close(p[0]);
-    int port = rc == 0 ? s_ep_port(line) : -1;
+    int rc = run_read_line(out, line, sizeof line, GROUPD_START_MS);
+    if (rc == 0 && run_token_line(line, self->vm->token, sizeof self->vm->token))
+        rc = run_read_line(out, line, sizeof line, GROUPD_START_MS);
+    close(out);
+    int port = rc == 0 ? run_ep_port(line) : -1;
     if (port < 0) {
         snprintf(err, errsize, "the job's groupd (%s %s) did not start%s", bin, ep,
                  self->groupd_port ? " (is the port taken?)" : "");
@@ -231,21 +166,6 @@ static int s_start_local_groupd(launcher_t *self, char *err, size_t errsize)
     if (self->vm->journal[0])
         self->vm->port = port;
     return 0;
-}
-
-/*  A free tcp port here (the kernel's pick), or 0. */
-static int s_free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in sa = { .sin_family = AF_INET };
-    socklen_t len = sizeof sa;
-    int port = 0;
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0
-        && getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
-        port = ntohs(sa.sin_port);
-    if (fd >= 0)
-        close(fd);
-    return port;
 }
 
 /*  Makes the job's groupd restartable: here a journal in the private runtime directory,
@@ -272,7 +192,7 @@ static void s_restartable(launcher_t *self, const host_t *on)
                 "fails the job's group calls\n", err);
         return;
     }
-    vm->pub_port = self->groupd_port > 0 ? self->groupd_port + 1 : s_free_port();
+    vm->pub_port = self->groupd_port > 0 ? self->groupd_port + 1 : run_free_port();
     vm->port = self->groupd_port > 0 ? self->groupd_port : 0;
     if (vm->pub_port <= 0)
         return;
@@ -291,7 +211,7 @@ static bool s_remote_groupd_known(launcher_t *self)
 static int s_send_remote_groupd(launcher_t *self, host_t *h, char *err, size_t errsize)
 {
     char bin[PATH_MAX], ep[64], pub[16], *argv[16];
-    s_groupd_bin(bin, sizeof bin, NULL, 0);     /* not here: it may be there */
+    run_groupd_bin(bin, sizeof bin, NULL, 0);     /* not here: it may be there */
     s_groupd_argv(self, bin, argv, ep, sizeof ep, pub, sizeof pub);
     char **copy = calloc(16, sizeof *copy);
     for (int k = 0; copy && argv[k]; k++)
@@ -327,14 +247,19 @@ static int s_start_remote_groupd(launcher_t *self, host_t *h, char *err, size_t 
 /*  The groupd's first line (its endpoint) when it runs on another host; 1 when taken. */
 int run_vm_groupd_line(launcher_t *self, task_t *t, const char *line, size_t len)
 {
+    int sb = self->vm ? run_standby_line(self, t, line, len) : 0;
+    if (sb == 2)
+        run_vm_standby_news(self);
+    if (sb)
+        return 1;
     if (!self->vm || t != self->vm->groupd_task || self->vm->groupd_ep[0])
         return 0;
     char ep[600];
     snprintf(ep, sizeof ep, "%.*s", (int)len, line);
-    if (s_groupd_token(self, ep))
+    if (run_token_line(ep, self->vm->token, sizeof self->vm->token))
         return 1;
     snprintf(ep, sizeof ep, "%.*s", (int)len, line);
-    int port = s_ep_port(ep);
+    int port = run_ep_port(ep);
     const char *host = self->hosts[t->host]->info.ip[0] ? self->hosts[t->host]->info.ip
                                                         : self->hosts[t->host]->info.name;
     if (port > 0)
@@ -747,7 +672,8 @@ static void s_on_requests(gimpi_loop_t *loop, int fd, int events, void *arg)
         size_t len = 0;
         int rc = gimpi_groups_mgr_next(self->vm->mgr, &token, &payload, &len);
         if (rc <= 0) {
-            if (rc < 0 && self->vm->journal[0]) {   /* restarted when we reap it */
+            if (rc < 0 && (self->vm->journal[0] || self->vm->standby_on)) {
+                /* restarted when we reap it, or taken over by the standby */
                 gimpi_loop_fd_del(self->loop, gimpi_groups_fd(self->vm->mgr));
                 gimpi_groups_destroy(&self->vm->mgr);
             } else if (rc < 0 && self->nrunning > 0) {
@@ -791,6 +717,237 @@ static void s_on_tick(gimpi_loop_t *loop, int id, void *arg)
     s_drain(arg);
 }
 
+/* ------------------------------------------------------------------ the standby */
+
+/*  The port a standby serves at once it takes over (the primary's, on its own host) and
+ *  its event port; 0 when unknown. */
+static int s_sb_port(launcher_t *self, int *pub)
+{
+    run_vm_t *vm = self->vm;
+    int port = vm->port > 0 ? vm->port : run_ep_port(vm->groupd_ep);
+    *pub = vm->pub_port > 0 ? vm->pub_port : port > 0 ? port + 1 : 0;
+    return port > 0 ? port : 0;
+}
+
+/*  GIMPI_GROUPD for the tasks started from now on: the primary, then its standby, then the
+ *  other hosts at the same port (where a later standby may serve), up to MAX_LIST. */
+static void s_task_endpoints(launcher_t *self)
+{
+    run_vm_t *vm = self->vm;
+    char list[1024];            /* (the client takes up to some 500 bytes) */
+    int pub, port = s_sb_port(self, &pub), n = 1;
+    snprintf(list, sizeof list, "%s", vm->groupd_ep);
+    const char *sep;
+    int sh = run_standby_info(self, &sep, NULL, NULL, NULL);
+    if (sh >= 0 && strlen(list) + strlen(sep) + 2 < 500) {
+        strcat(list, ",");
+        strcat(list, sep);
+        n++;
+    }
+    for (int k = 1; port > 0 && k < self->nhosts && n < MAX_LIST; k++) {
+        int i = (vm->primary_host + k) % self->nhosts;
+        host_t *h = self->hosts[i];
+        char ep[128];
+        if (i == sh || h->deleted || h->state == HOST_DEAD)
+            continue;
+        snprintf(ep, sizeof ep, "tcp://%s:%d", run_host_addr(self, h), port);
+        if (strlen(list) + strlen(ep) + 2 < 500 && !strstr(list, ep)) {
+            strcat(list, ",");
+            strcat(list, ep);
+            n++;
+        }
+    }
+    setenv("GIMPI_GROUPD", list, 1);
+}
+
+/*  True once the standby follows, or will not. */
+static bool s_sb_settled(launcher_t *self)
+{
+    return run_standby_state(self) != RUN_SB_STARTING;
+}
+
+/*  Starts a standby of the primary on the next host that fits (first: the one
+ *  -groupd-standby names), and, when wait, waits for it to follow (GROUPD_START_MS).  A
+ *  standby that cannot start is said; the job goes on without one.  0 or -1. */
+static int s_sb_start(launcher_t *self, bool first, bool wait)
+{
+    run_vm_t *vm = self->vm;
+    int pub, port = s_sb_port(self, &pub);
+    int hi = run_standby_pick(self, vm->primary_host, first);
+    char err[512];
+    if (hi < 0 || port <= 0) {
+        if (!first || self->standby_host)
+            fprintf(stderr, "gimpirun: no host left for a standby groupd: the job's groupd "
+                    "at %s has none\n", vm->groupd_ep);
+        return -1;
+    }
+    if (run_standby_start(self, hi, vm->groupd_ep, port, pub, err, sizeof err) < 0) {
+        fprintf(stderr, "gimpirun: the standby groupd on %s did not start: %s\n",
+                self->hosts[hi]->info.name, err);
+        return -1;
+    }
+    if (wait && (run_hosts_wait(self, s_sb_settled, GROUPD_START_MS) < 0
+                 || run_standby_state(self) != RUN_SB_READY)) {
+        fprintf(stderr, "gimpirun: the standby groupd on %s did not follow the job's groupd "
+                "within %d s: the job runs without one\n", self->hosts[hi]->info.name,
+                GROUPD_START_MS / 1000);
+        run_standby_forget(self);
+        return -1;
+    }
+    return 0;
+}
+
+/*  Once managed again after a takeover: a new standby, from the next host on. */
+static void s_sb_next(launcher_t *self)
+{
+    if (self->nrunning > 0 && s_sb_start(self, false, false) < 0)
+        s_task_endpoints(self);
+}
+
+/*  After a takeover: one try to manage the new primary (it may not serve yet: tried again
+ *  every 100 ms until MANAGE_MS), with its token, else the one before. */
+static void s_on_manage(gimpi_loop_t *loop, int id, void *arg)
+{
+    (void)id;
+    launcher_t *self = arg;
+    run_vm_t *vm = self->vm;
+    vm->manage_timer = 0;
+    if (vm->mgr || self->nrunning <= 0)
+        return;
+    if (vm->alt_token[0] && vm->manage_tries++ % 2) {   /* alternately, the other token */
+        char t[sizeof vm->token];
+        memcpy(t, vm->token, sizeof t);
+        memcpy(vm->token, vm->alt_token, sizeof t);
+        memcpy(vm->alt_token, t, sizeof t);
+    }
+    vm->mgr = gimpi_groups_new(vm->groupd_ep, NULL);
+    int rc = vm->mgr ? run_vm_publish(self) : GIMPI_ENOMEM;
+    if (rc < 0) {
+        gimpi_groups_destroy(&vm->mgr);
+        if (gimpi_loop_now_ms() < vm->manage_until) {
+            vm->manage_timer = gimpi_loop_timer_add(loop, 100, 0, s_on_manage, self);
+            return;
+        }
+        fprintf(stderr, "gimpirun: cannot manage the job's groupd at %s after the takeover "
+                "(%s): the virtual machine's requests can no longer be served\n",
+                vm->groupd_ep, gimpi_strerror(rc));
+        return;
+    }
+    gimpi_loop_fd_add(self->loop, gimpi_groups_fd(vm->mgr), GIMPI_LOOP_READ, s_on_requests, self);
+    fprintf(stderr, "gimpirun: managing the job's groupd at %s, %lld ms after the primary "
+            "was lost\n", vm->groupd_ep, (long long)(gimpi_loop_now_ms() - vm->died_ms));
+    s_on_requests(self->loop, 0, 0, self);
+    s_sb_next(self);
+}
+
+/*  The primary is lost (why) and the standby follows or took over: it is the primary
+ *  from now on (not restarted where it was); gimpirun manages it as soon as it serves,
+ *  then starts a new standby.  The old one, if it still runs (a cut host), is killed.
+ *  True when the standby takes over. */
+static bool s_failover(launcher_t *self, const char *why)
+{
+    run_vm_t *vm = self->vm;
+    run_sb_state_t st = run_standby_state(self);
+    if (!vm->standby_on || (st != RUN_SB_READY && st != RUN_SB_TOOK_OVER))
+        return false;
+    const char *ep, *token, *journal;
+    int hi = run_standby_info(self, &ep, &token, &journal, NULL);
+    char old[sizeof vm->groupd_ep];
+    snprintf(old, sizeof old, "%s", vm->groupd_ep);
+    if (vm->groupd_task && !vm->groupd_task->exited)
+        run_hosts_kill(self, vm->groupd_task, SIGKILL);
+    if (self->groupd_pid > 0)
+        kill(self->groupd_pid, SIGKILL);        /* (reaped as none of ours) */
+    snprintf(vm->groupd_ep, sizeof vm->groupd_ep, "%s", ep);
+    snprintf(vm->journal, sizeof vm->journal, "%s", journal);
+    snprintf(vm->alt_token, sizeof vm->alt_token, "%s", token[0] ? vm->token : "");
+    if (token[0])
+        snprintf(vm->token, sizeof vm->token, "%s", token);
+    vm->primary_host = hi;
+    run_standby_promote(self, &vm->groupd_task, &self->groupd_pid);
+    vm->restarting = false;
+    vm->takeovers++;
+    vm->died_ms = gimpi_loop_now_ms();
+    if (vm->mgr) {
+        gimpi_loop_fd_del(self->loop, gimpi_groups_fd(vm->mgr));
+        gimpi_groups_destroy(&vm->mgr);
+    }
+    fprintf(stderr, "gimpirun: the job's groupd at %s %s; its standby on %s takes over at "
+            "%s\n", old, why, self->hosts[hi]->info.name, vm->groupd_ep);
+    s_task_endpoints(self);
+    vm->manage_until = vm->died_ms + MANAGE_MS;
+    vm->manage_tries = 0;
+    if (vm->manage_timer)
+        gimpi_loop_timer_cancel(self->loop, vm->manage_timer);
+    vm->manage_timer = gimpi_loop_timer_add(self->loop, 0, 0, s_on_manage, self);
+    return true;
+}
+
+/*  News of the standby: it follows (said), it took over (the failover), or it ended (a
+ *  new one on the next host; after as many failures in a row as hosts, none). */
+void run_vm_standby_news(launcher_t *self)
+{
+    run_vm_t *vm = self->vm;
+    if (!vm)
+        return;
+    const char *ep;
+    int status = 0, hi = run_standby_info(self, &ep, NULL, NULL, &status);
+    switch (run_standby_state(self)) {
+    case RUN_SB_READY:
+        vm->sb_fails = 0;
+        s_task_endpoints(self);
+        fprintf(stderr, "gimpirun: a standby groupd on %s follows the job's groupd at %s "
+                "(it takes over at %s)\n", self->hosts[hi]->info.name, vm->groupd_ep, ep);
+        break;
+    case RUN_SB_TOOK_OVER:
+        s_failover(self, "fell silent");
+        break;
+    case RUN_SB_ENDED:
+        if (self->nrunning <= 0)
+            break;
+        fprintf(stderr, "gimpirun: the standby groupd on %s ended (%s %d)\n",
+                self->hosts[hi]->info.name, WIFSIGNALED(status) ? "signal" : "status",
+                WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+        run_standby_forget(self);
+        if (++vm->sb_fails <= self->nhosts && vm->mgr)
+            s_sb_next(self);
+        else
+            s_task_endpoints(self);
+        break;
+    default:
+        break;
+    }
+}
+
+/*  Our local standby was reaped. */
+void run_vm_standby_died(launcher_t *self, pid_t pid, int status)
+{
+    if (run_standby_reaped(self, pid, status))
+        run_vm_standby_news(self);
+}
+
+/*  The first standby, when the job has a host set with another host that fits and the
+ *  groupd can be one; the tasks' endpoints in any case. */
+static void s_sb_first(launcher_t *self, host_t *on)
+{
+    run_vm_t *vm = self->vm;
+    vm->primary_host = -1;
+    for (int i = 0; i < self->nhosts; i++)
+        if (on ? self->hosts[i] == on : self->hosts[i]->local)
+            vm->primary_host = i;
+    vm->standby_on = vm->primary_host >= 0 && self->nhosts > 1
+                   && !(self->standby_host && !strcmp(self->standby_host, "none"));
+    if (vm->standby_on && !run_standby_supported()) {
+        if (self->standby_host)         /* (said only when one was asked for) */
+            fprintf(stderr, "gimpirun: this groupd cannot be a standby (no --standby-of): "
+                    "the job's groupd has none\n");
+        vm->standby_on = false;
+    }
+    vm->standby_on = vm->standby_on && s_sb_start(self, true, true) == 0;
+    if (vm->standby_on)
+        setenv("GIMPI_GROUPD_RESTARTABLE", "1", 1);
+}
+
 /*  Gets the job a groupd every host reaches and becomes its manager.  0, or -1. */
 int run_vm_start(launcher_t *self, char *err, size_t errsize)
 {
@@ -801,10 +958,10 @@ int run_vm_start(launcher_t *self, char *err, size_t errsize)
     }
     self->vm->groupd_out = -1;
     const char *given = gimpi_env("GIMPI_GROUPD");
+    host_t *on = NULL;
     if (given && !strncmp(given, "tcp://", 6))
         snprintf(self->vm->groupd_ep, sizeof self->vm->groupd_ep, "%s", given);
     else {
-        host_t *on = NULL;
         for (int i = 0; self->groupd_host && i < self->nhosts; i++)
             if (!strcmp(self->hosts[i]->info.name, self->groupd_host)
                 || !strcmp(self->hosts[i]->info.ip, self->groupd_host))
@@ -844,9 +1001,12 @@ int run_vm_start(launcher_t *self, char *err, size_t errsize)
     }
     gimpi_loop_fd_add(self->loop, gimpi_groups_fd(self->vm->mgr), GIMPI_LOOP_READ, s_on_requests,
                       self);
-    /* our tasks reconnect to a groupd we restart (not the manager: it is made anew) */
+    /* our tasks reconnect to a groupd we restart or its standby (not the manager: it is
+       made anew) */
     if (self->vm->journal[0])
         setenv("GIMPI_GROUPD_RESTARTABLE", "1", 1);
+    if (!given || strncmp(given, "tcp://", 6))
+        s_sb_first(self, on);
     self->vm->timer = gimpi_loop_timer_add(self->loop, 1000, 1, s_on_tick, self);
     s_on_requests(self->loop, 0, 0, self);  /* arms the first wait */
     return 0;
@@ -902,6 +1062,11 @@ static int s_manage_again(launcher_t *self, int status)
 static bool s_restart(launcher_t *self, int status, host_t *on)
 {
     run_vm_t *vm = self->vm;
+    char why[64];
+    snprintf(why, sizeof why, "ended (%s %d)", WIFSIGNALED(status) ? "signal" : "status",
+             WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    if (vm && self->nrunning > 0 && s_failover(self, why))
+        return true;
     if (!vm || self->nrunning <= 0 || !vm->journal[0] || vm->port <= 0 || !s_crashed(status))
         return false;
     vm->died_ms = gimpi_loop_now_ms();
@@ -939,6 +1104,10 @@ void run_vm_groupd_died(launcher_t *self, int status)
 /*  A task ended: groupd forgets it at once (its groups, its LOOKUP). */
 void run_vm_task_ended(launcher_t *self, task_t *t)
 {
+    if (self->vm && run_standby_task_ended(self, t)) {
+        run_vm_standby_news(self);
+        return;
+    }
     if (self->vm && t == self->vm->groupd_task) {
         self->vm->groupd_task = NULL;
         if (self->vm->restarting) {     /* the restart there ended before it served */
@@ -972,6 +1141,9 @@ void run_vm_fini(launcher_t *self)
     }
     if (self->vm->timer && self->loop)
         gimpi_loop_timer_cancel(self->loop, self->vm->timer);
+    if (self->vm->manage_timer && self->loop)
+        gimpi_loop_timer_cancel(self->loop, self->vm->manage_timer);
+    run_standby_forget(self);
     if (self->vm->mgr && self->loop)
         gimpi_loop_fd_del(self->loop, gimpi_groups_fd(self->vm->mgr));
     gimpi_groups_destroy(&self->vm->mgr);
