@@ -252,10 +252,12 @@ int run_vm_groupd_line(launcher_t *self, task_t *t, const char *line, size_t len
         run_vm_standby_news(self);
     if (sb)
         return 1;
-    if (!self->vm || t != self->vm->groupd_task || self->vm->groupd_ep[0])
-        return 0;
     char ep[600];
     snprintf(ep, sizeof ep, "%.*s", (int)len, line);
+    if (self->vm && t == self->vm->groupd_task && self->vm->groupd_ep[0])  /* (a new one) */
+        return run_token_line(ep, self->vm->token, sizeof self->vm->token);
+    if (!self->vm || t != self->vm->groupd_task || self->vm->groupd_ep[0])
+        return 0;
     if (run_token_line(ep, self->vm->token, sizeof self->vm->token))
         return 1;
     snprintf(ep, sizeof ep, "%.*s", (int)len, line);
