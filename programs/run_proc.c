@@ -226,10 +226,10 @@ bool run_token_line(const char *line, char *out, size_t size)
     return true;
 }
 
-/*  Forks argv[0] (a groupd) with its stdout to a pipe (our end in *out, close-on-exec) and
- *  its stdin from /dev/null, in its own process group; it ends when we do (deathsig
- *  SIGTERM).  Its pid, or -1 with a message in err. */
-pid_t run_fork_piped(char **argv, int *out, char *err, size_t errsize)
+/*  Forks argv[0] (a groupd) with its stdout (and its stderr too when both) to a pipe (our
+ *  end in *out, close-on-exec) and its stdin from /dev/null, in its own process group; it
+ *  ends when we do (deathsig SIGTERM).  Its pid, or -1 with a message in err. */
+pid_t run_fork_piped(char **argv, bool both, int *out, char *err, size_t errsize)
 {
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0) {
@@ -242,6 +242,8 @@ pid_t run_fork_piped(char **argv, int *out, char *err, size_t errsize)
         run_child_start(me, SIGTERM);
         setpgid(0, 0);
         dup2(p[1], 1);
+        if (both)
+            dup2(p[1], 2);
         int null = open("/dev/null", O_RDONLY);
         if (null >= 0)
             dup2(null, 0);

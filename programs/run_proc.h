@@ -21,7 +21,7 @@ void run_addr_spec(const char *myaddr, const char *ifspec, char *out, size_t siz
 int run_ep_port(const char *ep);
 int run_read_line(int fd, char *line, size_t size, int ms);
 int run_free_port(void);
-pid_t run_fork_piped(char **argv, int *out, char *err, size_t errsize);
+pid_t run_fork_piped(char **argv, bool both, int *out, char *err, size_t errsize);
 bool run_token_line(const char *line, char *out, size_t size);
 
 /*  In the child of a spawn (gimpirun's or an agent's), its environment set and in its

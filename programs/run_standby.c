@@ -113,19 +113,20 @@ int run_standby_pick(launcher_t *self, int primary, bool first)
     return -1;
 }
 
-/*  One line the standby printed: its token, its endpoint (it follows: ready; a second
- *  time, or a line that says so: it took over). */
+/*  One line the standby printed (groupd(1) without --quiet, stdout and stderr): its
+ *  manager token (printed when it takes over), "...: following" (it holds the primary's
+ *  image: ready), "...: taking over", "took over ..." or its endpoint (it serves: took
+ *  over); others are shown. */
 static void s_line(run_standby_t *sb, const char *line)
 {
     if (run_token_line(line, sb->token, sizeof sb->token))
         return;
-    bool ep = !strncmp(line, "tcp://", 6);
-    if (ep && !sb->ready)
+    if (strstr(line, ": following"))
         sb->ready = true;
-    else if (ep || strcasestr(line, "took over") || strcasestr(line, "takes over")
-             || strcasestr(line, "takeover"))
-        sb->took_over = true;
-    else
+    else if (!strncmp(line, "tcp://", 6) || strstr(line, "taking over")
+             || strstr(line, "took over"))
+        sb->took_over = true;   /* (it serves, or is about to) */
+    else if (!strstr(line, "key fingerprint"))
         fprintf(stderr, "gimpirun: standby groupd: %s\n", line);
 }
 
@@ -144,13 +145,20 @@ static ssize_t s_read(gimpi_loop_t *loop, int fd, char *buf, size_t size)
     return r;
 }
 
-/*  A promoted local standby (now the primary) wrote: shown (its stdout stays open, so
- *  that a line it writes later does not kill it with SIGPIPE). */
+/*  A promoted local standby (now the primary) wrote: its manager token (in late_token,
+ *  for run_vm.c), its other lines shown (its pipe stays open, so that a line it writes
+ *  later does not kill it with SIGPIPE). */
 static void s_on_primary_out(gimpi_loop_t *loop, int fd, int events, void *arg)
 {
-    (void)events, (void)arg;
-    char buf[512];
-    s_read(loop, fd, buf, sizeof buf);
+    (void)events;
+    launcher_t *self = arg;
+    char buf[1024];
+    ssize_t r = s_read(loop, fd, buf, sizeof buf - 1);
+    buf[r > 0 ? r : 0] = 0;
+    for (char *save, *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+        if (!run_token_line(l, self->late_token, sizeof self->late_token)
+            && strncmp(l, "tcp://", 6))
+            fprintf(stderr, "gimpirun: groupd: %s\n", l);
 }
 
 /*  The local standby wrote (or its stdout closed): news when that made it ready or it
@@ -193,8 +201,7 @@ static void s_argv(run_standby_t *sb, char *bin, const char *primary_ep, int por
 {
     int n = 0;
     argv[n++] = bin;
-    argv[n++] = "--foreground";
-    argv[n++] = "--quiet";
+    argv[n++] = "--foreground";     /* (not --quiet: its "following" line is its news) */
     argv[n++] = "--launcher";
     argv[n++] = "--standby-of";
     argv[n++] = (char *)primary_ep;
@@ -214,7 +221,7 @@ static int s_start_here(launcher_t *self, run_standby_t *sb, char **argv, char *
                         size_t errsize)
 {
     int out;
-    pid_t pid = run_fork_piped(argv, &out, err, errsize);
+    pid_t pid = run_fork_piped(argv, true, &out, err, errsize);
     if (pid < 0)
         return -1;
     sb->pid = self->standby_pid = pid;

@@ -156,6 +156,7 @@ struct launcher_t {
     pid_t groupd_pid;           /* a groupd we started, or 0 */
     pid_t standby_pid;          /* a standby groupd we started here, or 0 */
     struct run_standby_t *standby;      /* run_standby.c's own: the standby groupd */
+    char late_token[GIMPI_GROUPS_TOKEN_LEN + 1];    /* a promoted local standby's token */
     gimpi_key_t key;            /* the job's key, sent to every agent first */
     struct run_vm_t *vm;        /* run_vm.c's own: groupd's endpoint, the manager, requests */
     struct run_catchfwd_t *catchfwd;  /* caught output handed to catching tasks here */

@@ -147,7 +147,7 @@ static int s_start_local_groupd(launcher_t *self, char *err, size_t errsize)
     }
     s_groupd_argv(self, bin, argv, ep, sizeof ep, pub, sizeof pub);
     int out;
-    pid_t pid = run_fork_piped(argv, &out, err, errsize);
+    pid_t pid = run_fork_piped(argv, false, &out, err, errsize);
     if (pid < 0)
         return -1;
     self->groupd_pid = pid;
@@ -170,20 +170,22 @@ static int s_start_local_groupd(launcher_t *self, char *err, size_t errsize)
 
 /*  Makes the job's groupd restartable: here a journal in the private runtime directory,
  *  and an event port fixed now (the tasks' subscriptions find it again after a restart;
- *  the request port is kept once known); on another host (on) only with -gport.  Without
- *  a runtime directory, none (said). */
+ *  the request port is kept once known); on another host (on) a journal (a standby may
+ *  follow it) and, only with -gport, its ports.  Without a runtime directory, none
+ *  (said). */
 static void s_restartable(launcher_t *self, const host_t *on)
 {
     run_vm_t *vm = self->vm;
     if (on && !on->local) {
-        /* there: a bare name, in that host's private runtime directory (groupd(1)); the
-           ports only when -gport fixed them (we cannot pick free ones there) */
+        /* there: a bare name, in that host's private runtime directory (groupd(1)), which
+           a standby follows; the ports (a restart there) only when -gport fixed them (we
+           cannot pick free ones there) */
+        snprintf(vm->journal, sizeof vm->journal, "groupd-tcp-%s-%d.journal", self->myaddr,
+                 (int)getpid());
         if (self->groupd_port <= 0)
             return;
         vm->port = self->groupd_port;
         vm->pub_port = self->groupd_port + 1;
-        snprintf(vm->journal, sizeof vm->journal, "groupd-tcp-%s-%d.journal", self->myaddr,
-                 (int)getpid());
         return;
     }
     char dir[GIMPI_KEY_PATHLEN], err[256];
@@ -816,6 +818,10 @@ static void s_on_manage(gimpi_loop_t *loop, int id, void *arg)
     vm->manage_timer = 0;
     if (vm->mgr || self->nrunning <= 0)
         return;
+    if (self->late_token[0]) {          /* (the new primary here printed its own) */
+        memcpy(vm->token, self->late_token, sizeof vm->token);
+        self->late_token[0] = 0;
+    }
     if (vm->alt_token[0] && vm->manage_tries++ % 2) {   /* alternately, the other token */
         char t[sizeof vm->token];
         memcpy(t, vm->token, sizeof t);
@@ -850,7 +856,7 @@ static bool s_failover(launcher_t *self, const char *why)
 {
     run_vm_t *vm = self->vm;
     run_sb_state_t st = run_standby_state(self);
-    if (!vm->standby_on || (st != RUN_SB_READY && st != RUN_SB_TOOK_OVER))
+    if (!vm->standby_on || self->nrunning <= 0 || (st != RUN_SB_READY && st != RUN_SB_TOOK_OVER))
         return false;
     const char *ep, *token, *journal;
     int hi = run_standby_info(self, &ep, &token, &journal, NULL);
@@ -937,7 +943,7 @@ static void s_sb_first(launcher_t *self, host_t *on)
     for (int i = 0; i < self->nhosts; i++)
         if (on ? self->hosts[i] == on : self->hosts[i]->local)
             vm->primary_host = i;
-    vm->standby_on = vm->primary_host >= 0 && self->nhosts > 1
+    vm->standby_on = vm->primary_host >= 0 && self->nhosts > 1 && vm->journal[0]
                    && !(self->standby_host && !strcmp(self->standby_host, "none"));
     if (vm->standby_on && !run_standby_supported()) {
         if (self->standby_host)         /* (said only when one was asked for) */
