@@ -179,7 +179,7 @@ static void s_on_out(gimpi_loop_t *loop, int fd, int events, void *arg)
     if (r <= 0)
         return;
     bool ready = sb->ready, over = sb->took_over;
-    for (ssize_t i = 0; i < r; i++) {
+    for (ssize_t i = 0; i < r && self->nrunning > 0; i++) {    /* (the job's end: none) */
         if (buf[i] != '\n' && sb->len < sizeof sb->line - 1) {
             sb->line[sb->len++] = buf[i];
             continue;
@@ -293,6 +293,8 @@ int run_standby_line(launcher_t *self, task_t *t, const char *line, size_t len)
     run_standby_t *sb = self->standby;
     if (!sb || t != sb->task)
         return 0;
+    if (self->nrunning <= 0)
+        return 1;               /* the job's end (it may take over as the primary ends) */
     char buf[600];
     snprintf(buf, sizeof buf, "%.*s", (int)len, line);
     bool ready = sb->ready, over = sb->took_over;

@@ -74,10 +74,10 @@ fo_pid_on() {
 # fo_check_loop N RC: the job's exit RC is 0, N tasks said "ok", none FAIL, and the
 # longest call of any task is at most STALL_MAX_MS (three checks)
 fo_check_loop() {
-    local n=$1 rc=$2 got stall
+    local want=$1 rc=$2 got stall
     got=$(grep -c " ok rounds=" "$out")
-    [ "$rc" = 0 ] && [ "$got" = "$n" ] && ! grep -q FAIL "$out"
-    ok $? "$got of $n tasks end ok after $FO_ROUNDS rounds (right sums and memberships, no call failed), exit $rc" \
+    [ "$rc" = 0 ] && [ "$got" = "$want" ] && ! grep -q FAIL "$out"
+    ok $? "$got of $want tasks end ok after $FO_ROUNDS rounds (right sums and memberships, no call failed), exit $rc" \
         || sed 's/^/# /' "$out" "$tmp/err" | head -40
     grep -q "restarted from its journal" "$tmp/err"
     [ $? != 0 ]

@@ -13,7 +13,7 @@
  *  instance 0 of a group of 1: a task that needs no groupd while it is restarted keeps
  *  its groups ("t0 idle ok").
  *  `groupd_restart_task watch HOST` (t/vm_failover_cut.sh) asks pvm_notify(PvmHostDelete)
- *  for HOST, creates $RESTART_MARK.watching, and waits (90 s) for the notification: "watch
+ *  for HOST, creates $RESTART_MARK.watching, and waits (60 s) for the notification: "watch
  *  HOST deleted after MS ms" or "watch FAIL ...".  With $RESTART_SPAWN_NOT set, the loop's
  *  spawns go to any host but that one (PvmHostCompl).
  */
@@ -216,7 +216,7 @@ static int s_idle(const char *group)
     return 0;
 }
 
-/*  The watcher (see the file comment). */
+/*  The watcher (see the file comment): PvmHostDelete of HOST. */
 static int s_watch(const char *host)
 {
     int nhost = 0, narch = 0, dtid = 0;
@@ -236,7 +236,7 @@ static int s_watch(const char *host)
     if (fd >= 0)
         close(fd);
     double t0 = s_ms();
-    struct timeval tmout = { 90, 0 };
+    struct timeval tmout = { 60, 0 };
     int got = 0;
     if (pvm_trecv(-1, TAG_HOSTDEL, &tmout) <= 0 || pvm_upkint(&got, 1, 1) < 0 || got != dtid)
         s_fail("the PvmHostDelete notification", got, 0);
