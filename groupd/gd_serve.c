@@ -850,6 +850,10 @@ static void s_reattach(groupd_t *self, const uint8_t *key, size_t keylen, int sr
     if (tid)
         s_track_fd(self, tid, srcfd);
     gd_conn_t *c = s_conn(self, srcfd);
+    if (c && tid && keylen <= sizeof c->rid) {
+        memcpy(c->rid, key, keylen);            /* (gd_serve_orphan_again) */
+        c->rid_len = keylen;
+    }
     bool mgr = c && gd_vm_rebind(self->vm, key, keylen, c->id);
     if (self->verbose)
         fprintf(stderr, "groupd: %s t%x back after the restart (fd %d)\n",
@@ -1062,12 +1066,17 @@ static bool s_on_monitor(groupd_t *self)
                     fprintf(stderr, "groupd: the VM's manager is gone (fd %d closed)\n",
                             (int)fdkey);
             }
-            free(c);
             int32_t key = (int32_t)value;
             intptr_t tid = (intptr_t)gd_hash_del(self->fd_tid, &key, sizeof key);
             if (tid) {
                 int32_t t = (int32_t)tid;
                 gd_hash_del(self->tid_fd, &t, sizeof t);
+                if (gd_serve_orphan_again(self, c, t))
+                    tid = 0;
+            }
+            free(c);
+            if (tid) {
+                int32_t t = (int32_t)tid;
                 if (self->verbose)
                     fprintf(stderr, "groupd: task 0x%x gone (connection fd %d closed)\n",
                             (unsigned)t, (int)key);

@@ -57,11 +57,17 @@ enum {
 enum { GD_SERVE_SHED_MS = 200 };
 
 /*  One live connection of the ROUTER (by fd, from the monitor). */
+/*  The longest routing id kept for a connection that a replayed task came back on. */
+#define GD_CONN_RID_MAX 32
+
 typedef struct {
     uint64_t id;                /* serial number, never reused (the registry's owner id) */
     int32_t tid;                /* the task registered on it, 0 while none */
     uint32_t unreg_requests;    /* requests made while not registered, in this second */
     int64_t unreg_since_ms;     /* when that second began */
+    uint8_t rid[GD_CONN_RID_MAX];   /* the routing id of a replayed task that came back on
+                                       it (s_reattach), else rid_len 0 */
+    size_t rid_len;
 } gd_conn_t;
 
 /*  The longest topic of an event: 'G' + a group name. */
@@ -134,6 +140,7 @@ typedef struct {
                                    and not heard from since */
     int64_t orphan_deadline_ms; /* then the orphans are gone (0: none) */
     int reattach_ms;            /* --reattach: how long a replayed client has to come back */
+    int64_t restarted_ms;       /* when the replay ended (0: not restarted) */
     const char *journal_file;   /* --journal (NULL: the default) */
     size_t journal_max;         /* --journal-max (0: GD_JOURNAL_DEFAULT_MAX) */
     bool no_journal;            /* --no-journal */
@@ -183,4 +190,7 @@ size_t gd_serve_orphans_begin(groupd_t *self);
 /*  Milliseconds until the orphans are due (-1: none); at 0 they are taken for gone. */
 int gd_serve_orphans_due_ms(groupd_t *self);
 void gd_serve_expire_orphans(groupd_t *self);
+/*  The connection c (that a replayed task tid came back on) ended soon after the
+ *  restart: tid is an orphan again rather than gone.  True when so. */
+bool gd_serve_orphan_again(groupd_t *self, const gd_conn_t *c, int32_t tid);
 #endif

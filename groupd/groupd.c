@@ -267,6 +267,10 @@ static int s_setup(groupd_t *self, const gimpi_key_t *key)
         fprintf(stderr, "groupd: %s\n", err);
         return -1;
     }
+    /* a task that reconnects (a restart) may come back while its old connection with the
+       same routing id has not ended here yet: the newer one takes the id over */
+    int handover = 1;
+    zmq_setsockopt(self->router, ZMQ_ROUTER_HANDOVER, &handover, sizeof handover);
     char last[sizeof self->endpoint];
     if (gd_sock_last_endpoint(self->router, last, sizeof last))
         snprintf(self->endpoint, sizeof self->endpoint, "%s", last);
