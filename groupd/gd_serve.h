@@ -146,6 +146,13 @@ typedef struct {
     bool no_journal;            /* --no-journal */
     bool restart_only;          /* --restart: a task's restart, only with state to replay */
     bool journal_failed;        /* a write failed: said once, journal closed */
+    /* standby and terms (doc/reliability.md §3) */
+    int32_t term;               /* ours: 1, one more at each takeover (JR_TERM) */
+    int32_t hello_term;         /* the term in the HELLO being handled (0: none) */
+    bool fenced;                /* a newer primary's term seen: the loop ends, exit 4 */
+    struct gd_follow_t *follow; /* the standby following us (gd_follow.h), or NULL */
+    struct gd_standby_t *standby;   /* a standby that took over: its FENCEs (gd_standby.h) */
+    const char *standby_of;     /* --standby-of: the primary's endpoint */
 } groupd_t;
 
 /*  Fills the handler's part of a fresh groupd_t: the registry (with limits, NULL for the
@@ -190,7 +197,5 @@ size_t gd_serve_orphans_begin(groupd_t *self);
 /*  Milliseconds until the orphans are due (-1: none); at 0 they are taken for gone. */
 int gd_serve_orphans_due_ms(groupd_t *self);
 void gd_serve_expire_orphans(groupd_t *self);
-/*  The connection c (that a replayed task tid came back on) ended soon after the
- *  restart: tid is an orphan again rather than gone.  True when so. */
-bool gd_serve_orphan_again(groupd_t *self, const gd_conn_t *c, int32_t tid);
+
 #endif

@@ -107,25 +107,3 @@ void gd_serve_expire_orphans(groupd_t *self)
                              ? gimpi_now_ms() + GD_SERVE_ORPHAN_CHECK_MS : 0;
 }
 
-/*  The connection a replayed task came back on ended within --reattach of the restart:
- *  on tcp that may be the task's old socket, which reconnected by itself to the new
- *  groupd before the task saw the outage and was then closed for a new one
- *  (groups_reconnect): the task is an orphan again, not gone, until its next request
- *  or the reattach period.  True when it was made an orphan. */
-bool gd_serve_orphan_again(groupd_t *self, const gd_conn_t *c, int32_t tid)
-{
-    assert(self);
-    int window = self->reattach_ms > 0 ? self->reattach_ms : GD_SERVE_REATTACH_MS;
-    if (!c || !c->rid_len || !self->restarted_ms || !self->orphans
-        || gimpi_now_ms() - self->restarted_ms > window
-        || gd_registry_tid_of(self->reg, c->rid, c->rid_len) != tid
-        || gd_hash_put(self->orphans, c->rid, c->rid_len, (void *)(intptr_t)tid) < 0)
-        return false;
-    int64_t due = gimpi_now_ms() + window;
-    if (self->orphan_deadline_ms < due)
-        self->orphan_deadline_ms = due;
-    if (self->verbose)
-        fprintf(stderr, "groupd: task t%x's connection after the restart ended: an orphan "
-                "again until it comes back\n", (unsigned)tid);
-    return true;
-}
