@@ -26,7 +26,9 @@ static const gimpi_tunable_t s_table[] = {
     /* --- where things are ------------------------------------------------------- */
     { "GIMPI_GROUPD", U, "(the per-user ipc endpoint in the runtime directory)", "endpoint",
       "groupd's endpoint (ipc:// or tcp://); gimpirun sets it to the job's groupd for its "
-      "tasks. Empty counts as unset.",
+      "tasks. For a task, a comma-separated list of tcp endpoints: a primary groupd, then "
+      "its standbys (groupd --standby-of), tried in turn when the one in use goes away. "
+      "Empty counts as unset.",
       "libgimpi/groups/gimpi_groups.c libgimpi/task/gimpi_task.c programs/gimpi_stat.c "
       "programs/gimpi_console.c programs/run_vm.c groupd/groupd.c", false },
     { "GIMPI_GROUPD_BIN", U, "(groupd beside the program, else in the bindir, else on PATH)",
