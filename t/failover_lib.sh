@@ -11,7 +11,8 @@
 #   fo_wait_line RE N   waits (60 s) until gimpirun's stderr ($tmp/err) has N lines matching RE
 #   fo_pid_on I PORT    the pid listening on tcp PORT on host I
 #   fo_run ARGS...      gimpirun -hostfile $VM_DIR/hosts -gport P ARGS on h0, in the
-#                       background ($job), its output in $out and $tmp/err (90 s at most)
+#                       background ($job), its output in $out and $tmp/err (90 s at most);
+#                       groupd is $FO_GROUPD_BIN when set (a wrapper, to try options)
 #   fo_check_loop N RC  the job ended 0, N tasks "ok", no FAIL, no restart, the longest
 #                       call <= 2 s (three checks)
 #   fo_took_over OLD NEW  gimpirun said the primary on OLD was lost, the standby on NEW
@@ -38,7 +39,7 @@ fo_begin() {
 
 # fo_run ARGS...: the job, on h0, in the background
 fo_run() {
-    vm_exec 0 env GIMPI_RSH="$VM_SSH" GIMPI_GROUPD_BIN="$B/groupd/groupd" GIMPI_PATH="$B/t" \
+    vm_exec 0 env GIMPI_RSH="$VM_SSH" GIMPI_GROUPD_BIN="${FO_GROUPD_BIN:-$B/groupd/groupd}" GIMPI_PATH="$B/t" \
         timeout -k 10 90 "$RUN" -hostfile "$VM_DIR/hosts" -gport "$P" "$@" >"$out" 2>"$tmp/err" &
     job=$!
 }

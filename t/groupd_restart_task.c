@@ -237,9 +237,12 @@ static int s_watch(const char *host)
         close(fd);
     double t0 = s_ms();
     struct timeval tmout = { 60, 0 };
-    int got = 0;
-    if (pvm_trecv(-1, TAG_HOSTDEL, &tmout) <= 0 || pvm_upkint(&got, 1, 1) < 0 || got != dtid)
-        s_fail("the PvmHostDelete notification", got, 0);
+    int got = 0, buf = pvm_trecv(-1, TAG_HOSTDEL, &tmout);
+    if (buf <= 0)
+        s_fail(buf ? "pvm_trecv of the PvmHostDelete notification" : "no PvmHostDelete in 60 s",
+               buf, 0);
+    if (pvm_upkint(&got, 1, 1) < 0 || got != dtid)
+        s_fail("the PvmHostDelete notification's host", got, 0);
     printf("watch %s deleted after %.0f ms\n", host, s_ms() - t0);
     fflush(stdout);
     pvm_exit();
