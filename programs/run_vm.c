@@ -84,6 +84,7 @@ typedef struct run_vm_t {
     int primary_host;           /* the host of the primary groupd, -1 (GIMPI_GROUPD given) */
     int takeovers;              /* times a standby took over */
     int sb_fails;               /* standbys that ended before they followed, in a row */
+    bool sb_quiet;              /* the first standby, by default: its "follows" unsaid */
     int manage_timer;           /* after a takeover: the next try to manage the new primary */
     int64_t manage_until;
     int manage_tries;
@@ -906,8 +907,10 @@ void run_vm_standby_news(launcher_t *self)
     case RUN_SB_READY:
         vm->sb_fails = 0;
         s_task_endpoints(self);
-        fprintf(stderr, "gimpirun: a standby groupd on %s follows the job's groupd at %s "
-                "(it takes over at %s)\n", self->hosts[hi]->info.name, vm->groupd_ep, ep);
+        if (!vm->sb_quiet)
+            fprintf(stderr, "gimpirun: a standby groupd on %s follows the job's groupd at %s "
+                    "(it takes over at %s)\n", self->hosts[hi]->info.name, vm->groupd_ep, ep);
+        vm->sb_quiet = false;
         break;
     case RUN_SB_TOOK_OVER:
         s_failover(self, "fell silent");
@@ -953,6 +956,7 @@ static void s_sb_first(launcher_t *self, host_t *on)
                     "the job's groupd has none\n");
         vm->standby_on = false;
     }
+    vm->sb_quiet = !self->standby_host;     /* (a job that goes well says nothing) */
     vm->standby_on = vm->standby_on && s_sb_start(self, true, true) == 0;
     if (vm->standby_on)
         setenv("GIMPI_GROUPD_RESTARTABLE", "1", 1);

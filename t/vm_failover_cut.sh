@@ -13,6 +13,7 @@ set -u
 top_builddir=${top_builddir:-.}
 . "${top_srcdir:-.}/t/failover_lib.sh"
 
+FO_KNOWN="the tasks leave a cut-off primary only after their heartbeat timeout (1 + 5 s): longest call 5.7-6.1 s > 2 s; a task idle in pvm_recv (the watcher) gets no PvmHostDelete after the takeover"
 fo_begin 5
 printf '%s\n' "$H0 slots=5" "$H2 slots=4" "$H1" >"$VM_DIR/hosts"
 export RESTART_SPAWN_NOT="$H1"

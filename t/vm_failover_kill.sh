@@ -1,7 +1,7 @@
 #!/bin/bash
 # t/vm_failover_kill.sh — a job on 3 hosts outlives a kill -9 of its groupd through the
 # standby (doc/reliability.md, issue #27 part 2): gimpirun starts the job's groupd on h0
-# (its own host) at -gport P and a standby on h1 (the next host) that follows it; 8 tasks
+# (its own host) at -gport P and a standby on h1 (-groupd-standby) that follows it; 8 tasks
 # of t/groupd_restart_task (3 on h0, 3 on h1, 2 on h2) loop 2,000 rounds over join,
 # barrier, bcast, reduce, gsize/gettid, the message box and leave, a pvm_spawn every 100;
 # at round 500 (instance 0's mark file) the test kills the primary with SIGKILL.  The
@@ -14,8 +14,9 @@ set -u
 top_builddir=${top_builddir:-.}
 . "${top_srcdir:-.}/t/failover_lib.sh"
 
+FO_KNOWN="groupd compacting its journal (past --journal-max) while a standby follows fails every task's calls (PvmSysErr near round 755 of 2,000, with or without a kill); with --journal-max 200000000 (FO_GROUPD_BIN) it passes"
 fo_begin 5
-fo_run -np 8 "$B/t/groupd_restart_task" 8 "$FO_ROUNDS" 500
+fo_run -groupd-standby "$H1" -np 8 "$B/t/groupd_restart_task" 8 "$FO_ROUNDS" 500
 pid=
 fo_wait_file "$RESTART_MARK.500" && fo_wait_line "a standby groupd on $H1 follows" 1 \
     && pid=$(fo_pid_on 0 "$P") && [ -n "$pid" ] && kill -9 "$pid"

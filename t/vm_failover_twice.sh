@@ -11,8 +11,9 @@ set -u
 top_builddir=${top_builddir:-.}
 . "${top_srcdir:-.}/t/failover_lib.sh"
 
+FO_KNOWN="groupd compacting its journal (past --journal-max) while a standby follows fails every task's calls (PvmSysErr near round 755 of 2,000, with or without a kill); with --journal-max 200000000 (FO_GROUPD_BIN) it passes"
 fo_begin 5
-fo_run -np 8 "$B/t/groupd_restart_task" 8 "$FO_ROUNDS" 400,1200
+fo_run -groupd-standby "$H1" -np 8 "$B/t/groupd_restart_task" 8 "$FO_ROUNDS" 400,1200
 pids=
 fo_wait_file "$RESTART_MARK.400" && fo_wait_line "a standby groupd on $H1 follows" 1 \
     && pid=$(fo_pid_on 0 "$P") && [ -n "$pid" ] && kill -9 "$pid" && pids="$pid" \

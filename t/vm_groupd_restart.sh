@@ -3,7 +3,8 @@
 # gimpirun starts its tcp groupd with a journal in its private runtime directory, watches
 # it, and when it dies starts it again at once, at the same ports, from the journal
 # (--restart); the tasks on every host reconnect (GIMPI_GROUPD_RESTARTABLE) and send their
-# requests in flight again.  Two emulated hosts (t/vmhosts.sh, real OpenSSH); tasks of
+# requests in flight again.  This is the path of a job without a standby groupd
+# (-groupd-standby none; t/vm_failover_*.sh test the standby).  Two emulated hosts (t/vmhosts.sh, real OpenSSH); tasks of
 # t/groupd_restart_task loop over join, barrier, bcast, reduce, gsize, gettid, the message
 # box and leave (a pvm_spawn every 100 rounds); instance 0 creates a mark file at the
 # rounds named (250 and 700) and the test then kills the job's groupd with SIGKILL
@@ -45,7 +46,7 @@ groupd_of() {
 echo "1..7"
 rm -f "$RESTART_MARK".*
 vm_exec 0 env GIMPI_RSH="$VM_SSH" GIMPI_GROUPD_BIN="$B/groupd/groupd" GIMPI_PATH="$B/t" \
-    timeout -k 10 120 "$RUN" -hostfile "$VM_DIR/hosts" -np 4 "$B/t/groupd_restart_task" 4 1000 250,700 \
+    timeout -k 10 120 "$RUN" -hostfile "$VM_DIR/hosts" -groupd-standby none -np 4 "$B/t/groupd_restart_task" 4 1000 250,700 \
     >"$out" 2>"$tmp/err" &
 job=$!
 # at each mark, kill -9 the job's groupd; the second kill only once another one serves
@@ -80,7 +81,7 @@ ok $? "longest call ${stall:-?} ms <= $STALL_MAX_MS ms"
 rm -f "$RESTART_MARK".*
 vm_exec 0 env GIMPI_RSH="$VM_SSH" GIMPI_GROUPD_BIN="$B/groupd/groupd" GIMPI_PATH="$B/t" \
     GIMPI_GROUPD_OUTAGE_MS=1000 \
-    timeout -k 5 20 "$RUN" -hostfile "$VM_DIR/hosts" -np 2 "$B/t/groupd_restart_task" 2 1000 100 \
+    timeout -k 5 20 "$RUN" -hostfile "$VM_DIR/hosts" -groupd-standby none -np 2 "$B/t/groupd_restart_task" 2 1000 100 \
     >"$out" 2>"$tmp/err" &
 job=$!
 pid=
@@ -96,7 +97,7 @@ ok $? "... gimpirun says it ended, and does not restart it" || sed 's/^/# /' "$t
 GPORT=47311
 rm -f "$RESTART_MARK".*
 vm_exec 0 env GIMPI_RSH="$VM_SSH" GIMPI_GROUPD_BIN="$B/groupd/groupd" GIMPI_PATH="$B/t" \
-    timeout -k 10 120 "$RUN" -hostfile "$VM_DIR/hosts" -groupd "$H1" -gport $GPORT -np 4 \
+    timeout -k 10 120 "$RUN" -hostfile "$VM_DIR/hosts" -groupd-standby none -groupd "$H1" -gport $GPORT -np 4 \
     "$B/t/groupd_restart_task" 4 600 250 >"$out" 2>"$tmp/err" &
 job=$!
 pid=
