@@ -93,6 +93,28 @@ static bool s_fit(launcher_t *self, int h, int avoid)
     return h != avoid && x->state == HOST_UP && !x->deleted && !x->info.later;
 }
 
+/*  -groupd-standby HOST names a host of the job other than the primary's (on, or this
+ *  one).  0, or -1 with the reason in err. */
+int run_standby_check(launcher_t *self, const host_t *on, char *err, size_t errsize)
+{
+    const char *want = self->standby_host;
+    if (!want || !strcmp(want, "none"))
+        return 0;
+    for (int i = 0; i < self->nhosts; i++) {
+        const host_t *h = self->hosts[i];
+        if (strcasecmp(h->info.name, want) && strcmp(h->info.ip, want))
+            continue;
+        if (on ? h == on : h->local) {
+            snprintf(err, errsize, "-groupd-standby %s: the host of the job's groupd itself",
+                     want);
+            return -1;
+        }
+        return 0;
+    }
+    snprintf(err, errsize, "-groupd-standby %s: not a host of the job", want);
+    return -1;
+}
+
 /*  The host for a standby of a primary on host `primary`: -groupd-standby's (when it fits;
  *  only for the first), else the first that fits after the primary's, in the set's order.
  *  Its index, or -1 (none left, or -groupd-standby none). */

@@ -19,6 +19,7 @@ typedef enum {
 int run_groupd_bin(char *buf, size_t size, char *tried, size_t triedsize);
 bool run_standby_supported(void);
 const char *run_host_addr(launcher_t *self, const host_t *h);
+int run_standby_check(launcher_t *self, const host_t *on, char *err, size_t errsize);
 int run_standby_pick(launcher_t *self, int primary, bool first);
 int run_standby_start(launcher_t *self, int hi, const char *primary_ep, int port, int pub_port,
                       char *err, size_t errsize);

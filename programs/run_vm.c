@@ -24,6 +24,7 @@
 #include "programs/run_tasks.h"
 #include "programs/run_trace.h"
 #include "programs/run_standby.h"
+#include "programs/run_jobfile.h"
 #include "base/gimpi_findprog.h"
 #include "task/gimpi_job.h"
 #include "base/gimpi_tunables.h"
@@ -886,6 +887,7 @@ static bool s_failover(launcher_t *self, const char *why)
     fprintf(stderr, "gimpirun: the job's groupd at %s %s; its standby on %s takes over at "
             "%s\n", old, why, self->hosts[hi]->info.name, vm->groupd_ep);
     s_task_endpoints(self);
+    run_jobfile_endpoint(vm->groupd_ep);        /* (the console and gimpi-stat find it) */
     vm->manage_until = vm->died_ms + MANAGE_MS;
     vm->manage_tries = 0;
     if (vm->manage_timer)
@@ -984,6 +986,8 @@ int run_vm_start(launcher_t *self, char *err, size_t errsize)
             snprintf(err, errsize, "-groupd %s: not a host of the job", self->groupd_host);
             return -1;
         }
+        if (run_standby_check(self, on, err, errsize) < 0)
+            return -1;
         s_restartable(self, on);
         int rc = on && !on->local ? s_start_remote_groupd(self, on, err, errsize)
                                   : s_start_local_groupd(self, err, errsize);
