@@ -86,11 +86,15 @@ const char *run_host_addr(launcher_t *self, const host_t *h)
     return h->local ? self->myaddr : h->info.ip[0] ? h->info.ip : h->info.name;
 }
 
-/*  True when host h may run a standby: up, in the table, not `avoid`. */
+/*  True when host h may run a standby: up, in the table, not `avoid` nor the same
+ *  machine (two names of this one: the standby would take the primary's port). */
 static bool s_fit(launcher_t *self, int h, int avoid)
 {
     const host_t *x = self->hosts[h];
-    return h != avoid && x->state == HOST_UP && !x->deleted && !x->info.later;
+    const host_t *a = avoid >= 0 ? self->hosts[avoid] : NULL;
+    return h != avoid && x->state == HOST_UP && !x->deleted && !x->info.later
+        && !(a && ((a->local && x->local)
+                   || !strcmp(run_host_addr(self, a), run_host_addr(self, x))));
 }
 
 /*  -groupd-standby HOST names a host of the job other than the primary's (on, or this
