@@ -199,19 +199,29 @@ int run_read_line(int fd, char *line, size_t size, int ms)
     return -1;
 }
 
-/*  A free tcp port here (the kernel's pick), or 0. */
-int run_free_port(void)
+/*  True when tcp port p is free here (a bind to it on any address works). */
+static bool s_port_free(int p)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in sa = { .sin_family = AF_INET };
-    socklen_t len = sizeof sa;
-    int port = 0;
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0
-        && getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
-        port = ntohs(sa.sin_port);
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)p) };
+    bool ok = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
     if (fd >= 0)
         close(fd);
-    return port;
+    return ok;
+}
+
+/*  Two free tcp ports P and P+1 here, below the kernel's ephemeral range (20000-32767, from
+ *  a place that depends on our pid): a port there is taken by nothing the system hands
+ *  out by itself (a task's listening port, an outgoing connection), on this host or on
+ *  another one that uses the same ports later (a standby groupd).  P, or 0. */
+int run_free_port(void)
+{
+    for (int k = 0; k < 6384; k++) {
+        int p = 20000 + (int)(((unsigned)getpid() * 7919u + (unsigned)k * 2u) % 12766u);
+        if (s_port_free(p) && s_port_free(p + 1))
+            return p;
+    }
+    return 0;
 }
 
 /*  A groupd's "manager-token HEX" line (groupd --launcher): the token into out (at least

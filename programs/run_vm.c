@@ -171,8 +171,9 @@ static int s_start_local_groupd(launcher_t *self, char *err, size_t errsize)
 }
 
 /*  Makes the job's groupd restartable: here a journal in the private runtime directory,
- *  and an event port fixed now (the tasks' subscriptions find it again after a restart;
- *  the request port is kept once known); on another host (on) a journal (a standby may
+ *  and both ports fixed now (-gport's, else two free ones below the ephemeral range: the
+ *  tasks' subscriptions find them again after a restart, and a standby on another host
+ *  takes them there); on another host (on) a journal (a standby may
  *  follow it) and, only with -gport, its ports.  Without a runtime directory, none
  *  (said). */
 static void s_restartable(launcher_t *self, const host_t *on)
@@ -196,8 +197,9 @@ static void s_restartable(launcher_t *self, const host_t *on)
                 "fails the job's group calls\n", err);
         return;
     }
-    vm->pub_port = self->groupd_port > 0 ? self->groupd_port + 1 : run_free_port();
-    vm->port = self->groupd_port > 0 ? self->groupd_port : 0;
+    int p = self->groupd_port > 0 ? self->groupd_port : run_free_port();
+    vm->pub_port = p > 0 ? p + 1 : 0;
+    vm->port = p;
     if (vm->pub_port <= 0)
         return;
     snprintf(vm->journal, sizeof vm->journal, "%s/groupd-tcp-%d.journal", dir, (int)getpid());

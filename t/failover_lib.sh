@@ -32,7 +32,9 @@ fo_begin() {
         || vm_skip "groupd has no --standby-of: the standby daemon (issue #27 part 2) is not in this tree"
     [ -z "${FO_KNOWN:-}" ] || [ "${FO_FORCE:-}" = 1 ] || vm_skip "known: $FO_KNOWN (FO_FORCE=1 runs it)"
     vm_begin 3
-    P=${FO_PORT:-$((47000 + $$ % 900 * 2))}
+    # below the kernel's ephemeral range (32768-60999): the tasks' own ports and outgoing
+    # connections on the standby's host never take it before the standby binds it
+    P=${FO_PORT:-$((21000 + $$ % 4000 * 2))}
     export RESTART_MARK="$VM_DIR/mark" PVM_EXPORT=RESTART_MARK:RESTART_SPAWN_NOT
     rm -f "$RESTART_MARK".*
     printf '%s\n' "$H0" "$H1" "$H2" >"$VM_DIR/hosts"
