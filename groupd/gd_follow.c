@@ -210,7 +210,7 @@ bool gd_follow_hold(groupd_t *self, const gd_frame_t *route, const gd_frame_t *f
         free(h);
         return false;
     }
-    h->need = f->sent;
+    h->need = UINT64_MAX;               /* until the request's handling ends (gd_follow_seal) */
     if (f->tail)
         f->tail->next = h;
     else
@@ -218,6 +218,18 @@ bool gd_follow_hold(groupd_t *self, const gd_frame_t *route, const gd_frame_t *f
     f->tail = h;
     f->nheld++;
     return true;
+}
+
+/*  The request's handling is over. */
+void gd_follow_seal(groupd_t *self)
+{
+    assert(self);
+    gd_follow_t *f = self->follow;
+    if (!f || !f->tail || f->tail->need != UINT64_MAX)
+        return;
+    for (held_t *h = f->head; h; h = h->next)
+        if (h->need == UINT64_MAX)
+            h->need = f->sent;
 }
 
 /*  Heartbeat and silence. */
@@ -232,6 +244,7 @@ int gd_follow_tick(groupd_t *self)
         f->heard_ms = now;              /* we were stopped, not it: it has a second again
                                            (to ack, or to FENCE us if it took over) */
     f->ticked_ms = now;
+    gd_follow_seal(self);
     if (now - f->heard_ms > GD_FOLLOW_SILENT_MS) {
         gd_follow_stop(self, "fell silent");
         return -1;

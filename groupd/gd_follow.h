@@ -36,6 +36,9 @@ void gd_follow_ack(groupd_t *self, const uint8_t *key, size_t keylen, uint32_t r
 /*  A reply about to leave ([route][frames]): true when it was queued until the standby
  *  acks (the caller then does not send it). */
 bool gd_follow_hold(groupd_t *self, const gd_frame_t *route, const gd_frame_t *frames, int n);
+/*  A request's handling is over: the replies it made wait for the standby to hold every
+ *  record it wrote (a barrier's release goes to all its waiters or to none). */
+void gd_follow_seal(groupd_t *self);
 /*  Heartbeat and silence: returns the milliseconds until it is due again (-1: no standby). */
 int gd_follow_tick(groupd_t *self);
 /*  Connection fd ended: if it was the standby's, it is dropped. */
