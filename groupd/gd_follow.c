@@ -31,6 +31,7 @@ typedef struct gd_follow_t {
     int fd;                         /* its connection */
     uint64_t sent, acked;           /* stream offsets */
     int64_t heard_ms, sent_ms;      /* last message from it, to it */
+    int64_t ticked_ms;              /* last gd_follow_tick */
     held_t *head, *tail;
     size_t nheld;
 } gd_follow_t;
@@ -44,7 +45,8 @@ static int s_send(groupd_t *self, int32_t flags, const uint8_t *data, size_t len
     gimpi_be_put32(st, 0);
     gimpi_be_put64(ver, 0);
     gimpi_be_put32(term, (uint32_t)self->term);
-    f->sent = (flags & 1 ? 0 : f->sent) + len;
+    f->sent += len;                     /* (an image too: offsets only grow, so acks and
+                                           held replies stay comparable across images) */
     gimpi_be_put64(pos, f->sent);
     gimpi_be_put32(fl, (uint32_t)flags);
     gd_frame_t route = { f->rid, f->rid_len };
@@ -74,15 +76,16 @@ static int s_image(groupd_t *self)
     return rc;
 }
 
-/*  Sends the replies the standby's offset now allows (all of them with force). */
-static void s_release(groupd_t *self, bool force)
+/*  Sends the replies the standby's offset now allows (all of them with force; with
+ *  force and not send, drops them all: the tasks ask a newer primary again). */
+static void s_release(groupd_t *self, bool force, bool send)
 {
     gd_follow_t *f = self->follow;
     while (f->head && (force || f->head->need <= f->acked)) {
         held_t *h = f->head;
         gd_frame_t frames[GD_JOURNAL_MAX_PACKED];
         int n = gd_journal_unpack(h->packed, h->len, frames, GD_JOURNAL_MAX_PACKED);
-        if (n >= 2)
+        if (n >= 2 && send)
             gd_send_frames(self->router, frames, 1, frames + 1, n - 1, ZMQ_DONTWAIT);
         f->head = h->next;
         free(h->packed);
@@ -164,7 +167,7 @@ void gd_follow_start(groupd_t *self, const uint8_t *key, size_t keylen, uint32_t
     f->rid_len = keylen;
     f->reqid = reqid;
     f->fd = fd;
-    f->heard_ms = gimpi_now_ms();
+    f->heard_ms = f->ticked_ms = gimpi_now_ms();
     self->follow = f;
     gd_journal_set_tap(self->journal, s_tap, self);
     if (s_image(self) < 0) {
@@ -189,7 +192,7 @@ void gd_follow_ack(groupd_t *self, const uint8_t *key, size_t keylen, uint32_t r
     f->heard_ms = gimpi_now_ms();
     if (pos > f->acked && pos <= f->sent)
         f->acked = pos;
-    s_release(self, false);
+    s_release(self, false, true);
 }
 
 /*  A reply about to leave. */
@@ -207,7 +210,7 @@ bool gd_follow_hold(groupd_t *self, const gd_frame_t *route, const gd_frame_t *f
         free(h);
         return false;
     }
-    h->need = f->sent;
+    h->need = UINT64_MAX;               /* until the request's handling ends (gd_follow_seal) */
     if (f->tail)
         f->tail->next = h;
     else
@@ -215,6 +218,18 @@ bool gd_follow_hold(groupd_t *self, const gd_frame_t *route, const gd_frame_t *f
     f->tail = h;
     f->nheld++;
     return true;
+}
+
+/*  The request's handling is over. */
+void gd_follow_seal(groupd_t *self)
+{
+    assert(self);
+    gd_follow_t *f = self->follow;
+    if (!f || !f->tail || f->tail->need != UINT64_MAX)
+        return;
+    for (held_t *h = f->head; h; h = h->next)
+        if (h->need == UINT64_MAX)
+            h->need = f->sent;
 }
 
 /*  Heartbeat and silence. */
@@ -225,6 +240,11 @@ int gd_follow_tick(groupd_t *self)
     if (!f)
         return -1;
     int64_t now = gimpi_now_ms();
+    if (now - f->ticked_ms > GD_FOLLOW_SILENT_MS / 2)
+        f->heard_ms = now;              /* we were stopped, not it: it has a second again
+                                           (to ack, or to FENCE us if it took over) */
+    f->ticked_ms = now;
+    gd_follow_seal(self);
     if (now - f->heard_ms > GD_FOLLOW_SILENT_MS) {
         gd_follow_stop(self, "fell silent");
         return -1;
@@ -262,7 +282,7 @@ void gd_follow_stop(groupd_t *self, const char *why)
     gd_follow_t *f = self->follow;
     if (!f)
         return;
-    s_release(self, true);
+    s_release(self, true, why != NULL && !self->fenced);
     if (self->journal)
         gd_journal_set_tap(self->journal, NULL, NULL);
     if (why)

@@ -1,7 +1,8 @@
 /*  gd_follow.h — the primary's side of a standby groupd (doc/reliability.md §3): a standby
  *  asks to FOLLOW; the primary sends it its journal file as it is (an image), then the
  *  bytes of every record it appends (the journal's tap), each as one FOLLOW reply on the
- *  same request id carrying the stream offset after it; the standby acks the offset it
+ *  same request id carrying the stream offset after it (offsets only grow, an image
+ *  counting its length like records); the standby acks the offset it
  *  holds (FOLLOW_ACK, also its heartbeat every 250 ms).  Semi-synchronous: while a
  *  standby follows, a reply leaves only once the standby has acked every record written
  *  before it (replies wait in order in a queue), so a reply a task has seen is on the
@@ -35,13 +36,18 @@ void gd_follow_ack(groupd_t *self, const uint8_t *key, size_t keylen, uint32_t r
 /*  A reply about to leave ([route][frames]): true when it was queued until the standby
  *  acks (the caller then does not send it). */
 bool gd_follow_hold(groupd_t *self, const gd_frame_t *route, const gd_frame_t *frames, int n);
+/*  A request's handling is over: the replies it made wait for the standby to hold every
+ *  record it wrote (a barrier's release goes to all its waiters or to none). */
+void gd_follow_seal(groupd_t *self);
 /*  Heartbeat and silence: returns the milliseconds until it is due again (-1: no standby). */
 int gd_follow_tick(groupd_t *self);
 /*  Connection fd ended: if it was the standby's, it is dropped. */
 void gd_follow_conn_gone(groupd_t *self, int fd);
 /*  The journal was compacted: the standby gets the new file as an image. */
 void gd_follow_image(groupd_t *self);
-/*  Drops the standby (why: for the log line, NULL: silently), sending every reply held. */
+/*  Drops the standby (why: for the log line), sending every reply held; with why NULL
+ *  (groupd ends) or once fenced, silently and dropping them (their tasks ask the newer
+ *  primary again: a reply the standby may not have must not leave). */
 void gd_follow_stop(groupd_t *self, const char *why);
 
 #endif

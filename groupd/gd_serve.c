@@ -911,6 +911,7 @@ void gd_serve_request(groupd_t *self, const gd_frame_t *frames, int nframes, boo
     s_handle(self, id->data, id->len, &msg, srcfd);
     if (journaled)
         gd_record_end(self);
+    gd_follow_seal(self);
     if (self->idle_exit_ms)
         self->last_busy_ms = gimpi_now_ms();    /* any request restarts the idle period */
 }

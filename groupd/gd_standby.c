@@ -148,9 +148,13 @@ static bool s_closed(gd_standby_t *s)
 static int s_loop(groupd_t *self, gd_standby_t *s, int *ready_fd)
 {
     s->heard_ms = s->acked_ms = gimpi_now_ms();
+    int64_t looped = s->heard_ms;
     s_follow(s);
     for (;;) {
         bool wrote = false, had = s->image;
+        if (gimpi_now_ms() - looped > GD_FOLLOW_SILENT_MS / 2)
+            s->heard_ms = gimpi_now_ms();   /* we were stopped, not the primary */
+        looped = gimpi_now_ms();
         if (s_read(s, &wrote) < 0)
             return -1;
         if (s->image && !had) {

@@ -524,6 +524,7 @@ static int s_serve(groupd_t *self)
             gd_serve_request_next(self);
         if (self->journal && gd_journal_full(self->journal))
             s_compact(self);
+        int fo = gd_follow_tick(self);      /* the standby's heartbeats, busy or not */
         int rx = s_readable(self->xpub);
         for (int k = 0; rx > 0 && k < 256; k++, rx = s_readable(self->xpub))
             gd_serve_subscription(self);
@@ -558,7 +559,6 @@ static int s_serve(groupd_t *self)
         int od = gd_serve_orphans_due_ms(self);
         if (od >= 0 && (due < 0 || od < due))
             due = od;
-        int fo = gd_follow_tick(self);              /* the standby's heartbeats */
         if (fo >= 0 && (due < 0 || fo < due))
             due = fo;
         int fe = gd_standby_tick(self);             /* FENCEs to the old primary */

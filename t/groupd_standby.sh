@@ -7,7 +7,8 @@
 # file at the rounds named and the test then kills the groupd serving with SIGKILL
 # (events, not sleeps).  Checked: every task ends "ok" (no call failed, every answer
 # right), the standby said it took over, and the longest call of any task is printed and
-# under STALL_MAX_MS.  Case 2 starts a new standby of the new primary and kills that one
+# under STALL_MAX_MS.  The journals are compacted every 100 rounds or so (--journal-max
+# 256 KiB): the standby is sent each new file as an image.  Case 2 starts a new standby of the new primary and kills that one
 # too.  Case 3 fences: a primary stopped (SIGSTOP) until its standby took over, then
 # continued, exits 4 "fenced by term 2" and the tasks end ok on the new one.  Also
 # refused: --standby-of without --journal, and following a primary that keeps no
@@ -35,7 +36,7 @@ waitfor() {
 start() {
     local n=$1; shift
     "$GROUPD" --foreground --endpoint "$(ep "$n")" --pub-port $((base + 2 * n + 1)) \
-        --journal "$tmp/j$n" ${1:+--standby-of "$(ep "$2")"} >"$tmp/gd$n.out" 2>"$tmp/gd$n.err" &
+        --journal "$tmp/j$n" --journal-max 262144 ${1:+--standby-of "$(ep "$2")"} >"$tmp/gd$n.out" 2>"$tmp/gd$n.err" &
     eval "gd$n=$!"
     if [ $# = 0 ]; then waitfor "$tmp/gd$n.out" tcp:// ; else waitfor "$tmp/gd$n.err" following; fi
 }
