@@ -9,12 +9,13 @@
 # the new one and starts a new standby on h2.
 # Checked: every task ends ok (sums, memberships, no call failed, none lost), exit 0;
 # gimpirun's lines (the standby followed, took over, was managed, a new one follows); no
-# restart; the longest call of any task <= 2 s.
+# restart; the longest call of any task <= 2 s.  Then -groupd-standby's errors (not a
+# host of the job, the primary's own host) and -groupd-standby none.
 set -u
 top_builddir=${top_builddir:-.}
 . "${top_srcdir:-.}/t/failover_lib.sh"
 
-fo_begin 5
+fo_begin 8
 fo_run -groupd-standby "$H1" -np 8 "$B/t/groupd_restart_task" 8 "$FO_ROUNDS" 500
 pid=
 fo_wait_file "$RESTART_MARK.500" && fo_wait_line "a standby groupd on $H1 follows" 1 \
@@ -27,4 +28,17 @@ ok $? "primary (pid ${pid:-none}) killed on $H0: the standby on $H1 took over an
     || sed 's/^/# /' "$tmp/err" | head -20
 grep -q "a standby groupd on $H2 follows the job's groupd at tcp://$H1:$P" "$tmp/err"
 ok $? "a new standby on $H2 followed the new primary" || sed 's/^/# /' "$tmp/err" | head -20
+# the option's errors, and none: a job that goes well says nothing of its standby
+for bad in "192.0.2.99:not a host of the job" "$H0:the host of the job's groupd itself"; do
+    fo_run -groupd-standby "${bad%%:*}" -np 1 true
+    wait $job
+    rc=$?
+    [ "$rc" = 1 ] && grep -q "gimpirun: -groupd-standby ${bad%%:*}: ${bad#*:}" "$tmp/err"
+    ok $? "-groupd-standby ${bad%%:*}: exit $rc, \"${bad#*:}\"" || sed 's/^/# /' "$tmp/err" | head -5
+done
+fo_run -groupd-standby none -np 2 "$B/t/groupd_restart_task" 2 20 ""
+wait $job
+rc=$?
+[ "$rc" = 0 ] && [ "$(grep -c " ok rounds=" "$out")" = 2 ] && ! grep -q standby "$tmp/err"
+ok $? "-groupd-standby none: the job runs (exit $rc), no standby said" || sed 's/^/# /' "$out" "$tmp/err" | head -10
 exit $((failed > 0))
