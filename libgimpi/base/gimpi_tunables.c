@@ -33,7 +33,7 @@ static const gimpi_tunable_t s_table[] = {
       "programs/gimpi_console.c programs/run_vm.c groupd/groupd.c", false },
     { "GIMPI_GROUPD_BIN", U, "(groupd beside the program, else in the bindir, else on PATH)",
       "path", "the groupd program that a task or gimpirun starts (both look for it through "
-      "base/gimpi_findprog.c)", "programs/run_vm.c bench/gd_bench.c "
+      "base/gimpi_findprog.c)", "programs/run_standby.c bench/gd_bench.c "
       "bench/gimpi_bench.c", false },
     { "GIMPI_GROUPD_IDLE", U, "30", "s",
       "a groupd started by a task exits after this long without tasks",
