@@ -32,6 +32,8 @@ typedef struct gd_follow_t {
     uint64_t sent, acked;           /* stream offsets */
     int64_t heard_ms, sent_ms;      /* last message from it, to it */
     int64_t ticked_ms;              /* last gd_follow_tick */
+    int64_t quiet_until_ms;         /* we were stopped: every reply, reads too, waits
+                                       until then (a FENCE already queued is read first) */
     held_t *head, *tail;
     size_t nheld;
 } gd_follow_t;
@@ -200,7 +202,8 @@ bool gd_follow_hold(groupd_t *self, const gd_frame_t *route, const gd_frame_t *f
 {
     assert(self);
     gd_follow_t *f = self->follow;
-    if (!f || (f->acked >= f->sent && !f->head) || n + 1 > GD_JOURNAL_MAX_PACKED)
+    bool quiet = f && gimpi_now_ms() < f->quiet_until_ms;
+    if (!f || (f->acked >= f->sent && !f->head && !quiet) || n + 1 > GD_JOURNAL_MAX_PACKED)
         return false;
     gd_frame_t all[GD_JOURNAL_MAX_PACKED];
     all[0] = *route;
@@ -225,7 +228,7 @@ void gd_follow_seal(groupd_t *self)
 {
     assert(self);
     gd_follow_t *f = self->follow;
-    if (!f || !f->tail || f->tail->need != UINT64_MAX)
+    if (!f || !f->tail || f->tail->need != UINT64_MAX || gimpi_now_ms() < f->quiet_until_ms)
         return;
     for (held_t *h = f->head; h; h = h->next)
         if (h->need == UINT64_MAX)
@@ -240,11 +243,18 @@ int gd_follow_tick(groupd_t *self)
     if (!f)
         return -1;
     int64_t now = gimpi_now_ms();
-    if (now - f->ticked_ms > GD_FOLLOW_SILENT_MS / 2)
-        f->heard_ms = now;              /* we were stopped, not it: it has a second again
-                                           (to ack, or to FENCE us if it took over) */
+    if (now - f->ticked_ms > GD_FOLLOW_SILENT_MS / 2) {
+        /* we were stopped, not it: it has a second again (to ack, or to FENCE us if it
+           took over meanwhile), and nothing we answer leaves before (a task that has not
+           seen the new term yet would take our word for the state) */
+        f->heard_ms = now;
+        f->quiet_until_ms = now + GD_FOLLOW_SILENT_MS;
+        fprintf(stderr, "groupd: stopped for %lld ms with a standby: replies wait 1 s\n",
+                (long long)(now - f->ticked_ms));
+    }
     f->ticked_ms = now;
     gd_follow_seal(self);
+    s_release(self, false, true);
     if (now - f->heard_ms > GD_FOLLOW_SILENT_MS) {
         gd_follow_stop(self, "fell silent");
         return -1;
@@ -254,6 +264,8 @@ int gd_follow_tick(groupd_t *self)
         return -1;
     }
     int64_t beat = f->sent_ms + GD_FOLLOW_BEAT_MS - now;
+    if (f->quiet_until_ms > now && f->quiet_until_ms - now < beat)
+        beat = f->quiet_until_ms - now;
     int64_t silent = f->heard_ms + GD_FOLLOW_SILENT_MS + 1 - now;
     int64_t due = beat < silent ? beat : silent;
     return due < 0 ? 0 : (int)due;

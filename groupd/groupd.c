@@ -513,6 +513,7 @@ static int s_serve(groupd_t *self)
     bool monitor_due = true, zap_due = true;
     self->last_busy_ms = gimpi_now_ms();
     for (;;) {
+        gd_follow_tick(self);               /* (a stop of ours seen before any request) */
         if (zap_due)
             gd_zap_serve(self->zap);
         if (monitor_due) {

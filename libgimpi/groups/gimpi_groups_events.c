@@ -60,13 +60,15 @@ int groups_check_monitor(gimpi_groups_t *self)
                 self->handshaken = self->key_proven = true;
             /* on ipc a handshake cut without detail is a groupd that died in it (killed,
                or restarted from its journal): gone, not a refusal; on tcp too once our key
-               has been taken (a groupd restarted at the same port, or a standby) */
-            bool cut = event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL
-                    && (!self->have_key || (self->key_proven && self->reconnect));
+               has been taken (a groupd restarted at the same port), or with a list of
+               groupds (a primary dying as we reach it: the next one is tried) */
+            bool gone_not_refused = !self->have_key || self->nep > 1
+                                 || (self->key_proven && self->reconnect);
+            bool cut = event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL && gone_not_refused;
             if (why && event != ZMQ_EVENT_DISCONNECTED && !cut)
                 s_refused(self, why);
             if (event == ZMQ_EVENT_DISCONNECTED || cut) {
-                if (why && self->have_key && !(self->key_proven && self->reconnect))
+                if (why && !gone_not_refused)
                     s_refused(self, why);
                 else if (self->state == 1 && !self->reconnecting && self->reconnect) {
                     gd_multipart_close(&mp);

@@ -149,8 +149,14 @@ static int s_subscribe(gimpi_groups_t *self, watch_t *w, const uint8_t *topic, s
         }
         long left = (long)(deadline - gimpi_now_ms());
         zmq_pollitem_t item = { w->sub, 0, ZMQ_POLLIN, 0 };
-        if (left <= 0 || zmq_poll(&item, 1, left) < 0 || groups_check_monitor(self))
+        if (left <= 0 || zmq_poll(&item, 1, left < 100 ? left : 100) < 0
+            || groups_check_monitor(self))
             return GIMPI_ESYSERR;
+        if (strcmp(w->ep, self->pub_endpoint)) {
+            s_resync(self, w);          /* another groupd took over meanwhile: its events,
+                                           every topic (this one too) subscribed there */
+            return 0;
+        }
     }
 }
 
