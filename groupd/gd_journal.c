@@ -222,6 +222,8 @@ struct gd_journal_t {
     size_t max;                 /* compaction bound */
     uint8_t *buf;               /* encoding buffer */
     size_t cap;
+    gd_journal_tap_fn tap;      /* told every record appended, or NULL */
+    void *tap_arg;
 };
 
 /*  Opens path (O_NOFOLLOW, 0600) and checks it is a regular file of ours.  fd or -1. */
@@ -314,22 +316,9 @@ long gd_journal_replay(gd_journal_t *self, gd_journal_apply_fn fn, void *arg, ch
                        size_t errsize)
 {
     assert(self);
-    struct stat st;
-    if (fstat(self->fd, &st) < 0) {
-        snprintf(err, errsize, "journal %s: %s", self->path, strerror(errno));
-        return -1;
-    }
-    size_t len = (size_t)st.st_size;
-    uint8_t *data = malloc(len ? len : 1);
-    size_t got = 0;
-    while (data && got < len) {
-        ssize_t r = pread(self->fd, data + got, len - got, (off_t)got);
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
-    if (!data || got < len) {
-        free(data);
+    size_t len = 0;
+    uint8_t *data = gd_journal_read_all(self, &len);
+    if (!data) {
         snprintf(err, errsize, "cannot read journal %s", self->path);
         return -1;
     }
@@ -345,6 +334,21 @@ long gd_journal_replay(gd_journal_t *self, gd_journal_apply_fn fn, void *arg, ch
         len = good;                     /* the cut tail goes: appends follow whole records */
     self->bytes = len;
     return n;
+}
+
+/*  Writes len bytes (one write(2) unless interrupted).  0 or -1 (errno). */
+static int s_write_all(int fd, const uint8_t *data, size_t len)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t w = write(fd, data + done, len - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        done += (size_t)w;
+    }
+    return 0;
 }
 
 /*  Appends a record. */
@@ -365,17 +369,58 @@ int gd_journal_append(gd_journal_t *self, uint8_t type, const gd_jfield_t *f, in
         self->cap = cap;
     }
     gd_journal_encode(type, f, n, self->buf);
-    size_t done = 0;
-    while (done < size) {
-        ssize_t w = write(self->fd, self->buf + done, size - done);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        done += (size_t)w;
-    }
+    if (s_write_all(self->fd, self->buf, size) < 0)
+        return -1;
     self->bytes += size;
+    if (self->tap)
+        self->tap(self->tap_arg, self->buf, size);
     return 0;
+}
+
+/*  Sets the tap. */
+void gd_journal_set_tap(gd_journal_t *self, gd_journal_tap_fn fn, void *arg)
+{
+    assert(self);
+    self->tap = fn;
+    self->tap_arg = arg;
+}
+
+/*  Writes bytes as they are (a standby's copy). */
+int gd_journal_write_raw(gd_journal_t *self, const uint8_t *data, size_t len, bool image)
+{
+    assert(self);
+    if (image) {
+        if (ftruncate(self->fd, 0) < 0)
+            return -1;
+        self->bytes = 0;
+    }
+    if (s_write_all(self->fd, data, len) < 0)
+        return -1;
+    self->bytes += len;
+    return 0;
+}
+
+/*  Reads the whole file. */
+uint8_t *gd_journal_read_all(gd_journal_t *self, size_t *len)
+{
+    assert(self);
+    struct stat st;
+    if (fstat(self->fd, &st) < 0)
+        return NULL;
+    *len = (size_t)st.st_size;
+    uint8_t *data = malloc(*len ? *len : 1);
+    size_t got = 0;
+    while (data && got < *len) {
+        ssize_t r = pread(self->fd, data + got, *len - got, (off_t)got);
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    if (data && got < *len) {
+        free(data);
+        return NULL;
+    }
+    return data;
 }
 
 /*  Past the bound? */

@@ -32,6 +32,7 @@
     X(JR_REQ,   0x02, "bbb")   /* routing id, request frames, reply frames ("": none) */ \
     X(JR_REPLY, 0x03, "bb")    /* routing id, a reply sent later (barrier, freeze ...) */ \
     X(JR_GONE,  0x04, "i")     /* tid: its connection ended (the task exited) */       \
+    X(JR_TERM,  0x05, "i")     /* the term from here on (a standby that took over) */  \
     /* a compacted journal: the state as it was (gd_record.c writes, groupd.c reads) */   \
     X(JR_COUNTERS, 0x10, "qi")     /* last version handed out, next tid */              \
     X(JR_TASK,  0x11, "bibib")  /* routing id, tid, REGISTER's data, parent, program */  \
@@ -130,6 +131,14 @@ long gd_journal_replay_bytes(const uint8_t *data, size_t len, gd_journal_apply_f
 
 /*  Appends one record with one write(2).  0 or -1 (errno). */
 int gd_journal_append(gd_journal_t *self, uint8_t type, const gd_jfield_t *f, int n);
+/*  Called with the bytes of every record appended (a standby follows them, gd_follow.h). */
+typedef void (*gd_journal_tap_fn)(void *arg, const uint8_t *data, size_t len);
+void gd_journal_set_tap(gd_journal_t *self, gd_journal_tap_fn fn, void *arg);
+/*  A standby's side: appends bytes as they are (whole records, from its primary), or first
+ *  empties the file (image: the primary's journal anew).  0 or -1 (errno). */
+int gd_journal_write_raw(gd_journal_t *self, const uint8_t *data, size_t len, bool image);
+/*  The whole file, malloc'ed (*len its length), or NULL. */
+uint8_t *gd_journal_read_all(gd_journal_t *self, size_t *len);
 /*  True when the file has grown past its bound: time to compact. */
 bool gd_journal_full(const gd_journal_t *self);
 /*  Bytes in the file. */

@@ -259,6 +259,8 @@ int gd_record_dump(void *arg, gd_journal_t *out)
     s_dump_t d = { self, out, 0 };
     s_put(&d, GD_JR_HEAD, (gd_jfield_t[2]){ { .i = GD_JOURNAL_FORMAT },
                                             { .q = (uint64_t)gimpi_now_ms() } }, 2);
+    if (self->term > 1)
+        s_put(&d, GD_JR_TERM, &(gd_jfield_t){ .i = self->term }, 1);
     gd_registry_dumper_t rd = { s_counters_cb, s_task_cb, s_group_cb, s_block_cb, &d };
     gd_registry_dump(self->reg, &rd);
     gd_vm_state_t vs;

@@ -125,6 +125,9 @@ int gd_replay_apply(void *arg, const gd_jrec_t *rec)
     case GD_JR_GONE:
         gd_serve_task_gone(self, f[0].i);
         return 0;
+    case GD_JR_TERM:
+        self->term = f[0].i > self->term ? f[0].i : self->term;
+        return 0;
     case GD_JR_REPLY:
         return s_reply(self, f[0].data, f[0].len, f[1].data, f[1].len, true);
     case GD_JR_DEDUP:

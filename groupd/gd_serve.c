@@ -6,6 +6,7 @@
 #include "groupd/gd_serve.h"
 #include "groupd/gd_notify.h"
 #include "groupd/gd_record.h"
+#include "groupd/gd_follow.h"
 #include "base/gimpi_key.h"
 #include "gimpi.h"
 #include "base/gimpi_clock.h"
@@ -86,8 +87,8 @@ static void s_send_reply(groupd_t *self, const uint8_t *key, size_t keylen, uint
         frames[n++] = extra[k];
     if (self->dedup)
         gd_record_reply(self, key, keylen, frames, n);  /* journaled before it is sent */
-    if (self->replaying)
-        return;
+    if (self->replaying || gd_follow_hold(self, &route, frames, n))
+        return;                         /* (held until the standby has its records) */
     if (gd_send_frames(self->router, &route, 1, frames, n, ZMQ_DONTWAIT) < 0 && self->verbose)
         fprintf(stderr, "groupd: reply %s: %s\n", gd_kind_name(kind), zmq_strerror(errno));
     if (self->verbose)
@@ -678,6 +679,16 @@ static void s_handle_mbox(groupd_t *self, const gd_waiter_t *w, const gd_msg_t *
                  NULL, 0);
 }
 
+/*  HELLO: our event endpoint and our term. */
+static void s_handle_hello(groupd_t *self, const uint8_t *key, size_t keylen, uint32_t reqid)
+{
+    uint8_t term[4];
+    gimpi_be_put32(term, (uint32_t)self->term);
+    gd_frame_t ep[2] = { { (const uint8_t *)self->pub_endpoint, strlen(self->pub_endpoint) },
+                         { term, sizeof term } };
+    s_send_reply(self, key, keylen, GD_HELLO | GD_REPLY_FLAG, reqid, 0, 0, ep, 2);
+}
+
 /*  Handles one decoded request. */
 static void s_handle(groupd_t *self, const uint8_t *key, size_t keylen, const gd_msg_t *msg,
                      int srcfd)
@@ -713,11 +724,9 @@ static void s_handle(groupd_t *self, const uint8_t *key, size_t keylen, const gd
         return;
     }
     switch (msg->kind) {
-    case GD_HELLO: {
-        gd_frame_t ep = { (const uint8_t *)self->pub_endpoint, strlen(self->pub_endpoint) };
-        s_send_reply(self, key, keylen, kind, msg->reqid, 0, 0, &ep, 1);
+    case GD_HELLO:
+        s_handle_hello(self, key, keylen, msg->reqid);
         break;
-    }
     case GD_PING:
         s_send_reply(self, key, keylen, kind, msg->reqid, 0, 0, NULL, 0);
         break;
@@ -850,6 +859,10 @@ static void s_reattach(groupd_t *self, const uint8_t *key, size_t keylen, int sr
     if (tid)
         s_track_fd(self, tid, srcfd);
     gd_conn_t *c = s_conn(self, srcfd);
+    if (c && tid && keylen <= sizeof c->rid) {
+        memcpy(c->rid, key, keylen);            /* (gd_serve_orphan_again) */
+        c->rid_len = keylen;
+    }
     bool mgr = c && gd_vm_rebind(self->vm, key, keylen, c->id);
     if (self->verbose)
         fprintf(stderr, "groupd: %s t%x back after the restart (fd %d)\n",
@@ -880,6 +893,8 @@ void gd_serve_request(groupd_t *self, const gd_frame_t *frames, int nframes, boo
         char buf[256];
         fprintf(stderr, "groupd: <- %s (fd %d)\n", gd_msg_format(&msg, buf, sizeof buf), srcfd);
     }
+    if (gd_follow_request(self, frames, &msg, srcfd))
+        return;
     if (self->restarted) {
         if (gd_record_dup(self, id->data, id->len, &msg))
             return;                     /* sent again after a restart: answered before */
@@ -896,6 +911,7 @@ void gd_serve_request(groupd_t *self, const gd_frame_t *frames, int nframes, boo
     s_handle(self, id->data, id->len, &msg, srcfd);
     if (journaled)
         gd_record_end(self);
+    gd_follow_seal(self);
     if (self->idle_exit_ms)
         self->last_busy_ms = gimpi_now_ms();    /* any request restarts the idle period */
 }
@@ -1020,6 +1036,28 @@ void gd_serve_drain_pub_monitor(groupd_t *self)
     }
 }
 
+/*  The connection a replayed task came back on ended within --reattach of the restart:
+ *  on tcp that may be the task's old socket, which reconnected by itself to the new
+ *  groupd before the task saw the outage and was then closed for a new one
+ *  (groups_reconnect): the task is an orphan again, not gone, until its next request
+ *  or the reattach period.  True when it was made an orphan. */
+static bool s_orphan_again(groupd_t *self, const gd_conn_t *c, int32_t tid)
+{
+    int window = self->reattach_ms > 0 ? self->reattach_ms : GD_SERVE_REATTACH_MS;
+    if (!c || !c->rid_len || !self->restarted_ms || !self->orphans
+        || gimpi_now_ms() - self->restarted_ms > window
+        || gd_registry_tid_of(self->reg, c->rid, c->rid_len) != tid
+        || gd_hash_put(self->orphans, c->rid, c->rid_len, (void *)(intptr_t)tid) < 0)
+        return false;
+    int64_t due = gimpi_now_ms() + window;
+    if (self->orphan_deadline_ms < due)
+        self->orphan_deadline_ms = due;
+    if (self->verbose)
+        fprintf(stderr, "groupd: task t%x's connection after the restart ended: an orphan "
+                "again until it comes back\n", (unsigned)tid);
+    return true;
+}
+
 /*  A monitor event: a connection ended -> the task on it is gone.  False when none. */
 static bool s_on_monitor(groupd_t *self)
 {
@@ -1052,6 +1090,7 @@ static bool s_on_monitor(groupd_t *self)
                           mp.nparts > 1 ? (const char *)mp.frames[1].data : "?",
                           gd_sock_refusal(event, (int)value, false, curve));
         if (event == ZMQ_EVENT_DISCONNECTED) {
+            gd_follow_conn_gone(self, fdkey);
             gd_conn_t *c = gd_hash_del(self->fd_open, &fdkey, sizeof fdkey);
             if (c) {
                 gd_registry_owner_gone(self->reg, c->id);
@@ -1062,12 +1101,17 @@ static bool s_on_monitor(groupd_t *self)
                     fprintf(stderr, "groupd: the VM's manager is gone (fd %d closed)\n",
                             (int)fdkey);
             }
-            free(c);
             int32_t key = (int32_t)value;
             intptr_t tid = (intptr_t)gd_hash_del(self->fd_tid, &key, sizeof key);
             if (tid) {
                 int32_t t = (int32_t)tid;
                 gd_hash_del(self->tid_fd, &t, sizeof t);
+                if (s_orphan_again(self, c, t))
+                    tid = 0;
+            }
+            free(c);
+            if (tid) {
+                int32_t t = (int32_t)tid;
                 if (self->verbose)
                     fprintf(stderr, "groupd: task 0x%x gone (connection fd %d closed)\n",
                             (unsigned)t, (int)key);
@@ -1092,6 +1136,7 @@ int gd_serve_init(groupd_t *self, FILE *log, const gd_registry_limits_t *limits)
 {
     assert(self);
     gd_sink_t sink = { s_sink_reply, s_sink_event, self };
+    self->term = self->term ? self->term : 1;
     self->reg = gd_registry_new(&sink);
     gd_vm_sink_t vsink = { s_sink_vm_reply, self };
     self->vm = gd_vm_new(&vsink);
@@ -1120,6 +1165,7 @@ int gd_serve_init(groupd_t *self, FILE *log, const gd_registry_limits_t *limits)
 void gd_serve_fini(groupd_t *self)
 {
     assert(self);
+    gd_follow_stop(self, NULL);
     gd_registry_destroy(&self->reg);
     gd_vm_destroy(&self->vm);
     gd_mbox_destroy(&self->mbox);

@@ -57,11 +57,17 @@ enum {
 enum { GD_SERVE_SHED_MS = 200 };
 
 /*  One live connection of the ROUTER (by fd, from the monitor). */
+/*  The longest routing id kept for a connection that a replayed task came back on. */
+#define GD_CONN_RID_MAX 32
+
 typedef struct {
     uint64_t id;                /* serial number, never reused (the registry's owner id) */
     int32_t tid;                /* the task registered on it, 0 while none */
     uint32_t unreg_requests;    /* requests made while not registered, in this second */
     int64_t unreg_since_ms;     /* when that second began */
+    uint8_t rid[GD_CONN_RID_MAX];   /* the routing id of a replayed task that came back on
+                                       it (s_reattach), else rid_len 0 */
+    size_t rid_len;
 } gd_conn_t;
 
 /*  The longest topic of an event: 'G' + a group name. */
@@ -134,11 +140,19 @@ typedef struct {
                                    and not heard from since */
     int64_t orphan_deadline_ms; /* then the orphans are gone (0: none) */
     int reattach_ms;            /* --reattach: how long a replayed client has to come back */
+    int64_t restarted_ms;       /* when the replay ended (0: not restarted) */
     const char *journal_file;   /* --journal (NULL: the default) */
     size_t journal_max;         /* --journal-max (0: GD_JOURNAL_DEFAULT_MAX) */
     bool no_journal;            /* --no-journal */
     bool restart_only;          /* --restart: a task's restart, only with state to replay */
     bool journal_failed;        /* a write failed: said once, journal closed */
+    /* standby and terms (doc/reliability.md §3) */
+    int32_t term;               /* ours: 1, one more at each takeover (JR_TERM) */
+    int32_t hello_term;         /* the term in the HELLO being handled (0: none) */
+    bool fenced;                /* a newer primary's term seen: the loop ends, exit 4 */
+    struct gd_follow_t *follow; /* the standby following us (gd_follow.h), or NULL */
+    struct gd_standby_t *standby;   /* a standby that took over: its FENCEs (gd_standby.h) */
+    const char *standby_of;     /* --standby-of: the primary's endpoint */
 } groupd_t;
 
 /*  Fills the handler's part of a fresh groupd_t: the registry (with limits, NULL for the
@@ -183,4 +197,5 @@ size_t gd_serve_orphans_begin(groupd_t *self);
 /*  Milliseconds until the orphans are due (-1: none); at 0 they are taken for gone. */
 int gd_serve_orphans_due_ms(groupd_t *self);
 void gd_serve_expire_orphans(groupd_t *self);
+
 #endif

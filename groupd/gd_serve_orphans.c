@@ -43,6 +43,7 @@ size_t gd_serve_orphans_begin(groupd_t *self)
     if (self->dedup)
         gd_dedup_foreach(self->dedup, s_orphan_client_cb, self);
     self->restarted = true;
+    self->restarted_ms = gimpi_now_ms();
     size_t n = gd_hash_size(self->orphans);
     self->orphan_deadline_ms = n ? gimpi_now_ms() + (self->reattach_ms > 0 ? self->reattach_ms
                                                                        : GD_SERVE_REATTACH_MS)
@@ -105,3 +106,4 @@ void gd_serve_expire_orphans(groupd_t *self)
     self->orphan_deadline_ms = self->orphans && gd_hash_size(self->orphans)
                              ? gimpi_now_ms() + GD_SERVE_ORPHAN_CHECK_MS : 0;
 }
+

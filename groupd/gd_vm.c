@@ -136,10 +136,13 @@ int gd_vm_hosts_set(gd_vm_t *self, const uint8_t *key, size_t keylen, uint64_t c
         || keylen == 0 || keylen > sizeof self->mgr_key
         || (token_len != 0 && token_len != GD_TOKEN_SIZE) || !s_table_ok(nhosts, data, len))
         return GIMPI_EBADPARAM;
-    if (self->have_manager && !gd_vm_is_manager(self, key, keylen, conn))
+    /* the launcher's token (ours, printed at our start) takes the role even from a
+       manager replayed from the journal: gimpirun comes back after restarting us */
+    bool tok = self->need_token && token_len == GD_TOKEN_SIZE
+               && !sodium_memcmp(token, self->token, GD_TOKEN_SIZE);
+    if (self->have_manager && !gd_vm_is_manager(self, key, keylen, conn) && !tok)
         return GIMPI_EEXISTS;
-    if (!self->have_manager && self->need_token
-        && (token_len != GD_TOKEN_SIZE || sodium_memcmp(token, self->token, GD_TOKEN_SIZE)))
+    if (!self->have_manager && self->need_token && !tok)
         return GIMPI_EDENIED;
     uint8_t *copy = malloc(len ? len : 1);
     if (!copy)
@@ -150,8 +153,11 @@ int gd_vm_hosts_set(gd_vm_t *self, const uint8_t *key, size_t keylen, uint64_t c
     self->table = copy;
     self->table_len = len;
     self->nhosts = nhosts;
-    if (!self->have_manager) {
+    if (!self->have_manager || (tok && !gd_vm_is_manager(self, key, keylen, conn))) {
         self->have_manager = true;
+        self->parked = false;           /* (the old manager's wait went with it) */
+        for (int k = 0; k < self->nreqs; k++)
+            self->reqs[k].handed = false;          /* the new manager is given them again */
         memcpy(self->mgr_key, key, keylen);
         self->mgr_keylen = keylen;
         self->mgr_conn = conn;

@@ -23,6 +23,8 @@
 #include "groups/gd_sock.h"
 #include "groupd/gd_registry.h"
 #include "groupd/gd_serve.h"
+#include "groupd/gd_follow.h"
+#include "groupd/gd_standby.h"
 #include "groupd/gd_journal.h"
 #include "groupd/gd_replay.h"
 #include "groupd/gd_record.h"
@@ -267,6 +269,10 @@ static int s_setup(groupd_t *self, const gimpi_key_t *key)
         fprintf(stderr, "groupd: %s\n", err);
         return -1;
     }
+    /* a task that reconnects (a restart) may come back while its old connection with the
+       same routing id has not ended here yet: the newer one takes the id over */
+    int handover = 1;
+    zmq_setsockopt(self->router, ZMQ_ROUTER_HANDOVER, &handover, sizeof handover);
     char last[sizeof self->endpoint];
     if (gd_sock_last_endpoint(self->router, last, sizeof last))
         snprintf(self->endpoint, sizeof self->endpoint, "%s", last);
@@ -386,9 +392,28 @@ static void s_compact(groupd_t *self)
         gd_dedup_destroy(&self->dedup);
         return;
     }
+    gd_follow_image(self);              /* (a standby gets the new file) */
     if (self->verbose)
         fprintf(stderr, "groupd: journal compacted from %zu to %zu bytes in %lld ms\n", before,
                 gd_journal_size(self->journal), (long long)(gimpi_now_ms() - t0));
+}
+
+/*  The journal's path (--journal FILE: a bare name goes in the private runtime directory;
+ *  else beside an ipc endpoint's socket) into path.  0 or -1 (said). */
+static int s_journal_path(groupd_t *self, const char *file, char *path, size_t size)
+{
+    char dir[GIMPI_KEY_PATHLEN], err[700];
+    if (!file)
+        snprintf(path, size, "%s.journal", self->endpoint + 6);
+    else if (!strchr(file, '/')) {      /* a bare name: in our private runtime directory */
+        if (gimpi_rundir(dir, sizeof dir, err, sizeof err) < 0) {
+            fprintf(stderr, "groupd: --journal %s: %s\n", file, err);
+            return -1;
+        }
+        snprintf(path, size, "%s/%s", dir, file);
+    } else
+        snprintf(path, size, "%s", file);
+    return 0;
 }
 
 /*  Opens the journal (--journal FILE, else "<path>.journal" beside an ipc endpoint's
@@ -402,10 +427,8 @@ static int s_journal(groupd_t *self, const char *file, size_t max)
     char path[600], err[700];
     if (!file && strncmp(self->endpoint, "ipc://", 6) != 0)
         return 0;
-    if (!file)
-        snprintf(path, sizeof path, "%s.journal", self->endpoint + 6);
-    else
-        snprintf(path, sizeof path, "%s", file);
+    if (s_journal_path(self, file, path, sizeof path) < 0)
+        return -1;
     self->journal = gd_journal_open(path, max, err, sizeof err);
     self->dedup = gd_dedup_new();
     if (!self->journal || !self->dedup) {
@@ -490,6 +513,7 @@ static int s_serve(groupd_t *self)
     bool monitor_due = true, zap_due = true;
     self->last_busy_ms = gimpi_now_ms();
     for (;;) {
+        gd_follow_tick(self);               /* (a stop of ours seen before any request) */
         if (zap_due)
             gd_zap_serve(self->zap);
         if (monitor_due) {
@@ -501,6 +525,7 @@ static int s_serve(groupd_t *self)
             gd_serve_request_next(self);
         if (self->journal && gd_journal_full(self->journal))
             s_compact(self);
+        int fo = gd_follow_tick(self);      /* the standby's heartbeats, busy or not */
         int rx = s_readable(self->xpub);
         for (int k = 0; rx > 0 && k < 256; k++, rx = s_readable(self->xpub))
             gd_serve_subscription(self);
@@ -510,6 +535,8 @@ static int s_serve(groupd_t *self)
         gd_serve_publish_marks(self);
         if (!self->marks)
             return -1;
+        if (self->fenced)
+            return 0;
         if (self->halted) {
             /* the HALT's reply must still reach its sender: closing waits this long */
             int linger = HALT_LINGER_MS;
@@ -533,6 +560,11 @@ static int s_serve(groupd_t *self)
         int od = gd_serve_orphans_due_ms(self);
         if (od >= 0 && (due < 0 || od < due))
             due = od;
+        if (fo >= 0 && (due < 0 || fo < due))
+            due = fo;
+        int fe = gd_standby_tick(self);             /* FENCEs to the old primary */
+        if (fe >= 0 && (due < 0 || fe < due))
+            due = fe;
         gd_guard_trim(self->guard, gimpi_now_ms());  /* memory back after a flood */
         int trim = gd_guard_trim_due_ms(self->guard, gimpi_now_ms());
         if (trim >= 0 && (due < 0 || trim < due))
@@ -577,15 +609,18 @@ static void s_usage(FILE *out)
                  "              [--mbox-max-bytes BYTES] [--max-handshakes N]\n"
                  "              [--max-sub-bytes BYTES] [--launcher]\n"
                  "              [--journal FILE | --no-journal] [--journal-max BYTES]\n"
-                 "              [--reattach MS] [--restart]\n"
+                 "              [--reattach MS] [--restart] [--standby-of EP]\n"
                  "  --port P      requests on tcp://ADDR:P, events on port P+1 (fixed ports)\n"
                  "  --bind ADDR   the address (or interface) of --port (default 0.0.0.0)\n"
                  "  --launcher    print 'manager-token HEX' first: only a HOSTS_SET with it\n"
                  "                makes its connection the VM's manager\n"
-                 "  --journal F   journal every change to F and replay it at start (default\n"
+                 "  --journal F   journal every change to F (a bare name: in the private\n"
+                 "                runtime directory) and replay it at start (default\n"
                  "                on ipc: the endpoint's path + .journal; none on tcp)\n"
                  "  --journal-max compact the journal past this many bytes (64 MiB)\n"
                  "  --reattach MS replayed tasks not back within MS are gone (10000)\n"
+                 "  --standby-of EP follow the primary groupd at EP into --journal F, and\n"
+                 "                take over (serve at --endpoint) when it falls silent\n"
                  "  --restart     only replay: exit 3 when there is no journal to replay\n");
 }
 
@@ -730,6 +765,7 @@ static int s_options(groupd_t *self, int argc, char **argv, gd_registry_limits_t
         { "journal-max", required_argument, NULL, 'X' },
         { "reattach", required_argument, NULL, 'A' },
         { "restart", no_argument, NULL, 'W' },
+        { "standby-of", required_argument, NULL, 'F' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -777,6 +813,7 @@ static int s_options(groupd_t *self, int argc, char **argv, gd_registry_limits_t
             break;
         case 'b': bind_addr = optarg; break;
         case 'L': self->launcher = true; break;
+        case 'F': self->standby_of = optarg; break;
         case 'e': *ep = optarg; break;
         case 'f': self->foreground = true; break;
         case 'v': self->verbose = true; break;
@@ -834,6 +871,20 @@ static void s_print_token(groupd_t *self)
     gimpi_key_wipe(hex, sizeof hex);
 }
 
+/*  --standby-of: follows the primary into the journal (--journal is needed) until it is
+ *  to take over.  0, or -1 (said). */
+static int s_standby(groupd_t *self, const gimpi_key_t *key, int *ready_fd)
+{
+    char path[600];
+    if (!self->journal_file || self->no_journal) {
+        fprintf(stderr, "groupd: --standby-of needs --journal FILE\n");
+        return -1;
+    }
+    if (s_journal_path(self, self->journal_file, path, sizeof path) < 0)
+        return -1;
+    return gd_standby_follow(self, self->standby_of, key, path, ready_fd);
+}
+
 /*  Parses the command line, sets up, serves until a signal. */
 int main(int argc, char **argv)
 {
@@ -869,11 +920,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "groupd: fork: %s\n", strerror(errno));
         return 1;
     }
+    if (self.standby_of && s_standby(&self, have_key ? &key : NULL, &ready_fd) < 0) {
+        gimpi_key_wipe(&key, sizeof key);
+        gd_standby_destroy(&self);
+        return 1;
+    }
     int rc = gd_serve_init(&self, stderr, &lim) < 0 || s_setup(&self, have_key ? &key : NULL);
     gimpi_key_wipe(&key, sizeof key);
     int jrc = rc ? 0 : self.no_journal ? self.restart_only
                      : s_journal(&self, self.journal_file, self.journal_max);
+    if (!rc && !jrc && self.standby)
+        gd_standby_took_over(&self);
     if (rc || jrc) {
+        gd_standby_destroy(&self);
         gd_journal_destroy(&self.journal, false);
         s_teardown(&self);
         if (jrc == 1 && ready_fd >= 0 && write(ready_fd, "3", 1) < 0)
@@ -892,7 +951,9 @@ int main(int argc, char **argv)
     bool failed = s_serve(&self) < 0;
     if (failed)
         fprintf(stderr, "groupd: poll: %s\n", zmq_strerror(errno));
-    gd_journal_destroy(&self.journal, !failed);     /* an end on purpose: nothing to replay */
+    /* an end on purpose: nothing to replay (fenced: the newer primary has it all) */
+    gd_journal_destroy(&self.journal, !failed && !self.fenced);
+    gd_standby_destroy(&self);
     s_teardown(&self);
-    return 0;
+    return self.fenced ? 4 : 0;
 }

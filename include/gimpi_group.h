@@ -88,7 +88,8 @@ GIMPI_EXPORT int gimpi_groups_set_tid_token(gimpi_groups_t *self, int tid, const
  *  under another tid).  No effect on a registered object. */
 GIMPI_EXPORT void gimpi_groups_disable(gimpi_groups_t *self);
 
-/*  The endpoint in use ("ipc:///run/user/0/gimpi/groupd"). */
+/*  The endpoint in use ("ipc:///run/user/0/gimpi/groupd"), or the list given
+ *  ("tcp://h1:p1,tcp://h2:p2": a primary groupd and its standbys). */
 GIMPI_EXPORT const char *gimpi_groups_endpoint(gimpi_groups_t *self);
 
 /*  Why the object's calls fail (GIMPI_ESYSERR), in words, written into buf (size > 0):

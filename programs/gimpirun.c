@@ -78,6 +78,8 @@ static void s_usage(FILE *to)
         "  -if NAME|CIDR   network of the job: the address this host announces\n"
         "  -groupd HOST    run the job's groupd on HOST (default: this host)\n"
         "  -gport P        groupd's request port (its event port is P+1; default: any)\n"
+        "  -groupd-standby HOST|none  run a standby groupd on HOST that takes over when\n"
+        "                  the job's groupd is lost (default: the host after groupd's)\n"
         "  -agent PATH     gimpi-agent's path on the other hosts (default: beside gimpirun)\n"
         "  -pvm-abi        run existing PVM binaries: PVM's ABI libraries (libpvm3.so.3\n"
         "                  ...) first on LD_LIBRARY_PATH of the tasks, on every host\n"
@@ -166,6 +168,8 @@ static void s_option(launcher_t *self, int argc, char **argv, int *i, int *np, b
         self->ifspec = s_str(o, i, argc, argv);
     else if (!strcmp(o, "-groupd"))
         self->groupd_host = s_str(o, i, argc, argv);
+    else if (!strcmp(o, "-groupd-standby"))
+        self->standby_host = s_str(o, i, argc, argv);
     else if (!strcmp(o, "-gport"))
         self->groupd_port = (int)s_num(o, *i + 1 < argc ? argv[++*i] : NULL, 1, 65534);
     else if (!strcmp(o, "-agent"))
@@ -751,6 +755,27 @@ static void s_ev_host_clock(void *arg, int id, int sec, int usec)
     run_vm_host_clock(arg, id, sec, usec);
 }
 
+/*  Our local groupd ended: restarted from its journal while the job runs. */
+static void s_ev_groupd_died(void *arg, int status)
+{
+    assert(arg);
+    run_vm_groupd_died(arg, status);
+}
+
+/*  The standby groupd follows, or took over (run_standby.c). */
+static void s_ev_standby_news(void *arg)
+{
+    assert(arg);
+    run_vm_standby_news(arg);
+}
+
+/*  Our local standby groupd ended. */
+static void s_ev_standby_died(void *arg, pid_t pid, int status)
+{
+    assert(arg);
+    run_vm_standby_died(arg, pid, status);
+}
+
 /*  An agent's -trace frame: its clock, its tasks' files. */
 static void s_ev_trace_frame(void *arg, int host, const vmw_msg_t *m)
 {
@@ -766,7 +791,8 @@ int main(int argc, char **argv)
         .task_output = s_ev_task_output, .task_ended = s_ev_task_ended,
         .progress = s_ev_progress, .task_gone = s_ev_task_gone,
         .check_done = s_ev_check_done, .host_clock = s_ev_host_clock,
-        .trace_frame = s_ev_trace_frame, .arg = &self,
+        .trace_frame = s_ev_trace_frame, .groupd_died = s_ev_groupd_died,
+        .standby_news = s_ev_standby_news, .standby_died = s_ev_standby_died, .arg = &self,
     };
     self.ev = &events;
     self.life = run_life_new();

@@ -96,6 +96,10 @@ int run_jobfile_write(const char *ep, int nhosts, const char *keyfrom, char *con
         ep = NULL;
     if (!ep && !(ep = gd_default_endpoint(buf, sizeof buf, NULL, 0)))
         return -1;
+    if (ep != buf && strchr(ep, ',')) {         /* a list: its first, the primary */
+        snprintf(buf, sizeof buf, "%.*s", (int)strcspn(ep, ","), ep);
+        ep = buf;
+    }
     if (s_mine(path, sizeof path) < 0)
         return -1;
     snprintf(tmp, sizeof tmp, "%s.new", path);
@@ -121,6 +125,36 @@ int run_jobfile_write(const char *ep, int nhosts, const char *keyfrom, char *con
             fputc(*c == '\n' ? ' ' : *c, f);     /* one line, whatever the arguments */
     }
     fputc('\n', f);
+    if (fclose(f) != 0 || rename(tmp, path) < 0) {
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/*  Rewrites the endpoint line of this gimpirun's run file (run_jobfile.h).  0 or -1. */
+int run_jobfile_endpoint(const char *ep)
+{
+    char path[GIMPI_KEY_PATHLEN + 32], tmp[GIMPI_KEY_PATHLEN + 40], line[1024];
+    if (s_mine(path, sizeof path) < 0)
+        return -1;
+    FILE *in = fopen(path, "re");
+    if (!in)
+        return -1;
+    snprintf(tmp, sizeof tmp, "%s.new", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+    while (f && fgets(line, sizeof line, in))
+        if (strncmp(line, "endpoint ", 9))
+            fputs(line, f);
+        else
+            fprintf(f, "endpoint %s\n", ep);
+    fclose(in);
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
     if (fclose(f) != 0 || rename(tmp, path) < 0) {
         unlink(tmp);
         return -1;

@@ -28,6 +28,9 @@ typedef struct {
  *  keyfrom (gimpi_key_default's "from"), the command argv.  0, or -1 (nothing is said: a
  *  job runs without it). */
 int run_jobfile_write(const char *ep, int nhosts, const char *keyfrom, char *const *argv);
+/*  After a takeover: the job's groupd is now at ep (the run file written before says so
+ *  from now on).  0, or -1 (no run file). */
+int run_jobfile_endpoint(const char *ep);
 
 /*  Removes this gimpirun's run file (at the job's end). */
 void run_jobfile_remove(void);

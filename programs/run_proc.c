@@ -1,7 +1,8 @@
 /*  run_proc.c — what gimpirun's files share about the processes they start: a child's
  *  first steps after fork, the programs beside gimpirun, and the environment, working
  *  directory, program path and listening address a task on another host is given, and
- *  where a spawned task's program is found (never on PATH, as in PVM).  It
+ *  where a spawned task's program is found (never on PATH, as in PVM); and the lines the
+ *  job's groupd prints, the ports it may take.  It
  *  knows hosts only by their host-set entry and nothing of the launcher's state: every
  *  other file of gimpirun may use it.
  */
@@ -10,13 +11,19 @@
 #include "programs/proctree.h"
 #include "base/gimpi_tunables.h"
 #include "base/gimpi_findprog.h"
+#include "gimpi_group.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <errno.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,4 +155,118 @@ int run_find_spawned(const char *name, char *path, size_t size, char *tried, siz
         return 0;
     }
     return gimpi_findspawn(name, dir, path, size, tried, tsize) == 0 ? 0 : ENOENT;
+}
+
+/*  Monotonic milliseconds. */
+static int64_t s_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*  The port of an endpoint "tcp://A:P", or -1. */
+int run_ep_port(const char *ep)
+{
+    const char *colon = strrchr(ep, ':');
+    if (strncmp(ep, "tcp://", 6) || !colon)
+        return -1;
+    long p = strtol(colon + 1, NULL, 10);
+    return p > 0 && p < 65536 ? (int)p : -1;
+}
+
+/*  Reads one line from fd within ms.  0 or -1. */
+int run_read_line(int fd, char *line, size_t size, int ms)
+{
+    size_t got = 0;
+    int64_t end = s_now_ms() + ms;
+    while (got < size - 1) {
+        int64_t left = end - s_now_ms();
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+            return -1;
+        ssize_t r = read(fd, line + got, 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        if (line[got] == '\n') {
+            line[got] = 0;
+            return 0;
+        }
+        got++;
+    }
+    return -1;
+}
+
+/*  True when tcp port p is free here (a bind to it on any address works). */
+static bool s_port_free(int p)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)p) };
+    bool ok = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
+    if (fd >= 0)
+        close(fd);
+    return ok;
+}
+
+/*  Two free tcp ports P and P+1 here, below the kernel's ephemeral range (20000-32767, from
+ *  a place that depends on our pid): a port there is taken by nothing the system hands
+ *  out by itself (a task's listening port, an outgoing connection), on this host or on
+ *  another one that uses the same ports later (a standby groupd).  P, or 0. */
+int run_free_port(void)
+{
+    for (int k = 0; k < 6384; k++) {
+        int p = 20000 + (int)(((unsigned)getpid() * 7919u + (unsigned)k * 2u) % 12766u);
+        if (s_port_free(p) && s_port_free(p + 1))
+            return p;
+    }
+    return 0;
+}
+
+/*  A groupd's "manager-token HEX" line (groupd --launcher): the token into out (at least
+ *  GIMPI_GROUPS_TOKEN_LEN + 1 bytes).  True when line was one. */
+bool run_token_line(const char *line, char *out, size_t size)
+{
+    static const char tag[] = "manager-token ";
+    if (strncmp(line, tag, sizeof tag - 1)
+        || strlen(line + sizeof tag - 1) != GIMPI_GROUPS_TOKEN_LEN)
+        return false;
+    snprintf(out, size, "%s", line + sizeof tag - 1);
+    return true;
+}
+
+/*  Forks argv[0] (a groupd) with its stdout (and its stderr too when both) to a pipe (our
+ *  end in *out, close-on-exec) and its stdin from /dev/null, in its own process group; it
+ *  ends when we do (deathsig SIGTERM).  Its pid, or -1 with a message in err. */
+pid_t run_fork_piped(char **argv, bool both, int *out, char *err, size_t errsize)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0) {
+        snprintf(err, errsize, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    pid_t me = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {
+        run_child_start(me, SIGTERM);
+        setpgid(0, 0);
+        dup2(p[1], 1);
+        if (both)
+            dup2(p[1], 2);
+        int null = open("/dev/null", O_RDONLY);
+        if (null >= 0)
+            dup2(null, 0);
+        execv(argv[0], argv);
+        fprintf(stderr, "gimpirun: cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    close(p[1]);
+    if (pid < 0) {
+        close(p[0]);
+        snprintf(err, errsize, "fork: %s", strerror(errno));
+        return -1;
+    }
+    *out = p[0];
+    return pid;
 }

@@ -7,6 +7,7 @@
 
 #include "base/gimpi_hostset.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -17,6 +18,11 @@ void run_free_env(char **env);
 const char *run_wd(const gimpi_hostinfo_t *info, char *buf, size_t size);
 char *run_abs_prog(const char *prog);
 void run_addr_spec(const char *myaddr, const char *ifspec, char *out, size_t size);
+int run_ep_port(const char *ep);
+int run_read_line(int fd, char *line, size_t size, int ms);
+int run_free_port(void);
+pid_t run_fork_piped(char **argv, bool both, int *out, char *err, size_t errsize);
+bool run_token_line(const char *line, char *out, size_t size);
 
 /*  In the child of a spawn (gimpirun's or an agent's), its environment set and in its
  *  working directory: the path of a spawned task's program name, found as a spawned

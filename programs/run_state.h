@@ -44,6 +44,9 @@ typedef struct {
     void (*check_done)(void *arg);                  /* something the loop waits for ended */
     void (*host_clock)(void *arg, int id, int sec, int usec);  /* an agent read its clock */
     void (*trace_frame)(void *arg, int host, const vmw_msg_t *m); /* TIMED, TRACE_* */
+    void (*groupd_died)(void *arg, int status);     /* our local groupd ended */
+    void (*standby_news)(void *arg);                /* the standby follows or took over */
+    void (*standby_died)(void *arg, pid_t pid, int status);  /* our local standby ended */
     void *arg;
 } run_events_t;
 
@@ -116,6 +119,7 @@ struct launcher_t {
     const char *ifspec;         /* -if NAME|CIDR */
     const char *groupd_host;    /* -groupd HOST */
     int groupd_port;            /* -gport P: groupd's fixed request port (events P+1) */
+    const char *standby_host;   /* -groupd-standby HOST or "none"; NULL: the next host */
     const char *agent;          /* path of gimpi-agent on other hosts */
     uint32_t datalen, ackmark, hiwater;
     int32_t tagub;
@@ -150,6 +154,9 @@ struct launcher_t {
     char myaddr[64];            /* this host's address on the job's network */
     bool probe_added;           /* a host added from now on must reach myaddr (PROBE) */
     pid_t groupd_pid;           /* a groupd we started, or 0 */
+    pid_t standby_pid;          /* a standby groupd we started here, or 0 */
+    struct run_standby_t *standby;      /* run_standby.c's own: the standby groupd */
+    char late_token[GIMPI_GROUPS_TOKEN_LEN + 1];    /* a promoted local standby's token */
     gimpi_key_t key;            /* the job's key, sent to every agent first */
     struct run_vm_t *vm;        /* run_vm.c's own: groupd's endpoint, the manager, requests */
     struct run_catchfwd_t *catchfwd;  /* caught output handed to catching tasks here */

@@ -191,13 +191,15 @@ static int s_leftovers(launcher_t *self, proctree_proc_t **list, int *nlist)
         *list = NULL, *nlist = 0;
     if (!self->reaper)
         return self->life->nleft = 0;
-    pid_t skip[self->nhosts + 1];
+    pid_t skip[self->nhosts + 2];
     int nskip = 0;
     for (int i = 0; i < self->nhosts; i++)
         if (self->hosts[i]->pid > 0)
             skip[nskip++] = self->hosts[i]->pid;        /* ssh or srun, and theirs */
     if (self->groupd_pid > 0)
         skip[nskip++] = self->groupd_pid;
+    if (self->standby_pid > 0)
+        skip[nskip++] = self->standby_pid;
     proctree_proc_t *ps;
     int n = proctree_list(skip, nskip, &ps), kept = 0, count = 0;
     for (int i = 0; i < n; i++) {
@@ -323,8 +325,10 @@ void run_tasks_reap(launcher_t *self)
         }
         if (!mine && pid == self->groupd_pid) {
             self->groupd_pid = 0;
-            if (self->nrunning > 0)
-                fprintf(stderr, "gimpirun: the job's groupd ended while the job runs\n");
+            self->ev->groupd_died(self->ev->arg, status);   /* (restarted, or said) */
+        } else if (!mine && pid == self->standby_pid) {
+            self->standby_pid = 0;
+            self->ev->standby_died(self->ev->arg, pid, status);
         } else if (!mine)
             run_hosts_reaped(self, pid, status);
     }

@@ -10,6 +10,12 @@
  *  answered when every slot has its result (a tid, a host id, or an error), so the caller
  *  gets PVM's per-slot answers.  Every task that ends is reported to groupd (TASK_EXIT),
  *  so that its groups and LOOKUPs learn of it even when its host can no longer say so.
+ *
+ *  The job's groupd survives a crash: restarted from its journal at the same ports (a
+ *  job without a standby), or, with a standby on another host (run_standby.c), taken
+ *  over by the standby; gimpirun then manages the new primary and starts a new standby on
+ *  another host if one is left.  The tasks are given every endpoint a groupd of the job
+ *  may serve at (GIMPI_GROUPD, a list: the primary first).
  */
 #include "config.h"
 #include "programs/run_vm.h"
@@ -17,9 +23,12 @@
 #include "programs/run_proc.h"
 #include "programs/run_tasks.h"
 #include "programs/run_trace.h"
+#include "programs/run_standby.h"
+#include "programs/run_jobfile.h"
 #include "base/gimpi_findprog.h"
 #include "task/gimpi_job.h"
 #include "base/gimpi_tunables.h"
+#include "base/gimpi_key.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,12 +39,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <netinet/in.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 enum {
     GROUPD_START_MS = 10000,    /* a groupd prints its endpoint within this */
+    MANAGE_MS = 15000,          /* after a takeover, the new primary is managed within this */
+    MAX_LIST = 8,               /* endpoints in the tasks' GIMPI_GROUPD */
     MAX_PENDING = 256,          /* requests being served at once */
 };
 
@@ -61,9 +74,26 @@ typedef struct run_vm_t {
     int groupd_out;             /* our groupd's stdout (its endpoint line), -1 */
     bool serving;               /* inside s_on_requests (its loop takes what comes) */
     int timer;                  /* a second's poll: a lost groupd is seen on a call */
+    char journal[PATH_MAX];     /* our local groupd's journal, or "" (not restartable) */
+    int port, pub_port;         /* its request and event ports: a restart keeps them */
+    int restarts;               /* times it was restarted from its journal */
+    bool restarting;            /* starting it again, from the journal */
+    int64_t died_ms;            /* when it ended (the restart's time is said) */
+    int died_status;            /* how */
+    /* the standby (run_standby.c) */
+    bool standby_on;            /* the job has standbys (supported, not -groupd-standby none) */
+    int primary_host;           /* the host of the primary groupd, -1 (GIMPI_GROUPD given) */
+    int takeovers;              /* times a standby took over */
+    int sb_fails;               /* standbys that ended before they followed, in a row */
+    bool sb_quiet;              /* the first standby, by default: its "follows" unsaid */
+    int manage_timer;           /* after a takeover: the next try to manage the new primary */
+    int64_t manage_until;
+    int manage_tries;
+    char alt_token[GIMPI_GROUPS_TOKEN_LEN + 1];     /* the other token to try, or "" */
 } run_vm_t;
 
 static void s_on_requests(gimpi_loop_t *loop, int fd, int events, void *arg);
+static int s_manage_again(launcher_t *self, int status);
 
 /*  The manager socket's notification is edge-triggered: after any call on it, take what
  *  came (unless the request loop is running, which takes it anyway). */
@@ -75,140 +105,105 @@ static void s_drain(launcher_t *self)
 
 /* ------------------------------------------------------------------ groupd */
 
-/*  groupd's program as the library finds it (base/gimpi_findprog.h): GIMPI_GROUPD_BIN,
- *  else beside gimpirun, the build tree's groupd/, the bindir, PATH.  0, or -1 with the
- *  places looked in tried and, in buf, the path another host may have it at:
- *  GIMPI_GROUPD_BIN when set, else the bindir's. */
-static int s_groupd_bin(char *buf, size_t size, char *tried, size_t triedsize)
-{
-    if (gimpi_findprog("groupd", "GIMPI_GROUPD_BIN", "groupd", GIMPI_BINDIR, buf, size, tried,
-                       triedsize) == 0)
-        return 0;
-    const char *env = gimpi_env("GIMPI_GROUPD_BIN");
-    if (env && *env)
-        snprintf(buf, size, "%s", env);
-    else
-        snprintf(buf, size, "%s/groupd", GIMPI_BINDIR);
-    return -1;
-}
-
-/*  The port of an endpoint "tcp://A:P", or -1. */
-static int s_ep_port(const char *ep)
-{
-    const char *colon = strrchr(ep, ':');
-    if (strncmp(ep, "tcp://", 6) || !colon)
-        return -1;
-    long p = strtol(colon + 1, NULL, 10);
-    return p > 0 && p < 65536 ? (int)p : -1;
-}
-
-/*  Reads one line from fd within ms.  0 or -1. */
-static int s_read_line(int fd, char *line, size_t size, int ms)
-{
-    size_t got = 0;
-    int64_t end = gimpi_loop_now_ms() + ms;
-    while (got < size - 1) {
-        int64_t left = end - gimpi_loop_now_ms();
-        struct pollfd p = { .fd = fd, .events = POLLIN };
-        if (left <= 0 || poll(&p, 1, (int)left) <= 0)
-            return -1;
-        ssize_t r = read(fd, line + got, 1);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        if (line[got] == '\n') {
-            line[got] = 0;
-            return 0;
-        }
-        got++;
-    }
-    return -1;
-}
-
-/*  The groupd arguments: --foreground on tcp at -gport (events next to it) or any port. */
+/*  The groupd arguments: --foreground on tcp at -gport (events next to it) or any port;
+ *  with a journal (ours, here) its --journal, its ports fixed, and --restart from it. */
 static void s_groupd_argv(launcher_t *self, char *bin, char **argv, char *ep, size_t epsize,
                           char *pub, size_t pubsize)
 {
+    run_vm_t *vm = self->vm;
     int n = 0;
     argv[n++] = bin;
     argv[n++] = "--foreground";
     argv[n++] = "--quiet";      /* the job's own: no key fingerprint line on the terminal */
     argv[n++] = "--launcher";   /* only we may manage it: its token comes first */
+    if (vm->journal[0]) {
+        argv[n++] = "--journal";
+        argv[n++] = vm->journal;
+    }
+    if (vm->restarting)
+        argv[n++] = "--restart";
+    int port = vm->journal[0] ? vm->port : self->groupd_port;
+    int pub_port = vm->journal[0] ? vm->pub_port : port > 0 ? port + 1 : 0;
     argv[n++] = "--endpoint";
-    if (self->groupd_port > 0)
-        snprintf(ep, epsize, "tcp://0.0.0.0:%d", self->groupd_port);
+    if (port > 0)
+        snprintf(ep, epsize, "tcp://0.0.0.0:%d", port);
     else
         snprintf(ep, epsize, "tcp://0.0.0.0:*");
     argv[n++] = ep;
-    if (self->groupd_port > 0) {
-        snprintf(pub, pubsize, "%d", self->groupd_port + 1);
+    if (pub_port > 0) {
+        snprintf(pub, pubsize, "%d", pub_port);
         argv[n++] = "--pub-port";
         argv[n++] = pub;
     }
     argv[n] = NULL;
 }
 
-/*  Our groupd's "manager-token HEX" line (groupd --launcher): kept for HOSTS_SET.  True
- *  when line was it. */
-static bool s_groupd_token(launcher_t *self, const char *line)
-{
-    static const char tag[] = "manager-token ";
-    if (strncmp(line, tag, sizeof tag - 1)
-        || strlen(line + sizeof tag - 1) != GIMPI_GROUPS_TOKEN_LEN)
-        return false;
-    snprintf(self->vm->token, sizeof self->vm->token, "%s", line + sizeof tag - 1);
-    return true;
-}
-
 /*  Starts a groupd here, as our child.  0 with self->vm->groupd_ep set, or -1. */
 static int s_start_local_groupd(launcher_t *self, char *err, size_t errsize)
 {
-    char bin[PATH_MAX], ep[64], pub[16], *argv[10], tried[2048];
-    if (s_groupd_bin(bin, sizeof bin, tried, sizeof tried) < 0) {
+    char bin[PATH_MAX], ep[64], pub[16], *argv[16], tried[2048];
+    if (run_groupd_bin(bin, sizeof bin, tried, sizeof tried) < 0) {
         snprintf(err, errsize, "no groupd program for the job: looked for %s"
                  " (set GIMPI_GROUPD_BIN to the program)", tried);
         return -1;
     }
     s_groupd_argv(self, bin, argv, ep, sizeof ep, pub, sizeof pub);
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) < 0) {
-        snprintf(err, errsize, "pipe: %s", strerror(errno));
+    int out;
+    pid_t pid = run_fork_piped(argv, false, &out, err, errsize);
+    if (pid < 0)
         return -1;
-    }
-    pid_t me = getpid();
-    pid_t pid = fork();
-    if (pid == 0) {
-        run_child_start(me, SIGTERM);
-        setpgid(0, 0);
-        dup2(p[1], 1);
-        int null = open("/dev/null", O_RDONLY);
-        if (null >= 0)
-            dup2(null, 0);
-        execv(bin, argv);
-        fprintf(stderr, "gimpirun: cannot run %s: %s\n", bin, strerror(errno));
-        _exit(127);
-    }
-    close(p[1]);
-    if (pid < 0) {
-        close(p[0]);
-        snprintf(err, errsize, "fork: %s", strerror(errno));
-        return -1;
-    }
     self->groupd_pid = pid;
     char line[600];
-    int rc = s_read_line(p[0], line, sizeof line, GROUPD_START_MS);
-    if (rc == 0 && s_groupd_token(self, line))
-        rc = s_read_line(p[0], line, sizeof line, GROUPD_START_MS);
-    close(p[0]);
-    int port = rc == 0 ? s_ep_port(line) : -1;
+    int rc = run_read_line(out, line, sizeof line, GROUPD_START_MS);
+    if (rc == 0 && run_token_line(line, self->vm->token, sizeof self->vm->token))
+        rc = run_read_line(out, line, sizeof line, GROUPD_START_MS);
+    close(out);
+    int port = rc == 0 ? run_ep_port(line) : -1;
     if (port < 0) {
         snprintf(err, errsize, "the job's groupd (%s %s) did not start%s", bin, ep,
                  self->groupd_port ? " (is the port taken?)" : "");
         return -1;
     }
     snprintf(self->vm->groupd_ep, sizeof self->vm->groupd_ep, "tcp://%s:%d", self->myaddr, port);
+    if (self->vm->journal[0])
+        self->vm->port = port;
     return 0;
+}
+
+/*  Makes the job's groupd restartable: here a journal in the private runtime directory,
+ *  and both ports fixed now (-gport's, else two free ones below the ephemeral range: the
+ *  tasks' subscriptions find them again after a restart, and a standby on another host
+ *  takes them there); on another host (on) a journal (a standby may
+ *  follow it) and, only with -gport, its ports.  Without a runtime directory, none
+ *  (said). */
+static void s_restartable(launcher_t *self, const host_t *on)
+{
+    run_vm_t *vm = self->vm;
+    if (on && !on->local) {
+        /* there: a bare name, in that host's private runtime directory (groupd(1)), which
+           a standby follows; the ports (a restart there) only when -gport fixed them (we
+           cannot pick free ones there) */
+        snprintf(vm->journal, sizeof vm->journal, "groupd-tcp-%s-%d.journal", self->myaddr,
+                 (int)getpid());
+        if (self->groupd_port <= 0)
+            return;
+        vm->port = self->groupd_port;
+        vm->pub_port = self->groupd_port + 1;
+        return;
+    }
+    char dir[GIMPI_KEY_PATHLEN], err[256];
+    if (gimpi_rundir(dir, sizeof dir, err, sizeof err) < 0) {
+        fprintf(stderr, "gimpirun: the job's groupd keeps no journal (%s): a crash of it "
+                "fails the job's group calls\n", err);
+        return;
+    }
+    int p = self->groupd_port > 0 ? self->groupd_port : run_free_port();
+    vm->pub_port = p > 0 ? p + 1 : 0;
+    vm->port = p;
+    if (vm->pub_port <= 0)
+        return;
+    snprintf(vm->journal, sizeof vm->journal, "%s/groupd-tcp-%d.journal", dir, (int)getpid());
+    unlink(vm->journal);        /* (a pid's leftover: not this job's state) */
 }
 
 /*  True once the remote groupd printed its endpoint (or ended). */
@@ -217,13 +212,14 @@ static bool s_remote_groupd_known(launcher_t *self)
     return self->vm->groupd_ep[0] || !self->vm->groupd_task || self->vm->groupd_task->exited;
 }
 
-/*  Starts the job's groupd on host h through its agent.  0 with the endpoint, or -1. */
-static int s_start_remote_groupd(launcher_t *self, host_t *h, char *err, size_t errsize)
+/*  Asks host h's agent to start the job's groupd (its lines come to run_vm_groupd_line).
+ *  0, or -1 with a message in err. */
+static int s_send_remote_groupd(launcher_t *self, host_t *h, char *err, size_t errsize)
 {
-    char bin[PATH_MAX], ep[64], pub[16], *argv[10];
-    s_groupd_bin(bin, sizeof bin, NULL, 0);     /* not here: it may be there */
+    char bin[PATH_MAX], ep[64], pub[16], *argv[16];
+    run_groupd_bin(bin, sizeof bin, NULL, 0);     /* not here: it may be there */
     s_groupd_argv(self, bin, argv, ep, sizeof ep, pub, sizeof pub);
-    char **copy = calloc(10, sizeof *copy);
+    char **copy = calloc(16, sizeof *copy);
     for (int k = 0; copy && argv[k]; k++)
         copy[k] = strdup(argv[k]);
     task_t *t = copy ? run_task_new(self, h->index, copy, true) : NULL;
@@ -238,6 +234,14 @@ static int s_start_remote_groupd(launcher_t *self, host_t *h, char *err, size_t 
     size_t len;
     run_hosts_send(h, vmw_encode(&len, AGENT_START, t->id, 0, "route:127.0.0.1", "/", copy, env,
                                      0, 0));
+    return 0;
+}
+
+/*  Starts the job's groupd on host h through its agent.  0 with the endpoint, or -1. */
+static int s_start_remote_groupd(launcher_t *self, host_t *h, char *err, size_t errsize)
+{
+    if (s_send_remote_groupd(self, h, err, errsize) < 0)
+        return -1;
     if (run_hosts_wait(self, s_remote_groupd_known, GROUPD_START_MS) < 0
         || !self->vm->groupd_ep[0]) {
         snprintf(err, errsize, "the job's groupd did not start on host %s", h->info.name);
@@ -249,18 +253,29 @@ static int s_start_remote_groupd(launcher_t *self, host_t *h, char *err, size_t 
 /*  The groupd's first line (its endpoint) when it runs on another host; 1 when taken. */
 int run_vm_groupd_line(launcher_t *self, task_t *t, const char *line, size_t len)
 {
-    if (!self->vm || t != self->vm->groupd_task || self->vm->groupd_ep[0])
-        return 0;
+    int sb = self->vm ? run_standby_line(self, t, line, len) : 0;
+    if (sb == 2)
+        run_vm_standby_news(self);
+    if (sb)
+        return 1;
     char ep[600];
     snprintf(ep, sizeof ep, "%.*s", (int)len, line);
-    if (s_groupd_token(self, ep))
+    if (self->vm && t == self->vm->groupd_task && self->vm->groupd_ep[0])  /* (a new one) */
+        return run_token_line(ep, self->vm->token, sizeof self->vm->token);
+    if (!self->vm || t != self->vm->groupd_task || self->vm->groupd_ep[0])
+        return 0;
+    if (run_token_line(ep, self->vm->token, sizeof self->vm->token))
         return 1;
     snprintf(ep, sizeof ep, "%.*s", (int)len, line);
-    int port = s_ep_port(ep);
+    int port = run_ep_port(ep);
     const char *host = self->hosts[t->host]->info.ip[0] ? self->hosts[t->host]->info.ip
                                                         : self->hosts[t->host]->info.name;
     if (port > 0)
         snprintf(self->vm->groupd_ep, sizeof self->vm->groupd_ep, "tcp://%s:%d", host, port);
+    if (port > 0 && self->vm->restarting) {     /* restarted there after a crash */
+        self->vm->restarting = false;
+        s_manage_again(self, self->vm->died_status);
+    }
     return 1;
 }
 
@@ -665,7 +680,11 @@ static void s_on_requests(gimpi_loop_t *loop, int fd, int events, void *arg)
         size_t len = 0;
         int rc = gimpi_groups_mgr_next(self->vm->mgr, &token, &payload, &len);
         if (rc <= 0) {
-            if (rc < 0 && self->nrunning > 0) {
+            if (rc < 0 && (self->vm->journal[0] || self->vm->standby_on)) {
+                /* restarted when we reap it, or taken over by the standby */
+                gimpi_loop_fd_del(self->loop, gimpi_groups_fd(self->vm->mgr));
+                gimpi_groups_destroy(&self->vm->mgr);
+            } else if (rc < 0 && self->nrunning > 0) {
                 fprintf(stderr, "gimpirun: lost the job's groupd (%s): the virtual machine's "
                         "requests can no longer be served\n", gimpi_strerror(rc));
                 gimpi_loop_fd_del(self->loop, gimpi_groups_fd(self->vm->mgr));
@@ -706,6 +725,247 @@ static void s_on_tick(gimpi_loop_t *loop, int id, void *arg)
     s_drain(arg);
 }
 
+/* ------------------------------------------------------------------ the standby */
+
+/*  The port a standby serves at once it takes over (the primary's, on its own host) and
+ *  its event port; 0 when unknown. */
+static int s_sb_port(launcher_t *self, int *pub)
+{
+    run_vm_t *vm = self->vm;
+    int port = vm->port > 0 ? vm->port : run_ep_port(vm->groupd_ep);
+    *pub = vm->pub_port > 0 ? vm->pub_port : port > 0 ? port + 1 : 0;
+    return port > 0 ? port : 0;
+}
+
+/*  GIMPI_GROUPD for the tasks started from now on: the primary, then its standby, then the
+ *  other hosts at the same port (where a later standby may serve), up to MAX_LIST. */
+static void s_task_endpoints(launcher_t *self)
+{
+    run_vm_t *vm = self->vm;
+    char list[1024];            /* (the client takes up to some 500 bytes) */
+    int pub, port = s_sb_port(self, &pub), n = 1;
+    snprintf(list, sizeof list, "%s", vm->groupd_ep);
+    const char *sep;
+    int sh = run_standby_info(self, &sep, NULL, NULL, NULL);
+    if (sh >= 0 && strlen(list) + strlen(sep) + 2 < 500) {
+        strcat(list, ",");
+        strcat(list, sep);
+        n++;
+    }
+    for (int k = 1; port > 0 && k < self->nhosts && n < MAX_LIST; k++) {
+        int i = (vm->primary_host + k) % self->nhosts;
+        host_t *h = self->hosts[i];
+        char ep[128];
+        if (i == sh || h->deleted || h->state == HOST_DEAD)
+            continue;
+        snprintf(ep, sizeof ep, "tcp://%s:%d", run_host_addr(self, h), port);
+        if (strlen(list) + strlen(ep) + 2 < 500 && !strstr(list, ep)) {
+            strcat(list, ",");
+            strcat(list, ep);
+            n++;
+        }
+    }
+    setenv("GIMPI_GROUPD", list, 1);
+}
+
+/*  True once the standby follows, or will not. */
+static bool s_sb_settled(launcher_t *self)
+{
+    return run_standby_state(self) != RUN_SB_STARTING;
+}
+
+/*  Starts a standby of the primary on the next host that fits (first: the one
+ *  -groupd-standby names), and, when wait, waits for it to follow (GROUPD_START_MS).  A
+ *  standby that cannot start is said; the job goes on without one.  0 or -1. */
+static int s_sb_start(launcher_t *self, bool first, bool wait)
+{
+    run_vm_t *vm = self->vm;
+    int pub, port = s_sb_port(self, &pub);
+    int hi = run_standby_pick(self, vm->primary_host, first);
+    char err[512];
+    if (hi < 0 || port <= 0) {
+        if (!first || self->standby_host)
+            fprintf(stderr, "gimpirun: no host left for a standby groupd: the job's groupd "
+                    "at %s has none\n", vm->groupd_ep);
+        return -1;
+    }
+    if (run_standby_start(self, hi, vm->groupd_ep, port, pub, err, sizeof err) < 0) {
+        fprintf(stderr, "gimpirun: the standby groupd on %s did not start: %s\n",
+                self->hosts[hi]->info.name, err);
+        return -1;
+    }
+    if (wait && (run_hosts_wait(self, s_sb_settled, GROUPD_START_MS) < 0
+                 || run_standby_state(self) != RUN_SB_READY)) {
+        fprintf(stderr, "gimpirun: the standby groupd on %s did not follow the job's groupd "
+                "within %d s: the job runs without one\n", self->hosts[hi]->info.name,
+                GROUPD_START_MS / 1000);
+        run_standby_forget(self);
+        return -1;
+    }
+    return 0;
+}
+
+/*  Once managed again after a takeover: a new standby, from the next host on. */
+static void s_sb_next(launcher_t *self)
+{
+    if (self->nrunning > 0 && s_sb_start(self, false, false) < 0)
+        s_task_endpoints(self);
+}
+
+/*  After a takeover: one try to manage the new primary (it may not serve yet: tried again
+ *  every 100 ms until MANAGE_MS), with its token, else the one before. */
+static void s_on_manage(gimpi_loop_t *loop, int id, void *arg)
+{
+    (void)id;
+    launcher_t *self = arg;
+    run_vm_t *vm = self->vm;
+    vm->manage_timer = 0;
+    if (vm->mgr || self->nrunning <= 0)
+        return;
+    if (self->late_token[0]) {          /* (the new primary here printed its own) */
+        memcpy(vm->token, self->late_token, sizeof vm->token);
+        self->late_token[0] = 0;
+    }
+    if (vm->alt_token[0] && vm->manage_tries++ % 2) {   /* alternately, the other token */
+        char t[sizeof vm->token];
+        memcpy(t, vm->token, sizeof t);
+        memcpy(vm->token, vm->alt_token, sizeof t);
+        memcpy(vm->alt_token, t, sizeof t);
+    }
+    vm->mgr = gimpi_groups_new(vm->groupd_ep, NULL);
+    int rc = vm->mgr ? run_vm_publish(self) : GIMPI_ENOMEM;
+    if (rc < 0) {
+        gimpi_groups_destroy(&vm->mgr);
+        if (gimpi_loop_now_ms() < vm->manage_until) {
+            vm->manage_timer = gimpi_loop_timer_add(loop, 100, 0, s_on_manage, self);
+            return;
+        }
+        fprintf(stderr, "gimpirun: cannot manage the job's groupd at %s after the takeover "
+                "(%s): the virtual machine's requests can no longer be served\n",
+                vm->groupd_ep, gimpi_strerror(rc));
+        return;
+    }
+    gimpi_loop_fd_add(self->loop, gimpi_groups_fd(vm->mgr), GIMPI_LOOP_READ, s_on_requests, self);
+    fprintf(stderr, "gimpirun: managing the job's groupd at %s, %lld ms after the primary "
+            "was lost\n", vm->groupd_ep, (long long)(gimpi_loop_now_ms() - vm->died_ms));
+    s_on_requests(self->loop, 0, 0, self);
+    s_sb_next(self);
+}
+
+/*  The primary is lost (why) and the standby follows or took over: it is the primary
+ *  from now on (not restarted where it was); gimpirun manages it as soon as it serves,
+ *  then starts a new standby.  The old one, if it still runs (a cut host), is killed.
+ *  True when the standby takes over. */
+static bool s_failover(launcher_t *self, const char *why)
+{
+    run_vm_t *vm = self->vm;
+    run_sb_state_t st = run_standby_state(self);
+    if (!vm->standby_on || self->nrunning <= 0 || (st != RUN_SB_READY && st != RUN_SB_TOOK_OVER))
+        return false;
+    const char *ep, *token, *journal;
+    int hi = run_standby_info(self, &ep, &token, &journal, NULL);
+    char old[sizeof vm->groupd_ep];
+    snprintf(old, sizeof old, "%s", vm->groupd_ep);
+    if (vm->groupd_task && !vm->groupd_task->exited)
+        run_hosts_kill(self, vm->groupd_task, SIGKILL);
+    if (self->groupd_pid > 0)
+        kill(self->groupd_pid, SIGKILL);        /* (reaped as none of ours) */
+    if (vm->journal[0] == '/')
+        unlink(vm->journal);    /* (its journal here: the standby has it all) */
+    snprintf(vm->groupd_ep, sizeof vm->groupd_ep, "%s", ep);
+    snprintf(vm->journal, sizeof vm->journal, "%s", journal);
+    snprintf(vm->alt_token, sizeof vm->alt_token, "%s", token[0] ? vm->token : "");
+    if (token[0])
+        snprintf(vm->token, sizeof vm->token, "%s", token);
+    vm->primary_host = hi;
+    run_standby_promote(self, &vm->groupd_task, &self->groupd_pid);
+    vm->restarting = false;
+    vm->takeovers++;
+    vm->died_ms = gimpi_loop_now_ms();
+    if (vm->mgr) {
+        gimpi_loop_fd_del(self->loop, gimpi_groups_fd(vm->mgr));
+        gimpi_groups_destroy(&vm->mgr);
+    }
+    fprintf(stderr, "gimpirun: the job's groupd at %s %s; its standby on %s takes over at "
+            "%s\n", old, why, self->hosts[hi]->info.name, vm->groupd_ep);
+    s_task_endpoints(self);
+    run_jobfile_endpoint(vm->groupd_ep);        /* (the console and gimpi-stat find it) */
+    vm->manage_until = vm->died_ms + MANAGE_MS;
+    vm->manage_tries = 0;
+    if (vm->manage_timer)
+        gimpi_loop_timer_cancel(self->loop, vm->manage_timer);
+    vm->manage_timer = gimpi_loop_timer_add(self->loop, 0, 0, s_on_manage, self);
+    return true;
+}
+
+/*  News of the standby: it follows (said), it took over (the failover), or it ended (a
+ *  new one on the next host; after as many failures in a row as hosts, none). */
+void run_vm_standby_news(launcher_t *self)
+{
+    run_vm_t *vm = self->vm;
+    if (!vm)
+        return;
+    const char *ep;
+    int status = 0, hi = run_standby_info(self, &ep, NULL, NULL, &status);
+    switch (run_standby_state(self)) {
+    case RUN_SB_READY:
+        vm->sb_fails = 0;
+        s_task_endpoints(self);
+        if (!vm->sb_quiet)
+            fprintf(stderr, "gimpirun: a standby groupd on %s follows the job's groupd at %s "
+                    "(it takes over at %s)\n", self->hosts[hi]->info.name, vm->groupd_ep, ep);
+        vm->sb_quiet = false;
+        break;
+    case RUN_SB_TOOK_OVER:
+        s_failover(self, "fell silent");
+        break;
+    case RUN_SB_ENDED:
+        if (self->nrunning <= 0)
+            break;
+        fprintf(stderr, "gimpirun: the standby groupd on %s ended (%s %d)\n",
+                self->hosts[hi]->info.name, WIFSIGNALED(status) ? "signal" : "status",
+                WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+        run_standby_forget(self);
+        if (++vm->sb_fails <= self->nhosts && vm->mgr)
+            s_sb_next(self);
+        else
+            s_task_endpoints(self);
+        break;
+    default:
+        break;
+    }
+}
+
+/*  Our local standby was reaped. */
+void run_vm_standby_died(launcher_t *self, pid_t pid, int status)
+{
+    if (run_standby_reaped(self, pid, status))
+        run_vm_standby_news(self);
+}
+
+/*  The first standby, when the job has a host set with another host that fits and the
+ *  groupd can be one; the tasks' endpoints in any case. */
+static void s_sb_first(launcher_t *self, host_t *on)
+{
+    run_vm_t *vm = self->vm;
+    vm->primary_host = -1;
+    for (int i = 0; i < self->nhosts; i++)
+        if (on ? self->hosts[i] == on : self->hosts[i]->local)
+            vm->primary_host = i;
+    vm->standby_on = vm->primary_host >= 0 && self->nhosts > 1 && vm->journal[0]
+                   && !(self->standby_host && !strcmp(self->standby_host, "none"));
+    if (vm->standby_on && !run_standby_supported()) {
+        if (self->standby_host)         /* (said only when one was asked for) */
+            fprintf(stderr, "gimpirun: this groupd cannot be a standby (no --standby-of): "
+                    "the job's groupd has none\n");
+        vm->standby_on = false;
+    }
+    vm->sb_quiet = !self->standby_host;     /* (a job that goes well says nothing) */
+    vm->standby_on = vm->standby_on && s_sb_start(self, true, true) == 0;
+    if (vm->standby_on)
+        setenv("GIMPI_GROUPD_RESTARTABLE", "1", 1);
+}
+
 /*  Gets the job a groupd every host reaches and becomes its manager.  0, or -1. */
 int run_vm_start(launcher_t *self, char *err, size_t errsize)
 {
@@ -716,10 +976,10 @@ int run_vm_start(launcher_t *self, char *err, size_t errsize)
     }
     self->vm->groupd_out = -1;
     const char *given = gimpi_env("GIMPI_GROUPD");
+    host_t *on = NULL;
     if (given && !strncmp(given, "tcp://", 6))
         snprintf(self->vm->groupd_ep, sizeof self->vm->groupd_ep, "%s", given);
     else {
-        host_t *on = NULL;
         for (int i = 0; self->groupd_host && i < self->nhosts; i++)
             if (!strcmp(self->hosts[i]->info.name, self->groupd_host)
                 || !strcmp(self->hosts[i]->info.ip, self->groupd_host))
@@ -728,6 +988,9 @@ int run_vm_start(launcher_t *self, char *err, size_t errsize)
             snprintf(err, errsize, "-groupd %s: not a host of the job", self->groupd_host);
             return -1;
         }
+        if (run_standby_check(self, on, err, errsize) < 0)
+            return -1;
+        s_restartable(self, on);
         int rc = on && !on->local ? s_start_remote_groupd(self, on, err, errsize)
                                   : s_start_local_groupd(self, err, errsize);
         if (rc < 0)
@@ -758,19 +1021,124 @@ int run_vm_start(launcher_t *self, char *err, size_t errsize)
     }
     gimpi_loop_fd_add(self->loop, gimpi_groups_fd(self->vm->mgr), GIMPI_LOOP_READ, s_on_requests,
                       self);
+    /* our tasks reconnect to a groupd we restart or its standby (not the manager: it is
+       made anew) */
+    if (self->vm->journal[0])
+        setenv("GIMPI_GROUPD_RESTARTABLE", "1", 1);
+    if (!given || strncmp(given, "tcp://", 6))
+        s_sb_first(self, on);
     self->vm->timer = gimpi_loop_timer_add(self->loop, 1000, 1, s_on_tick, self);
     s_on_requests(self->loop, 0, 0, self);  /* arms the first wait */
     return 0;
 }
 
+/*  True when a groupd's end (its wait status) was a crash: any but exit 0 or SIGTERM,
+ *  SIGINT, SIGHUP, which are ends on purpose (HALT, the job's end) that remove its
+ *  journal. */
+static bool s_crashed(int status)
+{
+    return WIFEXITED(status) ? WEXITSTATUS(status) != 0
+         : !WIFSIGNALED(status) || (WTERMSIG(status) != SIGTERM && WTERMSIG(status) != SIGINT
+                                    && WTERMSIG(status) != SIGHUP);
+}
+
+/*  Says that the restart of the job's groupd (after `status`) failed, and why. */
+static void s_restart_failed(launcher_t *self, int status, const char *why)
+{
+    fprintf(stderr, "gimpirun: the job's groupd ended (%s %d) and could not be restarted from "
+            "its journal %s: %s\n", WIFSIGNALED(status) ? "signal" : "status",
+            WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), self->vm->journal,
+            why);
+    gimpi_groups_destroy(&self->vm->mgr);
+}
+
+/*  The restarted groupd serves at vm->groupd_ep: we manage it anew (its new token), and
+ *  say so.  0, or -1 (said). */
+static int s_manage_again(launcher_t *self, int status)
+{
+    run_vm_t *vm = self->vm;
+    vm->mgr = gimpi_groups_new(vm->groupd_ep, NULL);
+    int rc = vm->mgr ? run_vm_publish(self) : GIMPI_ENOMEM;
+    if (rc < 0) {
+        s_restart_failed(self, status, gimpi_strerror(rc));
+        return -1;
+    }
+    vm->restarts++;
+    gimpi_loop_fd_add(self->loop, gimpi_groups_fd(vm->mgr), GIMPI_LOOP_READ, s_on_requests, self);
+    fprintf(stderr, "gimpirun: the job's groupd ended (%s %d); restarted from its journal at "
+            "%s in %lld ms\n", WIFSIGNALED(status) ? "signal" : "status",
+            WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), vm->groupd_ep,
+            (long long)(gimpi_loop_now_ms() - vm->died_ms));
+    s_on_requests(self->loop, 0, 0, self);
+    return 0;
+}
+
+/*  Our groupd ended while the job runs: after a crash, with a journal, it is started again
+ *  at once, at its ports, from the journal (--restart), and we manage it anew; the tasks
+ *  reconnect by themselves (GIMPI_GROUPD_RESTARTABLE).  Here (our child) at once; on
+ *  another host through its agent, managed when its endpoint line comes.  Without a
+ *  journal, or when the restart fails, the job's group calls fail as before (said).
+ *  True when a restart is under way or done. */
+static bool s_restart(launcher_t *self, int status, host_t *on)
+{
+    run_vm_t *vm = self->vm;
+    char why[64];
+    snprintf(why, sizeof why, "ended (%s %d)", WIFSIGNALED(status) ? "signal" : "status",
+             WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    if (vm && self->nrunning > 0 && s_failover(self, why))
+        return true;
+    if (!vm || self->nrunning <= 0 || !vm->journal[0] || vm->port <= 0 || !s_crashed(status))
+        return false;
+    vm->died_ms = gimpi_loop_now_ms();
+    vm->died_status = status;
+    if (vm->mgr) {
+        gimpi_loop_fd_del(self->loop, gimpi_groups_fd(vm->mgr));
+        gimpi_groups_destroy(&vm->mgr);
+    }
+    char err[512];
+    vm->restarting = true;
+    if (on) {
+        vm->groupd_ep[0] = 0;           /* its line sets it again (run_vm_groupd_line) */
+        if (s_send_remote_groupd(self, on, err, sizeof err) < 0) {
+            vm->restarting = false;
+            s_restart_failed(self, status, err);
+        }
+        return true;
+    }
+    int rc = s_start_local_groupd(self, err, sizeof err);
+    vm->restarting = false;
+    if (rc < 0)
+        s_restart_failed(self, status, err);
+    else
+        s_manage_again(self, status);
+    return true;
+}
+
+/*  Our local groupd ended while the job runs: restarted after a crash (s_restart). */
+void run_vm_groupd_died(launcher_t *self, int status)
+{
+    if (self->vm && self->nrunning > 0 && !s_restart(self, status, NULL))
+        fprintf(stderr, "gimpirun: the job's groupd ended while the job runs\n");
+}
+
 /*  A task ended: groupd forgets it at once (its groups, its LOOKUP). */
 void run_vm_task_ended(launcher_t *self, task_t *t)
 {
+    if (self->vm && run_standby_task_ended(self, t)) {
+        run_vm_standby_news(self);
+        return;
+    }
     if (self->vm && t == self->vm->groupd_task) {
-        if (self->nrunning > 0 && self->vm->groupd_ep[0])
+        self->vm->groupd_task = NULL;
+        if (self->vm->restarting) {     /* the restart there ended before it served */
+            self->vm->restarting = false;
+            s_restart_failed(self, self->vm->died_status, "it ended before it served");
+            return;
+        }
+        if (self->nrunning > 0 && self->vm->groupd_ep[0]
+            && !s_restart(self, t->status, self->hosts[t->host]))
             fprintf(stderr, "gimpirun: the job's groupd on %s ended\n",
                     self->hosts[t->host]->info.name);
-        self->vm->groupd_task = NULL;
         return;
     }
     if (self->vm && self->vm->mgr && t->tid > 0) {
@@ -793,6 +1161,9 @@ void run_vm_fini(launcher_t *self)
     }
     if (self->vm->timer && self->loop)
         gimpi_loop_timer_cancel(self->loop, self->vm->timer);
+    if (self->vm->manage_timer && self->loop)
+        gimpi_loop_timer_cancel(self->loop, self->vm->manage_timer);
+    run_standby_forget(self);
     if (self->vm->mgr && self->loop)
         gimpi_loop_fd_del(self->loop, gimpi_groups_fd(self->vm->mgr));
     gimpi_groups_destroy(&self->vm->mgr);
@@ -803,6 +1174,8 @@ void run_vm_fini(launcher_t *self)
             ;
         self->groupd_pid = 0;
     }
+    if (self->vm->journal[0] == '/')
+        unlink(self->vm->journal);      /* (groupd removes it on SIGTERM; a failed one not) */
     free(self->vm);
     self->vm = NULL;
 }

@@ -11,6 +11,9 @@ int run_vm_publish(launcher_t *self);
 void run_vm_progress(launcher_t *self);
 int run_vm_groupd_line(launcher_t *self, task_t *t, const char *line, size_t len);
 void run_vm_task_ended(launcher_t *self, task_t *t);
+void run_vm_groupd_died(launcher_t *self, int status);
+void run_vm_standby_news(launcher_t *self);
+void run_vm_standby_died(launcher_t *self, pid_t pid, int status);
 void run_vm_fini(launcher_t *self);
 void run_vm_host_clock(launcher_t *self, int token, int sec, int usec);
 

@@ -2,7 +2,7 @@
  *  encoded and decoded by the table (round trip of every type), frame lists packed, a
  *  file written and replayed, a cut last record ignored and cut off, a torn last record
  *  ignored, a corrupt record before the end refused, compaction by rename, a symbolic
- *  link refused, and the table of replies.
+ *  link refused, the table of replies, and a standby's copy (the tap, raw writes, images).
  */
 #include "groupd/gd_journal.h"
 #include "groupd/gd_dedup.h"
@@ -228,6 +228,54 @@ static void s_dedup(void)
     gd_dedup_destroy(&d);
 }
 
+/*  The tap sees each record appended (collects their bytes). */
+typedef struct {
+    uint8_t buf[4096];
+    size_t len;
+    int calls;
+} tap_t;
+
+static void s_tap_cb(void *arg, const uint8_t *data, size_t len)
+{
+    tap_t *t = arg;
+    if (t->len + len <= sizeof t->buf)
+        memcpy(t->buf + t->len, data, len);
+    t->len += len;
+    t->calls++;
+}
+
+/*  A standby's copy: what the tap saw, written raw to another file, replays the same; an
+ *  image replaces the file; JR_TERM round-trips. */
+static void s_standby_copy(void)
+{
+    char path[300], copy[300], err[700];
+    snprintf(path, sizeof path, "%s/primary.journal", s_dir);
+    snprintf(copy, sizeof copy, "%s/standby.journal", s_dir);
+    gd_journal_t *j = gd_journal_open(path, 0, err, sizeof err);
+    gd_journal_t *c = gd_journal_open(copy, 0, err, sizeof err);
+    tap_t t = { .len = 0 };
+    gd_journal_set_tap(j, s_tap_cb, &t);
+    gd_journal_append(j, GD_JR_GONE, &(gd_jfield_t){ .i = 5 }, 1);
+    gd_journal_append(j, GD_JR_TERM, &(gd_jfield_t){ .i = 3 }, 1);
+    ok(t.calls == 2 && t.len == gd_journal_size(j), "the tap sees every record appended");
+    ok(gd_journal_write_raw(c, (const uint8_t *)"junk", 4, false) == 0
+       && gd_journal_write_raw(c, t.buf, t.len, true) == 0 && gd_journal_size(c) == t.len,
+       "an image replaces what the copy held");
+    gd_journal_write_raw(c, t.buf, t.len, false);
+    seen_t seen = { 0 };
+    ok(gd_journal_replay(c, s_count, &seen, err, sizeof err) == 4 && seen.sum == 10
+       && seen.types[GD_JR_TERM] == 2, "the copy replays: records appended raw after it");
+    size_t len = 0;
+    uint8_t *all = gd_journal_read_all(j, &len);
+    ok(all && len == t.len && !memcmp(all, t.buf, len), "the whole file read back (an image)");
+    free(all);
+    gd_journal_set_tap(j, NULL, NULL);
+    gd_journal_append(j, GD_JR_GONE, &(gd_jfield_t){ .i = 1 }, 1);
+    ok(t.calls == 2, "no tap: nothing seen");
+    gd_journal_destroy(&j, true);
+    gd_journal_destroy(&c, true);
+}
+
 /*  Runs the groups. */
 int main(void)
 {
@@ -239,6 +287,7 @@ int main(void)
     s_file();
     s_compact();
     s_dedup();
+    s_standby_copy();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", s_dir);
     if (system(cmd) != 0)

@@ -12,6 +12,10 @@
  *  (making no group call) until $RESTART_MARK.go exists, then checks that it is still
  *  instance 0 of a group of 1: a task that needs no groupd while it is restarted keeps
  *  its groups ("t0 idle ok").
+ *  `groupd_restart_task watch HOST` (t/vm_failover_cut.sh) asks pvm_notify(PvmHostDelete)
+ *  for HOST, creates $RESTART_MARK.watching, and waits (60 s) for the notification: "watch
+ *  HOST deleted after MS ms" or "watch FAIL ...".  With $RESTART_SPAWN_NOT set, the loop's
+ *  spawns go to any host but that one (PvmHostCompl).
  */
 #include "pvm3.h"
 
@@ -19,10 +23,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
-enum { TAG_BCAST = 11, TAG_REDUCE = 12, TAG_CHILD = 13, TAG_EXIT = 14, SPAWN_EVERY = 100 };
+enum { TAG_BCAST = 11, TAG_REDUCE = 12, TAG_CHILD = 13, TAG_EXIT = 14, TAG_HOSTDEL = 15,
+       SPAWN_EVERY = 100 };
 
 static int s_inst = -1;         /* our instance in "all" (the label) */
 static double s_stall;          /* longest call so far, ms */
@@ -86,7 +92,9 @@ static void s_spawn(const char *self, int round)
 {
     char *args[] = { (char *)"child", NULL };
     int tid = 0;
-    int rc = T("pvm_spawn", pvm_spawn((char *)self, args, PvmTaskDefault, "", 1, &tid));
+    char *not = getenv("RESTART_SPAWN_NOT");
+    int flags = not && *not ? PvmTaskHost | PvmHostCompl : PvmTaskDefault;
+    int rc = T("pvm_spawn", pvm_spawn((char *)self, args, flags, not ? not : "", 1, &tid));
     if (rc != 1 || tid <= 0)
         s_fail("pvm_spawn", rc == 1 ? tid : rc, round);
     if ((rc = T("pvm_notify", pvm_notify(PvmTaskExit, TAG_EXIT, 1, &tid))) < 0)
@@ -208,6 +216,39 @@ static int s_idle(const char *group)
     return 0;
 }
 
+/*  The watcher (see the file comment): PvmHostDelete of HOST. */
+static int s_watch(const char *host)
+{
+    int nhost = 0, narch = 0, dtid = 0;
+    struct pvmhostinfo *hi = NULL;
+    if (pvm_config(&nhost, &narch, &hi) < 0)
+        s_fail("pvm_config", nhost, 0);
+    for (int i = 0; i < nhost; i++)
+        if (!strcmp(hi[i].hi_name, host))
+            dtid = hi[i].hi_tid;
+    int rc = dtid ? pvm_notify(PvmHostDelete, TAG_HOSTDEL, 1, &dtid) : -1;
+    if (rc < 0)
+        s_fail("pvm_notify(PvmHostDelete) of the host", dtid ? rc : 0, 0);
+    const char *base = getenv("RESTART_MARK");
+    char path[512];
+    snprintf(path, sizeof path, "%s.watching", base ? base : "/dev/null/x");
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd >= 0)
+        close(fd);
+    double t0 = s_ms();
+    struct timeval tmout = { 60, 0 };
+    int got = 0, buf = pvm_trecv(-1, TAG_HOSTDEL, &tmout);
+    if (buf <= 0)
+        s_fail(buf ? "pvm_trecv of the PvmHostDelete notification" : "no PvmHostDelete in 60 s",
+               buf, 0);
+    if (pvm_upkint(&got, 1, 1) < 0 || got != dtid)
+        s_fail("the PvmHostDelete notification's host", got, 0);
+    printf("watch %s deleted after %.0f ms\n", host, s_ms() - t0);
+    fflush(stdout);
+    pvm_exit();
+    return 0;
+}
+
 /*  Joins "all", loops, reports. */
 int main(int argc, char **argv)
 {
@@ -215,6 +256,8 @@ int main(int argc, char **argv)
         return s_child();
     if (argc == 3 && !strcmp(argv[1], "idle"))
         return s_idle(argv[2]);
+    if (argc == 3 && !strcmp(argv[1], "watch"))
+        return s_watch(argv[2]);
     if (argc < 3) {
         fprintf(stderr, "usage: groupd_restart_task N ROUNDS [MARKS] | child\n");
         return 2;

@@ -224,6 +224,14 @@ static void test_launcher_token(void)
            "the launcher's token makes the manager");
     cmp_ok(gimpi_groups_task_exit(x, 0x40001, 0), "==", GIMPI_EDENIED,
            "and the other connection is not it");
+    /* gimpirun comes back to a groupd it restarted from the journal, where the manager
+       replayed is its old connection: the token takes the role over */
+    cmp_ok(gimpi_groups_hosts_set(x, 1, t, len), "==", GIMPI_EEXISTS,
+           "without the token a second connection cannot take the role: Exists");
+    cmp_ok(gimpi_groups_hosts_set_token(x, 1, t, len, d.token), "==", 0,
+           "with the launcher's token a new connection takes the manager's role");
+    cmp_ok(gimpi_groups_task_exit(l, 0x40001, 0), "==", GIMPI_EDENIED,
+           "and the old one is no longer the manager");
     free(t);
     gimpi_groups_destroy(&x);
     gimpi_groups_destroy(&l);

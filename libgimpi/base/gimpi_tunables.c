@@ -26,12 +26,14 @@ static const gimpi_tunable_t s_table[] = {
     /* --- where things are ------------------------------------------------------- */
     { "GIMPI_GROUPD", U, "(the per-user ipc endpoint in the runtime directory)", "endpoint",
       "groupd's endpoint (ipc:// or tcp://); gimpirun sets it to the job's groupd for its "
-      "tasks. Empty counts as unset.",
+      "tasks. For a task, a comma-separated list of tcp endpoints: a primary groupd, then "
+      "its standbys (groupd --standby-of), tried in turn when the one in use goes away. "
+      "Empty counts as unset.",
       "libgimpi/groups/gimpi_groups.c libgimpi/task/gimpi_task.c programs/gimpi_stat.c "
       "programs/gimpi_console.c programs/run_vm.c groupd/groupd.c", false },
     { "GIMPI_GROUPD_BIN", U, "(groupd beside the program, else in the bindir, else on PATH)",
       "path", "the groupd program that a task or gimpirun starts (both look for it through "
-      "base/gimpi_findprog.c)", "programs/run_vm.c bench/gd_bench.c "
+      "base/gimpi_findprog.c)", "programs/run_standby.c bench/gd_bench.c "
       "bench/gimpi_bench.c", false },
     { "GIMPI_GROUPD_IDLE", U, "30", "s",
       "a groupd started by a task exits after this long without tasks",
@@ -40,6 +42,11 @@ static const gimpi_tunable_t s_table[] = {
       "how long a task waits for a groupd that went away to come back (restarted from its "
       "journal, by the first task that notices on one machine) before its group calls fail "
       "with PvmSysErr; 0: they fail at once, as before the journal",
+      "libgimpi/groups/gimpi_groups.c", false },
+    { "GIMPI_GROUPD_RESTARTABLE", U, "", "0|1",
+      "1: the tcp groupd of GIMPI_GROUPD is restarted at the same port with its journal "
+      "(gimpirun sets it for its tasks), so a task reconnects to it as on ipc; unset: a "
+      "tcp groupd that goes away fails the group calls",
       "libgimpi/groups/gimpi_groups.c", false },
     { "GIMPI_PATH", U, "", "list",
       "colon-separated directories where a spawn looks for a program given by its bare "

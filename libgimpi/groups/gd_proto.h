@@ -34,7 +34,7 @@
 /*  Requests: X(name, code, request frames, reply extra frames).  Every reply is
  *  [header][i status][q version] followed by the extra frames (only when status >= 0). */
 #define GD_COMMANDS(X)                                                                \
-    X(HELLO,      0x01, "",      "t")   /* -> PUB endpoint of the events */           \
+    X(HELLO,      0x01, "*",     "ti")  /* [Int4 highest term seen] -> PUB endpoint, term */ \
     X(REGISTER,   0x02, "paiit", "")    /* proc, addr, port, OS pid, host -> tid */   \
     X(UNREGISTER, 0x03, "",      "")    /* leave every group, forget the task */      \
     X(JOIN,       0x04, "n",     "")    /* -> instance */                             \
@@ -67,7 +67,11 @@
     X(MBOX_PUTQ,  0x1F, "niiib", "")    /* MBOX_PUT whose answer the sender knows: none */ \
     X(SPAWN_EXIT, 0x20, "ik",    "")    /* spawner: tid, its block's token: died unregistered */ \
     X(TASK_STATUS, 0x21, "itiii", "")   /* own tid, call ("": running), ms, queued, peer */ \
-    X(STATUSES,   0x22, "",      "b")   /* -> count; the blocked tasks' records */
+    X(STATUSES,   0x22, "",      "b")   /* -> count; the blocked tasks' records */ \
+    X(FOLLOW,     0x23, "i",     "iqib") /* standby: term -> a stream of replies: term, \
+                                           offset after, 1 image | 0 records, bytes */ \
+    X(FOLLOW_ACK, 0x24, "q",     "")    /* standby: bytes it holds (also its heartbeat) */ \
+    X(FENCE,      0x25, "i",     "")    /* a newer primary's term: an older one exits */
 
 /*  Events on the PUB socket: X(name, code).  Frames: [topic "G"+name][header]
  *  [q previous version][q version][i instance][i tid][i argument].  See the doc.

@@ -33,6 +33,43 @@
 
 /* ------------------------------------------------------------------ life cycle */
 
+/*  Makes entry k of the list the endpoint. */
+static int s_endpoint_at(gimpi_groups_t *self, int k)
+{
+    if (self->nep <= 1)
+        return 0;
+    const char *p = self->eplist;
+    for (int i = 0; i < k % self->nep; i++)
+        p = strchr(p, ',') + 1;
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len >= sizeof self->endpoint - 8)
+        return -1;
+    snprintf(self->endpoint, sizeof self->endpoint, "%.*s", (int)len, p);
+    self->cur_ep = k % self->nep;
+    return 0;
+}
+
+/*  A list of endpoints "EP1,EP2,..." (a primary groupd, then its standbys): kept, and
+ *  the first one is the endpoint.  0, or -1 (too long, an empty entry). */
+static int s_endpoints(gimpi_groups_t *self, const char *list)
+{
+    if (strlen(list) >= sizeof self->eplist)
+        return -1;
+    snprintf(self->eplist, sizeof self->eplist, "%s", list);
+    self->nep = 1;
+    for (const char *p = list; *p; p++)
+        self->nep += *p == ',';
+    for (int k = 0; k < self->nep; k++) {
+        const char *p = self->eplist;
+        for (int i = 0; i < k; i++)
+            p = strchr(p, ',') + 1;
+        if (*p == ',' || !*p)
+            return -1;
+    }
+    return s_endpoint_at(self, 0);
+}
+
 /*  New unconnected object. */
 gimpi_groups_t *gimpi_groups_new(const char *endpoint, void *zmq_context)
 {
@@ -42,11 +79,13 @@ gimpi_groups_t *gimpi_groups_new(const char *endpoint, void *zmq_context)
     if (!endpoint || !*endpoint)
         endpoint = gimpi_env("GIMPI_GROUPD");
     if (endpoint && *endpoint) {
-        if (strlen(endpoint) >= sizeof self->endpoint - 8) {
+        if (strlen(endpoint) >= sizeof self->endpoint - 8
+            || (strchr(endpoint, ',') && s_endpoints(self, endpoint) < 0)) {
             free(self);
             return NULL;
         }
-        snprintf(self->endpoint, sizeof self->endpoint, "%s", endpoint);
+        if (!self->nep)
+            snprintf(self->endpoint, sizeof self->endpoint, "%s", endpoint);
     } else if (!gd_default_endpoint(self->endpoint, sizeof self->endpoint, NULL, 0)) {
         free(self);
         return NULL;
@@ -74,8 +113,12 @@ gimpi_groups_t *gimpi_groups_new(const char *endpoint, void *zmq_context)
     const char *outage = gimpi_env("GIMPI_GROUPD_OUTAGE_MS");
     long outage_ms = outage && *outage ? atol(outage) : OUTAGE_MS;
     self->outage_ms = outage_ms < 0 ? 0 : outage_ms > 3600000 ? 3600000 : outage_ms;
-    /* (only on ipc: a groupd on tcp keeps no journal, and its port may change) */
-    self->reconnect = self->outage_ms && !strncmp(self->endpoint, "ipc://", 6)
+    /* (on ipc; on tcp only when the launcher restarts its groupd at the same port with
+       a journal: a tcp groupd started by hand keeps none, and its port may change) */
+    const char *rs = gimpi_env("GIMPI_GROUPD_RESTARTABLE");
+    bool tcp_rs = ((rs && !strcmp(rs, "1")) || self->nep > 1)
+                && !strncmp(self->endpoint, "tcp://", 6);
+    self->reconnect = self->outage_ms && (!strncmp(self->endpoint, "ipc://", 6) || tcp_rs)
                     ? groups_reconnect : NULL;
     randombytes_buf(self->rid, sizeof self->rid);
     self->rid[0] = 'g';                 /* (libzmq reserves routing ids that start with 0) */
@@ -141,11 +184,11 @@ int gimpi_groups_set_identity(gimpi_groups_t *self, const uint8_t hostid[16], in
     return 0;
 }
 
-/*  The endpoint in use. */
+/*  The endpoint in use, or the list given (a primary and its standbys). */
 const char *gimpi_groups_endpoint(gimpi_groups_t *self)
 {
     assert(self);
-    return self->endpoint;
+    return self->nep > 1 ? self->eplist : self->endpoint;
 }
 
 /*  Queries answered locally, requests sent. */
@@ -204,6 +247,9 @@ static int s_load_key(gimpi_groups_t *self)
 
 static int s_hello(gimpi_groups_t *self, int64_t timeout_ms, gd_multipart_t *mp_out,
                    gd_msg_t *reply_out);
+static int s_hello_wait(gimpi_groups_t *self, int timeout_ms, gd_multipart_t *mp_out,
+                        gd_msg_t *reply_out);
+static int s_took_hello(gimpi_groups_t *self, const gd_msg_t *reply);
 
 /*  Connects and says HELLO (starting a groupd when none serves our ipc endpoint).  0, or
  *  GIMPI_ESYSERR (and the object is dead). */
@@ -224,6 +270,7 @@ int groups_connect(gimpi_groups_t *self)
     /* on ipc a connection whose handshake has not succeeded within HELLO_RETRY_MS is
        given up for a new one (s_hello), until HELLO_TIMEOUT_MS */
     int64_t deadline = gimpi_now_ms() + HELLO_TIMEOUT_MS;
+    bool retry = ipc || self->nep > 1;     /* (on a list: the next entry) */
     for (int attempt = 0;; attempt++) {
         self->state = -1;           /* until proven otherwise */
         if (ipc && !groups_ipc_alive(self->endpoint) && groups_start_groupd(self) < 0)
@@ -232,18 +279,44 @@ int groups_connect(gimpi_groups_t *self)
             return GIMPI_ESYSERR;
         self->state = 1;
         int64_t left = deadline - gimpi_now_ms();
-        if ((ipc ? s_hello(self, left > 1 ? left : 1, &mp, &reply)
-                 : groups_request(self, GD_HELLO, NULL, 0, HELLO_TIMEOUT_MS, &mp, &reply)) >= 0)
-            break;
+        if ((retry ? s_hello(self, left > 1 ? left : 1, &mp, &reply)
+                   : s_hello_wait(self, HELLO_TIMEOUT_MS, &mp, &reply)) >= 0) {
+            if (s_took_hello(self, &reply) == 0)
+                break;
+            gd_multipart_close(&mp);    /* (a groupd of an older term) */
+        }
         self->state = -1;
-        if (!ipc || (attempt >= 1 && gimpi_now_ms() >= deadline) || self->refused)
+        if (!retry || (attempt >= 1 && gimpi_now_ms() >= deadline) || self->refused)
             return GIMPI_ESYSERR;
         s_close_dealer(self);
+        if (self->nep > 1)
+            s_endpoint_at(self, self->cur_ep + 1);
     }
-    const gd_value_t *ep = &reply.values[2];
+    gd_multipart_close(&mp);
+    return 0;
+}
+
+/*  HELLO with our term, waiting up to timeout_ms for the reply (see s_await). */
+static int s_hello_wait(gimpi_groups_t *self, int timeout_ms, gd_multipart_t *mp_out,
+                        gd_msg_t *reply_out)
+{
+    uint8_t term[4];
+    gimpi_be_put32(term, (uint32_t)self->term);
+    gd_value_t v = { .data = term, .len = sizeof term };
+    return groups_request(self, GD_HELLO, &v, 1, timeout_ms, mp_out, reply_out);
+}
+
+/*  A HELLO reply: a groupd of an older term than one seen is not ours to use (a primary
+ *  that a standby has replaced): -1.  Else its term and event endpoint are taken. */
+static int s_took_hello(gimpi_groups_t *self, const gd_msg_t *reply)
+{
+    int32_t term = reply->nvalues >= 4 ? reply->values[3].i : 0;
+    if (term < self->term)
+        return -1;
+    self->term = term;
+    const gd_value_t *ep = &reply->values[2];
     snprintf(self->pub_endpoint, sizeof self->pub_endpoint, "%.*s", (int)ep->len,
              (const char *)ep->data);
-    gd_multipart_close(&mp);
     /* a wildcard TCP address: the events come from the host we reached groupd on */
     char *any = strstr(self->pub_endpoint, "0.0.0.0");
     if (strncmp(self->endpoint, "tcp://", 6) == 0 && any) {
@@ -506,6 +579,8 @@ int groups_reconnect(gimpi_groups_t *self)
     int64_t t0 = gimpi_now_ms(), deadline = t0 + self->outage_ms;
     bool ipc = strncmp(self->endpoint, "ipc://", 6) == 0;
     self->reconnecting = true;
+    char pub[sizeof self->pub_endpoint];  /* where the events came from until now */
+    memcpy(pub, self->pub_endpoint, sizeof pub);
     while (gimpi_now_ms() < deadline) {
         s_close_dealer(self);
         self->state = -1;
@@ -518,9 +593,24 @@ int groups_reconnect(gimpi_groups_t *self)
         int64_t left = deadline - gimpi_now_ms();
         if (left <= 0)
             break;
-        if (s_hello(self, left < 1000 ? left : 1000, NULL, NULL) == 0) {
-            if (!s_still_known(self))
-                break;                  /* not our groupd's restart: gone, as without one */
+        gd_multipart_t mp;
+        gd_msg_t reply;
+        /* (on a list, the primary was tried first: a standby that took over is next) */
+        int rc = s_hello(self, left < 1000 ? left : 1000, &mp, &reply);
+        if (rc == 0) {
+            rc = s_took_hello(self, &reply);
+            gd_multipart_close(&mp);
+        }
+        /* a groupd that does not know this task is not ours restarted (nor our standby):
+           a fresh one another process started on the endpoint */
+        if (rc == 0 && !s_still_known(self)) {
+            if (self->nep <= 1)
+                break;                  /* gone, as without one */
+            rc = -1;
+        }
+        if (rc == 0 && strcmp(pub, self->pub_endpoint))
+            groups_events_reopen(self);
+        if (rc == 0) {
             s_inflight_resend(self);
             groups_events_resync(self);
             self->watch_stale = self->watch != NULL;
@@ -529,6 +619,8 @@ int groups_reconnect(gimpi_groups_t *self)
             self->outage_last_ms = gimpi_now_ms() - t0;
             return 0;
         }
+        if (self->nep > 1)
+            s_endpoint_at(self, self->cur_ep + 1);
         struct timespec ts = { 0, 5000000 };
         nanosleep(&ts, NULL);
     }
@@ -741,7 +833,10 @@ static int s_hello(gimpi_groups_t *self, int64_t timeout_ms, gd_multipart_t *mp_
                    gd_msg_t *reply_out)
 {
     int64_t sent_ns = gimpi_now_ns(), end = gimpi_now_ms() + timeout_ms;
-    int64_t reqid = groups_send_request(self, GD_HELLO, NULL, 0);
+    uint8_t term[4];
+    gimpi_be_put32(term, (uint32_t)self->term);
+    gd_value_t v = { .data = term, .len = sizeof term };
+    int64_t reqid = groups_send_request(self, GD_HELLO, &v, 1);
     if (reqid < 0)
         return -1;
     gd_multipart_t mp;

@@ -57,14 +57,18 @@ int groups_check_monitor(gimpi_groups_t *self)
             const char *why = gd_sock_refusal(event, (int)value, self->handshaken,
                                               self->have_key);
             if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
-                self->handshaken = true;
+                self->handshaken = self->key_proven = true;
             /* on ipc a handshake cut without detail is a groupd that died in it (killed,
-               or restarted from its journal): gone, not a refusal */
-            bool cut = event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL && !self->have_key;
+               or restarted from its journal): gone, not a refusal; on tcp too once our key
+               has been taken (a groupd restarted at the same port), or with a list of
+               groupds (a primary dying as we reach it: the next one is tried) */
+            bool gone_not_refused = !self->have_key || self->nep > 1
+                                 || (self->key_proven && self->reconnect);
+            bool cut = event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL && gone_not_refused;
             if (why && event != ZMQ_EVENT_DISCONNECTED && !cut)
                 s_refused(self, why);
             if (event == ZMQ_EVENT_DISCONNECTED || cut) {
-                if (why && self->have_key)
+                if (why && !gone_not_refused)
                     s_refused(self, why);
                 else if (self->state == 1 && !self->reconnecting && self->reconnect) {
                     gd_multipart_close(&mp);
@@ -316,6 +320,35 @@ void groups_events_resync(gimpi_groups_t *self)
     if (self->cache)
         gd_hash_foreach(self->cache, s_resync_cb, NULL);
     self->gen++;
+}
+
+/*  Subscribes a cached group's topic again (hash visitor). */
+static void s_resubscribe_cb(const void *k, size_t l, void *v, void *a)
+{
+    (void)v;
+    gimpi_groups_t *self = a;
+    uint8_t *topic = malloc(l + 1);
+    if (!topic)
+        return;
+    topic[0] = 'G';
+    memcpy(topic + 1, k, l);
+    gd_sock_subscribe(self->sub, topic, l + 1);
+    free(topic);
+}
+
+/*  Another groupd's event endpoint. */
+void groups_events_reopen(gimpi_groups_t *self)
+{
+    if (!self->sub)
+        return;
+    gd_sock_destroy(&self->sub, NULL);
+    gd_sock_opts_t o;
+    gd_sock_opts_init(&o, GD_SOCK_TASK_SUB, self->pub_endpoint);
+    if (gd_sock_secure(&o, self->have_key ? &self->key : NULL, NULL, 0) == 0)
+        self->sub = gd_sock_new(self->zctx, &o, NULL, NULL, 0);
+    gimpi_key_wipe(&o.security, sizeof o.security);
+    if (self->sub && self->cache)
+        gd_hash_foreach(self->cache, s_resubscribe_cb, self);
 }
 
 /*  Frees one cache entry (hash visitor). */

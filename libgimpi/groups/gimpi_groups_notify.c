@@ -21,6 +21,7 @@ typedef struct {
     bool hosts;                 /* "H" subscribed */
     gimpi_groups_event_t *q;    /* events read while waiting for a MARK, oldest first */
     int nq, qcap;
+    char ep[512];               /* the event endpoint sub is connected to */
 } watch_t;
 
 /*  Frees the watches (groups_internal.h's watch_free). */
@@ -35,6 +36,26 @@ static void s_watch_free(void *arg)
     free(w);
 }
 
+static void s_resync(gimpi_groups_t *self, watch_t *w);
+
+/*  (Re)opens the watches' SUB socket on groupd's event endpoint ("H" subscribed again
+ *  when it was).  0 or -1. */
+static int s_open_sub(gimpi_groups_t *self, watch_t *w)
+{
+    gd_sock_destroy(&w->sub, NULL);
+    gd_sock_opts_t o;
+    gd_sock_opts_init(&o, GD_SOCK_TASK_SUB, self->pub_endpoint);
+    if (gd_sock_secure(&o, self->have_key ? &self->key : NULL, NULL, 0) == 0)
+        w->sub = gd_sock_new(self->zctx, &o, NULL, NULL, 0);
+    gimpi_key_wipe(&o.security, sizeof o.security);
+    if (!w->sub)
+        return -1;
+    snprintf(w->ep, sizeof w->ep, "%s", self->pub_endpoint);
+    if (w->hosts)
+        gd_sock_subscribe(w->sub, (const uint8_t *)"H", 1);
+    return 0;
+}
+
 /*  The watches of a registered task, made (with their socket, on groupd's event
  *  endpoint) on first use; NULL with *rc set when they cannot be. */
 static watch_t *s_watch(gimpi_groups_t *self, int *rc)
@@ -43,19 +64,17 @@ static watch_t *s_watch(gimpi_groups_t *self, int *rc)
     if (*rc)
         return NULL;
     *rc = GIMPI_ESYSERR;
-    if (self->watch)
-        return self->watch;
+    watch_t *old = self->watch;
+    if (old && strcmp(old->ep, self->pub_endpoint))
+        s_resync(self, old);            /* (another groupd took over: its events) */
+    if (old)
+        return old;
     watch_t *w = calloc(1, sizeof *w);
     if (!w || !(w->count = gd_hash_new())) {
         free(w);
         return NULL;
     }
-    gd_sock_opts_t o;
-    gd_sock_opts_init(&o, GD_SOCK_TASK_SUB, self->pub_endpoint);
-    if (gd_sock_secure(&o, self->have_key ? &self->key : NULL, NULL, 0) == 0)
-        w->sub = gd_sock_new(self->zctx, &o, NULL, NULL, 0);
-    gimpi_key_wipe(&o.security, sizeof o.security);
-    if (!w->sub) {
+    if (s_open_sub(self, w) < 0) {
         s_watch_free(w);
         return NULL;
     }
@@ -130,8 +149,14 @@ static int s_subscribe(gimpi_groups_t *self, watch_t *w, const uint8_t *topic, s
         }
         long left = (long)(deadline - gimpi_now_ms());
         zmq_pollitem_t item = { w->sub, 0, ZMQ_POLLIN, 0 };
-        if (left <= 0 || zmq_poll(&item, 1, left) < 0 || groups_check_monitor(self))
+        if (left <= 0 || zmq_poll(&item, 1, left < 100 ? left : 100) < 0
+            || groups_check_monitor(self))
             return GIMPI_ESYSERR;
+        if (strcmp(w->ep, self->pub_endpoint)) {
+            s_resync(self, w);          /* another groupd took over meanwhile: its events,
+                                           every topic (this one too) subscribed there */
+            return 0;
+        }
     }
 }
 
@@ -158,6 +183,8 @@ static void s_tid_cb(const void *k, size_t l, void *v, void *a)
 static void s_resync(gimpi_groups_t *self, watch_t *w)
 {
     self->watch_stale = false;
+    if (strcmp(w->ep, self->pub_endpoint) && s_open_sub(self, w) < 0)
+        return;                         /* (another groupd took over: its events) */
     s_tids_t t = { NULL, 0, (int)gd_hash_size(w->count) };
     if (t.cap == 0 || !(t.tids = calloc((size_t)t.cap, sizeof *t.tids)))
         return;

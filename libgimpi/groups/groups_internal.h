@@ -105,6 +105,10 @@ struct gimpi_groups_t {
     void *dealer, *monitor, *sub;
     char endpoint[512];
     char pub_endpoint[512];
+    char eplist[1024];          /* GIMPI_GROUPD as a list "EP1,EP2,..." (primary first, then
+                                   its standbys), "" for one endpoint */
+    int nep, cur_ep;            /* entries in it, the one in endpoint */
+    int32_t term;               /* the highest groupd term seen (HELLO replies) */
     int state;                  /* 0 not connected, 1 ready, -1 groupd gone */
     int32_t tid;
     int32_t want_tid;           /* gimpi_groups_set_tid: register as this (0: any) */
@@ -133,6 +137,8 @@ struct gimpi_groups_t {
     gimpi_key_t key;
     char keydesc[GIMPI_KEY_PATHLEN + 64];   /* "fingerprint X from FILE", for messages */
     bool handshaken;            /* the DEALER's handshake with groupd succeeded */
+    bool key_proven;            /* some handshake with our key succeeded: a later cut one
+                                   is a groupd restarting or gone, not a key refused */
     bool refused;               /* groupd refused us (said once) */
     bool noprog;                /* no groupd program was found to start (said once) */
     int32_t tok_base, tok_n;    /* the last block this object reserved ... */
@@ -212,6 +218,9 @@ int groups_watch(gimpi_groups_t *self, const char *group, size_t len);
 /*  After a reconnection: the events held back are dropped and every cache entry waits for
  *  its topic's MARK from the new groupd, then a snapshot. */
 void groups_events_resync(gimpi_groups_t *self);
+/*  groupd's event endpoint changed (another groupd took over): the SUB socket goes to
+ *  the new one and every cached group is subscribed again. */
+void groups_events_reopen(gimpi_groups_t *self);
 
 /*  Frees the cache's entries and table and the events held back. */
 void groups_events_free(gimpi_groups_t *self);
