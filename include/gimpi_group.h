@@ -89,7 +89,7 @@ GIMPI_EXPORT int gimpi_groups_set_tid_token(gimpi_groups_t *self, int tid, const
 GIMPI_EXPORT void gimpi_groups_disable(gimpi_groups_t *self);
 
 /*  The endpoint in use ("ipc:///run/user/0/gimpi/groupd"), or the list given
- *  ("tcp://h1:p1,tcp://h2:p2": a primary groupd and its standbys). */
+ *  ("tcp://h1:p1,tcp://h2:p2": a primary groupd and its standbys) from the one in use on. */
 GIMPI_EXPORT const char *gimpi_groups_endpoint(gimpi_groups_t *self);
 
 /*  Why the object's calls fail (GIMPI_ESYSERR), in words, written into buf (size > 0):

@@ -47,6 +47,10 @@ static int s_endpoint_at(gimpi_groups_t *self, int k)
         return -1;
     snprintf(self->endpoint, sizeof self->endpoint, "%.*s", (int)len, p);
     self->cur_ep = k % self->nep;
+    /* the list as handed on (children, the verifier's connection): this entry first */
+    size_t at = (size_t)(p - self->eplist);
+    snprintf(self->eprot, sizeof self->eprot, "%s%s%.*s", p, at ? "," : "", (int)(at ? at - 1 : 0),
+             self->eplist);
     return 0;
 }
 
@@ -184,11 +188,12 @@ int gimpi_groups_set_identity(gimpi_groups_t *self, const uint8_t hostid[16], in
     return 0;
 }
 
-/*  The endpoint in use, or the list given (a primary and its standbys). */
+/*  The endpoint in use, or the list given (a primary and its standbys) starting with the
+ *  one in use. */
 const char *gimpi_groups_endpoint(gimpi_groups_t *self)
 {
     assert(self);
-    return self->nep > 1 ? self->eplist : self->endpoint;
+    return self->nep > 1 ? self->eprot : self->endpoint;
 }
 
 /*  Queries answered locally, requests sent. */

@@ -107,6 +107,7 @@ struct gimpi_groups_t {
     char pub_endpoint[512];
     char eplist[1024];          /* GIMPI_GROUPD as a list "EP1,EP2,..." (primary first, then
                                    its standbys), "" for one endpoint */
+    char eprot[1024];           /* the list from the entry in use on (gimpi_groups_endpoint) */
     int nep, cur_ep;            /* entries in it, the one in endpoint */
     int32_t term;               /* the highest groupd term seen (HELLO replies) */
     int state;                  /* 0 not connected, 1 ready, -1 groupd gone */
