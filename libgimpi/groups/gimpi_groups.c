@@ -223,6 +223,10 @@ static int s_open_dealer(gimpi_groups_t *self)
     o.routing_id_len = sizeof self->rid;
     if (strncmp(self->endpoint, "ipc://", 6) == 0)
         o.reconnect_ivl_ms = -1;
+    if (self->nep > 1) {                /* (a standby exists: a silent primary is left soon) */
+        o.heartbeat_ivl_ms = GD_SOCK_TASK_LIST_HEARTBEAT_MS;
+        o.heartbeat_timeout_ms = GD_SOCK_TASK_LIST_HEARTBEAT_TIMEOUT_MS;
+    }
     o.monitor_events = ZMQ_EVENT_DISCONNECTED | GD_SOCK_HANDSHAKE_EVENTS;
     o.monitor_endpoint = mon;
     self->handshaken = false;
@@ -586,6 +590,11 @@ int groups_reconnect(gimpi_groups_t *self)
     self->reconnecting = true;
     char pub[sizeof self->pub_endpoint];  /* where the events came from until now */
     memcpy(pub, self->pub_endpoint, sizeof pub);
+    /* on a list the entry after the lost one first: the primary's standby, which takes
+       over (a killed primary's port refuses at once, but a cut-off host answers nothing,
+       and a HELLO there would wait its whole bound); a live primary comes round again */
+    if (self->nep > 1)
+        s_endpoint_at(self, self->cur_ep + 1);
     while (gimpi_now_ms() < deadline) {
         s_close_dealer(self);
         self->state = -1;
@@ -600,7 +609,6 @@ int groups_reconnect(gimpi_groups_t *self)
             break;
         gd_multipart_t mp;
         gd_msg_t reply;
-        /* (on a list, the primary was tried first: a standby that took over is next) */
         int rc = s_hello(self, left < 1000 ? left : 1000, &mp, &reply);
         if (rc == 0) {
             rc = s_took_hello(self, &reply);

@@ -176,40 +176,53 @@ static void s_tid_cb(const void *k, size_t l, void *v, void *a)
     t->tids[t->n++] = (int32_t)gimpi_be_get32(topic + 1);
 }
 
-/*  After a reconnection to a groupd restarted from its journal: an exit published before
- *  our socket was back would be lost, so every watched task's topic is subscribed anew,
- *  its MARK awaited (bounded), and the task looked up: one that has ended gets its exit
- *  event now. */
+/*  Subscribes topic (len bytes) anew and waits (until deadline) for its MARK, keeping the
+ *  events read meanwhile: a topic's events published from then on will come. */
+static void s_remark(watch_t *w, const uint8_t *topic, size_t len, int64_t deadline)
+{
+    zmq_setsockopt(w->sub, ZMQ_UNSUBSCRIBE, topic, len);
+    gd_sock_subscribe(w->sub, topic, len);
+    for (bool marked = false; !marked;) {
+        gd_msg_t m;
+        uint8_t got[5];
+        size_t tl;
+        gimpi_groups_event_t e;
+        while (!marked && s_read(w, ZMQ_DONTWAIT, &m, got, &tl)) {
+            if (s_event(&m, &e))
+                s_keep(w, &e);
+            marked = tl == len && !memcmp(got, topic, tl);
+        }
+        long left = (long)(deadline - gimpi_now_ms());
+        zmq_pollitem_t item = { w->sub, 0, ZMQ_POLLIN, 0 };
+        if (!marked && (left <= 0 || zmq_poll(&item, 1, left) < 0))
+            break;
+    }
+}
+
+/*  After a reconnection (to a groupd restarted from its journal, or to the standby that
+ *  took over): an exit published before our socket was back would be lost, so every
+ *  watched task's topic is subscribed anew, its MARK awaited (bounded), and the task
+ *  looked up: one that has ended gets its exit event now.  The host table's watch is
+ *  subscribed anew too, and a GIMPI_GROUPS_EV_HOSTS_AGAIN event says to read the table
+ *  again (a host deleted meanwhile is missing from it). */
 static void s_resync(gimpi_groups_t *self, watch_t *w)
 {
     self->watch_stale = false;
     if (strcmp(w->ep, self->pub_endpoint) && s_open_sub(self, w) < 0)
         return;                         /* (another groupd took over: its events) */
+    int64_t deadline = gimpi_now_ms() + SYNC_TIMEOUT_MS;
+    if (w->hosts) {
+        s_remark(w, (const uint8_t *)"H", 1, deadline);
+        s_keep(w, &(gimpi_groups_event_t){ GIMPI_GROUPS_EV_HOSTS_AGAIN, 0, 0, 0 });
+    }
     s_tids_t t = { NULL, 0, (int)gd_hash_size(w->count) };
     if (t.cap == 0 || !(t.tids = calloc((size_t)t.cap, sizeof *t.tids)))
         return;
     gd_hash_foreach(w->count, s_tid_cb, &t);
-    int64_t deadline = gimpi_now_ms() + SYNC_TIMEOUT_MS;
     for (int k = 0; k < t.n; k++) {
         uint8_t topic[5] = { 'T' };
         gimpi_be_put32(topic + 1, (uint32_t)t.tids[k]);
-        zmq_setsockopt(w->sub, ZMQ_UNSUBSCRIBE, topic, sizeof topic);
-        gd_sock_subscribe(w->sub, topic, sizeof topic);
-        for (bool marked = false; !marked;) {
-            gd_msg_t m;
-            uint8_t got[5];
-            size_t tl;
-            gimpi_groups_event_t e;
-            while (!marked && s_read(w, ZMQ_DONTWAIT, &m, got, &tl)) {
-                if (s_event(&m, &e))
-                    s_keep(w, &e);
-                marked = tl == sizeof topic && !memcmp(got, topic, tl);
-            }
-            long left = (long)(deadline - gimpi_now_ms());
-            zmq_pollitem_t item = { w->sub, 0, ZMQ_POLLIN, 0 };
-            if (!marked && (left <= 0 || zmq_poll(&item, 1, left) < 0))
-                break;
-        }
+        s_remark(w, topic, sizeof topic, deadline);
         gd_value_t v = { .i = t.tids[k] };
         if (groups_request(self, GD_LOOKUP, &v, 1, REQUEST_TIMEOUT_MS, NULL, NULL)
             == GIMPI_ENOTASK)
@@ -311,9 +324,19 @@ int gimpi_groups_watch_next(gimpi_groups_t *self, int timeout_ms, gimpi_groups_e
         long left = (long)(deadline - gimpi_now_ms());
         if (left <= 0)
             return 0;
-        zmq_pollitem_t item = { w->sub, 0, ZMQ_POLLIN, 0 };
-        if (zmq_poll(&item, 1, left) < 0)
+        /* the DEALER's monitor too: an idle waiter notices a lost groupd (its connection
+           ended, or silent past the heartbeat), reconnects, and reads its watches anew */
+        zmq_pollitem_t items[2] = { { w->sub, 0, ZMQ_POLLIN, 0 },
+                                    { self->monitor, 0, ZMQ_POLLIN, 0 } };
+        if (zmq_poll(items, self->monitor ? 2 : 1, left) < 0)
             return 0;
+        if (self->monitor && (items[1].revents & ZMQ_POLLIN)) {
+            groups_check_monitor(self);
+            if (self->watch_stale || strcmp(w->ep, self->pub_endpoint))
+                s_resync(self, w);
+            if (w->nq > 0)
+                return gimpi_groups_watch_next(self, 0, ev);
+        }
     }
 }
 

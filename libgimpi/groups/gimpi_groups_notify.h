@@ -16,9 +16,15 @@
 
 #pragma GCC visibility push(hidden)
 
+/*  An event kind of a watch besides groupd's: another groupd was reached (the standby
+ *  that took over), and the host table is to be read again (hosts deleted meanwhile are
+ *  missing from it; their GD_EV_HOST_DEL went to the socket of the groupd lost). */
+enum { GIMPI_GROUPS_EV_HOSTS_AGAIN = -1 };
+
 /*  One event of a watch. */
 typedef struct {
-    int kind;                   /* GD_EV_TASK_EXIT, GD_EV_HOST_ADD or GD_EV_HOST_DEL */
+    int kind;                   /* GD_EV_TASK_EXIT, GD_EV_HOST_ADD, GD_EV_HOST_DEL or
+                                   GIMPI_GROUPS_EV_HOSTS_AGAIN */
     int32_t id;                 /* the task's tid, or the host's dtid */
     int32_t index;              /* host events: place among the hosts of one table change */
     int32_t count;              /* ... and how many hosts that change adds (or removes) */

@@ -107,6 +107,25 @@ static void s_host_added(notify_t *self, pvm_ctx_t *ctx, const gimpi_groups_even
     self->nbatch = 0;
 }
 
+/*  Another groupd was reached (the standby that took over): every host watched for
+ *  PvmHostDelete that its host table no longer has was deleted meanwhile, its event lost
+ *  with the groupd that published it: its message now. */
+static void s_hosts_again(notify_t *self, pvm_ctx_t *ctx, gimpi_t *task)
+{
+    gimpi_host_t *h = NULL;
+    int nh = task ? gimpi_hosts(task, &h) : -1;
+    for (int k = 0; nh >= 0 && k < self->n;) {
+        bool there = self->e[k].what != PvmHostDelete;
+        for (int i = 0; i < nh && !there; i++)
+            there = h[i].dtid == self->e[k].id;
+        if (there)
+            k++;
+        else
+            s_fire(self, ctx, PvmHostDelete, self->e[k].id);
+    }
+    free(h);
+}
+
 /*  pvm_ctx_notify_t.poll: turns the events that have come into messages. */
 static int s_poll(void *arg, pvm_ctx_t *ctx, int wait_ms)
 {
@@ -124,6 +143,8 @@ static int s_poll(void *arg, pvm_ctx_t *ctx, int wait_ms)
             s_fire(self, ctx, PvmTaskExit, ev.id);
         else if (ev.kind == GD_EV_HOST_DEL)
             s_fire(self, ctx, PvmHostDelete, ev.id);
+        else if (ev.kind == GIMPI_GROUPS_EV_HOSTS_AGAIN)
+            s_hosts_again(self, ctx, task);
         else
             s_host_added(self, ctx, &ev);
     }
