@@ -193,8 +193,8 @@ static void s_restartable(launcher_t *self, const host_t *on)
     }
     char dir[GIMPI_KEY_PATHLEN], err[256];
     if (gimpi_rundir(dir, sizeof dir, err, sizeof err) < 0) {
-        fprintf(stderr, "gimpirun: the job's groupd keeps no journal (%s): a crash of it "
-                "fails the job's group calls\n", err);
+        fprintf(stderr, "gimpirun: the job's groupd keeps no journal, a crash of it fails "
+                "the job's group calls: %s\n", err);
         return;
     }
     int p = self->groupd_port > 0 ? self->groupd_port : run_free_port();
