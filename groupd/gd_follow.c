@@ -36,6 +36,7 @@ typedef struct gd_follow_t {
                                        until then (a FENCE already queued is read first) */
     held_t *head, *tail;
     size_t nheld;
+    bool bye;                       /* it stops on purpose (GD_FOLLOW_BYE): nothing said */
 } gd_follow_t;
 
 /*  Sends one stream message [term][offset][flags][bytes] to the standby.  0 or -1. */
@@ -191,6 +192,12 @@ void gd_follow_ack(groupd_t *self, const uint8_t *key, size_t keylen, uint32_t r
         s_reply(self, key, keylen, GD_FOLLOW_ACK, reqid, GIMPI_ESYSERR);
         return;
     }
+    if (pos == GD_FOLLOW_BYE) {
+        f->bye = true;
+        gd_follow_stop(self, "stopped");
+        s_reply(self, key, keylen, GD_FOLLOW_ACK, reqid, 0);
+        return;
+    }
     f->heard_ms = gimpi_now_ms();
     if (pos > f->acked && pos <= f->sent)
         f->acked = pos;
@@ -297,7 +304,8 @@ void gd_follow_stop(groupd_t *self, const char *why)
     s_release(self, true, why != NULL && !self->fenced);
     if (self->journal)
         gd_journal_set_tap(self->journal, NULL, NULL);
-    if (why)
+    /* (gimpirun runs its groupd --quiet and says a lost standby itself) */
+    if (why && !f->bye && (!self->quiet || self->verbose))
         fprintf(stderr, "groupd: the standby %s: going on alone\n", why);
     free(f);
     self->follow = NULL;

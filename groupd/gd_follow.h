@@ -20,6 +20,11 @@ enum {
     GD_FOLLOW_SILENT_MS = 1000,     /* a peer silent this long is gone */
 };
 
+/*  A FOLLOW_ACK of this position: the standby stops on purpose (the job ends): the primary
+ *  answers it (a FOLLOW_ACK reply, 0), sends what it held and goes on alone, without a
+ *  word. */
+#define GD_FOLLOW_BYE UINT64_MAX
+
 /*  FOLLOW, FOLLOW_ACK and FENCE, and a HELLO's term (a higher one than ours fences us:
  *  self->fenced), before quotas and the journal: true when handled (or fenced). */
 bool gd_follow_request(groupd_t *self, const gd_frame_t *frames, const gd_msg_t *msg,
@@ -29,8 +34,9 @@ bool gd_follow_request(groupd_t *self, const gd_frame_t *frames, const gd_msg_t 
  *  journal. */
 void gd_follow_start(groupd_t *self, const uint8_t *key, size_t keylen, uint32_t reqid,
                      int fd);
-/*  A FOLLOW_ACK: the standby holds the stream up to pos; the replies waiting for it go.
- *  From a standby that is not (or no longer) following: an error reply (FOLLOW again). */
+/*  A FOLLOW_ACK: the standby holds the stream up to pos; the replies waiting for it go
+ *  (GD_FOLLOW_BYE: it stops).  From a standby that is not (or no longer) following: an
+ *  error reply (FOLLOW again). */
 void gd_follow_ack(groupd_t *self, const uint8_t *key, size_t keylen, uint32_t reqid,
                    uint64_t pos);
 /*  A reply about to leave ([route][frames]): true when it was queued until the standby

@@ -144,7 +144,8 @@ static bool s_closed(gd_standby_t *s)
     return closed;
 }
 
-/*  The loop until the primary is gone (with an image held). 0, or -1. */
+/*  The loop until the primary is gone (with an image held): 0; or a signal came: 1; or
+ *  -1. */
 static int s_loop(groupd_t *self, gd_standby_t *s, int *ready_fd)
 {
     s->heard_ms = s->acked_ms = gimpi_now_ms();
@@ -177,11 +178,38 @@ static int s_loop(groupd_t *self, gd_standby_t *s, int *ready_fd)
                     closed ? "closed its connection" : "fell silent");
             return 0;
         }
-        zmq_pollitem_t items[2] = { { s->dealer, 0, ZMQ_POLLIN, 0 },
-                                    { s->monitor, 0, ZMQ_POLLIN, 0 } };
+        zmq_pollitem_t items[3] = { { s->dealer, 0, ZMQ_POLLIN, 0 },
+                                    { s->monitor, 0, ZMQ_POLLIN, 0 },
+                                    { NULL, self->sig_fd, ZMQ_POLLIN, 0 } };
         long wait = s->acked_ms + GD_FOLLOW_BEAT_MS - gimpi_now_ms();
-        if (zmq_poll(items, 2, wait < 1 ? 1 : wait) < 0 && errno != EINTR)
+        if (zmq_poll(items, 3, wait < 1 ? 1 : wait) < 0 && errno != EINTR)
             return -1;
+        if (items[2].revents & ZMQ_POLLIN)
+            return 1;
+    }
+}
+
+/*  Stopped on purpose (a signal: gimpirun ends the job, or moves on): the primary is told
+ *  (a FOLLOW_ACK of GD_FOLLOW_BYE, so that it goes on alone without a word), and its
+ *  answer awaited a moment (what the primary holds for our ack leaves then). */
+static void s_bye(gd_standby_t *s)
+{
+    if (s_send(s, GD_FOLLOW_ACK, GD_FOLLOW_BYE, true) < 0)
+        return;
+    int64_t end = gimpi_now_ms() + GD_FOLLOW_BEAT_MS;
+    for (long left; (left = (long)(end - gimpi_now_ms())) > 0;) {
+        zmq_pollitem_t item = { s->dealer, 0, ZMQ_POLLIN, 0 };
+        if (zmq_poll(&item, 1, left) <= 0)
+            return;
+        gd_multipart_t mp;
+        gd_msg_t head;
+        while (gd_multipart_recv(s->dealer, &mp, ZMQ_DONTWAIT) == 0) {
+            bool done = mp.nparts >= 1 && gd_header_decode(&mp.frames[0], &head) == GD_OK
+                     && head.kind == (GD_FOLLOW_ACK | GD_REPLY_FLAG);
+            gd_multipart_close(&mp);
+            if (done)
+                return;
+        }
     }
 }
 
@@ -204,10 +232,15 @@ int gd_standby_follow(groupd_t *self, const char *primary, const gimpi_key_t *ke
         fprintf(stderr, "groupd: standby: %s\n", err);
         return -1;
     }
-    if (!(s->zctx = zmq_ctx_new()) || s_open(s, key) < 0)
+    if (!(s->zctx = zmq_ctx_new()) || s_open(s, key) < 0) {
+        gd_journal_destroy(&s->journal, true);
         return -1;
+    }
     int rc = s_loop(self, s, ready_fd);
-    gd_journal_destroy(&s->journal, false);
+    if (rc == 1)
+        s_bye(s);
+    /* (stopped, or failed: the copy is of no use to anyone; kept to take over) */
+    gd_journal_destroy(&s->journal, rc != 0);
     self->term = s->term;
     return rc;
 }

@@ -17,8 +17,9 @@
 enum { GD_STANDBY_FENCE_S = 60 };
 
 /*  Follows the primary at `primary` into the journal file `path` until it is to take over
- *  (0: self->standby holds what the fencing needs, self->term the primary's term), or a
- *  failure (-1, said on stderr).  key: the job's key (tcp), or NULL.  *ready_fd (>= 0:
+ *  (0: self->standby holds what the fencing needs, self->term the primary's term), until
+ *  a signal on self->sig_fd (1: the primary told, GD_FOLLOW_BYE, the file removed), or a
+ *  failure (-1, said on stderr; the file removed).  key: the job's key (tcp), or NULL.  *ready_fd (>= 0:
  *  a daemonised groupd's parent waits) gets "1" once the first image is written, and
  *  -1 then. */
 int gd_standby_follow(groupd_t *self, const char *primary, const gimpi_key_t *key,

@@ -220,6 +220,22 @@ static void s_remove_socket(const char *endpoint, const uint64_t id[2])
         unlink(endpoint + 6);
 }
 
+/*  SIGTERM, SIGINT and SIGHUP are read from self->sig_fd (made once: a standby makes it
+ *  before it follows, so that a stop then ends it cleanly too).  0 or -1. */
+static int s_signals(groupd_t *self)
+{
+    if (self->sig_fd >= 0)
+        return 0;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    self->sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    return self->sig_fd < 0 ? -1 : 0;
+}
+
 /*  Opens and binds everything (key: the key, NULL when there is none, which only an ipc
  *  endpoint allows); returns 0 or -1 with a message on stderr. */
 static int s_setup(groupd_t *self, const gimpi_key_t *key)
@@ -301,15 +317,8 @@ static int s_setup(groupd_t *self, const gimpi_key_t *key)
     s_note_socket(self->endpoint, self->sock_id[0]);
     s_note_socket(self->pub_endpoint, self->sock_id[1]);
     self->bound = true;
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGHUP);
-    sigprocmask(SIG_BLOCK, &set, NULL);
-    self->sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
     signal(SIGPIPE, SIG_IGN);
-    return self->sig_fd < 0 ? -1 : 0;
+    return s_signals(self);
 }
 
 /*  Leaves the terminal before any ZeroMQ thread exists (they would not survive a fork):
@@ -872,7 +881,7 @@ static void s_print_token(groupd_t *self)
 }
 
 /*  --standby-of: follows the primary into the journal (--journal is needed) until it is
- *  to take over.  0, or -1 (said). */
+ *  to take over.  0, 1 (stopped by a signal: the journal is removed), or -1 (said). */
 static int s_standby(groupd_t *self, const gimpi_key_t *key, int *ready_fd)
 {
     char path[600];
@@ -920,10 +929,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "groupd: fork: %s\n", strerror(errno));
         return 1;
     }
-    if (self.standby_of && s_standby(&self, have_key ? &key : NULL, &ready_fd) < 0) {
+    int sbrc = 0;
+    if (self.standby_of && s_signals(&self) < 0) {
+        fprintf(stderr, "groupd: signalfd: %s\n", strerror(errno));
+        sbrc = -1;
+    } else if (self.standby_of)
+        sbrc = s_standby(&self, have_key ? &key : NULL, &ready_fd);
+    if (sbrc != 0) {                    /* (1: stopped while following) */
         gimpi_key_wipe(&key, sizeof key);
         gd_standby_destroy(&self);
-        return 1;
+        return sbrc < 0;
     }
     int rc = gd_serve_init(&self, stderr, &lim) < 0 || s_setup(&self, have_key ? &key : NULL);
     gimpi_key_wipe(&key, sizeof key);

@@ -15,7 +15,8 @@
 #                       background ($job), its output in $out and $tmp/err (90 s at most);
 #                       groupd is $FO_GROUPD_BIN when set (a wrapper, to try options)
 #   fo_check_loop N RC  the job ended 0, N tasks "ok", no FAIL, no restart, the longest
-#                       call <= 2 s (three checks)
+#                       call <= 2 s, no journal of the job left in the runtime directory
+#                       (the hosts share it), no "going on alone" (four checks)
 #   fo_took_over OLD NEW  gimpirun said the primary on OLD was lost, the standby on NEW
 #                       took over, and it manages NEW (true or false)
 
@@ -46,6 +47,30 @@ fo_run() {
     vm_exec 0 env GIMPI_RSH="$VM_SSH" GIMPI_GROUPD_BIN="${FO_GROUPD_BIN:-$B/groupd/groupd}" GIMPI_PATH="$B/t" \
         timeout -k 10 90 "$RUN" -hostfile "$VM_DIR/hosts" -gport "$P" "$@" >"$out" 2>"$tmp/err" &
     job=$!
+    fo_gpid=
+}
+
+# fo_gimpirun_pid: gimpirun's pid (the child of the job's `timeout`), kept in fo_gpid
+fo_gimpirun_pid() {
+    local p=$job i
+    for ((i = 0; i < 8; i++)); do
+        [ -z "$fo_gpid" ] && [ -n "$p" ] || return 0
+        [ "$(cat /proc/"$p"/comm 2>/dev/null)" = timeout ] && fo_gpid=$(pgrep -P "$p" | head -1)
+        p=$(pgrep -P "$p" | head -1)
+    done
+}
+
+# fo_journals_left: the journals of the job (their names hold gimpirun's pid) still in
+# the runtime directory, after up to 5 s for the hosts' groupds to end
+fo_journals_left() {
+    local dir=${XDG_RUNTIME_DIR:-/tmp/gimpi-$(id -u)} i left
+    [ -n "$fo_gpid" ] || { echo "(gimpirun's pid unknown)"; return; }
+    for ((i = 0; i < 500; i++)); do
+        left=$(ls "$dir"/groupd-tcp-*-"$fo_gpid".journal "$dir"/groupd-tcp-*-"$fo_gpid"-standby-*.journal 2>/dev/null)
+        [ -z "$left" ] && return
+        sleep 0.01
+    done
+    echo "$left"
 }
 
 # fo_took_over OLD NEW: the takeover from OLD's primary by NEW's standby, and NEW managed
@@ -61,9 +86,11 @@ fo_wait_file() {
     return 1
 }
 
-# fo_wait_line RE N: true once $tmp/err has N lines matching RE (60 s at most)
+# fo_wait_line RE N: true once $tmp/err has N lines matching RE (60 s at most); gimpirun's
+# pid is taken meanwhile (fo_gimpirun_pid)
 fo_wait_line() {
     local i
+    fo_gimpirun_pid
     for ((i = 0; i < 6000; i++)); do
         [ "$(grep -c -- "$1" "$tmp/err" 2>/dev/null)" -ge "$2" ] && return 0
         sleep 0.01
@@ -91,4 +118,9 @@ fo_check_loop() {
     echo "# longest call of any task: ${stall:-?} ms ($(sed -n 's/.*stall_ms=[0-9.]* (\(.*\))/\1/p' "$out" | sort | uniq -c | tr '\n' ' '))"
     awk -v s="${stall:-99999}" -v m="$STALL_MAX_MS" 'BEGIN { exit !(s <= m) }'
     ok $? "longest call ${stall:-?} ms <= $STALL_MAX_MS ms"
+    local left
+    left=$(fo_journals_left)
+    [ -z "$left" ] && ! grep -q "going on alone" "$tmp/err"
+    ok $? "the job's end left no journal (gimpirun ${fo_gpid:-?}) and said no 'going on alone'" \
+        || { echo "$left" | sed 's/^/# left: /'; grep "going on alone" "$tmp/err" | sed 's/^/# /'; }
 }

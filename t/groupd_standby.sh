@@ -12,7 +12,8 @@
 # too.  Case 3 fences: a primary stopped (SIGSTOP) until its standby took over, then
 # continued, exits 4 "fenced by term 2" and the tasks end ok on the new one.  Also
 # refused: --standby-of without --journal, and following a primary that keeps no
-# journal.
+# journal.  Case 5: a following standby stopped by SIGTERM exits 0 and removes its
+# journal, and its primary does not say "going on alone".
 set -u
 top_builddir=${top_builddir:-.}
 . "${top_srcdir:-.}/t/tap.sh"
@@ -66,7 +67,7 @@ check() {
     ok $? "$name: longest call ${stall:-?} ms <= $STALL_MAX_MS ms"
 }
 
-echo "1..12"
+echo "1..14"
 # 1. a primary and its standby; the primary killed at round 150 of 450
 start 0
 start 1 --standby-of 0
@@ -125,4 +126,16 @@ rc=$?
 [ $rc = 1 ] && grep -q "keeps no journal" "$tmp/e2"
 ok $? "following a primary without a journal: exit 1 (exit $rc: $(tail -1 "$tmp/e2"))"
 kill "$nj"; wait "$nj" 2>/dev/null
+
+# 5. a standby stopped on purpose (the job's end): it tells the primary, which goes on
+# alone without a word, and removes its copy of the journal
+rm -f "$tmp"/j? "$tmp"/gd?.err
+start 0
+start 1 --standby-of 0
+kill -TERM "$gd1"; wait "$gd1"; rc=$?
+[ "$rc" = 0 ] && [ ! -e "$tmp/j1" ] && [ -e "$tmp/j0" ]
+ok $? "a following standby stopped by SIGTERM: exit $rc, its journal removed" || sed 's/^/# /' "$tmp/gd1.err"
+kill -TERM "$gd0"; wait "$gd0"; rc=$?
+[ "$rc" = 0 ] && ! grep -q "going on alone" "$tmp/gd0.err" && [ ! -e "$tmp/j0" ]
+ok $? "... its primary said nothing of it (exit $rc, its journal removed at its own stop)" || sed 's/^/# /' "$tmp/gd0.err"
 exit $((failed > 0))

@@ -16,7 +16,7 @@ set -u
 top_builddir=${top_builddir:-.}
 . "${top_srcdir:-.}/t/failover_lib.sh"
 
-fo_begin 5
+fo_begin 6
 printf '%s\n' "$H0 slots=5" "$H2 slots=4" "$H1" >"$VM_DIR/hosts"
 export RESTART_SPAWN_NOT="$H1"
 fo_run -groupd "$H1" -groupd-standby "$H2" -np 8 "$B/t/groupd_restart_task" 8 "$FO_ROUNDS" 500 \

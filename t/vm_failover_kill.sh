@@ -15,7 +15,7 @@ set -u
 top_builddir=${top_builddir:-.}
 . "${top_srcdir:-.}/t/failover_lib.sh"
 
-fo_begin 8
+fo_begin 9
 fo_run -groupd-standby "$H1" -np 8 "$B/t/groupd_restart_task" 8 "$FO_ROUNDS" 500
 pid=
 fo_wait_file "$RESTART_MARK.500" && fo_wait_line "a standby groupd on $H1 follows" 1 \

@@ -11,7 +11,7 @@ set -u
 top_builddir=${top_builddir:-.}
 . "${top_srcdir:-.}/t/failover_lib.sh"
 
-fo_begin 5
+fo_begin 6
 fo_run -groupd-standby "$H1" -np 8 "$B/t/groupd_restart_task" 8 "$FO_ROUNDS" 400,1200
 pids=
 fo_wait_file "$RESTART_MARK.400" && fo_wait_line "a standby groupd on $H1 follows" 1 \
