@@ -16,7 +16,8 @@
 #                       groupd is $FO_GROUPD_BIN when set (a wrapper, to try options)
 #   fo_check_loop N RC  the job ended 0, N tasks "ok", no FAIL, no restart, the longest
 #                       call <= 2 s, no journal of the job left in the runtime directory
-#                       (the hosts share it), no "going on alone" (four checks)
+#                       (the hosts share it) but $FO_KEEP's, no "going on alone" (four
+#                       checks)
 #   fo_took_over OLD NEW  gimpirun said the primary on OLD was lost, the standby on NEW
 #                       took over, and it manages NEW (true or false)
 
@@ -61,12 +62,15 @@ fo_gimpirun_pid() {
 }
 
 # fo_journals_left: the journals of the job (their names hold gimpirun's pid) still in
-# the runtime directory, after up to 5 s for the hosts' groupds to end
+# the runtime directory, after up to 5 s for the hosts' groupds to end, but for those that
+# match $FO_KEEP (a regular expression: a primary lost on another host keeps its journal
+# there, as a crash does; gimpirun removes only its own host's)
 fo_journals_left() {
     local dir=${XDG_RUNTIME_DIR:-/tmp/gimpi-$(id -u)} i left
     [ -n "$fo_gpid" ] || { echo "(gimpirun's pid unknown)"; return; }
     for ((i = 0; i < 500; i++)); do
-        left=$(ls "$dir"/groupd-tcp-*-"$fo_gpid".journal "$dir"/groupd-tcp-*-"$fo_gpid"-standby-*.journal 2>/dev/null)
+        left=$(ls "$dir"/groupd-tcp-*-"$fo_gpid".journal "$dir"/groupd-tcp-*-"$fo_gpid"-standby-*.journal 2>/dev/null \
+            | grep -v -- "${FO_KEEP:-^$}")
         [ -z "$left" ] && return
         sleep 0.01
     done
@@ -122,5 +126,5 @@ fo_check_loop() {
     left=$(fo_journals_left)
     [ -z "$left" ] && ! grep -q "going on alone" "$tmp/err"
     ok $? "the job's end left no journal (gimpirun ${fo_gpid:-?}) and said no 'going on alone'" \
-        || { echo "$left" | sed 's/^/# left: /'; grep "going on alone" "$tmp/err" | sed 's/^/# /'; }
+        || { echo "$left" | sed 's/^/# left: /'; grep -v "^gimpi\[" "$tmp/err" | sed 's/^/# /' | head -40; }
 }

@@ -80,13 +80,6 @@ enum {
        then wrongly took a live groupd for dead; none in runs with 8 s. */
     GD_SOCK_TASK_HEARTBEAT_MS = 1000,
     GD_SOCK_TASK_HEARTBEAT_TIMEOUT_MS = 5000,
-    /* ... but with a list of groupds (a standby exists, GIMPI_GROUPD "EP1,EP2,..."), a
-       primary that falls silent (its host cut off: no connection ends) is left after
-       about 1 s, as its standby takes over (groupd/gd_follow.h: 1 s of silence): pings
-       every 250 ms, gone after 1 s without traffic.  A live primary taken for gone costs
-       a reconnection (about 1 s), never an error. */
-    GD_SOCK_TASK_LIST_HEARTBEAT_MS = 250,
-    GD_SOCK_TASK_LIST_HEARTBEAT_TIMEOUT_MS = 1000,
     /* a task's SUB tries again this often to reach a groupd that went away (libzmq's
        default is 100 ms): a groupd restarted from its journal has its subscribers back,
        and their caches current again, within some 10 ms of serving */

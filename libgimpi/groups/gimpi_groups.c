@@ -33,16 +33,24 @@
 
 /* ------------------------------------------------------------------ life cycle */
 
+/*  Entry k of the list (modulo its length): its start, its length in *len. */
+static const char *s_entry(const gimpi_groups_t *self, int k, size_t *len)
+{
+    const char *p = self->eplist;
+    for (int i = 0; i < k % self->nep; i++)
+        p = strchr(p, ',') + 1;
+    const char *end = strchr(p, ',');
+    *len = end ? (size_t)(end - p) : strlen(p);
+    return p;
+}
+
 /*  Makes entry k of the list the endpoint. */
 static int s_endpoint_at(gimpi_groups_t *self, int k)
 {
     if (self->nep <= 1)
         return 0;
-    const char *p = self->eplist;
-    for (int i = 0; i < k % self->nep; i++)
-        p = strchr(p, ',') + 1;
-    const char *end = strchr(p, ',');
-    size_t len = end ? (size_t)(end - p) : strlen(p);
+    size_t len;
+    const char *p = s_entry(self, k, &len);
     if (len >= sizeof self->endpoint - 8)
         return -1;
     snprintf(self->endpoint, sizeof self->endpoint, "%.*s", (int)len, p);
@@ -134,10 +142,11 @@ gimpi_groups_t *gimpi_groups_new(const char *endpoint, void *zmq_context)
     return self;
 }
 
-/*  Closes the DEALER socket and its monitor. */
+/*  Closes the DEALER socket and its monitor, and any probe. */
 static void s_close_dealer(gimpi_groups_t *self)
 {
     gd_sock_destroy(&self->dealer, &self->monitor);
+    gd_sock_destroy(&self->probe, &self->probe_mon);
 }
 
 /*  Unregisters, closes, frees. */
@@ -223,10 +232,6 @@ static int s_open_dealer(gimpi_groups_t *self)
     o.routing_id_len = sizeof self->rid;
     if (strncmp(self->endpoint, "ipc://", 6) == 0)
         o.reconnect_ivl_ms = -1;
-    if (self->nep > 1) {                /* (a standby exists: a silent primary is left soon) */
-        o.heartbeat_ivl_ms = GD_SOCK_TASK_LIST_HEARTBEAT_MS;
-        o.heartbeat_timeout_ms = GD_SOCK_TASK_LIST_HEARTBEAT_TIMEOUT_MS;
-    }
     o.monitor_events = ZMQ_EVENT_DISCONNECTED | GD_SOCK_HANDSHAKE_EVENTS;
     o.monitor_endpoint = mon;
     self->handshaken = false;
@@ -642,6 +647,44 @@ int groups_reconnect(gimpi_groups_t *self)
     return -1;
 }
 
+/*  A request unanswered for PROBE_AFTER_MS, with a list of groupds: its primary may be
+ *  cut off (its host lost: no connection ends, and the heartbeat takes 1 + 5 s).  A
+ *  standby binds nothing before it takes over, so a connection to the next entry (a
+ *  secured DEALER that sends nothing, retried by libzmq every 100 ms) whose handshake
+ *  succeeds means the standby serves: 1, the probe closed (the caller reconnects).  A
+ *  slow primary costs nothing but the probe's refused connections.  0 meanwhile. */
+static int s_probe(gimpi_groups_t *self, int64_t sent_ns)
+{
+    if (self->nep <= 1 || !self->reconnect || self->reconnecting || self->state != 1
+        || gimpi_now_ns() - sent_ns < PROBE_AFTER_MS * 1000000LL)
+        return 0;
+    if (!self->probe) {
+        size_t len;
+        const char *p = s_entry(self, self->cur_ep + 1, &len);
+        char ep[sizeof self->endpoint], mon[64];
+        snprintf(ep, sizeof ep, "%.*s", (int)(len < sizeof ep ? len : sizeof ep - 1), p);
+        snprintf(mon, sizeof mon, "inproc://gimpi-probe-%p-%u", (void *)self, ++self->nopen);
+        gd_sock_opts_t o;
+        gd_sock_opts_init(&o, GD_SOCK_TOOL_DEALER, ep);
+        o.monitor_events = ZMQ_EVENT_HANDSHAKE_SUCCEEDED;
+        o.monitor_endpoint = mon;
+        if (gd_sock_secure(&o, self->have_key ? &self->key : NULL, NULL, 0) == 0)
+            self->probe = gd_sock_new(self->zctx, &o, &self->probe_mon, NULL, 0);
+        gimpi_key_wipe(&o.security, sizeof o.security);
+        return 0;
+    }
+    gd_multipart_t mp;
+    bool serves = false;
+    while (!serves && gd_multipart_recv(self->probe_mon, &mp, ZMQ_DONTWAIT) == 0) {
+        serves = mp.nparts >= 1 && mp.frames[0].len >= 2
+              && (mp.frames[0].data[0] | mp.frames[0].data[1] << 8) == ZMQ_EVENT_HANDSHAKE_SUCCEEDED;
+        gd_multipart_close(&mp);
+    }
+    if (serves)
+        gd_sock_destroy(&self->probe, &self->probe_mon);
+    return serves;
+}
+
 /*  Sends a request without waiting.  Returns its request id (> 0) or an error. */
 int64_t groups_send_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t *values,
                             int nvalues)
@@ -797,7 +840,17 @@ static int s_await(gimpi_groups_t *self, uint8_t cmd, uint32_t reqid, int64_t se
     bool published = false;
     for (;;) {
         bool cut = status_at && (deadline < 0 || status_at < deadline);
-        int rc = s_wait_reply(self, cut ? status_at : deadline, spin);
+        int64_t wake = cut ? status_at : deadline;
+        /* (with a list, a long wait looks at the probe every PROBE_TICK_MS) */
+        int64_t tick = self->nep > 1 && self->reconnect && !self->reconnecting
+                     ? gimpi_now_ms() + PROBE_TICK_MS : -1;
+        bool ticking = tick >= 0 && (wake < 0 || tick < wake);
+        int rc = s_wait_reply(self, ticking ? tick : wake, spin);
+        if (rc <= 0 && ticking && self->state == 1 && gimpi_now_ms() >= tick) {
+            if (s_probe(self, sent_ns) && self->reconnect(self) < 0)
+                return GIMPI_ESYSERR;   /* (else our requests went again to the standby) */
+            continue;
+        }
         if (rc < 0 && cut && self->state == 1) {
             published = s_status_waiting(self, cmd, gimpi_now_ms() - sent_ns / 1000000);
             status_at = 0;
@@ -820,6 +873,7 @@ static int s_await(gimpi_groups_t *self, uint8_t cmd, uint32_t reqid, int64_t se
             gd_multipart_close(&mp);    /* a late answer to an abandoned request */
             continue;
         }
+        gd_sock_destroy(&self->probe, &self->probe_mon);
         int status = reply.values[0].i;
         if (published)
             gimpi_groups_status(self, NULL, 0, 0, 0);

@@ -53,6 +53,9 @@ enum {
                                    then tries a new connection */
     ROUTING_ID_LEN = 16,        /* the DEALER's routing id (random, the same on every
                                    connection: groupd knows the task by it) */
+    PROBE_AFTER_MS = 1000,      /* with a list of groupds, a request unanswered this long
+                                   probes whether the next entry serves (s_probe) ... */
+    PROBE_TICK_MS = 50,         /* ... looking at the probe this often */
 };
 
 /*  A request sent and not answered yet: its frames, packed (Uint4 count, then Uint4
@@ -109,6 +112,8 @@ struct gimpi_groups_t {
                                    its standbys), "" for one endpoint */
     char eprot[1024];           /* the list from the entry in use on (gimpi_groups_endpoint) */
     int nep, cur_ep;            /* entries in it, the one in endpoint */
+    void *probe, *probe_mon;    /* a connection to the next entry and its monitor, while
+                                   a request waits long (s_probe), or NULL */
     int32_t term;               /* the highest groupd term seen (HELLO replies) */
     int state;                  /* 0 not connected, 1 ready, -1 groupd gone */
     int32_t tid;
