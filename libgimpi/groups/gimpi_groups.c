@@ -549,7 +549,8 @@ int groups_recv(gimpi_groups_t *self, gd_multipart_t *mp, int flags)
     if (gd_multipart_recv(self->dealer, mp, flags) < 0)
         return -1;
     gd_msg_t head;
-    if (self->ninflight && mp->nparts >= 1 && gd_header_decode(&mp->frames[0], &head) == GD_OK)
+    if (self->ninflight && !self->probing && mp->nparts >= 1
+        && gd_header_decode(&mp->frames[0], &head) == GD_OK)
         s_inflight_done(self, head.reqid);
     return 0;
 }
@@ -580,11 +581,16 @@ static int s_lookup(gimpi_groups_t *self, int tid, gimpi_task_info_t *info);
  *  does not, and would answer every call as if the task's groups had never been). */
 static bool s_still_known(gimpi_groups_t *self)
 {
-    if (self->tid <= 0)
-        return true;                    /* (not registered: nothing to lose) */
+    if (self->tid <= 0 || strncmp(self->endpoint, "ipc://", 6) != 0)
+        return true;                    /* (not registered: nothing to lose; on tcp nobody
+                                           starts a groupd by itself, and terms tell) */
+    /* (kept out of the requests in flight: its reply must not count as the end of the
+       quiet ones sent to the groupd before, which are sent again after it) */
     gimpi_task_info_t info;
-    return s_lookup(self, self->tid, &info) >= 0
-        && (info.ospid == 0 || info.ospid == (int)getpid());
+    self->probing = true;
+    int rc = s_lookup(self, self->tid, &info);
+    self->probing = false;
+    return rc >= 0 && (info.ospid == 0 || info.ospid == (int)getpid());
 }
 
 /*  groupd went away: reach one again (see groups_internal.h). */
@@ -709,7 +715,8 @@ int64_t groups_send_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t 
     int n = gd_values_encode(info->request, values, nvalues, buf, frames + 1);
     if (n < 0)
         return GIMPI_EBADPARAM;
-    s_inflight_add(self, reqid, cmd, frames, 1 + n);
+    if (!self->probing)
+        s_inflight_add(self, reqid, cmd, frames, 1 + n);
     if (gd_send_frames(self->dealer, NULL, 0, frames, 1 + n, 0) < 0)
         return GIMPI_ESYSERR;
     s_note_cost(self);

@@ -185,6 +185,7 @@ struct gimpi_groups_t {
     int ninflight;
     int64_t outage_ms;                  /* GIMPI_GROUPD_OUTAGE_MS (0: no reconnection) */
     bool reconnecting;                  /* in groups_reconnect (not again from within) */
+    bool probing;                       /* a reconnection's LOOKUP of itself: not kept in flight */
     int (*reconnect)(gimpi_groups_t *self);     /* groups_reconnect (a pointer: the
                                                    monitor's reader comes before it) */
     uint32_t nreconnects;               /* times groupd was reached again */
