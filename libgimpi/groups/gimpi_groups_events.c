@@ -272,16 +272,8 @@ void groups_sync(gimpi_groups_t *self, const char *group, uint64_t version)
  *  cannot be made leaves the entry SUBSCRIBING: queries of the group then ask groupd. */
 int groups_watch(gimpi_groups_t *self, const char *group, size_t len)
 {
-    if (!self->sub) {
-        gd_sock_opts_t o;
-        gd_sock_opts_init(&o, GD_SOCK_TASK_SUB, self->pub_endpoint);
-        if (gd_sock_secure(&o, self->have_key ? &self->key : NULL, NULL, 0) < 0)
-            return -1;
-        self->sub = gd_sock_new(self->zctx, &o, NULL, NULL, 0);
-        gimpi_key_wipe(&o.security, sizeof o.security);
-        if (!self->sub)
-            return -1;
-    }
+    if (!self->sub && !(self->sub = groups_sub_new(self)))
+        return -1;
     centry_t *e = calloc(1, sizeof *e);
     if (!e)
         return -1;
@@ -336,17 +328,26 @@ static void s_resubscribe_cb(const void *k, size_t l, void *v, void *a)
     free(topic);
 }
 
+/*  A SUB socket on groupd's event endpoint, secured with the task's key (nothing
+ *  subscribed), or NULL. */
+void *groups_sub_new(gimpi_groups_t *self)
+{
+    gd_sock_opts_t o;
+    gd_sock_opts_init(&o, GD_SOCK_TASK_SUB, self->pub_endpoint);
+    void *sub = NULL;
+    if (gd_sock_secure(&o, self->have_key ? &self->key : NULL, NULL, 0) == 0)
+        sub = gd_sock_new(self->zctx, &o, NULL, NULL, 0);
+    gimpi_key_wipe(&o.security, sizeof o.security);
+    return sub;
+}
+
 /*  Another groupd's event endpoint. */
 void groups_events_reopen(gimpi_groups_t *self)
 {
     if (!self->sub)
         return;
     gd_sock_destroy(&self->sub, NULL);
-    gd_sock_opts_t o;
-    gd_sock_opts_init(&o, GD_SOCK_TASK_SUB, self->pub_endpoint);
-    if (gd_sock_secure(&o, self->have_key ? &self->key : NULL, NULL, 0) == 0)
-        self->sub = gd_sock_new(self->zctx, &o, NULL, NULL, 0);
-    gimpi_key_wipe(&o.security, sizeof o.security);
+    self->sub = groups_sub_new(self);
     if (self->sub && self->cache)
         gd_hash_foreach(self->cache, s_resubscribe_cb, self);
 }

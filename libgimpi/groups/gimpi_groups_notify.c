@@ -43,12 +43,7 @@ static void s_resync(gimpi_groups_t *self, watch_t *w);
 static int s_open_sub(gimpi_groups_t *self, watch_t *w)
 {
     gd_sock_destroy(&w->sub, NULL);
-    gd_sock_opts_t o;
-    gd_sock_opts_init(&o, GD_SOCK_TASK_SUB, self->pub_endpoint);
-    if (gd_sock_secure(&o, self->have_key ? &self->key : NULL, NULL, 0) == 0)
-        w->sub = gd_sock_new(self->zctx, &o, NULL, NULL, 0);
-    gimpi_key_wipe(&o.security, sizeof o.security);
-    if (!w->sub)
+    if (!(w->sub = groups_sub_new(self)))
         return -1;
     snprintf(w->ep, sizeof w->ep, "%s", self->pub_endpoint);
     if (w->hosts)

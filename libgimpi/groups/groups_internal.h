@@ -225,6 +225,9 @@ int groups_watch(gimpi_groups_t *self, const char *group, size_t len);
 /*  After a reconnection: the events held back are dropped and every cache entry waits for
  *  its topic's MARK from the new groupd, then a snapshot. */
 void groups_events_resync(gimpi_groups_t *self);
+/*  A SUB socket on groupd's event endpoint (pub_endpoint), secured with the task's key,
+ *  nothing subscribed; NULL when it cannot be made. */
+void *groups_sub_new(gimpi_groups_t *self);
 /*  groupd's event endpoint changed (another groupd took over): the SUB socket goes to
  *  the new one and every cached group is subscribed again. */
 void groups_events_reopen(gimpi_groups_t *self);
