@@ -49,6 +49,7 @@ void gd_sock_opts_init(gd_sock_opts_t *opts, gd_sock_role_t role, const char *en
         opts->heartbeat_ivl_ms = GD_SOCK_GROUPD_HEARTBEAT_MS;
         opts->heartbeat_timeout_ms = GD_SOCK_GROUPD_HEARTBEAT_MS
                                      * GD_SOCK_GROUPD_HEARTBEAT_TIMEOUTS;
+        opts->backlog = GD_SOCK_GROUPD_BACKLOG;
         break;
     case GD_SOCK_GROUPD_XPUB:
         opts->type = ZMQ_XPUB;
@@ -58,6 +59,7 @@ void gd_sock_opts_init(gd_sock_opts_t *opts, gd_sock_role_t role, const char *en
         opts->maxmsgsize = GD_SOCK_GROUPD_MAXMSGSIZE;
         opts->handshake_ms = GD_SOCK_GROUPD_HANDSHAKE_MS;
         opts->xpub_verbose = true;
+        opts->backlog = GD_SOCK_GROUPD_BACKLOG;
         break;
     case GD_SOCK_TASK_DEALER:
         opts->type = ZMQ_DEALER;
@@ -161,7 +163,9 @@ static int s_apply(void *sock, const gd_sock_opts_t *o, char *err, size_t errsiz
         || s_set_int(sock, t, ZMQ_IMMEDIATE, "ZMQ_IMMEDIATE", o->immediate, err, errsize) < 0
         || (o->reconnect_ivl_ms != 0
             && s_set_int(sock, t, ZMQ_RECONNECT_IVL, "ZMQ_RECONNECT_IVL", o->reconnect_ivl_ms,
-                         err, errsize) < 0))
+                         err, errsize) < 0)
+        || (o->backlog > 0
+            && s_set_int(sock, t, ZMQ_BACKLOG, "ZMQ_BACKLOG", o->backlog, err, errsize) < 0))
         return -1;
     if (o->heartbeat_ivl_ms > 0
         && (s_set_int(sock, t, ZMQ_HEARTBEAT_IVL, "ZMQ_HEARTBEAT_IVL", o->heartbeat_ivl_ms,

@@ -71,6 +71,12 @@ enum {
        a stopped task is gone within about 1 s.  No heartbeat TTL: tasks time groupd out by
        their own timeout; a TTL of 3 intervals made busy tasks on an overloaded machine (32
        on 2 cores) drop a live groupd. */
+    /* groupd's listening sockets queue this many connections not yet accepted (the
+       kernel caps it at net.core.somaxconn, 4096 on Debian 12).  libzmq's default of 100
+       is too few when a job's tasks all start at once: a task's ipc connection to a full
+       queue fails outright (1,000 tasks of t/groupd_scale on a loaded machine: 400 never
+       connected within the 5 s of HELLO_TIMEOUT_MS) */
+    GD_SOCK_GROUPD_BACKLOG = 4096,
     GD_SOCK_GROUPD_HEARTBEAT_MS = 250,
     GD_SOCK_GROUPD_HEARTBEAT_TIMEOUTS = 3,
     /* a task's DEALER pings groupd every second and takes it for gone after 5 s without
@@ -137,6 +143,7 @@ typedef struct {
     bool router_mandatory;          /* ZMQ_ROUTER_MANDATORY (ROUTER only) */
     bool xpub_verbose;              /* ZMQ_XPUB_VERBOSE (XPUB only): every subscription up */
     int reconnect_ivl_ms;           /* ZMQ_RECONNECT_IVL; 0: libzmq's (100 ms); -1: never */
+    int backlog;                    /* ZMQ_BACKLOG (bound sockets); 0: libzmq's (100) */
     int monitor_events;             /* ZMQ_EVENT_* mask to monitor; 0: no monitor */
     const char *monitor_endpoint;   /* the monitor's inproc endpoint: a name new to the
                                        context (libzmq frees a closed monitor's name only

@@ -162,8 +162,7 @@ void gimpi_groups_destroy(gimpi_groups_t **self_p)
     gd_hash_destroy(&self->mine);
     for (int i = 0; i < self->ndeferred; i++)
         free(self->deferred[i].group);
-    for (int i = 0; i < self->ninflight; i++)
-        free(self->inflight[i].heap);
+    groups_inflight_free(self);
     gd_multipart_close(&self->vm_mp);
     if (self->watch_free)
         self->watch_free(self->watch);
@@ -232,9 +231,9 @@ static int s_open_dealer(gimpi_groups_t *self)
     o.routing_id_len = sizeof self->rid;
     if (strncmp(self->endpoint, "ipc://", 6) == 0)
         o.reconnect_ivl_ms = -1;
-    o.monitor_events = ZMQ_EVENT_DISCONNECTED | GD_SOCK_HANDSHAKE_EVENTS;
+    o.monitor_events = ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED | GD_SOCK_HANDSHAKE_EVENTS;
     o.monitor_endpoint = mon;
-    self->handshaken = false;
+    self->handshaken = self->connected = false;
     if (gd_sock_secure(&o, self->have_key ? &self->key : NULL, err, sizeof err) < 0) {
         fprintf(stderr, "gimpi: groupd at %s: %s\n", self->endpoint, err);
         return -1;
@@ -481,68 +480,6 @@ static void s_note_cost(gimpi_groups_t *self)
     self->pend_ns = 0;
 }
 
-/*  Frees a request kept in flight. */
-static void s_inflight_free(inflight_t *f)
-{
-    free(f->heap);
-    f->heap = NULL;
-}
-
-/*  Keeps a request's frames until its reply comes (to send again after a reconnection).
- *  When the table is full the oldest quiet put goes, else the oldest request. */
-static void s_inflight_add(gimpi_groups_t *self, uint32_t reqid, uint8_t cmd,
-                           const gd_frame_t *frames, int n)
-{
-    if (!self->reconnect)
-        return;
-    size_t len = 4;
-    for (int k = 0; k < n; k++)
-        len += 4 + frames[k].len;
-    if (self->ninflight == INFLIGHT_MAX) {
-        int drop = 0;
-        for (int k = 0; k < self->ninflight; k++)
-            if (self->inflight[k].cmd == GD_MBOX_PUTQ) {
-                drop = k;
-                break;
-            }
-        s_inflight_free(&self->inflight[drop]);
-        memmove(&self->inflight[drop], &self->inflight[drop + 1],
-                (size_t)(--self->ninflight - drop) * sizeof self->inflight[0]);
-    }
-    inflight_t *f = &self->inflight[self->ninflight];
-    f->heap = len <= sizeof f->small ? NULL : malloc(len);
-    uint8_t *buf = len <= sizeof f->small ? f->small : f->heap;
-    if (!buf)
-        return;
-    gimpi_be_put32(buf, (uint32_t)n);
-    size_t off = 4;
-    for (int k = 0; k < n; k++) {
-        gimpi_be_put32(buf + off, (uint32_t)frames[k].len);
-        memcpy(buf + off + 4, frames[k].data, frames[k].len);
-        off += 4 + frames[k].len;
-    }
-    f->reqid = reqid;
-    f->cmd = cmd;
-    f->len = len;
-    self->ninflight++;
-}
-
-/*  A reply to reqid came: it and the replyless requests sent before it (quiet puts,
- *  barrier notes: groupd takes a connection's requests in order) are done. */
-static void s_inflight_done(gimpi_groups_t *self, uint32_t reqid)
-{
-    int out = 0;
-    for (int k = 0; k < self->ninflight; k++) {
-        inflight_t *f = &self->inflight[k];
-        bool quiet = f->cmd == GD_MBOX_PUTQ || f->cmd == GD_BARRIER_NOTE;
-        if (f->reqid == reqid || (quiet && f->reqid < reqid))
-            s_inflight_free(f);
-        else
-            self->inflight[out++] = *f;
-    }
-    self->ninflight = out;
-}
-
 /*  Receives one message from the DEALER; a reply is no longer in flight. */
 int groups_recv(gimpi_groups_t *self, gd_multipart_t *mp, int flags)
 {
@@ -551,27 +488,8 @@ int groups_recv(gimpi_groups_t *self, gd_multipart_t *mp, int flags)
     gd_msg_t head;
     if (self->ninflight && !self->probing && mp->nparts >= 1
         && gd_header_decode(&mp->frames[0], &head) == GD_OK)
-        s_inflight_done(self, head.reqid);
+        groups_inflight_done(self, head.reqid);
     return 0;
-}
-
-/*  Sends the requests in flight again, oldest first, with their ids (groupd answers a
- *  journaled one it has seen from its table of replies). */
-static void s_inflight_resend(gimpi_groups_t *self)
-{
-    for (int k = 0; k < self->ninflight; k++) {
-        gd_frame_t frames[1 + GD_MAX_FRAMES];
-        const inflight_t *f = &self->inflight[k];
-        const uint8_t *p = f->heap ? f->heap : f->small;
-        uint32_t n = gimpi_be_get32(p);
-        size_t off = 4;
-        for (uint32_t i = 0; i < n && i < 1 + GD_MAX_FRAMES; i++) {
-            uint32_t l = gimpi_be_get32(p + off);
-            frames[i] = (gd_frame_t){ p + off + 4, l };
-            off += 4 + l;
-        }
-        gd_send_frames(self->dealer, NULL, 0, frames, (int)n, 0);
-    }
 }
 
 static int s_lookup(gimpi_groups_t *self, int tid, gimpi_task_info_t *info);
@@ -635,7 +553,7 @@ int groups_reconnect(gimpi_groups_t *self)
         if (rc == 0 && strcmp(pub, self->pub_endpoint))
             groups_events_reopen(self);
         if (rc == 0) {
-            s_inflight_resend(self);
+            groups_inflight_resend(self);
             groups_events_resync(self);
             self->watch_stale = self->watch != NULL;
             self->reconnecting = false;
@@ -716,8 +634,8 @@ int64_t groups_send_request(gimpi_groups_t *self, uint8_t cmd, const gd_value_t 
     if (n < 0)
         return GIMPI_EBADPARAM;
     if (!self->probing)
-        s_inflight_add(self, reqid, cmd, frames, 1 + n);
-    if (gd_send_frames(self->dealer, NULL, 0, frames, 1 + n, 0) < 0)
+        groups_inflight_add(self, reqid, cmd, frames, 1 + n);
+    if (groups_send_frames(self, frames, 1 + n, !self->probing) < 0)
         return GIMPI_ESYSERR;
     s_note_cost(self);
     self->n_remote++;
@@ -898,11 +816,13 @@ static int s_await(gimpi_groups_t *self, uint8_t cmd, uint32_t reqid, int64_t se
     }
 }
 
-/*  HELLO on a new ipc connection, within timeout_ms: when its handshake has not
- *  succeeded within HELLO_RETRY_MS the connection is given up (the caller makes
+/*  HELLO on a new ipc connection, within timeout_ms: when it has been neither accepted
+ *  nor handshaken within HELLO_RETRY_MS the connection is given up (the caller makes
  *  another), since an answer may never come on it; once it has, the answer is waited for
- *  (another connection with our routing id would not be served while this one holds
- *  it).  0 or -1; with mp_out the reply is kept for the caller (who closes it). */
+ *  (another connection with our routing id would not be served while this one holds it;
+ *  and a busy groupd, its handshakes slowed by its own loop's ZAP answers, would only get
+ *  more of them to do).  0 or -1; with mp_out the reply is kept for the caller (who
+ *  closes it). */
 static int s_hello(gimpi_groups_t *self, int64_t timeout_ms, gd_multipart_t *mp_out,
                    gd_msg_t *reply_out)
 {
@@ -917,8 +837,8 @@ static int s_hello(gimpi_groups_t *self, int64_t timeout_ms, gd_multipart_t *mp_
     gd_msg_t reply;
     int first = timeout_ms < HELLO_RETRY_MS ? (int)timeout_ms : HELLO_RETRY_MS;
     int rc = s_await(self, GD_HELLO, (uint32_t)reqid, sent_ns, first, &mp, &reply);
-    if (rc < 0 && self->state == 1 && !groups_check_monitor(self) && self->handshaken
-        && gimpi_now_ms() < end)
+    if (rc < 0 && self->state == 1 && !groups_check_monitor(self)
+        && (self->handshaken || self->connected) && gimpi_now_ms() < end)
         rc = s_await(self, GD_HELLO, (uint32_t)reqid, sent_ns, (int)(end - gimpi_now_ms()),
                      &mp, &reply);
     if (rc >= 0 && mp_out) {

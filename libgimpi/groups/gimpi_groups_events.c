@@ -58,6 +58,8 @@ int groups_check_monitor(gimpi_groups_t *self)
                                               self->have_key);
             if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
                 self->handshaken = self->key_proven = true;
+            if (event == ZMQ_EVENT_CONNECTED)
+                self->connected = true;
             /* on ipc a handshake cut without detail is a groupd that died in it (killed,
                or restarted from its journal): gone, not a refusal; on tcp too once our key
                has been taken (a groupd restarted at the same port), or with a list of
@@ -65,6 +67,18 @@ int groups_check_monitor(gimpi_groups_t *self)
             bool gone_not_refused = !self->have_key || self->nep > 1
                                  || (self->key_proven && self->reconnect);
             bool cut = event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL && gone_not_refused;
+            /* a first handshake cut without detail is what a wrong key looks like, and
+               also a groupd killed (or restarted) in it: only GROUPS_CUTS_REFUSED cuts in
+               a row, libzmq reconnecting between them, are a refusal */
+            bool first_cut = !gone_not_refused && !self->handshaken
+                          && (event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL
+                              || event == ZMQ_EVENT_DISCONNECTED);
+            if (first_cut && event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL)
+                self->cuts++;
+            if (first_cut && self->cuts < GROUPS_CUTS_REFUSED) {
+                gd_multipart_close(&mp);
+                continue;
+            }
             if (why && event != ZMQ_EVENT_DISCONNECTED && !cut)
                 s_refused(self, why);
             if (event == ZMQ_EVENT_DISCONNECTED || cut) {

@@ -56,6 +56,9 @@ enum {
     PROBE_AFTER_MS = 1000,      /* with a list of groupds, a request unanswered this long
                                    probes whether the next entry serves (s_probe) ... */
     PROBE_TICK_MS = 50,         /* ... looking at the probe this often */
+    SEND_SLICE_MS = 50,         /* a send libzmq cannot take waits this long at a time */
+    GROUPS_CUTS_REFUSED = 3,    /* first handshakes cut without detail in a row that mean
+                                   a wrong key (one alone may be a groupd killed in it) */
 };
 
 /*  A request sent and not answered yet: its frames, packed (Uint4 count, then Uint4
@@ -143,9 +146,13 @@ struct gimpi_groups_t {
     gimpi_key_t key;
     char keydesc[GIMPI_KEY_PATHLEN + 64];   /* "fingerprint X from FILE", for messages */
     bool handshaken;            /* the DEALER's handshake with groupd succeeded */
+    bool connected;             /* its connection was accepted (groupd lives: a handshake
+                                   slower than HELLO_RETRY_MS is waited for, not retried) */
     bool key_proven;            /* some handshake with our key succeeded: a later cut one
                                    is a groupd restarting or gone, not a key refused */
     bool refused;               /* groupd refused us (said once) */
+    int cuts;                   /* first handshakes cut without detail (a refusal at
+                                   GROUPS_CUTS_REFUSED) */
     bool noprog;                /* no groupd program was found to start (said once) */
     int32_t tok_base, tok_n;    /* the last block this object reserved ... */
     uint8_t tok[GD_TOKEN_SIZE]; /* ... and its token */
@@ -248,6 +255,17 @@ int groups_ready(gimpi_groups_t *self);
 /*  Receives one message from the DEALER (flags as gd_multipart_recv); a reply is no longer
  *  in flight.  0 or -1. */
 int groups_recv(gimpi_groups_t *self, gd_multipart_t *mp, int flags);
+/*  The requests in flight (gimpi_groups_inflight.c): kept until answered (the oldest quiet
+ *  put goes when the table is full), done with the replyless ones before them when a
+ *  reply comes, sent again after a reconnection, freed. */
+void groups_inflight_add(gimpi_groups_t *self, uint32_t reqid, uint8_t cmd,
+                         const gd_frame_t *frames, int n);
+void groups_inflight_done(gimpi_groups_t *self, uint32_t reqid);
+void groups_inflight_resend(gimpi_groups_t *self);
+void groups_inflight_free(gimpi_groups_t *self);
+/*  Sends a request's frames on the DEALER, never blocking for ever (a lost connection is
+ *  reconnected meanwhile, which sends the in_flight ones again).  0, or -1: gone. */
+int groups_send_frames(gimpi_groups_t *self, const gd_frame_t *frames, int n, bool in_flight);
 
 /*  groupd went away (the DEALER's connection closed): waits, bounded by the outage budget,
  *  for one to serve our endpoint again (on ipc starting one, which replays the journal,
