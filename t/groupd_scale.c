@@ -39,6 +39,9 @@ static void *s_task(void *arg)
     if (t->bar == 0)        /* nobody leaves before everyone has looked */
         t->bar = gimpi_group_barrier(g, name, NTASKS / NGROUPS);
     t->leave = gimpi_group_leave(g, name);
+    if (t->tid <= 0 || t->inst < 0 || t->bar || t->leave)
+        fprintf(stderr, "# task %d: tid %d inst %d barrier %d gsize %d leave %d\n", t->index,
+                t->tid, t->inst, t->bar, t->size_after, t->leave);
     gimpi_groups_destroy(&g);
     return NULL;
 }
@@ -51,7 +54,7 @@ static int s_cmp_int(const void *a, const void *b)
 int main(void)
 {
     plan(NO_PLAN);
-    gtap_watchdog(600);         /* a hang is a failure, not a stuck suite */
+    gtap_watchdog(240);         /* a hang is a failure, not a stuck suite */
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
         rl.rlim_cur = rl.rlim_max;
