@@ -486,18 +486,20 @@ int groups_recv(gimpi_groups_t *self, gd_multipart_t *mp, int flags)
     if (gd_multipart_recv(self->dealer, mp, flags) < 0)
         return -1;
     gd_msg_t head;
-    if (self->ninflight && !self->probing && mp->nparts >= 1
-        && gd_header_decode(&mp->frames[0], &head) == GD_OK)
-        groups_inflight_done(self, head.reqid);
+    self->recv_awaited = 0;
+    if (self->ninflight && mp->nparts >= 1
+        && gd_header_decode(&mp->frames[0], &head) == GD_OK
+        && groups_inflight_done(self, head.reqid, !self->probing))
+        self->recv_awaited = head.reqid;
     return 0;
 }
 
-static int s_lookup(gimpi_groups_t *self, int tid, gimpi_task_info_t *info);
+static int s_lookup(gimpi_groups_t *self, int tid, gimpi_task_info_t *info, int timeout_ms);
 
 /*  After a reconnection: whether the groupd reached knows this task still (a restart from
  *  the journal does; a fresh groupd that another process started on the endpoint meanwhile
  *  does not, and would answer every call as if the task's groups had never been). */
-static bool s_still_known(gimpi_groups_t *self)
+static bool s_still_known(gimpi_groups_t *self, int64_t deadline)
 {
     if (self->tid <= 0 || strncmp(self->endpoint, "ipc://", 6) != 0)
         return true;                    /* (not registered: nothing to lose; on tcp nobody
@@ -506,7 +508,8 @@ static bool s_still_known(gimpi_groups_t *self)
        quiet ones sent to the groupd before, which are sent again after it) */
     gimpi_task_info_t info;
     self->probing = true;
-    int rc = s_lookup(self, self->tid, &info);
+    int64_t left = deadline - gimpi_now_ms();  /* (within the outage's budget) */
+    int rc = s_lookup(self, self->tid, &info, left > 100 ? (int)left : 100);
     self->probing = false;
     return rc >= 0 && (info.ospid == 0 || info.ospid == (int)getpid());
 }
@@ -545,7 +548,7 @@ int groups_reconnect(gimpi_groups_t *self)
         }
         /* a groupd that does not know this task is not ours restarted (nor our standby):
            a fresh one another process started on the endpoint */
-        if (rc == 0 && !s_still_known(self)) {
+        if (rc == 0 && !s_still_known(self, deadline)) {
             if (self->nep <= 1)
                 break;                  /* gone, as without one */
             rc = -1;
@@ -764,6 +767,9 @@ static int s_await(gimpi_groups_t *self, uint8_t cmd, uint32_t reqid, int64_t se
     int64_t status_at = self->waiting ? sent_ns / 1000000 + self->status_ms : 0;
     bool published = false;
     for (;;) {
+        gd_multipart_t mp;
+        if (groups_early_take(self, reqid, &mp))
+            goto got;                   /* (came while a reconnection's HELLO waited) */
         bool cut = status_at && (deadline < 0 || status_at < deadline);
         int64_t wake = cut ? status_at : deadline;
         /* (with a list, a long wait looks at the probe every PROBE_TICK_MS) */
@@ -785,13 +791,15 @@ static int s_await(gimpi_groups_t *self, uint8_t cmd, uint32_t reqid, int64_t se
             return GIMPI_ESYSERR;
         if (rc == 0)
             continue;
-        gd_multipart_t mp;
         if (groups_recv(self, &mp, ZMQ_DONTWAIT) < 0)
             continue;
         if (groups_take_deferred(self, &mp) || groups_take_vmwait(self, &mp)) {
             gd_multipart_close(&mp);
             continue;
         }
+        if (self->recv_awaited && self->recv_awaited != reqid && groups_early_keep(self, &mp))
+            continue;                   /* an outer wait's answer (see groups_early_keep) */
+    got:;
         gd_msg_t reply;
         if (mp.truncated || gd_reply_decode(cmd, mp.frames, mp.nparts, &reply) != GD_OK
             || reply.reqid != reqid) {
@@ -1003,12 +1011,12 @@ int gimpi_groups_set_tid_token(gimpi_groups_t *self, int tid, const char *token)
 }
 
 /*  LOOKUP on a connected object: the registration data of a tid. */
-static int s_lookup(gimpi_groups_t *self, int tid, gimpi_task_info_t *info)
+static int s_lookup(gimpi_groups_t *self, int tid, gimpi_task_info_t *info, int timeout_ms)
 {
     gd_value_t v = { .i = tid };
     gd_multipart_t mp;
     gd_msg_t reply;
-    int rc = groups_request(self, GD_LOOKUP, &v, 1, REQUEST_TIMEOUT_MS, &mp, &reply);
+    int rc = groups_request(self, GD_LOOKUP, &v, 1, timeout_ms, &mp, &reply);
     if (rc >= 0) {
         impi_proc_t proc;
         impi_proc_decode(reply.values[2].data, &proc);
@@ -1031,7 +1039,7 @@ int gimpi_group_lookup(gimpi_groups_t *self, int tid, gimpi_task_info_t *info)
     assert(self);
     assert(info);
     int rc = groups_ready(self);
-    return rc ? rc : s_lookup(self, tid, info);
+    return rc ? rc : s_lookup(self, tid, info, REQUEST_TIMEOUT_MS);
 }
 
 /*  Registration data of a tid, asked on an object that never registers. */
@@ -1040,7 +1048,7 @@ int gimpi_groups_lookup_only(gimpi_groups_t *self, int tid, gimpi_task_info_t *i
     assert(self);
     assert(info);
     int rc = groups_connect(self);
-    return rc ? rc : s_lookup(self, tid, info);
+    return rc ? rc : s_lookup(self, tid, info, REQUEST_TIMEOUT_MS);
 }
 
 /*  Why the object's calls fail, in words, into buf: no groupd program to start, groupd

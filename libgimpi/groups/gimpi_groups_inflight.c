@@ -62,20 +62,66 @@ void groups_inflight_add(gimpi_groups_t *self, uint32_t reqid, uint8_t cmd,
     self->ninflight++;
 }
 
-/*  A reply to reqid came: it and the replyless requests sent before it (quiet puts,
- *  barrier notes: groupd takes a connection's requests in order) are done. */
-void groups_inflight_done(gimpi_groups_t *self, uint32_t reqid)
+/*  A reply to reqid came: it and (quiet_too) the replyless requests sent before it (quiet
+ *  puts, barrier notes: groupd takes a connection's requests in order) are done.  True
+ *  when reqid was in flight and a caller waits for its answer. */
+bool groups_inflight_done(gimpi_groups_t *self, uint32_t reqid, bool quiet_too)
 {
     int out = 0;
+    bool awaited = false;       /* (a status report's answer is waited for by nobody) */
     for (int k = 0; k < self->ninflight; k++) {
         inflight_t *f = &self->inflight[k];
         bool quiet = f->cmd == GD_MBOX_PUTQ || f->cmd == GD_BARRIER_NOTE;
-        if (f->reqid == reqid || (quiet && f->reqid < reqid))
+        if (f->reqid == reqid)
+            awaited = f->cmd != GD_TASK_STATUS;
+        if (f->reqid == reqid || (quiet_too && quiet && f->reqid < reqid))
             s_inflight_free(f);
         else
             self->inflight[out++] = *f;
     }
     self->ninflight = out;
+    return awaited;
+}
+
+/*  Keeps an outer wait's reply.  A barrier waiting when its groupd was replaced reconnects
+ *  from inside its wait; the new groupd may release the barrier (from the arrivals the
+ *  other tasks sent again) and answer it on the new connection before it has read our
+ *  HELLO, and the HELLO's wait would drop that answer as late: the barrier then waited
+ *  for good.  The oldest kept goes when all EARLY_MAX slots are taken. */
+bool groups_early_keep(gimpi_groups_t *self, gd_multipart_t *mp)
+{
+    assert(self);
+    if (!self->recv_awaited)
+        return false;
+    if (self->nearly == EARLY_MAX) {
+        gd_multipart_close(&self->early[0]);
+        memmove(self->early, self->early + 1, (EARLY_MAX - 1) * sizeof self->early[0]);
+        memmove(self->early_reqid, self->early_reqid + 1,
+                (EARLY_MAX - 1) * sizeof self->early_reqid[0]);
+        self->nearly--;
+    }
+    self->early[self->nearly] = *mp;
+    self->early_reqid[self->nearly++] = self->recv_awaited;
+    memset(mp, 0, sizeof *mp);
+    return true;
+}
+
+/*  Hands back the kept reply to reqid. */
+bool groups_early_take(gimpi_groups_t *self, uint32_t reqid, gd_multipart_t *mp)
+{
+    assert(self);
+    for (int k = 0; k < self->nearly; k++) {
+        if (self->early_reqid[k] != reqid)
+            continue;
+        *mp = self->early[k];
+        self->nearly--;
+        memmove(self->early + k, self->early + k + 1,
+                (size_t)(self->nearly - k) * sizeof self->early[0]);
+        memmove(self->early_reqid + k, self->early_reqid + k + 1,
+                (size_t)(self->nearly - k) * sizeof self->early_reqid[0]);
+        return true;
+    }
+    return false;
 }
 
 /*  Sends the requests in flight again, oldest first, with their ids (groupd answers a
@@ -98,12 +144,15 @@ void groups_inflight_resend(gimpi_groups_t *self)
     }
 }
 
-/*  Frees every request kept. */
+/*  Frees every request kept, and the replies kept for outer waits. */
 void groups_inflight_free(gimpi_groups_t *self)
 {
     for (int i = 0; i < self->ninflight; i++)
         s_inflight_free(&self->inflight[i]);
     self->ninflight = 0;
+    for (int i = 0; i < self->nearly; i++)
+        gd_multipart_close(&self->early[i]);
+    self->nearly = 0;
 }
 
 /*  Sends a request's frames on the DEALER.  When libzmq cannot take them at once (no

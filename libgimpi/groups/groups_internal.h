@@ -56,6 +56,7 @@ enum {
     PROBE_AFTER_MS = 1000,      /* with a list of groupds, a request unanswered this long
                                    probes whether the next entry serves (s_probe) ... */
     PROBE_TICK_MS = 50,         /* ... looking at the probe this often */
+    EARLY_MAX = 4,              /* replies kept for an outer wait (groups_early_keep) */
     SEND_SLICE_MS = 50,         /* a send libzmq cannot take waits this long at a time */
     GROUPS_CUTS_REFUSED = 3,    /* first handshakes cut without detail in a row that mean
                                    a wrong key (one alone may be a groupd killed in it) */
@@ -190,6 +191,11 @@ struct gimpi_groups_t {
     uint8_t rid[ROUTING_ID_LEN];        /* the DEALER's routing id */
     inflight_t inflight[INFLIGHT_MAX];  /* requests not answered yet, oldest first */
     int ninflight;
+    uint32_t recv_awaited;              /* the last reply read answered this request in
+                                           flight that a caller waits for (0: none) */
+    gd_multipart_t early[EARLY_MAX];    /* such replies read by another wait, and */
+    uint32_t early_reqid[EARLY_MAX];    /* their requests (groups_early_keep) */
+    int nearly;
     int64_t outage_ms;                  /* GIMPI_GROUPD_OUTAGE_MS (0: no reconnection) */
     bool reconnecting;                  /* in groups_reconnect (not again from within) */
     bool probing;                       /* a reconnection's LOOKUP of itself: not kept in flight */
@@ -260,7 +266,12 @@ int groups_recv(gimpi_groups_t *self, gd_multipart_t *mp, int flags);
  *  reply comes, sent again after a reconnection, freed. */
 void groups_inflight_add(gimpi_groups_t *self, uint32_t reqid, uint8_t cmd,
                          const gd_frame_t *frames, int n);
-void groups_inflight_done(gimpi_groups_t *self, uint32_t reqid);
+bool groups_inflight_done(gimpi_groups_t *self, uint32_t reqid, bool quiet_too);
+/*  A reply to a request that a caller further out waits for (a barrier), come while an
+ *  inner wait (a reconnection's HELLO) reads the socket: kept for it (true), else false.
+ *  groups_early_take hands reqid's back (true) to its s_await. */
+bool groups_early_keep(gimpi_groups_t *self, gd_multipart_t *mp);
+bool groups_early_take(gimpi_groups_t *self, uint32_t reqid, gd_multipart_t *mp);
 void groups_inflight_resend(gimpi_groups_t *self);
 void groups_inflight_free(gimpi_groups_t *self);
 /*  Sends a request's frames on the DEALER, never blocking for ever (a lost connection is
