@@ -64,11 +64,18 @@ void groups_inflight_add(gimpi_groups_t *self, uint32_t reqid, uint8_t cmd,
 
 /*  A reply to reqid came: it and (quiet_too) the replyless requests sent before it (quiet
  *  puts, barrier notes: groupd takes a connection's requests in order) are done.  True
- *  when reqid was in flight and a caller waits for its answer. */
+ *  when reqid was in flight and a caller waits for its answer.  A HELLO's answer ends no
+ *  quiet request: a reconnection sends the HELLO first and the requests in flight after
+ *  it, so the quiet ones older than the HELLO have not yet reached the groupd that
+ *  answers it (the HELLO stays in the table itself, to go again if that connection
+ *  ends too). */
 bool groups_inflight_done(gimpi_groups_t *self, uint32_t reqid, bool quiet_too)
 {
     int out = 0;
     bool awaited = false;       /* (a status report's answer is waited for by nobody) */
+    for (int k = 0; k < self->ninflight; k++)
+        if (self->inflight[k].reqid == reqid && self->inflight[k].cmd == GD_HELLO)
+            quiet_too = false;
     for (int k = 0; k < self->ninflight; k++) {
         inflight_t *f = &self->inflight[k];
         bool quiet = f->cmd == GD_MBOX_PUTQ || f->cmd == GD_BARRIER_NOTE;
