@@ -4,6 +4,7 @@
  */
 #include "config.h"
 #include "groupd/gd_follow.h"
+#include "groupd/gd_witness.h"
 #include "base/gimpi_clock.h"
 #include "gimpi.h"
 
@@ -37,7 +38,29 @@ typedef struct gd_follow_t {
     held_t *head, *tail;
     size_t nheld;
     bool bye;                       /* it stops on purpose (GD_FOLLOW_BYE): nothing said */
+    int64_t asked_ms;               /* --witness: when we last asked to go on alone (0:
+                                       not asking); replies are held meanwhile */
+    char why[64];                   /* what was asked about */
 } gd_follow_t;
+
+/*  The standby seems lost (why): dropped, and the primary goes on alone; with a witness
+ *  (--witness, gd_witness.h) only once it grants that: asked now (and again every
+ *  GD_WITNESS_ASK_MS from gd_follow_tick), the replies held meanwhile. */
+static void s_lost(groupd_t *self, const char *why)
+{
+    gd_follow_t *f = self->follow;
+    if (!self->witness) {
+        gd_follow_stop(self, why);
+        return;
+    }
+    if (f->asked_ms)
+        return;
+    f->asked_ms = gimpi_now_ms();
+    snprintf(f->why, sizeof f->why, "%s", why);
+    char q[96];
+    snprintf(q, sizeof q, "the standby %s", why);
+    gd_witness_ask(self, "alone", self->term, q);
+}
 
 /*  Sends one stream message [term][offset][flags][bytes] to the standby.  0 or -1. */
 static int s_send(groupd_t *self, int32_t flags, const uint8_t *data, size_t len)
@@ -64,7 +87,7 @@ static void s_tap(void *arg, const uint8_t *data, size_t len)
 {
     groupd_t *self = arg;
     if (self->follow && s_send(self, 0, data, len) < 0)
-        gd_follow_stop(self, "does not keep up (its queue is full)");
+        s_lost(self, "does not keep up (its queue is full)");
 }
 
 /*  Sends the journal file as an image.  0 or -1. */
@@ -262,13 +285,20 @@ int gd_follow_tick(groupd_t *self)
     f->ticked_ms = now;
     gd_follow_seal(self);
     s_release(self, false, true);
+    if (f->asked_ms) {                  /* (the witness is asked: again when due) */
+        if (now - f->asked_ms >= GD_WITNESS_ASK_MS) {
+            f->asked_ms = 0;
+            s_lost(self, f->why);
+        }
+        return (int)(f->asked_ms + GD_WITNESS_ASK_MS - now);
+    }
     if (now - f->heard_ms > GD_FOLLOW_SILENT_MS) {
-        gd_follow_stop(self, "fell silent");
-        return -1;
+        s_lost(self, "fell silent");
+        return self->follow ? 0 : -1;
     }
     if (now - f->sent_ms >= GD_FOLLOW_BEAT_MS && s_send(self, 0, NULL, 0) < 0) {
-        gd_follow_stop(self, "does not keep up (its queue is full)");
-        return -1;
+        s_lost(self, "does not keep up (its queue is full)");
+        return self->follow ? 0 : -1;
     }
     int64_t beat = f->sent_ms + GD_FOLLOW_BEAT_MS - now;
     if (f->quiet_until_ms > now && f->quiet_until_ms - now < beat)
@@ -282,8 +312,22 @@ int gd_follow_tick(groupd_t *self)
 void gd_follow_conn_gone(groupd_t *self, int fd)
 {
     assert(self);
-    if (self->follow && self->follow->fd == fd)
-        gd_follow_stop(self, "closed its connection");
+    if (self->follow && self->follow->fd == fd) {
+        self->follow->fd = -1;
+        s_lost(self, "closed its connection");
+    }
+}
+
+/*  The witness's grant (SIGUSR1). */
+void gd_follow_granted(groupd_t *self)
+{
+    assert(self);
+    gd_follow_t *f = self->follow;
+    if (!self->witness || !f || !f->asked_ms)
+        return;                         /* (nothing asked: nothing to do) */
+    char why[128];
+    snprintf(why, sizeof why, "%s; the witness agreed", f->why);
+    gd_follow_stop(self, why);
 }
 
 /*  After a compaction. */

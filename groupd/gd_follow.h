@@ -8,7 +8,8 @@
  *  before it (replies wait in order in a queue), so a reply a task has seen is on the
  *  standby too.  A standby silent for GD_FOLLOW_SILENT_MS, or whose connection ends, or
  *  that does not keep up (its queue full) is dropped, said once, and the primary goes on
- *  alone.  After a compaction the new file goes as a new image.
+ *  alone; with --witness only once the witness granted it (gd_witness.h: asked, and the
+ *  replies held until then).  After a compaction the new file goes as a new image.
  */
 #ifndef GIMPI_GD_FOLLOW_H
 #define GIMPI_GD_FOLLOW_H
@@ -49,6 +50,9 @@ void gd_follow_seal(groupd_t *self);
 int gd_follow_tick(groupd_t *self);
 /*  Connection fd ended: if it was the standby's, it is dropped. */
 void gd_follow_conn_gone(groupd_t *self, int fd);
+/*  The witness granted going on alone (SIGUSR1, --witness): the standby is dropped and
+ *  the replies held for it leave.  Without a standby, nothing. */
+void gd_follow_granted(groupd_t *self);
 /*  The journal was compacted: the standby gets the new file as an image. */
 void gd_follow_image(groupd_t *self);
 /*  Drops the standby (why: for the log line), sending every reply held; with why NULL

@@ -105,6 +105,8 @@ typedef struct {
     bool quiet;                 /* --quiet: no key fingerprint line (gimpirun's own) */
     bool foreground;
     bool launcher;              /* --launcher: a manager token, printed first (gd_vm.h) */
+    bool witness;               /* --witness: takeovers and going on alone are granted by
+                                   the launcher (gd_witness.h) */
     bool bound;                 /* our ipc socket files exist (we hold the lock) */
     uint64_t sock_id[2][2];     /* dev and inode of our ipc socket files (request, event)
                                    at bind: teardown removes only these very files */

@@ -5,6 +5,7 @@
 #include "config.h"
 #include "groupd/gd_standby.h"
 #include "groupd/gd_follow.h"
+#include "groupd/gd_witness.h"
 #include "base/gimpi_clock.h"
 #include "gimpi.h"
 
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <unistd.h>
 #include <sodium.h>
 #include <zmq.h>
@@ -26,6 +28,9 @@ typedef struct gd_standby_t {
     bool image;                     /* an image was written */
     int32_t term;                   /* the primary's */
     int64_t heard_ms, acked_ms, until_ms, next_ms;
+    int64_t closed_ms;              /* when the connection to the primary ended (0: it
+                                       did not, or the primary was heard since) */
+    int64_t asked_ms;               /* --witness: when the takeover was last asked for */
     gd_journal_t *journal;
 } gd_standby_t;
 
@@ -144,6 +149,43 @@ static bool s_closed(gd_standby_t *s)
     return closed;
 }
 
+/*  The primary is gone (closed: its connection ended, else it fell silent) with an image
+ *  held: true to take over now; with a witness (--witness) the takeover is asked for
+ *  (again every GD_WITNESS_ASK_MS) and waits for its grant (s_loop).  The question ends
+ *  when the primary is heard again. */
+static bool s_gone(groupd_t *self, gd_standby_t *s, bool closed)
+{
+    char why[GD_MAX_ENDPOINT + 64];
+    snprintf(why, sizeof why, "the primary at %s %s", s->primary,
+             closed ? "closed its connection" : "fell silent");
+    if (!self->witness) {
+        fprintf(stderr, "groupd: %s: taking over\n", why);
+        return true;
+    }
+    int64_t now = gimpi_now_ms();
+    if (!s->asked_ms)
+        fprintf(stderr, "groupd: standby: %s: asking the witness to take over\n", why);
+    if (now - s->asked_ms >= GD_WITNESS_ASK_MS) {
+        gd_witness_ask(self, "takeover", s->term, why);
+        s->asked_ms = now;
+    }
+    return false;
+}
+
+/*  A signal while following: 1 to stop (SIGTERM and the like), 0 to take over (the
+ *  witness's grant), -1 when nothing is to be done. */
+static int s_signal(groupd_t *self, gd_standby_t *s)
+{
+    int sig = gd_witness_signal(self);
+    if (sig != SIGUSR1)
+        return sig ? 1 : -1;
+    if (!self->witness || !s->image)
+        return -1;
+    fprintf(stderr, "groupd: the witness granted the takeover from %s: taking over\n",
+            s->primary);
+    return 0;
+}
+
 /*  The loop until the primary is gone (with an image held): 0; or a signal came: 1; or
  *  -1. */
 static int s_loop(groupd_t *self, gd_standby_t *s, int *ready_fd)
@@ -172,11 +214,17 @@ static int s_loop(groupd_t *self, gd_standby_t *s, int *ready_fd)
                 s_send(s, GD_FOLLOW_ACK, s->have, true);
             s->acked_ms = now;
         }
-        bool closed = s_closed(s);
-        if (s->image && (closed || now - s->heard_ms > GD_FOLLOW_SILENT_MS)) {
-            fprintf(stderr, "groupd: the primary at %s %s: taking over\n", s->primary,
-                    closed ? "closed its connection" : "fell silent");
+        if (s_closed(s))
+            s->closed_ms = now;
+        if (s->closed_ms && s->heard_ms > s->closed_ms)
+            s->closed_ms = 0;               /* (connected again, and heard) */
+        bool gone = s->closed_ms || now - s->heard_ms > GD_FOLLOW_SILENT_MS;
+        if (s->image && gone && s_gone(self, s, s->closed_ms != 0))
             return 0;
+        if (!gone && s->asked_ms) {
+            fprintf(stderr, "groupd: standby: the primary at %s is back: following\n",
+                    s->primary);
+            s->asked_ms = 0;
         }
         zmq_pollitem_t items[3] = { { s->dealer, 0, ZMQ_POLLIN, 0 },
                                     { s->monitor, 0, ZMQ_POLLIN, 0 },
@@ -184,8 +232,9 @@ static int s_loop(groupd_t *self, gd_standby_t *s, int *ready_fd)
         long wait = s->acked_ms + GD_FOLLOW_BEAT_MS - gimpi_now_ms();
         if (zmq_poll(items, 3, wait < 1 ? 1 : wait) < 0 && errno != EINTR)
             return -1;
-        if (items[2].revents & ZMQ_POLLIN)
-            return 1;
+        int sig = items[2].revents & ZMQ_POLLIN ? s_signal(self, s) : -1;
+        if (sig >= 0)
+            return sig;
     }
 }
 

@@ -24,6 +24,7 @@
 #include "groupd/gd_registry.h"
 #include "groupd/gd_serve.h"
 #include "groupd/gd_follow.h"
+#include "groupd/gd_witness.h"
 #include "groupd/gd_standby.h"
 #include "groupd/gd_journal.h"
 #include "groupd/gd_replay.h"
@@ -221,7 +222,8 @@ static void s_remove_socket(const char *endpoint, const uint64_t id[2])
 }
 
 /*  SIGTERM, SIGINT and SIGHUP are read from self->sig_fd (made once: a standby makes it
- *  before it follows, so that a stop then ends it cleanly too).  0 or -1. */
+ *  before it follows, so that a stop then ends it cleanly too), and SIGUSR1, the
+ *  witness's grant (--witness, gd_follow.h).  0 or -1. */
 static int s_signals(groupd_t *self)
 {
     if (self->sig_fd >= 0)
@@ -231,6 +233,7 @@ static int s_signals(groupd_t *self)
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGUSR1);
     sigprocmask(SIG_BLOCK, &set, NULL);
     self->sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
     return self->sig_fd < 0 ? -1 : 0;
@@ -596,7 +599,10 @@ static int s_serve(groupd_t *self)
             continue;           /* idle period over: s_idle_timeout says so next round */
         if (gd_registry_ntasks(self->reg) > 0 || gd_vm_has_manager(self->vm))
             self->last_busy_ms = gimpi_now_ms();     /* busy until now (a task may leave later) */
-        if (pf[3].revents) {
+        int sig = pf[3].revents ? gd_witness_signal(self) : 0;
+        if (sig == SIGUSR1)
+            gd_follow_granted(self);    /* (the witness: go on alone) */
+        else if (sig) {
             if (self->verbose)
                 fprintf(stderr, "groupd: signal, exiting\n");
             return 0;
@@ -618,7 +624,7 @@ static void s_usage(FILE *out)
                  "              [--mbox-max-bytes BYTES] [--max-handshakes N]\n"
                  "              [--max-sub-bytes BYTES] [--launcher]\n"
                  "              [--journal FILE | --no-journal] [--journal-max BYTES]\n"
-                 "              [--reattach MS] [--restart] [--standby-of EP]\n"
+                 "              [--reattach MS] [--restart] [--standby-of EP] [--witness]\n"
                  "  --port P      requests on tcp://ADDR:P, events on port P+1 (fixed ports)\n"
                  "  --bind ADDR   the address (or interface) of --port (default 0.0.0.0)\n"
                  "  --launcher    print 'manager-token HEX' first: only a HOSTS_SET with it\n"
@@ -630,6 +636,9 @@ static void s_usage(FILE *out)
                  "  --reattach MS replayed tasks not back within MS are gone (10000)\n"
                  "  --standby-of EP follow the primary groupd at EP into --journal F, and\n"
                  "                take over (serve at --endpoint) when it falls silent\n"
+                 "  --witness     the launcher arbitrates: a standby takes over, and a\n"
+                 "                primary goes on without its standby, only when granted\n"
+                 "                (SIGUSR1) after asking on stdout\n"
                  "  --restart     only replay: exit 3 when there is no journal to replay\n");
 }
 
@@ -775,6 +784,7 @@ static int s_options(groupd_t *self, int argc, char **argv, gd_registry_limits_t
         { "reattach", required_argument, NULL, 'A' },
         { "restart", no_argument, NULL, 'W' },
         { "standby-of", required_argument, NULL, 'F' },
+        { "witness", no_argument, NULL, 'V' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -823,6 +833,7 @@ static int s_options(groupd_t *self, int argc, char **argv, gd_registry_limits_t
         case 'b': bind_addr = optarg; break;
         case 'L': self->launcher = true; break;
         case 'F': self->standby_of = optarg; break;
+        case 'V': self->witness = true; break;
         case 'e': *ep = optarg; break;
         case 'f': self->foreground = true; break;
         case 'v': self->verbose = true; break;

@@ -12,6 +12,7 @@
 #include "programs/run_standby.h"
 #include "programs/run_proc.h"
 #include "programs/run_tasks.h"
+#include "programs/run_witness.h"
 #include "base/gimpi_findprog.h"
 #include "base/gimpi_tunables.h"
 
@@ -171,6 +172,16 @@ static ssize_t s_read(gimpi_loop_t *loop, int fd, char *buf, size_t size)
     return r;
 }
 
+/*  A line of a groupd of the job (task t there, or pid here): a witness question is
+ *  taken (run_witness.c) and true; a primary let go on alone ends its standby. */
+static bool s_question(launcher_t *self, task_t *t, pid_t pid, const char *line)
+{
+    int rc = run_witness_line(self, t, pid, line);
+    if (rc == 2)
+        run_standby_signal(self, SIGTERM);
+    return rc != 0;
+}
+
 /*  A promoted local standby (now the primary) wrote: its manager token (in late_token,
  *  for run_vm.c), its other lines shown (its pipe stays open, so that a line it writes
  *  later does not kill it with SIGPIPE). */
@@ -183,7 +194,7 @@ static void s_on_primary_out(gimpi_loop_t *loop, int fd, int events, void *arg)
     buf[r > 0 ? r : 0] = 0;
     for (char *save, *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
         if (!run_token_line(l, self->late_token, sizeof self->late_token)
-            && strncmp(l, "tcp://", 6))
+            && strncmp(l, "tcp://", 6) && !s_question(self, NULL, self->groupd_pid, l))
             fprintf(stderr, "gimpirun: groupd: %s\n", l);
 }
 
@@ -212,12 +223,33 @@ static void s_on_out(gimpi_loop_t *loop, int fd, int events, void *arg)
         }
         if (buf[i] == '\n') {
             sb->line[sb->len] = 0;
-            s_line(sb, sb->line);
+            if (!s_question(self, NULL, sb->pid, sb->line))
+                s_line(sb, sb->line);
             sb->len = 0;
         }
     }
+    if (sb->ready && !ready)
+        self->wit_fresh = true;         /* (a new standby: a new arbitration) */
     if (sb->ready != ready || sb->took_over != over)
         self->ev->standby_news(self->ev->arg);
+}
+
+/*  The job's groupd here (pid self->groupd_pid) goes on writing to fd: its lines are read
+ *  (the witness's questions; a pipe left unread would block it, a closed one kill it). */
+void run_standby_watch_primary(launcher_t *self, int fd)
+{
+    fcntl(fd, F_SETFL, O_NONBLOCK);
+    gimpi_loop_fd_add(self->loop, fd, GIMPI_LOOP_READ, s_on_primary_out, self);
+}
+
+/*  Sends sig to the standby, if there is one that runs. */
+void run_standby_signal(launcher_t *self, int sig)
+{
+    run_standby_t *sb = self->standby;
+    if (sb && sb->pid > 0)
+        kill(sb->pid, sig);
+    else if (sb && sb->task)
+        run_hosts_kill(self, sb->task, sig);
 }
 
 /*  The standby's arguments: follows primary_ep, serves at port (events pub_port) once it
@@ -229,6 +261,7 @@ static void s_argv(run_standby_t *sb, char *bin, const char *primary_ep, int por
     argv[n++] = bin;
     argv[n++] = "--foreground";     /* (not --quiet: its "following" line is its news) */
     argv[n++] = "--launcher";
+    argv[n++] = "--witness";        /* takes over only when we grant it (run_witness.c) */
     argv[n++] = "--standby-of";
     argv[n++] = (char *)primary_ep;
     argv[n++] = "--journal";
@@ -316,6 +349,10 @@ int run_standby_start(launcher_t *self, int hi, const char *primary_ep, int port
  *  run_vm_standby_news when it made the standby ready or said it took over: then 2). */
 int run_standby_line(launcher_t *self, task_t *t, const char *line, size_t len)
 {
+    char q[600];
+    snprintf(q, sizeof q, "%.*s", (int)len, line);
+    if (t && t->groupd && s_question(self, t, 0, q))
+        return 1;
     run_standby_t *sb = self->standby;
     if (!sb || t != sb->task)
         return 0;
@@ -325,6 +362,8 @@ int run_standby_line(launcher_t *self, task_t *t, const char *line, size_t len)
     snprintf(buf, sizeof buf, "%.*s", (int)len, line);
     bool ready = sb->ready, over = sb->took_over;
     s_line(sb, buf);
+    if (sb->ready && !ready)
+        self->wit_fresh = true;         /* (a new standby: a new arbitration) */
     return sb->ready != ready || sb->took_over != over ? 2 : 1;
 }
 

@@ -31,5 +31,7 @@ int run_standby_info(launcher_t *self, const char **ep, const char **token,
                      const char **journal, int *status);
 void run_standby_promote(launcher_t *self, task_t **task, pid_t *pid);
 void run_standby_forget(launcher_t *self);
+void run_standby_watch_primary(launcher_t *self, int fd);
+void run_standby_signal(launcher_t *self, int sig);
 
 #endif

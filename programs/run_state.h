@@ -27,6 +27,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/*  What the witness granted at its term (run_witness.c). */
+enum { RUN_WIT_NONE, RUN_WIT_ALONE, RUN_WIT_TAKEOVER };
+
 typedef struct launcher_t launcher_t;
 typedef struct task_t task_t;
 typedef struct host_t host_t;
@@ -156,6 +159,11 @@ struct launcher_t {
     pid_t groupd_pid;           /* a groupd we started, or 0 */
     pid_t standby_pid;          /* a standby groupd we started here, or 0 */
     struct run_standby_t *standby;      /* run_standby.c's own: the standby groupd */
+    /* the witness (run_witness.c): what it granted, for which term */
+    int wit_term;
+    int wit_grant;              /* RUN_WIT_NONE, RUN_WIT_ALONE or RUN_WIT_TAKEOVER */
+    bool wit_said;              /* a refusal at this term was said */
+    bool wit_fresh;             /* a new standby follows: the next question starts anew */
     char late_token[GIMPI_GROUPS_TOKEN_LEN + 1];    /* a promoted local standby's token */
     gimpi_key_t key;            /* the job's key, sent to every agent first */
     struct run_vm_t *vm;        /* run_vm.c's own: groupd's endpoint, the manager, requests */

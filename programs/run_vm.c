@@ -116,6 +116,7 @@ static void s_groupd_argv(launcher_t *self, char *bin, char **argv, char *ep, si
     argv[n++] = "--foreground";
     argv[n++] = "--quiet";      /* the job's own: no key fingerprint line on the terminal */
     argv[n++] = "--launcher";   /* only we may manage it: its token comes first */
+    argv[n++] = "--witness";    /* we arbitrate between it and a standby (run_witness.c) */
     if (vm->journal[0]) {
         argv[n++] = "--journal";
         argv[n++] = vm->journal;
@@ -157,8 +158,11 @@ static int s_start_local_groupd(launcher_t *self, char *err, size_t errsize)
     int rc = run_read_line(out, line, sizeof line, GROUPD_START_MS);
     if (rc == 0 && run_token_line(line, self->vm->token, sizeof self->vm->token))
         rc = run_read_line(out, line, sizeof line, GROUPD_START_MS);
-    close(out);
     int port = rc == 0 ? run_ep_port(line) : -1;
+    if (port >= 0)
+        run_standby_watch_primary(self, out);   /* (its witness questions) */
+    else
+        close(out);
     if (port < 0) {
         snprintf(err, errsize, "the job's groupd (%s %s) did not start%s", bin, ep,
                  self->groupd_port ? " (is the port taken?)" : "");
@@ -862,6 +866,12 @@ static bool s_failover(launcher_t *self, const char *why)
     run_sb_state_t st = run_standby_state(self);
     if (!vm->standby_on || self->nrunning <= 0 || (st != RUN_SB_READY && st != RUN_SB_TOOK_OVER))
         return false;
+    if (st == RUN_SB_READY) {   /* the witness's grant, unasked (it is lost): it takes over */
+        run_standby_signal(self, SIGUSR1);              /* and says so (news, again here) */
+        if (vm->mgr)
+            gimpi_loop_fd_del(self->loop, gimpi_groups_fd(vm->mgr)), gimpi_groups_destroy(&vm->mgr);
+        return true;
+    }
     const char *ep, *token, *journal;
     int hi = run_standby_info(self, &ep, &token, &journal, NULL);
     char old[sizeof vm->groupd_ep];

@@ -16,7 +16,8 @@ done
 mode=-s
 case $name in
 t/groupd_scale | t/groupd_standby.sh | t/groupd_restart.sh | t/vm_groupd_restart.sh | \
-    t/vm_failover_kill.sh | t/vm_failover_cut.sh | t/vm_failover_twice.sh | t/pvm_cause)
+    t/vm_failover_kill.sh | t/vm_failover_cut.sh | t/vm_failover_twice.sh | t/vm_failover_partition.sh \
+    | t/pvm_cause)
     mode=-x ;;
 esac
 mkdir -p t

@@ -57,4 +57,4 @@ tap_stop_jobs() {
     for p in $pids; do pkill -KILL -P "$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; done
     wait
 }
-trap 'tap_stop_jobs; rm -rf "$tmp"' EXIT
+trap 'tap_stop_jobs; [ -n "${TAP_KEEP_TMP:-}" ] && cp -r "$tmp" "$TAP_KEEP_TMP"; rm -rf "$tmp"' EXIT

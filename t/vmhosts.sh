@@ -245,6 +245,7 @@ vm_down() {
     for ns in "${all[@]}"; do ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null; done
     for ns in "${all[@]}"; do ip netns del "$ns" 2>/dev/null; done
     ip netns del "$VM_PREFIX-sw" 2>/dev/null
+    [ -n "${TAP_KEEP_TMP:-}" ] && cp -r "$VM_DIR" "$TAP_KEEP_TMP.vm"
     rm -rf "$VM_DIR"
     VM_DIR=""
 }
