@@ -3,12 +3,16 @@
  *  (poll times out) when nothing came and the queue was looked at, and wakes the loop for
  *  a message from a spawned task with few wake-ups (no busy wait: counted, and the CPU
  *  time the wait took is small), and for pvm_notify's message of the child's end, which
- *  comes from groupd.  NULL is PvmBadParam.
+ *  comes from groupd.  NULL is PvmBadParam.  `pvm_getfds restart` (t/pvm_getfds_restart.sh,
+ *  with a groupd of its own): the descriptor also wakes the loop when groupd is killed,
+ *  and the receive that follows reconnects (the groupd restarted from its journal), so
+ *  the child's end, published by the new groupd, still wakes the loop and arrives.
  */
 #include "gtap.h"
 #include "pvm3.h"
 
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,10 +60,63 @@ static int s_wait(int fd, int tid, int tag)
     return -1;
 }
 
+/*  The pid of the groupd serving GIMPI_GROUPD (ipc: its lock file holds it), or 0. */
+static int s_groupd_pid(void)
+{
+    const char *ep = getenv("GIMPI_GROUPD");
+    char path[600];
+    if (!ep || strncmp(ep, "ipc://", 6))
+        return 0;
+    snprintf(path, sizeof path, "%s.lock", ep + 6);
+    FILE *f = fopen(path, "r");
+    int pid = 0;
+    if (f && fscanf(f, "%d", &pid) != 1)
+        pid = 0;
+    if (f)
+        fclose(f);
+    return pid;
+}
+
+/*  groupd killed while the program sits in its poll loop. */
+static int s_restart(char *self_path)
+{
+    plan(5);
+    pvm_setopt(PvmAutoErr, 0);
+    char *args[] = { (char *)"child", NULL };
+    int tid = 0, *fds = NULL;
+    ok(pvm_mytid() > 0 && pvm_spawn(self_path, args, PvmTaskDefault, NULL, 1, &tid) == 1
+       && pvm_getfds(&fds) == 1 && s_wait(fds[0], tid, 1) >= 0, "enrolled, a child spawned");
+    for (int k = 0; k < 2; k++) {       /* (its two answers, as in the main case) */
+        pvm_initsend(PvmDataDefault);
+        pvm_send(tid, 2);
+        s_wait(fds[0], tid, 3);
+    }
+    struct pollfd p = { .fd = fds[0], .events = POLLIN };
+    ok(pvm_notify(PvmTaskExit, 9, 1, &tid) == 0 && pvm_nrecv(-1, -1) == 0
+       && poll(&p, 1, 200) == 0, "pvm_notify(PvmTaskExit) on it; the descriptor is quiet");
+    int pid = s_groupd_pid();
+    ok(pid > 0 && kill(pid, SIGKILL) == 0 && poll(&p, 1, 20000) == 1,
+       "groupd (pid %d) killed: the descriptor woke the loop", pid);
+    int got = pvm_nrecv(-1, 9), pid2 = s_groupd_pid();
+    ok(got == 0 && pid2 != pid && pid2 > 0,
+       "the receive after it restarted groupd (pid %d) and found nothing yet (%d)", pid2, got);
+    pvm_initsend(PvmDataDefault);
+    pvm_send(tid, 4);
+    int ended = s_wait(fds[0], -1, 9), who = 0;
+    if (ended >= 0)
+        pvm_upkint(&who, 1, 1);
+    ok(ended >= 0 && who == tid, "the child's end, published by the new groupd, woke the loop "
+       "(%d wake-ups) and arrived: t%x", ended, who);
+    pvm_exit();
+    return exit_status();
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "child"))
         return s_child();
+    if (argc > 1 && !strcmp(argv[1], "restart"))
+        return s_restart(argv[0]);
     plan(11);
     pvm_setopt(PvmAutoErr, 0);
     ok(pvm_mytid() > 0, "enrolled");

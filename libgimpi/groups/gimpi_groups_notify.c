@@ -294,6 +294,15 @@ int gimpi_groups_watch_hosts(gimpi_groups_t *self)
     return rc;
 }
 
+/*  True when the monitor of the connection to groupd has something to read. */
+static bool s_monitor_pending(gimpi_groups_t *self)
+{
+    int ev = 0;
+    size_t len = sizeof ev;
+    return self->monitor && zmq_getsockopt(self->monitor, ZMQ_EVENTS, &ev, &len) == 0
+        && (ev & ZMQ_POLLIN);
+}
+
 /*  The next event of the watches. */
 int gimpi_groups_watch_next(gimpi_groups_t *self, int timeout_ms, gimpi_groups_event_t *ev)
 {
@@ -301,6 +310,10 @@ int gimpi_groups_watch_next(gimpi_groups_t *self, int timeout_ms, gimpi_groups_e
     watch_t *w = self->watch;
     if (!w)
         return 0;
+    if (s_monitor_pending(self)) {      /* (a poll loop on gimpi_groups_monitor_fd woke) */
+        groups_check_monitor(self);
+        self->watch_stale = self->watch_stale || strcmp(w->ep, self->pub_endpoint);
+    }
     if (self->watch_stale)
         s_resync(self, w);
     if (w->nq > 0) {
@@ -348,6 +361,15 @@ int gimpi_groups_watch_fd(gimpi_groups_t *self)
     return zmq_getsockopt(w->sub, ZMQ_FD, &fd, &len) == 0 ? fd : GIMPI_ESYSERR;
 }
 
+/*  The monitor's descriptor. */
+int gimpi_groups_monitor_fd(gimpi_groups_t *self)
+{
+    assert(self);
+    int fd = -1;
+    size_t len = sizeof fd;
+    return self->monitor && zmq_getsockopt(self->monitor, ZMQ_FD, &fd, &len) == 0 ? fd : -1;
+}
+
 /*  Whether an event may be read now. */
 int gimpi_groups_watch_pending(gimpi_groups_t *self)
 {
@@ -355,7 +377,7 @@ int gimpi_groups_watch_pending(gimpi_groups_t *self)
     watch_t *w = self->watch;
     if (!w)
         return 0;
-    if (w->nq > 0 || self->watch_stale)
+    if (w->nq > 0 || self->watch_stale || s_monitor_pending(self))
         return 1;
     int ev = 0;
     size_t len = sizeof ev;

@@ -45,7 +45,13 @@ int gimpi_groups_watch_next(gimpi_groups_t *self, int timeout_ms, gimpi_groups_e
 /*  The descriptor of the watches' socket (made on first use, nothing subscribed yet):
  *  readable when an event may have come.  A descriptor, or an error. */
 int gimpi_groups_watch_fd(gimpi_groups_t *self);
-/*  1 when an event may be read now (gimpi_groups_watch_next would find one), else 0.
+/*  The descriptor of the monitor of the connection to groupd (made anew with each new
+ *  connection), or -1: readable when that connection may have ended, so that a program
+ *  polling its own loop notices a lost groupd; gimpi_groups_watch_pending is then 1, and
+ *  gimpi_groups_watch_next reconnects and reads the watches anew. */
+int gimpi_groups_monitor_fd(gimpi_groups_t *self);
+/*  1 when an event may be read now (gimpi_groups_watch_next would find one), or the
+ *  connection's monitor has news, else 0.
  *  It lets the socket take in what has come, which quiets its descriptor when nothing
  *  has: a program polling that descriptor calls this (through a receive) after each wake. */
 int gimpi_groups_watch_pending(gimpi_groups_t *self);

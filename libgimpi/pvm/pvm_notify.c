@@ -21,6 +21,7 @@
 #include "gimpi.h"
 
 #include <stdbool.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -42,7 +43,8 @@ typedef struct {
     int nbatch, batchcap;
     pvm_ctx_t *ctx;             /* the context it is plugged into */
     int wake;                   /* pvm_getfds' epoll descriptor (-1: none yet) ... */
-    int wake_sub;               /* ... and the watches' descriptor in it */
+    int wake_sub;               /* ... and the watches' descriptor in it, ... */
+    int wake_mon;               /* ... and the monitor's of the connection to groupd */
 } notify_t;
 
 /*  Frees the notifications (pvm_ctx_notify_t.destroy). */
@@ -126,6 +128,32 @@ static void s_hosts_again(notify_t *self, pvm_ctx_t *ctx, gimpi_t *task)
     free(h);
 }
 
+/*  Puts fd into the epoll set in place of *slot's (a descriptor made anew may have the
+ *  old one's number: added again, as the old one left the set when it was closed).
+ *  0 or -1. */
+static int s_wake_put(notify_t *self, int fd, int *slot)
+{
+    if (*slot >= 0 && *slot != fd)
+        epoll_ctl(self->wake, EPOLL_CTL_DEL, *slot, NULL);
+    *slot = -1;
+    struct epoll_event e = { .events = EPOLLIN, .data.fd = fd };
+    if (fd >= 0 && epoll_ctl(self->wake, EPOLL_CTL_ADD, fd, &e) < 0 && errno != EEXIST)
+        return -1;
+    *slot = fd;
+    return 0;
+}
+
+/*  The watches' socket and the connection's monitor, which a reconnection makes anew,
+ *  into pvm_getfds' set.  0 or a PVM code. */
+static int s_wake_refresh(notify_t *self)
+{
+    int sub = gimpi_groups_watch_fd(self->gd);
+    if (sub < 0 || s_wake_put(self, sub, &self->wake_sub) < 0
+        || s_wake_put(self, gimpi_groups_monitor_fd(self->gd), &self->wake_mon) < 0)
+        return PvmSysErr;
+    return 0;
+}
+
 /*  pvm_ctx_notify_t.poll: turns the events that have come into messages. */
 static int s_poll(void *arg, pvm_ctx_t *ctx, int wait_ms)
 {
@@ -148,6 +176,8 @@ static int s_poll(void *arg, pvm_ctx_t *ctx, int wait_ms)
         else
             s_host_added(self, ctx, &ev);
     }
+    if (self->wake >= 0)
+        s_wake_refresh(self);           /* (a reconnection made the sockets anew) */
     return rc;
 }
 
@@ -191,7 +221,7 @@ static notify_t *s_notify(pvm_ctx_t *ctx, int *rc)
     }
     self->gd = gd;
     self->ctx = ctx;
-    self->wake = self->wake_sub = -1;
+    self->wake = self->wake_sub = self->wake_mon = -1;
     pvm_ctx_notify_t hooks = { s_poll, s_may_match, s_destroy, self };
     pvm_ctx_set_notify(ctx, &hooks);
     return self;
@@ -311,19 +341,18 @@ int pvm_notify(int what, int msgtag, int cnt, int *tids)
     return rc < 0 ? pvm_ctx_fail(ctx, "pvm_notify", rc) : 0;
 }
 
-/*  pvm_getfds' descriptor: an epoll set of the data plane's arrival descriptor and the
- *  watches' socket, so that one descriptor wakes a program's poll loop for a message and
- *  for a notification alike (made once; the watches' socket is looked at again on each
- *  call, in case it was made anew).  The descriptor, or a PVM code. */
+/*  pvm_getfds' descriptor: an epoll set of the data plane's arrival descriptor, the
+ *  watches' socket and the monitor of the connection to groupd, so that one descriptor
+ *  wakes a program's poll loop for a message, for a notification, and for a lost groupd
+ *  (whose reconnection, in the receive that follows, moves the watches) alike (made once;
+ *  the sockets are looked at again on each call and after each notification read, in
+ *  case they were made anew).  The descriptor, or a PVM code. */
 int pvm_notify_wake_fd(pvm_ctx_t *ctx, int arrival_fd)
 {
     int rc = 0;
     notify_t *self = s_notify(ctx, &rc);
     if (!self)
         return rc;
-    int sub = gimpi_groups_watch_fd(self->gd);
-    if (sub < 0)
-        return PvmSysErr;
     if (self->wake < 0) {
         self->wake = epoll_create1(EPOLL_CLOEXEC);
         struct epoll_event e = { .events = EPOLLIN, .data.fd = arrival_fd };
@@ -334,13 +363,6 @@ int pvm_notify_wake_fd(pvm_ctx_t *ctx, int arrival_fd)
             return PvmSysErr;
         }
     }
-    if (sub != self->wake_sub) {
-        if (self->wake_sub >= 0)
-            epoll_ctl(self->wake, EPOLL_CTL_DEL, self->wake_sub, NULL);
-        struct epoll_event e = { .events = EPOLLIN, .data.fd = sub };
-        if (epoll_ctl(self->wake, EPOLL_CTL_ADD, sub, &e) < 0)
-            return PvmSysErr;
-        self->wake_sub = sub;
-    }
-    return self->wake;
+    rc = s_wake_refresh(self);
+    return rc < 0 ? rc : self->wake;
 }
