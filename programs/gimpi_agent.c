@@ -620,6 +620,22 @@ static void s_probe(agent_t *self, const char *addr, int port)
     s_send(self, f, flen);
 }
 
+/*  FORGET: the journal of a groupd of the job that a standby replaced (the new primary
+ *  has all it held) is removed from this host's private runtime directory.  Only a bare
+ *  name of a job's groupd journal ("groupd-tcp-....journal") is taken. */
+static void s_forget(agent_t *self, const char *name)
+{
+    size_t n = strlen(name);
+    char dir[GIMPI_KEY_PATHLEN], err[256], path[GIMPI_KEY_PATHLEN + 256];
+    if (strchr(name, '/') || strncmp(name, "groupd-tcp-", 11) || n < 19 || n > 200
+        || strcmp(name + n - 8, ".journal") || gimpi_rundir(dir, sizeof dir, err, sizeof err) < 0)
+        return;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (unlink(path) < 0 && errno != ENOENT)
+        fprintf(stderr, "gimpi-agent on %s: cannot remove %s: %s\n", self->host, path,
+                strerror(errno));
+}
+
 /*  The launcher wrote something. */
 static void s_on_input(gimpi_loop_t *loop, int fd, int events, void *arg)
 {
@@ -650,6 +666,8 @@ static void s_on_input(gimpi_loop_t *loop, int fd, int events, void *arg)
             s_trace_dir(self, m.s[0]);
         else if (m.type == AGENT_PROBE)
             s_probe(self, m.s[0], m.i[1]);
+        else if (m.type == AGENT_FORGET)
+            s_forget(self, m.s[0]);
         vmw_msg_free(&m);
     }
     if (got < 0)

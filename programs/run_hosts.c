@@ -707,6 +707,25 @@ void run_hosts_quit(launcher_t *self, host_t *h)
     h->quit_sent = true;
 }
 
+/*  Removes the journal of a groupd of the job that a standby replaced (name: a path here,
+ *  or a bare name in the private runtime directory of the host that ran task t, through
+ *  its agent; here when t is NULL or local). */
+void run_hosts_forget_journal(launcher_t *self, task_t *t, const char *name)
+{
+    char dir[GIMPI_KEY_PATHLEN], err[256], path[GIMPI_KEY_PATHLEN + 256];
+    size_t len;
+    if (!name[0])
+        return;
+    if (t && !self->hosts[t->host]->local)
+        run_hosts_send(self->hosts[t->host], vmw_encode(&len, AGENT_FORGET, name));
+    else if (name[0] == '/')
+        unlink(name);
+    else if (gimpi_rundir(dir, sizeof dir, err, sizeof err) == 0) {
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        unlink(path);
+    }
+}
+
 /*  Signals a task wherever it runs. */
 void run_hosts_kill(launcher_t *self, task_t *t, int sig)
 {

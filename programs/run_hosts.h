@@ -14,6 +14,7 @@ int run_hosts_send(host_t *h, uint8_t *frame);
 int run_hosts_add(launcher_t *self, const gimpi_hostinfo_t *info, char *err, size_t errsize);
 void run_hosts_quit(launcher_t *self, host_t *h);
 void run_hosts_kill(launcher_t *self, task_t *t, int sig);
+void run_hosts_forget_journal(launcher_t *self, task_t *t, const char *name);
 int run_hosts_pick(launcher_t *self, int flags, const char *where);
 void run_hosts_fini(launcher_t *self);
 int run_hosts_reaped(launcher_t *self, pid_t pid, int status);

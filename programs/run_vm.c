@@ -880,8 +880,7 @@ static bool s_failover(launcher_t *self, const char *why)
         run_hosts_kill(self, vm->groupd_task, SIGKILL);
     if (self->groupd_pid > 0)
         kill(self->groupd_pid, SIGKILL);        /* (reaped as none of ours) */
-    if (vm->journal[0] == '/')
-        unlink(vm->journal);    /* (its journal here: the standby has it all) */
+    run_hosts_forget_journal(self, vm->groupd_task, vm->journal);   /* (the standby has it all) */
     snprintf(vm->groupd_ep, sizeof vm->groupd_ep, "%s", ep);
     snprintf(vm->journal, sizeof vm->journal, "%s", journal);
     snprintf(vm->alt_token, sizeof vm->alt_token, "%s", token[0] ? vm->token : "");

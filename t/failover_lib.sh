@@ -63,8 +63,8 @@ fo_gimpirun_pid() {
 
 # fo_journals_left: the journals of the job (their names hold gimpirun's pid) still in
 # the runtime directory, after up to 5 s for the hosts' groupds to end, but for those that
-# match $FO_KEEP (a regular expression: a primary lost on another host keeps its journal
-# there, as a crash does; gimpirun removes only its own host's)
+# match $FO_KEEP (a regular expression: a primary lost with its host, cut off, keeps its
+# journal there; one lost on a host still reached has it removed through the agent)
 fo_journals_left() {
     local dir=${XDG_RUNTIME_DIR:-/tmp/gimpi-$(id -u)} i left
     [ -n "$fo_gpid" ] || { echo "(gimpirun's pid unknown)"; return; }

@@ -21,7 +21,7 @@ fo_wait_file "$RESTART_MARK.400" && fo_wait_line "a standby groupd on $H1 follow
     && pid=$(fo_pid_on 1 "$P") && [ -n "$pid" ] && kill -9 "$pid" && pids="$pids $pid"
 wait $job
 rc=$?
-FO_KEEP="-standby-$H1\.journal"     # (the primary killed second, on h1)
+# (the primary killed second, on h1: its journal there is removed through its agent)
 fo_check_loop 8 "$rc"
 fo_took_over "$H0" "$H1" && fo_took_over "$H1" "$H2"
 ok $? "primaries killed (pids ${pids:-none}): $H1 then $H2 took over, managed ($(grep -o '[0-9]* ms after' "$tmp/err" | tr '\n' ' '))" \

@@ -45,6 +45,7 @@
     X(AGENT_TRACE_DIR, 0x15, "s")    /* -> agent: make the trace directory (before any task) */ \
     X(AGENT_TRACE_FILE, 0x13, "sib") /* agent ->: a trace file's name, offset, bytes */        \
     X(AGENT_TRACE_DONE, 0x14, "iii") /* agent ->: files sent, 1 if shared, 0 or an errno */     \
+    X(AGENT_FORGET,  0x16, "s")      /* -> agent: a replaced groupd's journal: remove it */    \
     /* task -> manager (VMREQ) and the manager's answers */                               \
     X(VM_SPAWN, 0x21, "ssvviii") /* file, where, argv, env, flags, n, first tid */        \
     X(VM_ADDHOSTS, 0x22, "v")  /* hostfile lines */                                       \
@@ -59,10 +60,11 @@ enum { AGENT_FRAMES(AGENT_X_ENUM) };
 #undef AGENT_X_ENUM
 
 enum {
-    AGENT_VERSION = 5,              /* 2: START carries the core plan's place and count;
+    AGENT_VERSION = 6,              /* 2: START carries the core plan's place and count;
                                        3: CLOCK (pvm_hostsync); 4: PROBE (a host added
                                        later reaches the job's address); 5: TIME, TRACE_*
-                                       (gimpirun -trace: clock offsets, the tasks' files) */
+                                       (gimpirun -trace: clock offsets, the tasks' files);
+                                       6: FORGET (a replaced primary's journal) */
     AGENT_PROBE_MS = 3000,          /* the longest a PROBE's connect may take */
     AGENT_MAX_FRAME = 16 << 20,     /* a frame's length field at most (16 MiB: the
                                        startup tables of 4096 tasks fit many times) */
