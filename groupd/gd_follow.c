@@ -56,7 +56,8 @@ static void s_lost(groupd_t *self, const char *why)
     if (f->asked_ms)
         return;
     f->asked_ms = gimpi_now_ms();
-    snprintf(f->why, sizeof f->why, "%s", why);
+    if (why != f->why)
+        snprintf(f->why, sizeof f->why, "%s", why);
     char q[96];
     snprintf(q, sizeof q, "the standby %s", why);
     gd_witness_ask(self, "alone", self->term, q);
@@ -222,6 +223,10 @@ void gd_follow_ack(groupd_t *self, const uint8_t *key, size_t keylen, uint32_t r
         return;
     }
     f->heard_ms = gimpi_now_ms();
+    if (f->asked_ms && f->fd >= 0 && strcmp(f->why, "fell silent") == 0) {
+        f->asked_ms = 0;                /* (it was only slow: nothing more to ask) */
+        fprintf(stderr, "groupd: the standby is heard again: it follows on\n");
+    }
     if (pos > f->acked && pos <= f->sent)
         f->acked = pos;
     s_release(self, false, true);
