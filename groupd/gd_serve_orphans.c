@@ -62,12 +62,19 @@ int gd_serve_orphans_due_ms(groupd_t *self)
 }
 
 /*  True when the process of a replayed task still runs: on ipc every peer is a process
- *  of ours on this machine (the ZAP handler checks), so its OS pid tells. */
+ *  of ours on this machine (the ZAP handler checks), so its OS pid tells.  On tcp its pid
+ *  is another host's; with a manager (gimpirun), which tells us of every task that ends
+ *  (TASK_EXIT, told again to a groupd it manages anew), a registered task not yet back is
+ *  one that has not needed us since (computing, or waiting on the data plane): alive.
+ *  Without one, it is gone once --reattach is over. */
 static bool s_orphan_alive(groupd_t *self, int32_t tid)
 {
     gd_taskinfo_t info;
-    if (strncmp(self->endpoint, "ipc://", 6) || gd_registry_lookup(self->reg, tid, &info) < 0
-        || info.ospid <= 0)
+    if (gd_registry_lookup(self->reg, tid, &info) < 0)
+        return false;
+    if (strncmp(self->endpoint, "ipc://", 6))
+        return gd_vm_has_manager(self->vm);
+    if (info.ospid <= 0)
         return false;
     return kill(info.ospid, 0) == 0 || errno == EPERM;
 }

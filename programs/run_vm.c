@@ -95,6 +95,14 @@ typedef struct run_vm_t {
 static void s_on_requests(gimpi_loop_t *loop, int fd, int events, void *arg);
 static int s_manage_again(launcher_t *self, int status);
 
+/*  No longer the manager of the groupd we managed (gone, or replaced). */
+static void s_unmanage(launcher_t *self)
+{
+    if (self->vm->mgr && self->loop)
+        gimpi_loop_fd_del(self->loop, gimpi_groups_fd(self->vm->mgr));
+    gimpi_groups_destroy(&self->vm->mgr);
+}
+
 /*  The manager socket's notification is edge-triggered: after any call on it, take what
  *  came (unless the request loop is running, which takes it anyway). */
 static void s_drain(launcher_t *self)
@@ -684,15 +692,12 @@ static void s_on_requests(gimpi_loop_t *loop, int fd, int events, void *arg)
         size_t len = 0;
         int rc = gimpi_groups_mgr_next(self->vm->mgr, &token, &payload, &len);
         if (rc <= 0) {
-            if (rc < 0 && (self->vm->journal[0] || self->vm->standby_on)) {
-                /* restarted when we reap it, or taken over by the standby */
-                gimpi_loop_fd_del(self->loop, gimpi_groups_fd(self->vm->mgr));
-                gimpi_groups_destroy(&self->vm->mgr);
-            } else if (rc < 0 && self->nrunning > 0) {
+            if (rc < 0 && (self->vm->journal[0] || self->vm->standby_on))
+                s_unmanage(self);       /* restarted when we reap it, or taken over */
+            else if (rc < 0 && self->nrunning > 0) {
                 fprintf(stderr, "gimpirun: lost the job's groupd (%s): the virtual machine's "
                         "requests can no longer be served\n", gimpi_strerror(rc));
-                gimpi_loop_fd_del(self->loop, gimpi_groups_fd(self->vm->mgr));
-                gimpi_groups_destroy(&self->vm->mgr);
+                s_unmanage(self);
             }
             free(payload);
             self->vm->serving = false;
@@ -730,6 +735,19 @@ static void s_on_tick(gimpi_loop_t *loop, int id, void *arg)
 }
 
 /* ------------------------------------------------------------------ the standby */
+
+/*  Manages the groupd at vm->groupd_ep (restarted, or taken over): the host table, and
+ *  every task that ended told again (TASK_EXIT does nothing twice), since one that ended
+ *  while no groupd was managed was told to none.  0 or an error. */
+static int s_manage_new(launcher_t *self)
+{
+    gimpi_groups_t *mgr = self->vm->mgr = gimpi_groups_new(self->vm->groupd_ep, NULL);
+    int rc = mgr ? run_vm_publish(self) : GIMPI_ENOMEM;
+    for (int i = 0; rc >= 0 && i < self->nall; i++)
+        if (self->tasks[i]->exited && self->tasks[i]->tid > 0 && !self->tasks[i]->groupd)
+            gimpi_groups_task_exit(mgr, self->tasks[i]->tid, self->tasks[i]->status);
+    return rc;
+}
 
 /*  The port a standby serves at once it takes over (the primary's, on its own host) and
  *  its event port; 0 when unknown. */
@@ -836,8 +854,7 @@ static void s_on_manage(gimpi_loop_t *loop, int id, void *arg)
         memcpy(vm->token, vm->alt_token, sizeof t);
         memcpy(vm->alt_token, t, sizeof t);
     }
-    vm->mgr = gimpi_groups_new(vm->groupd_ep, NULL);
-    int rc = vm->mgr ? run_vm_publish(self) : GIMPI_ENOMEM;
+    int rc = s_manage_new(self);
     if (rc < 0) {
         gimpi_groups_destroy(&vm->mgr);
         if (gimpi_loop_now_ms() < vm->manage_until) {
@@ -868,8 +885,7 @@ static bool s_failover(launcher_t *self, const char *why)
         return false;
     if (st == RUN_SB_READY) {   /* the witness's grant, unasked (it is lost): it takes over */
         run_standby_signal(self, SIGUSR1);              /* and says so (news, again here) */
-        if (vm->mgr)
-            gimpi_loop_fd_del(self->loop, gimpi_groups_fd(vm->mgr)), gimpi_groups_destroy(&vm->mgr);
+        s_unmanage(self);
         return true;
     }
     const char *ep, *token, *journal;
@@ -891,10 +907,7 @@ static bool s_failover(launcher_t *self, const char *why)
     vm->restarting = false;
     vm->takeovers++;
     vm->died_ms = gimpi_loop_now_ms();
-    if (vm->mgr) {
-        gimpi_loop_fd_del(self->loop, gimpi_groups_fd(vm->mgr));
-        gimpi_groups_destroy(&vm->mgr);
-    }
+    s_unmanage(self);
     fprintf(stderr, "gimpirun: the job's groupd at %s %s; its standby on %s takes over at "
             "%s\n", old, why, self->hosts[hi]->info.name, vm->groupd_ep);
     s_task_endpoints(self);
@@ -1066,8 +1079,7 @@ static void s_restart_failed(launcher_t *self, int status, const char *why)
 static int s_manage_again(launcher_t *self, int status)
 {
     run_vm_t *vm = self->vm;
-    vm->mgr = gimpi_groups_new(vm->groupd_ep, NULL);
-    int rc = vm->mgr ? run_vm_publish(self) : GIMPI_ENOMEM;
+    int rc = s_manage_new(self);
     if (rc < 0) {
         s_restart_failed(self, status, gimpi_strerror(rc));
         return -1;
@@ -1100,10 +1112,7 @@ static bool s_restart(launcher_t *self, int status, host_t *on)
         return false;
     vm->died_ms = gimpi_loop_now_ms();
     vm->died_status = status;
-    if (vm->mgr) {
-        gimpi_loop_fd_del(self->loop, gimpi_groups_fd(vm->mgr));
-        gimpi_groups_destroy(&vm->mgr);
-    }
+    s_unmanage(self);
     char err[512];
     vm->restarting = true;
     if (on) {
@@ -1173,9 +1182,7 @@ void run_vm_fini(launcher_t *self)
     if (self->vm->manage_timer && self->loop)
         gimpi_loop_timer_cancel(self->loop, self->vm->manage_timer);
     run_standby_forget(self);
-    if (self->vm->mgr && self->loop)
-        gimpi_loop_fd_del(self->loop, gimpi_groups_fd(self->vm->mgr));
-    gimpi_groups_destroy(&self->vm->mgr);
+    s_unmanage(self);
     if (self->groupd_pid > 0) {
         kill(self->groupd_pid, SIGTERM);
         int status;

@@ -17,6 +17,7 @@ mode=-s
 case $name in
 t/groupd_scale | t/groupd_standby.sh | t/groupd_restart.sh | t/vm_groupd_restart.sh | \
     t/vm_failover_kill.sh | t/vm_failover_cut.sh | t/vm_failover_twice.sh | t/vm_failover_partition.sh \
+    | t/vm_failover_idle.sh \
     | t/pvm_cause)
     mode=-x ;;
 esac

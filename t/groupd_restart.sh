@@ -151,7 +151,7 @@ gd=$!
 for ((i = 0; i < 500; i++)); do [ -s "$LOCK" ] && [ "$(cat "$LOCK")" = $gd ] && break; sleep 0.01; done
 touch "$RESTART_MARK.go"
 wait $idle
-grep -q "t0 FAIL still a member after the restart: size: -14 " "$tmp/idle.out"
+grep -q "t0 FAIL still a member after the restart: joining again: -14 " "$tmp/idle.out"
 ok $? "a fresh groupd on the endpoint is not a restart: the call fails with PvmSysErr" || sed 's/^/# /' "$tmp/idle.out"
 kill $gd; wait $gd
 

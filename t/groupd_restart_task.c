@@ -10,8 +10,8 @@
  *  `groupd_restart_task child` is the spawned child: it tells its parent its tid.
  *  `groupd_restart_task idle GROUP` joins GROUP, creates $RESTART_MARK.joined, waits
  *  (making no group call) until $RESTART_MARK.go exists, then checks that it is still
- *  instance 0 of a group of 1: a task that needs no groupd while it is restarted keeps
- *  its groups ("t0 idle ok").
+ *  instance 0 of a group of 1 (joining again is PvmDupGroup): a task that needs no groupd
+ *  while it is restarted, or taken over, keeps its groups ("t0 idle ok").
  *  `groupd_restart_task watch HOST` (t/vm_failover_cut.sh) asks pvm_notify(PvmHostDelete)
  *  for HOST, creates $RESTART_MARK.watching, and waits (60 s) for the notification: "watch
  *  HOST deleted after MS ms" or "watch FAIL ...".  With $RESTART_SPAWN_NOT set, the loop's
@@ -207,6 +207,9 @@ static int s_idle(const char *group)
     snprintf(path, sizeof path, "%s.go", base);
     if (s_wait_file(path) < 0)
         s_fail("waiting for the go", -1, 0);
+    int again = pvm_joingroup((char *)group);   /* (groupd's word, not the cache's) */
+    if (again != PvmDupGroup)
+        s_fail("still a member after the restart: joining again", again, 0);
     int size = pvm_gsize((char *)group);
     if (size != 1 || pvm_getinst((char *)group, pvm_mytid()) != 0)
         s_fail("still a member after the restart: size", size, 0);
