@@ -349,17 +349,15 @@ int run_standby_start(launcher_t *self, int hi, const char *primary_ep, int port
  *  run_vm_standby_news when it made the standby ready or said it took over: then 2). */
 int run_standby_line(launcher_t *self, task_t *t, const char *line, size_t len)
 {
-    char q[600];
-    snprintf(q, sizeof q, "%.*s", (int)len, line);
-    if (t && t->groupd && s_question(self, t, 0, q))
+    char buf[600];
+    snprintf(buf, sizeof buf, "%.*s", (int)len, line);
+    if (t && t->groupd && s_question(self, t, 0, buf))
         return 1;
     run_standby_t *sb = self->standby;
     if (!sb || t != sb->task)
         return 0;
     if (self->nrunning <= 0)
         return 1;               /* the job's end (it may take over as the primary ends) */
-    char buf[600];
-    snprintf(buf, sizeof buf, "%.*s", (int)len, line);
     bool ready = sb->ready, over = sb->took_over;
     s_line(sb, buf);
     if (sb->ready && !ready)

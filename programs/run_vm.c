@@ -738,14 +738,15 @@ static void s_on_tick(gimpi_loop_t *loop, int id, void *arg)
 
 /*  Manages the groupd at vm->groupd_ep (restarted, or taken over): the host table, and
  *  every task that ended told again (TASK_EXIT does nothing twice), since one that ended
- *  while no groupd was managed was told to none.  0 or an error. */
+ *  while no groupd was managed was told to none; given up at a failure (a groupd lost
+ *  again: its loss is seen as any other).  0 or an error. */
 static int s_manage_new(launcher_t *self)
 {
     gimpi_groups_t *mgr = self->vm->mgr = gimpi_groups_new(self->vm->groupd_ep, NULL);
-    int rc = mgr ? run_vm_publish(self) : GIMPI_ENOMEM;
-    for (int i = 0; rc >= 0 && i < self->nall; i++)
+    int rc = mgr ? run_vm_publish(self) : GIMPI_ENOMEM, told = 0;
+    for (int i = 0; rc >= 0 && (told >= 0 || told == GIMPI_ENOTASK) && i < self->nall; i++)
         if (self->tasks[i]->exited && self->tasks[i]->tid > 0 && !self->tasks[i]->groupd)
-            gimpi_groups_task_exit(mgr, self->tasks[i]->tid, self->tasks[i]->status);
+            told = gimpi_groups_task_exit(mgr, self->tasks[i]->tid, self->tasks[i]->status);
     return rc;
 }
 
