@@ -242,11 +242,14 @@ static void s_mbox_cb(void *arg, const char *name, int32_t index, int32_t owner,
 }
 
 /*  A reply a client may ask for again (pending ones are not kept: their requests come
- *  again and are run then, as the episodes they wait in are not kept either). */
+ *  again and are run then, as the episodes they wait in are not kept either).  Only one
+ *  the replay takes back (a packed list of one frame or more: gd_replay.c's s_reply):
+ *  an empty list written here made the compacted journal unreadable (fuzz_gd_journal). */
 static void s_dedup_cb(void *arg, const uint8_t *key, size_t keylen, uint32_t reqid,
                        const uint8_t *reply, size_t len)
 {
-    if (len)
+    gd_frame_t rep[GD_JOURNAL_MAX_PACKED];
+    if (len && keylen && gd_journal_unpack(reply, len, rep, GD_JOURNAL_MAX_PACKED) >= 1)
         s_put(arg, GD_JR_DEDUP, (gd_jfield_t[3]){ { .data = key, .len = keylen },
                                                   { .i = (int32_t)reqid },
                                                   { .data = reply, .len = len } }, 3);
